@@ -1,0 +1,171 @@
+//! RFC 9457 problem details: the one place where errors become HTTP responses.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+use tracing::{error, warn};
+
+use crate::domain::draw::DrawConfigError;
+use crate::domain::ids::InvalidId;
+use crate::store::StoreError;
+use crate::tickets::TicketError;
+
+/// An error response: `application/problem+json` with a snake_case `code` member.
+#[derive(Debug)]
+pub struct Problem {
+    status: StatusCode,
+    code: String,
+    detail: String,
+    extra: Map<String, Value>,
+    retry_after: Option<u32>,
+}
+
+impl Problem {
+    pub fn new(status: StatusCode, code: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            code: code.into(),
+            detail: detail.into(),
+            extra: Map::new(),
+            retry_after: None,
+        }
+    }
+
+    pub fn bad_request(code: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, detail)
+    }
+
+    pub fn with(mut self, member: &str, value: impl Into<Value>) -> Self {
+        self.extra.insert(member.to_owned(), value.into());
+        self
+    }
+
+    fn retry_after(mut self, seconds: u32) -> Self {
+        self.retry_after = Some(seconds);
+        self
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let mut body = json!({
+            "type": "about:blank",
+            "title": self.status.canonical_reason().unwrap_or("Error"),
+            "status": self.status.as_u16(),
+            "detail": self.detail,
+            "code": self.code,
+        });
+        if let Value::Object(members) = &mut body {
+            members.extend(self.extra);
+        }
+        let mut response = (self.status, body.to_string()).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if let Some(seconds) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+impl From<InvalidId> for Problem {
+    fn from(err: InvalidId) -> Self {
+        Problem::bad_request(format!("invalid_{}", err.field), err.to_string())
+    }
+}
+
+impl From<DrawConfigError> for Problem {
+    fn from(err: DrawConfigError) -> Self {
+        let code = match err {
+            DrawConfigError::TotalTickets => "invalid_total_tickets",
+            DrawConfigError::MaxPerPurchase => "invalid_max_per_purchase",
+            DrawConfigError::Stripes => "invalid_stripes",
+        };
+        Problem::bad_request(code, err.to_string())
+    }
+}
+
+impl From<StoreError> for Problem {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Throttled => {
+                warn!(error = %err, "throttled by DynamoDB");
+                Problem::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "throttled",
+                    "the service is busy; retry after the indicated delay",
+                )
+                .retry_after(1)
+            }
+            StoreError::Contention { .. } => {
+                warn!(error = %err, "contention");
+                Problem::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "contention",
+                    "too many concurrent requests for the same numbers; retry after the indicated delay",
+                )
+                .retry_after(1)
+            }
+            StoreError::Unavailable(_) => {
+                error!(error = %err, "storage unavailable");
+                Problem::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "storage_unavailable",
+                    "storage is unavailable; retry after the indicated delay",
+                )
+                .retry_after(2)
+            }
+            StoreError::Service { .. } | StoreError::Corrupt { .. } | StoreError::Invariant(_) => {
+                error!(error = %err, "internal error");
+                Problem::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal_error",
+                    "an internal error occurred",
+                )
+            }
+        }
+    }
+}
+
+impl From<TicketError> for Problem {
+    fn from(err: TicketError) -> Self {
+        let detail = err.to_string();
+        match err {
+            TicketError::DrawNotFound(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "draw_not_found", detail)
+            }
+            TicketError::DrawExists(_) => Problem::new(StatusCode::CONFLICT, "draw_exists", detail),
+            TicketError::DrawClosed(_) => Problem::new(StatusCode::CONFLICT, "draw_closed", detail),
+            TicketError::InvalidQuantity { max } => {
+                Problem::bad_request("invalid_quantity", detail).with("max_per_purchase", max)
+            }
+            TicketError::SoldOut { remaining } => {
+                Problem::new(StatusCode::CONFLICT, "sold_out", detail).with("remaining", remaining)
+            }
+            TicketError::TooFragmented { remaining } => {
+                Problem::new(StatusCode::CONFLICT, "tickets_fragmented", detail)
+                    .with("remaining", remaining)
+            }
+            TicketError::IdempotencyConflict(_) => {
+                Problem::new(StatusCode::CONFLICT, "idempotency_conflict", detail)
+            }
+            TicketError::PurchaseNotFound(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "purchase_not_found", detail)
+            }
+            TicketError::TicketOutOfRange { .. } => {
+                Problem::bad_request("ticket_out_of_range", detail)
+            }
+            TicketError::TicketNotSold(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "ticket_not_sold", detail)
+            }
+            TicketError::Store(err) => err.into(),
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! `tally bench`: sells out a draw with many concurrent buyers, the Tally way and the
+//! naive way (random number + conditional put, retry on conflict), in one run, and prints
+//! the figures. Every buyer is its own `TicketService`, like one warm Lambda instance.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::types::AttributeValue;
+use clap::Args;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use tally::domain::draw::DrawConfig;
+use tally::domain::ids::{DrawId, PaymentId};
+use tally::domain::purchase::PurchaseRequest;
+use tally::store::{RequestCounter, Store, StoreConfig};
+use tally::tickets::{NewDraw, TicketError, TicketService};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Tickets in the draw.
+    #[arg(long, default_value_t = 10_000)]
+    tickets: u64,
+    /// Concurrent buyers.
+    #[arg(long, default_value_t = 64)]
+    buyers: usize,
+    /// Largest purchase; each buyer picks 1..=this at random.
+    #[arg(long, default_value_t = 10)]
+    max_quantity: u32,
+    /// Stripe cursors of the draw (default: Tally's default for the draw size).
+    #[arg(long)]
+    stripes: Option<u32>,
+    /// Skip the naive approach.
+    #[arg(long)]
+    skip_naive: bool,
+}
+
+/// One finished purchase, in completion order.
+struct Sale {
+    quantity: u32,
+    requests: u32,
+    transaction_items: u32,
+    latency: Duration,
+}
+
+struct Figures {
+    label: &'static str,
+    elapsed: Duration,
+    purchases: u64,
+    tickets: u64,
+    requests: u64,
+    /// Requests counted by the purchases that succeeded (excludes sold-out answers and
+    /// per-instance start-up reads).
+    purchase_requests: u64,
+    write_units: u64,
+    latencies: Vec<Duration>,
+    first_tenth: f64,
+    last_tenth: f64,
+}
+
+impl Figures {
+    fn purchases_per_s(&self) -> f64 {
+        self.purchases as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn tickets_per_s(&self) -> f64 {
+        self.tickets as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn requests_per_purchase(&self) -> f64 {
+        self.requests as f64 / self.purchases as f64
+    }
+
+    fn percentile(&self, p: f64) -> f64 {
+        let mut sorted = self.latencies.clone();
+        sorted.sort();
+        let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+        sorted.get(index).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    }
+}
+
+/// Requests per purchase over the purchases that sold the first and the last tenth of the
+/// tickets, in completion order.
+fn tenths(sales: &[(u32, u32)], total: u64) -> (f64, f64) {
+    let mut sold = 0u64;
+    let (mut first, mut last) = ((0u64, 0u64), (0u64, 0u64));
+    for &(quantity, requests) in sales {
+        let position = sold;
+        sold += u64::from(quantity);
+        if position < total / 10 {
+            first = (first.0 + u64::from(requests), first.1 + 1);
+        }
+        if sold > total - total / 10 {
+            last = (last.0 + u64::from(requests), last.1 + 1);
+        }
+    }
+    let ratio = |(r, n): (u64, u64)| if n == 0 { 0.0 } else { r as f64 / n as f64 };
+    (ratio(first), ratio(last))
+}
+
+pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
+    let endpoint = config.endpoint.clone().ok_or(
+        "set DYNAMODB_ENDPOINT (or --endpoint) to a DynamoDB Local on 127.0.0.1: the bench writes heavily",
+    )?;
+    if !endpoint.contains("127.0.0.1") && !endpoint.contains("localhost") {
+        return Err(format!(
+            "refusing to load {endpoint}: the bench runs against loopback only"
+        ));
+    }
+    let table = format!("tally-bench-{}", DrawId::generate());
+    let counter = RequestCounter::default();
+    let store = Store::connect(
+        &StoreConfig {
+            table_name: table,
+            endpoint: Some(endpoint),
+        },
+        Some(counter.clone()),
+    )
+    .await;
+    store.ensure_table().await.map_err(|e| e.to_string())?;
+    println!(
+        "Selling out {} tickets with {} concurrent buyers (1..={} tickets each), table {}",
+        args.tickets,
+        args.buyers,
+        args.max_quantity,
+        store.table()
+    );
+    let result = compare(&args, &store, &counter).await;
+    let _ = store.delete_table().await;
+    result
+}
+
+async fn compare(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
+    let tally = tally_sell_out(args, store, counter).await?;
+    print_figures(&tally);
+    if args.skip_naive {
+        return Ok(());
+    }
+    let naive = naive_sell_out(args, store, counter).await?;
+    print_figures(&naive);
+    println!();
+    println!("Ratios (Tally / naive):");
+    println!(
+        "  tickets/s             {:>8.2}x  (target >= 3x)",
+        tally.tickets_per_s() / naive.tickets_per_s()
+    );
+    println!(
+        "  requests per ticket   {:>8.2}x",
+        (tally.requests as f64 / tally.tickets as f64)
+            / (naive.requests as f64 / naive.tickets as f64)
+    );
+    println!(
+        "  WCU per ticket        {:>8.2}x",
+        (tally.write_units as f64 / tally.tickets as f64)
+            / (naive.write_units as f64 / naive.tickets as f64)
+    );
+    Ok(())
+}
+
+fn print_figures(f: &Figures) {
+    println!();
+    println!("{}", f.label);
+    println!(
+        "  elapsed                     {:>10.2} s",
+        f.elapsed.as_secs_f64()
+    );
+    println!("  purchases                   {:>10}", f.purchases);
+    println!(
+        "  purchases/s                 {:>10.1}",
+        f.purchases_per_s()
+    );
+    println!("  tickets/s                   {:>10.1}", f.tickets_per_s());
+    println!(
+        "  DynamoDB requests/purchase  {:>10.3}",
+        f.requests_per_purchase()
+    );
+    println!(
+        "    within committed purchases {:>9.3}",
+        f.purchase_requests as f64 / f.purchases as f64
+    );
+    println!(
+        "  WCU per ticket (pricing)    {:>10.2}",
+        f.write_units as f64 / f.tickets as f64
+    );
+    println!(
+        "  latency p50 / p99           {:>7.1} / {:.1} ms",
+        f.percentile(0.5),
+        f.percentile(0.99)
+    );
+    println!(
+        "  requests/purchase, first 10% {:>9.3}, last 10% {:.3} ({:.2}x)",
+        f.first_tenth,
+        f.last_tenth,
+        if f.first_tenth > 0.0 {
+            f.last_tenth / f.first_tenth
+        } else {
+            0.0
+        }
+    );
+}
+
+async fn tally_sell_out(
+    args: &BenchArgs,
+    store: &Store,
+    counter: &RequestCounter,
+) -> Result<Figures, String> {
+    let config = DrawConfig::new(args.tickets, Some(args.max_quantity), args.stripes)
+        .map_err(|e| e.to_string())?;
+    let draw_id = DrawId::parse("bench-tally").expect("valid id");
+    TicketService::new(store.clone())
+        .create_draw(NewDraw {
+            draw_id: Some(draw_id.clone()),
+            name: None,
+            config,
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("\nTally: {} stripes", config.stripes());
+    let next_payment = Arc::new(AtomicU64::new(0));
+    let before = counter.get();
+    let started = Instant::now();
+    let mut buyers = Vec::new();
+    for buyer in 0..args.buyers {
+        let service = TicketService::new(store.clone());
+        let draw_id = draw_id.clone();
+        let next_payment = next_payment.clone();
+        let max_quantity = args.max_quantity;
+        buyers.push(tokio::spawn(async move {
+            let mut rng = StdRng::seed_from_u64(buyer as u64);
+            let mut sales = Vec::new();
+            let mut quantity = rng.random_range(1..=max_quantity);
+            loop {
+                let payment = next_payment.fetch_add(1, Ordering::Relaxed);
+                let request = PurchaseRequest {
+                    draw_id: draw_id.clone(),
+                    payment_id: PaymentId::parse(&format!("pay-{payment}")).expect("valid id"),
+                    quantity,
+                    payer_id: None,
+                    token: None,
+                };
+                let start = Instant::now();
+                match service.purchase(request).await {
+                    Ok(receipt) => {
+                        sales.push((
+                            Instant::now(),
+                            Sale {
+                                quantity,
+                                requests: receipt.requests,
+                                transaction_items: receipt.transaction_items,
+                                latency: start.elapsed(),
+                            },
+                        ));
+                        quantity = rng.random_range(1..=max_quantity);
+                    }
+                    Err(TicketError::SoldOut { remaining: 0 }) => return Ok(sales),
+                    Err(TicketError::SoldOut { remaining }) => quantity = remaining as u32,
+                    Err(other) => return Err(other.to_string()),
+                }
+            }
+        }));
+    }
+    let mut sales = Vec::new();
+    for buyer in buyers {
+        sales.extend(buyer.await.map_err(|e| e.to_string())??);
+    }
+    let elapsed = started.elapsed();
+    sales.sort_by_key(|(at, _)| *at);
+    let tickets: u64 = sales.iter().map(|(_, s)| u64::from(s.quantity)).sum();
+    if tickets != args.tickets {
+        return Err(format!("sold {tickets} tickets of {}", args.tickets));
+    }
+    let order: Vec<(u32, u32)> = sales
+        .iter()
+        .map(|(_, s)| (s.quantity, s.requests))
+        .collect();
+    let (first_tenth, last_tenth) = tenths(&order, args.tickets);
+    Ok(Figures {
+        label: "Tally (keyed permutation, striped cursors, one transaction per purchase)",
+        elapsed,
+        purchases: sales.len() as u64,
+        tickets,
+        requests: counter.get() - before,
+        purchase_requests: sales.iter().map(|(_, s)| u64::from(s.requests)).sum(),
+        write_units: sales
+            .iter()
+            .map(|(_, s)| 2 * u64::from(s.transaction_items))
+            .sum(),
+        latencies: sales.iter().map(|(_, s)| s.latency).collect(),
+        first_tenth,
+        last_tenth,
+    })
+}
+
+async fn naive_sell_out(
+    args: &BenchArgs,
+    store: &Store,
+    counter: &RequestCounter,
+) -> Result<Figures, String> {
+    println!("\nNaive: random number, conditional put, retry on conflict");
+    let sold = Arc::new(AtomicU64::new(0));
+    let before = counter.get();
+    let started = Instant::now();
+    let mut buyers = Vec::new();
+    for buyer in 0..args.buyers {
+        let store = store.clone();
+        let sold = sold.clone();
+        let total = args.tickets;
+        let max_quantity = args.max_quantity;
+        buyers.push(tokio::spawn(async move {
+            let mut rng = StdRng::seed_from_u64(1_000 + buyer as u64);
+            let mut sales = Vec::new();
+            'purchases: loop {
+                let quantity = rng.random_range(1..=max_quantity);
+                let start = Instant::now();
+                let (mut got, mut requests) = (0u32, 0u32);
+                while got < quantity {
+                    if sold.load(Ordering::Relaxed) >= total {
+                        if got > 0 {
+                            sales.push((
+                                Instant::now(),
+                                Sale {
+                                    quantity: got,
+                                    requests,
+                                    transaction_items: 0,
+                                    latency: start.elapsed(),
+                                },
+                            ));
+                        }
+                        break 'purchases;
+                    }
+                    let number = rng.random_range(1..=total);
+                    requests += 1;
+                    let put = store
+                        .client()
+                        .put_item()
+                        .table_name(store.table())
+                        .item("pk", AttributeValue::S(format!("NAIVE#TICKET#{number}")))
+                        .item("number", AttributeValue::N(number.to_string()))
+                        .condition_expression("attribute_not_exists(pk)")
+                        .send()
+                        .await;
+                    match put {
+                        Ok(_) => {
+                            got += 1;
+                            sold.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(err) if err.code() == Some("ConditionalCheckFailedException") => {}
+                        Err(err) => return Err(format!("naive put failed: {err}")),
+                    }
+                }
+                sales.push((
+                    Instant::now(),
+                    Sale {
+                        quantity,
+                        requests,
+                        transaction_items: 0,
+                        latency: start.elapsed(),
+                    },
+                ));
+            }
+            Ok::<_, String>(sales)
+        }));
+    }
+    let mut sales = Vec::new();
+    for buyer in buyers {
+        sales.extend(buyer.await.map_err(|e| e.to_string())??);
+    }
+    let elapsed = started.elapsed();
+    sales.sort_by_key(|(at, _)| *at);
+    let tickets: u64 = sales.iter().map(|(_, s)| u64::from(s.quantity)).sum();
+    let requests = counter.get() - before;
+    let order: Vec<(u32, u32)> = sales
+        .iter()
+        .map(|(_, s)| (s.quantity, s.requests))
+        .collect();
+    let (first_tenth, last_tenth) = tenths(&order, tickets);
+    Ok(Figures {
+        label: "Naive",
+        elapsed,
+        purchases: sales.len() as u64,
+        tickets,
+        requests,
+        purchase_requests: requests,
+        // A conditional put costs 1 WCU, failed or not.
+        write_units: requests,
+        latencies: sales.iter().map(|(_, s)| s.latency).collect(),
+        first_tenth,
+        last_tenth,
+    })
+}

@@ -1,0 +1,96 @@
+//! The local command line: serve the API on localhost, create the table, run benchmarks.
+
+mod bench;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tally::api::{self, AppState};
+use tally::store::{Store, StoreConfig};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "tally",
+    about = "Collision-free ticket and order numbers",
+    version
+)]
+struct Cli {
+    /// The DynamoDB table.
+    #[arg(long, env = "TABLE_NAME", default_value = "tally", global = true)]
+    table: String,
+    /// DynamoDB endpoint, such as DynamoDB Local; the AWS default when unset.
+    #[arg(long, env = "DYNAMODB_ENDPOINT", global = true)]
+    endpoint: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create the table if it is missing, then serve the HTTP API.
+    Serve {
+        #[arg(long, env = "TALLY_ADDR", default_value = "127.0.0.1:3000")]
+        addr: SocketAddr,
+    },
+    /// Create the table if it is missing.
+    CreateTable,
+    /// Measure allocation against the table (use DynamoDB Local, never production).
+    Bench(bench::BenchArgs),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_target(false)
+        .init();
+    let cli = Cli::parse();
+    let config = StoreConfig {
+        table_name: cli.table,
+        endpoint: cli.endpoint,
+    };
+    match run(cli.command, config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("tally: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
+    match command {
+        Command::Serve { addr } => {
+            let store = Store::connect(&config, None).await;
+            store.ensure_table().await.map_err(|e| e.to_string())?;
+            let app = api::router(AppState::new(store));
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            println!(
+                "Tally is listening on http://{addr} (table {})",
+                config.table_name
+            );
+            println!(
+                "Try: curl -s -X POST http://{addr}/draws -H 'content-type: application/json' -d '{{\"total_tickets\": 100}}'"
+            );
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await
+                .map_err(|e| e.to_string())
+        }
+        Command::CreateTable => {
+            let store = Store::connect(&config, None).await;
+            store.ensure_table().await.map_err(|e| e.to_string())?;
+            println!("table {} is ready", config.table_name);
+            Ok(())
+        }
+        Command::Bench(args) => bench::run(args, config).await,
+    }
+}

@@ -1,0 +1,581 @@
+//! Draw settings, the split of the permutation into stripes, and the choice of stripes
+//! for one purchase. Pure logic: no I/O.
+
+use std::ops::Range;
+
+use chrono::{DateTime, Utc};
+use rand::{Rng, RngExt};
+
+use super::ids::DrawId;
+use super::permutation::PermutationKey;
+
+/// The largest draw.
+pub const MAX_TOTAL_TICKETS: u64 = 10_000_000;
+/// DynamoDB takes at most 100 items in one transaction.
+pub const MAX_TRANSACTION_ITEMS: usize = 100;
+/// The most tickets one purchase may take. A purchase writes its record, one item per
+/// ticket and one cursor per stripe it touches: 1 + 50 + 49 fits one transaction.
+pub const MAX_PER_PURCHASE_CAP: u32 = 50;
+/// Used when a draw does not say.
+pub const DEFAULT_MAX_PER_PURCHASE: u32 = 20;
+/// The most cursor items a draw may have.
+pub const MAX_STRIPES: u32 = 1_024;
+
+/// Why draw settings were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DrawConfigError {
+    #[error("`total_tickets` must be between 1 and {MAX_TOTAL_TICKETS}")]
+    TotalTickets,
+    #[error("`max_per_purchase` must be between 1 and {MAX_PER_PURCHASE_CAP}")]
+    MaxPerPurchase,
+    #[error("`stripes` must be between 1 and {MAX_STRIPES}, and at most `total_tickets`")]
+    Stripes,
+}
+
+/// Validated settings of a draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrawConfig {
+    total_tickets: u64,
+    max_per_purchase: u32,
+    stripes: u32,
+}
+
+impl DrawConfig {
+    pub fn new(
+        total_tickets: u64,
+        max_per_purchase: Option<u32>,
+        stripes: Option<u32>,
+    ) -> Result<Self, DrawConfigError> {
+        if !(1..=MAX_TOTAL_TICKETS).contains(&total_tickets) {
+            return Err(DrawConfigError::TotalTickets);
+        }
+        let max_per_purchase = max_per_purchase.unwrap_or(DEFAULT_MAX_PER_PURCHASE);
+        if !(1..=MAX_PER_PURCHASE_CAP).contains(&max_per_purchase) {
+            return Err(DrawConfigError::MaxPerPurchase);
+        }
+        let stripes = stripes.unwrap_or_else(|| default_stripes(total_tickets));
+        if stripes == 0 || stripes > MAX_STRIPES || u64::from(stripes) > total_tickets {
+            return Err(DrawConfigError::Stripes);
+        }
+        Ok(Self {
+            total_tickets,
+            max_per_purchase,
+            stripes,
+        })
+    }
+
+    pub fn total_tickets(&self) -> u64 {
+        self.total_tickets
+    }
+
+    pub fn max_per_purchase(&self) -> u32 {
+        self.max_per_purchase
+    }
+
+    pub fn stripes(&self) -> u32 {
+        self.stripes
+    }
+
+    pub fn layout(&self) -> StripeLayout {
+        StripeLayout {
+            total: self.total_tickets,
+            stripes: self.stripes,
+        }
+    }
+}
+
+/// Whether a draw still sells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrawStatus {
+    Open,
+    Closed,
+}
+
+impl DrawStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Closed => "closed",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "open" => Some(Self::Open),
+            "closed" => Some(Self::Closed),
+            _ => None,
+        }
+    }
+}
+
+/// The longest draw name.
+pub const MAX_NAME_LEN: usize = 200;
+
+/// A draw as stored: its settings and its secret permutation key.
+#[derive(Debug, Clone)]
+pub struct Draw {
+    pub draw_id: DrawId,
+    pub name: Option<String>,
+    pub config: DrawConfig,
+    pub key: PermutationKey,
+    pub status: DrawStatus,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Enough cursors that concurrent buyers rarely meet on one, each holding about 64
+/// tickets so that a buyer keeps a stripe for several purchases.
+pub fn default_stripes(total_tickets: u64) -> u32 {
+    (total_tickets / 64).clamp(1, 256) as u32
+}
+
+/// The permutation indices `0..total` cut into `stripes` consecutive ranges.
+///
+/// Stripes are opened in index order, and they shrink along that order: from about 1.75
+/// times the mean size to a quarter of it. Early buyers get long runs (few claims), and
+/// when the last stripe is opened the buyers hold little, so the end of a draw, where
+/// buyers must share stripes, is short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StripeLayout {
+    total: u64,
+    stripes: u32,
+}
+
+impl StripeLayout {
+    pub fn stripes(&self) -> u32 {
+        self.stripes
+    }
+
+    /// Start of stripe `i`: `i + (total - stripes) * F(i / stripes)` with
+    /// `F(x) = 1.75x - 0.75x²`, so that every stripe holds at least one index.
+    fn start(&self, i: u32) -> u64 {
+        let (i, s) = (u128::from(i), u128::from(self.stripes));
+        let spare = u128::from(self.total - u64::from(self.stripes));
+        let start = i + spare * (7 * i * s - 3 * i * i) / (4 * s * s);
+        start as u64
+    }
+
+    pub fn indices(&self, stripe: u32) -> Range<u64> {
+        self.start(stripe)..self.start(stripe + 1)
+    }
+
+    pub fn len(&self, stripe: u32) -> u64 {
+        let range = self.indices(stripe);
+        range.end - range.start
+    }
+}
+
+/// Which end of a stripe a purchase sells from. The buyer that opened a stripe sells
+/// upwards from its start; once every stripe is open, other buyers sell downwards from its
+/// end. Each end has its own counter, so the two never invalidate each other's view; they
+/// only meet when the stripe runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Bottom,
+    Top,
+}
+
+/// Tickets taken from one end of one stripe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StripeTake {
+    pub stripe: u32,
+    pub side: Side,
+    /// That end's counter before this purchase (the value the write is conditioned on).
+    pub cursor: u64,
+    pub count: u64,
+    /// The largest value the other end's counter may have for these tickets to be free.
+    pub other_at_most: u64,
+}
+
+/// What the table holds for one stripe: tickets sold from each end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StripeCounters {
+    pub bottom: u64,
+    pub top: u64,
+}
+
+/// What one purchase attempt should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    Take(Vec<StripeTake>),
+    /// The stripes this process holds cannot serve the purchase: open the next stripe.
+    Claim,
+    /// As far as the view knows, fewer than the quantity remain.
+    NotEnough {
+        remaining: u64,
+    },
+    /// Enough remain, but spread over more stripes than one transaction can update.
+    TooFragmented,
+}
+
+/// One process's view of a draw's stripes.
+///
+/// Stripes are handed out in order by an atomic counter, so while unopened stripes remain
+/// every process sells from stripes that it opened itself, whose counters it knows exactly,
+/// and purchases of different processes never meet. Once every stripe is open, a process
+/// also sells from the top end of stripes that others opened, and keeps to those ends.
+#[derive(Debug, Clone)]
+pub struct StripeView {
+    layout: StripeLayout,
+    /// Lower bounds of the counters: a counter only grows.
+    known: Vec<StripeCounters>,
+    /// Purchases of this process in flight per stripe.
+    busy: Vec<u32>,
+    /// The end of each stripe that this process sells from.
+    owned: Vec<Option<Side>>,
+    /// Every stripe has been opened by someone.
+    all_open: bool,
+}
+
+impl StripeView {
+    pub fn new(layout: StripeLayout) -> Self {
+        let stripes = layout.stripes() as usize;
+        Self {
+            layout,
+            known: vec![StripeCounters::default(); stripes],
+            busy: vec![0; stripes],
+            owned: vec![None; stripes],
+            all_open: false,
+        }
+    }
+
+    pub fn all_open(&self) -> bool {
+        self.all_open
+    }
+
+    pub fn owns(&self, stripe: u32) -> bool {
+        self.owned[stripe as usize].is_some()
+    }
+
+    /// Records what the table says of a stripe.
+    pub fn learn(&mut self, stripe: u32, counters: StripeCounters) {
+        let known = &mut self.known[stripe as usize];
+        known.bottom = known.bottom.max(counters.bottom);
+        known.top = known.top.max(counters.top);
+    }
+
+    /// Records a committed purchase: its counters, and the ends it sold from as ours.
+    pub fn committed(&mut self, takes: &[StripeTake]) {
+        for take in takes {
+            let known = &mut self.known[take.stripe as usize];
+            let counter = match take.side {
+                Side::Bottom => &mut known.bottom,
+                Side::Top => &mut known.top,
+            };
+            *counter = (*counter).max(take.cursor + take.count);
+            self.owned[take.stripe as usize].get_or_insert(take.side);
+        }
+    }
+
+    /// Records the result of a claim: stripe `index` is ours, or none is left.
+    pub fn claimed(&mut self, index: u64) {
+        match u32::try_from(index) {
+            Ok(stripe) if stripe < self.layout.stripes() => {
+                self.owned[stripe as usize] = Some(Side::Bottom)
+            }
+            _ => self.all_open = true,
+        }
+    }
+
+    pub fn set_busy(&mut self, takes: &[StripeTake], busy: bool) {
+        for take in takes {
+            let count = &mut self.busy[take.stripe as usize];
+            *count = if busy { *count + 1 } else { *count - 1 };
+        }
+    }
+
+    pub fn room(&self, stripe: u32) -> u64 {
+        let known = self.known[stripe as usize];
+        self.layout
+            .len(stripe)
+            .saturating_sub(known.bottom + known.top)
+    }
+
+    pub fn remaining(&self) -> u64 {
+        (0..self.layout.stripes()).map(|s| self.room(s)).sum()
+    }
+
+    /// Chooses the stripes for a purchase of `quantity` tickets: one stripe that fits if
+    /// there is one, else the roomiest stripes in turn.
+    pub fn plan(&self, quantity: u64, rng: &mut impl Rng) -> Plan {
+        let stripes = 0..self.layout.stripes();
+        let idle = |s: &u32| self.busy[*s as usize] == 0 && self.room(*s) > 0;
+        let owned: Vec<(u32, Side)> = stripes
+            .clone()
+            .filter(idle)
+            .filter_map(|s| self.owned[s as usize].map(|side| (s, side)))
+            .collect();
+        if !self.all_open {
+            return match self.span(&[owned], quantity) {
+                Some(takes) => Plan::Take(takes),
+                None => Plan::Claim,
+            };
+        }
+        let remaining = self.remaining();
+        if remaining < quantity {
+            return Plan::NotEnough { remaining };
+        }
+        // Our own ends first, then the top ends of other stripes in random order so that
+        // processes spread out, then stripes that other purchases of this process use.
+        let mut others: Vec<(u32, Side)> = stripes
+            .clone()
+            .filter(|s| !self.owns(*s))
+            .filter(idle)
+            .map(|s| (s, Side::Top))
+            .collect();
+        for i in (1..others.len()).rev() {
+            others.swap(i, rng.random_range(0..=i));
+        }
+        let busy: Vec<(u32, Side)> = stripes
+            .filter(|s| self.busy[*s as usize] > 0 && self.room(*s) > 0)
+            .map(|s| (s, self.owned[s as usize].unwrap_or(Side::Top)))
+            .collect();
+        let takes = self
+            .span(&[owned, others, busy], quantity)
+            .expect("the stripes hold at least the quantity");
+        if takes.len() > MAX_TRANSACTION_ITEMS - 1 - quantity as usize {
+            return Plan::TooFragmented;
+        }
+        Plan::Take(takes)
+    }
+
+    /// Takes `quantity` from the tiers of candidates, best tier first. A stripe that fits
+    /// the rest wins: in the first tier (our own ends, whose counters are fresh) the one
+    /// with the least room, so stripes get finished instead of left with crumbs; in the
+    /// others the first in their order. Without a fitting stripe the roomiest one is taken
+    /// and the search goes on. `None` when the candidates hold too little.
+    fn span(&self, tiers: &[Vec<(u32, Side)>], quantity: u64) -> Option<Vec<StripeTake>> {
+        let mut takes: Vec<StripeTake> = Vec::new();
+        let mut need = quantity;
+        while need > 0 {
+            let unused = |c: &&(u32, Side)| !takes.iter().any(|t| t.stripe == c.0);
+            let fitting = tiers.iter().enumerate().find_map(|(tier, candidates)| {
+                let mut fits = candidates
+                    .iter()
+                    .filter(unused)
+                    .filter(|c| self.room(c.0) >= need);
+                if tier == 0 {
+                    fits.min_by_key(|c| self.room(c.0))
+                } else {
+                    fits.next()
+                }
+            });
+            let &(stripe, side) = fitting.or_else(|| {
+                tiers
+                    .iter()
+                    .flatten()
+                    .filter(unused)
+                    .max_by_key(|c| self.room(c.0))
+            })?;
+            let count = self.room(stripe).min(need);
+            let known = self.known[stripe as usize];
+            let (cursor, other) = match side {
+                Side::Bottom => (known.bottom, known.top),
+                Side::Top => (known.top, known.bottom),
+            };
+            takes.push(StripeTake {
+                stripe,
+                side,
+                cursor,
+                count,
+                other_at_most: self.layout.len(stripe) - cursor - count,
+            });
+            debug_assert!(other + cursor + count <= self.layout.len(stripe));
+            need -= count;
+        }
+        Some(takes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    fn view(total: u64, stripes: u32) -> StripeView {
+        StripeView::new(
+            DrawConfig::new(total, Some(10), Some(stripes))
+                .unwrap()
+                .layout(),
+        )
+    }
+
+    fn rng() -> StdRng {
+        StdRng::seed_from_u64(7)
+    }
+
+    fn takes(plan: Plan) -> Vec<StripeTake> {
+        match plan {
+            Plan::Take(takes) => takes,
+            other => panic!("expected takes, got {other:?}"),
+        }
+    }
+
+    fn counters(bottom: u64, top: u64) -> StripeCounters {
+        StripeCounters { bottom, top }
+    }
+
+    /// Every stripe sold out but for `room` tickets in `stripe`, sold from its bottom.
+    fn all_open_with_room(view: &mut StripeView, stripe: u32, room: u64) {
+        view.claimed(u64::from(view.layout.stripes()));
+        for s in 0..view.layout.stripes() {
+            let len = view.layout.len(s);
+            let bottom = if s == stripe { len - room } else { len };
+            view.learn(s, counters(bottom, 0));
+        }
+    }
+
+    #[test]
+    fn stripes_cover_every_index_exactly_once() {
+        for (total, stripes) in [(1, 1), (10, 3), (1_000, 7), (10_000_000, 1_024)] {
+            let layout = DrawConfig::new(total, None, Some(stripes))
+                .unwrap()
+                .layout();
+            let mut next = 0;
+            for s in 0..stripes {
+                let range = layout.indices(s);
+                assert_eq!(range.start, next);
+                assert!(range.end > range.start);
+                next = range.end;
+            }
+            assert_eq!(next, total);
+        }
+    }
+
+    #[test]
+    fn stripes_shrink_in_the_order_they_are_opened() {
+        let layout = DrawConfig::new(10_000, None, Some(100)).unwrap().layout();
+        assert_eq!(layout.len(0), 173);
+        assert_eq!(layout.len(99), 27);
+        assert!((1..100).all(|s| layout.len(s) <= layout.len(s - 1)));
+    }
+
+    #[test]
+    fn settings_outside_the_limits_are_refused() {
+        assert_eq!(
+            DrawConfig::new(0, None, None),
+            Err(DrawConfigError::TotalTickets)
+        );
+        assert_eq!(
+            DrawConfig::new(MAX_TOTAL_TICKETS + 1, None, None),
+            Err(DrawConfigError::TotalTickets)
+        );
+        assert_eq!(
+            DrawConfig::new(10, Some(0), None),
+            Err(DrawConfigError::MaxPerPurchase)
+        );
+        assert_eq!(
+            DrawConfig::new(10, Some(51), None),
+            Err(DrawConfigError::MaxPerPurchase)
+        );
+        assert_eq!(
+            DrawConfig::new(10, None, Some(11)),
+            Err(DrawConfigError::Stripes)
+        );
+        assert_eq!(
+            DrawConfig::new(5_000, None, Some(1_025)),
+            Err(DrawConfigError::Stripes)
+        );
+        let config = DrawConfig::new(10_000, None, None).unwrap();
+        assert_eq!(config.max_per_purchase(), DEFAULT_MAX_PER_PURCHASE);
+        assert_eq!(config.stripes(), 156);
+    }
+
+    #[test]
+    fn a_process_without_stripes_claims_one() {
+        let view = view(100, 10);
+        assert_eq!(view.plan(3, &mut rng()), Plan::Claim);
+    }
+
+    #[test]
+    fn sells_from_the_bottom_of_its_own_stripe_while_it_has_room() {
+        let mut view = view(1_000, 10);
+        view.claimed(4);
+        let len = view.layout.len(4);
+        let plan = takes(view.plan(3, &mut rng()));
+        assert_eq!(
+            plan,
+            vec![StripeTake {
+                stripe: 4,
+                side: Side::Bottom,
+                cursor: 0,
+                count: 3,
+                other_at_most: len - 3
+            }]
+        );
+        view.committed(&plan);
+        assert_eq!(view.room(4), len - 3);
+        view.learn(4, counters(len - 2, 0));
+        assert_eq!(view.plan(3, &mut rng()), Plan::Claim);
+    }
+
+    #[test]
+    fn prefers_the_fullest_own_stripe_that_fits_and_spans_own_stripes() {
+        let mut view = view(1_000, 10);
+        view.claimed(2);
+        view.claimed(5);
+        let (len2, len5) = (view.layout.len(2), view.layout.len(5));
+        view.learn(2, counters(len2 - 3, 0));
+        assert_eq!(takes(view.plan(3, &mut rng()))[0].stripe, 2);
+        assert_eq!(takes(view.plan(8, &mut rng()))[0].stripe, 5);
+        view.learn(5, counters(len5 - 6, 0));
+        let plan = takes(view.plan(9, &mut rng()));
+        let picked: Vec<(u32, u64)> = plan.iter().map(|t| (t.stripe, t.count)).collect();
+        assert_eq!(picked, vec![(5, 6), (2, 3)]);
+    }
+
+    #[test]
+    fn leaves_stripes_busy_in_this_process_alone() {
+        let mut view = view(100, 10);
+        view.claimed(1);
+        let first = takes(view.plan(2, &mut rng()));
+        view.set_busy(&first, true);
+        assert_eq!(view.plan(2, &mut rng()), Plan::Claim);
+        view.set_busy(&first, false);
+        assert_eq!(takes(view.plan(2, &mut rng()))[0].stripe, 1);
+    }
+
+    #[test]
+    fn once_all_stripes_are_open_sells_from_the_top_of_other_stripes() {
+        let mut view = view(1_000, 10);
+        assert!(!view.all_open());
+        all_open_with_room(&mut view, 6, 5);
+        assert!(view.all_open());
+        let len = view.layout.len(6);
+        let plan = takes(view.plan(4, &mut rng()));
+        assert_eq!(
+            plan,
+            vec![StripeTake {
+                stripe: 6,
+                side: Side::Top,
+                cursor: 0,
+                count: 4,
+                other_at_most: len - 4
+            }]
+        );
+        view.committed(&plan);
+        assert!(view.owns(6));
+        assert_eq!(view.room(6), 1);
+    }
+
+    #[test]
+    fn reports_not_enough_with_what_remains() {
+        let mut view = view(1_000, 10);
+        all_open_with_room(&mut view, 3, 3);
+        assert_eq!(view.plan(4, &mut rng()), Plan::NotEnough { remaining: 3 });
+        let plan = takes(view.plan(3, &mut rng()));
+        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 3);
+    }
+
+    #[test]
+    fn refuses_a_purchase_spread_over_more_stripes_than_a_transaction_holds() {
+        // 60 stripes with one ticket each: 50 tickets need 50 cursors + 50 tickets + 1.
+        let mut view = view(6_000, 60);
+        view.claimed(60);
+        for s in 0..60 {
+            view.learn(s, counters(view.layout.len(s) - 1, 0));
+        }
+        assert_eq!(view.plan(50, &mut rng()), Plan::TooFragmented);
+        assert_eq!(takes(view.plan(49, &mut rng())).len(), 49);
+    }
+}

@@ -1,0 +1,100 @@
+//! Identifiers that may become part of a DynamoDB key.
+//!
+//! Each id is a newtype with a private field: the only way to get one is `parse`, so a
+//! value that holds a `DrawId` has already been checked, and a `#` (the key separator)
+//! can never reach a key.
+
+use std::fmt;
+
+use rand::RngExt;
+
+/// Why a string is not a valid id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{field}` must be 1 to {max_len} characters of {allowed}")]
+pub struct InvalidId {
+    pub field: &'static str,
+    pub max_len: usize,
+    pub allowed: &'static str,
+}
+
+fn is_word(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $field:literal, $max:literal, $allowed:literal, $accept:path) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            pub const FIELD: &'static str = $field;
+            pub const MAX_LEN: usize = $max;
+
+            pub fn parse(value: &str) -> Result<Self, InvalidId> {
+                if value.is_empty() || value.len() > $max || !value.chars().all($accept) {
+                    return Err(InvalidId { field: $field, max_len: $max, allowed: $allowed });
+                }
+                Ok(Self(value.to_owned()))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A draw: `[A-Za-z0-9_-]{1,64}`.
+    DrawId, "draw_id", 64, "letters, digits, '_' and '-'", is_word
+);
+id_type!(
+    /// The idempotency key of a purchase: `[A-Za-z0-9_-]{1,64}`.
+    PaymentId, "payment_id", 64, "letters, digits, '_' and '-'", is_word
+);
+
+impl DrawId {
+    /// A fresh random id such as `d-7kq2m9x4c1vz8b3n`.
+    pub fn generate() -> Self {
+        const ALPHABET: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        let mut rng = rand::rng();
+        let suffix: String = (0..16)
+            .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+            .collect();
+        Self(format!("d-{suffix}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_word_characters_up_to_the_limit() {
+        assert!(DrawId::parse("summer-2026_A").is_ok());
+        assert!(DrawId::parse(&"x".repeat(64)).is_ok());
+    }
+
+    #[test]
+    fn rejects_separators_empty_and_overlong_ids() {
+        for bad in ["", "a#b", "a b", "ü", "a/b", &"x".repeat(65)] {
+            let err = PaymentId::parse(bad).unwrap_err();
+            assert_eq!(err.field, "payment_id", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn generated_draw_ids_parse_and_differ() {
+        let a = DrawId::generate();
+        let b = DrawId::generate();
+        assert_ne!(a, b);
+        assert_eq!(DrawId::parse(a.as_str()), Ok(a));
+    }
+}

@@ -1,0 +1,6 @@
+//! The rules of Tally, free of AWS types.
+
+pub mod draw;
+pub mod ids;
+pub mod permutation;
+pub mod purchase;

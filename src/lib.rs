@@ -1,0 +1,7 @@
+//! Tally hands out numbers that never collide: raffle tickets and order numbers, on AWS
+//! Lambda in front of one DynamoDB table.
+
+pub mod api;
+pub mod domain;
+pub mod store;
+pub mod tickets;

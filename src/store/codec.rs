@@ -1,0 +1,104 @@
+//! Reading and writing attribute values.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::{PARTITION_KEY, StoreError};
+
+pub(crate) type Item = HashMap<String, AttributeValue>;
+
+pub(crate) fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+pub(crate) fn n(value: impl ToString) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+pub(crate) fn key(pk: String) -> Item {
+    HashMap::from([(PARTITION_KEY.to_owned(), AttributeValue::S(pk))])
+}
+
+/// Reads typed attributes out of one item, naming the item in errors.
+pub(crate) struct Reader<'a> {
+    item: &'a Item,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(item: &'a Item) -> Self {
+        Self { item }
+    }
+
+    fn corrupt(&self, reason: String) -> StoreError {
+        let key = match self.item.get(PARTITION_KEY) {
+            Some(AttributeValue::S(pk)) => pk.clone(),
+            _ => "<no key>".to_owned(),
+        };
+        StoreError::Corrupt { key, reason }
+    }
+
+    pub(crate) fn opt_str(&self, name: &str) -> Result<Option<&'a str>, StoreError> {
+        match self.item.get(name) {
+            None | Some(AttributeValue::Null(_)) => Ok(None),
+            Some(AttributeValue::S(v)) => Ok(Some(v)),
+            Some(_) => Err(self.corrupt(format!("`{name}` is not a string"))),
+        }
+    }
+
+    pub(crate) fn str(&self, name: &str) -> Result<&'a str, StoreError> {
+        self.opt_str(name)?
+            .ok_or_else(|| self.corrupt(format!("`{name}` is missing")))
+    }
+
+    pub(crate) fn opt_num<T: FromStr>(&self, name: &str) -> Result<Option<T>, StoreError> {
+        match self.item.get(name) {
+            None => Ok(None),
+            Some(AttributeValue::N(v)) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| self.corrupt(format!("`{name}` is not a valid number"))),
+            Some(_) => Err(self.corrupt(format!("`{name}` is not a number"))),
+        }
+    }
+
+    pub(crate) fn num<T: FromStr>(&self, name: &str) -> Result<T, StoreError> {
+        self.opt_num(name)?
+            .ok_or_else(|| self.corrupt(format!("`{name}` is missing")))
+    }
+
+    pub(crate) fn flag(&self, name: &str) -> bool {
+        matches!(self.item.get(name), Some(AttributeValue::Bool(true)))
+    }
+
+    pub(crate) fn bytes(&self, name: &str) -> Result<&'a [u8], StoreError> {
+        match self.item.get(name) {
+            Some(AttributeValue::B(blob)) => Ok(blob.as_ref()),
+            _ => Err(self.corrupt(format!("`{name}` is not binary"))),
+        }
+    }
+
+    pub(crate) fn num_list(&self, name: &str) -> Result<Vec<u64>, StoreError> {
+        let Some(AttributeValue::L(values)) = self.item.get(name) else {
+            return Err(self.corrupt(format!("`{name}` is not a list")));
+        };
+        values
+            .iter()
+            .map(|v| match v {
+                AttributeValue::N(n) => n.parse().ok(),
+                _ => None,
+            })
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| self.corrupt(format!("`{name}` holds a non-number")))
+    }
+
+    pub(crate) fn parsed<T>(
+        &self,
+        name: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Result<T, StoreError> {
+        let raw = self.str(name)?;
+        parse(raw).ok_or_else(|| self.corrupt(format!("`{name}` has an unknown value")))
+    }
+}

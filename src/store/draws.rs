@@ -1,0 +1,255 @@
+//! Draw items and stripe cursor items.
+
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
+use chrono::{DateTime, Utc};
+
+use super::codec::{Item, Reader, key, n, s};
+use super::{PARTITION_KEY, Store, StoreError, backoff, keys, sdk_error};
+use crate::domain::draw::{Draw, DrawConfig, DrawStatus, StripeCounters};
+use crate::domain::ids::DrawId;
+use crate::domain::permutation::PermutationKey;
+
+/// What the table holds for one stripe. A stripe nobody sold from has no item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StripeState {
+    pub counters: StripeCounters,
+    pub closed: bool,
+}
+
+/// Tickets sold upwards from the stripe's start.
+pub(crate) const BOTTOM: &str = "c";
+/// Tickets sold downwards from the stripe's end.
+pub(crate) const TOP: &str = "t";
+pub(crate) const CLOSED: &str = "closed";
+
+impl StripeState {
+    pub(crate) fn decode(item: &Item) -> Result<Self, StoreError> {
+        let reader = Reader::new(item);
+        Ok(Self {
+            counters: StripeCounters {
+                bottom: reader.opt_num(BOTTOM)?.unwrap_or(0),
+                top: reader.opt_num(TOP)?.unwrap_or(0),
+            },
+            closed: reader.flag(CLOSED),
+        })
+    }
+
+    pub fn sold(&self) -> u64 {
+        self.counters.bottom + self.counters.top
+    }
+}
+
+pub(crate) fn encode_timestamp(at: DateTime<Utc>) -> AttributeValue {
+    s(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
+pub(crate) fn parse_timestamp(raw: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(raw)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn encode_draw(draw: &Draw) -> Item {
+    let mut item = key(keys::draw(&draw.draw_id));
+    item.insert("kind".into(), s("draw"));
+    item.insert("draw_id".into(), s(draw.draw_id.as_str()));
+    if let Some(name) = &draw.name {
+        item.insert("name".into(), s(name));
+    }
+    item.insert("total_tickets".into(), n(draw.config.total_tickets()));
+    item.insert("max_per_purchase".into(), n(draw.config.max_per_purchase()));
+    item.insert("stripes".into(), n(draw.config.stripes()));
+    item.insert(
+        "perm_key".into(),
+        AttributeValue::B(Blob::new(draw.key.as_bytes())),
+    );
+    item.insert("status".into(), s(draw.status.as_str()));
+    item.insert("created_at".into(), encode_timestamp(draw.created_at));
+    item
+}
+
+fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
+    let r = Reader::new(item);
+    let corrupt = |reason: &str| StoreError::Corrupt {
+        key: r.str(PARTITION_KEY).unwrap_or("<no key>").to_owned(),
+        reason: reason.to_owned(),
+    };
+    let config = DrawConfig::new(
+        r.num("total_tickets")?,
+        Some(r.num("max_per_purchase")?),
+        Some(r.num("stripes")?),
+    )
+    .map_err(|e| corrupt(&e.to_string()))?;
+    Ok(Draw {
+        draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
+        name: r.opt_str("name")?.map(str::to_owned),
+        config,
+        key: PermutationKey::from_bytes(r.bytes("perm_key")?)
+            .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
+        status: r.parsed("status", DrawStatus::parse)?,
+        created_at: r.parsed("created_at", parse_timestamp)?,
+    })
+}
+
+impl Store {
+    /// Writes a new draw; `false` when the id is taken.
+    pub async fn insert_draw(&self, draw: &Draw) -> Result<bool, StoreError> {
+        let result = self
+            .client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(encode_draw(draw)))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(err) if err.code() == Some("ConditionalCheckFailedException") => Ok(false),
+            Err(err) => Err(sdk_error("PutItem", err)),
+        }
+    }
+
+    pub async fn get_draw(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+        self.get_consistent(keys::draw(draw_id))
+            .await?
+            .as_ref()
+            .map(decode_draw)
+            .transpose()
+    }
+
+    /// Marks the draw closed; `None` when it does not exist.
+    pub async fn mark_draw_closed(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::draw(draw_id))))
+            .update_expression("SET #status = :closed, closed_at = if_not_exists(closed_at, :now)")
+            .condition_expression("attribute_exists(#pk)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
+            .expression_attribute_values(":now", encode_timestamp(Utc::now()))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match result {
+            Ok(output) => output.attributes().map(decode_draw).transpose(),
+            Err(err)
+                if matches!(
+                    err.as_service_error(),
+                    Some(UpdateItemError::ConditionalCheckFailedException(_))
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(err) => Err(sdk_error("UpdateItem", err)),
+        }
+    }
+
+    /// Flags one stripe closed, so that no purchase can move its cursor any more.
+    pub async fn close_stripe(&self, draw_id: &DrawId, stripe: u32) -> Result<(), StoreError> {
+        self.client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::stripe(draw_id, stripe))))
+            .update_expression("SET #closed = :yes")
+            .expression_attribute_names("#closed", CLOSED)
+            .expression_attribute_values(":yes", AttributeValue::Bool(true))
+            .send()
+            .await
+            .map_err(|e| sdk_error("UpdateItem", e))?;
+        Ok(())
+    }
+
+    /// Opens the next stripe for the caller: an atomic counter, so no two callers get the
+    /// same one. Returns the stripe index, which is past the last stripe once all are open.
+    pub async fn claim_stripe(&self, draw_id: &DrawId) -> Result<u64, StoreError> {
+        let output = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::stripe_claims(draw_id))))
+            .update_expression("ADD opened :one")
+            .expression_attribute_values(":one", n(1))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(|e| sdk_error("UpdateItem", e))?;
+        let opened: u64 = output
+            .attributes()
+            .map(|item| Reader::new(item).num("opened"))
+            .transpose()?
+            .ok_or_else(|| StoreError::Invariant("the claim counter was not returned".into()))?;
+        Ok(opened - 1)
+    }
+
+    /// Reads every stripe cursor of a draw with strongly consistent batch reads.
+    pub async fn read_stripes(
+        &self,
+        draw_id: &DrawId,
+        stripes: u32,
+    ) -> Result<Vec<StripeState>, StoreError> {
+        let mut states = vec![StripeState::default(); stripes as usize];
+        let all: Vec<u32> = (0..stripes).collect();
+        for chunk in all.chunks(100) {
+            let mut pending = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(
+                        chunk
+                            .iter()
+                            .map(|&i| key(keys::stripe(draw_id, i)))
+                            .collect(),
+                    ))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(|e| StoreError::Invariant(e.to_string()))?,
+            );
+            let mut attempt = 0;
+            while let Some(request) = pending.take() {
+                if attempt > 0 {
+                    backoff(attempt).await;
+                }
+                attempt += 1;
+                if attempt > 10 {
+                    return Err(StoreError::Throttled);
+                }
+                let output = self
+                    .client()
+                    .batch_get_item()
+                    .request_items(self.table(), request)
+                    .send()
+                    .await
+                    .map_err(|e| sdk_error("BatchGetItem", e))?;
+                for item in output
+                    .responses()
+                    .and_then(|r| r.get(self.table()))
+                    .into_iter()
+                    .flatten()
+                {
+                    let pk = Reader::new(item).str(PARTITION_KEY)?;
+                    let index = pk
+                        .rsplit('#')
+                        .next()
+                        .and_then(|i| i.parse::<usize>().ok())
+                        .filter(|&i| i < states.len())
+                        .ok_or_else(|| StoreError::Corrupt {
+                            key: pk.to_owned(),
+                            reason: "not a stripe key of this draw".into(),
+                        })?;
+                    states[index] = StripeState::decode(item)?;
+                }
+                pending = output
+                    .unprocessed_keys()
+                    .and_then(|u| u.get(self.table()))
+                    .filter(|k| !k.keys().is_empty())
+                    .cloned();
+            }
+        }
+        Ok(states)
+    }
+}

@@ -1,0 +1,272 @@
+//! The purchase transaction, and purchase and ticket items.
+
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
+use sha2::{Digest, Sha256};
+
+use super::codec::{Item, Reader, key, n, s};
+use super::draws::{BOTTOM, CLOSED, StripeState, TOP, encode_timestamp, parse_timestamp};
+use super::{PARTITION_KEY, Store, StoreError, is_throttling_code, keys, sdk_error};
+use crate::domain::draw::{Side, StripeTake};
+use crate::domain::ids::{DrawId, PaymentId};
+use crate::domain::purchase::{Purchase, Ticket, hex};
+
+/// Why DynamoDB cancelled a purchase transaction, item by item.
+#[derive(Debug, Default)]
+pub struct Cancellation {
+    /// The payment id was used before: the purchase on record.
+    pub existing: Option<Purchase>,
+    /// Stripes whose cursor was not what the write expected, as they are now.
+    pub stale_stripes: Vec<(u32, StripeState)>,
+    /// Another transaction held one of the items.
+    pub conflict: bool,
+    pub throttled: bool,
+    /// Ticket items that already existed. Never expected: the cursors guard them.
+    pub taken_tickets: Vec<u64>,
+}
+
+/// The result of one purchase transaction.
+#[derive(Debug)]
+pub enum Commit {
+    Committed,
+    Cancelled(Cancellation),
+}
+
+fn encode_purchase(purchase: &Purchase) -> Item {
+    let mut item = key(keys::purchase(&purchase.draw_id, &purchase.payment_id));
+    item.insert("kind".into(), s("purchase"));
+    item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
+    item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
+    item.insert("quantity".into(), n(purchase.quantity));
+    if let Some(payer) = &purchase.payer_id {
+        item.insert("payer_id".into(), s(payer));
+    }
+    item.insert(
+        "tickets".into(),
+        AttributeValue::L(purchase.tickets.iter().map(n).collect()),
+    );
+    item.insert("fingerprint".into(), s(&purchase.fingerprint));
+    item.insert("created_at".into(), encode_timestamp(purchase.created_at));
+    item
+}
+
+fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
+    let r = Reader::new(item);
+    Ok(Purchase {
+        draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
+        payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
+        quantity: r.num("quantity")?,
+        payer_id: r.opt_str("payer_id")?.map(str::to_owned),
+        tickets: r.num_list("tickets")?,
+        fingerprint: r.str("fingerprint")?.to_owned(),
+        created_at: r.parsed("created_at", parse_timestamp)?,
+    })
+}
+
+fn encode_ticket(purchase: &Purchase, number: u64) -> Item {
+    let mut item = key(keys::ticket(&purchase.draw_id, number));
+    item.insert("kind".into(), s("ticket"));
+    item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
+    item.insert("number".into(), n(number));
+    item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
+    if let Some(payer) = &purchase.payer_id {
+        item.insert("payer_id".into(), s(payer));
+    }
+    item
+}
+
+fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
+    let r = Reader::new(item);
+    Ok(Ticket {
+        draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
+        number: r.num("number")?,
+        payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
+        payer_id: r.opt_str("payer_id")?.map(str::to_owned),
+    })
+}
+
+/// Same purchase, same plan, same token: a transaction the SDK re-sends after a lost
+/// response is then acknowledged by DynamoDB without writing twice.
+fn client_request_token(purchase: &Purchase, takes: &[StripeTake]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(keys::purchase(&purchase.draw_id, &purchase.payment_id));
+    hasher.update(&purchase.fingerprint);
+    hasher.update(purchase.created_at.timestamp_micros().to_be_bytes());
+    for take in takes {
+        hasher.update(take.stripe.to_be_bytes());
+        hasher.update([take.side as u8]);
+        hasher.update(take.cursor.to_be_bytes());
+        hasher.update(take.count.to_be_bytes());
+    }
+    hex(&hasher.finalize()[..16])
+}
+
+fn put(table: &str, item: Item, return_old: bool) -> Result<TransactWriteItem, StoreError> {
+    let mut put = Put::builder()
+        .table_name(table)
+        .set_item(Some(item))
+        .condition_expression("attribute_not_exists(#pk)")
+        .expression_attribute_names("#pk", PARTITION_KEY);
+    if return_old {
+        put = put
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+    }
+    Ok(TransactWriteItem::builder()
+        .put(put.build().map_err(build_error)?)
+        .build())
+}
+
+fn build_error(err: impl std::fmt::Display) -> StoreError {
+    StoreError::Invariant(format!("request could not be built: {err}"))
+}
+
+impl Store {
+    /// One atomic write: the purchase record (the idempotency record), every stripe cursor
+    /// moved from its expected value, and one item per ticket, each new.
+    pub async fn commit_purchase(
+        &self,
+        purchase: &Purchase,
+        takes: &[StripeTake],
+    ) -> Result<Commit, StoreError> {
+        let mut items = Vec::with_capacity(1 + takes.len() + purchase.tickets.len());
+        items.push(put(self.table(), encode_purchase(purchase), true)?);
+        for take in takes {
+            let (mine, other) = match take.side {
+                Side::Bottom => (BOTTOM, TOP),
+                Side::Top => (TOP, BOTTOM),
+            };
+            let expected = if take.cursor == 0 {
+                "attribute_not_exists(#mine)"
+            } else {
+                "#mine = :old"
+            };
+            let mut update = Update::builder()
+                .table_name(self.table())
+                .set_key(Some(key(keys::stripe(&purchase.draw_id, take.stripe))))
+                .update_expression("SET #mine = :new")
+                .condition_expression(format!(
+                    "{expected} AND (attribute_not_exists(#other) OR #other <= :other_max) \
+                     AND attribute_not_exists(#closed)"
+                ))
+                .expression_attribute_names("#mine", mine)
+                .expression_attribute_names("#other", other)
+                .expression_attribute_names("#closed", CLOSED)
+                .expression_attribute_values(":new", n(take.cursor + take.count))
+                .expression_attribute_values(":other_max", n(take.other_at_most))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
+            if take.cursor > 0 {
+                update = update.expression_attribute_values(":old", n(take.cursor));
+            }
+            items.push(
+                TransactWriteItem::builder()
+                    .update(update.build().map_err(build_error)?)
+                    .build(),
+            );
+        }
+        for &number in &purchase.tickets {
+            items.push(put(self.table(), encode_ticket(purchase, number), false)?);
+        }
+        let result = self
+            .client()
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .client_request_token(client_request_token(purchase, takes))
+            .send()
+            .await;
+        let err = match result {
+            Ok(_) => return Ok(Commit::Committed),
+            Err(err) => err,
+        };
+        let reasons = match err.as_service_error() {
+            Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
+                cancelled.cancellation_reasons().to_vec()
+            }
+            Some(TransactWriteItemsError::TransactionInProgressException(_))
+            | Some(TransactWriteItemsError::IdempotentParameterMismatchException(_)) => {
+                return Ok(Commit::Cancelled(Cancellation {
+                    conflict: true,
+                    ..Cancellation::default()
+                }));
+            }
+            _ => return Err(sdk_error("TransactWriteItems", err)),
+        };
+        let mut cancellation = Cancellation::default();
+        // Reasons come in item order: purchase, stripes, tickets.
+        for (position, reason) in reasons.iter().enumerate() {
+            let code = reason.code().unwrap_or("None");
+            match code {
+                "None" => continue,
+                "TransactionConflict" => cancellation.conflict = true,
+                c if is_throttling_code(c) => cancellation.throttled = true,
+                "ConditionalCheckFailed" => {
+                    if position == 0 {
+                        let item = reason.item().ok_or_else(|| {
+                            StoreError::Invariant("purchase exists but was not returned".into())
+                        })?;
+                        cancellation.existing = Some(decode_purchase(item)?);
+                    } else if position <= takes.len() {
+                        let state = reason
+                            .item()
+                            .map(StripeState::decode)
+                            .transpose()?
+                            .unwrap_or_default();
+                        cancellation
+                            .stale_stripes
+                            .push((takes[position - 1].stripe, state));
+                    } else {
+                        let number = purchase.tickets[position - 1 - takes.len()];
+                        cancellation.taken_tickets.push(number);
+                    }
+                }
+                other => {
+                    return Err(StoreError::Service {
+                        operation: "TransactWriteItems",
+                        message: format!("item {position} cancelled: {other}"),
+                    });
+                }
+            }
+        }
+        Ok(Commit::Cancelled(cancellation))
+    }
+
+    pub async fn get_purchase(
+        &self,
+        draw_id: &DrawId,
+        payment_id: &PaymentId,
+    ) -> Result<Option<Purchase>, StoreError> {
+        self.get_consistent(keys::purchase(draw_id, payment_id))
+            .await?
+            .as_ref()
+            .map(decode_purchase)
+            .transpose()
+    }
+
+    pub async fn get_ticket(
+        &self,
+        draw_id: &DrawId,
+        number: u64,
+    ) -> Result<Option<Ticket>, StoreError> {
+        self.get_consistent(keys::ticket(draw_id, number))
+            .await?
+            .as_ref()
+            .map(decode_ticket)
+            .transpose()
+    }
+
+    pub(crate) async fn get_consistent(&self, pk: String) -> Result<Option<Item>, StoreError> {
+        let output = self
+            .client()
+            .get_item()
+            .table_name(self.table())
+            .set_key(Some(key(pk)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("GetItem", e))?;
+        Ok(output.item)
+    }
+}

@@ -1,0 +1,473 @@
+//! Selling raffle tickets: draws, purchases and the per-process view of the cursors.
+//!
+//! The table decides every race (conditional writes in one transaction); this module only
+//! chooses what to ask for. It keeps, per warm process, each draw's settings and a lower
+//! bound of each stripe cursor, so that a purchase usually costs one transaction and no
+//! read. A cursor that moved under us comes back in the cancellation reasons.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chrono::Utc;
+use futures::{StreamExt, TryStreamExt};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tracing::{debug, info, instrument, warn};
+
+use crate::domain::draw::{Draw, DrawConfig, DrawStatus, Plan, Side, StripeTake, StripeView};
+use crate::domain::ids::{DrawId, PaymentId};
+use crate::domain::permutation::{Permutation, PermutationKey};
+use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
+use crate::store::purchases::Commit;
+use crate::store::{Store, StoreError, backoff};
+
+/// Attempts one purchase may make before it reports contention.
+const MAX_ATTEMPTS: u32 = 100;
+/// Full reads of the cursors one purchase may make.
+const MAX_REFRESHES: u32 = 3;
+/// Misses on other processes' stripes in one purchase before all cursors are re-read.
+const FOREIGN_MISSES_BEFORE_REFRESH: u32 = 2;
+/// Stripes closed at once when a draw closes.
+const CLOSE_CONCURRENCY: usize = 16;
+
+/// Outcomes of ticket operations that are not successes.
+#[derive(Debug, thiserror::Error)]
+pub enum TicketError {
+    #[error("draw {0} does not exist")]
+    DrawNotFound(DrawId),
+    #[error("draw {0} exists already")]
+    DrawExists(DrawId),
+    #[error("draw {0} is closed")]
+    DrawClosed(DrawId),
+    #[error("quantity must be between 1 and {max}")]
+    InvalidQuantity { max: u32 },
+    #[error("only {remaining} tickets remain")]
+    SoldOut { remaining: u64 },
+    #[error("{remaining} tickets remain, spread over more stripes than one purchase can take")]
+    TooFragmented { remaining: u64 },
+    #[error("payment id {0} was used for a different purchase")]
+    IdempotencyConflict(PaymentId),
+    #[error("purchase {0} does not exist")]
+    PurchaseNotFound(PaymentId),
+    #[error("ticket {number} is outside 1..={total}")]
+    TicketOutOfRange { number: u64, total: u64 },
+    #[error("ticket {0} is not sold")]
+    TicketNotSold(u64),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A new draw as asked for.
+#[derive(Debug, Clone)]
+pub struct NewDraw {
+    pub draw_id: Option<DrawId>,
+    pub name: Option<String>,
+    pub config: DrawConfig,
+}
+
+/// A draw with its live counts.
+#[derive(Debug, Clone)]
+pub struct DrawSummary {
+    pub draw: Draw,
+    pub sold: u64,
+}
+
+impl DrawSummary {
+    pub fn remaining(&self) -> u64 {
+        self.draw.config.total_tickets() - self.sold
+    }
+}
+
+/// A purchase and whether this call made it or found it.
+#[derive(Debug, Clone)]
+pub struct PurchaseReceipt {
+    pub purchase: Purchase,
+    pub replayed: bool,
+    /// Transactions and reads this call sent (SDK retries not included).
+    pub requests: u32,
+    /// Items sent in transactions, cancelled ones included: each costs 2 WCU on DynamoDB.
+    pub transaction_items: u32,
+}
+
+/// One draw as this process knows it.
+struct DrawCache {
+    draw: Draw,
+    permutation: Permutation,
+    view: Mutex<CachedView>,
+}
+
+struct CachedView {
+    stripes: StripeView,
+    closed: bool,
+    /// Cursors may be far behind: read them all before trusting a refusal or a choice
+    /// among stripes that others sell from.
+    stale: bool,
+}
+
+impl DrawCache {
+    fn new(draw: Draw) -> Self {
+        Self {
+            permutation: Permutation::new(draw.config.total_tickets(), &draw.key),
+            view: Mutex::new(CachedView {
+                stripes: StripeView::new(draw.config.layout()),
+                closed: draw.status == DrawStatus::Closed,
+                stale: true,
+            }),
+            draw,
+        }
+    }
+
+    fn view(&self) -> std::sync::MutexGuard<'_, CachedView> {
+        self.view.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn numbers(&self, takes: &[StripeTake]) -> Vec<u64> {
+        let layout = self.draw.config.layout();
+        takes
+            .iter()
+            .flat_map(|t| {
+                let stripe = layout.indices(t.stripe);
+                match t.side {
+                    Side::Bottom => stripe.start + t.cursor..stripe.start + t.cursor + t.count,
+                    Side::Top => stripe.end - t.cursor - t.count..stripe.end - t.cursor,
+                }
+            })
+            .map(|index| self.permutation.apply(index) + 1)
+            .collect()
+    }
+}
+
+/// Marks stripes busy in this process for the life of one attempt.
+struct BusyGuard<'a> {
+    cache: &'a DrawCache,
+    takes: &'a [StripeTake],
+}
+
+impl<'a> BusyGuard<'a> {
+    fn new(cache: &'a DrawCache, takes: &'a [StripeTake]) -> Self {
+        cache.view().stripes.set_busy(takes, true);
+        Self { cache, takes }
+    }
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.cache.view().stripes.set_busy(self.takes, false);
+    }
+}
+
+/// Ticket operations for one process. Cheap to share behind an `Arc`.
+pub struct TicketService {
+    store: Store,
+    draws: Mutex<HashMap<DrawId, Arc<DrawCache>>>,
+}
+
+impl TicketService {
+    pub fn new(store: Store) -> Self {
+        Self {
+            store,
+            draws: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    #[instrument(skip_all, fields(draw_id))]
+    pub async fn create_draw(&self, new: NewDraw) -> Result<DrawSummary, TicketError> {
+        let draw = Draw {
+            draw_id: new.draw_id.unwrap_or_else(DrawId::generate),
+            name: new.name,
+            config: new.config,
+            key: PermutationKey::generate(),
+            status: DrawStatus::Open,
+            created_at: Utc::now(),
+        };
+        tracing::Span::current().record("draw_id", draw.draw_id.as_str());
+        if !self.store.insert_draw(&draw).await? {
+            return Err(TicketError::DrawExists(draw.draw_id));
+        }
+        info!(
+            total_tickets = draw.config.total_tickets(),
+            stripes = draw.config.stripes(),
+            "draw created"
+        );
+        Ok(DrawSummary { draw, sold: 0 })
+    }
+
+    #[instrument(skip(self))]
+    pub async fn get_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
+        let draw = self
+            .store
+            .get_draw(draw_id)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        let stripes = self
+            .store
+            .read_stripes(draw_id, draw.config.stripes())
+            .await?;
+        let sold = stripes.iter().map(|s| s.sold()).sum();
+        Ok(DrawSummary { draw, sold })
+    }
+
+    /// Closes the draw: first the draw item, then every stripe cursor, so that once this
+    /// returns no purchase can commit. Closing again finishes an interrupted close.
+    #[instrument(skip(self))]
+    pub async fn close_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
+        let draw = self
+            .store
+            .mark_draw_closed(draw_id)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        futures::stream::iter(0..draw.config.stripes())
+            .map(|s| self.store.close_stripe(draw_id, s))
+            .buffer_unordered(CLOSE_CONCURRENCY)
+            .try_collect::<()>()
+            .await?;
+        if let Some(cache) = self.cached(draw_id) {
+            cache.view().closed = true;
+        }
+        info!("draw closed");
+        self.get_draw(draw_id).await
+    }
+
+    #[instrument(skip(self))]
+    pub async fn get_purchase(
+        &self,
+        draw_id: &DrawId,
+        payment_id: &PaymentId,
+    ) -> Result<Purchase, TicketError> {
+        self.store
+            .get_purchase(draw_id, payment_id)
+            .await?
+            .ok_or_else(|| TicketError::PurchaseNotFound(payment_id.clone()))
+    }
+
+    #[instrument(skip(self))]
+    pub async fn get_ticket(&self, draw_id: &DrawId, number: u64) -> Result<Ticket, TicketError> {
+        let cache = self.draw_cache(draw_id).await?;
+        let total = cache.draw.config.total_tickets();
+        if !(1..=total).contains(&number) {
+            return Err(TicketError::TicketOutOfRange { number, total });
+        }
+        self.store
+            .get_ticket(draw_id, number)
+            .await?
+            .ok_or(TicketError::TicketNotSold(number))
+    }
+
+    /// Sells `quantity` tickets to one payment, all or nothing, exactly once per payment id.
+    #[instrument(skip_all, fields(draw_id = %request.draw_id, payment_id = %request.payment_id, quantity = request.quantity))]
+    pub async fn purchase(&self, request: PurchaseRequest) -> Result<PurchaseReceipt, TicketError> {
+        let cache = self.draw_cache(&request.draw_id).await?;
+        let max = cache.draw.config.max_per_purchase();
+        if !(1..=max).contains(&request.quantity) {
+            return Err(TicketError::InvalidQuantity { max });
+        }
+        let fingerprint = request.fingerprint();
+        let created_at = Utc::now();
+        let mut rng = StdRng::from_rng(&mut rand::rng());
+        let mut requests = 0u32;
+        let mut transaction_items = 0u32;
+        let mut refreshes = 0u32;
+        let mut conflicts = 0u32;
+        let mut foreign_misses = 0u32;
+        for attempt in 1..=MAX_ATTEMPTS {
+            let (plan, closed, stale) = {
+                let view = cache.view();
+                let plan = view.stripes.plan(u64::from(request.quantity), &mut rng);
+                (plan, view.closed, view.stale && view.stripes.all_open())
+            };
+            let takes = match plan {
+                // Once every stripe is open, choosing among stripes that others sell from
+                // should rest on fresh cursors.
+                Plan::Take(_) if !closed && stale && refreshes < MAX_REFRESHES => {
+                    requests += self.refresh(&cache).await?;
+                    refreshes += 1;
+                    continue;
+                }
+                Plan::Take(takes) if !closed => takes,
+                Plan::Claim if !closed => {
+                    requests += 1;
+                    let index = self.store.claim_stripe(&request.draw_id).await?;
+                    cache.view().stripes.claimed(index);
+                    continue;
+                }
+                Plan::TooFragmented if !closed && refreshes == 0 => {
+                    requests += self.refresh(&cache).await?;
+                    refreshes += 1;
+                    continue;
+                }
+                refusal => {
+                    // Known cursors are lower bounds, so "not enough" is never wrong. A
+                    // replayed payment gets its tickets even after a sell-out or close.
+                    requests += 1;
+                    return match self
+                        .store
+                        .get_purchase(&request.draw_id, &request.payment_id)
+                        .await?
+                    {
+                        Some(existing) => {
+                            replay(existing, &fingerprint, requests, transaction_items)
+                        }
+                        None if closed => Err(TicketError::DrawClosed(request.draw_id)),
+                        None => Err(match refusal {
+                            Plan::NotEnough { remaining } => TicketError::SoldOut { remaining },
+                            _ => TicketError::TooFragmented {
+                                remaining: cache.view().stripes.remaining(),
+                            },
+                        }),
+                    };
+                }
+            };
+            let purchase = Purchase {
+                draw_id: request.draw_id.clone(),
+                payment_id: request.payment_id.clone(),
+                quantity: request.quantity,
+                payer_id: request.payer_id.clone(),
+                tickets: cache.numbers(&takes),
+                fingerprint: fingerprint.clone(),
+                created_at,
+            };
+            requests += 1;
+            transaction_items += (1 + takes.len() + purchase.tickets.len()) as u32;
+            let commit = {
+                let _busy = BusyGuard::new(&cache, &takes);
+                self.store.commit_purchase(&purchase, &takes).await?
+            };
+            let cancellation = match commit {
+                Commit::Committed => {
+                    let mut view = cache.view();
+                    view.stripes.committed(&takes);
+                    drop(view);
+                    info!(tickets = ?purchase.tickets, requests, attempt, "purchase committed");
+                    return Ok(PurchaseReceipt {
+                        purchase,
+                        replayed: false,
+                        requests,
+                        transaction_items,
+                    });
+                }
+                Commit::Cancelled(cancellation) => cancellation,
+            };
+            debug!(
+                attempt,
+                stripes = ?takes.iter().map(|t| t.stripe).collect::<Vec<_>>(),
+                stale = ?cancellation.stale_stripes,
+                conflict = cancellation.conflict,
+                throttled = cancellation.throttled,
+                "purchase attempt cancelled"
+            );
+            if let Some(existing) = cancellation.existing {
+                return replay(existing, &fingerprint, requests, transaction_items);
+            }
+            // Tickets behind a stale cursor are expected: the cursor check failed too.
+            // A ticket taken while every cursor matched would mean a broken invariant.
+            if cancellation.stale_stripes.is_empty() && !cancellation.taken_tickets.is_empty() {
+                return Err(StoreError::Invariant(format!(
+                    "tickets {:?} exist behind their stripe cursor",
+                    cancellation.taken_tickets
+                ))
+                .into());
+            }
+            {
+                let mut view = cache.view();
+                for (stripe, state) in &cancellation.stale_stripes {
+                    view.stripes.learn(*stripe, state.counters);
+                    view.closed |= state.closed;
+                }
+                // Each miss corrects one stripe; repeated misses on stripes that others
+                // sell from mean the whole view is old, and one read corrects it all.
+                if view.stripes.all_open()
+                    && cancellation
+                        .stale_stripes
+                        .iter()
+                        .any(|(s, _)| !view.stripes.owns(*s))
+                {
+                    foreign_misses += 1;
+                    if foreign_misses >= FOREIGN_MISSES_BEFORE_REFRESH {
+                        view.stale = true;
+                        foreign_misses = 0;
+                    }
+                }
+            }
+            if cancellation.conflict || cancellation.throttled {
+                conflicts += 1;
+                backoff(conflicts).await;
+            }
+        }
+        warn!(requests, "purchase gave up under contention");
+        Err(StoreError::Contention {
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+
+    /// Reads every cursor of the draw; returns the number of requests it took.
+    async fn refresh(&self, cache: &DrawCache) -> Result<u32, TicketError> {
+        let states = self
+            .store
+            .read_stripes(&cache.draw.draw_id, cache.draw.config.stripes())
+            .await?;
+        let mut view = cache.view();
+        for (stripe, state) in states.iter().enumerate() {
+            view.stripes.learn(stripe as u32, state.counters);
+            view.closed |= state.closed;
+        }
+        view.stale = false;
+        debug!(
+            remaining = view.stripes.remaining(),
+            with_room = (0..cache.draw.config.stripes())
+                .filter(|&s| view.stripes.room(s) > 0)
+                .count(),
+            "cursors refreshed"
+        );
+        Ok(cache.draw.config.stripes().div_ceil(100))
+    }
+
+    fn cached(&self, draw_id: &DrawId) -> Option<Arc<DrawCache>> {
+        self.draws
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(draw_id)
+            .cloned()
+    }
+
+    async fn draw_cache(&self, draw_id: &DrawId) -> Result<Arc<DrawCache>, TicketError> {
+        if let Some(cache) = self.cached(draw_id) {
+            return Ok(cache);
+        }
+        let draw = self
+            .store
+            .get_draw(draw_id)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        let cache = Arc::new(DrawCache::new(draw));
+        Ok(self
+            .draws
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(draw_id.clone())
+            .or_insert(cache)
+            .clone())
+    }
+}
+
+fn replay(
+    existing: Purchase,
+    fingerprint: &str,
+    requests: u32,
+    transaction_items: u32,
+) -> Result<PurchaseReceipt, TicketError> {
+    if existing.fingerprint != fingerprint {
+        return Err(TicketError::IdempotencyConflict(existing.payment_id));
+    }
+    info!(tickets = ?existing.tickets, "purchase replayed");
+    Ok(PurchaseReceipt {
+        purchase: existing,
+        replayed: true,
+        requests,
+        transaction_items,
+    })
+}

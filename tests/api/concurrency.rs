@@ -1,0 +1,210 @@
+//! Race-freedom: many independent instances sell out one draw at once, with retried and
+//! conflicting payments; then the table is read back and every invariant is checked.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use axum::http::StatusCode;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use serde_json::json;
+use tally::api::{self, AppState};
+
+use crate::helpers::{
+    attr_n, attr_numbers, attr_s, get, of_kind, post_json, spawn_app, store_on, tickets_of,
+};
+
+const TOTAL: u64 = 1_000;
+const TASKS: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Original,
+    /// The same body again, sent while the original may still be in flight.
+    Retry,
+    /// The same payment id with another quantity.
+    Conflicting,
+}
+
+struct Outcome {
+    payment: String,
+    quantity: u64,
+    kind: Kind,
+    status: StatusCode,
+    code: String,
+    tickets: Vec<u64>,
+    remaining: Option<u64>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_buyers_sell_out_a_draw_without_duplicates_or_leaks() {
+    let app = spawn_app().await;
+    let created = app
+        .post(
+            "/draws",
+            &json!({"draw_id": "race", "total_tickets": TOTAL, "max_per_purchase": 10}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+
+    // 320 payments of 1..=10 tickets ask for about 1,760 tickets: more than the draw holds.
+    let mut rng = StdRng::seed_from_u64(42);
+    let mut jobs = Vec::new();
+    for i in 0..320 {
+        let payment = format!("pay-{i}");
+        let quantity = rng.random_range(1..=10u64);
+        jobs.push((payment.clone(), quantity, Kind::Original));
+        if i % 5 == 0 {
+            jobs.push((payment.clone(), quantity, Kind::Retry));
+        }
+        if i % 15 == 0 {
+            jobs.push((payment.clone(), quantity, Kind::Retry));
+        }
+        if i % 7 == 3 {
+            jobs.push((payment, quantity % 10 + 1, Kind::Conflicting));
+        }
+    }
+    // Neighbouring jobs (an original and its retries) go to different tasks, so they run
+    // at the same moment.
+    let mut queues: Vec<Vec<(String, u64, Kind)>> = vec![Vec::new(); TASKS];
+    for (index, job) in jobs.into_iter().enumerate() {
+        queues[index % TASKS].push(job);
+    }
+    let mut tasks = Vec::new();
+    for queue in queues {
+        // Each task is its own instance: its own SDK client and caches, one shared table.
+        let router = api::router(AppState::new(store_on(app.store.table(), None).await));
+        tasks.push(tokio::spawn(async move {
+            let mut outcomes = Vec::new();
+            for (payment, quantity, kind) in queue {
+                let reply = post_json(
+                    &router,
+                    "/draws/race/purchases",
+                    &json!({"payment_id": payment, "quantity": quantity}),
+                )
+                .await;
+                let tickets = if reply.status.is_success() {
+                    tickets_of(&reply)
+                } else {
+                    Vec::new()
+                };
+                outcomes.push(Outcome {
+                    payment,
+                    quantity,
+                    kind,
+                    status: reply.status,
+                    code: reply.code().to_owned(),
+                    tickets,
+                    remaining: reply.body["remaining"].as_u64(),
+                });
+            }
+            outcomes
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.extend(task.await.unwrap());
+    }
+
+    // Every answer is one of the expected ones.
+    for o in &outcomes {
+        match (o.status, o.code.as_str()) {
+            (StatusCode::CREATED, _) | (StatusCode::OK, _) => {
+                assert_eq!(o.tickets.len() as u64, o.quantity, "{}", o.payment);
+            }
+            (StatusCode::CONFLICT, "sold_out") => {
+                assert!(
+                    o.remaining.unwrap() < o.quantity,
+                    "sold_out with room for {}",
+                    o.payment
+                )
+            }
+            (StatusCode::CONFLICT, "idempotency_conflict") => {}
+            (status, code) => panic!("{}: unexpected {status} {code}", o.payment),
+        }
+    }
+    // T4: per payment id one winning body, one allocation, identical replays.
+    let mut by_payment: HashMap<&str, Vec<&Outcome>> = HashMap::new();
+    for o in &outcomes {
+        by_payment.entry(&o.payment).or_default().push(o);
+    }
+    let mut winners: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for (payment, answers) in &by_payment {
+        let successes: Vec<&&Outcome> = answers.iter().filter(|o| o.status.is_success()).collect();
+        let created = successes
+            .iter()
+            .filter(|o| o.status == StatusCode::CREATED)
+            .count();
+        if successes.is_empty() {
+            continue;
+        }
+        assert_eq!(created, 1, "{payment}: {created} purchases created");
+        let first = &successes[0];
+        for other in &successes {
+            assert_eq!(other.tickets, first.tickets, "{payment}: replay differs");
+            assert_eq!(other.quantity, first.quantity, "{payment}: two bodies won");
+        }
+        for o in answers.iter().filter(|o| o.code == "idempotency_conflict") {
+            assert_ne!(
+                o.quantity, first.quantity,
+                "{payment}: same body called a conflict"
+            );
+        }
+        winners.insert(payment.to_string(), first.tickets.clone());
+    }
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| o.kind == Kind::Retry && o.status == StatusCode::OK)
+    );
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| o.kind != Kind::Original && o.code == "idempotency_conflict")
+    );
+    assert!(outcomes.iter().any(|o| o.code == "sold_out"));
+
+    // Read the table back.
+    let items = app.scan().await;
+    let tickets = of_kind(&items, "ticket");
+    let purchases = of_kind(&items, "purchase");
+    // T1 + T2: every number 1..=TOTAL held exactly once, nothing else.
+    let mut numbers: Vec<u64> = tickets.iter().map(|t| attr_n(t, "number")).collect();
+    numbers.sort();
+    assert_eq!(numbers, (1..=TOTAL).collect::<Vec<u64>>());
+    // T3 + T5: each purchase holds exactly its quantity, and each ticket belongs to the
+    // purchase that lists it.
+    let mut listed = HashSet::new();
+    for p in &purchases {
+        let held = attr_numbers(p, "tickets");
+        assert_eq!(held.len() as u64, attr_n(p, "quantity"));
+        let payment = attr_s(p, "payment_id");
+        assert_eq!(
+            winners.get(payment),
+            Some(&held),
+            "{payment}: table and answers differ"
+        );
+        for n in held {
+            assert!(listed.insert(n), "{n} listed twice");
+        }
+    }
+    assert_eq!(purchases.len(), winners.len());
+    for t in &tickets {
+        let owner = attr_s(t, "payment_id");
+        assert!(winners[owner].contains(&attr_n(t, "number")));
+    }
+    // sold = sum of the cursors = TOTAL, and the API says so.
+    let draw = get(&app.router, "/draws/race").await.body;
+    assert_eq!(draw["sold"], TOTAL);
+    assert_eq!(draw["remaining"], 0);
+
+    // A retried payment after the sell-out still gets its own tickets back.
+    let (payment, tickets) = winners.iter().next().unwrap();
+    let replay = app
+        .post(
+            "/draws/race/purchases",
+            &json!({"payment_id": payment, "quantity": tickets.len()}),
+        )
+        .await;
+    assert_eq!(replay.status, StatusCode::OK);
+    assert_eq!(&tickets_of(&replay), tickets);
+}

@@ -1,0 +1,83 @@
+//! T7: the end of a draw costs about what its start did, in DynamoDB requests.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tally::domain::draw::DrawConfig;
+use tally::domain::ids::{DrawId, PaymentId};
+use tally::domain::purchase::PurchaseRequest;
+use tally::store::RequestCounter;
+use tally::tickets::{NewDraw, TicketError, TicketService};
+
+use crate::helpers::{fresh_store, store_on};
+
+const TOTAL: u64 = 2_000;
+const BUYERS: u64 = 4;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn requests_per_purchase_stay_flat_from_first_to_last_tenth() {
+    let store = fresh_store(None).await;
+    let draw_id = DrawId::parse("flat").unwrap();
+    TicketService::new(store.clone())
+        .create_draw(NewDraw {
+            draw_id: Some(draw_id.clone()),
+            name: None,
+            config: DrawConfig::new(TOTAL, Some(10), None).unwrap(),
+        })
+        .await
+        .unwrap();
+    let sold = Arc::new(AtomicU64::new(0));
+    let mut buyers = Vec::new();
+    for buyer in 0..BUYERS {
+        // Each buyer has its own client, so its interceptor counts only its requests.
+        let counter = RequestCounter::default();
+        let service = TicketService::new(store_on(store.table(), Some(counter.clone())).await);
+        let (sold, draw_id) = (sold.clone(), draw_id.clone());
+        buyers.push(tokio::spawn(async move {
+            let mut samples = Vec::new();
+            for n in 0.. {
+                let quantity = 1 + ((n * 7 + buyer * 3) % 10) as u32;
+                let before = counter.get();
+                let request = PurchaseRequest {
+                    draw_id: draw_id.clone(),
+                    payment_id: PaymentId::parse(&format!("b{buyer}-{n}")).unwrap(),
+                    quantity,
+                    payer_id: None,
+                    token: None,
+                };
+                match service.purchase(request).await {
+                    Ok(_) => {
+                        let position = sold.fetch_add(u64::from(quantity), Ordering::SeqCst);
+                        samples.push((position, counter.get() - before));
+                    }
+                    Err(TicketError::SoldOut { .. }) => return samples,
+                    Err(other) => panic!("{other}"),
+                }
+            }
+            samples
+        }));
+    }
+    let mut samples = Vec::new();
+    for buyer in buyers {
+        samples.extend(buyer.await.unwrap());
+    }
+    let mean = |range: std::ops::Range<u64>| {
+        let picked: Vec<u64> = samples
+            .iter()
+            .filter(|(position, _)| range.contains(position))
+            .map(|(_, requests)| *requests)
+            .collect();
+        picked.iter().sum::<u64>() as f64 / picked.len() as f64
+    };
+    let first = mean(0..TOTAL / 10);
+    let last = mean(TOTAL - TOTAL / 10..TOTAL);
+    let overall = mean(0..TOTAL);
+    assert!(
+        first >= 1.0 && overall < 1.6,
+        "first {first:.2}, overall {overall:.2}"
+    );
+    assert!(
+        last <= 1.5 * first,
+        "first tenth {first:.2} requests/purchase, last {last:.2}"
+    );
+}

@@ -1,0 +1,48 @@
+//! The SAM-style event files in `events/`, fed through the Lambda request conversion and
+//! the ticket function's router, in the order a client would send them.
+
+use axum::http::StatusCode;
+use tally::api::{self, AppState};
+
+use crate::helpers::{fresh_store, send, tickets_of};
+
+async fn invoke(router: &axum::Router, file: &str) -> crate::helpers::Reply {
+    let path = format!("{}/events/{file}", env!("CARGO_MANIFEST_DIR"));
+    let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let request = lambda_http::request::from_str(&raw).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let (parts, body) = request.into_parts();
+    let request = axum::http::Request::from_parts(parts, axum::body::Body::from(body.to_vec()));
+    send(router, request).await
+}
+
+#[tokio::test]
+async fn every_ticket_event_file_runs_through_the_ticket_function() {
+    let router = api::tickets_router(AppState::new(fresh_store(None).await));
+    assert_eq!(
+        invoke(&router, "create-draw.json").await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        invoke(&router, "get-draw.json").await.status,
+        StatusCode::OK
+    );
+    let purchase = invoke(&router, "purchase.json").await;
+    assert_eq!(purchase.status, StatusCode::CREATED);
+    let replay = invoke(&router, "purchase.json").await;
+    assert_eq!(replay.status, StatusCode::OK);
+    assert_eq!(tickets_of(&replay), tickets_of(&purchase));
+    assert_eq!(
+        invoke(&router, "get-purchase.json").await.status,
+        StatusCode::OK
+    );
+    // The event asks for ticket 17: sold or not, the answer matches the purchase.
+    let expected = if tickets_of(&purchase).contains(&17) {
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    };
+    assert_eq!(invoke(&router, "get-ticket.json").await.status, expected);
+    let closed = invoke(&router, "close-draw.json").await;
+    assert_eq!(closed.status, StatusCode::OK);
+    assert_eq!(closed.body["status"], "closed");
+}

@@ -1,0 +1,198 @@
+//! One isolated world per test: its own table in DynamoDB Local, its own services.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tally::api::{self, AppState};
+use tally::domain::ids::DrawId;
+use tally::store::{RequestCounter, Store, StoreConfig};
+use tower::ServiceExt;
+
+/// The table item as a map of attribute values.
+pub type Item = HashMap<String, AttributeValue>;
+
+pub struct TestApp {
+    pub store: Store,
+    pub router: Router,
+}
+
+/// A response: status, headers and the body as JSON (`Null` when empty).
+pub struct Reply {
+    pub status: StatusCode,
+    pub content_type: String,
+    pub headers: axum::http::HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+}
+
+fn endpoint() -> String {
+    std::env::var("DYNAMODB_ENDPOINT")
+        .expect("DYNAMODB_ENDPOINT is not set: run the tests with `make test`")
+}
+
+/// A store on a fresh table of its own.
+pub async fn fresh_store(counter: Option<RequestCounter>) -> Store {
+    let config = StoreConfig {
+        table_name: format!("tally-test-{}", DrawId::generate()),
+        endpoint: Some(endpoint()),
+    };
+    let store = Store::connect(&config, counter).await;
+    store.ensure_table().await.expect("create the test table");
+    store
+}
+
+/// Another client (another "Lambda instance") on the same table, with its own caches.
+pub async fn store_on(table: &str, counter: Option<RequestCounter>) -> Store {
+    let config = StoreConfig {
+        table_name: table.to_owned(),
+        endpoint: Some(endpoint()),
+    };
+    Store::connect(&config, counter).await
+}
+
+pub async fn spawn_app() -> TestApp {
+    let store = fresh_store(None).await;
+    let router = api::router(AppState::new(store.clone()));
+    TestApp { store, router }
+}
+
+pub async fn send(router: &Router, request: Request<Body>) -> Reply {
+    let response = router
+        .clone()
+        .oneshot(request)
+        .await
+        .expect("the router never fails");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| panic!("body is not JSON: {}", String::from_utf8_lossy(&bytes)))
+    };
+    Reply {
+        status,
+        content_type,
+        headers,
+        body,
+    }
+}
+
+pub async fn post_json(router: &Router, path: &str, body: &Value) -> Reply {
+    post_raw(router, path, "application/json", body.to_string()).await
+}
+
+pub async fn post_raw(router: &Router, path: &str, content_type: &str, body: String) -> Reply {
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri(path)
+        .header(header::CONTENT_TYPE, content_type)
+        .body(Body::from(body))
+        .unwrap();
+    send(router, request).await
+}
+
+pub async fn get(router: &Router, path: &str) -> Reply {
+    let request = Request::builder()
+        .method(Method::GET)
+        .uri(path)
+        .body(Body::empty())
+        .unwrap();
+    send(router, request).await
+}
+
+impl TestApp {
+    pub async fn post(&self, path: &str, body: &Value) -> Reply {
+        post_json(&self.router, path, body).await
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        get(&self.router, path).await
+    }
+
+    /// Every item of the table, read back with strongly consistent scans.
+    pub async fn scan(&self) -> Vec<Item> {
+        scan(&self.store).await
+    }
+}
+
+pub async fn scan(store: &Store) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut start: Option<Item> = None;
+    loop {
+        let output = store
+            .client()
+            .scan()
+            .table_name(store.table())
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .expect("scan the table");
+        items.extend(output.items().iter().cloned());
+        match output.last_evaluated_key() {
+            Some(key) if !key.is_empty() => start = Some(key.clone()),
+            _ => return items,
+        }
+    }
+}
+
+pub fn attr_s<'a>(item: &'a Item, name: &str) -> &'a str {
+    match item.get(name) {
+        Some(AttributeValue::S(s)) => s,
+        other => panic!("{name} is not a string: {other:?}"),
+    }
+}
+
+pub fn attr_n(item: &Item, name: &str) -> u64 {
+    match item.get(name) {
+        Some(AttributeValue::N(n)) => n.parse().unwrap(),
+        other => panic!("{name} is not a number: {other:?}"),
+    }
+}
+
+pub fn attr_numbers(item: &Item, name: &str) -> Vec<u64> {
+    match item.get(name) {
+        Some(AttributeValue::L(list)) => list
+            .iter()
+            .map(|v| match v {
+                AttributeValue::N(n) => n.parse().unwrap(),
+                other => panic!("not a number: {other:?}"),
+            })
+            .collect(),
+        other => panic!("{name} is not a list: {other:?}"),
+    }
+}
+
+/// Items of one kind (`draw`, `purchase`, `ticket`, ...).
+pub fn of_kind<'a>(items: &'a [Item], kind: &str) -> Vec<&'a Item> {
+    items
+        .iter()
+        .filter(|i| matches!(i.get("kind"), Some(AttributeValue::S(k)) if k == kind))
+        .collect()
+}
+
+pub fn tickets_of(reply: &Reply) -> Vec<u64> {
+    reply.body["tickets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tickets in {}", reply.body))
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect()
+}

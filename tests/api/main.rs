@@ -1,0 +1,7 @@
+//! Integration tests against DynamoDB Local (`make test` starts one).
+
+mod concurrency;
+mod cost;
+mod events;
+mod helpers;
+mod tickets;
