@@ -34,6 +34,9 @@ pub struct BenchArgs {
     /// Skip the naive approach.
     #[arg(long)]
     skip_naive: bool,
+    /// Tickets sold by each approach before measuring, to warm up DynamoDB Local's JVM.
+    #[arg(long, default_value_t = 3_000)]
+    warmup_tickets: u64,
 }
 
 /// One finished purchase, in completion order.
@@ -132,12 +135,19 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
 }
 
 async fn compare(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
-    let tally = tally_sell_out(args, store, counter).await?;
+    if args.warmup_tickets > 0 {
+        println!("Warming up with {} tickets each (not measured)", args.warmup_tickets);
+        tally_sell_out(args, args.warmup_tickets, "warmup", store, counter).await?;
+        if !args.skip_naive {
+            naive_sell_out(args, args.warmup_tickets, "WARMUP", store, counter).await?;
+        }
+    }
+    let tally = tally_sell_out(args, args.tickets, "bench", store, counter).await?;
     print_figures(&tally);
     if args.skip_naive {
         return Ok(());
     }
-    let naive = naive_sell_out(args, store, counter).await?;
+    let naive = naive_sell_out(args, args.tickets, "NAIVE", store, counter).await?;
     print_figures(&naive);
     println!();
     println!("Ratios (Tally / naive):");
@@ -202,12 +212,14 @@ fn print_figures(f: &Figures) {
 
 async fn tally_sell_out(
     args: &BenchArgs,
+    total: u64,
+    draw: &str,
     store: &Store,
     counter: &RequestCounter,
 ) -> Result<Figures, String> {
-    let config = DrawConfig::new(args.tickets, Some(args.max_quantity), args.stripes)
-        .map_err(|e| e.to_string())?;
-    let draw_id = DrawId::parse("bench-tally").expect("valid id");
+    let config =
+        DrawConfig::new(total, Some(args.max_quantity), args.stripes).map_err(|e| e.to_string())?;
+    let draw_id = DrawId::parse(draw).expect("valid id");
     TicketService::new(store.clone())
         .create_draw(NewDraw {
             draw_id: Some(draw_id.clone()),
@@ -216,7 +228,9 @@ async fn tally_sell_out(
         })
         .await
         .map_err(|e| e.to_string())?;
-    println!("\nTally: {} stripes", config.stripes());
+    if draw != "warmup" {
+        println!("\nTally: {} stripes", config.stripes());
+    }
     let next_payment = Arc::new(AtomicU64::new(0));
     let before = counter.get();
     let started = Instant::now();
@@ -267,14 +281,14 @@ async fn tally_sell_out(
     let elapsed = started.elapsed();
     sales.sort_by_key(|(at, _)| *at);
     let tickets: u64 = sales.iter().map(|(_, s)| u64::from(s.quantity)).sum();
-    if tickets != args.tickets {
-        return Err(format!("sold {tickets} tickets of {}", args.tickets));
+    if tickets != total {
+        return Err(format!("sold {tickets} tickets of {total}"));
     }
     let order: Vec<(u32, u32)> = sales
         .iter()
         .map(|(_, s)| (s.quantity, s.requests))
         .collect();
-    let (first_tenth, last_tenth) = tenths(&order, args.tickets);
+    let (first_tenth, last_tenth) = tenths(&order, total);
     Ok(Figures {
         label: "Tally (keyed permutation, striped cursors, one transaction per purchase)",
         elapsed,
@@ -294,10 +308,11 @@ async fn tally_sell_out(
 
 async fn naive_sell_out(
     args: &BenchArgs,
+    total: u64,
+    prefix: &'static str,
     store: &Store,
     counter: &RequestCounter,
 ) -> Result<Figures, String> {
-    println!("\nNaive: random number, conditional put, retry on conflict");
     let sold = Arc::new(AtomicU64::new(0));
     let before = counter.get();
     let started = Instant::now();
@@ -305,7 +320,6 @@ async fn naive_sell_out(
     for buyer in 0..args.buyers {
         let store = store.clone();
         let sold = sold.clone();
-        let total = args.tickets;
         let max_quantity = args.max_quantity;
         buyers.push(tokio::spawn(async move {
             let mut rng = StdRng::seed_from_u64(1_000 + buyer as u64);
@@ -335,7 +349,7 @@ async fn naive_sell_out(
                         .client()
                         .put_item()
                         .table_name(store.table())
-                        .item("pk", AttributeValue::S(format!("NAIVE#TICKET#{number}")))
+                        .item("pk", AttributeValue::S(format!("{prefix}#TICKET#{number}")))
                         .item("number", AttributeValue::N(number.to_string()))
                         .condition_expression("attribute_not_exists(pk)")
                         .send()
@@ -376,7 +390,7 @@ async fn naive_sell_out(
         .collect();
     let (first_tenth, last_tenth) = tenths(&order, tickets);
     Ok(Figures {
-        label: "Naive",
+        label: "Naive (random number, conditional put, retry on conflict)",
         elapsed,
         purchases: sales.len() as u64,
         tickets,

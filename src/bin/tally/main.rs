@@ -42,13 +42,18 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A benchmark logs only problems: a line per purchase would measure the terminal.
+    let default_level = match cli.command {
+        Command::Bench(_) => "warn",
+        _ => "info",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level)),
         )
         .with_target(false)
         .init();
-    let cli = Cli::parse();
     let config = StoreConfig {
         table_name: cli.table,
         endpoint: cli.endpoint,
