@@ -3,5 +3,6 @@
 
 pub mod api;
 pub mod domain;
+pub mod orders;
 pub mod store;
 pub mod tickets;

@@ -1,6 +1,7 @@
 //! The HTTP API: one router, served by Lambda and by the local server alike.
 
 mod extract;
+mod orders;
 mod problem;
 mod tickets;
 
@@ -8,15 +9,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
+use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use tracing::{Instrument, info, info_span};
 
 pub use extract::MAX_BODY_BYTES;
+pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::Problem;
 
+use crate::orders::OrderService;
 use crate::store::{Store, StoreConfig};
 use crate::tickets::TicketService;
 
@@ -24,12 +27,14 @@ use crate::tickets::TicketService;
 #[derive(Clone)]
 pub struct AppState {
     pub tickets: Arc<TicketService>,
+    pub orders: Arc<OrderService>,
 }
 
 impl AppState {
     pub fn new(store: Store) -> Self {
         Self {
-            tickets: Arc::new(TicketService::new(store)),
+            tickets: Arc::new(TicketService::new(store.clone())),
+            orders: Arc::new(OrderService::new(store)),
         }
     }
 
@@ -42,12 +47,22 @@ impl AppState {
 
 /// Every route.
 pub fn router(state: AppState) -> Router {
-    finish(tickets::routes(), state)
+    finish(tickets::routes().merge(orders::routes()), state)
 }
 
 /// The ticket routes alone, for the ticket function.
 pub fn tickets_router(state: AppState) -> Router {
     finish(tickets::routes(), state)
+}
+
+/// The series and order routes alone, for the order function.
+pub fn orders_router(state: AppState) -> Router {
+    finish(orders::routes(), state)
+}
+
+/// RFC 3339 in UTC with milliseconds, as every response writes times.
+fn timestamp(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 fn finish(routes: Router<AppState>, state: AppState) -> Router {
@@ -62,7 +77,6 @@ fn finish(routes: Router<AppState>, state: AppState) -> Router {
                 "this route does not take that method",
             )
         })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }

@@ -7,6 +7,8 @@ use tracing::{error, warn};
 
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::InvalidId;
+use crate::domain::series::SeriesError;
+use crate::orders::OrderError;
 use crate::store::StoreError;
 use crate::tickets::TicketError;
 
@@ -40,7 +42,7 @@ impl Problem {
         self
     }
 
-    fn retry_after(mut self, seconds: u32) -> Self {
+    pub fn retry_after(mut self, seconds: u32) -> Self {
         self.retry_after = Some(seconds);
         self
     }
@@ -166,6 +168,36 @@ impl From<TicketError> for Problem {
                 Problem::new(StatusCode::NOT_FOUND, "ticket_not_sold", detail)
             }
             TicketError::Store(err) => err.into(),
+        }
+    }
+}
+
+impl From<SeriesError> for Problem {
+    fn from(err: SeriesError) -> Self {
+        let code = match err {
+            SeriesError::Format(_) => "invalid_format",
+            SeriesError::Reset => "invalid_reset",
+            SeriesError::ResetNeedsToken { .. } => "format_missing_date_token",
+            SeriesError::Start => "invalid_start",
+        };
+        Problem::bad_request(code, err.to_string())
+    }
+}
+
+impl From<OrderError> for Problem {
+    fn from(err: OrderError) -> Self {
+        let detail = err.to_string();
+        match err {
+            OrderError::SeriesNotFound(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "series_not_found", detail)
+            }
+            OrderError::SeriesExists(_) => {
+                Problem::new(StatusCode::CONFLICT, "series_exists", detail)
+            }
+            OrderError::OrderNotFound => {
+                Problem::new(StatusCode::NOT_FOUND, "order_not_found", detail)
+            }
+            OrderError::Store(err) => err.into(),
         }
     }
 }

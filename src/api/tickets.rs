@@ -2,16 +2,16 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::AppState;
-use super::extract::{JsonBody, PathParams};
+use super::extract::{JsonBody, MAX_BODY_BYTES, PathParams};
 use super::problem::Problem;
+use super::timestamp;
 use crate::domain::draw::{DrawConfig, MAX_NAME_LEN};
 use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::purchase::{MAX_FREE_TEXT_LEN, Purchase, PurchaseRequest};
@@ -25,10 +25,7 @@ pub(super) fn routes() -> Router<AppState> {
         .route("/draws/{draw_id}/purchases", post(purchase))
         .route("/draws/{draw_id}/purchases/{payment_id}", get(get_purchase))
         .route("/draws/{draw_id}/tickets/{number}", get(get_ticket))
-}
-
-fn timestamp(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 #[derive(Deserialize)]

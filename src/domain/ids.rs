@@ -21,6 +21,10 @@ fn is_word(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
+fn is_reference(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-')
+}
+
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $field:literal, $max:literal, $allowed:literal, $accept:path) => {
         $(#[$doc])*
@@ -60,6 +64,19 @@ id_type!(
     PaymentId, "payment_id", 64, "letters, digits, '_' and '-'", is_word
 );
 
+id_type!(
+    /// A numbering series: `[A-Za-z0-9_-]{1,32}`.
+    SeriesId, "series_id", 32, "letters, digits, '_' and '-'", is_word
+);
+id_type!(
+    /// The system that posts orders: `[A-Za-z0-9._:-]{1,128}`.
+    SourceId, "source", 128, "letters, digits, '.', '_', ':' and '-'", is_reference
+);
+id_type!(
+    /// The source's own reference of an order: `[A-Za-z0-9._:-]{1,128}`.
+    ExternalRef, "external_ref", 128, "letters, digits, '.', '_', ':' and '-'", is_reference
+);
+
 impl DrawId {
     /// A fresh random id such as `d-7kq2m9x4c1vz8b3n`.
     pub fn generate() -> Self {
@@ -88,6 +105,16 @@ mod tests {
             let err = PaymentId::parse(bad).unwrap_err();
             assert_eq!(err.field, "payment_id", "{bad:?}");
         }
+    }
+
+    #[test]
+    fn references_allow_dots_and_colons_but_not_separators() {
+        assert!(ExternalRef::parse("PO-7781:v2.1_a").is_ok());
+        assert!(SourceId::parse("erp-1").is_ok());
+        assert!(ExternalRef::parse("a#b").is_err());
+        assert!(ExternalRef::parse("a/b").is_err());
+        assert!(SeriesId::parse(&"s".repeat(33)).is_err());
+        assert!(SeriesId::parse("a.b").is_err());
     }
 
     #[test]

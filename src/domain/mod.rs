@@ -2,5 +2,7 @@
 
 pub mod draw;
 pub mod ids;
+pub mod order;
 pub mod permutation;
 pub mod purchase;
+pub mod series;

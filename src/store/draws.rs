@@ -3,11 +3,11 @@
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::primitives::Blob;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use chrono::{DateTime, Utc};
 
 use super::codec::{Item, Reader, key, n, s};
-use super::{PARTITION_KEY, Store, StoreError, backoff, keys, sdk_error};
+use super::{PARTITION_KEY, Store, StoreError, keys, sdk_error};
 use crate::domain::draw::{Draw, DrawConfig, DrawStatus, StripeCounters};
 use crate::domain::ids::DrawId;
 use crate::domain::permutation::PermutationKey;
@@ -197,57 +197,22 @@ impl Store {
         let mut states = vec![StripeState::default(); stripes as usize];
         let all: Vec<u32> = (0..stripes).collect();
         for chunk in all.chunks(100) {
-            let mut pending = Some(
-                KeysAndAttributes::builder()
-                    .set_keys(Some(
-                        chunk
-                            .iter()
-                            .map(|&i| key(keys::stripe(draw_id, i)))
-                            .collect(),
-                    ))
-                    .consistent_read(true)
-                    .build()
-                    .map_err(|e| StoreError::Invariant(e.to_string()))?,
-            );
-            let mut attempt = 0;
-            while let Some(request) = pending.take() {
-                if attempt > 0 {
-                    backoff(attempt).await;
-                }
-                attempt += 1;
-                if attempt > 10 {
-                    return Err(StoreError::Throttled);
-                }
-                let output = self
-                    .client()
-                    .batch_get_item()
-                    .request_items(self.table(), request)
-                    .send()
-                    .await
-                    .map_err(|e| sdk_error("BatchGetItem", e))?;
-                for item in output
-                    .responses()
-                    .and_then(|r| r.get(self.table()))
-                    .into_iter()
-                    .flatten()
-                {
-                    let pk = Reader::new(item).str(PARTITION_KEY)?;
-                    let index = pk
-                        .rsplit('#')
-                        .next()
-                        .and_then(|i| i.parse::<usize>().ok())
-                        .filter(|&i| i < states.len())
-                        .ok_or_else(|| StoreError::Corrupt {
-                            key: pk.to_owned(),
-                            reason: "not a stripe key of this draw".into(),
-                        })?;
-                    states[index] = StripeState::decode(item)?;
-                }
-                pending = output
-                    .unprocessed_keys()
-                    .and_then(|u| u.get(self.table()))
-                    .filter(|k| !k.keys().is_empty())
-                    .cloned();
+            let keys = chunk
+                .iter()
+                .map(|&i| key(keys::stripe(draw_id, i)))
+                .collect();
+            for item in self.batch_get(keys).await? {
+                let pk = Reader::new(&item).str(PARTITION_KEY)?;
+                let index = pk
+                    .rsplit('#')
+                    .next()
+                    .and_then(|i| i.parse::<usize>().ok())
+                    .filter(|&i| i < states.len())
+                    .ok_or_else(|| StoreError::Corrupt {
+                        key: pk.to_owned(),
+                        reason: "not a stripe key of this draw".into(),
+                    })?;
+                states[index] = StripeState::decode(&item)?;
             }
         }
         Ok(states)

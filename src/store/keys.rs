@@ -1,7 +1,7 @@
 //! Every key of the table, in one place. Built only from validated ids, which cannot
 //! contain the `#` separator.
 
-use crate::domain::ids::{DrawId, PaymentId};
+use crate::domain::ids::{DrawId, ExternalRef, PaymentId, SeriesId, SourceId};
 
 pub(crate) fn draw(draw: &DrawId) -> String {
     format!("DRAW#{draw}")
@@ -21,4 +21,21 @@ pub(crate) fn ticket(draw: &DrawId, number: u64) -> String {
 
 pub(crate) fn stripe_claims(draw: &DrawId) -> String {
     format!("DRAW#{draw}#CLAIMS")
+}
+
+pub(crate) fn series(series: &SeriesId) -> String {
+    format!("SERIES#{series}")
+}
+
+pub(crate) fn series_counter(series: &SeriesId, period: &str) -> String {
+    format!("SERIES#{series}#PERIOD#{period}")
+}
+
+/// Order numbers hold only letters, digits and `-_/.`: never the separator.
+pub(crate) fn order_number(number: &str) -> String {
+    format!("ORDER#{number}")
+}
+
+pub(crate) fn order_ref(source: &SourceId, external_ref: &ExternalRef) -> String {
+    format!("SOURCE#{source}#REF#{external_ref}")
 }

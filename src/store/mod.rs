@@ -5,6 +5,7 @@ mod codec;
 pub mod draws;
 mod keys;
 mod metrics;
+pub mod orders;
 pub mod purchases;
 
 use std::time::Duration;
@@ -80,6 +81,10 @@ where
             message: DisplayErrorContext(&other).to_string(),
         },
     }
+}
+
+pub(crate) fn build_error(err: impl std::fmt::Display) -> StoreError {
+    StoreError::Invariant(format!("request could not be built: {err}"))
 }
 
 /// Capped exponential backoff with full jitter: a random wait in `0..min(cap, base * 2^n)`.

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::codec::{Item, Reader, key, n, s};
 use super::draws::{BOTTOM, CLOSED, StripeState, TOP, encode_timestamp, parse_timestamp};
-use super::{PARTITION_KEY, Store, StoreError, is_throttling_code, keys, sdk_error};
+use super::{PARTITION_KEY, Store, StoreError, build_error, is_throttling_code, keys, sdk_error};
 use crate::domain::draw::{Side, StripeTake};
 use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::purchase::{Purchase, Ticket, hex};
@@ -116,10 +116,6 @@ fn put(table: &str, item: Item, return_old: bool) -> Result<TransactWriteItem, S
     Ok(TransactWriteItem::builder()
         .put(put.build().map_err(build_error)?)
         .build())
-}
-
-fn build_error(err: impl std::fmt::Display) -> StoreError {
-    StoreError::Invariant(format!("request could not be built: {err}"))
 }
 
 impl Store {

@@ -4,4 +4,6 @@ mod concurrency;
 mod cost;
 mod events;
 mod helpers;
+mod order_races;
+mod orders;
 mod tickets;

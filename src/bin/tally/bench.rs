@@ -136,7 +136,10 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
 
 async fn compare(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
     if args.warmup_tickets > 0 {
-        println!("Warming up with {} tickets each (not measured)", args.warmup_tickets);
+        println!(
+            "Warming up with {} tickets each (not measured)",
+            args.warmup_tickets
+        );
         tally_sell_out(args, args.warmup_tickets, "warmup", store, counter).await?;
         if !args.skip_naive {
             naive_sell_out(args, args.warmup_tickets, "WARMUP", store, counter).await?;

@@ -1,0 +1,378 @@
+//! Series definitions, their counters, and order items.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, KeysAndAttributes, Put, ReturnValue, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem, Update,
+};
+use serde_json::Value;
+
+use super::codec::{Item, Reader, key, n, s};
+use super::draws::{encode_timestamp, parse_timestamp};
+use super::{
+    PARTITION_KEY, Store, StoreError, backoff, build_error, is_throttling_code, keys, sdk_error,
+};
+use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
+use crate::domain::order::Order;
+use crate::domain::series::{Reset, Series, SeriesDefinition};
+
+const LAST: &str = "last";
+
+fn encode_series(series: &Series) -> Item {
+    let d = &series.definition;
+    let mut item = key(keys::series(&series.series_id));
+    item.insert("kind".into(), s("series"));
+    item.insert("series_id".into(), s(series.series_id.as_str()));
+    item.insert("format".into(), s(d.format.as_str()));
+    item.insert("reset".into(), s(d.reset.as_str()));
+    item.insert("gapless".into(), AttributeValue::Bool(d.gapless));
+    item.insert("start".into(), n(d.start));
+    item.insert("created_at".into(), encode_timestamp(series.created_at));
+    item
+}
+
+fn decode_series(item: &Item) -> Result<Series, StoreError> {
+    let r = Reader::new(item);
+    let definition = SeriesDefinition::new(
+        r.str("format")?,
+        r.parsed("reset", |v| Reset::parse(v).ok())?,
+        r.flag("gapless"),
+        r.num("start")?,
+    )
+    .map_err(|e| StoreError::Corrupt {
+        key: r.str(PARTITION_KEY).unwrap_or("<no key>").to_owned(),
+        reason: e.to_string(),
+    })?;
+    Ok(Series {
+        series_id: r.parsed("series_id", |v| SeriesId::parse(v).ok())?,
+        definition,
+        created_at: r.parsed("created_at", parse_timestamp)?,
+    })
+}
+
+fn encode_order(pk: String, kind: &str, order: &Order) -> Item {
+    let mut item = key(pk);
+    item.insert("kind".into(), s(kind));
+    item.insert("order_number".into(), s(&order.order_number));
+    item.insert("series".into(), s(order.series.as_str()));
+    item.insert("source".into(), s(order.source.as_str()));
+    item.insert("external_ref".into(), s(order.external_ref.as_str()));
+    item.insert(
+        "data".into(),
+        s(Value::Object(order.data.clone()).to_string()),
+    );
+    item.insert("fingerprint".into(), s(&order.fingerprint));
+    item.insert("period".into(), s(&order.period));
+    item.insert("counter".into(), n(order.counter));
+    item.insert("created_at".into(), encode_timestamp(order.created_at));
+    item
+}
+
+fn decode_order(item: &Item) -> Result<Order, StoreError> {
+    let r = Reader::new(item);
+    Ok(Order {
+        order_number: r.str("order_number")?.to_owned(),
+        series: r.parsed("series", |v| SeriesId::parse(v).ok())?,
+        source: r.parsed("source", |v| SourceId::parse(v).ok())?,
+        external_ref: r.parsed("external_ref", |v| ExternalRef::parse(v).ok())?,
+        data: r.parsed("data", |v| match serde_json::from_str(v) {
+            Ok(Value::Object(map)) => Some(map),
+            _ => None,
+        })?,
+        fingerprint: r.str("fingerprint")?.to_owned(),
+        period: r.str("period")?.to_owned(),
+        counter: r.num("counter")?,
+        created_at: r.parsed("created_at", parse_timestamp)?,
+    })
+}
+
+/// Why DynamoDB cancelled an order transaction, item by item.
+#[derive(Debug, Default)]
+pub struct OrdersCancellation {
+    /// The counter was not at the expected value: its value now.
+    pub counter_now: Option<u64>,
+    /// Positions (in the chunk) whose reference already has an order: that order.
+    pub existing: Vec<(usize, Order)>,
+    /// Positions whose number is already used by some order.
+    pub number_taken: Vec<usize>,
+    pub conflict: bool,
+}
+
+/// The result of one order transaction.
+#[derive(Debug)]
+pub enum OrdersCommit {
+    Committed,
+    Cancelled(OrdersCancellation),
+}
+
+/// The counter check of a gapless chunk: the value it must still have.
+#[derive(Debug, Clone, Copy)]
+pub struct CounterMove {
+    /// `None` when the period's counter item does not exist yet.
+    pub expected: Option<u64>,
+    pub new: u64,
+}
+
+impl Store {
+    /// Writes a new series; `false` when the id is taken.
+    pub async fn insert_series(&self, series: &Series) -> Result<bool, StoreError> {
+        let result = self
+            .client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(encode_series(series)))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(err) if err.code() == Some("ConditionalCheckFailedException") => Ok(false),
+            Err(err) => Err(sdk_error("PutItem", err)),
+        }
+    }
+
+    pub async fn get_series(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
+        self.get_consistent(keys::series(series_id))
+            .await?
+            .as_ref()
+            .map(decode_series)
+            .transpose()
+    }
+
+    /// The last counter value issued in a period, if any.
+    pub async fn get_counter(
+        &self,
+        series_id: &SeriesId,
+        period: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        match self
+            .get_consistent(keys::series_counter(series_id, period))
+            .await?
+        {
+            Some(item) => Reader::new(&item).opt_num(LAST),
+            None => Ok(None),
+        }
+    }
+
+    /// Fast series: reserves `count` numbers with one atomic update and returns the last
+    /// one; the block is `last - count + 1 ..= last`. `first` is the period's first value.
+    pub async fn reserve_numbers(
+        &self,
+        series_id: &SeriesId,
+        period: &str,
+        first: u64,
+        count: u64,
+    ) -> Result<u64, StoreError> {
+        let output = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::series_counter(series_id, period))))
+            .update_expression("SET #last = if_not_exists(#last, :before_first) + :count")
+            .expression_attribute_names("#last", LAST)
+            .expression_attribute_values(":before_first", n(first - 1))
+            .expression_attribute_values(":count", n(count))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(|e| sdk_error("UpdateItem", e))?;
+        output
+            .attributes()
+            .map(|item| Reader::new(item).num(LAST))
+            .transpose()?
+            .ok_or_else(|| StoreError::Invariant("the counter was not returned".into()))
+    }
+
+    /// Writes orders atomically: per order its number item and its reference item, both
+    /// new; for a gapless series also the counter, moved from its expected value.
+    pub async fn commit_orders(
+        &self,
+        series_id: &SeriesId,
+        period: &str,
+        counter: Option<CounterMove>,
+        orders: &[Order],
+    ) -> Result<OrdersCommit, StoreError> {
+        let mut items = Vec::with_capacity(1 + 2 * orders.len());
+        if let Some(CounterMove { expected, new }) = counter {
+            let mut update = Update::builder()
+                .table_name(self.table())
+                .set_key(Some(key(keys::series_counter(series_id, period))))
+                .update_expression("SET #last = :new")
+                .expression_attribute_names("#last", LAST)
+                .expression_attribute_values(":new", n(new))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
+            update = match expected {
+                None => update.condition_expression("attribute_not_exists(#last)"),
+                Some(old) => update
+                    .condition_expression("#last = :old")
+                    .expression_attribute_values(":old", n(old)),
+            };
+            items.push(
+                TransactWriteItem::builder()
+                    .update(update.build().map_err(build_error)?)
+                    .build(),
+            );
+        }
+        let offset = items.len();
+        for order in orders {
+            for (pk, kind) in [
+                (keys::order_number(&order.order_number), "order"),
+                (
+                    keys::order_ref(&order.source, &order.external_ref),
+                    "order_ref",
+                ),
+            ] {
+                let put = Put::builder()
+                    .table_name(self.table())
+                    .set_item(Some(encode_order(pk, kind, order)))
+                    .condition_expression("attribute_not_exists(#pk)")
+                    .expression_attribute_names("#pk", PARTITION_KEY)
+                    .return_values_on_condition_check_failure(
+                        ReturnValuesOnConditionCheckFailure::AllOld,
+                    )
+                    .build()
+                    .map_err(build_error)?;
+                items.push(TransactWriteItem::builder().put(put).build());
+            }
+        }
+        let result = self
+            .client()
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await;
+        let err = match result {
+            Ok(_) => return Ok(OrdersCommit::Committed),
+            Err(err) => err,
+        };
+        let reasons = match err.as_service_error() {
+            Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
+                cancelled.cancellation_reasons().to_vec()
+            }
+            Some(TransactWriteItemsError::TransactionInProgressException(_)) => {
+                return Ok(OrdersCommit::Cancelled(OrdersCancellation {
+                    conflict: true,
+                    ..OrdersCancellation::default()
+                }));
+            }
+            _ => return Err(sdk_error("TransactWriteItems", err)),
+        };
+        let mut cancellation = OrdersCancellation::default();
+        for (position, reason) in reasons.iter().enumerate() {
+            match reason.code().unwrap_or("None") {
+                "None" => {}
+                "TransactionConflict" => cancellation.conflict = true,
+                c if is_throttling_code(c) => cancellation.conflict = true,
+                "ConditionalCheckFailed" if position < offset => {
+                    cancellation.counter_now = Some(match reason.item() {
+                        Some(item) => Reader::new(item).num(LAST)?,
+                        None => 0,
+                    });
+                }
+                "ConditionalCheckFailed" => {
+                    let index = (position - offset) / 2;
+                    if (position - offset) % 2 == 1 {
+                        let item = reason.item().ok_or_else(|| {
+                            StoreError::Invariant("order reference was not returned".into())
+                        })?;
+                        cancellation.existing.push((index, decode_order(item)?));
+                    } else {
+                        cancellation.number_taken.push(index);
+                    }
+                }
+                other => {
+                    return Err(StoreError::Service {
+                        operation: "TransactWriteItems",
+                        message: format!("item {position} cancelled: {other}"),
+                    });
+                }
+            }
+        }
+        Ok(OrdersCommit::Cancelled(cancellation))
+    }
+
+    pub async fn get_order_by_number(&self, number: &str) -> Result<Option<Order>, StoreError> {
+        self.get_consistent(keys::order_number(number))
+            .await?
+            .as_ref()
+            .map(decode_order)
+            .transpose()
+    }
+
+    pub async fn get_order_by_ref(
+        &self,
+        source: &SourceId,
+        external_ref: &ExternalRef,
+    ) -> Result<Option<Order>, StoreError> {
+        self.get_consistent(keys::order_ref(source, external_ref))
+            .await?
+            .as_ref()
+            .map(decode_order)
+            .transpose()
+    }
+
+    /// The orders already on record for these references, read in batches of 100.
+    pub async fn get_orders_by_refs(
+        &self,
+        source: &SourceId,
+        refs: &[ExternalRef],
+    ) -> Result<HashMap<ExternalRef, Order>, StoreError> {
+        let mut found = HashMap::new();
+        for chunk in refs.chunks(100) {
+            let keys = chunk
+                .iter()
+                .map(|r| key(keys::order_ref(source, r)))
+                .collect();
+            let items = self.batch_get(keys).await?;
+            for item in &items {
+                let order = decode_order(item)?;
+                found.insert(order.external_ref.clone(), order);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Strongly consistent batch read of at most 100 keys, following unprocessed keys.
+    pub(crate) async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut pending = Some(
+            KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .consistent_read(true)
+                .build()
+                .map_err(build_error)?,
+        );
+        let mut attempt = 0;
+        while let Some(request) = pending.take() {
+            if attempt > 0 {
+                backoff(attempt).await;
+            }
+            attempt += 1;
+            if attempt > 10 {
+                return Err(StoreError::Throttled);
+            }
+            let output = self
+                .client()
+                .batch_get_item()
+                .request_items(self.table(), request)
+                .send()
+                .await
+                .map_err(|e| sdk_error("BatchGetItem", e))?;
+            if let Some(found) = output.responses().and_then(|r| r.get(self.table())) {
+                items.extend(found.iter().cloned());
+            }
+            pending = output
+                .unprocessed_keys()
+                .and_then(|u| u.get(self.table()))
+                .filter(|k| !k.keys().is_empty())
+                .cloned();
+        }
+        Ok(items)
+    }
+}

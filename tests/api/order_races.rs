@@ -1,0 +1,223 @@
+//! Four systems post orders at once, with reposts; then the table is read back and the
+//! numbering invariants (O1-O5) are checked, for a gapless and a fast series.
+
+use std::collections::{BTreeSet, HashMap};
+
+use axum::http::{Request, StatusCode};
+use chrono::Utc;
+use serde_json::{Value, json};
+use tally::api::{self, AppState};
+use tally::domain::ids::SeriesId;
+
+use crate::helpers::{TestApp, attr_n, attr_s, of_kind, post_json, send, spawn_app, store_on};
+
+const SYSTEMS: usize = 4;
+const ORDERS: usize = 500;
+
+/// Batch sizes a system cycles through: single posts mixed with batches.
+const RUNS: [usize; 6] = [1, 20, 1, 37, 100, 1];
+
+/// (source, ref) -> every number the API answered for it.
+type Answers = HashMap<(String, String), Vec<String>>;
+
+async fn define(app: &TestApp, id: &str, gapless: bool) {
+    let body =
+        json!({"format": format!("{id}{{yy}}{{seq:5}}"), "reset": "yearly", "gapless": gapless});
+    let request = Request::builder()
+        .method("PUT")
+        .uri(format!("/series/{id}"))
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    assert_eq!(send(&app.router, request).await.status, StatusCode::CREATED);
+}
+
+/// Posts one system's orders; returns the answers and, per batch, its created numbers in
+/// request order.
+async fn post_system(
+    router: axum::Router,
+    series: &str,
+    source: String,
+    refs: Vec<String>,
+) -> (Answers, Vec<Vec<u64>>) {
+    let mut answers = Answers::new();
+    let mut batches = Vec::new();
+    let mut rest = refs.as_slice();
+    let mut run = 0;
+    while !rest.is_empty() {
+        let size = RUNS[run % RUNS.len()].min(rest.len());
+        run += 1;
+        let (now, later) = rest.split_at(size);
+        rest = later;
+        if size == 1 {
+            let reply = post_json(&router, "/orders", &json!({"series": series, "source": source, "external_ref": now[0], "data": {"ref": now[0]}})).await;
+            assert!(reply.status.is_success(), "{}", reply.body);
+            let number = reply.body["order_number"].as_str().unwrap().to_owned();
+            answers
+                .entry((source.clone(), now[0].clone()))
+                .or_default()
+                .push(number);
+        } else {
+            let orders: Vec<Value> = now
+                .iter()
+                .map(|r| json!({"external_ref": r, "data": {"ref": r}}))
+                .collect();
+            let reply = post_json(
+                &router,
+                "/orders/batch",
+                &json!({"series": series, "source": source, "orders": orders}),
+            )
+            .await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+            let mut created = Vec::new();
+            for (result, r) in reply.body["results"].as_array().unwrap().iter().zip(now) {
+                let status = result["status"].as_str().unwrap();
+                assert!(status == "created" || status == "existing", "{result}");
+                let number = result["order_number"].as_str().unwrap().to_owned();
+                if status == "created" {
+                    created.push(counter_of(&number));
+                }
+                answers
+                    .entry((source.clone(), r.clone()))
+                    .or_default()
+                    .push(number);
+            }
+            batches.push(created);
+        }
+    }
+    (answers, batches)
+}
+
+fn counter_of(number: &str) -> u64 {
+    number[number.len() - 5..].parse().unwrap()
+}
+
+/// Runs the four systems, each with a second instance that reposts 10% of its orders at
+/// the same time; returns every answer and the created numbers of every batch.
+async fn run_systems(app: &TestApp, series: &str) -> (Answers, Vec<Vec<u64>>) {
+    let mut tasks = Vec::new();
+    for system in 0..SYSTEMS {
+        let source = format!("sys-{system}");
+        let refs: Vec<String> = (0..ORDERS).map(|k| format!("o-{k}")).collect();
+        let reposts: Vec<String> = refs.iter().filter(|r| r.ends_with('3')).cloned().collect();
+        for list in [refs, reposts] {
+            let router = api::router(AppState::new(store_on(app.store.table(), None).await));
+            let (series, source) = (series.to_owned(), source.clone());
+            tasks.push(tokio::spawn(async move {
+                post_system(router, &series, source, list).await
+            }));
+        }
+    }
+    let mut answers = Answers::new();
+    let mut batches = Vec::new();
+    for task in tasks {
+        let (a, b) = task.await.unwrap();
+        for (key, numbers) in a {
+            answers.entry(key).or_default().extend(numbers);
+        }
+        batches.extend(b);
+    }
+    (answers, batches)
+}
+
+/// Reads the series' orders back; checks O1, O3, O4 and the answers; returns the counters.
+async fn check_table(app: &TestApp, series: &str, answers: &Answers) -> Vec<u64> {
+    let items = app.scan().await;
+    let orders: Vec<_> = of_kind(&items, "order")
+        .into_iter()
+        .filter(|o| attr_s(o, "series") == series)
+        .collect();
+    let refs: Vec<_> = of_kind(&items, "order_ref")
+        .into_iter()
+        .filter(|o| attr_s(o, "series") == series)
+        .collect();
+    let yy = Utc::now().format("%y").to_string();
+    // O1 + O4: one order per reference, every number once, and every answer agrees.
+    assert_eq!(orders.len(), SYSTEMS * ORDERS);
+    assert_eq!(refs.len(), SYSTEMS * ORDERS);
+    let mut numbers = BTreeSet::new();
+    let mut counters = Vec::new();
+    for order in &orders {
+        let number = attr_s(order, "order_number").to_owned();
+        // O3: prefix, year, at least five digits.
+        assert!(
+            number.starts_with(&format!("{series}{yy}")) && number.len() == series.len() + 7,
+            "{number}"
+        );
+        assert_eq!(counter_of(&number), attr_n(order, "counter"));
+        counters.push(attr_n(order, "counter"));
+        assert!(numbers.insert(number.clone()), "{number} used twice");
+        let key = (
+            attr_s(order, "source").to_owned(),
+            attr_s(order, "external_ref").to_owned(),
+        );
+        let answered = &answers[&key];
+        assert!(
+            answered.iter().all(|n| *n == number),
+            "{key:?}: answered {answered:?}, stored {number}"
+        );
+    }
+    assert_eq!(answers.len(), SYSTEMS * ORDERS);
+    counters.sort();
+    counters
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_systems_fill_a_gapless_series_without_gaps_or_repeats() {
+    let app = spawn_app().await;
+    define(&app, "G", true).await;
+    let (answers, batches) = run_systems(&app, "G").await;
+    let counters = check_table(&app, "G", &answers).await;
+    // O2: exactly 1..=M.
+    assert_eq!(
+        counters,
+        (1..=(SYSTEMS * ORDERS) as u64).collect::<Vec<u64>>()
+    );
+    // O5: within a batch, new orders are numbered in request order.
+    for created in &batches {
+        assert!(created.windows(2).all(|w| w[0] < w[1]), "{created:?}");
+    }
+    // A repost later still gets the original number.
+    let again = app.post("/orders", &json!({"series": "G", "source": "sys-2", "external_ref": "o-13", "data": {"ref": "o-13"}})).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(
+        again.body["order_number"],
+        answers[&("sys-2".to_owned(), "o-13".to_owned())][0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_systems_fill_a_fast_series_with_gaps_only_from_failures() {
+    let app = spawn_app().await;
+    define(&app, "F", false).await;
+    // A failure: an instance reserves a block, then dies before writing any order.
+    let period = Utc::now().format("%Y").to_string();
+    let series = SeriesId::parse("F").unwrap();
+    let injected_last = app
+        .store
+        .reserve_numbers(&series, &period, 1, 7)
+        .await
+        .unwrap();
+    let injected: Vec<u64> = (injected_last - 6..=injected_last).collect();
+    let (answers, batches) = run_systems(&app, "F").await;
+    let counters = check_table(&app, "F", &answers).await;
+    for created in &batches {
+        assert!(created.windows(2).all(|w| w[0] < w[1]), "{created:?}");
+    }
+    // O2 (fast): never a repeat; gaps are the injected block, plus at most one number per
+    // repost that raced its original (both reserved, one committed).
+    let used: BTreeSet<u64> = counters.iter().copied().collect();
+    assert_eq!(used.len(), counters.len());
+    let max = *counters.last().unwrap();
+    let gaps: Vec<u64> = (1..=max).filter(|c| !used.contains(c)).collect();
+    assert!(
+        injected.iter().all(|c| !used.contains(c)),
+        "an injected number was used"
+    );
+    let other_gaps = gaps.iter().filter(|c| !injected.contains(c)).count();
+    let reposts = SYSTEMS * ORDERS / 10;
+    assert!(
+        other_gaps <= reposts,
+        "{other_gaps} gaps not explained by failures"
+    );
+}
