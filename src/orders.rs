@@ -308,11 +308,14 @@ impl OrderService {
                         );
                         return Ok(());
                     }
+                    let lost_race = cancelled.conflict || cancelled.counter_now.is_some();
                     for (j, order) in cancelled.existing {
                         batch.found(chunk[j], order);
                         queue.retain(|&i| i != chunk[j]);
                     }
-                    if cancelled.conflict {
+                    // Writers that lost the counter to the same winner would all retry at
+                    // once and collide again: spread them out.
+                    if lost_race {
                         backoff(attempts).await;
                     }
                 }

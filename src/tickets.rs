@@ -85,8 +85,6 @@ pub struct PurchaseReceipt {
     pub replayed: bool,
     /// Transactions and reads this call sent (SDK retries not included).
     pub requests: u32,
-    /// Items sent in transactions, cancelled ones included: each costs 2 WCU on DynamoDB.
-    pub transaction_items: u32,
 }
 
 /// One draw as this process knows it.
@@ -269,7 +267,6 @@ impl TicketService {
         let created_at = Utc::now();
         let mut rng = StdRng::from_rng(&mut rand::rng());
         let mut requests = 0u32;
-        let mut transaction_items = 0u32;
         let mut refreshes = 0u32;
         let mut conflicts = 0u32;
         let mut foreign_misses = 0u32;
@@ -308,9 +305,7 @@ impl TicketService {
                         .get_purchase(&request.draw_id, &request.payment_id)
                         .await?
                     {
-                        Some(existing) => {
-                            replay(existing, &fingerprint, requests, transaction_items)
-                        }
+                        Some(existing) => replay(existing, &fingerprint, requests),
                         None if closed => Err(TicketError::DrawClosed(request.draw_id)),
                         None => Err(match refusal {
                             Plan::NotEnough { remaining } => TicketError::SoldOut { remaining },
@@ -331,7 +326,6 @@ impl TicketService {
                 created_at,
             };
             requests += 1;
-            transaction_items += (1 + takes.len() + purchase.tickets.len()) as u32;
             let commit = {
                 let _busy = BusyGuard::new(&cache, &takes);
                 self.store.commit_purchase(&purchase, &takes).await?
@@ -346,7 +340,6 @@ impl TicketService {
                         purchase,
                         replayed: false,
                         requests,
-                        transaction_items,
                     });
                 }
                 Commit::Cancelled(cancellation) => cancellation,
@@ -360,7 +353,7 @@ impl TicketService {
                 "purchase attempt cancelled"
             );
             if let Some(existing) = cancellation.existing {
-                return replay(existing, &fingerprint, requests, transaction_items);
+                return replay(existing, &fingerprint, requests);
             }
             // Tickets behind a stale cursor are expected: the cursor check failed too.
             // A ticket taken while every cursor matched would mean a broken invariant.
@@ -458,7 +451,6 @@ fn replay(
     existing: Purchase,
     fingerprint: &str,
     requests: u32,
-    transaction_items: u32,
 ) -> Result<PurchaseReceipt, TicketError> {
     if existing.fingerprint != fingerprint {
         return Err(TicketError::IdempotencyConflict(existing.payment_id));
@@ -468,6 +460,5 @@ fn replay(
         purchase: existing,
         replayed: true,
         requests,
-        transaction_items,
     })
 }

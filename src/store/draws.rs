@@ -97,6 +97,7 @@ fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
 impl Store {
     /// Writes a new draw; `false` when the id is taken.
     pub async fn insert_draw(&self, draw: &Draw) -> Result<bool, StoreError> {
+        self.write_meter().single_write();
         let result = self
             .client()
             .put_item()
@@ -123,6 +124,7 @@ impl Store {
 
     /// Marks the draw closed; `None` when it does not exist.
     pub async fn mark_draw_closed(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+        self.write_meter().single_write();
         let result = self
             .client()
             .update_item()
@@ -153,6 +155,7 @@ impl Store {
 
     /// Flags one stripe closed, so that no purchase can move its cursor any more.
     pub async fn close_stripe(&self, draw_id: &DrawId, stripe: u32) -> Result<(), StoreError> {
+        self.write_meter().single_write();
         self.client()
             .update_item()
             .table_name(self.table())
@@ -169,6 +172,7 @@ impl Store {
     /// Opens the next stripe for the caller: an atomic counter, so no two callers get the
     /// same one. Returns the stripe index, which is past the last stripe once all are open.
     pub async fn claim_stripe(&self, draw_id: &DrawId) -> Result<u64, StoreError> {
+        self.write_meter().single_write();
         let output = self
             .client()
             .update_item()

@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::types::{
 };
 use rand::RngExt;
 
-pub use metrics::RequestCounter;
+pub use metrics::{RequestCounter, WriteMeter};
 
 /// The table's only key attribute.
 pub(crate) const PARTITION_KEY: &str = "pk";
@@ -101,6 +101,7 @@ pub(crate) async fn backoff(attempt: u32) {
 pub struct Store {
     client: Client,
     table: String,
+    meter: WriteMeter,
 }
 
 /// Where the table is, read from the environment.
@@ -135,6 +136,7 @@ impl Store {
         Self {
             client,
             table: table.into(),
+            meter: WriteMeter::default(),
         }
     }
 
@@ -169,6 +171,11 @@ impl Store {
 
     pub fn table(&self) -> &str {
         &self.table
+    }
+
+    /// Write capacity spent through this store and its clones.
+    pub fn write_meter(&self) -> &WriteMeter {
+        &self.meter
     }
 
     pub fn client(&self) -> &Client {

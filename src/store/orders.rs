@@ -119,6 +119,7 @@ pub struct CounterMove {
 impl Store {
     /// Writes a new series; `false` when the id is taken.
     pub async fn insert_series(&self, series: &Series) -> Result<bool, StoreError> {
+        self.write_meter().single_write();
         let result = self
             .client()
             .put_item()
@@ -167,6 +168,7 @@ impl Store {
         first: u64,
         count: u64,
     ) -> Result<u64, StoreError> {
+        self.write_meter().single_write();
         let output = self
             .client()
             .update_item()
@@ -241,6 +243,7 @@ impl Store {
                 items.push(TransactWriteItem::builder().put(put).build());
             }
         }
+        self.write_meter().transaction(items.len());
         let result = self
             .client()
             .transact_write_items()

@@ -166,6 +166,7 @@ impl Store {
         for &number in &purchase.tickets {
             items.push(put(self.table(), encode_ticket(purchase, number), false)?);
         }
+        self.write_meter().transaction(items.len());
         let result = self
             .client()
             .transact_write_items()

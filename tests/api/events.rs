@@ -46,3 +46,43 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
     assert_eq!(closed.status, StatusCode::OK);
     assert_eq!(closed.body["status"], "closed");
 }
+
+#[tokio::test]
+async fn every_order_event_file_runs_through_the_order_function() {
+    let router = api::orders_router(AppState::new(fresh_store(None).await));
+    assert_eq!(
+        invoke(&router, "put-series.json").await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        invoke(&router, "get-series.json").await.status,
+        StatusCode::OK
+    );
+    let order = invoke(&router, "create-order.json").await;
+    assert_eq!(order.status, StatusCode::CREATED);
+    assert_eq!(
+        invoke(&router, "create-order.json").await.status,
+        StatusCode::OK
+    );
+    let batch = invoke(&router, "create-order-batch.json").await;
+    assert_eq!(batch.status, StatusCode::OK);
+    let statuses: Vec<&str> = batch.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["created", "created", "rejected", "existing"]);
+    assert_eq!(
+        invoke(&router, "get-order-by-ref.json").await.body,
+        order.body
+    );
+    // The event names the first number of 2026: found when the test runs in 2026.
+    let by_number = invoke(&router, "get-order.json").await;
+    let expected = if order.body["order_number"] == "UABC26000001" {
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    };
+    assert_eq!(by_number.status, expected);
+}

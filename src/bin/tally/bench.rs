@@ -1,6 +1,7 @@
 //! `tally bench`: sells out a draw with many concurrent buyers, the Tally way and the
-//! naive way (random number + conditional put, retry on conflict), in one run, and prints
-//! the figures. Every buyer is its own `TicketService`, like one warm Lambda instance.
+//! naive way (random number + conditional put, retry on conflict), then imports orders in
+//! batches and one by one (see `bench_orders`), in one run, and prints the figures. Every
+//! buyer or source is its own service, like one warm Lambda instance.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,13 +38,17 @@ pub struct BenchArgs {
     /// Tickets sold by each approach before measuring, to warm up DynamoDB Local's JVM.
     #[arg(long, default_value_t = 3_000)]
     warmup_tickets: u64,
+    /// Skip the ticket benchmark.
+    #[arg(long)]
+    skip_tickets: bool,
+    #[command(flatten)]
+    orders: crate::bench_orders::OrderBenchArgs,
 }
 
 /// One finished purchase, in completion order.
 struct Sale {
     quantity: u32,
     requests: u32,
-    transaction_items: u32,
     latency: Duration,
 }
 
@@ -76,11 +81,16 @@ impl Figures {
     }
 
     fn percentile(&self, p: f64) -> f64 {
-        let mut sorted = self.latencies.clone();
-        sorted.sort();
-        let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-        sorted.get(index).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+        percentile_ms(&self.latencies, p)
     }
+}
+
+/// The `p` quantile of `latencies`, in milliseconds.
+pub fn percentile_ms(latencies: &[Duration], p: f64) -> f64 {
+    let mut sorted = latencies.to_vec();
+    sorted.sort();
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(index).map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
 /// Requests per purchase over the purchases that sold the first and the last tenth of the
@@ -122,14 +132,20 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     )
     .await;
     store.ensure_table().await.map_err(|e| e.to_string())?;
-    println!(
-        "Selling out {} tickets with {} concurrent buyers (1..={} tickets each), table {}",
-        args.tickets,
-        args.buyers,
-        args.max_quantity,
-        store.table()
-    );
-    let result = compare(&args, &store, &counter).await;
+    let mut result = Ok(());
+    if !args.skip_tickets {
+        println!(
+            "Selling out {} tickets with {} concurrent buyers (1..={} tickets each), table {}",
+            args.tickets,
+            args.buyers,
+            args.max_quantity,
+            store.table()
+        );
+        result = compare(&args, &store, &counter).await;
+    }
+    if result.is_ok() && !args.orders.skip_orders {
+        result = crate::bench_orders::run(&args.orders, &store, &counter).await;
+    }
     let _ = store.delete_table().await;
     result
 }
@@ -236,6 +252,7 @@ async fn tally_sell_out(
     }
     let next_payment = Arc::new(AtomicU64::new(0));
     let before = counter.get();
+    let units_before = store.write_meter().get();
     let started = Instant::now();
     let mut buyers = Vec::new();
     for buyer in 0..args.buyers {
@@ -264,7 +281,6 @@ async fn tally_sell_out(
                             Sale {
                                 quantity,
                                 requests: receipt.requests,
-                                transaction_items: receipt.transaction_items,
                                 latency: start.elapsed(),
                             },
                         ));
@@ -299,10 +315,7 @@ async fn tally_sell_out(
         tickets,
         requests: counter.get() - before,
         purchase_requests: sales.iter().map(|(_, s)| u64::from(s.requests)).sum(),
-        write_units: sales
-            .iter()
-            .map(|(_, s)| 2 * u64::from(s.transaction_items))
-            .sum(),
+        write_units: store.write_meter().get() - units_before,
         latencies: sales.iter().map(|(_, s)| s.latency).collect(),
         first_tenth,
         last_tenth,
@@ -339,7 +352,6 @@ async fn naive_sell_out(
                                 Sale {
                                     quantity: got,
                                     requests,
-                                    transaction_items: 0,
                                     latency: start.elapsed(),
                                 },
                             ));
@@ -371,7 +383,6 @@ async fn naive_sell_out(
                     Sale {
                         quantity,
                         requests,
-                        transaction_items: 0,
                         latency: start.elapsed(),
                     },
                 ));

@@ -1,0 +1,183 @@
+//! The order benchmark: several sources import the same number of orders into a fast
+//! series and into a gapless series in batches, and one order per request (the classic
+//! loop, one counter update per order), in one run.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally::domain::order::NewOrder;
+use tally::domain::series::{Reset, SeriesDefinition};
+use tally::orders::{ItemOutcome, OrderInput, OrderService};
+use tally::store::{RequestCounter, Store};
+
+use crate::bench::percentile_ms;
+
+#[derive(Args)]
+pub struct OrderBenchArgs {
+    /// Orders imported by each mode, split evenly over the sources.
+    #[arg(long, default_value_t = 10_000)]
+    orders: usize,
+    /// Concurrent sources (systems) posting orders.
+    #[arg(long, default_value_t = 4)]
+    order_sources: usize,
+    /// Orders per batch request.
+    #[arg(long, default_value_t = 100)]
+    order_batch: usize,
+    /// Skip the order benchmark.
+    #[arg(long)]
+    pub skip_orders: bool,
+}
+
+struct OrderFigures {
+    label: String,
+    elapsed: Duration,
+    orders: u64,
+    requests: u64,
+    write_units: u64,
+    latencies: Vec<Duration>,
+}
+
+impl OrderFigures {
+    fn orders_per_s(&self) -> f64 {
+        self.orders as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn print(&self) {
+        println!();
+        println!("{}", self.label);
+        println!(
+            "  elapsed                     {:>10.2} s",
+            self.elapsed.as_secs_f64()
+        );
+        println!(
+            "  orders/s                    {:>10.1}",
+            self.orders_per_s()
+        );
+        println!(
+            "  DynamoDB requests/order     {:>10.3}",
+            self.requests as f64 / self.orders as f64
+        );
+        println!(
+            "  WCU per order (pricing)     {:>10.2}",
+            self.write_units as f64 / self.orders as f64
+        );
+        println!(
+            "  request latency p50 / p99   {:>7.1} / {:.1} ms",
+            percentile_ms(&self.latencies, 0.5),
+            percentile_ms(&self.latencies, 0.99)
+        );
+    }
+}
+
+pub async fn run(
+    args: &OrderBenchArgs,
+    store: &Store,
+    counter: &RequestCounter,
+) -> Result<(), String> {
+    println!(
+        "\nImporting {} orders from {} concurrent sources: batches of {}, and one per request",
+        args.orders, args.order_sources, args.order_batch
+    );
+    let fast = import(args, store, counter, "FAST", false, args.order_batch).await?;
+    fast.print();
+    let gapless = import(args, store, counter, "GAPLESS", true, args.order_batch).await?;
+    gapless.print();
+    let single = import(args, store, counter, "LOOP", false, 1).await?;
+    single.print();
+    println!();
+    println!("Ratios (orders/s against one order per request):");
+    println!(
+        "  fast batches          {:>8.2}x  (target >= 20x)",
+        fast.orders_per_s() / single.orders_per_s()
+    );
+    println!(
+        "  gapless batches       {:>8.2}x  (target >= 5x)",
+        gapless.orders_per_s() / single.orders_per_s()
+    );
+    Ok(())
+}
+
+async fn import(
+    args: &OrderBenchArgs,
+    store: &Store,
+    counter: &RequestCounter,
+    series: &str,
+    gapless: bool,
+    batch: usize,
+) -> Result<OrderFigures, String> {
+    let series_id = SeriesId::parse(series).expect("valid id");
+    let definition = SeriesDefinition::new(
+        &format!("{series}{{yy}}{{seq:6}}"),
+        Reset::Yearly,
+        gapless,
+        1,
+    )
+    .map_err(|e| e.to_string())?;
+    OrderService::new(store.clone())
+        .define_series(&series_id, definition)
+        .await
+        .map_err(|e| e.to_string())?;
+    let per_source = args.orders / args.order_sources;
+    let (requests_before, units_before) = (counter.get(), store.write_meter().get());
+    let started = Instant::now();
+    let mut sources = Vec::new();
+    for source in 0..args.order_sources {
+        let service = Arc::new(OrderService::new(store.clone()));
+        let series_id = series_id.clone();
+        let source = SourceId::parse(&format!("{series}-src-{source}")).expect("valid id");
+        sources.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut created = 0u64;
+            for start in (0..per_source).step_by(batch) {
+                let inputs: Vec<OrderInput> = (start..(start + batch).min(per_source))
+                    .map(|i| {
+                        let external_ref = format!("ref-{i}");
+                        OrderInput {
+                            order: Ok(NewOrder {
+                                external_ref: ExternalRef::parse(&external_ref).expect("valid"),
+                                data: serde_json::Map::new(),
+                            }),
+                            external_ref: Some(external_ref),
+                        }
+                    })
+                    .collect();
+                let at = Instant::now();
+                let outcomes = service
+                    .create_orders(&series_id, &source, inputs)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                latencies.push(at.elapsed());
+                for outcome in outcomes {
+                    match outcome {
+                        ItemOutcome::Created(_) => created += 1,
+                        other => return Err(format!("unexpected outcome {other:?}")),
+                    }
+                }
+            }
+            Ok::<_, String>((created, latencies))
+        }));
+    }
+    let mut orders = 0;
+    let mut latencies = Vec::new();
+    for source in sources {
+        let (created, mut l) = source.await.map_err(|e| e.to_string())??;
+        orders += created;
+        latencies.append(&mut l);
+    }
+    let mode = if gapless { "gapless" } else { "fast" };
+    let label = if batch == 1 {
+        "One order per request, one counter update each (fast series)".to_owned()
+    } else {
+        format!("Batches of {batch} into a {mode} series")
+    };
+    Ok(OrderFigures {
+        label,
+        elapsed: started.elapsed(),
+        orders,
+        requests: counter.get() - requests_before,
+        write_units: store.write_meter().get() - units_before,
+        latencies,
+    })
+}
