@@ -251,15 +251,7 @@ impl OrderService {
         while !queue.is_empty() {
             attempts += 1;
             if attempts > MAX_ATTEMPTS {
-                warn!(
-                    left = queue.len(),
-                    "gapless numbering gave up under contention"
-                );
-                batch.reject_all(
-                    queue,
-                    "contention",
-                    "too many concurrent writers; post again",
-                );
+                batch.give_up(queue);
                 return Ok(());
             }
             let cached = self.counter(&cache_key);
@@ -336,15 +328,7 @@ impl OrderService {
         while !queue.is_empty() {
             attempts += 1;
             if attempts > MAX_ATTEMPTS {
-                warn!(
-                    left = queue.len(),
-                    "fast numbering gave up under contention"
-                );
-                batch.reject_all(
-                    queue,
-                    "contention",
-                    "too many concurrent writers; post again",
-                );
+                batch.give_up(queue);
                 return Ok(());
             }
             if block.is_empty() {
@@ -482,6 +466,20 @@ impl Batch {
                 ),
             })
         });
+    }
+
+    /// Too many lost races: the rest is reported as contended, to be posted again.
+    fn give_up(&mut self, queue: VecDeque<usize>) {
+        warn!(
+            left = queue.len(),
+            gapless = self.series.definition.gapless,
+            "numbering gave up under contention"
+        );
+        self.reject_all(
+            queue,
+            "contention",
+            "too many concurrent writers; post again",
+        );
     }
 
     fn reject_all(&mut self, queue: VecDeque<usize>, code: &'static str, detail: &str) {

@@ -1,6 +1,5 @@
 //! Draw items and stripe cursor items.
 
-use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
@@ -97,21 +96,7 @@ fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
 impl Store {
     /// Writes a new draw; `false` when the id is taken.
     pub async fn insert_draw(&self, draw: &Draw) -> Result<bool, StoreError> {
-        self.write_meter().single_write();
-        let result = self
-            .client()
-            .put_item()
-            .table_name(self.table())
-            .set_item(Some(encode_draw(draw)))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", PARTITION_KEY)
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(err) if err.code() == Some("ConditionalCheckFailedException") => Ok(false),
-            Err(err) => Err(sdk_error("PutItem", err)),
-        }
+        self.put_new(encode_draw(draw)).await
     }
 
     pub async fn get_draw(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {

@@ -8,12 +8,14 @@ mod metrics;
 pub mod orders;
 pub mod purchases;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    ScalarAttributeType,
 };
 use rand::RngExt;
 
@@ -180,6 +182,28 @@ impl Store {
 
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// Writes an item unless its key exists; `false` when it does.
+    pub(crate) async fn put_new(
+        &self,
+        item: HashMap<String, AttributeValue>,
+    ) -> Result<bool, StoreError> {
+        self.meter.single_write();
+        let result = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(err) if err.code() == Some("ConditionalCheckFailedException") => Ok(false),
+            Err(err) => Err(sdk_error("PutItem", err)),
+        }
     }
 
     /// Drops the table: for throw-away tables of tests and benchmarks.

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, Put, ReturnValue, ReturnValuesOnConditionCheckFailure,
@@ -119,21 +118,7 @@ pub struct CounterMove {
 impl Store {
     /// Writes a new series; `false` when the id is taken.
     pub async fn insert_series(&self, series: &Series) -> Result<bool, StoreError> {
-        self.write_meter().single_write();
-        let result = self
-            .client()
-            .put_item()
-            .table_name(self.table())
-            .set_item(Some(encode_series(series)))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", PARTITION_KEY)
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(err) if err.code() == Some("ConditionalCheckFailedException") => Ok(false),
-            Err(err) => Err(sdk_error("PutItem", err)),
-        }
+        self.put_new(encode_series(series)).await
     }
 
     pub async fn get_series(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
