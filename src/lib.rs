@@ -4,5 +4,6 @@
 pub mod api;
 pub mod domain;
 pub mod orders;
+pub mod queue;
 pub mod store;
 pub mod tickets;

@@ -13,9 +13,10 @@ use super::extract::{JsonBody, PathParams};
 use super::problem::Problem;
 use super::timestamp;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
-use crate::domain::order::{MAX_BATCH, NewOrder, Order, OrderDataError, order_data};
+use crate::domain::order::Order;
 use crate::domain::series::{DEFAULT_FORMAT, Reset, Series, SeriesDefinition};
-use crate::orders::{ItemOutcome, OrderInput, Rejection, SeriesStatus};
+use crate::orders::requests::{OrderBatch, RequestError, SingleOrder};
+use crate::orders::{ItemOutcome, Rejection, SeriesStatus};
 
 /// The largest order request: a full batch of large orders, within Lambda's 6 MB payload.
 pub const MAX_ORDER_BODY_BYTES: usize = 6 * 1024 * 1024;
@@ -139,33 +140,15 @@ impl From<Order> for OrderResponse {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OrderBody {
-    series: String,
-    source: String,
-    external_ref: String,
-    data: Option<Value>,
-}
-
-fn data_rejection(err: OrderDataError) -> Rejection {
-    let code = match err {
-        OrderDataError::NotAnObject => "invalid_data",
-        OrderDataError::TooLarge => "data_too_large",
-    };
-    Rejection {
-        code,
-        detail: err.to_string(),
+impl From<RequestError> for Problem {
+    fn from(err: RequestError) -> Self {
+        match err {
+            RequestError::Id(err) => err.into(),
+            RequestError::Order(rejection) => rejection.into(),
+            RequestError::BatchSize => Problem::bad_request("invalid_batch_size", err.to_string()),
+            RequestError::Shape(detail) => Problem::bad_request("invalid_body", detail),
+        }
     }
-}
-
-fn new_order(external_ref: &str, data: Option<Value>) -> Result<NewOrder, Rejection> {
-    let external_ref = ExternalRef::parse(external_ref).map_err(|e| Rejection {
-        code: "invalid_external_ref",
-        detail: e.to_string(),
-    })?;
-    let data = order_data(data).map_err(data_rejection)?;
-    Ok(NewOrder { external_ref, data })
 }
 
 impl From<Rejection> for Problem {
@@ -186,18 +169,12 @@ impl From<Rejection> for Problem {
 
 async fn create_order(
     State(state): State<AppState>,
-    JsonBody(body): JsonBody<OrderBody>,
+    JsonBody(body): JsonBody<SingleOrder>,
 ) -> Result<impl IntoResponse, Problem> {
-    let series = SeriesId::parse(&body.series)?;
-    let source = SourceId::parse(&body.source)?;
-    let order = new_order(&body.external_ref, body.data)?;
-    let input = OrderInput {
-        external_ref: Some(body.external_ref),
-        order: Ok(order),
-    };
+    let request = body.into_request()?;
     let outcome = state
         .orders
-        .create_orders(&series, &source, vec![input])
+        .create_orders(&request.series, &request.source, request.inputs)
         .await?
         .pop()
         .expect("one outcome per input");
@@ -206,21 +183,6 @@ async fn create_order(
         ItemOutcome::Existing(order) => Ok((StatusCode::OK, Json(OrderResponse::from(order)))),
         ItemOutcome::Rejected(rejection) => Err(rejection.into()),
     }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BatchBody {
-    series: String,
-    source: String,
-    orders: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BatchItem {
-    external_ref: String,
-    data: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -241,38 +203,20 @@ struct BatchResponse {
     results: Vec<BatchResult>,
 }
 
-fn batch_input(value: Value) -> OrderInput {
-    let external_ref = value
-        .get("external_ref")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let order = serde_json::from_value::<BatchItem>(value)
-        .map_err(|e| Rejection {
-            code: "invalid_order",
-            detail: e.to_string(),
-        })
-        .and_then(|item| new_order(&item.external_ref, item.data));
-    OrderInput {
-        external_ref,
-        order,
-    }
-}
-
 async fn create_batch(
     State(state): State<AppState>,
-    JsonBody(body): JsonBody<BatchBody>,
+    JsonBody(body): JsonBody<OrderBatch>,
 ) -> Result<Json<BatchResponse>, Problem> {
-    let series = SeriesId::parse(&body.series)?;
-    let source = SourceId::parse(&body.source)?;
-    if body.orders.is_empty() || body.orders.len() > MAX_BATCH {
-        return Err(Problem::bad_request(
-            "invalid_batch_size",
-            format!("a batch holds 1 to {MAX_BATCH} orders"),
-        ));
-    }
-    let inputs: Vec<OrderInput> = body.orders.into_iter().map(batch_input).collect();
-    let refs: Vec<Option<String>> = inputs.iter().map(|i| i.external_ref.clone()).collect();
-    let outcomes = state.orders.create_orders(&series, &source, inputs).await?;
+    let request = body.into_request()?;
+    let refs: Vec<Option<String>> = request
+        .inputs
+        .iter()
+        .map(|i| i.external_ref.clone())
+        .collect();
+    let outcomes = state
+        .orders
+        .create_orders(&request.series, &request.source, request.inputs)
+        .await?;
     let results = outcomes
         .into_iter()
         .zip(refs)

@@ -6,4 +6,5 @@ mod events;
 mod helpers;
 mod order_races;
 mod orders;
+mod queue;
 mod tickets;

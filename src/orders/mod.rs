@@ -5,6 +5,8 @@
 //! a block of numbers for a whole batch with one atomic `ADD`, then write the orders; a
 //! failure can leave unused numbers in the block, never a number used twice.
 
+pub mod requests;
+
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::{Arc, Mutex};

@@ -1,0 +1,19 @@
+//! Lambda function consuming the order import queue (SQS, partial batch responses).
+
+use aws_lambda_events::event::sqs::SqsEvent;
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+use tally::orders::OrderService;
+use tally::queue::handle_delivery;
+use tally::store::{Store, StoreConfig};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    lambda_runtime::tracing::init_default_subscriber();
+    let config = StoreConfig::from_env()?;
+    let orders = OrderService::new(Store::connect(&config, None).await);
+    let orders = &orders;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
+        Ok::<_, Error>(handle_delivery(orders, event.payload).await)
+    }))
+    .await
+}

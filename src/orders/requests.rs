@@ -1,0 +1,138 @@
+//! The JSON shape of order requests, shared by the HTTP API, the queue consumer and the
+//! file import: one order, or a batch whose items are checked one by one.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{OrderInput, Rejection};
+use crate::domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
+use crate::domain::order::{MAX_BATCH, NewOrder, OrderDataError, order_data};
+
+/// `POST /orders`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SingleOrder {
+    pub series: String,
+    pub source: String,
+    pub external_ref: String,
+    pub data: Option<Value>,
+}
+
+/// `POST /orders/batch`. Items stay raw so that a bad one is rejected alone.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrderBatch {
+    pub series: String,
+    pub source: String,
+    pub orders: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchItem {
+    external_ref: String,
+    data: Option<Value>,
+}
+
+/// A request ready for [`super::OrderService::create_orders`].
+#[derive(Debug)]
+pub struct OrderRequest {
+    pub series: SeriesId,
+    pub source: SourceId,
+    pub inputs: Vec<OrderInput>,
+}
+
+/// Why a whole request was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error(transparent)]
+    Id(#[from] InvalidId),
+    #[error("a batch holds 1 to {MAX_BATCH} orders")]
+    BatchSize,
+    #[error("{}", .0.detail)]
+    Order(Rejection),
+    #[error("{0}")]
+    Shape(String),
+}
+
+impl SingleOrder {
+    pub fn into_request(self) -> Result<OrderRequest, RequestError> {
+        let order = new_order(&self.external_ref, self.data).map_err(RequestError::Order)?;
+        Ok(OrderRequest {
+            series: SeriesId::parse(&self.series)?,
+            source: SourceId::parse(&self.source)?,
+            inputs: vec![OrderInput {
+                external_ref: Some(self.external_ref),
+                order: Ok(order),
+            }],
+        })
+    }
+}
+
+impl OrderBatch {
+    pub fn into_request(self) -> Result<OrderRequest, RequestError> {
+        let series = SeriesId::parse(&self.series)?;
+        let source = SourceId::parse(&self.source)?;
+        if self.orders.is_empty() || self.orders.len() > MAX_BATCH {
+            return Err(RequestError::BatchSize);
+        }
+        Ok(OrderRequest {
+            series,
+            source,
+            inputs: self.orders.into_iter().map(batch_input).collect(),
+        })
+    }
+}
+
+impl OrderRequest {
+    /// A request from JSON of either shape: a batch has `orders`, a single order has not.
+    pub fn from_json(value: Value) -> Result<Self, RequestError> {
+        let shape = |e: serde_json::Error| RequestError::Shape(e.to_string());
+        if value.get("orders").is_some() {
+            serde_json::from_value::<OrderBatch>(value)
+                .map_err(shape)?
+                .into_request()
+        } else {
+            serde_json::from_value::<SingleOrder>(value)
+                .map_err(shape)?
+                .into_request()
+        }
+    }
+}
+
+fn data_rejection(err: OrderDataError) -> Rejection {
+    let code = match err {
+        OrderDataError::NotAnObject => "invalid_data",
+        OrderDataError::TooLarge => "data_too_large",
+    };
+    Rejection {
+        code,
+        detail: err.to_string(),
+    }
+}
+
+fn new_order(external_ref: &str, data: Option<Value>) -> Result<NewOrder, Rejection> {
+    let external_ref = ExternalRef::parse(external_ref).map_err(|e| Rejection {
+        code: "invalid_external_ref",
+        detail: e.to_string(),
+    })?;
+    let data = order_data(data).map_err(data_rejection)?;
+    Ok(NewOrder { external_ref, data })
+}
+
+fn batch_input(value: Value) -> OrderInput {
+    let external_ref = value
+        .get("external_ref")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let order = serde_json::from_value::<BatchItem>(value)
+        .map_err(|e| Rejection {
+            code: "invalid_order",
+            detail: e.to_string(),
+        })
+        .and_then(|item| new_order(&item.external_ref, item.data));
+    OrderInput {
+        external_ref,
+        order,
+    }
+}
