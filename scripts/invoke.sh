@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `make invoke FUNCTION=tickets EVENT=events/get-draw.json`: runs one Lambda binary through
+# the Lambda runtime protocol (cargo lambda watch + cargo lambda invoke) against DynamoDB
+# Local, and prints the function's response.
+#
+# DynamoDB: $DYNAMODB_ENDPOINT when set, else the `make run` one on $DYNAMODB_PORT (8000),
+# started here (data in .dynamodb/) if it is not running.
+set -euo pipefail
+
+function=${1:?usage: invoke.sh FUNCTION EVENT_FILE}
+event=${2:?usage: invoke.sh FUNCTION EVENT_FILE}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/pip-tool.sh cargo-lambda
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT INT TERM
+
+if [ -z "${DYNAMODB_ENDPOINT:-}" ]; then
+  port=${DYNAMODB_PORT:-8000}
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    pids+=("$(DYNAMODB_LOG="$root/.dynamodb/dynamodb.log" scripts/dynamodb-local.sh start "$port" "$root/.dynamodb/data")")
+  fi
+  export DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
+fi
+export TABLE_NAME=${TABLE_NAME:-tally}
+cargo build --quiet --bin tally --bin "$function"
+target/debug/tally create-table >/dev/null
+
+invoke_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cargo lambda watch --quiet --ignore-changes --invoke-address 127.0.0.1 --invoke-port "$invoke_port" \
+  --env-var "TABLE_NAME=$TABLE_NAME" --env-var "DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT" \
+  --env-var "RUST_LOG=${RUST_LOG:-warn}" >"${INVOKE_LOG:-/dev/null}" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 240); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$invoke_port") 2>/dev/null; then break; fi
+  sleep 0.5
+done
+cargo lambda invoke "$function" --invoke-address 127.0.0.1 --invoke-port "$invoke_port" \
+  --data-file "$event" --output-format json
+echo
