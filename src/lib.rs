@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod domain;
+pub mod file_import;
 pub mod orders;
 pub mod queue;
 pub mod store;

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_orders;
+mod import;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -39,6 +40,8 @@ enum Command {
     CreateTable,
     /// Measure allocation against the table (use DynamoDB Local, never production).
     Bench(bench::BenchArgs),
+    /// Number the orders of a file (JSON lines, or CSV with an external_ref column).
+    Import(import::ImportArgs),
 }
 
 #[tokio::main]
@@ -46,7 +49,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     // A benchmark logs only problems: a line per purchase would measure the terminal.
     let default_level = match cli.command {
-        Command::Bench(_) => "warn",
+        Command::Bench(_) | Command::Import(_) => "warn",
         _ => "info",
     };
     tracing_subscriber::fmt()
@@ -98,5 +101,6 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
             Ok(())
         }
         Command::Bench(args) => bench::run(args, config).await,
+        Command::Import(args) => import::run(args, config).await,
     }
 }
