@@ -176,6 +176,9 @@ impl From<ItemOutcome> for ItemResult {
     }
 }
 
+/// An input line with its answer, or why it got none.
+type LineResult = (usize, String, Result<ItemResult, String>);
+
 /// A line that was not numbered, for the rejected-lines file.
 #[derive(Debug, Clone, Serialize)]
 pub struct RejectedLine {
@@ -230,12 +233,11 @@ pub async fn import(
     }
     let batches: Vec<Vec<(usize, String, Value)>> =
         valid.chunks(batch_size.max(1)).map(<[_]>::to_vec).collect();
-    let results: Vec<Vec<(usize, String, Result<ItemResult, String>)>> =
-        futures::stream::iter(batches)
-            .map(|batch| send_batch(target, series, source, batch, progress))
-            .buffer_unordered(concurrency.max(1))
-            .collect()
-            .await;
+    let results: Vec<Vec<LineResult>> = futures::stream::iter(batches)
+        .map(|batch| send_batch(target, series, source, batch, progress))
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await;
     for (line, raw, result) in results.into_iter().flatten() {
         match result {
             Ok(r) if r.status == "created" => summary.created += 1,
@@ -266,7 +268,7 @@ async fn send_batch(
     source: &str,
     batch: Vec<(usize, String, Value)>,
     progress: &Progress,
-) -> Vec<(usize, String, Result<ItemResult, String>)> {
+) -> Vec<LineResult> {
     let body = json!({
         "series": series,
         "source": source,
