@@ -101,11 +101,7 @@ async fn show_progress(progress: Arc<Progress>, total: u64, started: Instant) {
 fn draw(progress: &Progress, total: u64, started: Instant, last: bool) {
     let done = progress.done();
     let width = 30;
-    let filled = if total == 0 {
-        width
-    } else {
-        done * width / total
-    };
+    let filled = (done * width).checked_div(total).unwrap_or(width);
     let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
     let eta = if rate > 0.0 {
         (total - done) as f64 / rate
@@ -117,7 +113,7 @@ fn draw(progress: &Progress, total: u64, started: Instant, last: bool) {
         .collect();
     let line = format!(
         "[{bar}] {done}/{total} {:>3}%  {rate:.0} orders/s  ETA {eta:.0}s",
-        if total == 0 { 100 } else { done * 100 / total }
+        (done * 100).checked_div(total).unwrap_or(100)
     );
     let mut err = std::io::stderr();
     if err.is_terminal() {
