@@ -201,3 +201,41 @@ impl From<OrderError> for Problem {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::to_bytes;
+
+    async fn render(problem: Problem) -> (StatusCode, axum::http::HeaderMap, Value) {
+        let response = problem.into_response();
+        let (parts, body) = response.into_parts();
+        let bytes = to_bytes(body, 4096).await.unwrap();
+        (
+            parts.status,
+            parts.headers,
+            serde_json::from_slice(&bytes).unwrap(),
+        )
+    }
+
+    #[tokio::test]
+    async fn throttling_is_a_503_with_retry_after() {
+        let (status, headers, body) = render(StoreError::Throttled.into()).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(headers[header::RETRY_AFTER], "1");
+        assert_eq!(headers[header::CONTENT_TYPE], "application/problem+json");
+        assert_eq!(body["code"], "throttled");
+    }
+
+    #[tokio::test]
+    async fn internal_errors_hide_their_details() {
+        let err = StoreError::Service {
+            operation: "TransactWriteItems",
+            message: "secret table layout".into(),
+        };
+        let (status, _, body) = render(err.into()).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["code"], "internal_error");
+        assert!(!body.to_string().contains("secret"));
+    }
+}

@@ -109,6 +109,7 @@ impl OrderService {
         };
         if self.store.insert_series(&series).await? {
             info!(format = series.definition.format.as_str(), "series created");
+            self.lock_series().insert(series_id.clone(), series.clone());
             return Ok((series, true));
         }
         let existing = self.load_series(series_id).await?;

@@ -364,3 +364,26 @@ async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting(
         ("2027", Some(1))
     );
 }
+
+#[tokio::test]
+async fn a_fast_batch_of_a_thousand_costs_one_counter_update() {
+    let counter = tally::store::RequestCounter::default();
+    let store = fresh_store(Some(counter.clone())).await;
+    let service = OrderService::new(store.clone());
+    let series = SeriesId::parse("K").unwrap();
+    let definition = SeriesDefinition::new("K{seq:5}", Reset::Never, false, 1).unwrap();
+    service.define_series(&series, definition).await.unwrap();
+    let inputs: Vec<OrderInput> = (0..1_000).map(|i| input(&format!("k-{i}"))).collect();
+    let (requests, units) = (counter.get(), store.write_meter().get());
+    let outcomes = service
+        .create_orders(&series, &SourceId::parse("bulk").unwrap(), inputs)
+        .await
+        .unwrap();
+    let numbers: Vec<String> = outcomes.iter().map(number).collect();
+    assert_eq!(numbers.first().unwrap(), "K00001");
+    assert_eq!(numbers.last().unwrap(), "K01000");
+    // 10 reads of existing references, 1 counter update, 20 transactions of 50 orders.
+    assert_eq!(counter.get() - requests, 31);
+    // 1 WCU for the counter, 2 per transaction item (2 items per order).
+    assert_eq!(store.write_meter().get() - units, 1 + 4 * 1_000);
+}
