@@ -22,7 +22,7 @@ use crate::store::purchases::Commit;
 use crate::store::{Store, StoreError, backoff};
 
 /// Attempts one purchase may make before it reports contention.
-const MAX_ATTEMPTS: u32 = 100;
+const MAX_ATTEMPTS: u32 = 32;
 /// Full reads of the cursors one purchase may make.
 const MAX_REFRESHES: u32 = 3;
 /// Misses on other processes' stripes in one purchase before all cursors are re-read.
