@@ -4,7 +4,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 name=$1
 pin=$(grep -E "^${name}==" "$here/requirements.txt")
-if ! python3 -m pip show "$name" 2>/dev/null | grep -qx "Version: ${pin#*==}"; then
+installed=$(python3 -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p' || true)
+if [ "$installed" != "${pin#*==}" ]; then
   echo "Installing $pin from PyPI..." >&2
   python3 -m pip install --quiet --disable-pip-version-check "$pin" >&2
 fi
