@@ -251,14 +251,15 @@ impl OrderService {
         let first = batch.series.definition.start;
         let cache_key = (series_id.clone(), period.clone());
         let mut attempts = 0;
+        // The counter as last seen by this process; `None` means read it first.
+        let mut known = self.counter(&cache_key);
         while !queue.is_empty() {
             attempts += 1;
             if attempts > MAX_ATTEMPTS {
                 batch.give_up(queue);
                 return Ok(());
             }
-            let cached = self.counter(&cache_key);
-            let last = match cached {
+            let last = match known {
                 Some(last) => last,
                 None => self
                     .store
@@ -283,6 +284,7 @@ impl OrderService {
             {
                 OrdersCommit::Committed => {
                     self.set_counter(&cache_key, counter.new);
+                    known = Some(counter.new);
                     for (order, index) in orders.into_iter().zip(&chunk) {
                         batch.outcomes[*index] = Some(ItemOutcome::Created(order));
                     }
@@ -309,9 +311,13 @@ impl OrderService {
                         queue.retain(|&i| i != chunk[j]);
                     }
                     // Writers that lost the counter to the same winner would all retry at
-                    // once and collide again: spread them out.
+                    // once and collide again: spread them out, then read the counter afresh,
+                    // since what the cancellation said has aged during the wait.
                     if lost_race {
                         backoff(attempts).await;
+                        known = None;
+                    } else {
+                        known = Some(last);
                     }
                 }
             }

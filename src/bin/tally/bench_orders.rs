@@ -143,16 +143,25 @@ async fn import(
                         }
                     })
                     .collect();
-                let at = Instant::now();
-                let outcomes = service
-                    .create_orders(&series_id, &source, inputs)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                latencies.push(at.elapsed());
-                for outcome in outcomes {
-                    match outcome {
-                        ItemOutcome::Created(_) => created += 1,
-                        other => return Err(format!("unexpected outcome {other:?}")),
+                // Like a client: post again what was lost to contention (idempotent).
+                for _ in 0..5 {
+                    let at = Instant::now();
+                    let outcomes = service
+                        .create_orders(&series_id, &source, inputs.clone())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    latencies.push(at.elapsed());
+                    let mut contended = false;
+                    for outcome in outcomes {
+                        match outcome {
+                            ItemOutcome::Created(_) => created += 1,
+                            ItemOutcome::Existing(_) => {}
+                            ItemOutcome::Rejected(r) if r.code == "contention" => contended = true,
+                            other => return Err(format!("unexpected outcome {other:?}")),
+                        }
+                    }
+                    if !contended {
+                        break;
                     }
                 }
             }
