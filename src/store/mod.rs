@@ -13,9 +13,10 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
-    ScalarAttributeType,
+    AttributeDefinition, AttributeValue, BillingMode, CancellationReason, KeySchemaElement,
+    KeyType, ScalarAttributeType, TransactWriteItem,
 };
 use rand::RngExt;
 
@@ -96,6 +97,13 @@ pub(crate) async fn backoff(attempt: u32) {
     let ceiling = BASE_MS.saturating_mul(1 << attempt.min(16)).min(CAP_MS);
     let wait = rand::rng().random_range(0..=ceiling);
     tokio::time::sleep(Duration::from_millis(wait)).await;
+}
+
+/// How a transaction ended.
+pub(crate) enum Transaction {
+    Committed,
+    Busy,
+    Cancelled(Vec<CancellationReason>),
 }
 
 /// The table and the client that reaches it. Cheap to clone.
@@ -203,6 +211,38 @@ impl Store {
             Ok(_) => Ok(true),
             Err(err) if err.code() == Some("ConditionalCheckFailedException") => Ok(false),
             Err(err) => Err(sdk_error("PutItem", err)),
+        }
+    }
+
+    /// Sends one `TransactWriteItems`; a cancellation comes back with its per-item reasons,
+    /// in item order. `Busy` means a transaction with the same token is still in flight or
+    /// the token was used for other items: nothing was written, try again.
+    pub(crate) async fn transact(
+        &self,
+        items: Vec<TransactWriteItem>,
+        token: Option<String>,
+    ) -> Result<Transaction, StoreError> {
+        self.meter.transaction(items.len());
+        let result = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .set_client_request_token(token)
+            .send()
+            .await;
+        let err = match result {
+            Ok(_) => return Ok(Transaction::Committed),
+            Err(err) => err,
+        };
+        match err.as_service_error() {
+            Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => Ok(
+                Transaction::Cancelled(cancelled.cancellation_reasons().to_vec()),
+            ),
+            Some(TransactWriteItemsError::TransactionInProgressException(_))
+            | Some(TransactWriteItemsError::IdempotentParameterMismatchException(_)) => {
+                Ok(Transaction::Busy)
+            }
+            _ => Err(sdk_error("TransactWriteItems", err)),
         }
     }
 

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, Put, ReturnValue, ReturnValuesOnConditionCheckFailure,
     TransactWriteItem, Update,
@@ -12,7 +11,8 @@ use serde_json::Value;
 use super::codec::{Item, Reader, key, n, s};
 use super::draws::{encode_timestamp, parse_timestamp};
 use super::{
-    PARTITION_KEY, Store, StoreError, backoff, build_error, is_throttling_code, keys, sdk_error,
+    PARTITION_KEY, Store, StoreError, Transaction, backoff, build_error, is_throttling_code, keys,
+    sdk_error,
 };
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::Order;
@@ -228,28 +228,15 @@ impl Store {
                 items.push(TransactWriteItem::builder().put(put).build());
             }
         }
-        self.write_meter().transaction(items.len());
-        let result = self
-            .client()
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await;
-        let err = match result {
-            Ok(_) => return Ok(OrdersCommit::Committed),
-            Err(err) => err,
-        };
-        let reasons = match err.as_service_error() {
-            Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
-                cancelled.cancellation_reasons().to_vec()
-            }
-            Some(TransactWriteItemsError::TransactionInProgressException(_)) => {
+        let reasons = match self.transact(items, None).await? {
+            Transaction::Committed => return Ok(OrdersCommit::Committed),
+            Transaction::Busy => {
                 return Ok(OrdersCommit::Cancelled(OrdersCancellation {
                     conflict: true,
                     ..OrdersCancellation::default()
                 }));
             }
-            _ => return Err(sdk_error("TransactWriteItems", err)),
+            Transaction::Cancelled(reasons) => reasons,
         };
         let mut cancellation = OrdersCancellation::default();
         for (position, reason) in reasons.iter().enumerate() {

@@ -1,6 +1,5 @@
 //! The purchase transaction, and purchase and ticket items.
 
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
@@ -8,7 +7,9 @@ use sha2::{Digest, Sha256};
 
 use super::codec::{Item, Reader, key, n, s};
 use super::draws::{BOTTOM, CLOSED, StripeState, TOP, encode_timestamp, parse_timestamp};
-use super::{PARTITION_KEY, Store, StoreError, build_error, is_throttling_code, keys, sdk_error};
+use super::{
+    PARTITION_KEY, Store, StoreError, Transaction, build_error, is_throttling_code, keys, sdk_error,
+};
 use crate::domain::draw::{Side, StripeTake};
 use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::purchase::{Purchase, Ticket, hex};
@@ -166,30 +167,16 @@ impl Store {
         for &number in &purchase.tickets {
             items.push(put(self.table(), encode_ticket(purchase, number), false)?);
         }
-        self.write_meter().transaction(items.len());
-        let result = self
-            .client()
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .client_request_token(client_request_token(purchase, takes))
-            .send()
-            .await;
-        let err = match result {
-            Ok(_) => return Ok(Commit::Committed),
-            Err(err) => err,
-        };
-        let reasons = match err.as_service_error() {
-            Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
-                cancelled.cancellation_reasons().to_vec()
-            }
-            Some(TransactWriteItemsError::TransactionInProgressException(_))
-            | Some(TransactWriteItemsError::IdempotentParameterMismatchException(_)) => {
+        let token = client_request_token(purchase, takes);
+        let reasons = match self.transact(items, Some(token)).await? {
+            Transaction::Committed => return Ok(Commit::Committed),
+            Transaction::Busy => {
                 return Ok(Commit::Cancelled(Cancellation {
                     conflict: true,
                     ..Cancellation::default()
                 }));
             }
-            _ => return Err(sdk_error("TransactWriteItems", err)),
+            Transaction::Cancelled(reasons) => reasons,
         };
         let mut cancellation = Cancellation::default();
         // Reasons come in item order: purchase, stripes, tickets.
