@@ -201,11 +201,9 @@ impl TicketService {
             .get_draw(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        let stripes = self
-            .store
-            .read_stripes(draw_id, draw.config.stripes())
-            .await?;
-        let sold = stripes.iter().map(|s| s.sold()).sum();
+        let all: Vec<u32> = (0..draw.config.stripes()).collect();
+        let stripes = self.store.read_stripes(draw_id, &all).await?;
+        let sold = stripes.iter().map(|(_, s)| s.sold()).sum();
         Ok(DrawSummary { draw, sold })
     }
 
@@ -397,26 +395,28 @@ impl TicketService {
         .into())
     }
 
-    /// Reads every cursor of the draw; returns the number of requests it took.
+    /// Reads the cursors of the draw that may still move; returns the requests it took.
     async fn refresh(&self, cache: &DrawCache) -> Result<u32, TicketError> {
-        let states = self
-            .store
-            .read_stripes(&cache.draw.draw_id, cache.draw.config.stripes())
-            .await?;
+        // A full stripe stays full: only stripes that may have room are read again.
+        let open: Vec<u32> = {
+            let view = cache.view();
+            (0..cache.draw.config.stripes())
+                .filter(|&s| view.stripes.room(s) > 0)
+                .collect()
+        };
+        let states = self.store.read_stripes(&cache.draw.draw_id, &open).await?;
         let mut view = cache.view();
-        for (stripe, state) in states.iter().enumerate() {
-            view.stripes.learn(stripe as u32, state.counters);
+        for (stripe, state) in &states {
+            view.stripes.learn(*stripe, state.counters);
             view.closed |= state.closed;
         }
         view.stale = false;
         debug!(
+            read = open.len(),
             remaining = view.stripes.remaining(),
-            with_room = (0..cache.draw.config.stripes())
-                .filter(|&s| view.stripes.room(s) > 0)
-                .count(),
             "cursors refreshed"
         );
-        Ok(cache.draw.config.stripes().div_ceil(100))
+        Ok(open.len().div_ceil(100) as u32)
     }
 
     fn cached(&self, draw_id: &DrawId) -> Option<Arc<DrawCache>> {

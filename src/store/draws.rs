@@ -177,32 +177,30 @@ impl Store {
         Ok(opened - 1)
     }
 
-    /// Reads every stripe cursor of a draw with strongly consistent batch reads.
+    /// Reads the given stripes with strongly consistent batch reads; a stripe without an
+    /// item has sold nothing.
     pub async fn read_stripes(
         &self,
         draw_id: &DrawId,
-        stripes: u32,
-    ) -> Result<Vec<StripeState>, StoreError> {
-        let mut states = vec![StripeState::default(); stripes as usize];
-        let all: Vec<u32> = (0..stripes).collect();
-        for chunk in all.chunks(100) {
+        stripes: &[u32],
+    ) -> Result<Vec<(u32, StripeState)>, StoreError> {
+        let mut states = Vec::with_capacity(stripes.len());
+        for chunk in stripes.chunks(100) {
             let keys = chunk
                 .iter()
                 .map(|&i| key(keys::stripe(draw_id, i)))
                 .collect();
+            let mut found = std::collections::HashMap::new();
             for item in self.batch_get(keys).await? {
-                let pk = Reader::new(&item).str(PARTITION_KEY)?;
-                let index = pk
-                    .rsplit('#')
-                    .next()
-                    .and_then(|i| i.parse::<usize>().ok())
-                    .filter(|&i| i < states.len())
-                    .ok_or_else(|| StoreError::Corrupt {
-                        key: pk.to_owned(),
-                        reason: "not a stripe key of this draw".into(),
-                    })?;
-                states[index] = StripeState::decode(&item)?;
+                found.insert(
+                    Reader::new(&item).str(PARTITION_KEY)?.to_owned(),
+                    StripeState::decode(&item)?,
+                );
             }
+            states.extend(chunk.iter().map(|&i| {
+                let state = found.remove(&keys::stripe(draw_id, i)).unwrap_or_default();
+                (i, state)
+            }));
         }
         Ok(states)
     }
