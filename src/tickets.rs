@@ -102,6 +102,17 @@ struct CachedView {
     stale: bool,
 }
 
+impl CachedView {
+    /// Counts a miss on a stripe that others sell from; enough of them mark the view stale.
+    fn foreign_miss(&mut self, misses: &mut u32) {
+        *misses += 1;
+        if *misses >= FOREIGN_MISSES_BEFORE_REFRESH {
+            self.stale = true;
+            *misses = 0;
+        }
+    }
+}
+
 impl DrawCache {
     fn new(draw: Draw) -> Self {
         Self {
@@ -157,6 +168,8 @@ impl Drop for BusyGuard<'_> {
 /// Ticket operations for one process. Cheap to share behind an `Arc`.
 pub struct TicketService {
     store: Store,
+    /// Names this process when it claims the top end of a stripe.
+    seller: String,
     draws: Mutex<HashMap<DrawId, Arc<DrawCache>>>,
 }
 
@@ -164,6 +177,7 @@ impl TicketService {
     pub fn new(store: Store) -> Self {
         Self {
             store,
+            seller: format!("{:016x}", rand::random::<u64>()),
             draws: Mutex::new(HashMap::new()),
         }
     }
@@ -277,7 +291,9 @@ impl TicketService {
             let takes = match plan {
                 // Once every stripe is open, choosing among stripes that others sell from
                 // should rest on fresh cursors.
-                Plan::Take(_) if !closed && stale && refreshes < MAX_REFRESHES => {
+                Plan::Take(_) | Plan::ClaimTop(_)
+                    if !closed && stale && refreshes < MAX_REFRESHES =>
+                {
                     requests += self.refresh(&cache).await?;
                     refreshes += 1;
                     continue;
@@ -287,6 +303,27 @@ impl TicketService {
                     requests += 1;
                     let index = self.store.claim_stripe(&request.draw_id).await?;
                     cache.view().stripes.claimed(index);
+                    continue;
+                }
+                Plan::ClaimTop(stripe) if !closed => {
+                    requests += 1;
+                    let (won, state) = self
+                        .store
+                        .claim_top(&request.draw_id, stripe, &self.seller)
+                        .await?;
+                    let mut view = cache.view();
+                    let believed = view.stripes.room(stripe);
+                    view.stripes.learn(stripe, state.counters);
+                    view.closed |= state.closed;
+                    if won {
+                        view.stripes.claimed_top(stripe);
+                    } else {
+                        view.stripes.top_taken(stripe);
+                    }
+                    // A stripe fuller than we thought: others are likely too.
+                    if view.stripes.room(stripe) < believed {
+                        view.foreign_miss(&mut foreign_misses);
+                    }
                     continue;
                 }
                 Plan::TooFragmented if !closed && refreshes == 0 => {
@@ -376,11 +413,7 @@ impl TicketService {
                         .iter()
                         .any(|(s, _)| !view.stripes.owns(*s))
                 {
-                    foreign_misses += 1;
-                    if foreign_misses >= FOREIGN_MISSES_BEFORE_REFRESH {
-                        view.stale = true;
-                        foreign_misses = 0;
-                    }
+                    view.foreign_miss(&mut foreign_misses);
                 }
             }
             if cancellation.conflict || cancellation.throttled {
@@ -409,6 +442,9 @@ impl TicketService {
         for (stripe, state) in &states {
             view.stripes.learn(*stripe, state.counters);
             view.closed |= state.closed;
+            if state.top_claimed {
+                view.stripes.top_taken(*stripe);
+            }
         }
         view.stale = false;
         debug!(

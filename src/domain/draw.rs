@@ -201,6 +201,9 @@ pub enum Plan {
     Take(Vec<StripeTake>),
     /// The stripes this process holds cannot serve the purchase: open the next stripe.
     Claim,
+    /// Every stripe is open and this process's ends cannot serve the purchase: ask for the
+    /// top end of this stripe, which nobody sells from yet.
+    ClaimTop(u32),
     /// As far as the view knows, fewer than the quantity remain.
     NotEnough {
         remaining: u64,
@@ -214,7 +217,8 @@ pub enum Plan {
 /// Stripes are handed out in order by an atomic counter, so while unopened stripes remain
 /// every process sells from stripes that it opened itself, whose counters it knows exactly,
 /// and purchases of different processes never meet. Once every stripe is open, a process
-/// also sells from the top end of stripes that others opened, and keeps to those ends.
+/// claims the top end of a stripe that has room and no top seller yet, so that one seller
+/// works each end; only when every such end is taken does it sell from ends others hold.
 #[derive(Debug, Clone)]
 pub struct StripeView {
     layout: StripeLayout,
@@ -224,6 +228,8 @@ pub struct StripeView {
     busy: Vec<u32>,
     /// The end of each stripe that this process sells from.
     owned: Vec<Option<Side>>,
+    /// Stripes whose top end some process has claimed (this one included).
+    top_claimed: Vec<bool>,
     /// Every stripe has been opened by someone.
     all_open: bool,
 }
@@ -236,6 +242,7 @@ impl StripeView {
             known: vec![StripeCounters::default(); stripes],
             busy: vec![0; stripes],
             owned: vec![None; stripes],
+            top_claimed: vec![false; stripes],
             all_open: false,
         }
     }
@@ -253,6 +260,17 @@ impl StripeView {
         let known = &mut self.known[stripe as usize];
         known.bottom = known.bottom.max(counters.bottom);
         known.top = known.top.max(counters.top);
+    }
+
+    /// Records that some process holds the top end of `stripe`.
+    pub fn top_taken(&mut self, stripe: u32) {
+        self.top_claimed[stripe as usize] = true;
+    }
+
+    /// Records that this process won the top end of `stripe`.
+    pub fn claimed_top(&mut self, stripe: u32) {
+        self.top_claimed[stripe as usize] = true;
+        self.owned[stripe as usize].get_or_insert(Side::Top);
     }
 
     /// Records a committed purchase: its counters, and the ends it sold from as ours.
@@ -316,8 +334,28 @@ impl StripeView {
         if remaining < quantity {
             return Plan::NotEnough { remaining };
         }
-        // Our own ends first, then the top ends of other stripes in random order so that
-        // processes spread out, then stripes that other purchases of this process use.
+        // Cursors one transaction can move besides the purchase and its tickets.
+        let most = MAX_TRANSACTION_ITEMS - 1 - quantity as usize;
+        if let Some(takes) = self.span(std::slice::from_ref(&owned), quantity)
+            && takes.len() <= most
+        {
+            return Plan::Take(takes);
+        }
+        // A free top end: of two at random, the roomier, so that claimers spread out yet
+        // favour stripes worth a request.
+        let free: Vec<u32> = stripes
+            .clone()
+            .filter(|s| !self.owns(*s) && !self.top_claimed[*s as usize])
+            .filter(idle)
+            .collect();
+        if !free.is_empty() {
+            let a = free[rng.random_range(0..free.len())];
+            let b = free[rng.random_range(0..free.len())];
+            return Plan::ClaimTop(if self.room(b) > self.room(a) { b } else { a });
+        }
+        // Every free end is taken: our own ends, then the top ends that others hold, in
+        // random order so that processes spread out, then stripes that other purchases of
+        // this process use.
         let mut others: Vec<(u32, Side)> = stripes
             .clone()
             .filter(|s| !self.owns(*s))
@@ -334,39 +372,32 @@ impl StripeView {
         let takes = self
             .span(&[owned, others, busy], quantity)
             .expect("the stripes hold at least the quantity");
-        if takes.len() > MAX_TRANSACTION_ITEMS - 1 - quantity as usize {
+        if takes.len() > most {
             return Plan::TooFragmented;
         }
         Plan::Take(takes)
     }
 
-    /// Takes `quantity` from the tiers of candidates, best tier first. A stripe that fits
-    /// the rest wins: in the first tier (our own ends, whose counters are fresh) the one
-    /// with the least room, so stripes get finished instead of left with crumbs; in the
-    /// others the first in their order. Without a fitting stripe the roomiest one is taken
-    /// and the search goes on. `None` when the candidates hold too little.
+    /// Takes `quantity` from the tiers of candidates, best tier first. The first tier (our
+    /// own ends, whose counters are fresh) is used up emptiest first. In the others the
+    /// first stripe in their order that fits the rest wins; without one the roomiest is
+    /// taken and the search goes on. `None` when the candidates hold too little.
     fn span(&self, tiers: &[Vec<(u32, Side)>], quantity: u64) -> Option<Vec<StripeTake>> {
         let mut takes: Vec<StripeTake> = Vec::new();
         let mut need = quantity;
         while need > 0 {
             let unused = |c: &&(u32, Side)| !takes.iter().any(|t| t.stripe == c.0);
-            let fitting = tiers.iter().enumerate().find_map(|(tier, candidates)| {
-                let mut fits = candidates
+            let room = |c: &&(u32, Side)| self.room(c.0);
+            // Our own ends first, the emptiest first, so that they get finished instead of
+            // left with crumbs that others would have to come for.
+            let own = tiers
+                .first()
+                .and_then(|own| own.iter().filter(unused).min_by_key(room));
+            let &(stripe, side) = own.or_else(|| {
+                tiers[1..]
                     .iter()
-                    .filter(unused)
-                    .filter(|c| self.room(c.0) >= need);
-                if tier == 0 {
-                    fits.min_by_key(|c| self.room(c.0))
-                } else {
-                    fits.next()
-                }
-            });
-            let &(stripe, side) = fitting.or_else(|| {
-                tiers
-                    .iter()
-                    .flatten()
-                    .filter(unused)
-                    .max_by_key(|c| self.room(c.0))
+                    .find_map(|tier| tier.iter().filter(unused).find(|c| self.room(c.0) >= need))
+                    .or_else(|| tiers[1..].iter().flatten().filter(unused).max_by_key(room))
             })?;
             let count = self.room(stripe).min(need);
             let known = self.known[stripe as usize];
@@ -417,13 +448,12 @@ mod tests {
         StripeCounters { bottom, top }
     }
 
-    /// Every stripe sold out but for `room` tickets in `stripe`, sold from its bottom.
-    fn all_open_with_room(view: &mut StripeView, stripe: u32, room: u64) {
+    /// Every stripe open and sold out from its bottom but for the given rooms.
+    fn all_open_with_rooms(view: &mut StripeView, rooms: &[(u32, u64)]) {
         view.claimed(u64::from(view.layout.stripes()));
         for s in 0..view.layout.stripes() {
-            let len = view.layout.len(s);
-            let bottom = if s == stripe { len - room } else { len };
-            view.learn(s, counters(bottom, 0));
+            let room = rooms.iter().find(|r| r.0 == s).map_or(0, |r| r.1);
+            view.learn(s, counters(view.layout.len(s) - room, 0));
         }
     }
 
@@ -512,18 +542,18 @@ mod tests {
     }
 
     #[test]
-    fn prefers_the_fullest_own_stripe_that_fits_and_spans_own_stripes() {
+    fn uses_up_its_emptiest_own_stripe_first_and_spans_own_stripes() {
         let mut view = view(1_000, 10);
         view.claimed(2);
         view.claimed(5);
-        let (len2, len5) = (view.layout.len(2), view.layout.len(5));
+        let len2 = view.layout.len(2);
         view.learn(2, counters(len2 - 3, 0));
-        assert_eq!(takes(view.plan(3, &mut rng()))[0].stripe, 2);
-        assert_eq!(takes(view.plan(8, &mut rng()))[0].stripe, 5);
-        view.learn(5, counters(len5 - 6, 0));
-        let plan = takes(view.plan(9, &mut rng()));
-        let picked: Vec<(u32, u64)> = plan.iter().map(|t| (t.stripe, t.count)).collect();
-        assert_eq!(picked, vec![(5, 6), (2, 3)]);
+        let picked = |plan: Plan| -> Vec<(u32, u64)> {
+            takes(plan).iter().map(|t| (t.stripe, t.count)).collect()
+        };
+        assert_eq!(picked(view.plan(2, &mut rng())), vec![(2, 2)]);
+        // The three left in stripe 2 go first rather than stay behind as crumbs.
+        assert_eq!(picked(view.plan(8, &mut rng())), vec![(2, 3), (5, 5)]);
     }
 
     #[test]
@@ -538,11 +568,13 @@ mod tests {
     }
 
     #[test]
-    fn once_all_stripes_are_open_sells_from_the_top_of_other_stripes() {
+    fn once_all_stripes_are_open_claims_a_free_top_end_and_sells_from_it() {
         let mut view = view(1_000, 10);
         assert!(!view.all_open());
-        all_open_with_room(&mut view, 6, 5);
+        all_open_with_rooms(&mut view, &[(6, 5)]);
         assert!(view.all_open());
+        assert_eq!(view.plan(4, &mut rng()), Plan::ClaimTop(6));
+        view.claimed_top(6);
         let len = view.layout.len(6);
         let plan = takes(view.plan(4, &mut rng()));
         assert_eq!(
@@ -561,10 +593,35 @@ mod tests {
     }
 
     #[test]
+    fn claims_only_free_top_ends_and_shares_ends_when_none_is_free() {
+        let mut view = view(1_000, 10);
+        all_open_with_rooms(&mut view, &[(3, 4), (6, 5)]);
+        view.top_taken(6);
+        assert_eq!(view.plan(2, &mut rng()), Plan::ClaimTop(3));
+        view.top_taken(3);
+        // Every top end with room has a seller: sell from one of them anyway.
+        let plan = takes(view.plan(5, &mut rng()));
+        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 5);
+        assert!(plan.iter().all(|t| t.side == Side::Top));
+    }
+
+    #[test]
+    fn own_ends_that_suffice_need_no_claim() {
+        let mut view = view(1_000, 10);
+        view.claimed(9);
+        all_open_with_rooms(&mut view, &[(6, 5), (9, 3)]);
+        let own = takes(view.plan(3, &mut rng()));
+        assert_eq!((own[0].stripe, own[0].side), (9, Side::Bottom));
+        view.committed(&own);
+        assert_eq!(view.plan(3, &mut rng()), Plan::ClaimTop(6));
+    }
+
+    #[test]
     fn reports_not_enough_with_what_remains() {
         let mut view = view(1_000, 10);
-        all_open_with_room(&mut view, 3, 3);
+        all_open_with_rooms(&mut view, &[(3, 3)]);
         assert_eq!(view.plan(4, &mut rng()), Plan::NotEnough { remaining: 3 });
+        view.claimed_top(3);
         let plan = takes(view.plan(3, &mut rng()));
         assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 3);
     }
@@ -576,6 +633,7 @@ mod tests {
         view.claimed(60);
         for s in 0..60 {
             view.learn(s, counters(view.layout.len(s) - 1, 0));
+            view.top_taken(s);
         }
         assert_eq!(view.plan(50, &mut rng()), Plan::TooFragmented);
         assert_eq!(takes(view.plan(49, &mut rng())).len(), 49);

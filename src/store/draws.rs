@@ -2,7 +2,7 @@
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::primitives::Blob;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use chrono::{DateTime, Utc};
 
 use super::codec::{Item, Reader, key, n, s};
@@ -16,6 +16,8 @@ use crate::domain::permutation::PermutationKey;
 pub struct StripeState {
     pub counters: StripeCounters,
     pub closed: bool,
+    /// A process has claimed the top end.
+    pub top_claimed: bool,
 }
 
 /// Tickets sold upwards from the stripe's start.
@@ -23,6 +25,8 @@ pub(crate) const BOTTOM: &str = "c";
 /// Tickets sold downwards from the stripe's end.
 pub(crate) const TOP: &str = "t";
 pub(crate) const CLOSED: &str = "closed";
+/// The process that claimed the top end: advice to other processes, never a lock.
+const TOP_SELLER: &str = "top_seller";
 
 impl StripeState {
     pub(crate) fn decode(item: &Item) -> Result<Self, StoreError> {
@@ -33,6 +37,7 @@ impl StripeState {
                 top: reader.opt_num(TOP)?.unwrap_or(0),
             },
             closed: reader.flag(CLOSED),
+            top_claimed: item.contains_key(TOP_SELLER),
         })
     }
 
@@ -175,6 +180,44 @@ impl Store {
             .transpose()?
             .ok_or_else(|| StoreError::Invariant("the claim counter was not returned".into()))?;
         Ok(opened - 1)
+    }
+
+    /// Claims the top end of a stripe for `seller` unless another process has it. Returns
+    /// whether the claim won and the stripe as it is now (or was, when it lost).
+    pub async fn claim_top(
+        &self,
+        draw_id: &DrawId,
+        stripe: u32,
+        seller: &str,
+    ) -> Result<(bool, StripeState), StoreError> {
+        self.write_meter().single_write();
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::stripe(draw_id, stripe))))
+            .update_expression("SET #seller = :me")
+            .condition_expression("attribute_not_exists(#seller) AND attribute_not_exists(#closed)")
+            .expression_attribute_names("#seller", TOP_SELLER)
+            .expression_attribute_names("#closed", CLOSED)
+            .expression_attribute_values(":me", s(seller))
+            .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(output) => {
+                let state = output.attributes().map(StripeState::decode).transpose()?;
+                Ok((true, state.unwrap_or_default()))
+            }
+            Err(err) => match err.as_service_error() {
+                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                    let state = failed.item().map(StripeState::decode).transpose()?;
+                    Ok((false, state.unwrap_or_default()))
+                }
+                _ => Err(sdk_error("UpdateItem", err)),
+            },
+        }
     }
 
     /// Reads the given stripes with strongly consistent batch reads; a stripe without an

@@ -20,7 +20,7 @@ use aws_sdk_dynamodb::types::{
 };
 use rand::RngExt;
 
-pub use metrics::{RequestCounter, WriteMeter};
+pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 
 /// The table's only key attribute.
 pub(crate) const PARTITION_KEY: &str = "pk";

@@ -535,3 +535,37 @@ async fn ticket_lookups_distinguish_unsold_out_of_range_and_malformed() {
         "invalid_payment_id",
     );
 }
+
+#[tokio::test]
+async fn the_top_end_of_a_stripe_goes_to_one_seller_and_to_none_once_closed() {
+    let app = spawn_app().await;
+    create_draw(&app, "tops", 100, json!({"stripes": 2})).await;
+    let draw = tally::domain::ids::DrawId::parse("tops").unwrap();
+    let claims = (0..16).map(|i| {
+        let (store, draw) = (app.store.clone(), draw.clone());
+        tokio::spawn(async move { store.claim_top(&draw, 1, &format!("seller-{i}")).await })
+    });
+    let mut winners = 0;
+    for claim in claims {
+        let (won, state) = claim.await.unwrap().unwrap();
+        winners += usize::from(won);
+        assert!(state.top_claimed && !state.closed);
+    }
+    assert_eq!(winners, 1);
+
+    let bought = app
+        .post(
+            "/draws/tops/purchases",
+            &json!({"payment_id": "p", "quantity": 3}),
+        )
+        .await;
+    assert_eq!(bought.status, StatusCode::CREATED);
+    assert_eq!(
+        app.post("/draws/tops/close", &json!({})).await.status,
+        StatusCode::OK
+    );
+    let (won, state) = app.store.claim_top(&draw, 0, "late").await.unwrap();
+    assert!(!won);
+    assert!(state.closed && !state.top_claimed);
+    assert_eq!(state.sold(), 3);
+}

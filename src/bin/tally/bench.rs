@@ -15,7 +15,7 @@ use rand::{RngExt, SeedableRng};
 use tally::domain::draw::DrawConfig;
 use tally::domain::ids::{DrawId, PaymentId};
 use tally::domain::purchase::PurchaseRequest;
-use tally::store::{RequestCounter, Store, StoreConfig};
+use tally::store::{RequestCounter, RequestCounts, Store, StoreConfig};
 use tally::tickets::{NewDraw, TicketError, TicketService};
 
 #[derive(Args)]
@@ -41,6 +41,12 @@ pub struct BenchArgs {
     /// Skip the ticket benchmark.
     #[arg(long)]
     skip_tickets: bool,
+    /// Skip measuring the endpoint's write ceiling.
+    #[arg(long)]
+    skip_ceiling: bool,
+    /// Seconds of writing per ceiling shape.
+    #[arg(long, default_value_t = 5)]
+    ceiling_seconds: u64,
     #[command(flatten)]
     orders: crate::bench_orders::OrderBenchArgs,
 }
@@ -58,6 +64,7 @@ struct Figures {
     purchases: u64,
     tickets: u64,
     requests: u64,
+    by_operation: RequestCounts,
     /// Requests counted by the purchases that succeeded (excludes sold-out answers and
     /// per-instance start-up reads).
     purchase_requests: u64,
@@ -65,6 +72,8 @@ struct Figures {
     latencies: Vec<Duration>,
     first_tenth: f64,
     last_tenth: f64,
+    /// When half, nine tenths and 99% of the tickets were sold.
+    milestones: [Duration; 3],
 }
 
 impl Figures {
@@ -91,6 +100,23 @@ pub fn percentile_ms(latencies: &[Duration], p: f64) -> f64 {
     sorted.sort();
     let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted.get(index).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
+
+/// When the sales, in completion order, reached half, nine tenths and 99% of `total`.
+fn milestones(sales: &[(Instant, Sale)], started: Instant, total: u64) -> [Duration; 3] {
+    let mut sold = 0u64;
+    let mut reached = [Duration::ZERO; 3];
+    for (at, sale) in sales {
+        let before = sold;
+        sold += u64::from(sale.quantity);
+        for (i, permille) in [500, 900, 990].into_iter().enumerate() {
+            let mark = total * permille / 1000;
+            if before < mark && sold >= mark {
+                reached[i] = *at - started;
+            }
+        }
+    }
+    reached
 }
 
 /// Requests per purchase over the purchases that sold the first and the last tenth of the
@@ -132,8 +158,15 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     )
     .await;
     store.ensure_table().await.map_err(|e| e.to_string())?;
-    let mut result = Ok(());
-    if !args.skip_tickets {
+    let result = run_all(&args, &store, &counter).await;
+    let _ = store.delete_table().await;
+    result
+}
+
+async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
+    let tickets = if args.skip_tickets {
+        None
+    } else {
         println!(
             "Selling out {} tickets with {} concurrent buyers (1..={} tickets each), table {}",
             args.tickets,
@@ -141,16 +174,64 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
             args.max_quantity,
             store.table()
         );
-        result = compare(&args, &store, &counter).await;
+        Some(compare(args, store, counter).await?)
+    };
+    let orders = if args.orders.skip_orders {
+        None
+    } else {
+        Some(crate::bench_orders::run(&args.orders, store, counter).await?)
+    };
+    if args.skip_ceiling {
+        return Ok(());
     }
-    if result.is_ok() && !args.orders.skip_orders {
-        result = crate::bench_orders::run(&args.orders, &store, &counter).await;
+    let ceilings =
+        crate::bench_ceiling::measure_all(store, Duration::from_secs(args.ceiling_seconds)).await?;
+    println!();
+    println!("Against the ceiling:");
+    if let Some((tally, naive)) = &tickets {
+        let purchases = &ceilings[1];
+        let transactions = tally.by_operation.of("TransactWriteItems") as f64;
+        let transactions_per_s = transactions / tally.elapsed.as_secs_f64();
+        let bound = purchases.requests_per_s() * tally.tickets as f64 / tally.purchases as f64;
+        println!(
+            "  Tally sent {transactions_per_s:.0} transactions/s ({:.0}% of the ceiling); with one transaction per purchase and",
+            100.0 * transactions_per_s / purchases.requests_per_s()
+        );
+        println!(
+            "    no cancelled one, this endpoint sells at most {bound:.0} tickets/s{}",
+            naive.as_ref().map_or(String::new(), |naive| format!(
+                " ({:.2}x the naive approach's {:.0})",
+                bound / naive.tickets_per_s(),
+                naive.tickets_per_s()
+            ))
+        );
     }
-    let _ = store.delete_table().await;
-    result
+    if let Some(orders) = &orders {
+        let chunks = &ceilings[2];
+        let loop_rate = orders.single.orders_per_s();
+        for (label, figures, target) in [
+            ("fast", &orders.fast, 20.0),
+            ("gapless", &orders.gapless, 5.0),
+        ] {
+            // Every order is two new items: its number and its (source, reference).
+            let items = 2.0 * figures.orders_per_s();
+            println!(
+                "  {label} batches wrote {items:.0} items/s ({:.0}% of the 100-item ceiling); {target}x the loop needs {:.0} items/s ({:.1}x the ceiling)",
+                100.0 * items / chunks.items_per_s(),
+                2.0 * target * loop_rate,
+                2.0 * target * loop_rate / chunks.items_per_s()
+            );
+        }
+    }
+    Ok(())
 }
 
-async fn compare(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
+/// Tally's figures, and the naive approach's unless skipped.
+async fn compare(
+    args: &BenchArgs,
+    store: &Store,
+    counter: &RequestCounter,
+) -> Result<(Figures, Option<Figures>), String> {
     if args.warmup_tickets > 0 {
         println!(
             "Warming up with {} tickets each (not measured)",
@@ -164,7 +245,7 @@ async fn compare(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
     let tally = tally_sell_out(args, args.tickets, "bench", store, counter).await?;
     print_figures(&tally);
     if args.skip_naive {
-        return Ok(());
+        return Ok((tally, None));
     }
     let naive = naive_sell_out(args, args.tickets, "NAIVE", store, counter).await?;
     print_figures(&naive);
@@ -184,7 +265,7 @@ async fn compare(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
         (tally.write_units as f64 / tally.tickets as f64)
             / (naive.write_units as f64 / naive.tickets as f64)
     );
-    Ok(())
+    Ok((tally, Some(naive)))
 }
 
 fn print_figures(f: &Figures) {
@@ -208,6 +289,7 @@ fn print_figures(f: &Figures) {
         "    within committed purchases {:>9.3}",
         f.purchase_requests as f64 / f.purchases as f64
     );
+    println!("    by operation: {}", f.by_operation);
     println!(
         "  WCU per ticket (pricing)    {:>10.2}",
         f.write_units as f64 / f.tickets as f64
@@ -216,6 +298,12 @@ fn print_figures(f: &Figures) {
         "  latency p50 / p99           {:>7.1} / {:.1} ms",
         f.percentile(0.5),
         f.percentile(0.99)
+    );
+    println!(
+        "  sold 50% / 90% / 99% after  {:>7.2} / {:.2} / {:.2} s",
+        f.milestones[0].as_secs_f64(),
+        f.milestones[1].as_secs_f64(),
+        f.milestones[2].as_secs_f64()
     );
     println!(
         "  requests/purchase, first 10% {:>9.3}, last 10% {:.3} ({:.2}x)",
@@ -251,7 +339,7 @@ async fn tally_sell_out(
         println!("\nTally: {} stripes", config.stripes());
     }
     let next_payment = Arc::new(AtomicU64::new(0));
-    let before = counter.get();
+    let before = counter.snapshot();
     let units_before = store.write_meter().get();
     let started = Instant::now();
     let mut buyers = Vec::new();
@@ -313,12 +401,14 @@ async fn tally_sell_out(
         elapsed,
         purchases: sales.len() as u64,
         tickets,
-        requests: counter.get() - before,
+        requests: counter.get() - before.total(),
+        by_operation: counter.snapshot().since(&before),
         purchase_requests: sales.iter().map(|(_, s)| u64::from(s.requests)).sum(),
         write_units: store.write_meter().get() - units_before,
         latencies: sales.iter().map(|(_, s)| s.latency).collect(),
         first_tenth,
         last_tenth,
+        milestones: milestones(&sales, started, total),
     })
 }
 
@@ -330,7 +420,7 @@ async fn naive_sell_out(
     counter: &RequestCounter,
 ) -> Result<Figures, String> {
     let sold = Arc::new(AtomicU64::new(0));
-    let before = counter.get();
+    let before = counter.snapshot();
     let started = Instant::now();
     let mut buyers = Vec::new();
     for buyer in 0..args.buyers {
@@ -397,7 +487,8 @@ async fn naive_sell_out(
     let elapsed = started.elapsed();
     sales.sort_by_key(|(at, _)| *at);
     let tickets: u64 = sales.iter().map(|(_, s)| u64::from(s.quantity)).sum();
-    let requests = counter.get() - before;
+    let by_operation = counter.snapshot().since(&before);
+    let requests = by_operation.total();
     let order: Vec<(u32, u32)> = sales
         .iter()
         .map(|(_, s)| (s.quantity, s.requests))
@@ -409,11 +500,13 @@ async fn naive_sell_out(
         purchases: sales.len() as u64,
         tickets,
         requests,
+        by_operation,
         purchase_requests: requests,
         // A conditional put costs 1 WCU, failed or not.
         write_units: requests,
         latencies: sales.iter().map(|(_, s)| s.latency).collect(),
         first_tenth,
         last_tenth,
+        milestones: milestones(&sales, started, tickets),
     })
 }

@@ -10,7 +10,7 @@ use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::NewOrder;
 use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
-use tally::store::{RequestCounter, Store};
+use tally::store::{RequestCounter, RequestCounts, Store};
 
 use crate::bench::percentile_ms;
 
@@ -30,17 +30,25 @@ pub struct OrderBenchArgs {
     pub skip_orders: bool,
 }
 
-struct OrderFigures {
+pub struct OrderFigures {
     label: String,
     elapsed: Duration,
     orders: u64,
     requests: u64,
+    by_operation: RequestCounts,
     write_units: u64,
     latencies: Vec<Duration>,
 }
 
+/// The three imports of one run.
+pub struct OrderSummary {
+    pub fast: OrderFigures,
+    pub gapless: OrderFigures,
+    pub single: OrderFigures,
+}
+
 impl OrderFigures {
-    fn orders_per_s(&self) -> f64 {
+    pub fn orders_per_s(&self) -> f64 {
         self.orders as f64 / self.elapsed.as_secs_f64()
     }
 
@@ -59,6 +67,7 @@ impl OrderFigures {
             "  DynamoDB requests/order     {:>10.3}",
             self.requests as f64 / self.orders as f64
         );
+        println!("    by operation: {}", self.by_operation);
         println!(
             "  WCU per order (pricing)     {:>10.2}",
             self.write_units as f64 / self.orders as f64
@@ -75,7 +84,7 @@ pub async fn run(
     args: &OrderBenchArgs,
     store: &Store,
     counter: &RequestCounter,
-) -> Result<(), String> {
+) -> Result<OrderSummary, String> {
     println!(
         "\nImporting {} orders from {} concurrent sources: batches of {}, and one per request",
         args.orders, args.order_sources, args.order_batch
@@ -96,7 +105,11 @@ pub async fn run(
         "  gapless batches       {:>8.2}x  (target >= 5x)",
         gapless.orders_per_s() / single.orders_per_s()
     );
-    Ok(())
+    Ok(OrderSummary {
+        fast,
+        gapless,
+        single,
+    })
 }
 
 async fn import(
@@ -120,7 +133,7 @@ async fn import(
         .await
         .map_err(|e| e.to_string())?;
     let per_source = args.orders / args.order_sources;
-    let (requests_before, units_before) = (counter.get(), store.write_meter().get());
+    let (requests_before, units_before) = (counter.snapshot(), store.write_meter().get());
     let started = Instant::now();
     let mut sources = Vec::new();
     for source in 0..args.order_sources {
@@ -185,7 +198,8 @@ async fn import(
         label,
         elapsed: started.elapsed(),
         orders,
-        requests: counter.get() - requests_before,
+        requests: counter.get() - requests_before.total(),
+        by_operation: counter.snapshot().since(&requests_before),
         write_units: store.write_meter().get() - units_before,
         latencies,
     })

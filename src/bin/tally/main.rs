@@ -1,6 +1,7 @@
 //! The local command line: serve the API on localhost, create the table, run benchmarks.
 
 mod bench;
+mod bench_ceiling;
 mod bench_orders;
 mod import;
 

@@ -1,0 +1,145 @@
+//! What the DynamoDB endpoint itself can write on this machine: new items under
+//! `attribute_not_exists`, no two writers on the same key, in the shapes Tally's writes
+//! take. The ticket and order figures are read against these ceilings: no way of
+//! allocating numbers that writes the same items can go faster.
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use tally::store::Store;
+
+/// One shape of write: `items` new items per request (1 = a single `PutItem`), sent by
+/// `writers` concurrent writers.
+#[derive(Clone, Copy)]
+pub struct Shape {
+    pub label: &'static str,
+    pub writers: usize,
+    pub items: usize,
+}
+
+pub struct Ceiling {
+    pub shape: Shape,
+    requests: u64,
+    elapsed: Duration,
+}
+
+impl Ceiling {
+    pub fn requests_per_s(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub fn items_per_s(&self) -> f64 {
+        self.requests_per_s() * self.shape.items as f64
+    }
+}
+
+/// A conditional `PutItem` per write, as the naive ticket seller sends them.
+pub const SINGLE_PUTS: Shape = Shape {
+    label: "PutItem, 64 writers",
+    writers: 64,
+    items: 1,
+};
+/// A purchase of six tickets: the purchase record, one cursor and six tickets.
+pub const PURCHASES: Shape = Shape {
+    label: "TransactWriteItems of 8 items, 64 writers",
+    writers: 64,
+    items: 8,
+};
+/// A chunk of 50 orders: two items per order.
+pub const ORDER_CHUNKS: Shape = Shape {
+    label: "TransactWriteItems of 100 items, 4 writers",
+    writers: 4,
+    items: 100,
+};
+
+/// Measures each shape for `duration`, one after the other.
+pub async fn measure_all(store: &Store, duration: Duration) -> Result<Vec<Ceiling>, String> {
+    println!(
+        "\nWrite ceiling of the endpoint ({} s per shape: new items, attribute_not_exists, no contention)",
+        duration.as_secs()
+    );
+    let mut ceilings = Vec::new();
+    for shape in [SINGLE_PUTS, PURCHASES, ORDER_CHUNKS] {
+        let ceiling = measure(store, shape, duration).await?;
+        println!(
+            "  {:<44} {:>8.1} requests/s {:>9.0} items/s",
+            shape.label,
+            ceiling.requests_per_s(),
+            ceiling.items_per_s()
+        );
+        ceilings.push(ceiling);
+    }
+    Ok(ceilings)
+}
+
+async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<Ceiling, String> {
+    let started = Instant::now();
+    let deadline = started + duration;
+    let mut writers = Vec::new();
+    for writer in 0..shape.writers {
+        let store = store.clone();
+        writers.push(tokio::spawn(async move {
+            let mut requests = 0u64;
+            while Instant::now() < deadline {
+                let keys: Vec<String> = (0..shape.items)
+                    .map(|i| format!("CEILING#{}#{writer}#{requests}#{i}", shape.items))
+                    .collect();
+                write(&store, keys).await?;
+                requests += 1;
+            }
+            Ok::<_, String>(requests)
+        }));
+    }
+    let mut requests = 0;
+    for writer in writers {
+        requests += writer.await.map_err(|e| e.to_string())??;
+    }
+    Ok(Ceiling {
+        shape,
+        requests,
+        elapsed: started.elapsed(),
+    })
+}
+
+async fn write(store: &Store, keys: Vec<String>) -> Result<(), String> {
+    let item = |key: String| {
+        [
+            ("pk".to_owned(), AttributeValue::S(key)),
+            ("kind".to_owned(), AttributeValue::S("ceiling".into())),
+        ]
+        .into_iter()
+        .collect()
+    };
+    if let [key] = keys.as_slice() {
+        store
+            .client()
+            .put_item()
+            .table_name(store.table())
+            .set_item(Some(item(key.clone())))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await
+            .map_err(|e| format!("PutItem failed: {e}"))?;
+        return Ok(());
+    }
+    let items = keys
+        .into_iter()
+        .map(|key| {
+            let put = Put::builder()
+                .table_name(store.table())
+                .set_item(Some(item(key)))
+                .condition_expression("attribute_not_exists(pk)")
+                .build()
+                .map_err(|e| e.to_string())?;
+            Ok(TransactWriteItem::builder().put(put).build())
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    store
+        .client()
+        .transact_write_items()
+        .set_transact_items(Some(items))
+        .send()
+        .await
+        .map_err(|e| format!("TransactWriteItems failed: {e}"))?;
+    Ok(())
+}
