@@ -21,8 +21,10 @@ use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
 use crate::store::purchases::Commit;
 use crate::store::{Store, StoreError, backoff};
 
-/// Attempts one purchase may make before it reports contention.
+/// Transactions one purchase may send before it reports contention.
 const MAX_ATTEMPTS: u32 = 32;
+/// Steps of any kind (transactions, claims, reads) one purchase may take.
+const MAX_STEPS: u32 = 96;
 /// Full reads of the cursors one purchase may make.
 const MAX_REFRESHES: u32 = 3;
 /// Misses on other processes' stripes in one purchase before all cursors are re-read.
@@ -282,7 +284,8 @@ impl TicketService {
         let mut refreshes = 0u32;
         let mut conflicts = 0u32;
         let mut foreign_misses = 0u32;
-        for attempt in 1..=MAX_ATTEMPTS {
+        let mut attempt = 0u32;
+        for _ in 0..MAX_STEPS {
             let (plan, closed, stale) = {
                 let view = cache.view();
                 let plan = view.stripes.plan(u64::from(request.quantity), &mut rng);
@@ -320,8 +323,8 @@ impl TicketService {
                     } else {
                         view.stripes.top_taken(stripe);
                     }
-                    // A stripe fuller than we thought: others are likely too.
-                    if view.stripes.room(stripe) < believed {
+                    // A stripe fuller than we thought, or taken: others are likely too.
+                    if !won || view.stripes.room(stripe) < believed {
                         view.foreign_miss(&mut foreign_misses);
                     }
                     continue;
@@ -360,6 +363,10 @@ impl TicketService {
                 fingerprint: fingerprint.clone(),
                 created_at,
             };
+            if attempt == MAX_ATTEMPTS {
+                break;
+            }
+            attempt += 1;
             requests += 1;
             let commit = {
                 let _busy = BusyGuard::new(&cache, &takes);
@@ -421,11 +428,8 @@ impl TicketService {
                 backoff(conflicts).await;
             }
         }
-        warn!(requests, "purchase gave up under contention");
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        warn!(requests, attempt, "purchase gave up under contention");
+        Err(StoreError::Contention { attempts: attempt }.into())
     }
 
     /// Reads the cursors of the draw that may still move; returns the requests it took.
