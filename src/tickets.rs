@@ -323,8 +323,8 @@ impl TicketService {
                     } else {
                         view.stripes.top_taken(stripe);
                     }
-                    // A stripe fuller than we thought, or taken: others are likely too.
-                    if !won || view.stripes.room(stripe) < believed {
+                    // A stripe fuller than we thought: others are likely too.
+                    if view.stripes.room(stripe) < believed {
                         view.foreign_miss(&mut foreign_misses);
                     }
                     continue;
