@@ -18,6 +18,7 @@ use crate::domain::draw::{Draw, DrawConfig, DrawStatus, Plan, Side, StripeTake, 
 use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::permutation::{Permutation, PermutationKey};
 use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
+use crate::store::draws::StripeState;
 use crate::store::purchases::Commit;
 use crate::store::{Store, StoreError, backoff};
 
@@ -105,6 +106,12 @@ struct CachedView {
 }
 
 impl CachedView {
+    /// Records what the table says of a stripe.
+    fn learn(&mut self, stripe: u32, state: &StripeState) {
+        self.stripes.learn(stripe, state.counters);
+        self.closed |= state.closed;
+    }
+
     /// Counts a miss on a stripe that others sell from; enough of them mark the view stale.
     fn foreign_miss(&mut self, misses: &mut u32) {
         *misses += 1;
@@ -316,8 +323,7 @@ impl TicketService {
                         .await?;
                     let mut view = cache.view();
                     let believed = view.stripes.room(stripe);
-                    view.stripes.learn(stripe, state.counters);
-                    view.closed |= state.closed;
+                    view.learn(stripe, &state);
                     if won {
                         view.stripes.claimed_top(stripe);
                     } else {
@@ -409,8 +415,7 @@ impl TicketService {
             {
                 let mut view = cache.view();
                 for (stripe, state) in &cancellation.stale_stripes {
-                    view.stripes.learn(*stripe, state.counters);
-                    view.closed |= state.closed;
+                    view.learn(*stripe, state);
                 }
                 // Each miss corrects one stripe; repeated misses on stripes that others
                 // sell from mean the whole view is old, and one read corrects it all.
@@ -444,8 +449,7 @@ impl TicketService {
         let states = self.store.read_stripes(&cache.draw.draw_id, &open).await?;
         let mut view = cache.view();
         for (stripe, state) in &states {
-            view.stripes.learn(*stripe, state.counters);
-            view.closed |= state.closed;
+            view.learn(*stripe, state);
             if state.top_claimed {
                 view.stripes.top_taken(*stripe);
             }

@@ -67,7 +67,6 @@ struct Figures {
     answered: Duration,
     purchases: u64,
     tickets: u64,
-    requests: u64,
     by_operation: RequestCounts,
     /// Requests counted by the purchases that succeeded (excludes sold-out answers and
     /// per-instance start-up reads).
@@ -90,7 +89,7 @@ impl Figures {
     }
 
     fn requests_per_purchase(&self) -> f64 {
-        self.requests as f64 / self.purchases as f64
+        self.by_operation.total() as f64 / self.purchases as f64
     }
 
     fn percentile(&self, p: f64) -> f64 {
@@ -193,7 +192,7 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
     println!();
     println!("Against the ceiling:");
     if let Some((tally, naive)) = &tickets {
-        let purchases = &ceilings[1];
+        let purchases = &ceilings.purchases;
         let transactions = tally.by_operation.of("TransactWriteItems") as f64;
         let transactions_per_s = transactions / tally.elapsed.as_secs_f64();
         let bound = purchases.requests_per_s() * tally.tickets as f64 / tally.purchases as f64;
@@ -209,9 +208,16 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
                 naive.tickets_per_s()
             ))
         );
+        if let Some(naive) = naive {
+            let puts_per_s = naive.by_operation.total() as f64 / naive.elapsed.as_secs_f64();
+            println!(
+                "  naive sent {puts_per_s:.0} PutItem/s ({:.0}% of the ceiling, most of them failing their condition)",
+                100.0 * puts_per_s / ceilings.single_puts.requests_per_s()
+            );
+        }
     }
     if let Some(orders) = &orders {
-        let chunks = &ceilings[2];
+        let chunks = &ceilings.order_chunks;
         let loop_rate = orders.single.orders_per_s();
         for (label, figures, target) in [
             ("fast", &orders.fast, 20.0),
@@ -261,8 +267,8 @@ async fn compare(
     );
     println!(
         "  requests per ticket   {:>8.2}x",
-        (tally.requests as f64 / tally.tickets as f64)
-            / (naive.requests as f64 / naive.tickets as f64)
+        (tally.by_operation.total() as f64 / tally.tickets as f64)
+            / (naive.by_operation.total() as f64 / naive.tickets as f64)
     );
     println!(
         "  WCU per ticket        {:>8.2}x",
@@ -408,7 +414,6 @@ async fn tally_sell_out(
         answered,
         purchases: sales.len() as u64,
         tickets,
-        requests: counter.get() - before.total(),
         by_operation: counter.snapshot().since(&before),
         purchase_requests: sales.iter().map(|(_, s)| u64::from(s.requests)).sum(),
         write_units: store.write_meter().get() - units_before,
@@ -508,7 +513,6 @@ async fn naive_sell_out(
         answered,
         purchases: sales.len() as u64,
         tickets,
-        requests,
         by_operation,
         purchase_requests: requests,
         // A conditional put costs 1 WCU, failed or not.

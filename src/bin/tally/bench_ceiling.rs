@@ -11,14 +11,14 @@ use tally::store::Store;
 /// One shape of write: `items` new items per request (1 = a single `PutItem`), sent by
 /// `writers` concurrent writers.
 #[derive(Clone, Copy)]
-pub struct Shape {
-    pub label: &'static str,
-    pub writers: usize,
-    pub items: usize,
+struct Shape {
+    label: &'static str,
+    writers: usize,
+    items: usize,
 }
 
 pub struct Ceiling {
-    pub shape: Shape,
+    shape: Shape,
     requests: u64,
     elapsed: Duration,
 }
@@ -34,42 +34,42 @@ impl Ceiling {
 }
 
 /// A conditional `PutItem` per write, as the naive ticket seller sends them.
-pub const SINGLE_PUTS: Shape = Shape {
+const SINGLE_PUTS: Shape = Shape {
     label: "PutItem, 64 writers",
     writers: 64,
     items: 1,
 };
 /// A purchase of six tickets: the purchase record, one cursor and six tickets.
-pub const PURCHASES: Shape = Shape {
+const PURCHASES: Shape = Shape {
     label: "TransactWriteItems of 8 items, 64 writers",
     writers: 64,
     items: 8,
 };
 /// A chunk of 50 orders: two items per order.
-pub const ORDER_CHUNKS: Shape = Shape {
+const ORDER_CHUNKS: Shape = Shape {
     label: "TransactWriteItems of 100 items, 4 writers",
     writers: 4,
     items: 100,
 };
 
-/// Measures each shape for `duration`, one after the other.
-pub async fn measure_all(store: &Store, duration: Duration) -> Result<Vec<Ceiling>, String> {
+/// The ceiling of each shape.
+pub struct Ceilings {
+    pub single_puts: Ceiling,
+    pub purchases: Ceiling,
+    pub order_chunks: Ceiling,
+}
+
+/// Measures each shape for `duration`, one after the other, and prints the figures.
+pub async fn measure_all(store: &Store, duration: Duration) -> Result<Ceilings, String> {
     println!(
         "\nWrite ceiling of the endpoint ({} s per shape: new items, attribute_not_exists, no contention)",
         duration.as_secs()
     );
-    let mut ceilings = Vec::new();
-    for shape in [SINGLE_PUTS, PURCHASES, ORDER_CHUNKS] {
-        let ceiling = measure(store, shape, duration).await?;
-        println!(
-            "  {:<44} {:>8.1} requests/s {:>9.0} items/s",
-            shape.label,
-            ceiling.requests_per_s(),
-            ceiling.items_per_s()
-        );
-        ceilings.push(ceiling);
-    }
-    Ok(ceilings)
+    Ok(Ceilings {
+        single_puts: measure(store, SINGLE_PUTS, duration).await?,
+        purchases: measure(store, PURCHASES, duration).await?,
+        order_chunks: measure(store, ORDER_CHUNKS, duration).await?,
+    })
 }
 
 async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<Ceiling, String> {
@@ -94,11 +94,18 @@ async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<Ceil
     for writer in writers {
         requests += writer.await.map_err(|e| e.to_string())??;
     }
-    Ok(Ceiling {
+    let ceiling = Ceiling {
         shape,
         requests,
         elapsed: started.elapsed(),
-    })
+    };
+    println!(
+        "  {:<44} {:>8.1} requests/s {:>9.0} items/s",
+        shape.label,
+        ceiling.requests_per_s(),
+        ceiling.items_per_s()
+    );
+    Ok(ceiling)
 }
 
 async fn write(store: &Store, keys: Vec<String>) -> Result<(), String> {

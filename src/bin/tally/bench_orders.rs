@@ -34,7 +34,6 @@ pub struct OrderFigures {
     label: String,
     elapsed: Duration,
     orders: u64,
-    requests: u64,
     by_operation: RequestCounts,
     write_units: u64,
     latencies: Vec<Duration>,
@@ -65,7 +64,7 @@ impl OrderFigures {
         );
         println!(
             "  DynamoDB requests/order     {:>10.3}",
-            self.requests as f64 / self.orders as f64
+            self.by_operation.total() as f64 / self.orders as f64
         );
         println!("    by operation: {}", self.by_operation);
         println!(
@@ -198,7 +197,6 @@ async fn import(
         label,
         elapsed: started.elapsed(),
         orders,
-        requests: counter.get() - requests_before.total(),
         by_operation: counter.snapshot().since(&requests_before),
         write_units: store.write_meter().get() - units_before,
         latencies,
