@@ -18,7 +18,7 @@ use crate::domain::draw::{Draw, DrawConfig, DrawStatus, Plan, Side, StripeTake, 
 use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::permutation::{Permutation, PermutationKey};
 use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
-use crate::store::draws::StripeState;
+use crate::store::draws::{StripeClaim, StripeState};
 use crate::store::purchases::Commit;
 use crate::store::{Store, StoreError, backoff};
 
@@ -135,6 +135,16 @@ impl DrawCache {
         }
     }
 
+    /// Records what a claim of the next stripe answered.
+    fn claimed(&self, claim: &StripeClaim) {
+        let mut view = self.view();
+        view.stripes.claimed(claim.first, claim.count);
+        for &stripe in &claim.sold_out {
+            view.stripes.sold_out(stripe);
+        }
+        view.closed |= claim.draw.status == DrawStatus::Closed;
+    }
+
     fn view(&self) -> std::sync::MutexGuard<'_, CachedView> {
         self.view.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -177,8 +187,6 @@ impl Drop for BusyGuard<'_> {
 /// Ticket operations for one process. Cheap to share behind an `Arc`.
 pub struct TicketService {
     store: Store,
-    /// Names this process when it claims the top end of a stripe.
-    seller: String,
     draws: Mutex<HashMap<DrawId, Arc<DrawCache>>>,
 }
 
@@ -186,7 +194,6 @@ impl TicketService {
     pub fn new(store: Store) -> Self {
         Self {
             store,
-            seller: format!("{:016x}", rand::random::<u64>()),
             draws: Mutex::new(HashMap::new()),
         }
     }
@@ -279,7 +286,11 @@ impl TicketService {
     /// Sells `quantity` tickets to one payment, all or nothing, exactly once per payment id.
     #[instrument(skip_all, fields(draw_id = %request.draw_id, payment_id = %request.payment_id, quantity = request.quantity))]
     pub async fn purchase(&self, request: PurchaseRequest) -> Result<PurchaseReceipt, TicketError> {
-        let cache = self.draw_cache(&request.draw_id).await?;
+        // A process new to the draw reads it and opens its first stripe in one request.
+        let (cache, mut requests) = match self.cached(&request.draw_id) {
+            Some(cache) => (cache, 0u32),
+            None => (self.open_draw(&request.draw_id).await?, 1),
+        };
         let max = cache.draw.config.max_per_purchase();
         if !(1..=max).contains(&request.quantity) {
             return Err(TicketError::InvalidQuantity { max });
@@ -287,7 +298,6 @@ impl TicketService {
         let fingerprint = request.fingerprint();
         let created_at = Utc::now();
         let mut rng = StdRng::from_rng(&mut rand::rng());
-        let mut requests = 0u32;
         let mut refreshes = 0u32;
         let mut conflicts = 0u32;
         let mut foreign_misses = 0u32;
@@ -296,43 +306,26 @@ impl TicketService {
             let (plan, closed, stale) = {
                 let view = cache.view();
                 let plan = view.stripes.plan(u64::from(request.quantity), &mut rng);
-                (plan, view.closed, view.stale && view.stripes.all_open())
+                (plan, view.closed, view.stale && view.stripes.all_handed())
             };
             let takes = match plan {
                 // Once every stripe is open, choosing among stripes that others sell from
                 // should rest on fresh cursors.
-                Plan::Take(_) | Plan::ClaimTop(_)
-                    if !closed && stale && refreshes < MAX_REFRESHES =>
-                {
+                Plan::Take(_) | Plan::Claim(_) if !closed && stale && refreshes < MAX_REFRESHES => {
                     requests += self.refresh(&cache).await?;
                     refreshes += 1;
                     continue;
                 }
                 Plan::Take(takes) if !closed => takes,
-                Plan::Claim if !closed => {
+                Plan::Claim(count) if !closed => {
                     requests += 1;
-                    let index = self.store.claim_stripe(&request.draw_id).await?;
-                    cache.view().stripes.claimed(index);
-                    continue;
-                }
-                Plan::ClaimTop(stripe) if !closed => {
-                    requests += 1;
-                    let (won, state) = self
+                    let sold_out = cache.view().stripes.unreported_sold_out();
+                    let claim = self
                         .store
-                        .claim_top(&request.draw_id, stripe, &self.seller)
-                        .await?;
-                    let mut view = cache.view();
-                    let believed = view.stripes.room(stripe);
-                    view.learn(stripe, &state);
-                    if won {
-                        view.stripes.claimed_top(stripe);
-                    } else {
-                        view.stripes.top_taken(stripe);
-                    }
-                    // A stripe fuller than we thought: others are likely too.
-                    if view.stripes.room(stripe) < believed {
-                        view.foreign_miss(&mut foreign_misses);
-                    }
+                        .claim_stripes(&request.draw_id, count, &sold_out)
+                        .await?
+                        .ok_or_else(|| TicketError::DrawNotFound(request.draw_id.clone()))?;
+                    cache.claimed(&claim);
                     continue;
                 }
                 Plan::TooFragmented if !closed && refreshes == 0 => {
@@ -412,23 +405,25 @@ impl TicketService {
                 ))
                 .into());
             }
-            {
+            let shared_miss = {
                 let mut view = cache.view();
                 for (stripe, state) in &cancellation.stale_stripes {
                     view.learn(*stripe, state);
                 }
                 // Each miss corrects one stripe; repeated misses on stripes that others
                 // sell from mean the whole view is old, and one read corrects it all.
-                if view.stripes.all_open()
+                let shared_miss = view.stripes.all_handed()
                     && cancellation
                         .stale_stripes
                         .iter()
-                        .any(|(s, _)| !view.stripes.owns(*s))
-                {
+                        .any(|(s, _)| !view.stripes.owns(*s));
+                if shared_miss {
                     view.foreign_miss(&mut foreign_misses);
                 }
-            }
-            if cancellation.conflict || cancellation.throttled {
+                shared_miss
+            };
+            // Where processes share ends, retrying at once meets the same crowd again.
+            if cancellation.conflict || cancellation.throttled || shared_miss {
                 conflicts += 1;
                 backoff(conflicts).await;
             }
@@ -450,9 +445,6 @@ impl TicketService {
         let mut view = cache.view();
         for (stripe, state) in &states {
             view.learn(*stripe, state);
-            if state.top_claimed {
-                view.stripes.top_taken(*stripe);
-            }
         }
         view.stale = false;
         debug!(
@@ -471,6 +463,29 @@ impl TicketService {
             .cloned()
     }
 
+    /// Caches a draw this process has not seen, opening its first stripe on the way.
+    async fn open_draw(&self, draw_id: &DrawId) -> Result<Arc<DrawCache>, TicketError> {
+        let claim = self
+            .store
+            .claim_stripes(draw_id, 1, &[])
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        let cache = self.cache(DrawCache::new(claim.draw.clone()));
+        // Another purchase of this process may have cached the draw meanwhile: the stripe
+        // is ours all the same.
+        cache.claimed(&claim);
+        Ok(cache)
+    }
+
+    fn cache(&self, cache: DrawCache) -> Arc<DrawCache> {
+        self.draws
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(cache.draw.draw_id.clone())
+            .or_insert_with(|| Arc::new(cache))
+            .clone()
+    }
+
     async fn draw_cache(&self, draw_id: &DrawId) -> Result<Arc<DrawCache>, TicketError> {
         if let Some(cache) = self.cached(draw_id) {
             return Ok(cache);
@@ -480,14 +495,7 @@ impl TicketService {
             .get_draw(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        let cache = Arc::new(DrawCache::new(draw));
-        Ok(self
-            .draws
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(draw_id.clone())
-            .or_insert(cache)
-            .clone())
+        Ok(self.cache(DrawCache::new(draw)))
     }
 }
 

@@ -122,12 +122,13 @@ pub struct Draw {
     pub created_at: DateTime<Utc>,
 }
 
-/// About 40 tickets a stripe: enough stripes that concurrent buyers seldom share one and
-/// little is left in half-sold stripes when the last opens, yet a buyer keeps a stripe for
-/// several purchases (measured with `tally bench`: 156, 256, 400 and 625 stripes for 10,000
-/// tickets and 64 buyers; 250 to 400 did best).
+/// About 64 tickets a stripe: a buyer keeps a stripe for about a dozen purchases, and a
+/// draw has two ends per 128 tickets, so that up to that many concurrent buyers each get
+/// an end of their own (measured with `tally bench`, 10,000 tickets and 64 buyers: 250
+/// stripes cost about 0.1 more requests per purchase than 156; 100 stripes were too few
+/// for the 3,000-ticket warm-up draw, where buyers outnumbered ends and had to share).
 pub fn default_stripes(total_tickets: u64) -> u32 {
-    (total_tickets / 40).clamp(1, u64::from(MAX_STRIPES)) as u32
+    (total_tickets / 64).clamp(1, u64::from(MAX_STRIPES)) as u32
 }
 
 /// The permutation indices `0..total` cut into `stripes` consecutive ranges.
@@ -199,11 +200,9 @@ pub struct StripeCounters {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
     Take(Vec<StripeTake>),
-    /// The stripes this process holds cannot serve the purchase: open the next stripe.
-    Claim,
-    /// Every stripe is open and this process's ends cannot serve the purchase: ask for the
-    /// top end of this stripe, which nobody sells from yet.
-    ClaimTop(u32),
+    /// The ends this process holds cannot serve the purchase: ask for this many more
+    /// stripe ends from the draw's counter.
+    Claim(u32),
     /// As far as the view knows, fewer than the quantity remain.
     NotEnough {
         remaining: u64,
@@ -214,11 +213,13 @@ pub enum Plan {
 
 /// One process's view of a draw's stripes.
 ///
-/// Stripes are handed out in order by an atomic counter, so while unopened stripes remain
-/// every process sells from stripes that it opened itself, whose counters it knows exactly,
-/// and purchases of different processes never meet. Once every stripe is open, a process
-/// claims the top end of a stripe that has room and no top seller yet, so that one seller
-/// works each end; only when every such end is taken does it sell from ends others hold.
+/// Stripe ends are handed out by one atomic counter on the draw: its values `0..S` are
+/// the bottom ends of stripes `0..S` in order, and `S..2S` the top ends of stripes
+/// `S-1` down to `0`. While bottoms remain, every process sells from stripes that it
+/// opened itself, whose counters it knows exactly, and purchases of different processes
+/// never meet. Then the top ends go out, the most recently opened stripes first (those
+/// most likely to have room), so each end still has one seller. Only when every end has
+/// gone out does a process sell from ends that others hold.
 #[derive(Debug, Clone)]
 pub struct StripeView {
     layout: StripeLayout,
@@ -228,10 +229,11 @@ pub struct StripeView {
     busy: Vec<u32>,
     /// The end of each stripe that this process sells from.
     owned: Vec<Option<Side>>,
-    /// Stripes whose top end some process has claimed (this one included).
-    top_claimed: Vec<bool>,
-    /// Every stripe has been opened by someone.
-    all_open: bool,
+    /// Stripes that some process has seen run out, as the draw records them.
+    sold_out: Vec<bool>,
+    /// Stripe ends handed out by the draw's counter, as far as this process knows
+    /// (at most `2S`).
+    handed: u64,
 }
 
 impl StripeView {
@@ -242,13 +244,31 @@ impl StripeView {
             known: vec![StripeCounters::default(); stripes],
             busy: vec![0; stripes],
             owned: vec![None; stripes],
-            top_claimed: vec![false; stripes],
-            all_open: false,
+            sold_out: vec![false; stripes],
+            handed: 0,
         }
     }
 
+    /// Every stripe has been opened by someone.
     pub fn all_open(&self) -> bool {
-        self.all_open
+        self.handed >= u64::from(self.layout.stripes())
+    }
+
+    /// Every end, bottom and top, has been handed out.
+    pub fn all_handed(&self) -> bool {
+        self.handed >= 2 * u64::from(self.layout.stripes())
+    }
+
+    /// The stripe whose end the counter value `slot` stands for, and which end.
+    fn end_of(&self, slot: u64) -> Option<(u32, Side)> {
+        let stripes = u64::from(self.layout.stripes());
+        if slot < stripes {
+            Some((slot as u32, Side::Bottom))
+        } else if slot < 2 * stripes {
+            Some(((2 * stripes - 1 - slot) as u32, Side::Top))
+        } else {
+            None
+        }
     }
 
     pub fn owns(&self, stripe: u32) -> bool {
@@ -260,17 +280,6 @@ impl StripeView {
         let known = &mut self.known[stripe as usize];
         known.bottom = known.bottom.max(counters.bottom);
         known.top = known.top.max(counters.top);
-    }
-
-    /// Records that some process holds the top end of `stripe`.
-    pub fn top_taken(&mut self, stripe: u32) {
-        self.top_claimed[stripe as usize] = true;
-    }
-
-    /// Records that this process won the top end of `stripe`.
-    pub fn claimed_top(&mut self, stripe: u32) {
-        self.top_claimed[stripe as usize] = true;
-        self.owned[stripe as usize].get_or_insert(Side::Top);
     }
 
     /// Records a committed purchase: its counters, and the ends it sold from as ours.
@@ -286,14 +295,56 @@ impl StripeView {
         }
     }
 
-    /// Records the result of a claim: stripe `index` is ours, or none is left.
-    pub fn claimed(&mut self, index: u64) {
-        match u32::try_from(index) {
-            Ok(stripe) if stripe < self.layout.stripes() => {
-                self.owned[stripe as usize] = Some(Side::Bottom)
-            }
-            _ => self.all_open = true,
+    /// Records that `stripe` has run out.
+    pub fn sold_out(&mut self, stripe: u32) {
+        if let Some(flag) = self.sold_out.get_mut(stripe as usize) {
+            *flag = true;
         }
+    }
+
+    /// Stripes this process has seen run out that the draw does not record yet.
+    pub fn unreported_sold_out(&self) -> Vec<u32> {
+        (0..self.layout.stripes())
+            .filter(|&s| !self.sold_out[s as usize] && self.room(s) == 0)
+            .collect()
+    }
+
+    /// Records the result of a claim: the ends that the `count` counter values from
+    /// `first` stand for are ours (a process keeps the bottom of a stripe it opened).
+    pub fn claimed(&mut self, first: u64, count: u32) {
+        let end = first + u64::from(count);
+        for slot in first..end {
+            if let Some((stripe, side)) = self.end_of(slot) {
+                self.owned[stripe as usize].get_or_insert(side);
+            }
+        }
+        self.handed = self
+            .handed
+            .max(end.min(2 * u64::from(self.layout.stripes())));
+    }
+
+    /// How many ends to claim for `lacking` tickets: the next ends the counter will hand
+    /// out (as far as this process knows which), until their room covers what is lacking
+    /// or `most` of them have room. At least one.
+    fn ends_for(&self, lacking: u64, most: usize) -> u32 {
+        let (mut count, mut held, mut with_room) = (0u32, 0u64, 0usize);
+        let mut slot = self.handed;
+        while held < lacking && with_room < most {
+            let Some((stripe, side)) = self.end_of(slot) else {
+                break;
+            };
+            let room = match side {
+                Side::Bottom => self.layout.len(stripe),
+                // Stripes we hold, or whose bottom this same claim would bring.
+                Side::Top if self.owns(stripe) || u64::from(stripe) >= self.handed => 0,
+                Side::Top => self.room(stripe),
+            };
+            held += room;
+            with_room += usize::from(room > 0);
+            count += 1;
+            slot += 1;
+        }
+        count.max(1)
     }
 
     pub fn set_busy(&mut self, takes: &[StripeTake], busy: bool) {
@@ -304,6 +355,9 @@ impl StripeView {
     }
 
     pub fn room(&self, stripe: u32) -> u64 {
+        if self.sold_out[stripe as usize] {
+            return 0;
+        }
         let known = self.known[stripe as usize];
         self.layout
             .len(stripe)
@@ -324,36 +378,28 @@ impl StripeView {
             .filter(idle)
             .filter_map(|s| self.owned[s as usize].map(|side| (s, side)))
             .collect();
-        if !self.all_open {
-            return match self.span(&[owned], quantity) {
-                Some(takes) => Plan::Take(takes),
-                None => Plan::Claim,
-            };
-        }
-        let remaining = self.remaining();
-        if remaining < quantity {
-            return Plan::NotEnough { remaining };
-        }
         // Cursors one transaction can move besides the purchase and its tickets.
         let most = MAX_TRANSACTION_ITEMS - 1 - quantity as usize;
+        if self.all_open() {
+            let remaining = self.remaining();
+            if remaining < quantity {
+                return Plan::NotEnough { remaining };
+            }
+        }
         if let Some(takes) = self.span(std::slice::from_ref(&owned), quantity)
             && takes.len() <= most
         {
             return Plan::Take(takes);
         }
-        // A free top end: of two at random, the roomier, so that claimers spread out yet
-        // favour stripes worth a request.
-        let free: Vec<u32> = stripes
-            .clone()
-            .filter(|s| !self.owns(*s) && !self.top_claimed[*s as usize])
-            .filter(idle)
-            .collect();
-        if !free.is_empty() {
-            let a = free[rng.random_range(0..free.len())];
-            let b = free[rng.random_range(0..free.len())];
-            return Plan::ClaimTop(if self.room(b) > self.room(a) { b } else { a });
+        // Claim the ends that hold what the purchase lacks, in one request: they are ours
+        // alone, so nobody else's purchase meets ours there.
+        if !self.all_handed() {
+            let own_room: u64 = owned.iter().map(|&(s, _)| self.room(s)).sum();
+            let lacking = quantity.saturating_sub(own_room).max(1);
+            let room_for = most.saturating_sub(owned.len()).max(1);
+            return Plan::Claim(self.ends_for(lacking, room_for));
         }
-        // Every free end is taken: our own ends, then the top ends that others hold, in
+        // Every end has gone out: our own ends, then the top ends that others hold, in
         // random order so that processes spread out, then stripes that other purchases of
         // this process use.
         let mut others: Vec<(u32, Side)> = stripes
@@ -450,7 +496,7 @@ mod tests {
 
     /// Every stripe open and sold out from its bottom but for the given rooms.
     fn all_open_with_rooms(view: &mut StripeView, rooms: &[(u32, u64)]) {
-        view.claimed(u64::from(view.layout.stripes()));
+        view.claimed(u64::from(view.layout.stripes()), 0);
         for s in 0..view.layout.stripes() {
             let room = rooms.iter().find(|r| r.0 == s).map_or(0, |r| r.1);
             view.learn(s, counters(view.layout.len(s) - room, 0));
@@ -510,19 +556,19 @@ mod tests {
         );
         let config = DrawConfig::new(10_000, None, None).unwrap();
         assert_eq!(config.max_per_purchase(), DEFAULT_MAX_PER_PURCHASE);
-        assert_eq!(config.stripes(), 250);
+        assert_eq!(config.stripes(), 156);
     }
 
     #[test]
     fn a_process_without_stripes_claims_one() {
         let view = view(100, 10);
-        assert_eq!(view.plan(3, &mut rng()), Plan::Claim);
+        assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
     }
 
     #[test]
     fn sells_from_the_bottom_of_its_own_stripe_while_it_has_room() {
         let mut view = view(1_000, 10);
-        view.claimed(4);
+        view.claimed(4, 1);
         let len = view.layout.len(4);
         let plan = takes(view.plan(3, &mut rng()));
         assert_eq!(
@@ -538,14 +584,14 @@ mod tests {
         view.committed(&plan);
         assert_eq!(view.room(4), len - 3);
         view.learn(4, counters(len - 2, 0));
-        assert_eq!(view.plan(3, &mut rng()), Plan::Claim);
+        assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
     }
 
     #[test]
     fn uses_up_its_emptiest_own_stripe_first_and_spans_own_stripes() {
         let mut view = view(1_000, 10);
-        view.claimed(2);
-        view.claimed(5);
+        view.claimed(2, 1);
+        view.claimed(5, 1);
         let len2 = view.layout.len(2);
         view.learn(2, counters(len2 - 3, 0));
         let picked = |plan: Plan| -> Vec<(u32, u64)> {
@@ -559,24 +605,35 @@ mod tests {
     #[test]
     fn leaves_stripes_busy_in_this_process_alone() {
         let mut view = view(100, 10);
-        view.claimed(1);
+        view.claimed(1, 1);
         let first = takes(view.plan(2, &mut rng()));
         view.set_busy(&first, true);
-        assert_eq!(view.plan(2, &mut rng()), Plan::Claim);
+        assert_eq!(view.plan(2, &mut rng()), Plan::Claim(1));
         view.set_busy(&first, false);
         assert_eq!(takes(view.plan(2, &mut rng()))[0].stripe, 1);
     }
 
     #[test]
-    fn once_all_stripes_are_open_claims_a_free_top_end_and_sells_from_it() {
+    fn after_the_last_stripe_the_counter_hands_out_top_ends_newest_first() {
         let mut view = view(1_000, 10);
+        view.claimed(8, 1);
         assert!(!view.all_open());
-        all_open_with_rooms(&mut view, &[(6, 5)]);
+        // Counter values 9, 10 and 11: the bottom of stripe 9, the tops of 9 and 8.
+        view.claimed(9, 3);
         assert!(view.all_open());
-        assert_eq!(view.plan(4, &mut rng()), Plan::ClaimTop(6));
-        view.claimed_top(6);
-        let len = view.layout.len(6);
+        view.learn(8, counters(view.layout.len(8), 0));
+        view.learn(9, counters(view.layout.len(9) - 6, 0));
         let plan = takes(view.plan(4, &mut rng()));
+        assert_eq!(plan.len(), 1);
+        let cursor = view.layout.len(9) - 6;
+        assert_eq!(
+            (plan[0].stripe, plan[0].side, plan[0].cursor),
+            (9, Side::Bottom, cursor)
+        );
+        // A top end we were handed is sold from downwards, with its own counter.
+        let mut other = view_with_top_of_six();
+        let plan = takes(other.plan(4, &mut rng()));
+        let len = other.layout.len(6);
         assert_eq!(
             plan,
             vec![StripeTake {
@@ -587,53 +644,103 @@ mod tests {
                 other_at_most: len - 4
             }]
         );
-        view.committed(&plan);
-        assert!(view.owns(6));
-        assert_eq!(view.room(6), 1);
+        other.committed(&plan);
+        assert_eq!(other.room(6), 1);
+    }
+
+    /// Every stripe open, only stripe 6 with room (5), and its top end ours.
+    fn view_with_top_of_six() -> StripeView {
+        let mut view = view(1_000, 10);
+        all_open_with_rooms(&mut view, &[(6, 5)]);
+        // Counter value 13 stands for the top of stripe 6 (19 - 13).
+        view.claimed(13, 1);
+        view
     }
 
     #[test]
-    fn claims_only_free_top_ends_and_shares_ends_when_none_is_free() {
+    fn claims_the_ends_that_hold_what_is_lacking_skipping_those_known_empty() {
+        let mut view = view(1_000, 10);
+        all_open_with_rooms(&mut view, &[(8, 2), (6, 5), (2, 9)]);
+        view.sold_out(9);
+        // Counter values 10..=13 are the tops of 9 (sold out), 8 (2), 7 (none), 6 (5).
+        assert_eq!(view.plan(6, &mut rng()), Plan::Claim(4));
+        assert_eq!(view.plan(2, &mut rng()), Plan::Claim(2));
+        view.claimed(10, 4);
+        let plan = takes(view.plan(6, &mut rng()));
+        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 6);
+        assert!(
+            plan.iter()
+                .all(|t| t.side == Side::Top && [6, 8].contains(&t.stripe))
+        );
+    }
+
+    #[test]
+    fn before_the_last_stripe_claims_as_many_stripes_as_the_purchase_lacks() {
+        let mut view = view(1_000, 10);
+        view.claimed(8, 1);
+        let len8 = view.layout.len(8);
+        view.learn(8, counters(len8 - 3, 0));
+        // 3 left in stripe 8; stripe 9 holds the rest of a purchase of its size + 3.
+        let quantity = 3 + view.layout.len(9);
+        assert_eq!(view.plan(quantity, &mut rng()), Plan::Claim(1));
+        // One more: past the bottom of 9 come the tops of 9 and 8 (ours already, so no
+        // help) and of 7, which others opened and may have room.
+        assert_eq!(view.plan(quantity + 1, &mut rng()), Plan::Claim(4));
+    }
+
+    #[test]
+    fn shares_ends_once_every_end_has_gone_out() {
         let mut view = view(1_000, 10);
         all_open_with_rooms(&mut view, &[(3, 4), (6, 5)]);
-        view.top_taken(6);
-        assert_eq!(view.plan(2, &mut rng()), Plan::ClaimTop(3));
-        view.top_taken(3);
-        // Every top end with room has a seller: sell from one of them anyway.
+        view.claimed(20, 0);
         let plan = takes(view.plan(5, &mut rng()));
         assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 5);
         assert!(plan.iter().all(|t| t.side == Side::Top));
     }
 
     #[test]
+    fn a_stripe_recorded_as_sold_out_has_no_room_and_is_reported_until_recorded() {
+        let mut view = view(1_000, 10);
+        view.claimed(0, 2);
+        view.learn(1, counters(view.layout.len(1), 0));
+        assert_eq!(view.unreported_sold_out(), vec![1]);
+        view.sold_out(1);
+        view.sold_out(4);
+        assert!(view.unreported_sold_out().is_empty());
+        assert_eq!((view.room(1), view.room(4)), (0, 0));
+        assert_eq!(
+            view.remaining(),
+            1_000 - view.layout.len(1) - view.layout.len(4)
+        );
+    }
+
+    #[test]
     fn own_ends_that_suffice_need_no_claim() {
         let mut view = view(1_000, 10);
-        view.claimed(9);
+        view.claimed(9, 1);
         all_open_with_rooms(&mut view, &[(6, 5), (9, 3)]);
         let own = takes(view.plan(3, &mut rng()));
         assert_eq!((own[0].stripe, own[0].side), (9, Side::Bottom));
         view.committed(&own);
-        assert_eq!(view.plan(3, &mut rng()), Plan::ClaimTop(6));
+        // The tops of 9 (ours already), 8, 7 and 6.
+        assert_eq!(view.plan(3, &mut rng()), Plan::Claim(4));
     }
 
     #[test]
     fn reports_not_enough_with_what_remains() {
-        let mut view = view(1_000, 10);
-        all_open_with_rooms(&mut view, &[(3, 3)]);
-        assert_eq!(view.plan(4, &mut rng()), Plan::NotEnough { remaining: 3 });
-        view.claimed_top(3);
-        let plan = takes(view.plan(3, &mut rng()));
-        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 3);
+        let view = view_with_top_of_six();
+        assert_eq!(view.plan(6, &mut rng()), Plan::NotEnough { remaining: 5 });
+        let plan = takes(view.plan(5, &mut rng()));
+        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 5);
     }
 
     #[test]
     fn refuses_a_purchase_spread_over_more_stripes_than_a_transaction_holds() {
         // 60 stripes with one ticket each: 50 tickets need 50 cursors + 50 tickets + 1.
         let mut view = view(6_000, 60);
-        view.claimed(60);
+        view.claimed(120, 0);
         for s in 0..60 {
             view.learn(s, counters(view.layout.len(s) - 1, 0));
-            view.top_taken(s);
         }
         assert_eq!(view.plan(50, &mut rng()), Plan::TooFragmented);
         assert_eq!(takes(view.plan(49, &mut rng())).len(), 49);

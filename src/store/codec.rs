@@ -93,6 +93,19 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| self.corrupt(format!("`{name}` holds a non-number")))
     }
 
+    /// A number set; absent reads as empty.
+    pub(crate) fn num_set<T: FromStr>(&self, name: &str) -> Result<Vec<T>, StoreError> {
+        match self.item.get(name) {
+            None => Ok(Vec::new()),
+            Some(AttributeValue::Ns(values)) => values
+                .iter()
+                .map(|v| v.parse().ok())
+                .collect::<Option<Vec<T>>>()
+                .ok_or_else(|| self.corrupt(format!("`{name}` holds an invalid number"))),
+            Some(_) => Err(self.corrupt(format!("`{name}` is not a number set"))),
+        }
+    }
+
     pub(crate) fn parsed<T>(
         &self,
         name: &str,

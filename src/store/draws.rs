@@ -2,7 +2,7 @@
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::primitives::Blob;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use chrono::{DateTime, Utc};
 
 use super::codec::{Item, Reader, key, n, s};
@@ -16,8 +16,6 @@ use crate::domain::permutation::PermutationKey;
 pub struct StripeState {
     pub counters: StripeCounters,
     pub closed: bool,
-    /// A process has claimed the top end.
-    pub top_claimed: bool,
 }
 
 /// Tickets sold upwards from the stripe's start.
@@ -25,8 +23,21 @@ pub(crate) const BOTTOM: &str = "c";
 /// Tickets sold downwards from the stripe's end.
 pub(crate) const TOP: &str = "t";
 pub(crate) const CLOSED: &str = "closed";
-/// The process that claimed the top end: advice to other processes, never a lock.
-const TOP_SELLER: &str = "top_seller";
+/// Stripes handed out so far, on the draw item.
+const OPENED: &str = "opened";
+/// Stripes known to have run out, on the draw item.
+const SOLD_OUT_STRIPES: &str = "sold_out_stripes";
+
+/// The answer to a claim of the next stripe.
+#[derive(Debug, Clone)]
+pub struct StripeClaim {
+    pub draw: Draw,
+    /// The first stripe handed out; those past the last stripe do not exist.
+    pub first: u64,
+    pub count: u32,
+    /// Stripes that some process has seen run out.
+    pub sold_out: Vec<u32>,
+}
 
 impl StripeState {
     pub(crate) fn decode(item: &Item) -> Result<Self, StoreError> {
@@ -37,7 +48,6 @@ impl StripeState {
                 top: reader.opt_num(TOP)?.unwrap_or(0),
             },
             closed: reader.flag(CLOSED),
-            top_claimed: item.contains_key(TOP_SELLER),
         })
     }
 
@@ -159,65 +169,60 @@ impl Store {
         Ok(())
     }
 
-    /// Opens the next stripe for the caller: an atomic counter, so no two callers get the
-    /// same one. Returns the stripe index, which is past the last stripe once all are open.
-    pub async fn claim_stripe(&self, draw_id: &DrawId) -> Result<u64, StoreError> {
-        self.write_meter().single_write();
-        let output = self
-            .client()
-            .update_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::stripe_claims(draw_id))))
-            .update_expression("ADD opened :one")
-            .expression_attribute_values(":one", n(1))
-            .return_values(ReturnValue::UpdatedNew)
-            .send()
-            .await
-            .map_err(|e| sdk_error("UpdateItem", e))?;
-        let opened: u64 = output
-            .attributes()
-            .map(|item| Reader::new(item).num("opened"))
-            .transpose()?
-            .ok_or_else(|| StoreError::Invariant("the claim counter was not returned".into()))?;
-        Ok(opened - 1)
-    }
-
-    /// Claims the top end of a stripe for `seller` unless another process has it. Returns
-    /// whether the claim won and the stripe as it is now (or was, when it lost).
-    pub async fn claim_top(
+    /// Opens the next `count` stripes for the caller and reads the draw in the same
+    /// request: an atomic counter on the draw item, so no two callers get the same stripe.
+    /// `sold_out` names stripes the caller has seen run out; the draw keeps them, and every
+    /// claim returns all that callers have named. `None` when the draw does not exist.
+    pub async fn claim_stripes(
         &self,
         draw_id: &DrawId,
-        stripe: u32,
-        seller: &str,
-    ) -> Result<(bool, StripeState), StoreError> {
+        count: u32,
+        sold_out: &[u32],
+    ) -> Result<Option<StripeClaim>, StoreError> {
         self.write_meter().single_write();
-        let result = self
+        let mut request = self
             .client()
             .update_item()
             .table_name(self.table())
-            .set_key(Some(key(keys::stripe(draw_id, stripe))))
-            .update_expression("SET #seller = :me")
-            .condition_expression("attribute_not_exists(#seller) AND attribute_not_exists(#closed)")
-            .expression_attribute_names("#seller", TOP_SELLER)
-            .expression_attribute_names("#closed", CLOSED)
-            .expression_attribute_values(":me", s(seller))
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
-        match result {
-            Ok(output) => {
-                let state = output.attributes().map(StripeState::decode).transpose()?;
-                Ok((true, state.unwrap_or_default()))
+            .set_key(Some(key(keys::draw(draw_id))))
+            .condition_expression("attribute_exists(#pk)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_names("#opened", OPENED)
+            .expression_attribute_values(":count", n(count))
+            .return_values(ReturnValue::AllNew);
+        request = if sold_out.is_empty() {
+            request.update_expression("ADD #opened :count")
+        } else {
+            request
+                .update_expression("ADD #opened :count, #sold_out :stripes")
+                .expression_attribute_names("#sold_out", SOLD_OUT_STRIPES)
+                .expression_attribute_values(
+                    ":stripes",
+                    AttributeValue::Ns(sold_out.iter().map(u32::to_string).collect()),
+                )
+        };
+        let item = match request.send().await {
+            Ok(output) => output
+                .attributes
+                .ok_or_else(|| StoreError::Invariant("the claimed draw was not returned".into()))?,
+            Err(err)
+                if matches!(
+                    err.as_service_error(),
+                    Some(UpdateItemError::ConditionalCheckFailedException(_))
+                ) =>
+            {
+                return Ok(None);
             }
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
-                    let state = failed.item().map(StripeState::decode).transpose()?;
-                    Ok((false, state.unwrap_or_default()))
-                }
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
-        }
+            Err(err) => return Err(sdk_error("UpdateItem", err)),
+        };
+        let reader = Reader::new(&item);
+        let opened: u64 = reader.num(OPENED)?;
+        Ok(Some(StripeClaim {
+            draw: decode_draw(&item)?,
+            first: opened - u64::from(count),
+            count,
+            sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
+        }))
     }
 
     /// Reads the given stripes with strongly consistent batch reads; a stripe without an

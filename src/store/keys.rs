@@ -19,10 +19,6 @@ pub(crate) fn ticket(draw: &DrawId, number: u64) -> String {
     format!("DRAW#{draw}#TICKET#{number}")
 }
 
-pub(crate) fn stripe_claims(draw: &DrawId) -> String {
-    format!("DRAW#{draw}#CLAIMS")
-}
-
 pub(crate) fn series(series: &SeriesId) -> String {
     format!("SERIES#{series}")
 }

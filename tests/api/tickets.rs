@@ -537,35 +537,74 @@ async fn ticket_lookups_distinguish_unsold_out_of_range_and_malformed() {
 }
 
 #[tokio::test]
-async fn the_top_end_of_a_stripe_goes_to_one_seller_and_to_none_once_closed() {
+async fn claims_hand_out_each_stripe_end_once_and_return_the_draw_and_its_sold_out_stripes() {
     let app = spawn_app().await;
-    create_draw(&app, "tops", 100, json!({"stripes": 2})).await;
-    let draw = tally::domain::ids::DrawId::parse("tops").unwrap();
-    let claims = (0..16).map(|i| {
+    create_draw(&app, "claims", 1_000, json!({"stripes": 40})).await;
+    let draw = tally::domain::ids::DrawId::parse("claims").unwrap();
+    // 24 processes claiming 1, 2 or 3 ends at once get 48 distinct counter values.
+    let claims = (0..24u32).map(|i| {
         let (store, draw) = (app.store.clone(), draw.clone());
-        tokio::spawn(async move { store.claim_top(&draw, 1, &format!("seller-{i}")).await })
+        tokio::spawn(async move { store.claim_stripes(&draw, 1 + i % 3, &[]).await })
     });
-    let mut winners = 0;
+    let mut values = Vec::new();
     for claim in claims {
-        let (won, state) = claim.await.unwrap().unwrap();
-        winners += usize::from(won);
-        assert!(state.top_claimed && !state.closed);
+        let claim = claim.await.unwrap().unwrap().expect("the draw exists");
+        assert_eq!(claim.draw.draw_id, draw);
+        assert_eq!(claim.draw.config.stripes(), 40);
+        values.extend(claim.first..claim.first + u64::from(claim.count));
     }
-    assert_eq!(winners, 1);
+    values.sort_unstable();
+    assert_eq!(values, (0..48).collect::<Vec<u64>>());
 
-    let bought = app
-        .post(
-            "/draws/tops/purchases",
-            &json!({"payment_id": "p", "quantity": 3}),
-        )
-        .await;
-    assert_eq!(bought.status, StatusCode::CREATED);
+    // Stripes named as sold out stay recorded, and every later claim returns them all.
+    let first = app
+        .store
+        .claim_stripes(&draw, 1, &[3, 7])
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((first.first, first.count), (48, 1));
+    let later = app
+        .store
+        .claim_stripes(&draw, 2, &[7, 1])
+        .await
+        .unwrap()
+        .unwrap();
+    let mut sold_out = later.sold_out.clone();
+    sold_out.sort_unstable();
+    assert_eq!((later.first, sold_out), (49, vec![1, 3, 7]));
+
+    let missing = tally::domain::ids::DrawId::parse("missing").unwrap();
+    assert!(
+        app.store
+            .claim_stripes(&missing, 1, &[])
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(app.store.get_draw(&missing).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_process_new_to_a_closed_draw_learns_it_from_its_first_claim() {
+    let app = spawn_app().await;
+    create_draw(&app, "shut", 100, json!({})).await;
     assert_eq!(
-        app.post("/draws/tops/close", &json!({})).await.status,
+        app.post("/draws/shut/close", &json!({})).await.status,
         StatusCode::OK
     );
-    let (won, state) = app.store.claim_top(&draw, 0, "late").await.unwrap();
-    assert!(!won);
-    assert!(state.closed && !state.top_claimed);
-    assert_eq!(state.sold(), 3);
+    let fresh = tally::tickets::TicketService::new(app.store.clone());
+    let refused = fresh
+        .purchase(tally::domain::purchase::PurchaseRequest {
+            draw_id: tally::domain::ids::DrawId::parse("shut").unwrap(),
+            payment_id: tally::domain::ids::PaymentId::parse("late").unwrap(),
+            quantity: 1,
+            payer_id: None,
+            token: None,
+        })
+        .await;
+    assert!(
+        matches!(refused, Err(tally::tickets::TicketError::DrawClosed(_))),
+        "{refused:?}"
+    );
 }
