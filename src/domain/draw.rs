@@ -122,13 +122,17 @@ pub struct Draw {
     pub created_at: DateTime<Utc>,
 }
 
-/// About 64 tickets a stripe: a buyer keeps a stripe for about a dozen purchases, and a
-/// draw has two ends per 128 tickets, so that up to that many concurrent buyers each get
-/// an end of their own (measured with `tally bench`, 10,000 tickets and 64 buyers: 250
-/// stripes cost about 0.1 more requests per purchase than 156; 100 stripes were too few
-/// for the 3,000-ticket warm-up draw, where buyers outnumbered ends and had to share).
+/// About 64 tickets a stripe: a buyer keeps a stripe for about a dozen purchases (measured
+/// with `tally bench`, 10,000 tickets and 64 buyers: 250 stripes cost about 0.1 more
+/// requests per purchase than 156). At least 64 stripes while each keeps 8 tickets: a
+/// stripe has two ends, and buyers beyond the number of ends must share them, so small
+/// draws get 128 ends for as many concurrent buyers (with 30 stripes, 64 buyers of a
+/// 3,000-ticket draw shared so much that purchases gave up).
 pub fn default_stripes(total_tickets: u64) -> u32 {
-    (total_tickets / 64).clamp(1, u64::from(MAX_STRIPES)) as u32
+    let at_least = (total_tickets / 8).min(64);
+    (total_tickets / 64)
+        .max(at_least)
+        .clamp(1, u64::from(MAX_STRIPES)) as u32
 }
 
 /// The permutation indices `0..total` cut into `stripes` consecutive ranges.
@@ -557,6 +561,16 @@ mod tests {
         let config = DrawConfig::new(10_000, None, None).unwrap();
         assert_eq!(config.max_per_purchase(), DEFAULT_MAX_PER_PURCHASE);
         assert_eq!(config.stripes(), 156);
+        let stripes = |total| DrawConfig::new(total, None, None).unwrap().stripes();
+        assert_eq!(
+            (
+                stripes(1_000),
+                stripes(100),
+                stripes(5),
+                stripes(10_000_000)
+            ),
+            (64, 12, 1, 1_024)
+        );
     }
 
     #[test]
