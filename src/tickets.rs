@@ -135,7 +135,7 @@ impl DrawCache {
         }
     }
 
-    /// Records what a claim of the next stripe answered.
+    /// Records what a claim of stripe ends answered.
     fn claimed(&self, claim: &StripeClaim) {
         let mut view = self.view();
         view.stripes.claimed(claim.first, claim.count);
@@ -309,7 +309,7 @@ impl TicketService {
                 (plan, view.closed, view.stale && view.stripes.all_handed())
             };
             let takes = match plan {
-                // Once every stripe is open, choosing among stripes that others sell from
+                // Once every end is handed out, choosing among ends that others sell from
                 // should rest on fresh cursors.
                 Plan::Take(_) | Plan::Claim(_) if !closed && stale && refreshes < MAX_REFRESHES => {
                     requests += self.refresh(&cache).await?;

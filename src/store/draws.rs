@@ -28,11 +28,12 @@ const OPENED: &str = "opened";
 /// Stripes known to have run out, on the draw item.
 const SOLD_OUT_STRIPES: &str = "sold_out_stripes";
 
-/// The answer to a claim of the next stripe.
+/// The answer to a claim of stripe ends.
 #[derive(Debug, Clone)]
 pub struct StripeClaim {
     pub draw: Draw,
-    /// The first stripe handed out; those past the last stripe do not exist.
+    /// The first counter value handed out: values below the stripe count are bottom ends,
+    /// the next ones top ends.
     pub first: u64,
     pub count: u32,
     /// Stripes that some process has seen run out.
@@ -169,10 +170,11 @@ impl Store {
         Ok(())
     }
 
-    /// Opens the next `count` stripes for the caller and reads the draw in the same
-    /// request: an atomic counter on the draw item, so no two callers get the same stripe.
-    /// `sold_out` names stripes the caller has seen run out; the draw keeps them, and every
-    /// claim returns all that callers have named. `None` when the draw does not exist.
+    /// Hands the next `count` stripe ends to the caller and reads the draw in the same
+    /// request: an atomic counter on the draw item, so no two callers get the same value
+    /// (`StripeView` maps values to ends). `sold_out` names stripes the caller has seen run
+    /// out; the draw keeps them, and every claim returns all that callers have named.
+    /// `None` when the draw does not exist.
     pub async fn claim_stripes(
         &self,
         draw_id: &DrawId,
