@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::{StreamExt, TryStreamExt};
@@ -19,7 +20,7 @@ use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::permutation::{Permutation, PermutationKey};
 use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
 use crate::store::draws::{StripeClaim, StripeState};
-use crate::store::purchases::Commit;
+use crate::store::purchases::{Commit, PurchaseRead};
 use crate::store::{Store, StoreError, backoff};
 
 /// Transactions one purchase may send before it reports contention.
@@ -28,8 +29,13 @@ const MAX_ATTEMPTS: u32 = 32;
 const MAX_STEPS: u32 = 96;
 /// Full reads of the cursors one purchase may make.
 const MAX_REFRESHES: u32 = 3;
-/// Misses on other processes' stripes in one purchase before all cursors are re-read.
-const FOREIGN_MISSES_BEFORE_REFRESH: u32 = 2;
+/// Once every stripe end is out, processes that find it out spread their first read of
+/// the cursors over this many round trips of their claim. Read at once, they would all see
+/// the same few stripes with room and all buy from them at once, and most would miss.
+const ENTRY_SPREAD: f64 = 8.0;
+/// After a miss on an end that others sell from, a purchase waits a random part of up to
+/// this many round trips of its transaction, one more per miss.
+const MISS_SPREAD_MAX: u32 = 4;
 /// Stripes closed at once when a draw closes.
 const CLOSE_CONCURRENCY: usize = 16;
 
@@ -103,6 +109,9 @@ struct CachedView {
     /// Cursors may be far behind: read them all before trusting a refusal or a choice
     /// among stripes that others sell from.
     stale: bool,
+    /// Moves whenever this process learns something of the table. A purchase that saw its
+    /// record absent at the newest state it knew may refuse without reading it again.
+    epoch: u64,
 }
 
 impl CachedView {
@@ -110,15 +119,7 @@ impl CachedView {
     fn learn(&mut self, stripe: u32, state: &StripeState) {
         self.stripes.learn(stripe, state.counters);
         self.closed |= state.closed;
-    }
-
-    /// Counts a miss on a stripe that others sell from; enough of them mark the view stale.
-    fn foreign_miss(&mut self, misses: &mut u32) {
-        *misses += 1;
-        if *misses >= FOREIGN_MISSES_BEFORE_REFRESH {
-            self.stale = true;
-            *misses = 0;
-        }
+        self.epoch += 1;
     }
 }
 
@@ -130,6 +131,7 @@ impl DrawCache {
                 stripes: StripeView::new(draw.config.layout()),
                 closed: draw.status == DrawStatus::Closed,
                 stale: true,
+                epoch: 0,
             }),
             draw,
         }
@@ -143,6 +145,7 @@ impl DrawCache {
             view.stripes.sold_out(stripe);
         }
         view.closed |= claim.draw.status == DrawStatus::Closed;
+        view.epoch += 1;
     }
 
     fn view(&self) -> std::sync::MutexGuard<'_, CachedView> {
@@ -163,6 +166,15 @@ impl DrawCache {
             .map(|index| self.permutation.apply(index) + 1)
             .collect()
     }
+}
+
+/// What a read of the cursors found.
+struct Refreshed {
+    requests: u32,
+    /// The purchase on record for the payment id.
+    existing: Option<Purchase>,
+    /// The view's epoch after the read, when it saw no record and nothing newer came in.
+    absent_at: Option<u64>,
 }
 
 /// Marks stripes busy in this process for the life of one attempt.
@@ -300,57 +312,74 @@ impl TicketService {
         let mut rng = StdRng::from_rng(&mut rand::rng());
         let mut refreshes = 0u32;
         let mut conflicts = 0u32;
-        let mut foreign_misses = 0u32;
         let mut attempt = 0u32;
+        // The view's epoch when this purchase last saw its record absent, with nothing in
+        // the view newer than that sight.
+        let mut absent_at: Option<u64> = None;
         for _ in 0..MAX_STEPS {
-            let (plan, closed, stale) = {
+            let (plan, closed, stale, epoch) = {
                 let view = cache.view();
                 let plan = view.stripes.plan(u64::from(request.quantity), &mut rng);
-                (plan, view.closed, view.stale && view.stripes.all_handed())
+                let stale = view.stale && view.stripes.all_handed();
+                (plan, view.closed, stale, view.epoch)
             };
-            let takes = match plan {
-                // Once every end is handed out, choosing among ends that others sell from
-                // should rest on fresh cursors.
-                Plan::Take(_) | Plan::Claim(_) if !closed && stale && refreshes < MAX_REFRESHES => {
-                    requests += self.refresh(&cache).await?;
-                    refreshes += 1;
-                    continue;
+            let refresh = !closed
+                && match plan {
+                    // Once every end is handed out, choosing among ends that others sell
+                    // from should rest on fresh cursors.
+                    Plan::Take(_) | Plan::Claim(_) => stale && refreshes < MAX_REFRESHES,
+                    Plan::TooFragmented => refreshes == 0,
+                    Plan::NotEnough { .. } => false,
+                };
+            if refresh {
+                let refreshed = self.refresh(&cache, &request.payment_id).await?;
+                requests += refreshed.requests;
+                if let Some(existing) = refreshed.existing {
+                    return replay(existing, &fingerprint, requests);
                 }
+                absent_at = refreshed.absent_at;
+                refreshes += 1;
+                continue;
+            }
+            let takes = match plan {
                 Plan::Take(takes) if !closed => takes,
                 Plan::Claim(count) if !closed => {
                     requests += 1;
                     let sold_out = cache.view().stripes.unreported_sold_out();
+                    let sent = Instant::now();
                     let claim = self
                         .store
                         .claim_stripes(&request.draw_id, count, &sold_out)
                         .await?
                         .ok_or_else(|| TicketError::DrawNotFound(request.draw_id.clone()))?;
                     cache.claimed(&claim);
-                    continue;
-                }
-                Plan::TooFragmented if !closed && refreshes == 0 => {
-                    requests += self.refresh(&cache).await?;
-                    refreshes += 1;
+                    if claim.first >= 2 * u64::from(cache.draw.config.stripes()) {
+                        spread(sent.elapsed().mul_f64(ENTRY_SPREAD)).await;
+                    }
                     continue;
                 }
                 refusal => {
                     // Known cursors are lower bounds, so "not enough" is never wrong. A
-                    // replayed payment gets its tickets even after a sell-out or close.
-                    requests += 1;
-                    return match self
-                        .store
-                        .get_purchase(&request.draw_id, &request.payment_id)
-                        .await?
-                    {
-                        Some(existing) => replay(existing, &fingerprint, requests),
-                        None if closed => Err(TicketError::DrawClosed(request.draw_id)),
-                        None => Err(match refusal {
-                            Plan::NotEnough { remaining } => TicketError::SoldOut { remaining },
-                            _ => TicketError::TooFragmented {
-                                remaining: cache.view().stripes.remaining(),
-                            },
-                        }),
-                    };
+                    // replayed payment gets its tickets even after a sell-out or close, so
+                    // the record is read after what the refusal rests on, unless this
+                    // purchase saw it absent at least that late.
+                    if absent_at != Some(epoch) {
+                        requests += 1;
+                        if let Some(existing) = self
+                            .store
+                            .get_purchase(&request.draw_id, &request.payment_id)
+                            .await?
+                        {
+                            return replay(existing, &fingerprint, requests);
+                        }
+                    }
+                    return Err(match refusal {
+                        _ if closed => TicketError::DrawClosed(request.draw_id),
+                        Plan::NotEnough { remaining } => TicketError::SoldOut { remaining },
+                        _ => TicketError::TooFragmented {
+                            remaining: cache.view().stripes.remaining(),
+                        },
+                    });
                 }
             };
             let purchase = Purchase {
@@ -367,10 +396,12 @@ impl TicketService {
             }
             attempt += 1;
             requests += 1;
+            let sent = Instant::now();
             let commit = {
                 let _busy = BusyGuard::new(&cache, &takes);
                 self.store.commit_purchase(&purchase, &takes).await?
             };
+            let took = sent.elapsed();
             let cancellation = match commit {
                 Commit::Committed => {
                     let mut view = cache.view();
@@ -407,23 +438,30 @@ impl TicketService {
             }
             let shared_miss = {
                 let mut view = cache.view();
+                // The transaction checked every condition at one point in time: its record's
+                // passed, so the record was absent then. That holds for refusals only if the
+                // view learned nothing newer meanwhile.
+                let alone = view.epoch == epoch;
                 for (stripe, state) in &cancellation.stale_stripes {
                     view.learn(*stripe, state);
                 }
-                // Each miss corrects one stripe; repeated misses on stripes that others
-                // sell from mean the whole view is old, and one read corrects it all.
+                absent_at = (alone && !cancellation.conflict && !cancellation.throttled)
+                    .then_some(view.epoch);
+                // A miss corrects the stripes it touched; a miss on stripes that others sell
+                // from means the rest of the view is old too, and one read corrects it all.
                 let shared_miss = view.stripes.all_handed()
                     && cancellation
                         .stale_stripes
                         .iter()
                         .any(|(s, _)| !view.stripes.owns(*s));
-                if shared_miss {
-                    view.foreign_miss(&mut foreign_misses);
-                }
+                view.stale |= shared_miss;
                 shared_miss
             };
             // Where processes share ends, retrying at once meets the same crowd again.
-            if cancellation.conflict || cancellation.throttled || shared_miss {
+            if shared_miss {
+                conflicts += 1;
+                spread(took * conflicts.min(MISS_SPREAD_MAX)).await;
+            } else if cancellation.conflict || cancellation.throttled {
                 conflicts += 1;
                 backoff(conflicts).await;
             }
@@ -432,27 +470,45 @@ impl TicketService {
         Err(StoreError::Contention { attempts: attempt }.into())
     }
 
-    /// Reads the cursors of the draw that may still move; returns the requests it took.
-    async fn refresh(&self, cache: &DrawCache) -> Result<u32, TicketError> {
+    /// Reads the cursors of the draw that may still move, then the purchase record.
+    async fn refresh(
+        &self,
+        cache: &DrawCache,
+        payment_id: &PaymentId,
+    ) -> Result<Refreshed, TicketError> {
         // A full stripe stays full: only stripes that may have room are read again.
-        let open: Vec<u32> = {
+        let (open, epoch): (Vec<u32>, u64) = {
             let view = cache.view();
-            (0..cache.draw.config.stripes())
+            let open = (0..cache.draw.config.stripes())
                 .filter(|&s| view.stripes.room(s) > 0)
-                .collect()
+                .collect();
+            (open, view.epoch)
         };
-        let states = self.store.read_stripes(&cache.draw.draw_id, &open).await?;
+        let read = self
+            .store
+            .read_cursors_then_purchase(&cache.draw.draw_id, &open, payment_id)
+            .await?;
         let mut view = cache.view();
-        for (stripe, state) in &states {
+        let alone = view.epoch == epoch;
+        for (stripe, state) in &read.stripes {
             view.learn(*stripe, state);
         }
         view.stale = false;
+        let (existing, absent_at) = match read.purchase {
+            PurchaseRead::Found(existing) => (Some(existing), None),
+            PurchaseRead::Absent if alone => (None, Some(view.epoch)),
+            PurchaseRead::Absent | PurchaseRead::Unknown => (None, None),
+        };
         debug!(
             read = open.len(),
             remaining = view.stripes.remaining(),
             "cursors refreshed"
         );
-        Ok(open.len().div_ceil(100) as u32)
+        Ok(Refreshed {
+            requests: read.requests,
+            existing,
+            absent_at,
+        })
     }
 
     fn cached(&self, draw_id: &DrawId) -> Option<Arc<DrawCache>> {
@@ -497,6 +553,11 @@ impl TicketService {
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         Ok(self.cache(DrawCache::new(draw)))
     }
+}
+
+/// Waits a random part of `window`.
+async fn spread(window: Duration) {
+    tokio::time::sleep(window.mul_f64(rand::random::<f64>())).await;
 }
 
 fn replay(

@@ -1,7 +1,9 @@
 //! The purchase transaction, and purchase and ticket items.
 
+use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    AttributeValue, Get, Put, ReturnValuesOnConditionCheckFailure, TransactGetItem,
+    TransactWriteItem, Update,
 };
 use sha2::{Digest, Sha256};
 
@@ -27,6 +29,27 @@ pub struct Cancellation {
     /// Ticket items that already existed. Never expected: the cursors guard them.
     pub taken_tickets: Vec<u64>,
 }
+
+/// A purchase record as read after a set of cursors.
+#[derive(Debug)]
+pub enum PurchaseRead {
+    Absent,
+    Found(Purchase),
+    /// DynamoDB refused the snapshot because a write to one of its items was in flight.
+    Unknown,
+}
+
+/// Cursors, and the purchase record as it stood once they were read.
+#[derive(Debug)]
+pub struct CursorRead {
+    pub stripes: Vec<(u32, StripeState)>,
+    pub purchase: PurchaseRead,
+    /// Requests sent.
+    pub requests: u32,
+}
+
+/// Items one `TransactGetItems` may read.
+const MAX_SNAPSHOT_ITEMS: usize = 100;
 
 /// The result of one purchase transaction.
 #[derive(Debug)]
@@ -215,6 +238,79 @@ impl Store {
             }
         }
         Ok(Commit::Cancelled(cancellation))
+    }
+
+    /// Reads the cursors of `stripes`, then the purchase record of `payment_id` at a point
+    /// in time no earlier than any of those cursor reads: the last cursors and the record
+    /// share one `TransactGetItems` (a single point in time), the cursors before them are
+    /// read first with batch reads. So a refusal resting on these cursors may trust that the
+    /// record was absent. A stripe without an item has sold nothing.
+    pub async fn read_cursors_then_purchase(
+        &self,
+        draw_id: &DrawId,
+        stripes: &[u32],
+        payment_id: &PaymentId,
+    ) -> Result<CursorRead, StoreError> {
+        let split = stripes.len().saturating_sub(MAX_SNAPSHOT_ITEMS - 1);
+        let (before, last) = stripes.split_at(split);
+        let mut states = self.read_stripes(draw_id, before).await?;
+        let requests = before.len().div_ceil(100) as u32 + 1;
+        let purchase_key = keys::purchase(draw_id, payment_id);
+        let gets = std::iter::once(purchase_key)
+            .chain(last.iter().map(|&i| keys::stripe(draw_id, i)))
+            .map(|pk| {
+                Get::builder()
+                    .table_name(self.table())
+                    .set_key(Some(key(pk)))
+                    .build()
+                    .map(|get| TransactGetItem::builder().get(get).build())
+                    .map_err(build_error)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let result = self
+            .client()
+            .transact_get_items()
+            .set_transact_items(Some(gets))
+            .send()
+            .await;
+        let output = match result {
+            Ok(output) => output,
+            Err(err)
+                if matches!(
+                    err.as_service_error(),
+                    Some(TransactGetItemsError::TransactionCanceledException(_))
+                ) =>
+            {
+                states.extend(self.read_stripes(draw_id, last).await?);
+                return Ok(CursorRead {
+                    stripes: states,
+                    purchase: PurchaseRead::Unknown,
+                    requests: requests + last.len().div_ceil(100) as u32,
+                });
+            }
+            Err(err) => return Err(sdk_error("TransactGetItems", err)),
+        };
+        if output.responses().len() != 1 + last.len() {
+            return Err(StoreError::Invariant(format!(
+                "TransactGetItems answered {} of {} items",
+                output.responses().len(),
+                1 + last.len()
+            )));
+        }
+        let mut responses = output.responses().iter().map(|r| r.item());
+        let purchase = match responses.next().flatten() {
+            Some(item) => PurchaseRead::Found(decode_purchase(item)?),
+            None => PurchaseRead::Absent,
+        };
+        for (&stripe, item) in last.iter().zip(responses) {
+            let state = item.map(StripeState::decode).transpose()?;
+            states.push((stripe, state.unwrap_or_default()));
+        }
+        Ok(CursorRead {
+            stripes: states,
+            purchase,
+            requests,
+        })
     }
 
     pub async fn get_purchase(

@@ -143,6 +143,16 @@ async fn concurrent_buyers_sell_out_a_draw_without_duplicates_or_leaks() {
             assert_eq!(other.tickets, first.tickets, "{payment}: replay differs");
             assert_eq!(other.quantity, first.quantity, "{payment}: two bodies won");
         }
+        // A retry of the winning body is never told that the draw sold out: a refusal
+        // rests on a read of the payment no earlier than the cursors it counted.
+        for o in answers.iter().filter(|o| o.quantity == first.quantity) {
+            assert!(
+                o.status.is_success(),
+                "{payment}: a retry of the winning body was answered {} {}",
+                o.status,
+                o.code
+            );
+        }
         for o in answers.iter().filter(|o| o.code == "idempotency_conflict") {
             assert_ne!(
                 o.quantity, first.quantity,

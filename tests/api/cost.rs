@@ -7,7 +7,7 @@ use tally::domain::draw::DrawConfig;
 use tally::domain::ids::{DrawId, PaymentId};
 use tally::domain::purchase::PurchaseRequest;
 use tally::store::RequestCounter;
-use tally::tickets::{NewDraw, TicketError, TicketService};
+use tally::tickets::{NewDraw, PurchaseReceipt, TicketError, TicketService};
 
 use crate::helpers::{fresh_store, store_on};
 
@@ -80,4 +80,67 @@ async fn requests_per_purchase_stay_flat_from_first_to_last_tenth() {
         last <= 1.5 * first,
         "first tenth {first:.2} requests/purchase, last {last:.2}"
     );
+}
+
+fn request(payment: &str, quantity: u32) -> PurchaseRequest {
+    PurchaseRequest {
+        draw_id: DrawId::parse("refusals").unwrap(),
+        payment_id: PaymentId::parse(payment).unwrap(),
+        quantity,
+        payer_id: None,
+        token: None,
+    }
+}
+
+/// Refusals at the end of a draw: the read that finds the draw sold out also reads the
+/// purchase record, so no separate read of it follows; a refusal that rests on older
+/// knowledge reads the record; a replay still gets its tickets.
+#[tokio::test]
+async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursors() {
+    let store = fresh_store(None).await;
+    let seller = TicketService::new(store.clone());
+    seller
+        .create_draw(NewDraw {
+            draw_id: Some(DrawId::parse("refusals").unwrap()),
+            name: None,
+            config: DrawConfig::new(12, Some(5), Some(3)).unwrap(),
+        })
+        .await
+        .unwrap();
+    let mut sold: Vec<PurchaseReceipt> = Vec::new();
+    for n in 0.. {
+        match seller.purchase(request(&format!("p{n}"), 3)).await {
+            Ok(receipt) => sold.push(receipt),
+            Err(TicketError::SoldOut { remaining: 0 }) => break,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(sold.len(), 4);
+
+    // A process new to the draw: after its first claim, one request decides, either a
+    // snapshot of the cursors and the record or a transaction whose cancellation shows
+    // the record absent at the moment its stripe was found empty.
+    let counter = RequestCounter::default();
+    let late = TicketService::new(store_on(store.table(), Some(counter.clone())).await);
+    let refused = late.purchase(request("late", 1)).await;
+    assert!(
+        matches!(refused, Err(TicketError::SoldOut { remaining: 0 })),
+        "{refused:?}"
+    );
+    let first = counter.snapshot();
+    assert_eq!((first.of("GetItem"), first.total()), (0, 2), "{first}");
+
+    // The same process knows the draw is sold out: it only reads the record.
+    let refused = late.purchase(request("later", 2)).await;
+    assert!(
+        matches!(refused, Err(TicketError::SoldOut { remaining: 0 })),
+        "{refused:?}"
+    );
+    let second = counter.snapshot().since(&first);
+    assert_eq!((second.of("GetItem"), second.total()), (1, 1), "{second}");
+
+    // A payment that was sold is replayed, not refused.
+    let replay = late.purchase(request("p1", 3)).await.unwrap();
+    assert!(replay.replayed);
+    assert_eq!(replay.purchase.tickets, sold[1].purchase.tickets);
 }

@@ -586,6 +586,59 @@ async fn claims_hand_out_each_stripe_end_once_and_return_the_draw_and_its_sold_o
 }
 
 #[tokio::test]
+async fn a_read_of_the_cursors_ends_with_the_purchase_record_in_one_snapshot() {
+    use tally::domain::ids::{DrawId, PaymentId};
+    use tally::store::purchases::PurchaseRead;
+
+    let app = spawn_app().await;
+    create_draw(&app, "wide", 1_000, json!({"stripes": 150})).await;
+    let bought = app
+        .post(
+            "/draws/wide/purchases",
+            &json!({"payment_id": "paid", "quantity": 7}),
+        )
+        .await;
+    assert_eq!(bought.status, StatusCode::CREATED);
+    let counter = tally::store::RequestCounter::default();
+    let store = crate::helpers::store_on(app.store.table(), Some(counter.clone())).await;
+    let draw = DrawId::parse("wide").unwrap();
+    let all: Vec<u32> = (0..150).collect();
+
+    // 51 cursors in a batch read, then 99 cursors and the record in one snapshot.
+    let read = store
+        .read_cursors_then_purchase(&draw, &all, &PaymentId::parse("paid").unwrap())
+        .await
+        .unwrap();
+    let sent = counter.snapshot();
+    assert_eq!(read.requests, 2);
+    assert_eq!(
+        (sent.of("BatchGetItem"), sent.of("TransactGetItems")),
+        (1, 1),
+        "{sent}"
+    );
+    let stripes: Vec<u32> = read.stripes.iter().map(|(s, _)| *s).collect();
+    assert_eq!(stripes, all);
+    assert_eq!(read.stripes.iter().map(|(_, s)| s.sold()).sum::<u64>(), 7);
+    match read.purchase {
+        PurchaseRead::Found(purchase) => assert_eq!(purchase.tickets, tickets_of(&bought)),
+        other => panic!("expected the purchase, got {other:?}"),
+    }
+
+    let few = store
+        .read_cursors_then_purchase(&draw, &all[..10], &PaymentId::parse("unpaid").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(few.requests, 1);
+    assert_eq!(counter.snapshot().since(&sent).of("TransactGetItems"), 1);
+    assert_eq!(few.stripes.len(), 10);
+    assert!(
+        matches!(few.purchase, PurchaseRead::Absent),
+        "{:?}",
+        few.purchase
+    );
+}
+
+#[tokio::test]
 async fn a_process_new_to_a_closed_draw_learns_it_from_its_first_claim() {
     let app = spawn_app().await;
     create_draw(&app, "shut", 100, json!({})).await;
