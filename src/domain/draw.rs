@@ -122,15 +122,16 @@ pub struct Draw {
     pub created_at: DateTime<Utc>,
 }
 
-/// About 64 tickets a stripe: a buyer keeps a stripe for about a dozen purchases (measured
-/// with `tally bench`, 10,000 tickets and 64 buyers: 250 stripes cost about 0.1 more
-/// requests per purchase than 156). At least 64 stripes while each keeps 8 tickets: a
-/// stripe has two ends, and buyers beyond the number of ends must share them, so small
-/// draws get 128 ends for as many concurrent buyers (with 30 stripes, 64 buyers of a
-/// 3,000-ticket draw shared so much that purchases gave up).
+/// About 90 tickets a stripe: each stripe costs a claim or two, and fewer, longer stripes
+/// leave more in half-sold stripes when the last one opens. Measured with `tally bench`
+/// (10,000 tickets, 64 buyers), in requests per purchase: 1.27 to 1.28 with 80 stripes,
+/// 1.22 to 1.28 with 104 to 112, 1.27 with 128, 1.28 to 1.30 with 156. At least 64 stripes
+/// while each keeps 8 tickets: a stripe has two ends, and buyers beyond the number of ends
+/// must share them, so small draws get 128 ends for as many concurrent buyers (with 30
+/// stripes, 64 buyers of a 3,000-ticket draw shared so much that purchases gave up).
 pub fn default_stripes(total_tickets: u64) -> u32 {
     let at_least = (total_tickets / 8).min(64);
-    (total_tickets / 64)
+    (total_tickets / 90)
         .max(at_least)
         .clamp(1, u64::from(MAX_STRIPES)) as u32
 }
@@ -560,7 +561,7 @@ mod tests {
         );
         let config = DrawConfig::new(10_000, None, None).unwrap();
         assert_eq!(config.max_per_purchase(), DEFAULT_MAX_PER_PURCHASE);
-        assert_eq!(config.stripes(), 156);
+        assert_eq!(config.stripes(), 111);
         let stripes = |total| DrawConfig::new(total, None, None).unwrap().stripes();
         assert_eq!(
             (
