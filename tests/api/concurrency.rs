@@ -218,3 +218,76 @@ async fn concurrent_buyers_sell_out_a_draw_without_duplicates_or_leaks() {
     assert_eq!(replay.status, StatusCode::OK);
     assert_eq!(&tickets_of(&replay), tickets);
 }
+
+/// T4 where it is hardest: every payment is sent twice at once, by two instances, while a
+/// small draw sells out. Both answers of a payment agree: both get the same tickets, or
+/// both are told the draw is sold out. Never one purchase and one refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twin_payments_at_the_sell_out_get_the_same_answer() {
+    const TICKETS: u64 = 24;
+    const PAYMENTS: usize = 40;
+    let app = spawn_app().await;
+    let created = app
+        .post(
+            "/draws",
+            &json!({"draw_id": "twins", "total_tickets": TICKETS, "max_per_purchase": 2}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let mut tasks = Vec::new();
+    for _ in 0..2 {
+        for i in 0..PAYMENTS {
+            let router = api::router(AppState::new(store_on(app.store.table(), None).await));
+            let quantity = 1 + (i % 2) as u64;
+            tasks.push(tokio::spawn(async move {
+                let reply = post_json(
+                    &router,
+                    "/draws/twins/purchases",
+                    &json!({"payment_id": format!("pay-{i}"), "quantity": quantity}),
+                )
+                .await;
+                let tickets = if reply.status.is_success() {
+                    tickets_of(&reply)
+                } else {
+                    Vec::new()
+                };
+                (i, reply.status, reply.code().to_owned(), tickets)
+            }));
+        }
+    }
+    let mut answers: BTreeMap<usize, Vec<(StatusCode, String, Vec<u64>)>> = BTreeMap::new();
+    for task in tasks {
+        let (i, status, code, tickets) = task.await.unwrap();
+        answers.entry(i).or_default().push((status, code, tickets));
+    }
+    let mut sold = 0;
+    let mut refused = 0;
+    for (i, pair) in &answers {
+        let (a, b) = (&pair[0], &pair[1]);
+        if a.0.is_success() || b.0.is_success() {
+            assert!(
+                a.0.is_success() && b.0.is_success(),
+                "pay-{i}: answered {} {} and {} {}",
+                a.0,
+                a.1,
+                b.0,
+                b.1
+            );
+            assert_eq!(a.2, b.2, "pay-{i}: the twins got different tickets");
+            let created = [a.0, b.0]
+                .iter()
+                .filter(|s| **s == StatusCode::CREATED)
+                .count();
+            assert_eq!(created, 1, "pay-{i}: {created} purchases created");
+            sold += a.2.len() as u64;
+        } else {
+            assert_eq!((a.1.as_str(), b.1.as_str()), ("sold_out", "sold_out"));
+            refused += 1;
+        }
+    }
+    assert_eq!(sold, TICKETS);
+    assert!(
+        refused > 0,
+        "every payment was served: the draw never sold out"
+    );
+}
