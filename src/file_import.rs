@@ -170,7 +170,7 @@ impl From<ItemOutcome> for ItemResult {
         };
         Self {
             status: status.to_owned(),
-            code: rejection.as_ref().map(|r| r.code.to_owned()),
+            code: rejection.as_ref().map(|r| r.code.as_str().to_owned()),
             detail: rejection.map(|r| r.detail),
         }
     }

@@ -77,22 +77,22 @@ async fn handle_message(orders: &OrderService, body: Option<&str>) -> Result<(),
         })?;
     let mut created = 0;
     let mut existing = 0;
-    let mut contended = 0;
+    let mut retryable = 0;
     for outcome in &outcomes {
         match outcome {
             ItemOutcome::Created(_) => created += 1,
             ItemOutcome::Existing(_) => existing += 1,
-            ItemOutcome::Rejected(r) if r.code == "contention" => contended += 1,
+            ItemOutcome::Rejected(r) if r.code.is_retryable() => retryable += 1,
             ItemOutcome::Rejected(r) => {
-                warn!(series = %request.series, source = %request.source, code = r.code, detail = %r.detail, "order rejected");
+                warn!(series = %request.series, source = %request.source, code = r.code.as_str(), detail = %r.detail, "order rejected");
             }
         }
     }
     info!(series = %request.series, source = %request.source, created, existing, "orders imported");
-    if contended > 0 {
+    if retryable > 0 {
         // The numbered orders stay; on redelivery they come back as existing.
         return Err(MessageError::Retryable(format!(
-            "{contended} orders lost to contention"
+            "{retryable} orders may pass when posted again"
         )));
     }
     Ok(())

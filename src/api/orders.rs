@@ -16,7 +16,7 @@ use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::Order;
 use crate::domain::series::{DEFAULT_FORMAT, Reset, Series, SeriesDefinition};
 use crate::orders::requests::{OrderBatch, RequestError, SingleOrder};
-use crate::orders::{ItemOutcome, Rejection, SeriesStatus};
+use crate::orders::{ItemOutcome, Rejection, RejectionCode, SeriesStatus};
 
 /// The largest order request: a full batch of large orders, within Lambda's 6 MB payload.
 pub const MAX_ORDER_BODY_BYTES: usize = 6 * 1024 * 1024;
@@ -154,11 +154,16 @@ impl From<RequestError> for Problem {
 impl From<Rejection> for Problem {
     fn from(rejection: Rejection) -> Self {
         let status = match rejection.code {
-            "idempotency_conflict" | "order_number_taken" => StatusCode::CONFLICT,
-            "contention" => StatusCode::SERVICE_UNAVAILABLE,
-            _ => StatusCode::BAD_REQUEST,
+            RejectionCode::IdempotencyConflict | RejectionCode::OrderNumberTaken => {
+                StatusCode::CONFLICT
+            }
+            RejectionCode::Contention => StatusCode::SERVICE_UNAVAILABLE,
+            RejectionCode::InvalidExternalRef
+            | RejectionCode::InvalidData
+            | RejectionCode::DataTooLarge
+            | RejectionCode::InvalidOrder => StatusCode::BAD_REQUEST,
         };
-        let problem = Problem::new(status, rejection.code, rejection.detail);
+        let problem = Problem::new(status, rejection.code.as_str(), rejection.detail);
         if status == StatusCode::SERVICE_UNAVAILABLE {
             problem.retry_after(1)
         } else {
@@ -232,7 +237,7 @@ async fn create_batch(
                 external_ref,
                 order_number,
                 status,
-                code: rejection.as_ref().map(|r| r.code),
+                code: rejection.as_ref().map(|r| r.code.as_str()),
                 detail: rejection.map(|r| r.detail),
             }
         })

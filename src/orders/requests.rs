@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{OrderInput, Rejection};
+use super::{OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
 use crate::domain::order::{MAX_BATCH, NewOrder, OrderDataError, order_data};
 
@@ -102,20 +102,15 @@ impl OrderRequest {
 
 fn data_rejection(err: OrderDataError) -> Rejection {
     let code = match err {
-        OrderDataError::NotAnObject => "invalid_data",
-        OrderDataError::TooLarge => "data_too_large",
+        OrderDataError::NotAnObject => RejectionCode::InvalidData,
+        OrderDataError::TooLarge => RejectionCode::DataTooLarge,
     };
-    Rejection {
-        code,
-        detail: err.to_string(),
-    }
+    Rejection::new(code, err.to_string())
 }
 
 fn new_order(external_ref: &str, data: Option<Value>) -> Result<NewOrder, Rejection> {
-    let external_ref = ExternalRef::parse(external_ref).map_err(|e| Rejection {
-        code: "invalid_external_ref",
-        detail: e.to_string(),
-    })?;
+    let external_ref = ExternalRef::parse(external_ref)
+        .map_err(|e| Rejection::new(RejectionCode::InvalidExternalRef, e.to_string()))?;
     let data = order_data(data).map_err(data_rejection)?;
     Ok(NewOrder { external_ref, data })
 }
@@ -126,10 +121,7 @@ fn batch_input(value: Value) -> OrderInput {
         .and_then(Value::as_str)
         .map(str::to_owned);
     let order = serde_json::from_value::<BatchItem>(value)
-        .map_err(|e| Rejection {
-            code: "invalid_order",
-            detail: e.to_string(),
-        })
+        .map_err(|e| Rejection::new(RejectionCode::InvalidOrder, e.to_string()))
         .and_then(|item| new_order(&item.external_ref, item.data));
     OrderInput {
         external_ref,

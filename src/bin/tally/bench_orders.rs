@@ -168,7 +168,7 @@ async fn import(
                         match outcome {
                             ItemOutcome::Created(_) => created += 1,
                             ItemOutcome::Existing(_) => {}
-                            ItemOutcome::Rejected(r) if r.code == "contention" => contended = true,
+                            ItemOutcome::Rejected(r) if r.code.is_retryable() => contended = true,
                             other => return Err(format!("unexpected outcome {other:?}")),
                         }
                     }

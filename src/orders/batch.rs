@@ -1,0 +1,170 @@
+//! The state of one request while it is numbered: which items are new, which repeat an
+//! earlier item or a known order, and each item's outcome.
+
+use std::collections::{HashMap, VecDeque};
+
+use chrono::{DateTime, Utc};
+use tracing::{info, warn};
+
+use super::outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
+use crate::domain::ids::{ExternalRef, SourceId};
+use crate::domain::order::{NewOrder, Order};
+use crate::domain::series::Series;
+
+/// The state of one request while it is numbered.
+pub(super) struct Batch {
+    pub(super) series: Series,
+    pub(super) source: SourceId,
+    pub(super) now: DateTime<Utc>,
+    pub(super) outcomes: Vec<Option<ItemOutcome>>,
+    /// The valid inputs, at their request index.
+    pub(super) orders: Vec<Option<NewOrder>>,
+}
+
+impl Batch {
+    pub(super) fn period(&self) -> String {
+        self.series.definition.reset.period(self.now)
+    }
+
+    pub(super) fn new_order(&self, index: usize) -> &NewOrder {
+        self.orders[index].as_ref().expect("a valid input")
+    }
+
+    pub(super) fn numbered(&self, index: usize, counter: u64) -> Order {
+        let new = self.new_order(index);
+        let series_id = &self.series.series_id;
+        Order {
+            order_number: self
+                .series
+                .definition
+                .format
+                .render(series_id, self.now, counter),
+            series: series_id.clone(),
+            source: self.source.clone(),
+            external_ref: new.external_ref.clone(),
+            data: new.data.clone(),
+            fingerprint: new.fingerprint(series_id),
+            period: self.period(),
+            counter,
+            created_at: self.now,
+        }
+    }
+
+    /// The reference already has an order: the same one, or a different body.
+    pub(super) fn found(&mut self, index: usize, existing: Order) {
+        let fingerprint = self.new_order(index).fingerprint(&self.series.series_id);
+        self.outcomes[index] = Some(if existing.fingerprint == fingerprint {
+            ItemOutcome::Existing(existing)
+        } else {
+            ItemOutcome::Rejected(Rejection::new(
+                RejectionCode::IdempotencyConflict,
+                format!(
+                    "reference {} already has order {} with another body",
+                    existing.external_ref, existing.order_number
+                ),
+            ))
+        });
+    }
+
+    /// Too many lost races: the rest is reported as contended, to be posted again.
+    pub(super) fn give_up(&mut self, queue: VecDeque<usize>) {
+        warn!(
+            left = queue.len(),
+            gapless = self.series.definition.gapless,
+            "numbering gave up under contention"
+        );
+        self.reject_all(
+            queue,
+            RejectionCode::Contention,
+            "too many concurrent writers; post again",
+        );
+    }
+
+    pub(super) fn reject_all(&mut self, queue: VecDeque<usize>, code: RejectionCode, detail: &str) {
+        for index in queue {
+            self.outcomes[index] = Some(ItemOutcome::Rejected(Rejection::new(code, detail)));
+        }
+    }
+}
+
+/// A request split into the items to number and the items that repeat a reference.
+pub(super) struct Sorted {
+    /// The first item of each reference, in request order.
+    pub(super) primaries: Vec<usize>,
+    /// (item, the earlier item with the same reference).
+    pub(super) repeats: Vec<(usize, usize)>,
+}
+
+impl Batch {
+    /// Takes the inputs of a request; invalid ones are rejected at once. One number per
+    /// reference: repeats inside the batch follow their first occurrence.
+    pub(super) fn new(
+        series: Series,
+        source: SourceId,
+        now: DateTime<Utc>,
+        inputs: Vec<OrderInput>,
+    ) -> (Self, Sorted) {
+        let mut batch = Batch {
+            series,
+            source,
+            now,
+            outcomes: vec![None; inputs.len()],
+            orders: vec![None; inputs.len()],
+        };
+        let mut first_of: HashMap<ExternalRef, usize> = HashMap::new();
+        let mut sorted = Sorted {
+            primaries: Vec::new(),
+            repeats: Vec::new(),
+        };
+        for (index, input) in inputs.into_iter().enumerate() {
+            match input.order {
+                Err(rejection) => batch.outcomes[index] = Some(ItemOutcome::Rejected(rejection)),
+                Ok(order) => {
+                    if let Some(&first) = first_of.get(&order.external_ref) {
+                        sorted.repeats.push((index, first));
+                    } else {
+                        first_of.insert(order.external_ref.clone(), index);
+                        sorted.primaries.push(index);
+                    }
+                    batch.orders[index] = Some(order);
+                }
+            }
+        }
+        (batch, sorted)
+    }
+
+    /// Gives each repeated reference the outcome of its first occurrence.
+    pub(super) fn settle_repeats(&mut self, repeats: Vec<(usize, usize)>) {
+        for (index, first) in repeats {
+            let outcome = match self.outcomes[first]
+                .clone()
+                .expect("first occurrences are done")
+            {
+                ItemOutcome::Created(order) | ItemOutcome::Existing(order) => {
+                    self.found(index, order);
+                    continue;
+                }
+                rejected => rejected,
+            };
+            self.outcomes[index] = Some(outcome);
+        }
+    }
+
+    /// Every item's outcome, in request order.
+    pub(super) fn finish(self) -> Vec<ItemOutcome> {
+        let outcomes: Vec<ItemOutcome> = self
+            .outcomes
+            .into_iter()
+            .map(|o| o.expect("every item has an outcome"))
+            .collect();
+        let count =
+            |wanted: fn(&ItemOutcome) -> bool| outcomes.iter().filter(|o| wanted(o)).count();
+        info!(
+            created = count(|o| matches!(o, ItemOutcome::Created(_))),
+            existing = count(|o| matches!(o, ItemOutcome::Existing(_))),
+            rejected = count(|o| matches!(o, ItemOutcome::Rejected(_))),
+            "orders numbered"
+        );
+        outcomes
+    }
+}
