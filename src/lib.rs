@@ -7,4 +7,5 @@ pub mod file_import;
 pub mod orders;
 pub mod queue;
 pub mod store;
+pub mod telemetry;
 pub mod tickets;

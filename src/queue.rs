@@ -11,7 +11,6 @@
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use futures::StreamExt;
-use serde_json::Value;
 use tracing::{error, info, warn};
 
 use crate::orders::requests::OrderRequest;
@@ -64,10 +63,8 @@ pub async fn handle_delivery(orders: &OrderService, event: SqsEvent) -> SqsBatch
 
 async fn handle_message(orders: &OrderService, body: Option<&str>) -> Result<(), MessageError> {
     let body = body.ok_or_else(|| MessageError::Invalid("empty message body".into()))?;
-    let json: Value = serde_json::from_str(body)
-        .map_err(|e| MessageError::Invalid(format!("body is not JSON: {e}")))?;
     let request =
-        OrderRequest::from_json(json).map_err(|e| MessageError::Invalid(e.to_string()))?;
+        OrderRequest::from_json(body).map_err(|e| MessageError::Invalid(e.to_string()))?;
     let outcomes = orders
         .create_orders(&request.series, &request.source, request.inputs)
         .await

@@ -1,15 +1,23 @@
 //! Extractors whose rejections are problem details.
 
 use axum::body::Bytes;
+use axum::extract::path::ErrorKind;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
+use serde_path_to_error::Segment;
 
 use super::problem::Problem;
 
-/// The largest request body.
+/// The largest request body of the ticket routes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The body limit of a group of routes, set next to its `DefaultBodyLimit` so that a 413
+/// names the limit that applied.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
 
 /// A JSON request body. Its size is capped by the router's body limit.
 pub struct JsonBody<T>(pub T);
@@ -43,30 +51,57 @@ where
                 format!("send the body as application/json, not {ct}"),
             ));
         }
+        let limit = req
+            .extensions()
+            .get::<BodyLimit>()
+            .map_or(MAX_BODY_BYTES, |l| l.0);
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 Problem::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     "body_too_large",
-                    format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+                    format!("the body is larger than {limit} bytes"),
                 )
+                .with("limit", limit)
             } else {
                 Problem::bad_request("unreadable_body", "the request body could not be read")
             }
         })?;
-        serde_json::from_slice(&bytes).map(JsonBody).map_err(|err| {
-            use serde_json::error::Category;
-            match err.classify() {
-                Category::Data => Problem::bad_request("invalid_body", err.to_string()),
-                Category::Syntax | Category::Eof | Category::Io => {
-                    Problem::bad_request("malformed_json", err.to_string())
-                }
-            }
-        })
+        parse_body(&bytes).map(JsonBody)
     }
 }
 
-/// Path parameters; a parameter that cannot be decoded is a 400, never a plain-text error.
+/// Parses a JSON body. A value of the wrong type or out of range in a known top-level
+/// field is `invalid_<field>`; a missing or unknown field is `invalid_body`.
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
+    use serde_json::error::Category;
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+        let field = match err.path().iter().next() {
+            Some(Segment::Map { key }) => Some(key.clone()),
+            _ => None,
+        };
+        let inner = err.into_inner();
+        let unknown = inner.to_string().starts_with("unknown field");
+        match (inner.classify(), field) {
+            (Category::Data, Some(field)) if !unknown => {
+                Problem::bad_request(format!("invalid_{field}"), inner.to_string())
+            }
+            (Category::Data, _) => Problem::bad_request("invalid_body", inner.to_string()),
+            (Category::Syntax | Category::Eof | Category::Io, _) => {
+                Problem::bad_request("malformed_json", inner.to_string())
+            }
+        }
+    })?;
+    // Trailing characters after the value.
+    deserializer
+        .end()
+        .map_err(|err| Problem::bad_request("malformed_json", err.to_string()))?;
+    Ok(value)
+}
+
+/// Path parameters; a parameter that cannot be decoded is a 400 naming it
+/// (`invalid_<parameter>`), never a plain-text error.
 pub struct PathParams<T>(pub T);
 
 impl<T, S> FromRequestParts<S> for PathParams<T>
@@ -80,6 +115,74 @@ where
         Path::<T>::from_request_parts(parts, state)
             .await
             .map(|Path(value)| PathParams(value))
-            .map_err(|rejection| Problem::bad_request("invalid_path", rejection.body_text()))
+            .map_err(path_problem)
+    }
+}
+
+fn path_problem(rejection: PathRejection) -> Problem {
+    let detail = rejection.body_text();
+    let key = match &rejection {
+        PathRejection::FailedToDeserializePathParams(failed) => match failed.kind() {
+            ErrorKind::InvalidUtf8InPathParam { key } | ErrorKind::ParseErrorAtKey { key, .. } => {
+                Some(key.clone())
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    match key {
+        Some(key) => Problem::bad_request(format!("invalid_{key}"), detail),
+        None => Problem::bad_request("invalid_path", detail),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Body {
+        quantity: u32,
+        total: u64,
+        name: Option<String>,
+    }
+
+    fn code(json: &str) -> String {
+        let problem = parse_body::<Body>(json.as_bytes()).unwrap_err();
+        problem.code().to_owned()
+    }
+
+    #[test]
+    fn a_value_out_of_range_or_of_the_wrong_type_names_its_field() {
+        assert_eq!(
+            code(r#"{"quantity": 4294967296, "total": 1}"#),
+            "invalid_quantity"
+        );
+        assert_eq!(
+            code(r#"{"quantity": 1, "total": 18446744073709551616}"#),
+            "invalid_total"
+        );
+        assert_eq!(code(r#"{"quantity": -1, "total": 1}"#), "invalid_quantity");
+        assert_eq!(code(r#"{"quantity": "3", "total": 1}"#), "invalid_quantity");
+        assert_eq!(
+            code(r#"{"quantity": 1, "total": 1, "name": 5}"#),
+            "invalid_name"
+        );
+    }
+
+    #[test]
+    fn missing_unknown_and_malformed_bodies_keep_their_codes() {
+        assert_eq!(code(r#"{"quantity": 1}"#), "invalid_body");
+        assert_eq!(
+            code(r#"{"quantity": 1, "total": 1, "colour": 2}"#),
+            "invalid_body"
+        );
+        assert_eq!(code(r#"[1]"#), "invalid_body");
+        assert_eq!(code(r#"{"quantity": 1,"#), "malformed_json");
+        assert_eq!(code(r#"{"quantity": 1, "total": 1} x"#), "malformed_json");
+        let body: Body = parse_body(br#"{"quantity": 1, "total": 2}"#).unwrap();
+        assert_eq!((body.quantity, body.total, body.name), (1, 2, None));
     }
 }

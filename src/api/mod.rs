@@ -5,29 +5,36 @@ mod orders;
 mod problem;
 mod tickets;
 
+use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
-use axum::response::Response;
-use tracing::{Instrument, info, info_span};
+use axum::response::{IntoResponse, Response};
+use tracing::{Instrument, info, info_span, warn};
 
-pub use extract::MAX_BODY_BYTES;
+pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::Problem;
 
 use crate::orders::OrderService;
-use crate::store::{Store, StoreConfig};
-use crate::tickets::TicketService;
+use crate::store::{Store, StoreConfig, env_number};
+use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
+
+/// How long one request may take by default: within API Gateway's 30 s and the ticket
+/// function's 15 s timeout, so that the answer is a 503 problem, not the gateway's own.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(12);
 
 /// What the handlers share: one service per process.
 #[derive(Clone)]
 pub struct AppState {
     pub tickets: Arc<TicketService>,
     pub orders: Arc<OrderService>,
+    /// A request still running after this answers `503 outcome_unknown`.
+    pub request_timeout: Duration,
 }
 
 impl AppState {
@@ -35,13 +42,33 @@ impl AppState {
         Self {
             tickets: Arc::new(TicketService::new(store.clone())),
             orders: Arc::new(OrderService::new(store)),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
         }
     }
 
-    /// Reads `TABLE_NAME` and `DYNAMODB_ENDPOINT` and builds the SDK client, once per process.
+    /// Reads the table's configuration (`TABLE_NAME`, `DYNAMODB_ENDPOINT`, the DynamoDB
+    /// timeouts) and builds the SDK client, once per process; then as [`Self::configured`].
     pub async fn from_env() -> Result<Self, String> {
         let config = StoreConfig::from_env()?;
-        Ok(Self::new(Store::connect(&config, None).await))
+        Self::configured(Store::connect(&config, None).await)
+    }
+
+    /// The services on `store`, with `TALLY_REQUEST_TIMEOUT_MS` and `TALLY_CACHED_DRAWS`
+    /// from the environment.
+    pub fn configured(store: Store) -> Result<Self, String> {
+        let cached_draws = env_number("TALLY_CACHED_DRAWS")?
+            .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
+            .and_then(NonZeroUsize::new)
+            .ok_or("TALLY_CACHED_DRAWS must be a positive number")?;
+        Ok(Self {
+            tickets: Arc::new(TicketService::with_cached_draws(
+                store.clone(),
+                cached_draws,
+            )),
+            orders: Arc::new(OrderService::new(store)),
+            request_timeout: env_number("TALLY_REQUEST_TIMEOUT_MS")?
+                .map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis),
+        })
     }
 }
 
@@ -77,8 +104,27 @@ fn finish(routes: Router<AppState>, state: AppState) -> Router {
                 "this route does not take that method",
             )
         })
+        .layer(middleware::from_fn_with_state(state.clone(), deadline))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// Answers `503 outcome_unknown` when a request outlives the configured timeout. The
+/// request's work stops there; whatever it committed stays, and repeating it is safe.
+async fn deadline(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(state.request_timeout, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            warn!(
+                timeout_ms = state.request_timeout.as_millis() as u64,
+                "request timed out"
+            );
+            Problem::outcome_unknown(
+                "the request did not finish in time, so whether it took effect is unknown; repeat it as it was, which is always safe",
+            )
+            .into_response()
+        }
+    }
 }
 
 /// One span per request; the handlers add their ids to it through their own spans.

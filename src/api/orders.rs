@@ -1,15 +1,16 @@
 //! Series and order routes.
 
+use axum::Extension;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
 
 use super::AppState;
-use super::extract::{JsonBody, PathParams};
+use super::extract::{BodyLimit, JsonBody, PathParams};
 use super::problem::Problem;
 use super::timestamp;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
@@ -32,6 +33,7 @@ pub(super) fn routes() -> Router<AppState> {
             get(get_order_by_ref),
         )
         .layer(DefaultBodyLimit::max(MAX_ORDER_BODY_BYTES))
+        .layer(Extension(BodyLimit(MAX_ORDER_BODY_BYTES)))
 }
 
 #[derive(Deserialize)]
@@ -123,7 +125,7 @@ struct OrderResponse {
     series: String,
     source: String,
     external_ref: String,
-    data: Map<String, Value>,
+    data: Box<RawValue>,
     created_at: String,
 }
 
@@ -134,7 +136,7 @@ impl From<Order> for OrderResponse {
             series: order.series.to_string(),
             source: order.source.to_string(),
             external_ref: order.external_ref.to_string(),
-            data: order.data,
+            data: order.data.to_raw_value(),
             created_at: timestamp(order.created_at),
         }
     }

@@ -50,6 +50,16 @@ impl Problem {
     pub fn status(&self) -> StatusCode {
         self.status
     }
+
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// DynamoDB failed or did not answer in time: whatever the request asked may or may
+    /// not have been done. Every Tally request is safe to repeat as it was.
+    pub fn outcome_unknown(detail: impl Into<String>) -> Self {
+        Problem::new(StatusCode::SERVICE_UNAVAILABLE, "outcome_unknown", detail).retry_after(1)
+    }
 }
 
 impl IntoResponse for Problem {
@@ -88,7 +98,9 @@ impl From<DrawConfigError> for Problem {
         let code = match err {
             DrawConfigError::TotalTickets => "invalid_total_tickets",
             DrawConfigError::MaxPerPurchase => "invalid_max_per_purchase",
-            DrawConfigError::Stripes => "invalid_stripes",
+            DrawConfigError::Stripes | DrawConfigError::PurchaseTooSpread { .. } => {
+                "invalid_stripes"
+            }
         };
         Problem::bad_request(code, err.to_string())
     }
@@ -115,14 +127,11 @@ impl From<StoreError> for Problem {
                 )
                 .retry_after(1)
             }
-            StoreError::Unavailable(_) => {
-                error!(error = %err, "storage unavailable");
-                Problem::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "storage_unavailable",
-                    "storage is unavailable; retry after the indicated delay",
+            StoreError::Unavailable { .. } => {
+                error!(error = %err, "DynamoDB unavailable; outcome unknown");
+                Problem::outcome_unknown(
+                    "the database failed or did not answer in time, so whether the request took effect is unknown; repeat it as it was, which is always safe",
                 )
-                .retry_after(2)
             }
             StoreError::Service { .. } | StoreError::Corrupt { .. } | StoreError::Invariant(_) => {
                 error!(error = %err, "internal error");
@@ -144,6 +153,7 @@ impl From<TicketError> for Problem {
                 Problem::new(StatusCode::NOT_FOUND, "draw_not_found", detail)
             }
             TicketError::DrawExists(_) => Problem::new(StatusCode::CONFLICT, "draw_exists", detail),
+            TicketError::InvalidConfig(err) => err.into(),
             TicketError::DrawClosed(_) => Problem::new(StatusCode::CONFLICT, "draw_closed", detail),
             TicketError::InvalidQuantity { max } => {
                 Problem::bad_request("invalid_quantity", detail).with("max_per_purchase", max)
@@ -225,6 +235,19 @@ mod tests {
         assert_eq!(headers[header::RETRY_AFTER], "1");
         assert_eq!(headers[header::CONTENT_TYPE], "application/problem+json");
         assert_eq!(body["code"], "throttled");
+    }
+
+    #[tokio::test]
+    async fn a_failed_or_silent_database_is_a_503_that_says_the_outcome_is_unknown() {
+        let err = StoreError::Unavailable {
+            operation: "TransactWriteItems",
+            reason: "service error: InternalServerError".into(),
+        };
+        let (status, headers, body) = render(err.into()).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(headers[header::RETRY_AFTER], "1");
+        assert_eq!(body["code"], "outcome_unknown");
+        assert!(!body.to_string().contains("InternalServerError"));
     }
 
     #[tokio::test]

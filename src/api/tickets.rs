@@ -1,5 +1,6 @@
 //! Ticket routes.
 
+use axum::Extension;
 use axum::Json;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
@@ -9,7 +10,7 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 
 use super::AppState;
-use super::extract::{JsonBody, MAX_BODY_BYTES, PathParams};
+use super::extract::{BodyLimit, JsonBody, MAX_BODY_BYTES, PathParams};
 use super::problem::Problem;
 use super::timestamp;
 use crate::domain::draw::{DrawConfig, MAX_NAME_LEN};
@@ -26,6 +27,7 @@ pub(super) fn routes() -> Router<AppState> {
         .route("/draws/{draw_id}/purchases/{payment_id}", get(get_purchase))
         .route("/draws/{draw_id}/tickets/{number}", get(get_ticket))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(Extension(BodyLimit(MAX_BODY_BYTES)))
 }
 
 #[derive(Deserialize)]
@@ -97,13 +99,18 @@ async fn create_draw(
         name: free_text("name", body.name, MAX_NAME_LEN)?,
         config: DrawConfig::new(body.total_tickets, body.max_per_purchase, body.stripes)?,
     };
-    let summary = state.tickets.create_draw(new).await?;
-    let location = format!("/draws/{}", summary.draw.draw_id);
+    let created = state.tickets.create_draw(new).await?;
+    let location = format!("/draws/{}", created.summary.draw.draw_id);
     let mut headers = HeaderMap::new();
     if let Ok(value) = HeaderValue::from_str(&location) {
         headers.insert(header::LOCATION, value);
     }
-    Ok((StatusCode::CREATED, headers, Json(DrawBody::from(summary))))
+    let status = if created.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, headers, Json(DrawBody::from(created.summary))))
 }
 
 async fn get_draw(

@@ -8,7 +8,7 @@ use tally::store::{Store, StoreConfig};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda_runtime::tracing::init_default_subscriber();
+    tally::telemetry::init("info");
     let config = StoreConfig::from_env()?;
     let orders = OrderService::new(Store::connect(&config, None).await);
     let orders = &orders;

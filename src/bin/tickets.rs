@@ -4,7 +4,7 @@ use tally::api::{self, AppState};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    lambda_http::tracing::init_default_subscriber();
+    tally::telemetry::init("info");
     let state = AppState::from_env().await?;
     lambda_http::run(api::tickets_router(state)).await
 }

@@ -1,20 +1,15 @@
-//! Draw settings, the split of the permutation into stripes, and the choice of stripes
-//! for one purchase. Pure logic: no I/O.
-
-use std::ops::Range;
+//! Draw settings and status. Pure logic: no I/O.
 
 use chrono::{DateTime, Utc};
-use rand::{Rng, RngExt};
 
 use super::ids::DrawId;
 use super::permutation::PermutationKey;
+use super::stripes::StripeLayout;
 
 /// The largest draw.
 pub const MAX_TOTAL_TICKETS: u64 = 10_000_000;
-/// DynamoDB takes at most 100 items in one transaction.
-pub const MAX_TRANSACTION_ITEMS: usize = 100;
 /// The most tickets one purchase may take. A purchase writes its record, one item per
-/// ticket and one cursor per stripe it touches: 1 + 50 + 49 fits one transaction.
+/// ticket and one cursor per stripe it touches: 1 + 50 + 49 fits a transaction of 100.
 pub const MAX_PER_PURCHASE_CAP: u32 = 50;
 /// Used when a draw does not say.
 pub const DEFAULT_MAX_PER_PURCHASE: u32 = 20;
@@ -30,6 +25,13 @@ pub enum DrawConfigError {
     MaxPerPurchase,
     #[error("`stripes` must be between 1 and {MAX_STRIPES}, and at most `total_tickets`")]
     Stripes,
+    #[error(
+        "a purchase of {max_per_purchase} tickets spread over {stripes_needed} stripes cannot fit one transaction; use fewer stripes or a smaller `max_per_purchase`"
+    )]
+    PurchaseTooSpread {
+        max_per_purchase: u32,
+        stripes_needed: u32,
+    },
 }
 
 /// Validated settings of a draw.
@@ -64,6 +66,22 @@ impl DrawConfig {
         })
     }
 
+    /// Checks that the largest purchase fits one transaction of `transaction_items` items
+    /// (its record, a ticket each, a cursor per stripe) at least while the draw is new, so
+    /// that no draw refuses its own largest purchase from the start.
+    pub fn check_fits(self, transaction_items: usize) -> Result<Self, DrawConfigError> {
+        let stripes_needed = self
+            .layout()
+            .stripes_to_hold(u64::from(self.max_per_purchase));
+        if 1 + self.max_per_purchase as usize + stripes_needed as usize > transaction_items {
+            return Err(DrawConfigError::PurchaseTooSpread {
+                max_per_purchase: self.max_per_purchase,
+                stripes_needed,
+            });
+        }
+        Ok(self)
+    }
+
     pub fn total_tickets(&self) -> u64 {
         self.total_tickets
     }
@@ -77,10 +95,7 @@ impl DrawConfig {
     }
 
     pub fn layout(&self) -> StripeLayout {
-        StripeLayout {
-            total: self.total_tickets,
-            stripes: self.stripes,
-        }
+        StripeLayout::new(self.total_tickets, self.stripes)
     }
 }
 
@@ -88,6 +103,10 @@ impl DrawConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DrawStatus {
     Open,
+    /// A close has begun and not finished: some stripes may still sell. Closing again
+    /// finishes it.
+    Closing,
+    /// Every stripe is closed: no purchase can commit.
     Closed,
 }
 
@@ -95,6 +114,7 @@ impl DrawStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Open => "open",
+            Self::Closing => "closing",
             Self::Closed => "closed",
         }
     }
@@ -102,8 +122,17 @@ impl DrawStatus {
     pub fn parse(value: &str) -> Option<Self> {
         match value {
             "open" => Some(Self::Open),
+            "closing" => Some(Self::Closing),
             "closed" => Some(Self::Closed),
             _ => None,
+        }
+    }
+
+    /// Whether new purchases are refused.
+    pub fn refuses_sales(self) -> bool {
+        match self {
+            Self::Open => false,
+            Self::Closing | Self::Closed => true,
         }
     }
 }
@@ -136,401 +165,29 @@ pub fn default_stripes(total_tickets: u64) -> u32 {
         .clamp(1, u64::from(MAX_STRIPES)) as u32
 }
 
-/// The permutation indices `0..total` cut into `stripes` consecutive ranges.
-///
-/// Stripes are opened in index order, and they shrink along that order: from about 1.75
-/// times the mean size to a quarter of it. Early buyers get long runs (few claims), and
-/// when the last stripe is opened the buyers hold little, so the end of a draw, where
-/// buyers must share stripes, is short.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StripeLayout {
-    total: u64,
-    stripes: u32,
-}
-
-impl StripeLayout {
-    pub fn stripes(&self) -> u32 {
-        self.stripes
-    }
-
-    /// Start of stripe `i`: `i + (total - stripes) * F(i / stripes)` with
-    /// `F(x) = 1.75x - 0.75x²`, so that every stripe holds at least one index.
-    fn start(&self, i: u32) -> u64 {
-        let (i, s) = (u128::from(i), u128::from(self.stripes));
-        let spare = u128::from(self.total - u64::from(self.stripes));
-        let start = i + spare * (7 * i * s - 3 * i * i) / (4 * s * s);
-        start as u64
-    }
-
-    pub fn indices(&self, stripe: u32) -> Range<u64> {
-        self.start(stripe)..self.start(stripe + 1)
-    }
-
-    pub fn len(&self, stripe: u32) -> u64 {
-        let range = self.indices(stripe);
-        range.end - range.start
-    }
-}
-
-/// Which end of a stripe a purchase sells from. The buyer that opened a stripe sells
-/// upwards from its start; once every stripe is open, other buyers sell downwards from its
-/// end. Each end has its own counter, so the two never invalidate each other's view; they
-/// only meet when the stripe runs out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    Bottom,
-    Top,
-}
-
-/// Tickets taken from one end of one stripe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StripeTake {
-    pub stripe: u32,
-    pub side: Side,
-    /// That end's counter before this purchase (the value the write is conditioned on).
-    pub cursor: u64,
-    pub count: u64,
-    /// The largest value the other end's counter may have for these tickets to be free.
-    pub other_at_most: u64,
-}
-
-/// What the table holds for one stripe: tickets sold from each end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StripeCounters {
-    pub bottom: u64,
-    pub top: u64,
-}
-
-/// What one purchase attempt should do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
-    Take(Vec<StripeTake>),
-    /// The ends this process holds cannot serve the purchase: ask for this many more
-    /// stripe ends from the draw's counter.
-    Claim(u32),
-    /// As far as the view knows, fewer than the quantity remain.
-    NotEnough {
-        remaining: u64,
-    },
-    /// Enough remain, but spread over more stripes than one transaction can update.
-    TooFragmented,
-}
-
-/// One process's view of a draw's stripes.
-///
-/// Stripe ends are handed out by one atomic counter on the draw: its values `0..S` are
-/// the bottom ends of stripes `0..S` in order, and `S..2S` the top ends of stripes
-/// `S-1` down to `0`. While bottoms remain, every process sells from stripes that it
-/// opened itself, whose counters it knows exactly, and purchases of different processes
-/// never meet. Then the top ends go out, the most recently opened stripes first (those
-/// most likely to have room), so each end still has one seller. Only when every end has
-/// gone out does a process sell from ends that others hold.
-#[derive(Debug, Clone)]
-pub struct StripeView {
-    layout: StripeLayout,
-    /// Lower bounds of the counters: a counter only grows.
-    known: Vec<StripeCounters>,
-    /// Purchases of this process in flight per stripe.
-    busy: Vec<u32>,
-    /// The end of each stripe that this process sells from.
-    owned: Vec<Option<Side>>,
-    /// Stripes that some process has seen run out, as the draw records them.
-    sold_out: Vec<bool>,
-    /// Stripe ends handed out by the draw's counter, as far as this process knows
-    /// (at most `2S`).
-    handed: u64,
-}
-
-impl StripeView {
-    pub fn new(layout: StripeLayout) -> Self {
-        let stripes = layout.stripes() as usize;
-        Self {
-            layout,
-            known: vec![StripeCounters::default(); stripes],
-            busy: vec![0; stripes],
-            owned: vec![None; stripes],
-            sold_out: vec![false; stripes],
-            handed: 0,
-        }
-    }
-
-    /// Every stripe has been opened by someone.
-    pub fn all_open(&self) -> bool {
-        self.handed >= u64::from(self.layout.stripes())
-    }
-
-    /// Every end, bottom and top, has been handed out.
-    pub fn all_handed(&self) -> bool {
-        self.handed >= 2 * u64::from(self.layout.stripes())
-    }
-
-    /// The stripe whose end the counter value `slot` stands for, and which end.
-    fn end_of(&self, slot: u64) -> Option<(u32, Side)> {
-        let stripes = u64::from(self.layout.stripes());
-        if slot < stripes {
-            Some((slot as u32, Side::Bottom))
-        } else if slot < 2 * stripes {
-            Some(((2 * stripes - 1 - slot) as u32, Side::Top))
-        } else {
-            None
-        }
-    }
-
-    pub fn owns(&self, stripe: u32) -> bool {
-        self.owned[stripe as usize].is_some()
-    }
-
-    /// Records what the table says of a stripe.
-    pub fn learn(&mut self, stripe: u32, counters: StripeCounters) {
-        let known = &mut self.known[stripe as usize];
-        known.bottom = known.bottom.max(counters.bottom);
-        known.top = known.top.max(counters.top);
-    }
-
-    /// Records a committed purchase: its counters, and the ends it sold from as ours.
-    pub fn committed(&mut self, takes: &[StripeTake]) {
-        for take in takes {
-            let known = &mut self.known[take.stripe as usize];
-            let counter = match take.side {
-                Side::Bottom => &mut known.bottom,
-                Side::Top => &mut known.top,
-            };
-            *counter = (*counter).max(take.cursor + take.count);
-            self.owned[take.stripe as usize].get_or_insert(take.side);
-        }
-    }
-
-    /// Records that `stripe` has run out.
-    pub fn sold_out(&mut self, stripe: u32) {
-        if let Some(flag) = self.sold_out.get_mut(stripe as usize) {
-            *flag = true;
-        }
-    }
-
-    /// Stripes this process has seen run out that the draw does not record yet.
-    pub fn unreported_sold_out(&self) -> Vec<u32> {
-        (0..self.layout.stripes())
-            .filter(|&s| !self.sold_out[s as usize] && self.room(s) == 0)
-            .collect()
-    }
-
-    /// Records the result of a claim: the ends that the `count` counter values from
-    /// `first` stand for are ours (a process keeps the bottom of a stripe it opened).
-    pub fn claimed(&mut self, first: u64, count: u32) {
-        let end = first + u64::from(count);
-        for slot in first..end {
-            if let Some((stripe, side)) = self.end_of(slot) {
-                self.owned[stripe as usize].get_or_insert(side);
-            }
-        }
-        self.handed = self
-            .handed
-            .max(end.min(2 * u64::from(self.layout.stripes())));
-    }
-
-    /// How many ends to claim for `lacking` tickets: the next ends the counter will hand
-    /// out (as far as this process knows which), until their room covers what is lacking
-    /// or `most` of them have room. At least one.
-    fn ends_for(&self, lacking: u64, most: usize) -> u32 {
-        let (mut count, mut held, mut with_room) = (0u32, 0u64, 0usize);
-        let mut slot = self.handed;
-        while held < lacking && with_room < most {
-            let Some((stripe, side)) = self.end_of(slot) else {
-                break;
-            };
-            let room = match side {
-                Side::Bottom => self.layout.len(stripe),
-                // Stripes we hold, or whose bottom this same claim would bring.
-                Side::Top if self.owns(stripe) || u64::from(stripe) >= self.handed => 0,
-                Side::Top => self.room(stripe),
-            };
-            held += room;
-            with_room += usize::from(room > 0);
-            count += 1;
-            slot += 1;
-        }
-        count.max(1)
-    }
-
-    pub fn set_busy(&mut self, takes: &[StripeTake], busy: bool) {
-        for take in takes {
-            let count = &mut self.busy[take.stripe as usize];
-            *count = if busy { *count + 1 } else { *count - 1 };
-        }
-    }
-
-    pub fn room(&self, stripe: u32) -> u64 {
-        if self.sold_out[stripe as usize] {
-            return 0;
-        }
-        let known = self.known[stripe as usize];
-        self.layout
-            .len(stripe)
-            .saturating_sub(known.bottom + known.top)
-    }
-
-    pub fn remaining(&self) -> u64 {
-        (0..self.layout.stripes()).map(|s| self.room(s)).sum()
-    }
-
-    /// Chooses the stripes for a purchase of `quantity` tickets: one stripe that fits if
-    /// there is one, else the roomiest stripes in turn.
-    pub fn plan(&self, quantity: u64, rng: &mut impl Rng) -> Plan {
-        let stripes = 0..self.layout.stripes();
-        let idle = |s: &u32| self.busy[*s as usize] == 0 && self.room(*s) > 0;
-        let owned: Vec<(u32, Side)> = stripes
-            .clone()
-            .filter(idle)
-            .filter_map(|s| self.owned[s as usize].map(|side| (s, side)))
-            .collect();
-        // Cursors one transaction can move besides the purchase and its tickets.
-        let most = MAX_TRANSACTION_ITEMS - 1 - quantity as usize;
-        if self.all_open() {
-            let remaining = self.remaining();
-            if remaining < quantity {
-                return Plan::NotEnough { remaining };
-            }
-        }
-        if let Some(takes) = self.span(std::slice::from_ref(&owned), quantity)
-            && takes.len() <= most
-        {
-            return Plan::Take(takes);
-        }
-        // Claim the ends that hold what the purchase lacks, in one request: they are ours
-        // alone, so nobody else's purchase meets ours there.
-        if !self.all_handed() {
-            let own_room: u64 = owned.iter().map(|&(s, _)| self.room(s)).sum();
-            let lacking = quantity.saturating_sub(own_room).max(1);
-            let room_for = most.saturating_sub(owned.len()).max(1);
-            return Plan::Claim(self.ends_for(lacking, room_for));
-        }
-        // Every end has gone out: our own ends, then the top ends that others hold, in
-        // random order so that processes spread out, then stripes that other purchases of
-        // this process use.
-        let mut others: Vec<(u32, Side)> = stripes
-            .clone()
-            .filter(|s| !self.owns(*s))
-            .filter(idle)
-            .map(|s| (s, Side::Top))
-            .collect();
-        for i in (1..others.len()).rev() {
-            others.swap(i, rng.random_range(0..=i));
-        }
-        let busy: Vec<(u32, Side)> = stripes
-            .filter(|s| self.busy[*s as usize] > 0 && self.room(*s) > 0)
-            .map(|s| (s, self.owned[s as usize].unwrap_or(Side::Top)))
-            .collect();
-        let takes = self
-            .span(&[owned, others, busy], quantity)
-            .expect("the stripes hold at least the quantity");
-        if takes.len() > most {
-            return Plan::TooFragmented;
-        }
-        Plan::Take(takes)
-    }
-
-    /// Takes `quantity` from the tiers of candidates, best tier first. The first tier (our
-    /// own ends, whose counters are fresh) is used up emptiest first. In the others the
-    /// first stripe in their order that fits the rest wins; without one the roomiest is
-    /// taken and the search goes on. `None` when the candidates hold too little.
-    fn span(&self, tiers: &[Vec<(u32, Side)>], quantity: u64) -> Option<Vec<StripeTake>> {
-        let mut takes: Vec<StripeTake> = Vec::new();
-        let mut need = quantity;
-        while need > 0 {
-            let unused = |c: &&(u32, Side)| !takes.iter().any(|t| t.stripe == c.0);
-            let room = |c: &&(u32, Side)| self.room(c.0);
-            // Our own ends first, the emptiest first, so that they get finished instead of
-            // left with crumbs that others would have to come for.
-            let own = tiers
-                .first()
-                .and_then(|own| own.iter().filter(unused).min_by_key(room));
-            let &(stripe, side) = own.or_else(|| {
-                tiers[1..]
-                    .iter()
-                    .find_map(|tier| tier.iter().filter(unused).find(|c| self.room(c.0) >= need))
-                    .or_else(|| tiers[1..].iter().flatten().filter(unused).max_by_key(room))
-            })?;
-            let count = self.room(stripe).min(need);
-            let known = self.known[stripe as usize];
-            let (cursor, other) = match side {
-                Side::Bottom => (known.bottom, known.top),
-                Side::Top => (known.top, known.bottom),
-            };
-            takes.push(StripeTake {
-                stripe,
-                side,
-                cursor,
-                count,
-                other_at_most: self.layout.len(stripe) - cursor - count,
-            });
-            debug_assert!(other + cursor + count <= self.layout.len(stripe));
-            need -= count;
-        }
-        Some(takes)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
-    use rand::rngs::StdRng;
-
-    fn view(total: u64, stripes: u32) -> StripeView {
-        StripeView::new(
-            DrawConfig::new(total, Some(10), Some(stripes))
-                .unwrap()
-                .layout(),
-        )
-    }
-
-    fn rng() -> StdRng {
-        StdRng::seed_from_u64(7)
-    }
-
-    fn takes(plan: Plan) -> Vec<StripeTake> {
-        match plan {
-            Plan::Take(takes) => takes,
-            other => panic!("expected takes, got {other:?}"),
-        }
-    }
-
-    fn counters(bottom: u64, top: u64) -> StripeCounters {
-        StripeCounters { bottom, top }
-    }
-
-    /// Every stripe open and sold out from its bottom but for the given rooms.
-    fn all_open_with_rooms(view: &mut StripeView, rooms: &[(u32, u64)]) {
-        view.claimed(u64::from(view.layout.stripes()), 0);
-        for s in 0..view.layout.stripes() {
-            let room = rooms.iter().find(|r| r.0 == s).map_or(0, |r| r.1);
-            view.learn(s, counters(view.layout.len(s) - room, 0));
-        }
-    }
 
     #[test]
-    fn stripes_cover_every_index_exactly_once() {
-        for (total, stripes) in [(1, 1), (10, 3), (1_000, 7), (10_000_000, 1_024)] {
-            let layout = DrawConfig::new(total, None, Some(stripes))
+    fn a_largest_purchase_spread_beyond_one_transaction_is_refused() {
+        let spread = DrawConfig::new(1_024, Some(50), Some(1_024)).unwrap();
+        assert_eq!(
+            spread.check_fits(100),
+            Err(DrawConfigError::PurchaseTooSpread {
+                max_per_purchase: 50,
+                stripes_needed: 50
+            })
+        );
+        assert!(spread.check_fits(101).is_ok());
+        let fine = DrawConfig::new(1_024, Some(49), Some(1_024)).unwrap();
+        assert!(fine.check_fits(100).is_ok());
+        assert!(
+            DrawConfig::new(10_000, Some(50), None)
                 .unwrap()
-                .layout();
-            let mut next = 0;
-            for s in 0..stripes {
-                let range = layout.indices(s);
-                assert_eq!(range.start, next);
-                assert!(range.end > range.start);
-                next = range.end;
-            }
-            assert_eq!(next, total);
-        }
-    }
-
-    #[test]
-    fn stripes_shrink_in_the_order_they_are_opened() {
-        let layout = DrawConfig::new(10_000, None, Some(100)).unwrap().layout();
-        assert_eq!(layout.len(0), 173);
-        assert_eq!(layout.len(99), 27);
-        assert!((1..100).all(|s| layout.len(s) <= layout.len(s - 1)));
+                .check_fits(100)
+                .is_ok()
+        );
     }
 
     #[test]
@@ -572,192 +229,5 @@ mod tests {
             ),
             (64, 12, 1, 1_024)
         );
-    }
-
-    #[test]
-    fn a_process_without_stripes_claims_one() {
-        let view = view(100, 10);
-        assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
-    }
-
-    #[test]
-    fn sells_from_the_bottom_of_its_own_stripe_while_it_has_room() {
-        let mut view = view(1_000, 10);
-        view.claimed(4, 1);
-        let len = view.layout.len(4);
-        let plan = takes(view.plan(3, &mut rng()));
-        assert_eq!(
-            plan,
-            vec![StripeTake {
-                stripe: 4,
-                side: Side::Bottom,
-                cursor: 0,
-                count: 3,
-                other_at_most: len - 3
-            }]
-        );
-        view.committed(&plan);
-        assert_eq!(view.room(4), len - 3);
-        view.learn(4, counters(len - 2, 0));
-        assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
-    }
-
-    #[test]
-    fn uses_up_its_emptiest_own_stripe_first_and_spans_own_stripes() {
-        let mut view = view(1_000, 10);
-        view.claimed(2, 1);
-        view.claimed(5, 1);
-        let len2 = view.layout.len(2);
-        view.learn(2, counters(len2 - 3, 0));
-        let picked = |plan: Plan| -> Vec<(u32, u64)> {
-            takes(plan).iter().map(|t| (t.stripe, t.count)).collect()
-        };
-        assert_eq!(picked(view.plan(2, &mut rng())), vec![(2, 2)]);
-        // The three left in stripe 2 go first rather than stay behind as crumbs.
-        assert_eq!(picked(view.plan(8, &mut rng())), vec![(2, 3), (5, 5)]);
-    }
-
-    #[test]
-    fn leaves_stripes_busy_in_this_process_alone() {
-        let mut view = view(100, 10);
-        view.claimed(1, 1);
-        let first = takes(view.plan(2, &mut rng()));
-        view.set_busy(&first, true);
-        assert_eq!(view.plan(2, &mut rng()), Plan::Claim(1));
-        view.set_busy(&first, false);
-        assert_eq!(takes(view.plan(2, &mut rng()))[0].stripe, 1);
-    }
-
-    #[test]
-    fn after_the_last_stripe_the_counter_hands_out_top_ends_newest_first() {
-        let mut view = view(1_000, 10);
-        view.claimed(8, 1);
-        assert!(!view.all_open());
-        // Counter values 9, 10 and 11: the bottom of stripe 9, the tops of 9 and 8.
-        view.claimed(9, 3);
-        assert!(view.all_open());
-        view.learn(8, counters(view.layout.len(8), 0));
-        view.learn(9, counters(view.layout.len(9) - 6, 0));
-        let plan = takes(view.plan(4, &mut rng()));
-        assert_eq!(plan.len(), 1);
-        let cursor = view.layout.len(9) - 6;
-        assert_eq!(
-            (plan[0].stripe, plan[0].side, plan[0].cursor),
-            (9, Side::Bottom, cursor)
-        );
-        // A top end we were handed is sold from downwards, with its own counter.
-        let mut other = view_with_top_of_six();
-        let plan = takes(other.plan(4, &mut rng()));
-        let len = other.layout.len(6);
-        assert_eq!(
-            plan,
-            vec![StripeTake {
-                stripe: 6,
-                side: Side::Top,
-                cursor: 0,
-                count: 4,
-                other_at_most: len - 4
-            }]
-        );
-        other.committed(&plan);
-        assert_eq!(other.room(6), 1);
-    }
-
-    /// Every stripe open, only stripe 6 with room (5), and its top end ours.
-    fn view_with_top_of_six() -> StripeView {
-        let mut view = view(1_000, 10);
-        all_open_with_rooms(&mut view, &[(6, 5)]);
-        // Counter value 13 stands for the top of stripe 6 (19 - 13).
-        view.claimed(13, 1);
-        view
-    }
-
-    #[test]
-    fn claims_the_ends_that_hold_what_is_lacking_skipping_those_known_empty() {
-        let mut view = view(1_000, 10);
-        all_open_with_rooms(&mut view, &[(8, 2), (6, 5), (2, 9)]);
-        view.sold_out(9);
-        // Counter values 10..=13 are the tops of 9 (sold out), 8 (2), 7 (none), 6 (5).
-        assert_eq!(view.plan(6, &mut rng()), Plan::Claim(4));
-        assert_eq!(view.plan(2, &mut rng()), Plan::Claim(2));
-        view.claimed(10, 4);
-        let plan = takes(view.plan(6, &mut rng()));
-        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 6);
-        assert!(
-            plan.iter()
-                .all(|t| t.side == Side::Top && [6, 8].contains(&t.stripe))
-        );
-    }
-
-    #[test]
-    fn before_the_last_stripe_claims_as_many_stripes_as_the_purchase_lacks() {
-        let mut view = view(1_000, 10);
-        view.claimed(8, 1);
-        let len8 = view.layout.len(8);
-        view.learn(8, counters(len8 - 3, 0));
-        // 3 left in stripe 8; stripe 9 holds the rest of a purchase of its size + 3.
-        let quantity = 3 + view.layout.len(9);
-        assert_eq!(view.plan(quantity, &mut rng()), Plan::Claim(1));
-        // One more: past the bottom of 9 come the tops of 9 and 8 (ours already, so no
-        // help) and of 7, which others opened and may have room.
-        assert_eq!(view.plan(quantity + 1, &mut rng()), Plan::Claim(4));
-    }
-
-    #[test]
-    fn shares_ends_once_every_end_has_gone_out() {
-        let mut view = view(1_000, 10);
-        all_open_with_rooms(&mut view, &[(3, 4), (6, 5)]);
-        view.claimed(20, 0);
-        let plan = takes(view.plan(5, &mut rng()));
-        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 5);
-        assert!(plan.iter().all(|t| t.side == Side::Top));
-    }
-
-    #[test]
-    fn a_stripe_recorded_as_sold_out_has_no_room_and_is_reported_until_recorded() {
-        let mut view = view(1_000, 10);
-        view.claimed(0, 2);
-        view.learn(1, counters(view.layout.len(1), 0));
-        assert_eq!(view.unreported_sold_out(), vec![1]);
-        view.sold_out(1);
-        view.sold_out(4);
-        assert!(view.unreported_sold_out().is_empty());
-        assert_eq!((view.room(1), view.room(4)), (0, 0));
-        assert_eq!(
-            view.remaining(),
-            1_000 - view.layout.len(1) - view.layout.len(4)
-        );
-    }
-
-    #[test]
-    fn own_ends_that_suffice_need_no_claim() {
-        let mut view = view(1_000, 10);
-        view.claimed(9, 1);
-        all_open_with_rooms(&mut view, &[(6, 5), (9, 3)]);
-        let own = takes(view.plan(3, &mut rng()));
-        assert_eq!((own[0].stripe, own[0].side), (9, Side::Bottom));
-        view.committed(&own);
-        // The tops of 9 (ours already), 8, 7 and 6.
-        assert_eq!(view.plan(3, &mut rng()), Plan::Claim(4));
-    }
-
-    #[test]
-    fn reports_not_enough_with_what_remains() {
-        let view = view_with_top_of_six();
-        assert_eq!(view.plan(6, &mut rng()), Plan::NotEnough { remaining: 5 });
-        let plan = takes(view.plan(5, &mut rng()));
-        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 5);
-    }
-
-    #[test]
-    fn refuses_a_purchase_spread_over_more_stripes_than_a_transaction_holds() {
-        // 60 stripes with one ticket each: 50 tickets need 50 cursors + 50 tickets + 1.
-        let mut view = view(6_000, 60);
-        view.claimed(120, 0);
-        for s in 0..60 {
-            view.learn(s, counters(view.layout.len(s) - 1, 0));
-        }
-        assert_eq!(view.plan(50, &mut rng()), Plan::TooFragmented);
-        assert_eq!(takes(view.plan(49, &mut rng())).len(), 49);
     }
 }

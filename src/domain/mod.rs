@@ -6,3 +6,4 @@ pub mod order;
 pub mod permutation;
 pub mod purchase;
 pub mod series;
+pub mod stripes;

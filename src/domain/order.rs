@@ -1,38 +1,146 @@
-//! Orders and their idempotency by (source, external reference).
+//! Orders, their free-form data, and their idempotency by (source, external reference).
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde::de::{MapAccess, Visitor};
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use super::ids::{ExternalRef, SeriesId, SourceId};
 use super::purchase::hex;
 
-/// The largest `data` object, serialised.
+/// The largest `data` object, as sent.
 pub const MAX_DATA_BYTES: usize = 16 * 1024;
 /// The most orders in one batch.
 pub const MAX_BATCH: usize = 1_000;
 
-/// Why one order of a request was refused.
+/// Why one order's data was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OrderDataError {
     #[error("`data` must be a JSON object")]
     NotAnObject,
     #[error("`data` is larger than {MAX_DATA_BYTES} bytes")]
     TooLarge,
+    #[error("`data` holds the key {0:?} twice")]
+    DuplicateKey(String),
+    #[error("`data` is not valid JSON: {0}")]
+    Malformed(String),
 }
 
-/// Checks an order's free-form data: a JSON object of at most [`MAX_DATA_BYTES`].
-pub fn order_data(value: Option<Value>) -> Result<Map<String, Value>, OrderDataError> {
-    match value {
-        None => Ok(Map::new()),
-        Some(Value::Object(map)) => {
-            if Value::Object(map.clone()).to_string().len() > MAX_DATA_BYTES {
-                Err(OrderDataError::TooLarge)
-            } else {
-                Ok(map)
+/// An order's free-form data: a JSON object kept exactly as it was sent (big numbers,
+/// `1.0` and `1` stay as written), and its canonical form, which decides whether two posts
+/// carry the same data: keys sorted, no whitespace, strings re-escaped, numbers and
+/// literals as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderData {
+    raw: String,
+    canonical: String,
+}
+
+impl OrderData {
+    /// No data: `{}`.
+    pub fn empty() -> Self {
+        Self {
+            raw: "{}".to_owned(),
+            canonical: "{}".to_owned(),
+        }
+    }
+
+    /// Checks the JSON text of `data`: an object of at most [`MAX_DATA_BYTES`], each key
+    /// once. Absent data is empty.
+    pub fn parse(raw: Option<&str>) -> Result<Self, OrderDataError> {
+        let Some(raw) = raw else {
+            return Ok(Self::empty());
+        };
+        let trimmed = raw.trim();
+        if !trimmed.starts_with('{') {
+            return Err(OrderDataError::NotAnObject);
+        }
+        if trimmed.len() > MAX_DATA_BYTES {
+            return Err(OrderDataError::TooLarge);
+        }
+        Ok(Self {
+            canonical: canonical(trimmed)?,
+            raw: trimmed.to_owned(),
+        })
+    }
+
+    /// The data as it was sent.
+    pub fn as_raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The canonical form: equal for equal data, whatever the key order or whitespace.
+    pub fn canonical(&self) -> &str {
+        &self.canonical
+    }
+
+    /// The data as a JSON value that serialises exactly as it was sent.
+    pub fn to_raw_value(&self) -> Box<RawValue> {
+        RawValue::from_string(self.raw.clone()).expect("checked JSON")
+    }
+}
+
+/// The entries of one JSON object in document order, duplicates kept, values unparsed.
+struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Entries<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor;
+        impl<'de> Visitor<'de> for EntriesVisitor {
+            type Value = Entries<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
             }
         }
-        Some(_) => Err(OrderDataError::NotAnObject),
+        deserializer.deserialize_map(EntriesVisitor)
+    }
+}
+
+/// The canonical text of one JSON value.
+fn canonical(raw: &str) -> Result<String, OrderDataError> {
+    let malformed = |e: serde_json::Error| OrderDataError::Malformed(e.to_string());
+    let raw = raw.trim();
+    match raw.as_bytes().first() {
+        Some(b'{') => {
+            let Entries(mut entries) = serde_json::from_str(raw).map_err(malformed)?;
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            if let Some(pair) = entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+                return Err(OrderDataError::DuplicateKey(pair[0].0.clone()));
+            }
+            let members = entries
+                .iter()
+                .map(|(key, value)| {
+                    let key = serde_json::to_string(key).expect("a string serialises");
+                    Ok(format!("{key}:{}", canonical(value.get())?))
+                })
+                .collect::<Result<Vec<_>, OrderDataError>>()?;
+            Ok(format!("{{{}}}", members.join(",")))
+        }
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(raw).map_err(malformed)?;
+            let items = items
+                .iter()
+                .map(|item| canonical(item.get()))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(format!("[{}]", items.join(",")))
+        }
+        Some(b'"') => {
+            let text: String = serde_json::from_str(raw).map_err(malformed)?;
+            Ok(serde_json::to_string(&text).expect("a string serialises"))
+        }
+        // Numbers, true, false and null: as written (already checked by the parser).
+        _ => {
+            serde_json::from_str::<&RawValue>(raw).map_err(malformed)?;
+            Ok(raw.to_owned())
+        }
     }
 }
 
@@ -40,17 +148,16 @@ pub fn order_data(value: Option<Value>) -> Result<Map<String, Value>, OrderDataE
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewOrder {
     pub external_ref: ExternalRef,
-    pub data: Map<String, Value>,
+    pub data: OrderData,
 }
 
 impl NewOrder {
-    /// What makes a repost "the same order": the series and the data (key order aside).
+    /// What makes a repost "the same order": the series and the canonical data.
     pub fn fingerprint(&self, series: &SeriesId) -> String {
         let mut hasher = Sha256::new();
         hasher.update(series.as_str());
         hasher.update([0]);
-        // serde_json keeps object keys sorted, so equal objects serialise equally.
-        hasher.update(Value::Object(self.data.clone()).to_string());
+        hasher.update(self.data.canonical());
         hex(&hasher.finalize())
     }
 }
@@ -62,7 +169,7 @@ pub struct Order {
     pub series: SeriesId,
     pub source: SourceId,
     pub external_ref: ExternalRef,
-    pub data: Map<String, Value>,
+    pub data: OrderData,
     pub fingerprint: String,
     pub period: String,
     pub counter: u64,
@@ -72,35 +179,71 @@ pub struct Order {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn data(raw: &str) -> OrderData {
+        OrderData::parse(Some(raw)).unwrap()
+    }
 
     #[test]
-    fn data_must_be_a_bounded_object() {
-        assert_eq!(order_data(None), Ok(Map::new()));
-        assert!(order_data(Some(json!({"a": 1}))).is_ok());
+    fn data_must_be_a_bounded_object_with_each_key_once() {
+        assert_eq!(OrderData::parse(None), Ok(OrderData::empty()));
+        assert!(OrderData::parse(Some(r#"{"a": 1}"#)).is_ok());
         assert_eq!(
-            order_data(Some(json!([1]))),
+            OrderData::parse(Some("[1]")),
             Err(OrderDataError::NotAnObject)
         );
-        let big = json!({"x": "y".repeat(MAX_DATA_BYTES)});
-        assert_eq!(order_data(Some(big)), Err(OrderDataError::TooLarge));
+        let big = format!(r#"{{"x": "{}"}}"#, "y".repeat(MAX_DATA_BYTES));
+        assert_eq!(OrderData::parse(Some(&big)), Err(OrderDataError::TooLarge));
+        assert_eq!(
+            OrderData::parse(Some(r#"{"a": {"b": 1, "b": 2}}"#)),
+            Err(OrderDataError::DuplicateKey("b".into()))
+        );
+    }
+
+    #[test]
+    fn data_keeps_numbers_exactly_as_sent() {
+        let big = data(r#"{"n": 123456789012345678901234567890, "x": 1.0}"#);
+        assert_eq!(
+            big.as_raw(),
+            r#"{"n": 123456789012345678901234567890, "x": 1.0}"#
+        );
+        assert_eq!(
+            big.canonical(),
+            r#"{"n":123456789012345678901234567890,"x":1.0}"#
+        );
+        assert_eq!(
+            big.to_raw_value().get(),
+            r#"{"n": 123456789012345678901234567890, "x": 1.0}"#
+        );
+    }
+
+    #[test]
+    fn canonical_data_ignores_key_order_and_whitespace_but_not_values() {
+        let a = data(r#"{"a": 1, "b": {"d": [1, "\u0041"], "c": null}}"#);
+        let b = data(r#"{ "b": {"c": null, "d": [1, "A"]}, "a": 1 }"#);
+        assert_eq!(a.canonical(), b.canonical());
+        assert_eq!(a.canonical(), r#"{"a":1,"b":{"c":null,"d":[1,"A"]}}"#);
+        assert_ne!(
+            data(r#"{"a": 1}"#).canonical(),
+            data(r#"{"a": 1.0}"#).canonical()
+        );
     }
 
     #[test]
     fn fingerprint_ignores_key_order_but_not_values_or_series() {
-        let order = |data: Value| NewOrder {
+        let order = |raw: &str| NewOrder {
             external_ref: ExternalRef::parse("r").unwrap(),
-            data: order_data(Some(data)).unwrap(),
+            data: data(raw),
         };
         let s = SeriesId::parse("S").unwrap();
         let t = SeriesId::parse("T").unwrap();
-        let a: Value = serde_json::from_str(r#"{"a":1,"b":2}"#).unwrap();
-        let b: Value = serde_json::from_str(r#"{"b":2,"a":1}"#).unwrap();
-        assert_eq!(order(a.clone()).fingerprint(&s), order(b).fingerprint(&s));
+        let a = r#"{"a":1,"b":2}"#;
+        let b = r#"{"b":2,"a":1}"#;
+        assert_eq!(order(a).fingerprint(&s), order(b).fingerprint(&s));
         assert_ne!(
-            order(a.clone()).fingerprint(&s),
-            order(json!({"a": 2, "b": 2})).fingerprint(&s)
+            order(a).fingerprint(&s),
+            order(r#"{"a": 2, "b": 2}"#).fingerprint(&s)
         );
-        assert_ne!(order(a.clone()).fingerprint(&s), order(a).fingerprint(&t));
+        assert_ne!(order(a).fingerprint(&s), order(a).fingerprint(&t));
     }
 }

@@ -1,9 +1,36 @@
 //! Purchases and the tickets they hold.
 
+use std::fmt;
+
 use chrono::{DateTime, Utc};
-use sha2::{Digest, Sha256};
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
 
 use super::ids::{DrawId, PaymentId};
+use super::permutation::PermutationKey;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The per-draw key of purchase fingerprints. The fingerprint is stored with the purchase;
+/// keyed, it reveals nothing of the body (a short `token` cannot be guessed from it)
+/// to whoever reads the table. Derived from the draw's secret permutation key, which is
+/// never revealed; never from the draw seed, which is published with the winners.
+#[derive(Clone)]
+pub struct FingerprintKey([u8; 32]);
+
+impl FingerprintKey {
+    pub fn derive(key: &PermutationKey) -> Self {
+        let mut mac = HmacSha256::new_from_slice(key.as_bytes()).expect("HMAC takes any key");
+        mac.update(b"tally/purchase-fingerprint/v1");
+        Self(mac.finalize().into_bytes().into())
+    }
+}
+
+impl fmt::Debug for FingerprintKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FingerprintKey(<secret>)")
+    }
+}
 
 /// The longest `payer_id` and `token`.
 pub const MAX_FREE_TEXT_LEN: usize = 256;
@@ -21,21 +48,21 @@ pub struct PurchaseRequest {
 }
 
 impl PurchaseRequest {
-    /// SHA-256 over the fields that make two requests "the same body", hex-encoded.
-    pub fn fingerprint(&self) -> String {
-        let mut hasher = Sha256::new();
-        hasher.update(self.quantity.to_be_bytes());
+    /// HMAC-SHA-256 over the fields that make two requests "the same body", hex-encoded.
+    pub fn fingerprint(&self, key: &FingerprintKey) -> String {
+        let mut mac = HmacSha256::new_from_slice(&key.0).expect("HMAC takes any key");
+        mac.update(&self.quantity.to_be_bytes());
         for field in [&self.payer_id, &self.token] {
             match field {
                 Some(value) => {
-                    hasher.update([1]);
-                    hasher.update((value.len() as u64).to_be_bytes());
-                    hasher.update(value.as_bytes());
+                    mac.update(&[1]);
+                    mac.update(&(value.len() as u64).to_be_bytes());
+                    mac.update(value.as_bytes());
                 }
-                None => hasher.update([0]),
+                None => mac.update(&[0]),
             }
         }
-        hex(&hasher.finalize())
+        hex(&mac.finalize().into_bytes())
     }
 }
 
@@ -78,12 +105,16 @@ mod tests {
         }
     }
 
+    fn key(byte: u8) -> FingerprintKey {
+        FingerprintKey::derive(&PermutationKey::from_bytes(&[byte; 16]).unwrap())
+    }
+
     #[test]
     fn fingerprint_is_stable_and_tells_bodies_apart() {
         let base = request(3, Some("ann"), None);
         assert_eq!(
-            base.fingerprint(),
-            request(3, Some("ann"), None).fingerprint()
+            base.fingerprint(&key(1)),
+            request(3, Some("ann"), None).fingerprint(&key(1))
         );
         for other in [
             request(4, Some("ann"), None),
@@ -91,7 +122,18 @@ mod tests {
             request(3, Some("ann"), Some("")),
             request(3, None, Some("ann")),
         ] {
-            assert_ne!(base.fingerprint(), other.fingerprint(), "{other:?}");
+            assert_ne!(
+                base.fingerprint(&key(1)),
+                other.fingerprint(&key(1)),
+                "{other:?}"
+            );
         }
+    }
+
+    #[test]
+    fn fingerprints_depend_on_the_draw_key_so_a_token_cannot_be_guessed_from_the_table() {
+        let request = request(1, None, Some("1234"));
+        assert_ne!(request.fingerprint(&key(1)), request.fingerprint(&key(2)));
+        assert_eq!(format!("{:?}", key(1)), "FingerprintKey(<secret>)");
     }
 }

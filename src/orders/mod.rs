@@ -22,7 +22,7 @@ pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::Order;
 use crate::domain::series::{Series, SeriesDefinition};
-use crate::store::{Store, StoreError};
+use crate::store::{Inserted, Store, StoreError};
 
 use batch::Batch;
 
@@ -87,16 +87,16 @@ impl OrderService {
             definition,
             created_at: (self.clock)(),
         };
-        if self.store.insert_series(&series).await? {
-            info!(format = series.definition.format.as_str(), "series created");
-            self.lock_series().insert(series_id.clone(), series.clone());
-            return Ok((series, true));
-        }
-        let existing = self.load_series(series_id).await?;
-        if existing.definition == series.definition {
-            Ok((existing, false))
-        } else {
-            Err(OrderError::SeriesExists(series_id.clone()))
+        match self.store.insert_series(&series).await? {
+            Inserted::New => {
+                info!(format = series.definition.format.as_str(), "series created");
+                self.lock_series().insert(series_id.clone(), series.clone());
+                Ok((series, true))
+            }
+            Inserted::Existing(existing) if existing.definition == series.definition => {
+                Ok((existing, false))
+            }
+            Inserted::Existing(_) => Err(OrderError::SeriesExists(series_id.clone())),
         }
     }
 

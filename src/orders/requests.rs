@@ -2,11 +2,11 @@
 //! file import: one order, or a batch whose items are checked one by one.
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
-use crate::domain::order::{MAX_BATCH, NewOrder, OrderDataError, order_data};
+use crate::domain::order::{MAX_BATCH, NewOrder, OrderData, OrderDataError};
 
 /// `POST /orders`.
 #[derive(Debug, Deserialize)]
@@ -15,7 +15,8 @@ pub struct SingleOrder {
     pub series: String,
     pub source: String,
     pub external_ref: String,
-    pub data: Option<Value>,
+    /// Kept as sent: numbers are never rounded.
+    pub data: Option<Box<RawValue>>,
 }
 
 /// `POST /orders/batch`. Items stay raw so that a bad one is rejected alone.
@@ -24,14 +25,20 @@ pub struct SingleOrder {
 pub struct OrderBatch {
     pub series: String,
     pub source: String,
-    pub orders: Vec<Value>,
+    pub orders: Vec<Box<RawValue>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BatchItem {
     external_ref: String,
-    data: Option<Value>,
+    data: Option<Box<RawValue>>,
+}
+
+/// The reference of an item that is otherwise invalid, to echo it in the answer.
+#[derive(Deserialize)]
+struct ReferenceOnly {
+    external_ref: Option<serde_json::Value>,
 }
 
 /// A request ready for [`super::OrderService::create_orders`].
@@ -79,21 +86,35 @@ impl OrderBatch {
         Ok(OrderRequest {
             series,
             source,
-            inputs: self.orders.into_iter().map(batch_input).collect(),
+            inputs: self
+                .orders
+                .into_iter()
+                .map(|raw| batch_input(&raw))
+                .collect(),
         })
     }
 }
 
 impl OrderRequest {
-    /// A request from JSON of either shape: a batch has `orders`, a single order has not.
-    pub fn from_json(value: Value) -> Result<Self, RequestError> {
+    /// A request from JSON text of either shape: a batch has `orders`, a single order has
+    /// not.
+    pub fn from_json(text: &str) -> Result<Self, RequestError> {
+        #[derive(Deserialize)]
+        struct Shape<'a> {
+            #[serde(borrow)]
+            orders: Option<&'a RawValue>,
+        }
         let shape = |e: serde_json::Error| RequestError::Shape(e.to_string());
-        if value.get("orders").is_some() {
-            serde_json::from_value::<OrderBatch>(value)
+        if serde_json::from_str::<Shape>(text)
+            .map_err(shape)?
+            .orders
+            .is_some()
+        {
+            serde_json::from_str::<OrderBatch>(text)
                 .map_err(shape)?
                 .into_request()
         } else {
-            serde_json::from_value::<SingleOrder>(value)
+            serde_json::from_str::<SingleOrder>(text)
                 .map_err(shape)?
                 .into_request()
         }
@@ -102,25 +123,29 @@ impl OrderRequest {
 
 fn data_rejection(err: OrderDataError) -> Rejection {
     let code = match err {
-        OrderDataError::NotAnObject => RejectionCode::InvalidData,
         OrderDataError::TooLarge => RejectionCode::DataTooLarge,
+        OrderDataError::NotAnObject
+        | OrderDataError::DuplicateKey(_)
+        | OrderDataError::Malformed(_) => RejectionCode::InvalidData,
     };
     Rejection::new(code, err.to_string())
 }
 
-fn new_order(external_ref: &str, data: Option<Value>) -> Result<NewOrder, Rejection> {
+fn new_order(external_ref: &str, data: Option<Box<RawValue>>) -> Result<NewOrder, Rejection> {
     let external_ref = ExternalRef::parse(external_ref)
         .map_err(|e| Rejection::new(RejectionCode::InvalidExternalRef, e.to_string()))?;
-    let data = order_data(data).map_err(data_rejection)?;
+    let data = OrderData::parse(data.as_deref().map(RawValue::get)).map_err(data_rejection)?;
     Ok(NewOrder { external_ref, data })
 }
 
-fn batch_input(value: Value) -> OrderInput {
-    let external_ref = value
-        .get("external_ref")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let order = serde_json::from_value::<BatchItem>(value)
+fn batch_input(raw: &RawValue) -> OrderInput {
+    let external_ref = serde_json::from_str::<ReferenceOnly>(raw.get())
+        .ok()
+        .and_then(|item| match item.external_ref {
+            Some(serde_json::Value::String(text)) => Some(text),
+            _ => None,
+        });
+    let order = serde_json::from_str::<BatchItem>(raw.get())
         .map_err(|e| Rejection::new(RejectionCode::InvalidOrder, e.to_string()))
         .and_then(|item| new_order(&item.external_ref, item.data));
     OrderInput {

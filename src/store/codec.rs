@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Utc};
 
 use super::{PARTITION_KEY, StoreError};
 
@@ -19,6 +20,17 @@ pub(crate) fn n(value: impl ToString) -> AttributeValue {
 
 pub(crate) fn key(pk: String) -> Item {
     HashMap::from([(PARTITION_KEY.to_owned(), AttributeValue::S(pk))])
+}
+
+/// Times are stored as RFC 3339 in UTC with milliseconds.
+pub(crate) fn timestamp(at: DateTime<Utc>) -> AttributeValue {
+    s(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
+pub(crate) fn parse_timestamp(raw: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(raw)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// Reads typed attributes out of one item, naming the item in errors.

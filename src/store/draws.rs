@@ -2,14 +2,17 @@
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::primitives::Blob;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
-use chrono::{DateTime, Utc};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use chrono::Utc;
 
-use super::codec::{Item, Reader, key, n, s};
-use super::{PARTITION_KEY, Store, StoreError, keys, sdk_error};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus, StripeCounters};
+use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::error::sdk_error;
+use super::table::{Inserted, PutNew};
+use super::{PARTITION_KEY, Store, StoreError, keys};
+use crate::domain::draw::{Draw, DrawConfig, DrawStatus};
 use crate::domain::ids::DrawId;
 use crate::domain::permutation::PermutationKey;
+use crate::domain::stripes::StripeCounters;
 
 /// What the table holds for one stripe. A stripe nobody sold from has no item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,6 +26,10 @@ pub(crate) const BOTTOM: &str = "c";
 /// Tickets sold downwards from the stripe's end.
 pub(crate) const TOP: &str = "t";
 pub(crate) const CLOSED: &str = "closed";
+/// The draw's secret permutation key, random per draw: also what tells a create its own
+/// earlier write.
+const PERM_KEY: &str = "perm_key";
+const STATUS: &str = "status";
 /// Stripes handed out so far, on the draw item.
 const OPENED: &str = "opened";
 /// Stripes known to have run out, on the draw item.
@@ -57,16 +64,6 @@ impl StripeState {
     }
 }
 
-pub(crate) fn encode_timestamp(at: DateTime<Utc>) -> AttributeValue {
-    s(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-}
-
-pub(crate) fn parse_timestamp(raw: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(raw)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
-
 fn encode_draw(draw: &Draw) -> Item {
     let mut item = key(keys::draw(&draw.draw_id));
     item.insert("kind".into(), s("draw"));
@@ -78,11 +75,11 @@ fn encode_draw(draw: &Draw) -> Item {
     item.insert("max_per_purchase".into(), n(draw.config.max_per_purchase()));
     item.insert("stripes".into(), n(draw.config.stripes()));
     item.insert(
-        "perm_key".into(),
+        PERM_KEY.into(),
         AttributeValue::B(Blob::new(draw.key.as_bytes())),
     );
-    item.insert("status".into(), s(draw.status.as_str()));
-    item.insert("created_at".into(), encode_timestamp(draw.created_at));
+    item.insert(STATUS.into(), s(draw.status.as_str()));
+    item.insert("created_at".into(), timestamp(draw.created_at));
     item
 }
 
@@ -102,17 +99,20 @@ fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         name: r.opt_str("name")?.map(str::to_owned),
         config,
-        key: PermutationKey::from_bytes(r.bytes("perm_key")?)
+        key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
             .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
-        status: r.parsed("status", DrawStatus::parse)?,
+        status: r.parsed(STATUS, DrawStatus::parse)?,
         created_at: r.parsed("created_at", parse_timestamp)?,
     })
 }
 
 impl Store {
-    /// Writes a new draw; `false` when the id is taken.
-    pub async fn insert_draw(&self, draw: &Draw) -> Result<bool, StoreError> {
-        self.put_new(encode_draw(draw)).await
+    /// Writes a new draw, or returns the draw that has the id.
+    pub async fn insert_draw(&self, draw: &Draw) -> Result<Inserted<Draw>, StoreError> {
+        match self.insert_once(encode_draw(draw), PERM_KEY).await? {
+            PutNew::Written => Ok(Inserted::New),
+            PutNew::Exists(item) => Ok(Inserted::Existing(decode_draw(&item)?)),
+        }
     }
 
     pub async fn get_draw(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
@@ -123,34 +123,61 @@ impl Store {
             .transpose()
     }
 
-    /// Marks the draw closed; `None` when it does not exist.
+    /// The first step of a close: the draw reads `closing` until every stripe is closed.
+    /// A closed draw stays closed. `None` when the draw does not exist.
+    pub async fn mark_draw_closing(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+        self.set_draw_status(
+            draw_id,
+            DrawStatus::Closing,
+            "closing_at",
+            Some(DrawStatus::Closed),
+        )
+        .await
+    }
+
+    /// The last step of a close, once every stripe is closed.
     pub async fn mark_draw_closed(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+        self.set_draw_status(draw_id, DrawStatus::Closed, "closed_at", None)
+            .await
+    }
+
+    /// Sets the status and, the first time, the time it was reached, unless the draw has
+    /// status `unless` already (then it is returned as it is).
+    async fn set_draw_status(
+        &self,
+        draw_id: &DrawId,
+        status: DrawStatus,
+        reached_at: &str,
+        unless: Option<DrawStatus>,
+    ) -> Result<Option<Draw>, StoreError> {
         self.write_meter().single_write();
-        let result = self
+        let mut request = self
             .client()
             .update_item()
             .table_name(self.table())
             .set_key(Some(key(keys::draw(draw_id))))
-            .update_expression("SET #status = :closed, closed_at = if_not_exists(closed_at, :now)")
-            .condition_expression("attribute_exists(#pk)")
+            .update_expression("SET #status = :status, #at = if_not_exists(#at, :now)")
             .expression_attribute_names("#pk", PARTITION_KEY)
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
-            .expression_attribute_values(":now", encode_timestamp(Utc::now()))
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#at", reached_at)
+            .expression_attribute_values(":status", s(status.as_str()))
+            .expression_attribute_values(":now", timestamp(Utc::now()))
             .return_values(ReturnValue::AllNew)
-            .send()
-            .await;
-        match result {
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        request = match unless {
+            Some(kept) => request
+                .condition_expression("attribute_exists(#pk) AND #status <> :kept")
+                .expression_attribute_values(":kept", s(kept.as_str())),
+            None => request.condition_expression("attribute_exists(#pk)"),
+        };
+        match request.send().await {
             Ok(output) => output.attributes().map(decode_draw).transpose(),
-            Err(err)
-                if matches!(
-                    err.as_service_error(),
-                    Some(UpdateItemError::ConditionalCheckFailedException(_))
-                ) =>
-            {
-                Ok(None)
-            }
-            Err(err) => Err(sdk_error("UpdateItem", err)),
+            Err(err) => match err.as_service_error() {
+                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                    failed.item().map(decode_draw).transpose()
+                }
+                _ => Err(sdk_error("UpdateItem", err)),
+            },
         }
     }
 
@@ -234,24 +261,23 @@ impl Store {
         draw_id: &DrawId,
         stripes: &[u32],
     ) -> Result<Vec<(u32, StripeState)>, StoreError> {
-        let mut states = Vec::with_capacity(stripes.len());
-        for chunk in stripes.chunks(100) {
-            let keys = chunk
-                .iter()
-                .map(|&i| key(keys::stripe(draw_id, i)))
-                .collect();
-            let mut found = std::collections::HashMap::new();
-            for item in self.batch_get(keys).await? {
-                found.insert(
-                    Reader::new(&item).str(PARTITION_KEY)?.to_owned(),
-                    StripeState::decode(&item)?,
-                );
-            }
-            states.extend(chunk.iter().map(|&i| {
+        let keys = stripes
+            .iter()
+            .map(|&i| key(keys::stripe(draw_id, i)))
+            .collect();
+        let mut found = std::collections::HashMap::new();
+        for item in self.batch_get(keys).await? {
+            found.insert(
+                Reader::new(&item).str(PARTITION_KEY)?.to_owned(),
+                StripeState::decode(&item)?,
+            );
+        }
+        Ok(stripes
+            .iter()
+            .map(|&i| {
                 let state = found.remove(&keys::stripe(draw_id, i)).unwrap_or_default();
                 (i, state)
-            }));
-        }
-        Ok(states)
+            })
+            .collect())
     }
 }

@@ -3,107 +3,96 @@
 
 mod codec;
 pub mod draws;
+mod error;
 mod keys;
+pub mod limits;
 mod metrics;
 pub mod orders;
 pub mod purchases;
+mod table;
 
-use std::collections::HashMap;
 use std::time::Duration;
 
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::client::Waiters;
+use aws_sdk_dynamodb::config::retry::RetryPartition;
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, CancellationReason, KeySchemaElement,
-    KeyType, ScalarAttributeType, TransactWriteItem,
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
 };
-use rand::RngExt;
 
+pub use error::StoreError;
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
+pub use table::Inserted;
+pub(crate) use table::backoff;
+
+use error::sdk_error;
 
 /// The table's only key attribute.
 pub(crate) const PARTITION_KEY: &str = "pk";
 
-/// A DynamoDB failure that is not a business outcome.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("DynamoDB is throttling requests")]
-    Throttled,
-    #[error("DynamoDB could not be reached: {0}")]
-    Unavailable(String),
-    #[error("gave up after {attempts} attempts lost to concurrent writers")]
-    Contention { attempts: u32 },
-    #[error("DynamoDB {operation} failed: {message}")]
-    Service {
-        operation: &'static str,
-        message: String,
-    },
-    #[error("item {key} is malformed: {reason}")]
-    Corrupt { key: String, reason: String },
-    #[error("invariant broken: {0}")]
-    Invariant(String),
+/// How long Tally waits for DynamoDB, and how often the SDK tries a call. Every call is
+/// bounded by `operation`, so a frozen endpoint costs a request at most that long per call
+/// before it is answered with a 503.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Opening a connection.
+    pub connect: Duration,
+    /// One attempt of a call, retries excluded.
+    pub attempt: Duration,
+    /// A whole call, the SDK's retries included.
+    pub operation: Duration,
+    /// Attempts per call (1 means no retry).
+    pub max_attempts: u32,
 }
 
-impl StoreError {
-    /// Whether the client may simply try again later (maps to 503).
-    pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
-            Self::Throttled | Self::Unavailable(_) | Self::Contention { .. }
-        )
-    }
-}
-
-const THROTTLING_CODES: [&str; 4] = [
-    "ProvisionedThroughputExceededException",
-    "ThrottlingException",
-    "RequestLimitExceeded",
-    "ThrottlingError",
-];
-
-pub(crate) fn is_throttling_code(code: &str) -> bool {
-    THROTTLING_CODES.contains(&code)
-}
-
-/// Maps an SDK error that the operation does not handle itself.
-pub(crate) fn sdk_error<E, R>(operation: &'static str, err: SdkError<E, R>) -> StoreError
-where
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-    R: std::fmt::Debug,
-{
-    if err.code().is_some_and(is_throttling_code) {
-        return StoreError::Throttled;
-    }
-    match err {
-        SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) => {
-            StoreError::Unavailable(DisplayErrorContext(&err).to_string())
+impl Default for Timeouts {
+    /// Fits API Gateway's 30 s and the functions' own timeouts: one call takes at most
+    /// 8 s, three attempts of at most 3 s each.
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(2),
+            attempt: Duration::from_secs(3),
+            operation: Duration::from_secs(8),
+            max_attempts: 3,
         }
-        other => StoreError::Service {
-            operation,
-            message: DisplayErrorContext(&other).to_string(),
-        },
     }
 }
 
-pub(crate) fn build_error(err: impl std::fmt::Display) -> StoreError {
-    StoreError::Invariant(format!("request could not be built: {err}"))
+impl Timeouts {
+    /// The defaults, overridden by `DYNAMODB_CONNECT_TIMEOUT_MS`, `DYNAMODB_ATTEMPT_TIMEOUT_MS`,
+    /// `DYNAMODB_OPERATION_TIMEOUT_MS` and `DYNAMODB_MAX_ATTEMPTS`.
+    pub fn from_env() -> Result<Self, String> {
+        let defaults = Self::default();
+        let millis = |name: &str, default: Duration| -> Result<Duration, String> {
+            Ok(env_number(name)?.map_or(default, Duration::from_millis))
+        };
+        let timeouts = Self {
+            connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", defaults.connect)?,
+            attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", defaults.attempt)?,
+            operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", defaults.operation)?,
+            max_attempts: env_number("DYNAMODB_MAX_ATTEMPTS")?
+                .map_or(Ok(defaults.max_attempts), u32::try_from)
+                .map_err(|_| "DYNAMODB_MAX_ATTEMPTS is too large".to_owned())?,
+        };
+        if timeouts.max_attempts == 0 || timeouts.attempt.is_zero() {
+            return Err("DynamoDB attempts and their timeout must be positive".to_owned());
+        }
+        Ok(timeouts)
+    }
 }
 
-/// Capped exponential backoff with full jitter: a random wait in `0..min(cap, base * 2^n)`.
-pub(crate) async fn backoff(attempt: u32) {
-    const BASE_MS: u64 = 8;
-    const CAP_MS: u64 = 400;
-    let ceiling = BASE_MS.saturating_mul(1 << attempt.min(16)).min(CAP_MS);
-    let wait = rand::rng().random_range(0..=ceiling);
-    tokio::time::sleep(Duration::from_millis(wait)).await;
-}
-
-/// How a transaction ended.
-pub(crate) enum Transaction {
-    Committed,
-    Busy,
-    Cancelled(Vec<CancellationReason>),
+/// A positive integer from the environment, if set.
+pub(crate) fn env_number(name: &str) -> Result<Option<u64>, String> {
+    match std::env::var(name) {
+        Ok(raw) if !raw.is_empty() => raw
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("{name} must be a whole number, got {raw:?}")),
+        _ => Ok(None),
+    }
 }
 
 /// The table and the client that reaches it. Cheap to clone.
@@ -114,30 +103,44 @@ pub struct Store {
     meter: WriteMeter,
 }
 
-/// Where the table is, read from the environment.
+/// Where the table is and how long to wait for it.
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
     pub table_name: String,
     /// Set for DynamoDB Local; unset on AWS.
     pub endpoint: Option<String>,
+    pub timeouts: Timeouts,
 }
 
 impl StoreConfig {
+    /// A table name is 3 to 255 characters (DynamoDB's rule).
+    pub fn new(
+        table_name: impl Into<String>,
+        endpoint: Option<String>,
+        timeouts: Timeouts,
+    ) -> Result<Self, String> {
+        let table_name = table_name.into();
+        if !(3..=255).contains(&table_name.len()) {
+            return Err(format!(
+                "the table name must be 3 to 255 characters, got {table_name:?}"
+            ));
+        }
+        Ok(Self {
+            table_name,
+            endpoint: endpoint.filter(|e| !e.is_empty()),
+            timeouts,
+        })
+    }
+
+    /// `TABLE_NAME` (required), `DYNAMODB_ENDPOINT` and the timeouts.
     pub fn from_env() -> Result<Self, String> {
         let table_name = std::env::var("TABLE_NAME")
             .map_err(|_| "TABLE_NAME is not set: name the DynamoDB table".to_owned())?;
-        if !(3..=255).contains(&table_name.len()) {
-            return Err(format!(
-                "TABLE_NAME must be 3 to 255 characters, got {table_name:?}"
-            ));
-        }
-        let endpoint = std::env::var("DYNAMODB_ENDPOINT")
-            .ok()
-            .filter(|e| !e.is_empty());
-        Ok(Self {
+        Self::new(
             table_name,
-            endpoint,
-        })
+            std::env::var("DYNAMODB_ENDPOINT").ok(),
+            Timeouts::from_env()?,
+        )
     }
 }
 
@@ -150,10 +153,25 @@ impl Store {
         }
     }
 
-    /// Builds the SDK client once per process. Against a local endpoint, fixed dummy
-    /// credentials and a default region are used when the environment has none.
+    /// Builds the SDK client once per process, with the configured timeouts and retries.
+    /// Against a local endpoint, fixed dummy credentials and a default region are used when
+    /// the environment has none.
     pub async fn connect(config: &StoreConfig, counter: Option<RequestCounter>) -> Self {
-        let mut loader = aws_config::from_env();
+        let t = config.timeouts;
+        let mut loader = aws_config::from_env()
+            .timeout_config(
+                TimeoutConfig::builder()
+                    .connect_timeout(t.connect)
+                    .operation_attempt_timeout(t.attempt)
+                    .operation_timeout(t.operation)
+                    .build(),
+            )
+            .retry_config(
+                RetryConfig::standard()
+                    .with_max_attempts(t.max_attempts)
+                    .with_initial_backoff(Duration::from_millis(50))
+                    .with_max_backoff(Duration::from_secs(1)),
+            );
         if let Some(endpoint) = &config.endpoint {
             loader = loader.endpoint_url(endpoint);
             if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
@@ -172,7 +190,10 @@ impl Store {
             }
         }
         let shared = loader.load().await;
-        let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared);
+        // The SDK's retry quota is per partition and process; one per table keeps clients
+        // of different tables (the tests' throw-away tables) from draining each other's.
+        let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared)
+            .retry_partition(RetryPartition::new(format!("dynamodb-{}", config.table_name)));
         if let Some(counter) = counter {
             builder = builder.interceptor(counter);
         }
@@ -190,60 +211,6 @@ impl Store {
 
     pub fn client(&self) -> &Client {
         &self.client
-    }
-
-    /// Writes an item unless its key exists; `false` when it does.
-    pub(crate) async fn put_new(
-        &self,
-        item: HashMap<String, AttributeValue>,
-    ) -> Result<bool, StoreError> {
-        self.meter.single_write();
-        let result = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", PARTITION_KEY)
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(err) if err.code() == Some("ConditionalCheckFailedException") => Ok(false),
-            Err(err) => Err(sdk_error("PutItem", err)),
-        }
-    }
-
-    /// Sends one `TransactWriteItems`; a cancellation comes back with its per-item reasons,
-    /// in item order. `Busy` means a transaction with the same token is still in flight or
-    /// the token was used for other items: nothing was written, try again.
-    pub(crate) async fn transact(
-        &self,
-        items: Vec<TransactWriteItem>,
-        token: Option<String>,
-    ) -> Result<Transaction, StoreError> {
-        self.meter.transaction(items.len());
-        let result = self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .set_client_request_token(token)
-            .send()
-            .await;
-        let err = match result {
-            Ok(_) => return Ok(Transaction::Committed),
-            Err(err) => err,
-        };
-        match err.as_service_error() {
-            Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => Ok(
-                Transaction::Cancelled(cancelled.cancellation_reasons().to_vec()),
-            ),
-            Some(TransactWriteItemsError::TransactionInProgressException(_))
-            | Some(TransactWriteItemsError::IdempotentParameterMismatchException(_)) => {
-                Ok(Transaction::Busy)
-            }
-            _ => Err(sdk_error("TransactWriteItems", err)),
-        }
     }
 
     /// Drops the table: for throw-away tables of tests and benchmarks.
@@ -286,26 +253,15 @@ impl Store {
             Err(err) if err.code() == Some("ResourceInUseException") => {}
             Err(err) => return Err(sdk_error("CreateTable", err)),
         }
-        for attempt in 0..60 {
-            let described = self
-                .client
-                .describe_table()
-                .table_name(&self.table)
-                .send()
-                .await
-                .map_err(|e| sdk_error("DescribeTable", e))?;
-            let active = described
-                .table()
-                .and_then(|t| t.table_status())
-                .is_some_and(|s| s.as_str() == "ACTIVE");
-            if active {
-                return Ok(());
-            }
-            backoff(attempt.min(4)).await;
-        }
-        Err(StoreError::Unavailable(format!(
-            "table {} did not become active",
-            self.table
-        )))
+        self.client
+            .wait_until_table_exists()
+            .table_name(&self.table)
+            .wait(Duration::from_secs(60))
+            .await
+            .map_err(|e| StoreError::Unavailable {
+                operation: "DescribeTable",
+                reason: format!("table {} did not become active: {e}", self.table),
+            })?;
+        Ok(())
     }
 }

@@ -3,22 +3,21 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{
-    AttributeValue, KeysAndAttributes, Put, ReturnValue, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem, Update,
+    AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
-use serde_json::Value;
 
-use super::codec::{Item, Reader, key, n, s};
-use super::draws::{encode_timestamp, parse_timestamp};
-use super::{
-    PARTITION_KEY, Store, StoreError, Transaction, backoff, build_error, is_throttling_code, keys,
-    sdk_error,
-};
+use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::error::{build_error, sdk_error};
+use super::table::{Inserted, PutNew, Transaction, Verdict, put_if_absent, random_token};
+use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
-use crate::domain::order::Order;
+use crate::domain::order::{Order, OrderData};
 use crate::domain::series::{Reset, Series, SeriesDefinition};
 
 const LAST: &str = "last";
+/// A random value per create request: finding its own token on the existing item tells a
+/// writer that the item is its own earlier write, re-sent by the SDK after a lost response.
+const WRITE_TOKEN: &str = "write_token";
 
 fn encode_series(series: &Series) -> Item {
     let d = &series.definition;
@@ -29,7 +28,8 @@ fn encode_series(series: &Series) -> Item {
     item.insert("reset".into(), s(d.reset.as_str()));
     item.insert("gapless".into(), AttributeValue::Bool(d.gapless));
     item.insert("start".into(), n(d.start));
-    item.insert("created_at".into(), encode_timestamp(series.created_at));
+    item.insert("created_at".into(), timestamp(series.created_at));
+    item.insert(WRITE_TOKEN.into(), s(random_token()));
     item
 }
 
@@ -59,14 +59,11 @@ fn encode_order(pk: String, kind: &str, order: &Order) -> Item {
     item.insert("series".into(), s(order.series.as_str()));
     item.insert("source".into(), s(order.source.as_str()));
     item.insert("external_ref".into(), s(order.external_ref.as_str()));
-    item.insert(
-        "data".into(),
-        s(Value::Object(order.data.clone()).to_string()),
-    );
+    item.insert("data".into(), s(order.data.as_raw()));
     item.insert("fingerprint".into(), s(&order.fingerprint));
     item.insert("period".into(), s(&order.period));
     item.insert("counter".into(), n(order.counter));
-    item.insert("created_at".into(), encode_timestamp(order.created_at));
+    item.insert("created_at".into(), timestamp(order.created_at));
     item
 }
 
@@ -77,10 +74,7 @@ fn decode_order(item: &Item) -> Result<Order, StoreError> {
         series: r.parsed("series", |v| SeriesId::parse(v).ok())?,
         source: r.parsed("source", |v| SourceId::parse(v).ok())?,
         external_ref: r.parsed("external_ref", |v| ExternalRef::parse(v).ok())?,
-        data: r.parsed("data", |v| match serde_json::from_str(v) {
-            Ok(Value::Object(map)) => Some(map),
-            _ => None,
-        })?,
+        data: r.parsed("data", |v| OrderData::parse(Some(v)).ok())?,
         fingerprint: r.str("fingerprint")?.to_owned(),
         period: r.str("period")?.to_owned(),
         counter: r.num("counter")?,
@@ -117,8 +111,12 @@ pub struct CounterMove {
 
 impl Store {
     /// Writes a new series; `false` when the id is taken.
-    pub async fn insert_series(&self, series: &Series) -> Result<bool, StoreError> {
-        self.put_new(encode_series(series)).await
+    /// Writes a new series, or returns the one that has the id.
+    pub async fn insert_series(&self, series: &Series) -> Result<Inserted<Series>, StoreError> {
+        match self.insert_once(encode_series(series), WRITE_TOKEN).await? {
+            PutNew::Written => Ok(Inserted::New),
+            PutNew::Exists(item) => Ok(Inserted::Existing(decode_series(&item)?)),
+        }
     }
 
     pub async fn get_series(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
@@ -208,27 +206,20 @@ impl Store {
         }
         let offset = items.len();
         for order in orders {
-            for (pk, kind) in [
-                (keys::order_number(&order.order_number), "order"),
-                (
-                    keys::order_ref(&order.source, &order.external_ref),
-                    "order_ref",
-                ),
-            ] {
-                let put = Put::builder()
-                    .table_name(self.table())
-                    .set_item(Some(encode_order(pk, kind, order)))
-                    .condition_expression("attribute_not_exists(#pk)")
-                    .expression_attribute_names("#pk", PARTITION_KEY)
-                    .return_values_on_condition_check_failure(
-                        ReturnValuesOnConditionCheckFailure::AllOld,
-                    )
-                    .build()
-                    .map_err(build_error)?;
-                items.push(TransactWriteItem::builder().put(put).build());
-            }
+            let number = keys::order_number(&order.order_number);
+            let reference = keys::order_ref(&order.source, &order.external_ref);
+            items.push(put_if_absent(
+                self.table(),
+                encode_order(number, "order", order),
+                true,
+            )?);
+            items.push(put_if_absent(
+                self.table(),
+                encode_order(reference, "order_ref", order),
+                true,
+            )?);
         }
-        let reasons = match self.transact(items, None).await? {
+        let verdicts = match self.transact(items).await? {
             Transaction::Committed => return Ok(OrdersCommit::Committed),
             Transaction::Busy => {
                 return Ok(OrdersCommit::Cancelled(OrdersCancellation {
@@ -236,36 +227,31 @@ impl Store {
                     ..OrdersCancellation::default()
                 }));
             }
-            Transaction::Cancelled(reasons) => reasons,
+            Transaction::Cancelled(verdicts) => verdicts,
         };
         let mut cancellation = OrdersCancellation::default();
-        for (position, reason) in reasons.iter().enumerate() {
-            match reason.code().unwrap_or("None") {
-                "None" => {}
-                "TransactionConflict" => cancellation.conflict = true,
-                c if is_throttling_code(c) => cancellation.conflict = true,
-                "ConditionalCheckFailed" if position < offset => {
-                    cancellation.counter_now = Some(match reason.item() {
-                        Some(item) => Reader::new(item).num(LAST)?,
+        // Verdicts come in item order: the counter (gapless only), then per order its
+        // number and its reference.
+        for (position, verdict) in verdicts.into_iter().enumerate() {
+            match verdict {
+                Verdict::Passed => {}
+                Verdict::Conflict | Verdict::Throttled => cancellation.conflict = true,
+                Verdict::ConditionFailed(item) if position < offset => {
+                    cancellation.counter_now = Some(match item {
+                        Some(item) => Reader::new(&item).num(LAST)?,
                         None => 0,
                     });
                 }
-                "ConditionalCheckFailed" => {
+                Verdict::ConditionFailed(item) => {
                     let index = (position - offset) / 2;
                     if (position - offset) % 2 == 1 {
-                        let item = reason.item().ok_or_else(|| {
+                        let item = item.ok_or_else(|| {
                             StoreError::Invariant("order reference was not returned".into())
                         })?;
-                        cancellation.existing.push((index, decode_order(item)?));
+                        cancellation.existing.push((index, decode_order(&item)?));
                     } else {
                         cancellation.number_taken.push(index);
                     }
-                }
-                other => {
-                    return Err(StoreError::Service {
-                        operation: "TransactWriteItems",
-                        message: format!("item {position} cancelled: {other}"),
-                    });
                 }
             }
         }
@@ -292,62 +278,21 @@ impl Store {
             .transpose()
     }
 
-    /// The orders already on record for these references, read in batches of 100.
+    /// The orders already on record for these references.
     pub async fn get_orders_by_refs(
         &self,
         source: &SourceId,
         refs: &[ExternalRef],
     ) -> Result<HashMap<ExternalRef, Order>, StoreError> {
+        let keys = refs
+            .iter()
+            .map(|r| key(keys::order_ref(source, r)))
+            .collect();
         let mut found = HashMap::new();
-        for chunk in refs.chunks(100) {
-            let keys = chunk
-                .iter()
-                .map(|r| key(keys::order_ref(source, r)))
-                .collect();
-            let items = self.batch_get(keys).await?;
-            for item in &items {
-                let order = decode_order(item)?;
-                found.insert(order.external_ref.clone(), order);
-            }
+        for item in self.batch_get(keys).await? {
+            let order = decode_order(&item)?;
+            found.insert(order.external_ref.clone(), order);
         }
         Ok(found)
-    }
-
-    /// Strongly consistent batch read of at most 100 keys, following unprocessed keys.
-    pub(crate) async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
-        let mut items = Vec::new();
-        let mut pending = Some(
-            KeysAndAttributes::builder()
-                .set_keys(Some(keys))
-                .consistent_read(true)
-                .build()
-                .map_err(build_error)?,
-        );
-        let mut attempt = 0;
-        while let Some(request) = pending.take() {
-            if attempt > 0 {
-                backoff(attempt).await;
-            }
-            attempt += 1;
-            if attempt > 10 {
-                return Err(StoreError::Throttled);
-            }
-            let output = self
-                .client()
-                .batch_get_item()
-                .request_items(self.table(), request)
-                .send()
-                .await
-                .map_err(|e| sdk_error("BatchGetItem", e))?;
-            if let Some(found) = output.responses().and_then(|r| r.get(self.table())) {
-                items.extend(found.iter().cloned());
-            }
-            pending = output
-                .unprocessed_keys()
-                .and_then(|u| u.get(self.table()))
-                .filter(|k| !k.keys().is_empty())
-                .cloned();
-        }
-        Ok(items)
     }
 }

@@ -2,19 +2,23 @@
 
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Get, Put, ReturnValuesOnConditionCheckFailure, TransactGetItem,
-    TransactWriteItem, Update,
+    AttributeValue, Get, ReturnValuesOnConditionCheckFailure, TransactGetItem, TransactWriteItem,
+    Update,
 };
-use sha2::{Digest, Sha256};
 
-use super::codec::{Item, Reader, key, n, s};
-use super::draws::{BOTTOM, CLOSED, StripeState, TOP, encode_timestamp, parse_timestamp};
-use super::{
-    PARTITION_KEY, Store, StoreError, Transaction, build_error, is_throttling_code, keys, sdk_error,
-};
-use crate::domain::draw::{Side, StripeTake};
+use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::draws::{BOTTOM, CLOSED, StripeState, TOP};
+use super::error::{build_error, sdk_error};
+use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
+use super::table::{Transaction, Verdict, put_if_absent};
+use super::{Store, StoreError, keys};
+use crate::domain::draw::MAX_PER_PURCHASE_CAP;
 use crate::domain::ids::{DrawId, PaymentId};
-use crate::domain::purchase::{Purchase, Ticket, hex};
+use crate::domain::purchase::{Purchase, Ticket};
+use crate::domain::stripes::{Side, StripeTake};
+
+// The largest purchase fits one transaction: its record, its tickets and a cursor.
+const _: () = assert!(MAX_PER_PURCHASE_CAP as usize + 2 <= MAX_TRANSACTION_ITEMS);
 
 /// Why DynamoDB cancelled a purchase transaction, item by item.
 #[derive(Debug, Default)]
@@ -48,9 +52,6 @@ pub struct CursorRead {
     pub requests: u32,
 }
 
-/// Items one `TransactGetItems` may read.
-const MAX_SNAPSHOT_ITEMS: usize = 100;
-
 /// The result of one purchase transaction.
 #[derive(Debug)]
 pub enum Commit {
@@ -72,7 +73,7 @@ fn encode_purchase(purchase: &Purchase) -> Item {
         AttributeValue::L(purchase.tickets.iter().map(n).collect()),
     );
     item.insert("fingerprint".into(), s(&purchase.fingerprint));
-    item.insert("created_at".into(), encode_timestamp(purchase.created_at));
+    item.insert("created_at".into(), timestamp(purchase.created_at));
     item
 }
 
@@ -111,37 +112,6 @@ fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
     })
 }
 
-/// Same purchase, same plan, same token: a transaction the SDK re-sends after a lost
-/// response is then acknowledged by DynamoDB without writing twice.
-fn client_request_token(purchase: &Purchase, takes: &[StripeTake]) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(keys::purchase(&purchase.draw_id, &purchase.payment_id));
-    hasher.update(&purchase.fingerprint);
-    hasher.update(purchase.created_at.timestamp_micros().to_be_bytes());
-    for take in takes {
-        hasher.update(take.stripe.to_be_bytes());
-        hasher.update([take.side as u8]);
-        hasher.update(take.cursor.to_be_bytes());
-        hasher.update(take.count.to_be_bytes());
-    }
-    hex(&hasher.finalize()[..16])
-}
-
-fn put(table: &str, item: Item, return_old: bool) -> Result<TransactWriteItem, StoreError> {
-    let mut put = Put::builder()
-        .table_name(table)
-        .set_item(Some(item))
-        .condition_expression("attribute_not_exists(#pk)")
-        .expression_attribute_names("#pk", PARTITION_KEY);
-    if return_old {
-        put = put
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-    }
-    Ok(TransactWriteItem::builder()
-        .put(put.build().map_err(build_error)?)
-        .build())
-}
-
 impl Store {
     /// One atomic write: the purchase record (the idempotency record), every stripe cursor
     /// moved from its expected value, and one item per ticket, each new.
@@ -151,7 +121,11 @@ impl Store {
         takes: &[StripeTake],
     ) -> Result<Commit, StoreError> {
         let mut items = Vec::with_capacity(1 + takes.len() + purchase.tickets.len());
-        items.push(put(self.table(), encode_purchase(purchase), true)?);
+        items.push(put_if_absent(
+            self.table(),
+            encode_purchase(purchase),
+            true,
+        )?);
         for take in takes {
             let (mine, other) = match take.side {
                 Side::Bottom => (BOTTOM, TOP),
@@ -188,10 +162,13 @@ impl Store {
             );
         }
         for &number in &purchase.tickets {
-            items.push(put(self.table(), encode_ticket(purchase, number), false)?);
+            items.push(put_if_absent(
+                self.table(),
+                encode_ticket(purchase, number),
+                false,
+            )?);
         }
-        let token = client_request_token(purchase, takes);
-        let reasons = match self.transact(items, Some(token)).await? {
+        let verdicts = match self.transact(items).await? {
             Transaction::Committed => return Ok(Commit::Committed),
             Transaction::Busy => {
                 return Ok(Commit::Cancelled(Cancellation {
@@ -199,41 +176,34 @@ impl Store {
                     ..Cancellation::default()
                 }));
             }
-            Transaction::Cancelled(reasons) => reasons,
+            Transaction::Cancelled(verdicts) => verdicts,
         };
         let mut cancellation = Cancellation::default();
-        // Reasons come in item order: purchase, stripes, tickets.
-        for (position, reason) in reasons.iter().enumerate() {
-            let code = reason.code().unwrap_or("None");
-            match code {
-                "None" => continue,
-                "TransactionConflict" => cancellation.conflict = true,
-                c if is_throttling_code(c) => cancellation.throttled = true,
-                "ConditionalCheckFailed" => {
-                    if position == 0 {
-                        let item = reason.item().ok_or_else(|| {
-                            StoreError::Invariant("purchase exists but was not returned".into())
-                        })?;
-                        cancellation.existing = Some(decode_purchase(item)?);
-                    } else if position <= takes.len() {
-                        let state = reason
-                            .item()
-                            .map(StripeState::decode)
-                            .transpose()?
-                            .unwrap_or_default();
-                        cancellation
-                            .stale_stripes
-                            .push((takes[position - 1].stripe, state));
-                    } else {
-                        let number = purchase.tickets[position - 1 - takes.len()];
-                        cancellation.taken_tickets.push(number);
-                    }
+        // Verdicts come in item order: purchase, stripes, tickets.
+        for (position, verdict) in verdicts.into_iter().enumerate() {
+            match verdict {
+                Verdict::Passed => {}
+                Verdict::Conflict => cancellation.conflict = true,
+                Verdict::Throttled => cancellation.throttled = true,
+                Verdict::ConditionFailed(item) if position == 0 => {
+                    let item = item.ok_or_else(|| {
+                        StoreError::Invariant("purchase exists but was not returned".into())
+                    })?;
+                    cancellation.existing = Some(decode_purchase(&item)?);
                 }
-                other => {
-                    return Err(StoreError::Service {
-                        operation: "TransactWriteItems",
-                        message: format!("item {position} cancelled: {other}"),
-                    });
+                Verdict::ConditionFailed(item) if position <= takes.len() => {
+                    let state = item
+                        .as_ref()
+                        .map(StripeState::decode)
+                        .transpose()?
+                        .unwrap_or_default();
+                    cancellation
+                        .stale_stripes
+                        .push((takes[position - 1].stripe, state));
+                }
+                Verdict::ConditionFailed(_) => {
+                    let number = purchase.tickets[position - 1 - takes.len()];
+                    cancellation.taken_tickets.push(number);
                 }
             }
         }
@@ -251,10 +221,10 @@ impl Store {
         stripes: &[u32],
         payment_id: &PaymentId,
     ) -> Result<CursorRead, StoreError> {
-        let split = stripes.len().saturating_sub(MAX_SNAPSHOT_ITEMS - 1);
+        let split = stripes.len().saturating_sub(MAX_TRANSACTION_ITEMS - 1);
         let (before, last) = stripes.split_at(split);
         let mut states = self.read_stripes(draw_id, before).await?;
-        let requests = before.len().div_ceil(100) as u32 + 1;
+        let requests = before.len().div_ceil(MAX_BATCH_GET_KEYS) as u32 + 1;
         let purchase_key = keys::purchase(draw_id, payment_id);
         let gets = std::iter::once(purchase_key)
             .chain(last.iter().map(|&i| keys::stripe(draw_id, i)))
@@ -285,7 +255,7 @@ impl Store {
                 return Ok(CursorRead {
                     stripes: states,
                     purchase: PurchaseRead::Unknown,
-                    requests: requests + last.len().div_ceil(100) as u32,
+                    requests: requests + last.len().div_ceil(MAX_BATCH_GET_KEYS) as u32,
                 });
             }
             Err(err) => return Err(sdk_error("TransactGetItems", err)),
@@ -335,18 +305,5 @@ impl Store {
             .as_ref()
             .map(decode_ticket)
             .transpose()
-    }
-
-    pub(crate) async fn get_consistent(&self, pk: String) -> Result<Option<Item>, StoreError> {
-        let output = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .set_key(Some(key(pk)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error("GetItem", e))?;
-        Ok(output.item)
     }
 }

@@ -7,7 +7,6 @@ use axum::http::StatusCode;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::json;
-use tally::api::{self, AppState};
 
 use crate::helpers::{
     attr_n, attr_numbers, attr_s, get, of_kind, post_json, spawn_app, store_on, tickets_of,
@@ -72,7 +71,7 @@ async fn concurrent_buyers_sell_out_a_draw_without_duplicates_or_leaks() {
     let mut tasks = Vec::new();
     for queue in queues {
         // Each task is its own instance: its own SDK client and caches, one shared table.
-        let router = api::router(AppState::new(store_on(app.store.table(), None).await));
+        let router = crate::helpers::router(store_on(app.store.table(), None).await);
         tasks.push(tokio::spawn(async move {
             let mut outcomes = Vec::new();
             for (payment, quantity, kind) in queue {
@@ -237,7 +236,7 @@ async fn twin_payments_at_the_sell_out_get_the_same_answer() {
     let mut tasks = Vec::new();
     for _ in 0..2 {
         for i in 0..PAYMENTS {
-            let router = api::router(AppState::new(store_on(app.store.table(), None).await));
+            let router = crate::helpers::router(store_on(app.store.table(), None).await);
             let quantity = 1 + (i % 2) as u64;
             tasks.push(tokio::spawn(async move {
                 let reply = post_json(

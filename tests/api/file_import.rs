@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use axum::http::StatusCode;
 use serde_json::json;
-use tally::api::{self, AppState};
 use tally::file_import::{Progress, Target, import, read_lines};
 use tally::orders::OrderService;
 
@@ -90,7 +89,7 @@ async fn a_csv_file_imports_through_a_running_api() {
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let router = api::router(AppState::new(app.store.clone()));
+    let router = crate::helpers::router(app.store.clone());
     let server = tokio::spawn(async move { axum::serve(listener, router).await });
 
     let path = write(

@@ -1,6 +1,7 @@
 //! One isolated world per test: its own table in DynamoDB Local, its own services.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use axum::Router;
@@ -10,7 +11,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tally::api::{self, AppState};
 use tally::domain::ids::DrawId;
-use tally::store::{RequestCounter, Store, StoreConfig};
+use tally::store::{RequestCounter, Store, StoreConfig, Timeouts};
 use tower::ServiceExt;
 
 /// The table item as a map of attribute values.
@@ -40,29 +41,46 @@ fn endpoint() -> String {
         .expect("DYNAMODB_ENDPOINT is not set: run the tests with `make test`")
 }
 
+/// Timeouts for tests that prove correctness, not speed: on a busy two-core machine
+/// DynamoDB Local sometimes takes seconds for one transaction. The fault tests set their
+/// own, tight ones.
+pub const PATIENT: Timeouts = Timeouts {
+    connect: Duration::from_secs(5),
+    attempt: Duration::from_secs(30),
+    operation: Duration::from_secs(60),
+    max_attempts: 3,
+};
+
+/// A configuration for `table` on the test's DynamoDB Local.
+pub fn config(table: &str) -> StoreConfig {
+    StoreConfig::new(table, Some(endpoint()), PATIENT).expect("a valid table name")
+}
+
+/// The whole API on `store`, like one Lambda instance, with a request timeout that fits
+/// the patient store.
+pub fn router(store: Store) -> Router {
+    api::router(AppState {
+        request_timeout: Duration::from_secs(120),
+        ..AppState::new(store)
+    })
+}
+
 /// A store on a fresh table of its own.
 pub async fn fresh_store(counter: Option<RequestCounter>) -> Store {
-    let config = StoreConfig {
-        table_name: format!("tally-test-{}", DrawId::generate()),
-        endpoint: Some(endpoint()),
-    };
-    let store = Store::connect(&config, counter).await;
+    let table = format!("tally-test-{}", DrawId::generate());
+    let store = Store::connect(&config(&table), counter).await;
     store.ensure_table().await.expect("create the test table");
     store
 }
 
 /// Another client (another "Lambda instance") on the same table, with its own caches.
 pub async fn store_on(table: &str, counter: Option<RequestCounter>) -> Store {
-    let config = StoreConfig {
-        table_name: table.to_owned(),
-        endpoint: Some(endpoint()),
-    };
-    Store::connect(&config, counter).await
+    Store::connect(&config(table), counter).await
 }
 
 pub async fn spawn_app() -> TestApp {
     let store = fresh_store(None).await;
-    let router = api::router(AppState::new(store.clone()));
+    let router = router(store.clone());
     TestApp { store, router }
 }
 

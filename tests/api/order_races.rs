@@ -6,7 +6,6 @@ use std::collections::{BTreeSet, HashMap};
 use axum::http::{Request, StatusCode};
 use chrono::Utc;
 use serde_json::{Value, json};
-use tally::api::{self, AppState};
 use tally::domain::ids::SeriesId;
 
 use crate::helpers::{TestApp, attr_n, attr_s, of_kind, post_json, send, spawn_app, store_on};
@@ -101,7 +100,7 @@ async fn run_systems(app: &TestApp, series: &str) -> (Answers, Vec<Vec<u64>>) {
         let refs: Vec<String> = (0..ORDERS).map(|k| format!("o-{k}")).collect();
         let reposts: Vec<String> = refs.iter().filter(|r| r.ends_with('3')).cloned().collect();
         for list in [refs, reposts] {
-            let router = api::router(AppState::new(store_on(app.store.table(), None).await));
+            let router = crate::helpers::router(store_on(app.store.table(), None).await);
             let (series, source) = (series.to_owned(), source.clone());
             tasks.push(tokio::spawn(async move {
                 post_system(router, &series, source, list).await

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use chrono::{TimeZone, Utc};
 use serde_json::{Value, json};
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
-use tally::domain::order::{NewOrder, order_data};
+use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
 
@@ -88,8 +88,10 @@ async fn invalid_series_definitions_are_rejected() {
         ),
         (
             json!({"format": "A{seq:4}", "gapless": "yes"}),
-            "invalid_body",
+            "invalid_gapless",
         ),
+        (json!({"format": "A{seq:4}", "start": -5}), "invalid_start"),
+        (json!({"format": "A{seq:4}", "colour": 1}), "invalid_body"),
     ];
     for (body, code) in cases {
         assert_problem(
@@ -307,7 +309,7 @@ fn input(r: &str) -> OrderInput {
         external_ref: Some(r.to_owned()),
         order: Ok(NewOrder {
             external_ref: ExternalRef::parse(r).unwrap(),
-            data: order_data(None).unwrap(),
+            data: OrderData::empty(),
         }),
     }
 }

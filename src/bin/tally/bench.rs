@@ -152,14 +152,8 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     }
     let table = format!("tally-bench-{}", DrawId::generate());
     let counter = RequestCounter::default();
-    let store = Store::connect(
-        &StoreConfig {
-            table_name: table,
-            endpoint: Some(endpoint),
-        },
-        Some(counter.clone()),
-    )
-    .await;
+    let config = StoreConfig::new(table, Some(endpoint), config.timeouts)?;
+    let store = Store::connect(&config, Some(counter.clone())).await;
     store.ensure_table().await.map_err(|e| e.to_string())?;
     let result = run_all(&args, &store, &counter).await;
     let _ = store.delete_table().await;

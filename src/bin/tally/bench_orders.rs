@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
-use tally::domain::order::NewOrder;
+use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
 use tally::store::{RequestCounter, RequestCounts, Store};
@@ -149,7 +149,7 @@ async fn import(
                         OrderInput {
                             order: Ok(NewOrder {
                                 external_ref: ExternalRef::parse(&external_ref).expect("valid"),
-                                data: serde_json::Map::new(),
+                                data: OrderData::empty(),
                             }),
                             external_ref: Some(external_ref),
                         }

@@ -10,8 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tally::api::{self, AppState};
-use tally::store::{Store, StoreConfig};
-use tracing_subscriber::EnvFilter;
+use tally::store::{Store, StoreConfig, Timeouts};
 
 #[derive(Parser)]
 #[command(
@@ -53,15 +52,15 @@ async fn main() -> ExitCode {
         Command::Bench(_) | Command::Import(_) => "warn",
         _ => "info",
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level)),
-        )
-        .with_target(false)
-        .init();
-    let config = StoreConfig {
-        table_name: cli.table,
-        endpoint: cli.endpoint,
+    tally::telemetry::init(default_level);
+    let config = match Timeouts::from_env()
+        .and_then(|timeouts| StoreConfig::new(cli.table, cli.endpoint, timeouts))
+    {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("tally: {message}");
+            return ExitCode::FAILURE;
+        }
     };
     match run(cli.command, config).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -77,7 +76,7 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
         Command::Serve { addr } => {
             let store = Store::connect(&config, None).await;
             store.ensure_table().await.map_err(|e| e.to_string())?;
-            let app = api::router(AppState::new(store));
+            let app = api::router(AppState::configured(store)?);
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;

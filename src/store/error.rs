@@ -1,0 +1,95 @@
+//! What can go wrong between Tally and DynamoDB, sorted by what the caller should do.
+
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+
+/// A DynamoDB failure that is not a business outcome.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// DynamoDB kept throttling after the SDK's retries.
+    #[error("DynamoDB is throttling requests")]
+    Throttled,
+    /// DynamoDB failed (5xx), did not answer in time, or could not be reached, after the
+    /// SDK's retries. A write may or may not have taken effect.
+    #[error("DynamoDB {operation} did not complete: {reason}")]
+    Unavailable {
+        operation: &'static str,
+        reason: String,
+    },
+    #[error("gave up after {attempts} attempts lost to concurrent writers")]
+    Contention { attempts: u32 },
+    /// DynamoDB refused a request that Tally should never send: a bug.
+    #[error("DynamoDB {operation} failed: {message}")]
+    Service {
+        operation: &'static str,
+        message: String,
+    },
+    #[error("item {key} is malformed: {reason}")]
+    Corrupt { key: String, reason: String },
+    #[error("invariant broken: {0}")]
+    Invariant(String),
+}
+
+impl StoreError {
+    /// Whether the client may simply try again later (maps to 503). Every Tally write is
+    /// idempotent, so trying again is safe even when the first try took effect.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Throttled | Self::Unavailable { .. } | Self::Contention { .. } => true,
+            Self::Service { .. } | Self::Corrupt { .. } | Self::Invariant(_) => false,
+        }
+    }
+}
+
+/// Error codes DynamoDB uses for throttling, in responses and in cancellation reasons.
+const THROTTLING_CODES: [&str; 4] = [
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "ThrottlingError",
+];
+
+/// Error codes of failures that DynamoDB documents as transient: try again.
+const TRANSIENT_CODES: [&str; 4] = [
+    "InternalServerError",
+    "ServiceUnavailable",
+    "TransactionInProgressException",
+    "InternalFailure",
+];
+
+pub(crate) fn is_throttling_code(code: &str) -> bool {
+    THROTTLING_CODES.contains(&code)
+}
+
+/// Maps an SDK error that the operation does not handle itself.
+pub(crate) fn sdk_error<E>(operation: &'static str, err: SdkError<E, HttpResponse>) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    if err.code().is_some_and(is_throttling_code) {
+        return StoreError::Throttled;
+    }
+    let transient = match &err {
+        SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) | SdkError::ResponseError(_) => {
+            true
+        }
+        SdkError::ServiceError(service) => {
+            err.code().is_some_and(|c| TRANSIENT_CODES.contains(&c))
+                || service.raw().status().is_server_error()
+        }
+        _ => false,
+    };
+    let message = DisplayErrorContext(&err).to_string();
+    if transient {
+        StoreError::Unavailable {
+            operation,
+            reason: message,
+        }
+    } else {
+        StoreError::Service { operation, message }
+    }
+}
+
+pub(crate) fn build_error(err: impl std::fmt::Display) -> StoreError {
+    StoreError::Invariant(format!("request could not be built: {err}"))
+}

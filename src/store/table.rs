@@ -1,0 +1,252 @@
+//! The item operations every entity shares: consistent reads, batch reads, conditional
+//! puts, transactions with their cancellation reasons read item by item, and the backoff
+//! between attempts.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+};
+use rand::RngExt;
+
+use super::codec::Item;
+use super::error::{build_error, is_throttling_code, sdk_error};
+use super::limits::MAX_BATCH_GET_KEYS;
+use super::{PARTITION_KEY, Store, StoreError};
+
+/// Capped exponential backoff with full jitter: a random wait in `0..min(cap, base * 2^n)`.
+pub(crate) async fn backoff(attempt: u32) {
+    const BASE_MS: u64 = 8;
+    const CAP_MS: u64 = 400;
+    let ceiling = BASE_MS.saturating_mul(1 << attempt.min(16)).min(CAP_MS);
+    let wait = rand::rng().random_range(0..=ceiling);
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+}
+
+/// Batch reads give up after this many rounds of unprocessed keys.
+const MAX_BATCH_ROUNDS: u32 = 10;
+
+/// What a conditional put found.
+pub(crate) enum PutNew {
+    Written,
+    /// The key exists: the item as it is.
+    Exists(Item),
+}
+
+/// Whether a create wrote a new item or found one with the same id.
+#[derive(Debug)]
+pub enum Inserted<T> {
+    New,
+    Existing(T),
+}
+
+/// 128 random bits, hex-encoded.
+pub(crate) fn random_token() -> String {
+    let bytes: [u8; 16] = rand::random();
+    crate::domain::purchase::hex(&bytes)
+}
+
+/// What one item of a cancelled transaction says, in item order.
+#[derive(Debug)]
+pub(crate) enum Verdict {
+    /// Not the cause of the cancellation.
+    Passed,
+    /// Its condition failed: the item as it was, when the write asked for it.
+    ConditionFailed(Option<Item>),
+    /// Another transaction or write held the item.
+    Conflict,
+    Throttled,
+}
+
+/// How a transaction ended.
+pub(crate) enum Transaction {
+    Committed,
+    /// A transaction with the same token is still in flight: nothing was written by this
+    /// call; try again.
+    Busy,
+    Cancelled(Vec<Verdict>),
+}
+
+/// A new-item put for a transaction: `attribute_not_exists` on the key, returning the
+/// item that blocks it when `return_old`.
+pub(crate) fn put_if_absent(
+    table: &str,
+    item: Item,
+    return_old: bool,
+) -> Result<TransactWriteItem, StoreError> {
+    let mut put = Put::builder()
+        .table_name(table)
+        .set_item(Some(item))
+        .condition_expression("attribute_not_exists(#pk)")
+        .expression_attribute_names("#pk", PARTITION_KEY);
+    if return_old {
+        put = put
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+    }
+    Ok(TransactWriteItem::builder()
+        .put(put.build().map_err(build_error)?)
+        .build())
+}
+
+impl Store {
+    pub(crate) async fn get_consistent(&self, pk: String) -> Result<Option<Item>, StoreError> {
+        let output = self
+            .client()
+            .get_item()
+            .table_name(self.table())
+            .set_key(Some(super::codec::key(pk)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("GetItem", e))?;
+        Ok(output.item)
+    }
+
+    /// Strongly consistent reads of any number of keys, in batches, following unprocessed
+    /// keys. Missing items are simply absent from the answer.
+    pub(crate) async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(MAX_BATCH_GET_KEYS) {
+            items.extend(self.batch_get_chunk(chunk.to_vec()).await?);
+        }
+        Ok(items)
+    }
+
+    async fn batch_get_chunk(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut pending = Some(
+            KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .consistent_read(true)
+                .build()
+                .map_err(build_error)?,
+        );
+        let mut round = 0;
+        while let Some(request) = pending.take() {
+            if round > 0 {
+                backoff(round).await;
+            }
+            round += 1;
+            if round > MAX_BATCH_ROUNDS {
+                return Err(StoreError::Throttled);
+            }
+            let output = self
+                .client()
+                .batch_get_item()
+                .request_items(self.table(), request)
+                .send()
+                .await
+                .map_err(|e| sdk_error("BatchGetItem", e))?;
+            if let Some(found) = output.responses().and_then(|r| r.get(self.table())) {
+                items.extend(found.iter().cloned());
+            }
+            pending = output
+                .unprocessed_keys()
+                .and_then(|u| u.get(self.table()))
+                .filter(|k| !k.keys().is_empty())
+                .cloned();
+        }
+        Ok(items)
+    }
+
+    /// Writes an item unless its key exists; when it does, returns the item as it is (one
+    /// request either way). A caller recognises its own earlier write, re-sent by the SDK
+    /// after a lost response, by comparing what it wrote.
+    pub(crate) async fn put_new(&self, item: Item) -> Result<PutNew, StoreError> {
+        self.write_meter().single_write();
+        let result = self
+            .client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(PutNew::Written),
+            Err(err) => match err.as_service_error() {
+                Some(PutItemError::ConditionalCheckFailedException(failed)) => {
+                    let item = failed.item().cloned().ok_or_else(|| {
+                        StoreError::Invariant("the existing item was not returned".into())
+                    })?;
+                    Ok(PutNew::Exists(item))
+                }
+                _ => Err(sdk_error("PutItem", err)),
+            },
+        }
+    }
+
+    /// Writes a new item unless its key exists. An existing item whose `own` attribute
+    /// equals the new one's is this caller's own earlier write (`own` holds a value random
+    /// per request), re-sent by the SDK after a lost response: that counts as written.
+    pub(crate) async fn insert_once(&self, item: Item, own: &str) -> Result<PutNew, StoreError> {
+        let mine = item.get(own).cloned();
+        match self.put_new(item).await? {
+            PutNew::Exists(existing) if mine.is_some() && existing.get(own) == mine.as_ref() => {
+                Ok(PutNew::Written)
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// Sends one `TransactWriteItems`; a cancellation comes back with one verdict per item,
+    /// in item order. The call carries a fresh `ClientRequestToken`: when the SDK re-sends
+    /// it after a lost response, DynamoDB acknowledges a transaction that committed without
+    /// writing it twice. A token is never reused for another call, so no call can be
+    /// answered with an earlier call's outcome.
+    pub(crate) async fn transact(
+        &self,
+        items: Vec<TransactWriteItem>,
+    ) -> Result<Transaction, StoreError> {
+        self.write_meter().transaction(items.len());
+        let result = self
+            .client()
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .client_request_token(random_token())
+            .send()
+            .await;
+        let err = match result {
+            Ok(_) => return Ok(Transaction::Committed),
+            Err(err) => err,
+        };
+        match err.as_service_error() {
+            Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
+                let verdicts = cancelled
+                    .cancellation_reasons()
+                    .iter()
+                    .enumerate()
+                    .map(|(position, reason)| verdict(position, reason))
+                    .collect::<Result<_, _>>()?;
+                Ok(Transaction::Cancelled(verdicts))
+            }
+            Some(TransactWriteItemsError::TransactionInProgressException(_)) => {
+                Ok(Transaction::Busy)
+            }
+            _ => Err(sdk_error("TransactWriteItems", err)),
+        }
+    }
+}
+
+fn verdict(
+    position: usize,
+    reason: &aws_sdk_dynamodb::types::CancellationReason,
+) -> Result<Verdict, StoreError> {
+    match reason.code().unwrap_or("None") {
+        "None" => Ok(Verdict::Passed),
+        "ConditionalCheckFailed" => Ok(Verdict::ConditionFailed(reason.item().cloned())),
+        "TransactionConflict" => Ok(Verdict::Conflict),
+        code if is_throttling_code(code) => Ok(Verdict::Throttled),
+        other => Err(StoreError::Service {
+            operation: "TransactWriteItems",
+            message: format!(
+                "item {position} cancelled: {other}: {}",
+                reason.message().unwrap_or("")
+            ),
+        }),
+    }
+}

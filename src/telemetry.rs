@@ -1,0 +1,121 @@
+//! Logging for every binary: JSON on Lambda when its log format says so, text otherwise,
+//! and never a secret at any level.
+//!
+//! At `TRACE` the AWS SDK logs the bodies of the requests it sends and the responses it
+//! reads; a draw item's body holds the draw's secret permutation key. Those events are
+//! dropped whatever `RUST_LOG` asks for: the SDK's `DEBUG` events and everything else
+//! still get through.
+
+use tracing::{Level, Metadata, Subscriber};
+use tracing_subscriber::filter::{EnvFilter, FilterFn, LevelFilter};
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{Layer, Registry};
+
+/// Targets whose `TRACE` events carry request and response bodies.
+const BODY_LOGGING_TARGETS: [&str; 2] = ["aws_smithy_", "aws_sdk_"];
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One JSON object per line (Lambda's `JSON` log format).
+    Json,
+    /// Plain text with a timestamp.
+    Text,
+    /// Plain text without a timestamp (Lambda's `Text` format adds its own).
+    TextWithoutTime,
+}
+
+impl LogFormat {
+    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda otherwise text without time.
+    pub fn from_env() -> Self {
+        let lambda_format = std::env::var("AWS_LAMBDA_LOG_FORMAT").unwrap_or_default();
+        if lambda_format.eq_ignore_ascii_case("json") {
+            Self::Json
+        } else if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+            Self::TextWithoutTime
+        } else {
+            Self::Text
+        }
+    }
+}
+
+/// Whether an event may be logged: nothing that may carry a request or response body.
+fn without_bodies(metadata: &Metadata<'_>) -> bool {
+    !(*metadata.level() == Level::TRACE
+        && BODY_LOGGING_TARGETS
+            .iter()
+            .any(|target| metadata.target().starts_with(target)))
+}
+
+/// A subscriber writing to `writer` at the levels `directives` asks for (`RUST_LOG`
+/// syntax), without bodies.
+pub fn subscriber<W>(
+    directives: &str,
+    format: LogFormat,
+    writer: W,
+) -> impl Subscriber + Send + Sync + 'static
+where
+    W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
+{
+    let filter = EnvFilter::builder()
+        .with_default_directive(LevelFilter::INFO.into())
+        .parse_lossy(directives);
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_target(false)
+        .with_writer(writer);
+    let fmt = match format {
+        LogFormat::Json => fmt.json().boxed(),
+        LogFormat::Text => fmt.boxed(),
+        LogFormat::TextWithoutTime => fmt.without_time().boxed(),
+    };
+    Registry::default().with(
+        fmt.with_filter(filter)
+            .with_filter(FilterFn::new(without_bodies)),
+    )
+}
+
+/// Installs the process's subscriber on stdout. The level comes from
+/// `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`, else `default_level`.
+pub fn init(default_level: &str) {
+    let directives = std::env::var("AWS_LAMBDA_LOG_LEVEL")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| default_level.to_owned());
+    subscriber(&directives, LogFormat::from_env(), std::io::stdout).init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn sdk_trace_events_are_dropped_and_everything_else_is_kept() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = subscriber("trace", LogFormat::Json, move || writer.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::trace!(target: "aws_smithy_runtime::client::orchestrator", body = "SECRET", "received response");
+            tracing::debug!(target: "aws_smithy_runtime::client::orchestrator", "beginning attempt #1");
+            tracing::trace!(target: "tally::tickets", "our own trace");
+        });
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert!(!text.contains("SECRET"), "{text}");
+        assert!(text.contains("beginning attempt #1"), "{text}");
+        assert!(text.contains("our own trace"), "{text}");
+    }
+}

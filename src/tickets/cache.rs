@@ -1,0 +1,140 @@
+//! What one process knows of the draws it sells: their settings, a lower bound of each
+//! stripe cursor and the stripe ends it holds. Bounded: the least recently used draw is
+//! forgotten first, and a forgotten draw is simply read again when it is next used.
+
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use lru::LruCache;
+
+use crate::domain::draw::Draw;
+use crate::domain::ids::DrawId;
+use crate::domain::permutation::Permutation;
+use crate::domain::purchase::FingerprintKey;
+use crate::domain::stripes::{Side, StripeTake, StripeView};
+use crate::store::draws::{StripeClaim, StripeState};
+use crate::store::limits::MAX_TRANSACTION_ITEMS;
+
+/// Draws one process keeps by default: about 24 KB each for a draw of 1,024 stripes, so
+/// at most about 12 MB.
+pub const DEFAULT_CACHED_DRAWS: usize = 512;
+
+/// One draw as this process knows it.
+pub(super) struct DrawCache {
+    pub(super) draw: Draw,
+    pub(super) fingerprint_key: FingerprintKey,
+    permutation: Permutation,
+    view: Mutex<CachedView>,
+}
+
+pub(super) struct CachedView {
+    pub(super) stripes: StripeView,
+    /// The draw refuses sales: its close has begun.
+    pub(super) closed: bool,
+    /// Cursors may be far behind: read them all before trusting a refusal or a choice
+    /// among stripes that others sell from.
+    pub(super) stale: bool,
+    /// Moves whenever this process learns something of the table. A purchase that saw its
+    /// record absent at the newest state it knew may refuse without reading it again.
+    pub(super) epoch: u64,
+}
+
+impl CachedView {
+    /// Records what the table says of a stripe.
+    pub(super) fn learn(&mut self, stripe: u32, state: &StripeState) {
+        self.stripes.learn(stripe, state.counters);
+        self.closed |= state.closed;
+        self.epoch += 1;
+    }
+}
+
+impl DrawCache {
+    pub(super) fn new(draw: Draw) -> Self {
+        Self {
+            permutation: Permutation::new(draw.config.total_tickets(), &draw.key),
+            fingerprint_key: FingerprintKey::derive(&draw.key),
+            view: Mutex::new(CachedView {
+                stripes: StripeView::new(draw.config.layout(), MAX_TRANSACTION_ITEMS),
+                closed: draw.status.refuses_sales(),
+                stale: true,
+                epoch: 0,
+            }),
+            draw,
+        }
+    }
+
+    /// Records what a claim of stripe ends answered.
+    pub(super) fn claimed(&self, claim: &StripeClaim) {
+        let mut view = self.view();
+        view.stripes.claimed(claim.first, claim.count);
+        for &stripe in &claim.sold_out {
+            view.stripes.sold_out(stripe);
+        }
+        view.closed |= claim.draw.status.refuses_sales();
+        view.epoch += 1;
+    }
+
+    pub(super) fn view(&self) -> MutexGuard<'_, CachedView> {
+        self.view.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The ticket numbers that the takes stand for.
+    pub(super) fn numbers(&self, takes: &[StripeTake]) -> Vec<u64> {
+        let layout = self.draw.config.layout();
+        takes
+            .iter()
+            .flat_map(|t| {
+                let stripe = layout.indices(t.stripe);
+                match t.side {
+                    Side::Bottom => stripe.start + t.cursor..stripe.start + t.cursor + t.count,
+                    Side::Top => stripe.end - t.cursor - t.count..stripe.end - t.cursor,
+                }
+            })
+            .map(|index| self.permutation.apply(index) + 1)
+            .collect()
+    }
+}
+
+/// Marks stripes busy in this process for the life of one attempt.
+pub(super) struct BusyGuard<'a> {
+    cache: &'a DrawCache,
+    takes: &'a [StripeTake],
+}
+
+impl<'a> BusyGuard<'a> {
+    pub(super) fn new(cache: &'a DrawCache, takes: &'a [StripeTake]) -> Self {
+        cache.view().stripes.set_busy(takes, true);
+        Self { cache, takes }
+    }
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.cache.view().stripes.set_busy(self.takes, false);
+    }
+}
+
+/// The draws of one process, least recently used forgotten first.
+pub(super) struct DrawCaches(Mutex<LruCache<DrawId, Arc<DrawCache>>>);
+
+impl DrawCaches {
+    pub(super) fn new(capacity: NonZeroUsize) -> Self {
+        Self(Mutex::new(LruCache::new(capacity)))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LruCache<DrawId, Arc<DrawCache>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn get(&self, draw_id: &DrawId) -> Option<Arc<DrawCache>> {
+        self.lock().get(draw_id).cloned()
+    }
+
+    /// Keeps `cache` unless another purchase of this process cached the draw meanwhile;
+    /// returns the one kept.
+    pub(super) fn keep(&self, cache: DrawCache) -> Arc<DrawCache> {
+        self.lock()
+            .get_or_insert(cache.draw.draw_id.clone(), || Arc::new(cache))
+            .clone()
+    }
+}

@@ -1,0 +1,43 @@
+//! Closing a draw, resumably. First the draw item says `closing`, then every stripe cursor
+//! is closed (a purchase transaction fails on a closed cursor), then the draw says
+//! `closed`. So the draw never reads `closed` while a purchase can still commit, and a
+//! close interrupted half way is finished by closing again.
+
+use futures::{StreamExt, TryStreamExt};
+use tracing::{info, instrument};
+
+use super::{DrawSummary, TicketError, TicketService};
+use crate::domain::draw::DrawStatus;
+use crate::domain::ids::DrawId;
+
+/// Stripes closed at once.
+const CLOSE_CONCURRENCY: usize = 16;
+
+impl TicketService {
+    /// Closes the draw; once this returns, no purchase can commit. Closing a closed draw
+    /// changes nothing.
+    #[instrument(skip(self))]
+    pub async fn close_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
+        let draw = self
+            .store()
+            .mark_draw_closing(draw_id)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        if let Some(cache) = self.cached(draw_id) {
+            cache.view().closed = true;
+        }
+        if draw.status != DrawStatus::Closed {
+            futures::stream::iter(0..draw.config.stripes())
+                .map(|s| self.store().close_stripe(draw_id, s))
+                .buffer_unordered(CLOSE_CONCURRENCY)
+                .try_collect::<()>()
+                .await?;
+            self.store()
+                .mark_draw_closed(draw_id)
+                .await?
+                .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+            info!("draw closed");
+        }
+        self.get_draw(draw_id).await
+    }
+}

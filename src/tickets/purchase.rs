@@ -1,0 +1,343 @@
+//! One purchase, as a small state machine: plan from what this process knows, then claim
+//! stripe ends, read the cursors, commit, or refuse; learn from every cancellation.
+//!
+//! The table decides every race (conditional writes in one transaction); these steps only
+//! choose what to ask for. A cursor that moved under us comes back in the cancellation
+//! reasons, so most purchases cost one transaction and no read.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tracing::{debug, info, warn};
+
+use super::cache::{BusyGuard, DrawCache};
+use super::{PurchaseReceipt, TicketError};
+use crate::domain::purchase::{Purchase, PurchaseRequest};
+use crate::domain::stripes::{Plan, StripeTake};
+use crate::store::purchases::{Cancellation, Commit, PurchaseRead};
+use crate::store::{Store, StoreError, backoff};
+
+/// Transactions one purchase may send before it reports contention.
+const MAX_ATTEMPTS: u32 = 32;
+/// Steps of any kind (transactions, claims, reads) one purchase may take.
+const MAX_STEPS: u32 = 96;
+/// Full reads of the cursors one purchase may make.
+const MAX_REFRESHES: u32 = 3;
+/// Once every stripe end is out, processes that find it out spread their first read of
+/// the cursors over this many round trips of their claim. Read at once, they would all see
+/// the same few stripes with room and all buy from them at once, and most would miss.
+const ENTRY_SPREAD: f64 = 8.0;
+/// After a miss on an end that others sell from, a purchase waits a random part of up to
+/// this many round trips of its transaction, one more per miss.
+const MISS_SPREAD_MAX: u32 = 4;
+
+/// What the next step is, decided from the view at one moment (`epoch`).
+enum Step {
+    /// Read the cursors that may still move, with the purchase record.
+    Refresh,
+    /// Ask the draw's counter for this many more stripe ends.
+    Claim(u32),
+    Commit(Vec<StripeTake>),
+    Refuse(Refusal),
+}
+
+/// Why a purchase cannot be served from what the view knows. Known cursors are lower
+/// bounds, so a refusal is never premature.
+enum Refusal {
+    Closed,
+    NotEnough { remaining: u64 },
+    Fragmented,
+}
+
+/// A step's result: finished with a receipt, or go on planning.
+type Outcome = Result<Option<PurchaseReceipt>, TicketError>;
+
+/// The state of one purchase while it runs.
+pub(super) struct PurchaseRun<'a> {
+    store: &'a Store,
+    cache: Arc<DrawCache>,
+    request: PurchaseRequest,
+    fingerprint: String,
+    created_at: DateTime<Utc>,
+    rng: StdRng,
+    /// Transactions and reads sent (SDK retries not included).
+    requests: u32,
+    refreshes: u32,
+    conflicts: u32,
+    attempts: u32,
+    /// The view's epoch at the moment of the last plan.
+    epoch: u64,
+    /// The view's epoch when this purchase last saw its record absent, with nothing in the
+    /// view newer than that sight.
+    absent_at: Option<u64>,
+}
+
+impl<'a> PurchaseRun<'a> {
+    /// `requests` counts what it took to get the draw into the cache.
+    pub(super) fn new(
+        store: &'a Store,
+        cache: Arc<DrawCache>,
+        request: PurchaseRequest,
+        requests: u32,
+    ) -> Self {
+        Self {
+            store,
+            fingerprint: request.fingerprint(&cache.fingerprint_key),
+            cache,
+            request,
+            created_at: Utc::now(),
+            rng: StdRng::from_rng(&mut rand::rng()),
+            requests,
+            refreshes: 0,
+            conflicts: 0,
+            attempts: 0,
+            epoch: 0,
+            absent_at: None,
+        }
+    }
+
+    pub(super) async fn run(mut self) -> Result<PurchaseReceipt, TicketError> {
+        for _ in 0..MAX_STEPS {
+            let outcome = match self.next_step() {
+                Step::Refresh => self.refresh().await,
+                Step::Claim(count) => self.claim(count).await,
+                Step::Refuse(refusal) => return self.refuse(refusal).await,
+                Step::Commit(_) if self.attempts == MAX_ATTEMPTS => break,
+                Step::Commit(takes) => self.commit(takes).await,
+            };
+            if let Some(receipt) = outcome? {
+                return Ok(receipt);
+            }
+        }
+        warn!(
+            requests = self.requests,
+            attempts = self.attempts,
+            "purchase gave up under contention"
+        );
+        Err(StoreError::Contention {
+            attempts: self.attempts,
+        }
+        .into())
+    }
+
+    /// Plans from the view as it is now.
+    fn next_step(&mut self) -> Step {
+        let quantity = u64::from(self.request.quantity);
+        let view = self.cache.view();
+        let plan = view.stripes.plan(quantity, &mut self.rng);
+        let stale = view.stale && view.stripes.all_handed();
+        let closed = view.closed;
+        self.epoch = view.epoch;
+        drop(view);
+        if closed {
+            return Step::Refuse(Refusal::Closed);
+        }
+        match plan {
+            // Once every end is handed out, choosing among ends that others sell from
+            // should rest on fresh cursors.
+            Plan::Take(_) | Plan::Claim(_) if stale && self.refreshes < MAX_REFRESHES => {
+                Step::Refresh
+            }
+            Plan::TooFragmented if self.refreshes == 0 => Step::Refresh,
+            Plan::Take(takes) => Step::Commit(takes),
+            Plan::Claim(count) => Step::Claim(count),
+            Plan::NotEnough { remaining } => Step::Refuse(Refusal::NotEnough { remaining }),
+            Plan::TooFragmented => Step::Refuse(Refusal::Fragmented),
+        }
+    }
+
+    /// Reads the cursors of the draw that may still move, then the purchase record.
+    async fn refresh(&mut self) -> Outcome {
+        // A full stripe stays full: only stripes that may have room are read again.
+        let (open, epoch): (Vec<u32>, u64) = {
+            let view = self.cache.view();
+            let open = (0..self.cache.draw.config.stripes())
+                .filter(|&s| view.stripes.room(s) > 0)
+                .collect();
+            (open, view.epoch)
+        };
+        let read = self
+            .store
+            .read_cursors_then_purchase(&self.request.draw_id, &open, &self.request.payment_id)
+            .await?;
+        self.requests += read.requests;
+        self.refreshes += 1;
+        let mut view = self.cache.view();
+        let alone = view.epoch == epoch;
+        for (stripe, state) in &read.stripes {
+            view.learn(*stripe, state);
+        }
+        view.stale = false;
+        debug!(
+            read = open.len(),
+            remaining = view.stripes.remaining(),
+            "cursors refreshed"
+        );
+        self.absent_at = match read.purchase {
+            PurchaseRead::Found(existing) => return self.replay(existing).map(Some),
+            PurchaseRead::Absent if alone => Some(view.epoch),
+            PurchaseRead::Absent | PurchaseRead::Unknown => None,
+        };
+        Ok(None)
+    }
+
+    /// Claims `count` more stripe ends from the draw's counter.
+    async fn claim(&mut self, count: u32) -> Outcome {
+        self.requests += 1;
+        let sold_out = self.cache.view().stripes.unreported_sold_out();
+        let sent = Instant::now();
+        let claim = self
+            .store
+            .claim_stripes(&self.request.draw_id, count, &sold_out)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(self.request.draw_id.clone()))?;
+        self.cache.claimed(&claim);
+        if claim.first >= 2 * u64::from(self.cache.draw.config.stripes()) {
+            spread(sent.elapsed().mul_f64(ENTRY_SPREAD)).await;
+        }
+        Ok(None)
+    }
+
+    /// A replayed payment gets its tickets even after a sell-out or close, so the record
+    /// is read after what the refusal rests on, unless this purchase saw it absent at
+    /// least that late.
+    async fn refuse(mut self, refusal: Refusal) -> Result<PurchaseReceipt, TicketError> {
+        if self.absent_at != Some(self.epoch) {
+            self.requests += 1;
+            if let Some(existing) = self
+                .store
+                .get_purchase(&self.request.draw_id, &self.request.payment_id)
+                .await?
+            {
+                return self.replay(existing);
+            }
+        }
+        Err(match refusal {
+            Refusal::Closed => TicketError::DrawClosed(self.request.draw_id),
+            Refusal::NotEnough { remaining } => TicketError::SoldOut { remaining },
+            Refusal::Fragmented => TicketError::TooFragmented {
+                remaining: self.cache.view().stripes.remaining(),
+            },
+        })
+    }
+
+    /// Sends the purchase transaction for `takes`.
+    async fn commit(&mut self, takes: Vec<StripeTake>) -> Outcome {
+        let purchase = Purchase {
+            draw_id: self.request.draw_id.clone(),
+            payment_id: self.request.payment_id.clone(),
+            quantity: self.request.quantity,
+            payer_id: self.request.payer_id.clone(),
+            tickets: self.cache.numbers(&takes),
+            fingerprint: self.fingerprint.clone(),
+            created_at: self.created_at,
+        };
+        self.attempts += 1;
+        self.requests += 1;
+        let sent = Instant::now();
+        let commit = {
+            let _busy = BusyGuard::new(&self.cache, &takes);
+            self.store.commit_purchase(&purchase, &takes).await?
+        };
+        match commit {
+            Commit::Committed => {
+                self.cache.view().stripes.committed(&takes);
+                info!(
+                    tickets = ?purchase.tickets,
+                    requests = self.requests,
+                    attempts = self.attempts,
+                    "purchase committed"
+                );
+                Ok(Some(PurchaseReceipt {
+                    purchase,
+                    replayed: false,
+                    requests: self.requests,
+                }))
+            }
+            Commit::Cancelled(cancellation) => {
+                self.learn(&takes, cancellation, sent.elapsed()).await
+            }
+        }
+    }
+
+    /// Learns from a cancelled transaction, and waits before the next attempt where
+    /// retrying at once would meet the same crowd again.
+    async fn learn(
+        &mut self,
+        takes: &[StripeTake],
+        cancellation: Cancellation,
+        took: Duration,
+    ) -> Outcome {
+        debug!(
+            attempt = self.attempts,
+            stripes = ?takes.iter().map(|t| t.stripe).collect::<Vec<_>>(),
+            stale = ?cancellation.stale_stripes,
+            conflict = cancellation.conflict,
+            throttled = cancellation.throttled,
+            "purchase attempt cancelled"
+        );
+        if let Some(existing) = cancellation.existing {
+            return self.replay(existing).map(Some);
+        }
+        // Tickets behind a stale cursor are expected: the cursor check failed too.
+        // A ticket taken while every cursor matched would mean a broken invariant.
+        if cancellation.stale_stripes.is_empty() && !cancellation.taken_tickets.is_empty() {
+            return Err(StoreError::Invariant(format!(
+                "tickets {:?} exist behind their stripe cursor",
+                cancellation.taken_tickets
+            ))
+            .into());
+        }
+        let shared_miss = {
+            let mut view = self.cache.view();
+            // The transaction checked every condition at one point in time: its record's
+            // passed, so the record was absent then. That holds for refusals only if the
+            // view learned nothing newer meanwhile.
+            let alone = view.epoch == self.epoch;
+            for (stripe, state) in &cancellation.stale_stripes {
+                view.learn(*stripe, state);
+            }
+            self.absent_at =
+                (alone && !cancellation.conflict && !cancellation.throttled).then_some(view.epoch);
+            // A miss corrects the stripes it touched; a miss on stripes that others sell
+            // from means the rest of the view is old too, and one read corrects it all.
+            let shared_miss = view.stripes.all_handed()
+                && cancellation
+                    .stale_stripes
+                    .iter()
+                    .any(|(s, _)| !view.stripes.owns(*s));
+            view.stale |= shared_miss;
+            shared_miss
+        };
+        if shared_miss {
+            self.conflicts += 1;
+            spread(took * self.conflicts.min(MISS_SPREAD_MAX)).await;
+        } else if cancellation.conflict || cancellation.throttled {
+            self.conflicts += 1;
+            backoff(self.conflicts).await;
+        }
+        Ok(None)
+    }
+
+    /// The payment id is on record: the same body gets that purchase, another body is a
+    /// conflict.
+    fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
+        if existing.fingerprint != self.fingerprint {
+            return Err(TicketError::IdempotencyConflict(existing.payment_id));
+        }
+        info!(tickets = ?existing.tickets, "purchase replayed");
+        Ok(PurchaseReceipt {
+            purchase: existing,
+            replayed: true,
+            requests: self.requests,
+        })
+    }
+}
+
+/// Waits a random part of `window`.
+async fn spread(window: Duration) {
+    tokio::time::sleep(window.mul_f64(rand::random::<f64>())).await;
+}
