@@ -36,7 +36,8 @@ impl Reply {
     }
 }
 
-fn endpoint() -> String {
+/// The URL of DynamoDB Local.
+pub fn endpoint() -> String {
     std::env::var("DYNAMODB_ENDPOINT")
         .expect("DYNAMODB_ENDPOINT is not set: run the tests with `make test`")
 }

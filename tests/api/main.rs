@@ -3,6 +3,7 @@
 mod concurrency;
 mod cost;
 mod events;
+mod fault_proxy;
 mod file_import;
 mod helpers;
 mod order_races;
