@@ -6,11 +6,13 @@
 run:
 	scripts/run-local.sh
 
-## Install what the tests need and run every test: template lint, unit and integration
-## tests against a fresh DynamoDB Local, and Lambda binaries invoked through cargo lambda.
+## Install what the tests need and run every test: template lint and least-privilege
+## check, unit and integration tests against a fresh DynamoDB Local, and Lambda binaries
+## invoked through cargo lambda.
 test:
 	scripts/pip-tool.sh cfn-lint
 	cfn-lint template.yaml
+	scripts/check-template.py template.yaml
 	scripts/with-dynamodb.sh cargo test --locked
 	scripts/with-dynamodb.sh scripts/invoke-test.sh
 

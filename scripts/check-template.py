@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Checks what cfn-lint cannot know about Tally's template: scripts/check-template.py [FILE|-]
+
+- every IAM statement that grants a DynamoDB action is limited, with
+  dynamodb:LeadingKeys, to exactly the key prefixes its role owns (EXPECTED below);
+- no IAM statement names every resource ("*") or uses an action wildcard;
+- every function runs under a role declared in the template (no SAM-made roles or
+  SAM policy templates, which this check cannot see into);
+- the HTTP API writes JSON access logs that name the caller, to a log group kept for
+  LogRetentionDays, and throttles every route with the Throttling* parameters.
+
+Needs PyYAML, which cfn-lint brings along. Exits 1 and lists every failure.
+"""
+
+import json
+import sys
+
+import yaml
+
+# The partition key prefixes each role may touch, one line per role (see src/store/keys.rs).
+EXPECTED = {
+    "TicketsRole": {"DRAW#*"},
+    "OrdersRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
+    "ImportRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
+}
+
+# What an access log line must say, each as one of a few equivalent $context variables.
+ACCESS_LOG_FIELDS = {
+    "request id": ["$context.requestId"],
+    "time": ["$context.requestTime", "$context.requestTimeEpoch"],
+    "source IP": ["$context.identity.sourceIp"],
+    "IAM caller": ["$context.identity.caller", "$context.identity.userArn"],
+    "route": ["$context.routeKey"],
+    "status": ["$context.status"],
+    "latency": ["$context.responseLatency"],
+    "integration error": ["$context.integrationErrorMessage", "$context.integration.error"],
+}
+
+ROLE_TYPES = {"AWS::IAM::Role"}
+POLICY_TYPES = {"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy"}
+FUNCTION_TYPES = {"AWS::Serverless::Function", "AWS::Lambda::Function"}
+
+
+class TemplateLoader(yaml.SafeLoader):
+    """A safe loader that also reads CloudFormation's short-form intrinsic tags."""
+
+
+def _intrinsic(loader, tag_suffix, node):
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    if tag_suffix == "Ref":
+        return {"Ref": value}
+    if tag_suffix == "Condition":
+        return {"Condition": value}
+    if tag_suffix == "GetAtt" and isinstance(value, str):
+        value = value.split(".", 1)
+    return {"Fn::" + tag_suffix: value}
+
+
+TemplateLoader.add_multi_constructor("!", _intrinsic)
+
+
+def as_list(value):
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+class Check:
+    def __init__(self, template):
+        self.template = template
+        self.resources = template.get("Resources") or {}
+        self.parameters = template.get("Parameters") or {}
+        self.failures = []
+        self.passed = 0
+
+    def expect(self, ok, message):
+        if ok:
+            self.passed += 1
+        else:
+            self.failures.append(message)
+        return ok
+
+    # IAM
+
+    def statements(self):
+        """(owner, where, statement) for every statement of every policy in the template."""
+        for name, resource in self.resources.items():
+            kind = resource.get("Type")
+            props = resource.get("Properties") or {}
+            if kind in ROLE_TYPES:
+                doc = props.get("AssumeRolePolicyDocument") or {}
+                for i, st in enumerate(as_list(doc.get("Statement"))):
+                    yield name, f"{name} trust policy statement {i + 1}", st
+                for policy in as_list(props.get("Policies")):
+                    pname = policy.get("PolicyName", "?")
+                    doc = policy.get("PolicyDocument") or {}
+                    for i, st in enumerate(as_list(doc.get("Statement"))):
+                        yield name, f"{name} policy {pname} statement {i + 1}", st
+            elif kind in POLICY_TYPES:
+                doc = props.get("PolicyDocument") or {}
+                roles = [r.get("Ref") if isinstance(r, dict) else r
+                         for r in as_list(props.get("Roles"))]
+                owner = roles[0] if len(roles) == 1 else name
+                for i, st in enumerate(as_list(doc.get("Statement"))):
+                    yield owner, f"{name} statement {i + 1}", st
+
+    def check_iam(self):
+        granted = set()
+        for owner, where, st in self.statements():
+            if not isinstance(st, dict):
+                self.expect(False, f"{where}: not a statement")
+                continue
+            self.expect("NotAction" not in st, f"{where}: NotAction grants everything else")
+            self.expect("NotResource" not in st, f"{where}: NotResource grants everything else")
+            resources = as_list(st.get("Resource"))
+            self.expect("*" not in resources, f'{where}: Resource "*"')
+            actions = as_list(st.get("Action"))
+            wild = [a for a in actions if not isinstance(a, str) or "*" in a or "?" in a]
+            self.expect(not wild, f"{where}: action wildcard {wild}")
+            dynamo = [a for a in actions
+                      if isinstance(a, str) and a.lower().startswith("dynamodb:")]
+            if dynamo and st.get("Effect") == "Allow":
+                granted.add(owner)
+                self.check_leading_keys(owner, where, st.get("Condition") or {})
+        for role in sorted(set(EXPECTED) - granted):
+            self.expect(False, f"{role}: expected to reach the table, but no statement grants it")
+
+    def check_leading_keys(self, owner, where, condition):
+        expected = EXPECTED.get(owner)
+        if not self.expect(expected is not None,
+                           f"{where}: DynamoDB access for a role with no EXPECTED line"):
+            return
+        like = condition.get("ForAllValues:StringLike") or {}
+        prefixes = set(as_list(like.get("dynamodb:LeadingKeys")))
+        self.expect(
+            prefixes == expected,
+            f"{where}: dynamodb:LeadingKeys (ForAllValues:StringLike) is"
+            f" {sorted(prefixes) or 'missing'}, expected {sorted(expected)}",
+        )
+        # YAML reads a bare Null key as null: the operator must be quoted.
+        self.expect(None not in condition,
+                    f'{where}: condition operator Null must be quoted ("Null")')
+        # ForAllValues is true for a request without the key, so the key must be present.
+        null = condition.get("Null") or {}
+        self.expect(
+            str(null.get("dynamodb:LeadingKeys")).lower() == "false",
+            f'{where}: no "Null": {{dynamodb:LeadingKeys: "false"}} guard',
+        )
+        others = [op for op, keys in condition.items()
+                  if op not in ("ForAllValues:StringLike", "Null", None)
+                  and isinstance(keys, dict) and "dynamodb:LeadingKeys" in keys]
+        self.expect(not others, f"{where}: dynamodb:LeadingKeys also under {others}")
+
+    def check_functions(self):
+        for name, resource in self.resources.items():
+            if resource.get("Type") not in FUNCTION_TYPES:
+                continue
+            props = resource.get("Properties") or {}
+            role = props.get("Role")
+            target = role.get("Fn::GetAtt", [None])[0] if isinstance(role, dict) else None
+            declared = (self.resources.get(target) or {}).get("Type") in ROLE_TYPES
+            self.expect(declared, f"{name}: Role is not a role declared in this template")
+            self.expect("Policies" not in props, f"{name}: SAM Policies bypass the role checks")
+
+    # HTTP API
+
+    def check_http_apis(self):
+        apis = {n: r for n, r in self.resources.items()
+                if r.get("Type") == "AWS::Serverless::HttpApi"}
+        self.expect(bool(apis), "no AWS::Serverless::HttpApi in the template")
+        for name, api in apis.items():
+            props = api.get("Properties") or {}
+            self.check_access_log(name, props.get("AccessLogSettings") or {})
+            self.check_throttling(name, props.get("DefaultRouteSettings") or {})
+
+    def check_access_log(self, name, settings):
+        dest = settings.get("DestinationArn")
+        group = None
+        if isinstance(dest, dict) and "Fn::GetAtt" in dest:
+            group = self.resources.get(dest["Fn::GetAtt"][0])
+        if self.expect((group or {}).get("Type") == "AWS::Logs::LogGroup",
+                       f"{name}: access log destination is not a log group of this template"):
+            retention = (group.get("Properties") or {}).get("RetentionInDays")
+            self.expect(retention == {"Ref": "LogRetentionDays"},
+                        f"{name}: access log group does not keep logs for LogRetentionDays")
+        fmt = settings.get("Format")
+        if not self.expect(isinstance(fmt, str),
+                           f"{name}: AccessLogSettings.Format is not a plain string"):
+            return
+        try:
+            values = json.loads(fmt)
+        except ValueError as error:
+            self.expect(False, f"{name}: access log format is not JSON ({error})")
+            return
+        if not self.expect(isinstance(values, dict),
+                           f"{name}: access log format is not a JSON object"):
+            return
+        used = {str(v) for v in values.values()}
+        for field, variables in ACCESS_LOG_FIELDS.items():
+            self.expect(any(v in used for v in variables),
+                        f"{name}: access log records no {field} (one of {', '.join(variables)})")
+
+    def check_throttling(self, name, settings):
+        for key in ("ThrottlingBurstLimit", "ThrottlingRateLimit"):
+            self.expect(settings.get(key) == {"Ref": key},
+                        f"{name}: DefaultRouteSettings.{key} is not the {key} parameter")
+            param = self.parameters.get(key) or {}
+            complete = param.get("Type") == "Number" and "Default" in param
+            self.expect(complete and bool(param.get("Description")),
+                        f"parameter {key}: missing, or not a Number with a default"
+                        " and a description")
+
+    def run(self):
+        self.check_iam()
+        self.check_functions()
+        self.check_http_apis()
+        return self.failures
+
+
+def main(argv):
+    path = argv[1] if len(argv) > 1 else "template.yaml"
+    if path == "-":
+        path, text = "<stdin>", sys.stdin.read()
+    else:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    check = Check(yaml.load(text, Loader=TemplateLoader) or {})
+    failures = check.run()
+    for failure in failures:
+        print(f"{path}: {failure}", file=sys.stderr)
+    if failures:
+        print(f"{path}: {len(failures)} failed, {check.passed} passed", file=sys.stderr)
+        return 1
+    print(f"{path}: {check.passed} checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
