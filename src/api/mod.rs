@@ -1,6 +1,7 @@
 //! The HTTP API: one router, served by Lambda and by the local server alike.
 
 mod extract;
+pub mod local_server;
 mod orders;
 mod problem;
 mod tickets;

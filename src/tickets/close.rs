@@ -1,7 +1,8 @@
 //! Closing a draw, resumably. First the draw item says `closing`, then every stripe cursor
 //! is closed (a purchase transaction fails on a closed cursor), then the draw says
 //! `closed`. So the draw never reads `closed` while a purchase can still commit, and a
-//! close interrupted half way is finished by closing again.
+//! close interrupted half way is finished by closing again: a repeat closes only the
+//! stripes still open, so it converges even when DynamoDB keeps failing some calls.
 
 use futures::{StreamExt, TryStreamExt};
 use tracing::{info, instrument};
@@ -27,7 +28,16 @@ impl TicketService {
             cache.view().closed = true;
         }
         if draw.status != DrawStatus::Closed {
-            futures::stream::iter(0..draw.config.stripes())
+            let all: Vec<u32> = (0..draw.config.stripes()).collect();
+            let open: Vec<u32> = self
+                .store()
+                .read_stripes(draw_id, &all)
+                .await?
+                .into_iter()
+                .filter(|(_, state)| !state.closed)
+                .map(|(stripe, _)| stripe)
+                .collect();
+            futures::stream::iter(open)
                 .map(|s| self.store().close_stripe(draw_id, s))
                 .buffer_unordered(CLOSE_CONCURRENCY)
                 .try_collect::<()>()

@@ -28,6 +28,8 @@ pub struct Reply {
     pub content_type: String,
     pub headers: axum::http::HeaderMap,
     pub body: Value,
+    /// The body as sent, for what JSON values would round.
+    pub raw: String,
 }
 
 impl Reply {
@@ -110,6 +112,7 @@ pub async fn send(router: &Router, request: Request<Body>) -> Reply {
         content_type,
         headers,
         body,
+        raw: String::from_utf8_lossy(&bytes).into_owned(),
     }
 }
 

@@ -8,7 +8,8 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use tally::domain::ids::SeriesId;
 
-use crate::helpers::{TestApp, attr_n, attr_s, of_kind, post_json, send, spawn_app, store_on};
+use crate::helpers::{TestApp, post_json, send, spawn_app, store_on};
+use crate::invariants::numbered_orders;
 
 const SYSTEMS: usize = 4;
 const ORDERS: usize = 500;
@@ -121,42 +122,25 @@ async fn run_systems(app: &TestApp, series: &str) -> (Answers, Vec<Vec<u64>>) {
 
 /// Reads the series' orders back; checks O1, O3, O4 and the answers; returns the counters.
 async fn check_table(app: &TestApp, series: &str, answers: &Answers) -> Vec<u64> {
-    let items = app.scan().await;
-    let orders: Vec<_> = of_kind(&items, "order")
-        .into_iter()
-        .filter(|o| attr_s(o, "series") == series)
-        .collect();
-    let refs: Vec<_> = of_kind(&items, "order_ref")
-        .into_iter()
-        .filter(|o| attr_s(o, "series") == series)
-        .collect();
+    let orders = numbered_orders(&app.scan().await, series);
     let yy = Utc::now().format("%y").to_string();
-    // O1 + O4: one order per reference, every number once, and every answer agrees.
     assert_eq!(orders.len(), SYSTEMS * ORDERS);
-    assert_eq!(refs.len(), SYSTEMS * ORDERS);
-    let mut numbers = BTreeSet::new();
-    let mut counters = Vec::new();
-    for order in &orders {
-        let number = attr_s(order, "order_number").to_owned();
+    for (key, numbered) in &orders {
+        let number = &numbered.number;
         // O3: prefix, year, at least five digits.
         assert!(
             number.starts_with(&format!("{series}{yy}")) && number.len() == series.len() + 7,
             "{number}"
         );
-        assert_eq!(counter_of(&number), attr_n(order, "counter"));
-        counters.push(attr_n(order, "counter"));
-        assert!(numbers.insert(number.clone()), "{number} used twice");
-        let key = (
-            attr_s(order, "source").to_owned(),
-            attr_s(order, "external_ref").to_owned(),
-        );
-        let answered = &answers[&key];
+        assert_eq!(counter_of(number), numbered.counter);
+        let answered = &answers[key];
         assert!(
-            answered.iter().all(|n| *n == number),
+            answered.iter().all(|n| n == number),
             "{key:?}: answered {answered:?}, stored {number}"
         );
     }
     assert_eq!(answers.len(), SYSTEMS * ORDERS);
+    let mut counters: Vec<u64> = orders.values().map(|n| n.counter).collect();
     counters.sort();
     counters
 }

@@ -87,12 +87,11 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
             println!(
                 "Try: curl -s -X POST http://{addr}/draws -H 'content-type: application/json' -d '{{\"total_tickets\": 100}}'"
             );
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = tokio::signal::ctrl_c().await;
-                })
-                .await
-                .map_err(|e| e.to_string())
+            api::local_server::serve(listener, app, async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .map_err(|e| e.to_string())
         }
         Command::CreateTable => {
             let store = Store::connect(&config, None).await;

@@ -1,0 +1,350 @@
+//! The fault model: between Tally and DynamoDB Local a proxy throttles, fails before and
+//! after committing, loses answers after committing, and freezes. Every answer must be a
+//! 2xx, a documented 409, or a 503 with `Retry-After` (never a 500, never a hang), and a
+//! client that repeats its 503s must end with every payment and order settled exactly
+//! once, with the invariants of the table intact.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::StatusCode;
+use serde_json::json;
+use tally::store::{Store, StoreConfig, Timeouts};
+
+use crate::fault_proxy::{FaultProxy, Faults};
+use crate::helpers::{Reply, endpoint, post_json, post_raw, spawn_app, tickets_of};
+use crate::invariants::{numbered_orders, sold_tickets};
+
+/// An amount wider than a 64-bit float can hold.
+const AMOUNT: &str = "123456789012345678901234567890";
+
+/// Tight timeouts, so that lost answers and a frozen endpoint cost little test time.
+const TIGHT: Timeouts = Timeouts {
+    connect: Duration::from_millis(500),
+    attempt: Duration::from_millis(600),
+    operation: Duration::from_secs(2),
+    max_attempts: 3,
+};
+
+/// Each kind of fault on a share of every DynamoDB call.
+fn every_fault(share: f64) -> Faults {
+    Faults {
+        throttle: share,
+        error_before: share,
+        error_after: share,
+        lost_after: share,
+        ..Faults::default()
+    }
+}
+
+/// One Lambda instance whose DynamoDB calls go through the proxy.
+async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: Duration) -> Router {
+    let config = StoreConfig::new(table, Some(proxy.endpoint()), TIGHT).unwrap();
+    let store = Store::connect(&config, None).await;
+    let mut state = tally::api::AppState::new(store);
+    state.request_timeout = request_timeout;
+    tally::api::router(state)
+}
+
+/// Posts until the answer is not a 503, as a well-behaved client (a payment webhook, an
+/// ERP) does. Every 503 must carry `Retry-After`; no answer may be a 500.
+async fn settle(router: &Router, path: &str, body: &str) -> Reply {
+    for _ in 0..200 {
+        let reply = post_raw(router, path, "application/json", body.to_owned()).await;
+        assert!(
+            reply.status != StatusCode::INTERNAL_SERVER_ERROR,
+            "{path}: 500 {}",
+            reply.body
+        );
+        if reply.status != StatusCode::SERVICE_UNAVAILABLE {
+            return reply;
+        }
+        assert!(
+            reply.headers.contains_key("retry-after"),
+            "503 without Retry-After: {}",
+            reply.body
+        );
+        assert!(
+            ["outcome_unknown", "throttled", "contention"].contains(&reply.code()),
+            "{}",
+            reply.body
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{path}: still 503 after 200 attempts");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sell_out_under_faults_settles_every_payment_exactly_once() {
+    const TOTAL: u64 = 300;
+    const PAYMENTS: usize = 120;
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5});
+    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(every_fault(0.04));
+    // Every payment is sent by two instances at once, as a retried webhook would be.
+    let mut tasks = Vec::new();
+    for _twin in 0..2 {
+        for chunk in 0..8usize {
+            let instance =
+                faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await;
+            tasks.push(tokio::spawn(async move {
+                let mut answers = Vec::new();
+                for i in (chunk..PAYMENTS).step_by(8) {
+                    let payment = format!("pay-{i}");
+                    let body = json!({"payment_id": payment, "quantity": 1 + i % 5});
+                    let reply =
+                        settle(&instance, "/draws/faulty/purchases", &body.to_string()).await;
+                    answers.push((payment, reply));
+                }
+                answers
+            }));
+        }
+    }
+    let mut answers: BTreeMap<String, Vec<Reply>> = BTreeMap::new();
+    for task in tasks {
+        for (payment, reply) in task.await.unwrap() {
+            answers.entry(payment).or_default().push(reply);
+        }
+    }
+    let counts = proxy.counts();
+    assert!(
+        counts.throttled > 0
+            && counts.errors_before > 0
+            && counts.errors_after > 0
+            && counts.lost_after > 0,
+        "not every fault happened: {counts:?}"
+    );
+    // Each payment: both twins got the same tickets, or both were told it sold out.
+    let mut sold = BTreeMap::new();
+    for (payment, replies) in &answers {
+        let tickets: Vec<Option<Vec<u64>>> = replies
+            .iter()
+            .map(|r| match (r.status, r.code()) {
+                (StatusCode::CREATED | StatusCode::OK, _) => Some(tickets_of(r)),
+                (StatusCode::CONFLICT, "sold_out") => None,
+                (status, code) => panic!("{payment}: {status} {code}"),
+            })
+            .collect();
+        assert_eq!(tickets[0], tickets[1], "{payment}: the twins disagree");
+        if let Some(tickets) = &tickets[0] {
+            sold.insert(payment.clone(), tickets.clone());
+        }
+    }
+    // The table holds exactly what the answers said: T1, T2, T3, T4, T5.
+    assert_eq!(sold_tickets(&app.scan().await, TOTAL), sold);
+    let draw = app.get("/draws/faulty").await.body;
+    assert_eq!(draw["sold"], sold.values().map(Vec::len).sum::<usize>());
+    assert_eq!(draw["sold"], TOTAL, "the draw did not sell out");
+}
+
+/// Posts one source's orders in batches; re-posts a batch on 503 and the items rejected
+/// for a retryable reason. Returns each reference's answered numbers.
+async fn import_source(
+    instance: Router,
+    series: &str,
+    source: &str,
+    orders: usize,
+) -> BTreeMap<String, Vec<String>> {
+    let mut answered: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let refs: Vec<String> = (0..orders).map(|i| format!("{source}-{i}")).collect();
+    for batch in refs.chunks(20) {
+        let mut pending: Vec<String> = batch.to_vec();
+        for _ in 0..50 {
+            if pending.is_empty() {
+                break;
+            }
+            // Written as text: a JSON value in Rust would round the amount to a float.
+            let items: Vec<String> = pending
+                .iter()
+                .map(|r| format!(r#"{{"external_ref": "{r}", "data": {{"amount": {AMOUNT}}}}}"#))
+                .collect();
+            let body = format!(
+                r#"{{"series": "{series}", "source": "{source}", "orders": [{}]}}"#,
+                items.join(",")
+            );
+            let reply = settle(&instance, "/orders/batch", &body).await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+            let mut again = Vec::new();
+            for (result, reference) in reply.body["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(&pending)
+            {
+                match result["status"].as_str().unwrap() {
+                    "created" | "existing" => answered
+                        .entry(reference.clone())
+                        .or_default()
+                        .push(result["order_number"].as_str().unwrap().to_owned()),
+                    "rejected" if result["code"] == "contention" => again.push(reference.clone()),
+                    other => panic!("{reference}: {other} {result}"),
+                }
+            }
+            pending = again;
+        }
+        assert!(pending.is_empty(), "orders left unnumbered: {pending:?}");
+    }
+    answered
+}
+
+async fn import_under_faults(gapless: bool) {
+    const SOURCES: usize = 4;
+    const ORDERS: usize = 60;
+    let app = spawn_app().await;
+    let definition = json!({"format": "F{seq:6}", "reset": "never", "gapless": gapless});
+    let request = axum::http::Request::put("/series/F")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(definition.to_string()))
+        .unwrap();
+    assert_eq!(
+        crate::helpers::send(&app.router, request).await.status,
+        StatusCode::CREATED
+    );
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(every_fault(0.04));
+    let mut tasks = Vec::new();
+    for source in 0..SOURCES {
+        let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(20)).await;
+        tasks.push(tokio::spawn(async move {
+            import_source(instance, "F", &format!("src{source}"), ORDERS).await
+        }));
+    }
+    let mut answered = BTreeMap::new();
+    for task in tasks {
+        answered.extend(task.await.unwrap());
+    }
+    assert!(proxy.counts().errors_after + proxy.counts().lost_after > 0);
+    let stored = numbered_orders(&app.scan().await, "F");
+    assert_eq!(stored.len(), SOURCES * ORDERS);
+    for ((source, reference), numbered) in &stored {
+        assert!(reference.starts_with(source.as_str()));
+        // O4: every answer for a reference named the number stored for it.
+        assert!(
+            answered[reference].iter().all(|n| *n == numbered.number),
+            "{reference}: answered {:?}, stored {}",
+            answered[reference],
+            numbered.number
+        );
+    }
+    let mut counters: Vec<u64> = stored.values().map(|n| n.counter).collect();
+    counters.sort();
+    if gapless {
+        // O2: exactly 1..=M, whatever failed.
+        assert_eq!(
+            counters,
+            (1..=(SOURCES * ORDERS) as u64).collect::<Vec<_>>()
+        );
+    }
+    // Data is kept as sent, even a number wider than any float.
+    let order = app.get("/sources/src0/orders/src0-0").await;
+    assert!(
+        order
+            .raw
+            .contains(&format!(r#""data":{{"amount": {AMOUNT}}}"#)),
+        "{}",
+        order.raw
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_gapless_import_under_faults_keeps_every_number_once_and_no_gap() {
+    import_under_faults(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fast_import_under_faults_keeps_every_number_once() {
+    import_under_faults(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_frozen_endpoint_is_answered_with_a_503_in_time_and_a_repeat_settles() {
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "frozen", "total_tickets": 100});
+    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let timeout = Duration::from_secs(3);
+    let instance = faulty_instance(&proxy, app.store.table(), timeout).await;
+    proxy.freeze();
+    let purchase = json!({"payment_id": "cold", "quantity": 2});
+    let started = Instant::now();
+    let reply = post_json(&instance, "/draws/frozen/purchases", &purchase).await;
+    let took = started.elapsed();
+    assert_eq!(
+        reply.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        reply.body
+    );
+    assert_eq!(reply.code(), "outcome_unknown");
+    assert!(reply.headers.contains_key("retry-after"));
+    assert!(
+        took < timeout + Duration::from_secs(2),
+        "answered after {took:?}"
+    );
+    // DynamoDB comes back and processes what it held; the client repeats.
+    proxy.thaw().await;
+    let settled = settle(&instance, "/draws/frozen/purchases", &purchase.to_string()).await;
+    assert!(settled.status.is_success(), "{}", settled.body);
+    let held = sold_tickets(&app.scan().await, 100);
+    assert_eq!(held.len(), 1);
+    assert_eq!(held["cold"], tickets_of(&settled));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_close_under_faults_is_repeated_until_closed_and_then_nothing_sells() {
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "shut", "total_tickets": 2_000, "stripes": 200});
+    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await;
+    let bought = post_json(
+        &instance,
+        "/draws/shut/purchases",
+        &json!({"payment_id": "before", "quantity": 3}),
+    )
+    .await;
+    assert_eq!(bought.status, StatusCode::CREATED);
+    proxy.set(Faults {
+        error_before: 0.2,
+        error_after: 0.2,
+        ..Faults::default()
+    });
+    let mut interrupted = 0;
+    let closed = loop {
+        let reply = post_json(&instance, "/draws/shut/close", &json!({})).await;
+        assert_ne!(
+            reply.status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{}",
+            reply.body
+        );
+        match reply.status {
+            StatusCode::OK => break reply,
+            StatusCode::SERVICE_UNAVAILABLE => {
+                interrupted += 1;
+                // Half closed: the draw never reads "closed" before every stripe is.
+                let seen = app.get("/draws/shut").await.body;
+                assert_ne!(seen["status"], "open");
+                assert!(interrupted < 50);
+            }
+            other => panic!("close answered {other}: {}", reply.body),
+        }
+    };
+    assert!(interrupted > 0, "no close was interrupted");
+    assert_eq!(closed.body["status"], "closed");
+    proxy.set(Faults::default());
+    // Every stripe refuses now, on this instance and on a new one.
+    for (i, seller) in [&instance, &app.router].into_iter().enumerate() {
+        let late = post_json(
+            seller,
+            "/draws/shut/purchases",
+            &json!({"payment_id": format!("after-{i}"), "quantity": 1}),
+        )
+        .await;
+        assert_eq!(late.code(), "draw_closed", "{}", late.body);
+    }
+    assert_eq!(sold_tickets(&app.scan().await, 2_000).len(), 1);
+}

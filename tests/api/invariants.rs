@@ -1,0 +1,88 @@
+//! The invariants read back from the table, shared by the race and fault tests.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::helpers::{Item, attr_n, attr_numbers, attr_s, of_kind};
+
+/// T1, T2, T3 and T5 on the table: every ticket number is in 1..=`total` and held once;
+/// each purchase holds exactly its quantity, no number listed twice; each ticket belongs
+/// to the purchase that lists it. Returns each payment's tickets.
+pub fn sold_tickets(items: &[Item], total: u64) -> BTreeMap<String, Vec<u64>> {
+    let mut held = BTreeMap::new();
+    let mut listed = HashSet::new();
+    for purchase in of_kind(items, "purchase") {
+        let tickets = attr_numbers(purchase, "tickets");
+        assert_eq!(tickets.len() as u64, attr_n(purchase, "quantity"), "T3");
+        for &number in &tickets {
+            assert!((1..=total).contains(&number), "T2: {number} out of range");
+            assert!(listed.insert(number), "T1: {number} listed twice");
+        }
+        held.insert(attr_s(purchase, "payment_id").to_owned(), tickets);
+    }
+    let ticket_items = of_kind(items, "ticket");
+    let mut numbers = HashSet::new();
+    for ticket in &ticket_items {
+        let number = attr_n(ticket, "number");
+        assert!(numbers.insert(number), "T1: ticket {number} stored twice");
+        let owner = attr_s(ticket, "payment_id");
+        assert!(
+            held.get(owner).is_some_and(|t| t.contains(&number)),
+            "T5: ticket {number} is not listed by {owner}"
+        );
+    }
+    assert_eq!(numbers, listed, "T5: a listed ticket has no item");
+    held
+}
+
+/// One numbered order as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Numbered {
+    pub number: String,
+    pub counter: u64,
+}
+
+/// O1 and O4 for one series: one number item and one reference item per order, agreeing,
+/// every number used once. Returns each (source, reference)'s order.
+pub fn numbered_orders(items: &[Item], series: &str) -> BTreeMap<(String, String), Numbered> {
+    let of_series = |kind| {
+        of_kind(items, kind)
+            .into_iter()
+            .filter(|o| attr_s(o, "series") == series)
+            .collect::<Vec<_>>()
+    };
+    let key = |o: &Item| {
+        (
+            attr_s(o, "source").to_owned(),
+            attr_s(o, "external_ref").to_owned(),
+        )
+    };
+    let mut by_ref = BTreeMap::new();
+    let mut numbers = HashSet::new();
+    for order in of_series("order") {
+        let number = attr_s(order, "order_number").to_owned();
+        assert!(numbers.insert(number.clone()), "O1: {number} used twice");
+        let numbered = Numbered {
+            number,
+            counter: attr_n(order, "counter"),
+        };
+        assert!(
+            by_ref.insert(key(order), numbered).is_none(),
+            "O4: {:?} numbered twice",
+            key(order)
+        );
+    }
+    let references = of_series("order_ref");
+    assert_eq!(
+        references.len(),
+        by_ref.len(),
+        "O4: references and orders differ"
+    );
+    for reference in references {
+        assert_eq!(
+            by_ref.get(&key(reference)).map(|n| n.number.as_str()),
+            Some(attr_s(reference, "order_number")),
+            "O4: the reference item disagrees"
+        );
+    }
+    by_ref
+}
