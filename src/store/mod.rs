@@ -26,7 +26,7 @@ use aws_sdk_dynamodb::types::{
 pub use error::StoreError;
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 pub use table::Inserted;
-pub(crate) use table::backoff;
+pub(crate) use table::{backoff, jittered_wait};
 
 use error::sdk_error;
 

@@ -16,13 +16,19 @@ use super::error::{build_error, is_throttling_code, sdk_error};
 use super::limits::MAX_BATCH_GET_KEYS;
 use super::{PARTITION_KEY, Store, StoreError};
 
-/// Capped exponential backoff with full jitter: a random wait in `0..min(cap, base * 2^n)`.
+/// Waits before DynamoDB is tried again after a lost race or throttling.
 pub(crate) async fn backoff(attempt: u32) {
-    const BASE_MS: u64 = 8;
-    const CAP_MS: u64 = 400;
-    let ceiling = BASE_MS.saturating_mul(1 << attempt.min(16)).min(CAP_MS);
-    let wait = rand::rng().random_range(0..=ceiling);
-    tokio::time::sleep(Duration::from_millis(wait)).await;
+    const BASE: Duration = Duration::from_millis(8);
+    const CAP: Duration = Duration::from_millis(400);
+    tokio::time::sleep(jittered_wait(attempt, BASE, CAP)).await;
+}
+
+/// Capped exponential backoff with full jitter: a random wait in
+/// `0..=min(cap, base * 2^attempt)`, so that clients that failed together spread out.
+pub(crate) fn jittered_wait(attempt: u32, base: Duration, cap: Duration) -> Duration {
+    let ceiling = base.saturating_mul(1 << attempt.min(16)).min(cap);
+    let millis = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX);
+    Duration::from_millis(rand::rng().random_range(0..=millis))
 }
 
 /// Batch reads give up after this many rounds of unprocessed keys.
@@ -248,5 +254,24 @@ fn verdict(
                 reason.message().unwrap_or("")
             ),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jittered_waits_vary_and_stay_under_their_capped_ceiling() {
+        let (base, cap) = (Duration::from_millis(200), Duration::from_secs(5));
+        for attempt in 0..20 {
+            let ceiling = (base * 2u32.pow(attempt.min(16))).min(cap);
+            let waits: Vec<Duration> = (0..200)
+                .map(|_| jittered_wait(attempt, base, cap))
+                .collect();
+            assert!(waits.iter().all(|w| *w <= ceiling), "attempt {attempt}");
+            // 200 draws from 0..=ceiling: equal ones all along would mean no jitter.
+            assert!(waits.iter().any(|w| *w != waits[0]), "attempt {attempt}");
+        }
     }
 }

@@ -49,6 +49,8 @@ pub struct BenchArgs {
     ceiling_seconds: u64,
     #[command(flatten)]
     orders: crate::bench_orders::OrderBenchArgs,
+    #[command(flatten)]
+    import_parse: crate::bench_import::ImportParseArgs,
 }
 
 /// One finished purchase, in completion order.
@@ -142,6 +144,10 @@ fn tenths(sales: &[(u32, u32)], total: u64) -> (f64, f64) {
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
+    crate::bench_import::run(&args.import_parse)?;
+    if args.skip_tickets && args.orders.skip_orders && args.skip_ceiling {
+        return Ok(());
+    }
     let endpoint = config.endpoint.clone().ok_or(
         "set DYNAMODB_ENDPOINT (or --endpoint) to a DynamoDB Local on 127.0.0.1: the bench writes heavily",
     )?;

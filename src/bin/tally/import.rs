@@ -1,15 +1,22 @@
 //! `tally import FILE --series S --source SRC`: numbers a file of orders with a progress
 //! bar, then writes the lines it could not number next to the file.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
 use tally::file_import::{Progress, Target, import, read_lines};
 use tally::orders::OrderService;
 use tally::store::{Store, StoreConfig};
+
+/// `[#########>-----] 4200/10000 orders  42%  850/s  ETA 7s` on a terminal.
+const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} orders  {percent:>3}%  {per_sec:0}  ETA {eta}";
+/// How often the bar follows the import's count.
+const TICK: Duration = Duration::from_millis(100);
+/// Ticks between two plain progress lines when stderr is not a terminal (a log).
+const TICKS_PER_PLAIN_LINE: u32 = 20;
 
 #[derive(Args)]
 pub struct ImportArgs {
@@ -44,7 +51,8 @@ pub async fn run(args: ImportArgs, config: StoreConfig) -> Result<(), String> {
     };
     let progress = Arc::new(Progress::default());
     let started = Instant::now();
-    let display = tokio::spawn(show_progress(progress.clone(), total, started));
+    let bar = progress_bar(total);
+    let display = tokio::spawn(follow(progress.clone(), bar.clone()));
     let summary = import(
         &target,
         &args.series,
@@ -56,7 +64,7 @@ pub async fn run(args: ImportArgs, config: StoreConfig) -> Result<(), String> {
     )
     .await;
     display.abort();
-    draw(&progress, total, started, true);
+    finish(&bar, progress.done());
     let rejected_path = args.rejected.unwrap_or_else(|| {
         let mut name = args.file.clone().into_os_string();
         name.push(".rejected.jsonl");
@@ -85,41 +93,65 @@ pub async fn run(args: ImportArgs, config: StoreConfig) -> Result<(), String> {
     ))
 }
 
-async fn show_progress(progress: Arc<Progress>, total: u64, started: Instant) {
-    let every = if std::io::stderr().is_terminal() {
-        Duration::from_millis(200)
-    } else {
-        Duration::from_secs(2)
-    };
-    loop {
-        tokio::time::sleep(every).await;
-        draw(&progress, total, started, false);
+/// A bar on stderr; indicatif hides it when stderr is not a terminal.
+fn progress_bar(total: u64) -> ProgressBar {
+    let style = ProgressStyle::with_template(BAR_TEMPLATE)
+        .expect("the template is valid")
+        .progress_chars("#>-");
+    ProgressBar::new(total).with_style(style)
+}
+
+/// Moves the bar to the import's count until aborted. A hidden bar shows nothing, so a
+/// log gets a plain line every couple of seconds instead.
+async fn follow(progress: Arc<Progress>, bar: ProgressBar) {
+    let plain = bar.is_hidden();
+    let mut ticks = tokio::time::interval(TICK);
+    for tick in 1u32.. {
+        ticks.tick().await;
+        bar.set_position(progress.done());
+        if plain && tick % TICKS_PER_PLAIN_LINE == 0 {
+            eprintln!("{}", plain_line(&bar));
+        }
     }
 }
 
-/// `[#########-----------] 4200/10000  42%  850 orders/s  ETA 7s`
-fn draw(progress: &Progress, total: u64, started: Instant, last: bool) {
-    let done = progress.done();
-    let width = 30;
-    let filled = (done * width).checked_div(total).unwrap_or(width);
-    let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
-    let eta = if rate > 0.0 {
-        (total - done) as f64 / rate
-    } else {
-        0.0
-    };
-    let bar: String = (0..width)
-        .map(|i| if i < filled { '#' } else { '-' })
-        .collect();
-    let line = format!(
-        "[{bar}] {done}/{total} {:>3}%  {rate:.0} orders/s  ETA {eta:.0}s",
-        (done * 100).checked_div(total).unwrap_or(100)
-    );
-    let mut err = std::io::stderr();
-    if err.is_terminal() {
-        let _ = write!(err, "\r{line}{}", if last { "\n" } else { "" });
-    } else {
-        let _ = writeln!(err, "{line}");
+fn finish(bar: &ProgressBar, done: u64) {
+    bar.set_position(done);
+    bar.finish();
+    if bar.is_hidden() {
+        eprintln!("{}", plain_line(bar));
     }
-    let _ = err.flush();
+}
+
+/// `4200/10000 orders  42%  850/s  ETA 7s`: the bar's figures as text.
+fn plain_line(bar: &ProgressBar) -> String {
+    let (done, total) = (bar.position(), bar.length().unwrap_or(0));
+    format!(
+        "{done}/{total} orders  {:>3}%  {:.0}/s  ETA {}s",
+        (done * 100).checked_div(total).unwrap_or(100),
+        bar.per_sec(),
+        bar.eta().as_secs()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_template_is_valid() {
+        assert!(ProgressStyle::with_template(BAR_TEMPLATE).is_ok());
+    }
+
+    #[test]
+    fn a_plain_line_shows_count_share_rate_and_eta() {
+        let bar = ProgressBar::hidden();
+        bar.set_length(10_000);
+        bar.set_position(4_200);
+        let line = plain_line(&bar);
+        assert!(line.starts_with("4200/10000 orders   42%  "), "{line}");
+        assert!(line.contains("/s  ETA ") && line.ends_with('s'), "{line}");
+        bar.finish();
+        assert!(plain_line(&bar).ends_with("ETA 0s"));
+    }
 }

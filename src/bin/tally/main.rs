@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_ceiling;
+mod bench_import;
 mod bench_orders;
 mod import;
 
