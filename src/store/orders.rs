@@ -5,19 +5,40 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
+use sha2::{Digest, Sha256};
 
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::error::{build_error, sdk_error};
-use super::table::{Inserted, PutNew, Transaction, Verdict, put_if_absent, random_token};
+use super::table::{Inserted, PutNew, Transaction, Verdict, put_if_absent};
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::{Order, OrderData};
+use crate::domain::purchase::hex;
 use crate::domain::series::{Reset, Series, SeriesDefinition};
 
 const LAST: &str = "last";
-/// A random value per create request: finding its own token on the existing item tells a
+/// A value unique to one create request: finding its own token on the existing item tells a
 /// writer that the item is its own earlier write, re-sent by the SDK after a lost response.
 const WRITE_TOKEN: &str = "write_token";
+
+/// The series as asked for, at the moment it was asked for: a repeat of the request by the
+/// SDK carries the same token, a later request another one.
+fn write_token(series: &Series) -> String {
+    let d = &series.definition;
+    let mut hasher = Sha256::new();
+    for part in [
+        series.series_id.as_str(),
+        d.format.as_str(),
+        d.reset.as_str(),
+        if d.gapless { "gapless" } else { "fast" },
+    ] {
+        hasher.update(part);
+        hasher.update([0]);
+    }
+    hasher.update(d.start.to_be_bytes());
+    hasher.update(series.created_at.timestamp_micros().to_be_bytes());
+    hex(&hasher.finalize()[..16])
+}
 
 fn encode_series(series: &Series) -> Item {
     let d = &series.definition;
@@ -29,7 +50,7 @@ fn encode_series(series: &Series) -> Item {
     item.insert("gapless".into(), AttributeValue::Bool(d.gapless));
     item.insert("start".into(), n(d.start));
     item.insert("created_at".into(), timestamp(series.created_at));
-    item.insert(WRITE_TOKEN.into(), s(random_token()));
+    item.insert(WRITE_TOKEN.into(), s(write_token(series)));
     item
 }
 

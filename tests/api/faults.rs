@@ -195,12 +195,8 @@ async fn import_under_faults(gapless: bool) {
     const ORDERS: usize = 60;
     let app = spawn_app().await;
     let definition = json!({"format": "F{seq:6}", "reset": "never", "gapless": gapless});
-    let request = axum::http::Request::put("/series/F")
-        .header("content-type", "application/json")
-        .body(axum::body::Body::from(definition.to_string()))
-        .unwrap();
     assert_eq!(
-        crate::helpers::send(&app.router, request).await.status,
+        app.put("/series/F", &definition).await.status,
         StatusCode::CREATED
     );
     let proxy = FaultProxy::start(&endpoint()).await;

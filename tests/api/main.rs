@@ -6,6 +6,7 @@ mod events;
 mod fault_proxy;
 mod faults;
 mod file_import;
+mod hardening;
 mod helpers;
 mod invariants;
 mod order_races;

@@ -3,12 +3,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::{Value, json};
 use tally::domain::ids::SeriesId;
 
-use crate::helpers::{TestApp, post_json, send, spawn_app, store_on};
+use crate::helpers::{TestApp, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
 
 const SYSTEMS: usize = 4;
@@ -23,13 +23,8 @@ type Answers = HashMap<(String, String), Vec<String>>;
 async fn define(app: &TestApp, id: &str, gapless: bool) {
     let body =
         json!({"format": format!("{id}{{yy}}{{seq:5}}"), "reset": "yearly", "gapless": gapless});
-    let request = Request::builder()
-        .method("PUT")
-        .uri(format!("/series/{id}"))
-        .header("content-type", "application/json")
-        .body(axum::body::Body::from(body.to_string()))
-        .unwrap();
-    assert_eq!(send(&app.router, request).await.status, StatusCode::CREATED);
+    let reply = app.put(&format!("/series/{id}"), &body).await;
+    assert_eq!(reply.status, StatusCode::CREATED);
 }
 
 /// Posts one system's orders; returns the answers and, per batch, its created numbers in

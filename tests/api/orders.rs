@@ -19,13 +19,7 @@ fn assert_problem(reply: &Reply, status: StatusCode, code: &str) {
 }
 
 async fn put_series(app: &TestApp, id: &str, body: Value) -> Reply {
-    let request = axum::http::Request::builder()
-        .method("PUT")
-        .uri(format!("/series/{id}"))
-        .header("content-type", "application/json")
-        .body(axum::body::Body::from(body.to_string()))
-        .unwrap();
-    crate::helpers::send(&app.router, request).await
+    app.put(&format!("/series/{id}"), &body).await
 }
 
 #[tokio::test]

@@ -1,0 +1,325 @@
+//! What a careful user or an attacker tries: a process that serves many draws, creates re-sent after a lost answer, a close cut short, purchases no transaction
+//! can hold, requests the HTTP layer refuses, and order data that JSON would round.
+
+use std::num::NonZeroUsize;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use axum::http::StatusCode;
+use chrono::Utc;
+use serde_json::{Value, json};
+use tally::domain::draw::{Draw, DrawConfig, DrawStatus};
+use tally::domain::ids::{DrawId, PaymentId, SeriesId};
+use tally::domain::permutation::PermutationKey;
+use tally::domain::purchase::PurchaseRequest;
+use tally::domain::series::{Reset, Series, SeriesDefinition};
+use tally::store::{Inserted, RequestCounter, Store};
+use tally::tickets::{NewDraw, TicketError, TicketService};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::helpers::{
+    Item, fresh_store, of_kind, post_json, post_raw, router, spawn_app, store_on,
+};
+
+#[tokio::test]
+async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
+    let counter = RequestCounter::default();
+    let store = fresh_store(Some(counter.clone())).await;
+    let seller = TicketService::with_cached_draws(store.clone(), NonZeroUsize::new(2).unwrap());
+    let buy = |draw: &str, payment: &str| PurchaseRequest {
+        draw_id: DrawId::parse(draw).unwrap(),
+        payment_id: PaymentId::parse(payment).unwrap(),
+        quantity: 1,
+        payer_id: None,
+        token: None,
+    };
+    for draw in ["a", "b", "c"] {
+        seller
+            .create_draw(NewDraw {
+                draw_id: Some(DrawId::parse(draw).unwrap()),
+                name: None,
+                config: DrawConfig::new(100, None, None).unwrap(),
+            })
+            .await
+            .unwrap();
+        seller
+            .purchase(buy(draw, &format!("{draw}1")))
+            .await
+            .unwrap();
+    }
+    // "c" is still known: one transaction, no claim.
+    let before = counter.snapshot();
+    seller.purchase(buy("c", "c2")).await.unwrap();
+    let warm = counter.snapshot().since(&before);
+    assert_eq!((warm.of("UpdateItem"), warm.total()), (0, 1), "{warm}");
+    // "a" was forgotten for "c": it is opened again with a claim.
+    let before = counter.snapshot();
+    seller.purchase(buy("a", "a2")).await.unwrap();
+    let reopened = counter.snapshot().since(&before);
+    assert_eq!(reopened.of("UpdateItem"), 1, "{reopened}");
+}
+
+#[tokio::test]
+async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_is_answered() {
+    let app = spawn_app().await;
+    // The SDK re-sends the very same PutItem when an answer is lost: the item it finds is
+    // its own.
+    let draw = Draw {
+        draw_id: DrawId::parse("resent").unwrap(),
+        name: None,
+        config: DrawConfig::new(10, None, None).unwrap(),
+        key: PermutationKey::generate(),
+        status: DrawStatus::Open,
+        created_at: Utc::now(),
+    };
+    assert!(matches!(
+        app.store.insert_draw(&draw).await.unwrap(),
+        Inserted::New
+    ));
+    assert!(matches!(
+        app.store.insert_draw(&draw).await.unwrap(),
+        Inserted::New
+    ));
+    let series = Series {
+        series_id: SeriesId::parse("RESENT").unwrap(),
+        definition: SeriesDefinition::new("R{seq:3}", Reset::Never, true, 1).unwrap(),
+        created_at: Utc::now(),
+    };
+    assert!(matches!(
+        app.store.insert_series(&series).await.unwrap(),
+        Inserted::New
+    ));
+    assert!(matches!(
+        app.store.insert_series(&series).await.unwrap(),
+        Inserted::New
+    ));
+    // A client repeating its create after a 503 gets the draw; other settings conflict.
+    let body = json!({"draw_id": "again", "name": "Spring", "total_tickets": 40});
+    let first = app.post("/draws", &body).await;
+    assert_eq!(first.status, StatusCode::CREATED);
+    let bought = json!({"payment_id": "p", "quantity": 1});
+    assert!(
+        app.post("/draws/again/purchases", &bought)
+            .await
+            .status
+            .is_success()
+    );
+    let repeated = app.post("/draws", &body).await;
+    assert_eq!(repeated.status, StatusCode::OK, "{}", repeated.body);
+    assert_eq!(repeated.body["sold"], 1);
+    assert_eq!(repeated.body["created_at"], first.body["created_at"]);
+    let other = json!({"draw_id": "again", "name": "Autumn", "total_tickets": 40});
+    assert_eq!(app.post("/draws", &other).await.code(), "draw_exists");
+}
+
+#[tokio::test]
+async fn a_close_cut_short_reads_closing_until_a_repeat_finishes_it() {
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "half", "total_tickets": 400, "stripes": 8});
+    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    let warm = router(store_on(app.store.table(), None).await);
+    let buy = |payment: &str| json!({"payment_id": payment, "quantity": 1});
+    assert_eq!(
+        post_json(&warm, "/draws/half/purchases", &buy("w1"))
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    // A close that died after its first step and 3 of 8 stripes.
+    let id = DrawId::parse("half").unwrap();
+    app.store.mark_draw_closing(&id).await.unwrap().unwrap();
+    for stripe in [5, 6, 7] {
+        app.store.close_stripe(&id, stripe).await.unwrap();
+    }
+    assert_eq!(app.get("/draws/half").await.body["status"], "closing");
+    // A process that learns of the draw now refuses; none reads "closed" yet.
+    let fresh = router(store_on(app.store.table(), None).await);
+    let refused = post_json(&fresh, "/draws/half/purchases", &buy("n1")).await;
+    assert_eq!(refused.code(), "draw_closed", "{}", refused.body);
+    // The repeat finishes the job: every stripe is closed, then the draw.
+    let closed = app.post("/draws/half/close", &json!({})).await;
+    assert_eq!(closed.status, StatusCode::OK);
+    assert_eq!(closed.body["status"], "closed");
+    let items = app.scan().await;
+    let stripes: Vec<&Item> = items
+        .iter()
+        .filter(|i| matches!(i.get("pk"), Some(AttributeValue::S(pk)) if pk.contains("#STRIPE#")))
+        .collect();
+    assert_eq!(stripes.len(), 8);
+    assert!(
+        stripes
+            .iter()
+            .all(|s| s.get("closed") == Some(&AttributeValue::Bool(true)))
+    );
+    let sold_before = of_kind(&items, "purchase").len();
+    for (seller, payment) in [(&warm, "w2"), (&fresh, "n2")] {
+        let late = post_json(seller, "/draws/half/purchases", &buy(payment)).await;
+        assert_eq!(late.code(), "draw_closed", "{}", late.body);
+    }
+    assert_eq!(of_kind(&app.scan().await, "purchase").len(), sold_before);
+}
+
+/// Sets every stripe of a draw to one ticket left and every stripe end handed out, as the
+/// end of a long sale leaves it (item attributes as the store writes them).
+async fn leave_one_ticket_per_stripe(store: &Store, draw: &str, config: DrawConfig) {
+    let layout = config.layout();
+    for stripe in 0..config.stripes() {
+        store
+            .client()
+            .put_item()
+            .table_name(store.table())
+            .item(
+                "pk",
+                AttributeValue::S(format!("DRAW#{draw}#STRIPE#{stripe}")),
+            )
+            .item("c", AttributeValue::N((layout.len(stripe) - 1).to_string()))
+            .send()
+            .await
+            .unwrap();
+    }
+    store
+        .client()
+        .update_item()
+        .table_name(store.table())
+        .key("pk", AttributeValue::S(format!("DRAW#{draw}")))
+        .update_expression("SET opened = :all")
+        .expression_attribute_values(
+            ":all",
+            AttributeValue::N((2 * config.stripes()).to_string()),
+        )
+        .send()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
+    let store = fresh_store(None).await;
+    let config = DrawConfig::new(200, Some(50), Some(100)).unwrap();
+    TicketService::new(store.clone())
+        .create_draw(NewDraw {
+            draw_id: Some(DrawId::parse("crumbs").unwrap()),
+            name: None,
+            config,
+        })
+        .await
+        .unwrap();
+    leave_one_ticket_per_stripe(&store, "crumbs", config).await;
+    let counter = RequestCounter::default();
+    let seller = TicketService::new(store_on(store.table(), Some(counter.clone())).await);
+    let request = |payment: &str, quantity| PurchaseRequest {
+        draw_id: DrawId::parse("crumbs").unwrap(),
+        payment_id: PaymentId::parse(payment).unwrap(),
+        quantity,
+        payer_id: None,
+        token: None,
+    };
+    // 100 tickets left, one per stripe: 50 need 50 cursors, 50 tickets and the record.
+    let refused = seller.purchase(request("whale", 50)).await;
+    assert!(
+        matches!(refused, Err(TicketError::TooFragmented { remaining: 100 })),
+        "{refused:?}"
+    );
+    let sent = counter.snapshot();
+    // The claim that reads the draw for a new process, then reads only.
+    assert_eq!(
+        (sent.of("UpdateItem"), sent.of("TransactWriteItems")),
+        (1, 0),
+        "{sent}"
+    );
+    let bought = seller.purchase(request("smaller", 49)).await.unwrap();
+    assert_eq!(bought.purchase.tickets.len(), 49);
+}
+
+/// Sends raw bytes to a server and reads its whole answer (the request closes the
+/// connection).
+async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> (u16, String, Value) {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8(answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head[9..12].parse().unwrap();
+    (status, head.to_owned(), serde_json::from_str(body).unwrap())
+}
+
+#[tokio::test]
+async fn requests_the_http_layer_refuses_are_answered_with_problems() {
+    let app = spawn_app().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let server = tokio::spawn(tally::api::local_server::serve(
+        listener,
+        router(app.store.clone()),
+        std::future::pending(),
+    ));
+    let long = format!(
+        "GET /draws/{} HTTP/1.1\r\nhost: x\r\n\r\n",
+        "a".repeat(100_000)
+    );
+    let (status, head, body) = raw_exchange(address, long.as_bytes()).await;
+    assert_eq!(status, 414);
+    assert!(
+        head.contains("content-type: application/problem+json"),
+        "{head}"
+    );
+    assert_eq!(body["code"], "uri_too_long");
+    let (status, _, body) = raw_exchange(
+        address,
+        b"GET /draws/%FF HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("invalid_draw_id"))
+    );
+    server.abort();
+    // The order routes take up to 6 MiB, and their 413 says so.
+    let huge = format!(
+        r#"{{"series": "S", "orders": ["{}"]}}"#,
+        "x".repeat(7 << 20)
+    );
+    let reply = post_raw(&app.router, "/orders/batch", "application/json", huge).await;
+    assert_eq!(reply.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(reply.body["limit"], 6 * 1024 * 1024);
+    assert!(reply.body["detail"].as_str().unwrap().contains("6291456"));
+}
+
+#[tokio::test]
+async fn order_data_is_kept_and_compared_as_it_was_sent() {
+    let app = spawn_app().await;
+    let series = app
+        .put(
+            "/series/D",
+            &json!({"format": "D{seq:4}", "reset": "never", "gapless": false}),
+        )
+        .await;
+    assert_eq!(series.status, StatusCode::CREATED);
+    let post = |data: &str| {
+        format!(r#"{{"series": "D", "source": "shop", "external_ref": "r1", "data": {data}}}"#)
+    };
+    let sent = r#"{"n": 123456789012345678901234567890, "x": 1.0}"#;
+    let created = post_raw(&app.router, "/orders", "application/json", post(sent)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert!(created.raw.contains(sent), "{}", created.raw);
+    let read = app.get("/sources/shop/orders/r1").await;
+    assert!(read.raw.contains(sent), "{}", read.raw);
+    // The same data with its keys in another order and other spacing is the same order.
+    let reordered = r#"{ "x":1.0 , "n":123456789012345678901234567890 }"#;
+    let again = post_raw(&app.router, "/orders", "application/json", post(reordered)).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(again.body["order_number"], created.body["order_number"]);
+    // 1 is not 1.0, and a key given twice is refused.
+    let other = r#"{"n": 123456789012345678901234567890, "x": 1}"#;
+    let changed = post_raw(&app.router, "/orders", "application/json", post(other)).await;
+    assert_eq!(changed.code(), "idempotency_conflict");
+    let twice = post_raw(
+        &app.router,
+        "/orders",
+        "application/json",
+        r#"{"series": "D", "source": "shop", "external_ref": "r2", "data": {"a": 1, "a": 2}}"#
+            .into(),
+    )
+    .await;
+    assert_eq!(twice.code(), "invalid_data");
+}
