@@ -1,9 +1,6 @@
 //! The local command line: serve the API on localhost, create the table, run benchmarks.
 
 mod bench;
-mod bench_ceiling;
-mod bench_import;
-mod bench_orders;
 mod import;
 
 use std::net::SocketAddr;

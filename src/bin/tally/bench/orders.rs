@@ -12,7 +12,7 @@ use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
 use tally::store::{RequestCounter, RequestCounts, Store};
 
-use crate::bench::percentile_ms;
+use super::stats::percentile_ms;
 
 #[derive(Args)]
 pub struct OrderBenchArgs {

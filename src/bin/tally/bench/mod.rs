@@ -1,0 +1,119 @@
+//! `tally bench`: sells out a draw with many concurrent buyers, the Tally way and the
+//! naive way (random number + conditional put, retry on conflict), imports orders in
+//! batches and one by one, measures the endpoint's own write ceiling, and times the
+//! parsing of import files, in one run, and prints the figures. Every buyer or source is
+//! its own service, like one warm Lambda instance.
+
+mod ceiling;
+mod import_parse;
+mod orders;
+mod sell_out;
+mod stats;
+mod ticket_figures;
+
+use std::time::Duration;
+
+use clap::Args;
+use tally::domain::ids::DrawId;
+use tally::store::{RequestCounter, Store, StoreConfig};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    tickets: sell_out::TicketBenchArgs,
+    /// Skip measuring the endpoint's write ceiling.
+    #[arg(long)]
+    skip_ceiling: bool,
+    /// Seconds of writing per ceiling shape.
+    #[arg(long, default_value_t = 5)]
+    ceiling_seconds: u64,
+    #[command(flatten)]
+    orders: orders::OrderBenchArgs,
+    #[command(flatten)]
+    import_parse: import_parse::ImportParseArgs,
+}
+
+pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
+    import_parse::run(&args.import_parse)?;
+    if args.tickets.skip_tickets && args.orders.skip_orders && args.skip_ceiling {
+        return Ok(());
+    }
+    let endpoint = config.endpoint.clone().ok_or(
+        "set DYNAMODB_ENDPOINT (or --endpoint) to a DynamoDB Local on 127.0.0.1: the bench writes heavily",
+    )?;
+    if !endpoint.contains("127.0.0.1") && !endpoint.contains("localhost") {
+        return Err(format!(
+            "refusing to load {endpoint}: the bench runs against loopback only"
+        ));
+    }
+    let table = format!("tally-bench-{}", DrawId::generate());
+    let counter = RequestCounter::default();
+    let config = StoreConfig::new(table, Some(endpoint), config.timeouts)?;
+    let store = Store::connect(&config, Some(counter.clone())).await;
+    store.ensure_table().await.map_err(|e| e.to_string())?;
+    let result = run_all(&args, &store, &counter).await;
+    let _ = store.delete_table().await;
+    result
+}
+
+async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
+    let tickets = if args.tickets.skip_tickets {
+        None
+    } else {
+        Some(sell_out::compare(&args.tickets, store, counter).await?)
+    };
+    let orders = if args.orders.skip_orders {
+        None
+    } else {
+        Some(orders::run(&args.orders, store, counter).await?)
+    };
+    if args.skip_ceiling {
+        return Ok(());
+    }
+    let ceilings = ceiling::measure_all(store, Duration::from_secs(args.ceiling_seconds)).await?;
+    println!();
+    println!("Against the ceiling:");
+    if let Some((tally, naive)) = &tickets {
+        let purchases = &ceilings.purchases;
+        let transactions = tally.by_operation.of("TransactWriteItems") as f64;
+        let transactions_per_s = transactions / tally.elapsed.as_secs_f64();
+        let bound = purchases.requests_per_s() * tally.tickets as f64 / tally.purchases as f64;
+        println!(
+            "  Tally sent {transactions_per_s:.0} transactions/s ({:.0}% of the ceiling); with one transaction per purchase and",
+            100.0 * transactions_per_s / purchases.requests_per_s()
+        );
+        println!(
+            "    no cancelled one, this endpoint sells at most {bound:.0} tickets/s{}",
+            naive.as_ref().map_or(String::new(), |naive| format!(
+                " ({:.2}x the naive approach's {:.0})",
+                bound / naive.tickets_per_s(),
+                naive.tickets_per_s()
+            ))
+        );
+        if let Some(naive) = naive {
+            let puts_per_s = naive.by_operation.total() as f64 / naive.elapsed.as_secs_f64();
+            println!(
+                "  naive sent {puts_per_s:.0} PutItem/s ({:.0}% of the ceiling, most of them failing their condition)",
+                100.0 * puts_per_s / ceilings.single_puts.requests_per_s()
+            );
+        }
+    }
+    if let Some(orders) = &orders {
+        let chunks = &ceilings.order_chunks;
+        let loop_rate = orders.single.orders_per_s();
+        for (label, figures, target) in [
+            ("fast", &orders.fast, 20.0),
+            ("gapless", &orders.gapless, 5.0),
+        ] {
+            // Every order is two new items: its number and its (source, reference).
+            let items = 2.0 * figures.orders_per_s();
+            println!(
+                "  {label} batches wrote {items:.0} items/s ({:.0}% of the 100-item ceiling); {target}x the loop needs {:.0} items/s ({:.1}x the ceiling)",
+                100.0 * items / chunks.items_per_s(),
+                2.0 * target * loop_rate,
+                2.0 * target * loop_rate / chunks.items_per_s()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! What one sell-out measured, and how it is printed.
+
+use std::time::{Duration, Instant};
+
+use tally::store::RequestCounts;
+
+use super::stats::percentile_ms;
+
+/// One finished purchase, in completion order.
+pub(super) struct Sale {
+    pub(super) quantity: u32,
+    pub(super) requests: u32,
+    pub(super) latency: Duration,
+}
+
+pub(super) struct Figures {
+    pub(super) label: &'static str,
+    /// From the start to the last sale: how long selling the tickets took.
+    pub(super) elapsed: Duration,
+    /// From the start until every buyer had its answer (the last ones learn that the draw
+    /// is sold out after the last sale).
+    pub(super) answered: Duration,
+    pub(super) purchases: u64,
+    pub(super) tickets: u64,
+    pub(super) by_operation: RequestCounts,
+    /// Requests counted by the purchases that succeeded (excludes sold-out answers and
+    /// per-instance start-up reads).
+    pub(super) purchase_requests: u64,
+    pub(super) write_units: u64,
+    pub(super) latencies: Vec<Duration>,
+    pub(super) first_tenth: f64,
+    pub(super) last_tenth: f64,
+    /// When half, nine tenths and 99% of the tickets were sold.
+    pub(super) milestones: [Duration; 3],
+}
+
+impl Figures {
+    pub(super) fn purchases_per_s(&self) -> f64 {
+        self.purchases as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub(super) fn tickets_per_s(&self) -> f64 {
+        self.tickets as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub(super) fn requests_per_purchase(&self) -> f64 {
+        self.by_operation.total() as f64 / self.purchases as f64
+    }
+
+    pub(super) fn percentile(&self, p: f64) -> f64 {
+        percentile_ms(&self.latencies, p)
+    }
+}
+
+/// When the sales, in completion order, reached half, nine tenths and 99% of `total`.
+pub(super) fn milestones(sales: &[(Instant, Sale)], started: Instant, total: u64) -> [Duration; 3] {
+    let mut sold = 0u64;
+    let mut reached = [Duration::ZERO; 3];
+    for (at, sale) in sales {
+        let before = sold;
+        sold += u64::from(sale.quantity);
+        for (i, permille) in [500, 900, 990].into_iter().enumerate() {
+            let mark = total * permille / 1000;
+            if before < mark && sold >= mark {
+                reached[i] = *at - started;
+            }
+        }
+    }
+    reached
+}
+
+/// Requests per purchase over the purchases that sold the first and the last tenth of the
+/// tickets, in completion order.
+pub(super) fn tenths(sales: &[(u32, u32)], total: u64) -> (f64, f64) {
+    let mut sold = 0u64;
+    let (mut first, mut last) = ((0u64, 0u64), (0u64, 0u64));
+    for &(quantity, requests) in sales {
+        let position = sold;
+        sold += u64::from(quantity);
+        if position < total / 10 {
+            first = (first.0 + u64::from(requests), first.1 + 1);
+        }
+        if sold > total - total / 10 {
+            last = (last.0 + u64::from(requests), last.1 + 1);
+        }
+    }
+    let ratio = |(r, n): (u64, u64)| if n == 0 { 0.0 } else { r as f64 / n as f64 };
+    (ratio(first), ratio(last))
+}
+
+pub(super) fn print_figures(f: &Figures) {
+    println!();
+    println!("{}", f.label);
+    println!(
+        "  sold out after              {:>10.2} s (every buyer answered after {:.2} s)",
+        f.elapsed.as_secs_f64(),
+        f.answered.as_secs_f64()
+    );
+    println!("  purchases                   {:>10}", f.purchases);
+    println!(
+        "  purchases/s                 {:>10.1}",
+        f.purchases_per_s()
+    );
+    println!("  tickets/s                   {:>10.1}", f.tickets_per_s());
+    println!(
+        "  DynamoDB requests/purchase  {:>10.3}",
+        f.requests_per_purchase()
+    );
+    println!(
+        "    within committed purchases {:>9.3}",
+        f.purchase_requests as f64 / f.purchases as f64
+    );
+    println!("    by operation: {}", f.by_operation);
+    println!(
+        "  WCU per ticket (pricing)    {:>10.2}",
+        f.write_units as f64 / f.tickets as f64
+    );
+    println!(
+        "  latency p50 / p99           {:>7.1} / {:.1} ms",
+        f.percentile(0.5),
+        f.percentile(0.99)
+    );
+    println!(
+        "  sold 50% / 90% / 99% after  {:>7.2} / {:.2} / {:.2} s",
+        f.milestones[0].as_secs_f64(),
+        f.milestones[1].as_secs_f64(),
+        f.milestones[2].as_secs_f64()
+    );
+    println!(
+        "  requests/purchase, first 10% {:>9.3}, last 10% {:.3} ({:.2}x)",
+        f.first_tenth,
+        f.last_tenth,
+        if f.first_tenth > 0.0 {
+            f.last_tenth / f.first_tenth
+        } else {
+            0.0
+        }
+    );
+}
