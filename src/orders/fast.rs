@@ -12,10 +12,11 @@ use super::outcome::ItemOutcome;
 use super::{MAX_ATTEMPTS, OrderError, OrderService};
 use crate::domain::order::Order;
 use crate::store::backoff;
+use crate::store::limits::MAX_TRANSACTION_ITEMS;
 use crate::store::orders::OrdersCommit;
 
-/// Orders per fast transaction: two items per order within 100 items.
-const FAST_CHUNK: usize = 50;
+/// Orders per fast transaction: two items per order (50).
+const FAST_CHUNK: usize = MAX_TRANSACTION_ITEMS / 2;
 
 impl OrderService {
     pub(super) async fn number_fast(

@@ -11,10 +11,11 @@ use super::outcome::{ItemOutcome, RejectionCode};
 use super::{MAX_ATTEMPTS, OrderError, OrderService};
 use crate::domain::order::Order;
 use crate::store::backoff;
+use crate::store::limits::MAX_TRANSACTION_ITEMS;
 use crate::store::orders::{CounterMove, OrdersCommit};
 
-/// Orders per gapless transaction: the counter plus two items per order within 100 items.
-const GAPLESS_CHUNK: usize = 49;
+/// Orders per gapless transaction: the counter plus two items per order (49).
+const GAPLESS_CHUNK: usize = (MAX_TRANSACTION_ITEMS - 1) / 2;
 
 impl OrderService {
     pub(super) async fn number_gapless(
