@@ -1,6 +1,6 @@
 # Tally: the commands a person needs. See README.md.
 
-.PHONY: run test lint bench build invoke clean
+.PHONY: run test lint bench cold-start build sam invoke clean
 
 ## Start DynamoDB Local (data in .dynamodb/) and the HTTP API on http://127.0.0.1:3000.
 run:
@@ -21,15 +21,25 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
 
-## Sell out a draw with 64 concurrent buyers against the naive approach, then import
-## orders in batches against one per request. BENCH_ARGS passes options.
+## Cold-start every Lambda function (init time, memory), sell out a draw with 64
+## concurrent buyers against the naive approach, import orders in batches against one per
+## request, measure the write ceiling and import parsing. BENCH_ARGS passes options.
 bench:
-	cargo build --locked --release --bin tally
-	scripts/with-dynamodb.sh target/release/tally bench $(BENCH_ARGS)
+	scripts/bench.sh $(BENCH_ARGS)
 
-## Build every Lambda function for arm64 (provided.al2023) and print the bootstrap sizes.
+## Only the cold starts: each function's release binary against a local runtime API.
+cold-start:
+	scripts/bench.sh --skip-import-parse --skip-tickets --skip-orders --skip-ceiling $(BENCH_ARGS)
+
+## Build every Lambda function of template.yaml for arm64 (provided.al2023) with cargo
+## lambda and print the bootstrap sizes (at most 8 MB each, or the build fails).
 build:
 	scripts/build-lambdas.sh
+
+## SAM's own build with pinned tools, without Docker or AWS credentials:
+## sam validate --lint, then sam build --beta-features (into .aws-sam/build).
+sam:
+	scripts/sam.sh
 
 ## Run one Lambda function on an event file, like `sam local invoke`, without Docker:
 ## make invoke FUNCTION=tickets EVENT=events/get-draw.json

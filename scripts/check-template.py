@@ -6,6 +6,8 @@
 - no IAM statement names every resource ("*") or uses an action wildcard;
 - every function runs under a role declared in the template (no SAM-made roles or
   SAM policy templates, which this check cannot see into);
+- every function is built by SAM's rust-cargolambda build from a binary of src/bin/, for
+  arm64 on provided.al2023 (what `make build`, `make sam` and the cold-start bench expect);
 - the HTTP API writes JSON access logs that name the caller, to a log group kept for
   LogRetentionDays, and throttles every route with the Throttling* parameters.
 
@@ -13,6 +15,8 @@ Needs PyYAML, which cfn-lint brings along. Exits 1 and lists every failure.
 """
 
 import json
+import os
+import re
 import sys
 
 import yaml
@@ -167,6 +171,36 @@ class Check:
             self.expect(declared, f"{name}: Role is not a role declared in this template")
             self.expect("Policies" not in props, f"{name}: SAM Policies bypass the role checks")
 
+    # Build
+
+    def check_builds(self, source_root):
+        defaults = (self.template.get("Globals") or {}).get("Function") or {}
+        binaries = []
+        for name, resource in self.resources.items():
+            if resource.get("Type") != "AWS::Serverless::Function":
+                continue
+            props = resource.get("Properties") or {}
+            runtime = props.get("Runtime", defaults.get("Runtime"))
+            self.expect(runtime == "provided.al2023",
+                        f"{name}: Runtime is {runtime}, expected provided.al2023")
+            architectures = props.get("Architectures", defaults.get("Architectures"))
+            self.expect(architectures == ["arm64"],
+                        f"{name}: Architectures is {architectures}, expected [arm64]")
+            metadata = resource.get("Metadata") or {}
+            self.expect(metadata.get("BuildMethod") == "rust-cargolambda",
+                        f"{name}: Metadata BuildMethod is not rust-cargolambda")
+            binary = (metadata.get("BuildProperties") or {}).get("Binary")
+            if not self.expect(isinstance(binary, str) and re.fullmatch(r"[A-Za-z0-9_-]+", binary),
+                               f"{name}: Metadata BuildProperties has no Binary"):
+                continue
+            binaries.append(binary)
+            sources = [os.path.join(source_root, "src", "bin", binary + ".rs"),
+                       os.path.join(source_root, "src", "bin", binary, "main.rs")]
+            self.expect(any(os.path.isfile(source) for source in sources),
+                        f"{name}: Binary {binary} is not a binary of src/bin/")
+        duplicates = sorted({b for b in binaries if binaries.count(b) > 1})
+        self.expect(not duplicates, f"functions share the binaries {duplicates}")
+
     # HTTP API
 
     def check_http_apis(self):
@@ -215,9 +249,10 @@ class Check:
                         f"parameter {key}: missing, or not a Number with a default"
                         " and a description")
 
-    def run(self):
+    def run(self, source_root):
         self.check_iam()
         self.check_functions()
+        self.check_builds(source_root)
         self.check_http_apis()
         return self.failures
 
@@ -225,12 +260,13 @@ class Check:
 def main(argv):
     path = argv[1] if len(argv) > 1 else "template.yaml"
     if path == "-":
-        path, text = "<stdin>", sys.stdin.read()
+        path, text, source_root = "<stdin>", sys.stdin.read(), "."
     else:
         with open(path, encoding="utf-8") as file:
             text = file.read()
+        source_root = os.path.dirname(os.path.abspath(path))
     check = Check(yaml.load(text, Loader=TemplateLoader) or {})
-    failures = check.run()
+    failures = check.run(source_root)
     for failure in failures:
         print(f"{path}: {failure}", file=sys.stderr)
     if failures:
