@@ -5,6 +5,7 @@
 //! its own service, like one warm Lambda instance.
 
 mod ceiling;
+mod cold_start;
 mod import_parse;
 mod orders;
 mod sell_out;
@@ -31,11 +32,17 @@ pub struct BenchArgs {
     orders: orders::OrderBenchArgs,
     #[command(flatten)]
     import_parse: import_parse::ImportParseArgs,
+    #[command(flatten)]
+    cold_start: cold_start::ColdStartArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     import_parse::run(&args.import_parse)?;
-    if args.tickets.skip_tickets && args.orders.skip_orders && args.skip_ceiling {
+    if args.tickets.skip_tickets
+        && args.orders.skip_orders
+        && args.skip_ceiling
+        && args.cold_start.skipped()
+    {
         return Ok(());
     }
     let endpoint = config.endpoint.clone().ok_or(
@@ -45,6 +52,10 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         return Err(format!(
             "refusing to load {endpoint}: the bench runs against loopback only"
         ));
+    }
+    cold_start::run(&args.cold_start, &endpoint, config.timeouts).await?;
+    if args.tickets.skip_tickets && args.orders.skip_orders && args.skip_ceiling {
+        return Ok(());
     }
     let table = format!("tally-bench-{}", DrawId::generate());
     let counter = RequestCounter::default();
