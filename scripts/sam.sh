@@ -4,22 +4,14 @@
 # builds every function of template.yaml with rust-cargolambda for arm64; then the size of
 # each bootstrap in .aws-sam/build/ against its budget (scripts/bootstrap-sizes.sh).
 #
-# aws-sam-cli, cargo-lambda and ziglang (scripts/requirements.txt) go into their own
-# virtual environment, target/sam-tools, so that SAM's many pinned dependencies stay out
-# of the Python the other targets use. SAM finds `cargo` and `cargo-lambda` on the PATH;
-# cargo lambda finds Zig as `python3 -m ziglang` (the PATH's python3: this environment's).
+# aws-sam-cli, cargo-lambda and ziglang (scripts/requirements.txt) come from the
+# environment that `make build` uses too (scripts/lambda-tools.sh). SAM finds `cargo`
+# and `cargo-lambda` on the PATH; cargo lambda finds Zig as `python3 -m ziglang`, the
+# PATH's python3 being that environment's.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-tools="$root/target/sam-tools"
-if [ ! -x "$tools/bin/python3" ]; then
-  echo "Creating $tools for SAM's tools..." >&2
-  python3 -m venv "$tools"
-fi
-export PATH="$tools/bin:$PATH"
+cd "$(dirname "$0")/.."
 # Installed together, so that pip resolves SAM's pins and ours at once.
-scripts/pip-tool.sh aws-sam-cli cfn-lint cargo-lambda ziglang
-scripts/arm64-target.sh
+source scripts/lambda-tools.sh aws-sam-cli cfn-lint cargo-lambda ziglang
 # No credentials, no instance metadata to ask for a region or credentials (they would only
 # time out here), no telemetry. A region is named because SAM wants one to validate.
 export AWS_REGION=${AWS_REGION:-us-east-1} AWS_EC2_METADATA_DISABLED=true SAM_CLI_TELEMETRY=0
