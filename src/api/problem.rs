@@ -7,6 +7,7 @@ use tracing::{error, warn};
 
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::InvalidId;
+use crate::domain::order::InvalidReason;
 use crate::domain::series::SeriesError;
 use crate::orders::OrderError;
 use crate::store::StoreError;
@@ -182,6 +183,12 @@ impl From<TicketError> for Problem {
     }
 }
 
+impl From<InvalidReason> for Problem {
+    fn from(err: InvalidReason) -> Self {
+        Problem::bad_request("invalid_reason", err.to_string())
+    }
+}
+
 impl From<SeriesError> for Problem {
     fn from(err: SeriesError) -> Self {
         let code = match err {
@@ -189,6 +196,8 @@ impl From<SeriesError> for Problem {
             SeriesError::Reset => "invalid_reset",
             SeriesError::ResetNeedsToken { .. } => "format_missing_date_token",
             SeriesError::Start => "invalid_start",
+            SeriesError::Timezone => "invalid_timezone",
+            SeriesError::FiscalYearStart => "invalid_fiscal_year_start",
         };
         Problem::bad_request(code, err.to_string())
     }
@@ -207,6 +216,27 @@ impl From<OrderError> for Problem {
             OrderError::OrderNotFound => {
                 Problem::new(StatusCode::NOT_FOUND, "order_not_found", detail)
             }
+            OrderError::AmbiguousNumber(orders) => {
+                let candidates: Vec<Value> = orders
+                    .iter()
+                    .map(|o| {
+                        json!({"series": o.series.as_str(), "period": o.period,
+                               "counter": o.counter, "order_number": o.order_number})
+                    })
+                    .collect();
+                Problem::new(StatusCode::CONFLICT, "ambiguous_order_number", detail)
+                    .with("candidates", candidates)
+            }
+            OrderError::AlreadyVoided { reason, .. } => {
+                Problem::new(StatusCode::CONFLICT, "already_voided", detail).with("reason", reason)
+            }
+            OrderError::MoveNotForward { last } => {
+                Problem::new(StatusCode::CONFLICT, "move_not_forward", detail)
+                    .with("next", last + 1)
+            }
+            OrderError::FormatInUse => Problem::new(StatusCode::CONFLICT, "format_in_use", detail),
+            OrderError::Series(err) => err.into(),
+            OrderError::Period(_) => Problem::bad_request("invalid_period", detail),
             OrderError::Store(err) => err.into(),
         }
     }

@@ -1,5 +1,7 @@
 //! The rules of Tally, free of AWS types.
 
+pub mod audit;
+pub mod chain;
 pub mod draw;
 pub mod ids;
 pub mod order;

@@ -150,7 +150,7 @@ impl Store {
         reached_at: &str,
         unless: Option<DrawStatus>,
     ) -> Result<Option<Draw>, StoreError> {
-        self.write_meter().single_write();
+        self.write_meter().single_write(1);
         let mut request = self
             .client()
             .update_item()
@@ -183,7 +183,7 @@ impl Store {
 
     /// Flags one stripe closed, so that no purchase can move its cursor any more.
     pub async fn close_stripe(&self, draw_id: &DrawId, stripe: u32) -> Result<(), StoreError> {
-        self.write_meter().single_write();
+        self.write_meter().single_write(1);
         self.client()
             .update_item()
             .table_name(self.table())
@@ -208,7 +208,7 @@ impl Store {
         count: u32,
         sold_out: &[u32],
     ) -> Result<Option<StripeClaim>, StoreError> {
-        self.write_meter().single_write();
+        self.write_meter().single_write(1);
         let mut request = self
             .client()
             .update_item()

@@ -20,13 +20,14 @@ use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::config::retry::RetryPartition;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
+    Projection, ProjectionType, ScalarAttributeType,
 };
 
 pub use error::StoreError;
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 pub use table::Inserted;
-pub(crate) use table::{backoff, jittered_wait};
+pub(crate) use table::{backoff, jittered_wait, random_token};
 
 use error::sdk_error;
 
@@ -101,6 +102,8 @@ pub struct Store {
     client: Client,
     table: String,
     meter: WriteMeter,
+    /// How long one DynamoDB call may take, the SDK's retries included.
+    operation_timeout: Duration,
 }
 
 /// Where the table is and how long to wait for it.
@@ -150,6 +153,7 @@ impl Store {
             client,
             table: table.into(),
             meter: WriteMeter::default(),
+            operation_timeout: Timeouts::default().operation,
         }
     }
 
@@ -198,7 +202,16 @@ impl Store {
         if let Some(counter) = counter {
             builder = builder.interceptor(counter);
         }
-        Self::new(Client::from_conf(builder.build()), &config.table_name)
+        Self {
+            operation_timeout: t.operation,
+            ..Self::new(Client::from_conf(builder.build()), &config.table_name)
+        }
+    }
+
+    /// How long one DynamoDB call may take, the SDK's retries included: after it, a write
+    /// this process sent can no longer be waited for.
+    pub fn operation_timeout(&self) -> Duration {
+        self.operation_timeout
     }
 
     pub fn table(&self) -> &str {
@@ -225,28 +238,45 @@ impl Store {
         Ok(())
     }
 
-    /// Creates the table (on-demand, key `pk`) unless it exists, and waits until it is
-    /// active. For local use and tests; on AWS the SAM template owns the table.
+    /// Creates the table (on-demand, key `pk`, and the period index that lists a
+    /// period's numbers) unless it exists, and waits until it is active. For local use and
+    /// tests; on AWS the SAM template owns the table.
     pub async fn ensure_table(&self) -> Result<(), StoreError> {
+        let attribute = |name: &str, kind: ScalarAttributeType| {
+            AttributeDefinition::builder()
+                .attribute_name(name)
+                .attribute_type(kind)
+                .build()
+                .expect("name and type are set")
+        };
+        let key = |name: &str, kind: KeyType| {
+            KeySchemaElement::builder()
+                .attribute_name(name)
+                .key_type(kind)
+                .build()
+                .expect("name and key type are set")
+        };
+        let period_index = GlobalSecondaryIndex::builder()
+            .index_name(keys::PERIOD_INDEX)
+            .key_schema(key(keys::PERIOD_KEY, KeyType::Hash))
+            .key_schema(key(keys::COUNTER, KeyType::Range))
+            .projection(
+                Projection::builder()
+                    .projection_type(ProjectionType::All)
+                    .build(),
+            )
+            .build()
+            .expect("name and keys are set");
         let created = self
             .client
             .create_table()
             .table_name(&self.table)
             .billing_mode(BillingMode::PayPerRequest)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name(PARTITION_KEY)
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .expect("name and type are set"),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name(PARTITION_KEY)
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .expect("name and key type are set"),
-            )
+            .attribute_definitions(attribute(PARTITION_KEY, ScalarAttributeType::S))
+            .attribute_definitions(attribute(keys::PERIOD_KEY, ScalarAttributeType::S))
+            .attribute_definitions(attribute(keys::COUNTER, ScalarAttributeType::N))
+            .key_schema(key(PARTITION_KEY, KeyType::Hash))
+            .global_secondary_indexes(period_index)
             .send()
             .await;
         match created {

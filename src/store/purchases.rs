@@ -168,7 +168,7 @@ impl Store {
                 false,
             )?);
         }
-        let verdicts = match self.transact(items).await? {
+        let verdicts = match self.transact(items, 0).await? {
             Transaction::Committed => return Ok(Commit::Committed),
             Transaction::Busy => {
                 return Ok(Commit::Cancelled(Cancellation {

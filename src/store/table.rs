@@ -13,6 +13,8 @@ use rand::RngExt;
 
 use super::codec::Item;
 use super::error::{build_error, is_throttling_code, sdk_error};
+use super::keys::PERIOD_KEY;
+use super::metrics::item_units;
 use super::limits::MAX_BATCH_GET_KEYS;
 use super::{PARTITION_KEY, Store, StoreError};
 
@@ -161,7 +163,7 @@ impl Store {
     /// request either way). A caller recognises its own earlier write, re-sent by the SDK
     /// after a lost response, by comparing what it wrote.
     pub(crate) async fn put_new(&self, item: Item) -> Result<PutNew, StoreError> {
-        self.write_meter().single_write();
+        self.write_meter().single_write(item_units(&item));
         let result = self
             .client()
             .put_item()
@@ -204,11 +206,16 @@ impl Store {
     /// it after a lost response, DynamoDB acknowledges a transaction that committed without
     /// writing it twice. A token is never reused for another call, so no call can be
     /// answered with an earlier call's outcome.
+    ///
+    /// `index_updates` are the index units of the updates that change an indexed item;
+    /// new items entering the index are counted from the items themselves.
     pub(crate) async fn transact(
         &self,
         items: Vec<TransactWriteItem>,
+        index_updates: u64,
     ) -> Result<Transaction, StoreError> {
-        self.write_meter().transaction(items.len());
+        let (units, indexed) = transaction_units(&items);
+        self.write_meter().transaction(units);
         let result = self
             .client()
             .transact_write_items()
@@ -217,7 +224,10 @@ impl Store {
             .send()
             .await;
         let err = match result {
-            Ok(_) => return Ok(Transaction::Committed),
+            Ok(_) => {
+                self.write_meter().index_write(indexed + index_updates);
+                return Ok(Transaction::Committed);
+            }
             Err(err) => err,
         };
         match err.as_service_error() {
@@ -236,6 +246,27 @@ impl Store {
             _ => Err(sdk_error("TransactWriteItems", err)),
         }
     }
+}
+
+/// The kilobyte-units of a transaction's items, and those of its new items that enter the
+/// period index. A put is sized from its item; an update or check counts one unit (Tally
+/// updates small items: counters, cursors, draws, void marks).
+fn transaction_units(items: &[TransactWriteItem]) -> (u64, u64) {
+    let mut units = 0;
+    let mut indexed = 0;
+    for item in items {
+        match item.put() {
+            Some(put) => {
+                let size = item_units(put.item());
+                units += size;
+                if put.item().contains_key(PERIOD_KEY) {
+                    indexed += size;
+                }
+            }
+            None => units += 1,
+        }
+    }
+    (units, indexed)
 }
 
 fn verdict(

@@ -79,11 +79,11 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         app.store.insert_draw(&draw).await.unwrap(),
         Inserted::New
     ));
-    let series = Series {
-        series_id: SeriesId::parse("RESENT").unwrap(),
-        definition: SeriesDefinition::new("R{seq:3}", Reset::Never, true, 1).unwrap(),
-        created_at: Utc::now(),
-    };
+    let series = Series::new(
+        SeriesId::parse("RESENT").unwrap(),
+        SeriesDefinition::new("R{seq:3}", Reset::Never, true, 1).unwrap(),
+        Utc::now(),
+    );
     assert!(matches!(
         app.store.insert_series(&series).await.unwrap(),
         Inserted::New

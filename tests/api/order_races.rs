@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::{Value, json};
 use tally::domain::ids::SeriesId;
+use tally::domain::series::{Period, Reset};
 
 use crate::helpers::{TestApp, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
@@ -169,11 +170,11 @@ async fn concurrent_systems_fill_a_fast_series_with_gaps_only_from_failures() {
     let app = spawn_app().await;
     define(&app, "F", false).await;
     // A failure: an instance reserves a block, then dies before writing any order.
-    let period = Utc::now().format("%Y").to_string();
+    let period = Period::parse(Reset::Yearly, &Utc::now().format("%Y").to_string()).unwrap();
     let series = SeriesId::parse("F").unwrap();
-    let injected_last = app
+    let (injected_last, _) = app
         .store
-        .reserve_numbers(&series, &period, 1, 7)
+        .reserve_numbers(&series, &period, 1, 7, 1)
         .await
         .unwrap();
     let injected: Vec<u64> = (injected_last - 6..=injected_last).collect();

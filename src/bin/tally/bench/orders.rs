@@ -132,7 +132,7 @@ async fn import(
         .await
         .map_err(|e| e.to_string())?;
     let per_source = args.orders / args.order_sources;
-    let (requests_before, units_before) = (counter.snapshot(), store.write_meter().get());
+    let (requests_before, units_before) = (counter.snapshot(), store.write_meter().table_units());
     let started = Instant::now();
     let mut sources = Vec::new();
     for source in 0..args.order_sources {
@@ -198,7 +198,7 @@ async fn import(
         elapsed: started.elapsed(),
         orders,
         by_operation: counter.snapshot().since(&requests_before),
-        write_units: store.write_meter().get() - units_before,
+        write_units: store.write_meter().table_units() - units_before,
         latencies,
     })
 }
