@@ -3,6 +3,9 @@
 
 - every IAM statement that grants a DynamoDB action is limited, with
   dynamodb:LeadingKeys, to exactly the key prefixes its role owns (EXPECTED below);
+- dynamodb:Query is granted alone, only to the roles in QUERIES, on exactly their
+  index (never the table), with their index partition prefixes; the index exists on the
+  table; no role may Scan;
 - no IAM statement names every resource ("*") or uses an action wildcard;
 - every function runs under a role declared in the template (no SAM-made roles or
   SAM policy templates, which this check cannot see into);
@@ -22,6 +25,11 @@ EXPECTED = {
     "TicketsRole": {"DRAW#*"},
     "OrdersRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
     "ImportRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
+}
+
+# The roles that may Query: the index they may Query and its partition key prefixes.
+QUERIES = {
+    "OrdersRole": ("ByPeriod", {"SERIES#*"}),
 }
 
 # What an access log line must say, each as one of a few equivalent $context variables.
@@ -124,14 +132,36 @@ class Check:
             self.expect(not wild, f"{where}: action wildcard {wild}")
             dynamo = [a for a in actions
                       if isinstance(a, str) and a.lower().startswith("dynamodb:")]
+            lowered = {a.lower() for a in dynamo}
+            self.expect("dynamodb:scan" not in lowered, f"{where}: grants dynamodb:Scan")
             if dynamo and st.get("Effect") == "Allow":
+                if "dynamodb:query" in lowered:
+                    self.check_query(owner, where, st, lowered)
+                    continue
                 granted.add(owner)
                 self.check_leading_keys(owner, where, st.get("Condition") or {})
         for role in sorted(set(EXPECTED) - granted):
             self.expect(False, f"{role}: expected to reach the table, but no statement grants it")
 
-    def check_leading_keys(self, owner, where, condition):
-        expected = EXPECTED.get(owner)
+    def check_query(self, owner, where, st, actions):
+        allowed = QUERIES.get(owner)
+        if not self.expect(allowed is not None, f"{where}: {owner} may not Query"):
+            return
+        index, prefixes = allowed
+        self.expect(actions == {"dynamodb:query"},
+                    f"{where}: dynamodb:Query must be granted alone, not with {sorted(actions)}")
+        resources = as_list(st.get("Resource"))
+        wanted = {"Fn::Sub": "${Table.Arn}/index/" + index}
+        self.expect(resources == [wanted],
+                    f"{where}: Query must be on exactly the index {index}, not {resources}")
+        table = self.resources.get("Table") or {}
+        indexes = [i.get("IndexName") for i in
+                   as_list((table.get("Properties") or {}).get("GlobalSecondaryIndexes"))]
+        self.expect(index in indexes, f"{where}: the table has no index {index}")
+        self.check_leading_keys(owner, where, st.get("Condition") or {}, prefixes)
+
+    def check_leading_keys(self, owner, where, condition, expected=None):
+        expected = expected if expected is not None else EXPECTED.get(owner)
         if not self.expect(expected is not None,
                            f"{where}: DynamoDB access for a role with no EXPECTED line"):
             return

@@ -317,7 +317,10 @@ mod tests {
         let report = audit(true, 1, &counter, &entries);
         assert_eq!(report.chain.unwrap().first_break, Some(Break::Head));
         let last = report.gaps.last().unwrap();
-        assert_eq!((last.from, last.to, last.cause), (11, 11, GapCause::Missing));
+        assert_eq!(
+            (last.from, last.to, last.cause),
+            (11, 11, GapCause::Missing)
+        );
     }
 
     #[test]
@@ -328,11 +331,17 @@ mod tests {
             head: None,
         };
         let report = audit(false, 1, &counter, &entries);
-        let gaps: Vec<(u64, u64, GapCause)> =
-            report.gaps.iter().map(|g| (g.from, g.to, g.cause)).collect();
+        let gaps: Vec<(u64, u64, GapCause)> = report
+            .gaps
+            .iter()
+            .map(|g| (g.from, g.to, g.cause))
+            .collect();
         assert_eq!(
             gaps,
-            [(2, 3, GapCause::ReservedUnused), (5, 6, GapCause::ReservedUnused)]
+            [
+                (2, 3, GapCause::ReservedUnused),
+                (5, 6, GapCause::ReservedUnused)
+            ]
         );
         assert!(report.chain.is_none());
     }

@@ -95,7 +95,9 @@ mod tests {
             fingerprint: String::new(),
             period: "2026".into(),
             counter: 1,
-            created_at: chrono::Utc.with_ymd_and_hms(2026, 11, 29, 10, 15, 0).unwrap(),
+            created_at: chrono::Utc
+                .with_ymd_and_hms(2026, 11, 29, 10, 15, 0)
+                .unwrap(),
             hash: None,
             void: None,
         }
@@ -134,7 +136,9 @@ mod tests {
             from: 2,
             to: 9,
             reason: Reason::parse("skip").unwrap(),
-            at: chrono::Utc.with_ymd_and_hms(2026, 11, 29, 10, 15, 0).unwrap(),
+            at: chrono::Utc
+                .with_ymd_and_hms(2026, 11, 29, 10, 15, 0)
+                .unwrap(),
             hash: None,
         };
         assert_ne!(move_link(&base, &moved), base);

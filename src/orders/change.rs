@@ -86,14 +86,25 @@ impl OrderService {
     }
 
     /// Moves the counter of the current period so that the next number is `next`.
-    async fn move_next(&self, series_id: &SeriesId, next: u64, reason: Reason) -> Result<Move, OrderError> {
+    async fn move_next(
+        &self,
+        series_id: &SeriesId,
+        next: u64,
+        reason: Reason,
+    ) -> Result<Move, OrderError> {
         let series = self.load_series(series_id, self.now()).await?;
         let period = series.period(self.now());
         for attempt in 1..=MAX_ATTEMPTS {
-            let counter = self.store.get_counter(series_id, &period).await?.unwrap_or_default();
+            let counter = self
+                .store
+                .get_counter(series_id, &period)
+                .await?
+                .unwrap_or_default();
             let last = counter.last.unwrap_or(series.definition.start - 1);
             if next <= last + 1 {
-                return self.earlier_move(&series, &period, next, &reason, last).await;
+                return self
+                    .earlier_move(&series, &period, next, &reason, last)
+                    .await;
             }
             let wall = Utc::now().timestamp_millis();
             if counter.pending.as_ref().is_some_and(|p| p.until >= wall) {

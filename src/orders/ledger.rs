@@ -78,7 +78,11 @@ impl OrderService {
     ) -> Result<Audit, OrderError> {
         let (series, period) = self.period_of(series_id, period).await?;
         // The counter first: every entry it counts was written before it was read.
-        let stored = self.store.get_counter(series_id, &period).await?.unwrap_or_default();
+        let stored = self
+            .store
+            .get_counter(series_id, &period)
+            .await?
+            .unwrap_or_default();
         let counter = CounterState {
             last: stored.last,
             head: stored.head,
@@ -99,9 +103,15 @@ impl OrderService {
                 None => break,
             }
         }
-        self.recheck_gaps(&series, &period, &counter, &mut entries).await?;
+        self.recheck_gaps(&series, &period, &counter, &mut entries)
+            .await?;
         let entries: Vec<Entry> = entries.into_values().collect();
-        let report = audit(series.definition.gapless, series.definition.start, &counter, &entries);
+        let report = audit(
+            series.definition.gapless,
+            series.definition.start,
+            &counter,
+            &entries,
+        );
         Ok(Audit {
             series,
             period,
@@ -119,7 +129,12 @@ impl OrderService {
         entries: &mut BTreeMap<u64, Entry>,
     ) -> Result<(), OrderError> {
         let listed: Vec<Entry> = entries.values().cloned().collect();
-        let first = audit(series.definition.gapless, series.definition.start, counter, &listed);
+        let first = audit(
+            series.definition.gapless,
+            series.definition.start,
+            counter,
+            &listed,
+        );
         let numbers: Vec<_> = first
             .gaps
             .iter()

@@ -10,14 +10,24 @@ use crate::domain::series::{Period, Series};
 
 impl OrderService {
     /// The order of `series_id` whose number is `text`.
-    pub async fn find_in_series(&self, series_id: &SeriesId, text: &str) -> Result<Order, OrderError> {
-        self.find_with_period(series_id, text).await.map(|(_, order)| order)
+    pub async fn find_in_series(
+        &self,
+        series_id: &SeriesId,
+        text: &str,
+    ) -> Result<Order, OrderError> {
+        self.find_with_period(series_id, text)
+            .await
+            .map(|(_, order)| order)
     }
 
     /// The order whose number is `text`, in whichever series has it; several series (or
     /// format versions) with that text are a conflict naming every candidate.
     pub async fn find_anywhere(&self, text: &str) -> Result<Order, OrderError> {
-        let cached = self.registry.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let cached = self
+            .registry
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let mut found = match &cached {
             Some(registry) => self.find(registry, text).await?,
             None => Vec::new(),
@@ -50,7 +60,11 @@ impl OrderService {
     }
 
     /// Every order of `series` whose stored number is `text`.
-    async fn find(&self, series: &[Series], text: &str) -> Result<Vec<(Period, Order)>, OrderError> {
+    async fn find(
+        &self,
+        series: &[Series],
+        text: &str,
+    ) -> Result<Vec<(Period, Order)>, OrderError> {
         let now = self.now();
         let numbers: Vec<(SeriesId, Period, u64)> = series
             .iter()
@@ -70,7 +84,9 @@ impl OrderService {
                 Entry::Order(order) if order.order_number == text => {
                     let period = numbers
                         .iter()
-                        .find(|(s, p, c)| *s == order.series && p.as_str() == order.period && *c == order.counter)
+                        .find(|(s, p, c)| {
+                            *s == order.series && p.as_str() == order.period && *c == order.counter
+                        })
                         .map(|(_, p, _)| p.clone())?;
                     Some((period, order))
                 }

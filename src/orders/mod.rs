@@ -26,12 +26,14 @@ use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
 pub use change::SeriesChange;
-pub use ledger::{Audit, ListedPage};
+pub use ledger::{AUDIT_PAGE, Audit, ListedPage};
 pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::Order;
-use crate::domain::series::{InvalidPeriod, NumberFormat, Period, Series, SeriesDefinition, SeriesError};
+use crate::domain::series::{
+    InvalidPeriod, NumberFormat, Period, Series, SeriesDefinition, SeriesError,
+};
 use crate::store::{Inserted, Store, StoreError};
 
 use batch::Batch;
@@ -217,7 +219,11 @@ impl OrderService {
 
     /// The series, as this process knows it if it was read in the period of `now`, else
     /// read again.
-    async fn load_series(&self, series_id: &SeriesId, now: DateTime<Utc>) -> Result<Series, OrderError> {
+    async fn load_series(
+        &self,
+        series_id: &SeriesId,
+        now: DateTime<Utc>,
+    ) -> Result<Series, OrderError> {
         if let Some(known) = self.lock_series().get(series_id)
             && known.series.period(now) == known.period
         {
@@ -244,7 +250,11 @@ impl OrderService {
     }
 
     /// The format of `version`, reading the series again if this process does not know it.
-    async fn format_version(&self, series: &mut Series, version: u32) -> Result<NumberFormat, OrderError> {
+    async fn format_version(
+        &self,
+        series: &mut Series,
+        version: u32,
+    ) -> Result<NumberFormat, OrderError> {
         if series.format(version).is_none() {
             self.refresh_series(series).await?;
         }

@@ -28,7 +28,11 @@ impl OrderService {
             at: self.now(),
         };
         for attempt in 1..=MAX_ATTEMPTS {
-            match self.store.void_order(series_id, &period, &order, &void).await? {
+            match self
+                .store
+                .void_order(series_id, &period, &order, &void)
+                .await?
+            {
                 Voided::Voided => {
                     info!(number = %order.order_number, "order voided");
                     return Ok(Order {

@@ -198,7 +198,11 @@ mod tests {
         meter.single_write(1);
         meter.index_write(2);
         assert_eq!(
-            (meter.table_units(), meter.index_units(), meter.total_units()),
+            (
+                meter.table_units(),
+                meter.index_units(),
+                meter.total_units()
+            ),
             (7, 2, 9)
         );
     }

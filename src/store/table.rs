@@ -14,8 +14,8 @@ use rand::RngExt;
 use super::codec::Item;
 use super::error::{build_error, is_throttling_code, sdk_error};
 use super::keys::PERIOD_KEY;
-use super::metrics::item_units;
 use super::limits::MAX_BATCH_GET_KEYS;
+use super::metrics::item_units;
 use super::{PARTITION_KEY, Store, StoreError};
 
 /// Waits before DynamoDB is tried again after a lost race or throttling.

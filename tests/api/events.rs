@@ -77,12 +77,38 @@ async fn every_order_event_file_runs_through_the_order_function() {
         invoke(&router, "get-order-by-ref.json").await.body,
         order.body
     );
-    // The event names the first number of 2026: found when the test runs in 2026.
-    let by_number = invoke(&router, "get-order.json").await;
-    let expected = if order.body["order_number"] == "UABC26000001" {
+    // The events name the first number of 2026: found when the test runs in 2026.
+    let in_2026 = order.body["order_number"] == "UABC26000001";
+    let expected = if in_2026 {
         StatusCode::OK
     } else {
         StatusCode::NOT_FOUND
     };
-    assert_eq!(by_number.status, expected);
+    assert_eq!(invoke(&router, "get-order.json").await.status, expected);
+    assert_eq!(
+        invoke(&router, "get-series-order.json").await.status,
+        expected
+    );
+    let voided = invoke(&router, "void-order.json").await;
+    assert_eq!(voided.status, expected, "{}", voided.body);
+    // The counter of the current period moves to 100: the next order is number 100.
+    let moved = invoke(&router, "patch-series.json").await;
+    assert_eq!(moved.status, StatusCode::OK, "{}", moved.body);
+    assert_eq!(moved.body["last_counter"], 99);
+    let listed = invoke(&router, "list-orders.json").await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    let audit = invoke(&router, "audit-series.json").await;
+    assert_eq!(audit.status, StatusCode::OK, "{}", audit.body);
+    if in_2026 {
+        assert_eq!(listed.body["orders"].as_array().unwrap().len(), 3);
+        assert_eq!(listed.body["orders"][0]["status"], "void");
+        assert_eq!(listed.body["moves"][0]["to"], 99);
+        assert_eq!(
+            (
+                audit.body["voided"].as_u64(),
+                audit.body["chain"]["intact"].as_bool()
+            ),
+            (Some(1), Some(true))
+        );
+    }
 }

@@ -158,6 +158,16 @@ impl TestApp {
         send(&self.router, request).await
     }
 
+    pub async fn patch(&self, path: &str, body: &Value) -> Reply {
+        let request = Request::builder()
+            .method(Method::PATCH)
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        send(&self.router, request).await
+    }
+
     /// Every item of the table, read back with strongly consistent scans.
     pub async fn scan(&self) -> Vec<Item> {
         scan(&self.store).await

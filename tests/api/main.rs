@@ -9,6 +9,8 @@ mod file_import;
 mod hardening;
 mod helpers;
 mod invariants;
+mod ledger;
+mod numbering;
 mod order_races;
 mod orders;
 mod queue;

@@ -1,9 +1,9 @@
 //! Numbering orders: one, or a batch.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::Json;
 use serde::Serialize;
 
 use super::super::AppState;
@@ -120,4 +120,3 @@ pub(super) async fn create_batch(
         .collect();
     Ok(Json(BatchResponse { results }))
 }
-

@@ -1,7 +1,7 @@
 //! Listing a period and auditing it.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
 use super::super::AppState;

@@ -1,7 +1,7 @@
 //! Finding an order by its number or its reference, and voiding it.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use serde::Deserialize;
 
 use super::super::AppState;

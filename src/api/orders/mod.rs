@@ -6,9 +6,9 @@ mod lookup;
 mod series;
 
 use axum::Extension;
+use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use axum::Router;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -82,7 +82,11 @@ impl From<Order> for OrderResponse {
             external_ref: order.external_ref.to_string(),
             data: order.data.to_raw_value(),
             created_at: timestamp(order.created_at),
-            status: if order.void.is_some() { "void" } else { "active" },
+            status: if order.void.is_some() {
+                "void"
+            } else {
+                "active"
+            },
             void_reason: order.void.as_ref().map(|v| v.reason.as_str().to_owned()),
             voided_at: order.void.as_ref().map(|v| timestamp(v.at)),
             hash: order.hash,

@@ -1,9 +1,9 @@
 //! Defining, reading and changing a series.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::super::AppState;
@@ -178,5 +178,7 @@ pub(super) async fn patch_series(
         format: body.format,
         next,
     };
-    Ok(Json(state.orders.change_series(&series_id, change).await?.into()))
+    Ok(Json(
+        state.orders.change_series(&series_id, change).await?.into(),
+    ))
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod import;
+mod ledger;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -40,6 +41,10 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Number the orders of a file (JSON lines, or CSV with an external_ref column).
     Import(import::ImportArgs),
+    /// Audit a period of a series: counts, gaps and their causes, the hash chain.
+    Audit(ledger::PeriodArgs),
+    /// Write a period of a series as CSV, in counter order.
+    Export(ledger::ExportArgs),
 }
 
 #[tokio::main]
@@ -47,7 +52,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     // A benchmark logs only problems: a line per purchase would measure the terminal.
     let default_level = match cli.command {
-        Command::Bench(_) | Command::Import(_) => "warn",
+        Command::Bench(_) | Command::Import(_) | Command::Audit(_) | Command::Export(_) => "warn",
         _ => "info",
     };
     tally::telemetry::init(default_level);
@@ -99,5 +104,7 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
         }
         Command::Bench(args) => bench::run(args, config).await,
         Command::Import(args) => import::run(args, config).await,
+        Command::Audit(args) => ledger::audit(args, config).await,
+        Command::Export(args) => ledger::export(args, config).await,
     }
 }

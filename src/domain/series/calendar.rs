@@ -137,7 +137,10 @@ mod tests {
         let april = Calendar::new(Timezone::utc(), 4).unwrap();
         assert_eq!(april.date(utc(2026, 3, 31, 23, 59)).fiscal_year, 2026);
         assert_eq!(april.date(utc(2026, 4, 1, 0, 0)).fiscal_year, 2027);
-        assert_eq!(Calendar::default().date(utc(2026, 4, 1, 0, 0)).fiscal_year, 2026);
+        assert_eq!(
+            Calendar::default().date(utc(2026, 4, 1, 0, 0)).fiscal_year,
+            2026
+        );
         assert_eq!(
             Calendar::new(Timezone::utc(), 13),
             Err(SeriesError::FiscalYearStart)

@@ -276,7 +276,9 @@ mod tests {
             let format = NumberFormat::parse(source).unwrap();
             for counter in [1, 9, 10, 99, 100, 12_345, 10_000_000] {
                 let text = format.render(&series, &on, counter);
-                let read = format.read(&series, &text).unwrap_or_else(|| panic!("{text}"));
+                let read = format
+                    .read(&series, &text)
+                    .unwrap_or_else(|| panic!("{text}"));
                 assert_eq!(read.counter, counter, "{text}");
                 assert_eq!(format.render(&series, &on, read.counter), text);
             }

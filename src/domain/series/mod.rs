@@ -118,7 +118,11 @@ pub struct Series {
 
 impl Series {
     /// A new series: its format is version 1.
-    pub fn new(series_id: SeriesId, definition: SeriesDefinition, created_at: DateTime<Utc>) -> Self {
+    pub fn new(
+        series_id: SeriesId,
+        definition: SeriesDefinition,
+        created_at: DateTime<Utc>,
+    ) -> Self {
         let formats = vec![FormatVersion {
             version: 1,
             format: definition.format.clone(),

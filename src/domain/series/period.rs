@@ -58,9 +58,7 @@ impl Reset {
     pub fn periods_of(self, read: &ReadNumber, years: RangeInclusive<i32>) -> Vec<Period> {
         let candidate_years: Vec<i32> = match (read.year, read.year2) {
             (Some(year), _) => vec![year],
-            (None, Some(yy)) => years
-                .filter(|y| y.rem_euclid(100) as u32 == yy)
-                .collect(),
+            (None, Some(yy)) => years.filter(|y| y.rem_euclid(100) as u32 == yy).collect(),
             (None, None) => Vec::new(),
         };
         let named = |text: String| Period::parse(self, &text).ok();
@@ -119,7 +117,8 @@ impl Period {
             Reset::Yearly => year(text).is_some(),
             Reset::FiscalYearly => text.strip_prefix("FY").and_then(year).is_some(),
             Reset::Monthly => {
-                text.len() == 7 && NaiveDate::parse_from_str(&format!("{text}-01"), "%Y-%m-%d").is_ok()
+                text.len() == 7
+                    && NaiveDate::parse_from_str(&format!("{text}-01"), "%Y-%m-%d").is_ok()
             }
             Reset::Daily => text.len() == 10 && NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok(),
         };
@@ -142,8 +141,12 @@ impl Period {
             Reset::Yearly => format!("{:04}", year(&self.0)? + 1),
             Reset::FiscalYearly => format!("FY{:04}", year(&self.0[2..])? + 1),
             Reset::Monthly => {
-                let first = NaiveDate::parse_from_str(&format!("{}-01", self.0), "%Y-%m-%d").ok()?;
-                first.checked_add_months(chrono::Months::new(1))?.format("%Y-%m").to_string()
+                let first =
+                    NaiveDate::parse_from_str(&format!("{}-01", self.0), "%Y-%m-%d").ok()?;
+                first
+                    .checked_add_months(chrono::Months::new(1))?
+                    .format("%Y-%m")
+                    .to_string()
             }
             Reset::Daily => NaiveDate::parse_from_str(&self.0, "%Y-%m-%d")
                 .ok()?
@@ -219,8 +222,14 @@ mod tests {
         };
         assert_eq!(next(Reset::Yearly, "2026").as_deref(), Some("2027"));
         assert_eq!(next(Reset::Monthly, "2026-12").as_deref(), Some("2027-01"));
-        assert_eq!(next(Reset::Daily, "2026-12-31").as_deref(), Some("2027-01-01"));
-        assert_eq!(next(Reset::FiscalYearly, "FY2027").as_deref(), Some("FY2028"));
+        assert_eq!(
+            next(Reset::Daily, "2026-12-31").as_deref(),
+            Some("2027-01-01")
+        );
+        assert_eq!(
+            next(Reset::FiscalYearly, "FY2027").as_deref(),
+            Some("FY2028")
+        );
         assert_eq!(next(Reset::Never, "all"), None);
     }
 

@@ -55,11 +55,12 @@ pub(super) fn decode_series(item: &Item) -> Result<Series, StoreError> {
     let corrupt = |reason: String| r.corrupt(reason);
     let reset = r.parsed("reset", |v| Reset::parse(v).ok())?;
     let timezone = r.parsed("timezone", |v| Timezone::parse(v).ok())?;
-    let calendar = Calendar::new(timezone, r.num("fiscal_year_start")?)
-        .map_err(|e| corrupt(e.to_string()))?;
-    let definition = SeriesDefinition::new(r.str("format")?, reset, r.flag("gapless"), r.num("start")?)
-        .map_err(|e| corrupt(e.to_string()))?
-        .with_calendar(calendar);
+    let calendar =
+        Calendar::new(timezone, r.num("fiscal_year_start")?).map_err(|e| corrupt(e.to_string()))?;
+    let definition =
+        SeriesDefinition::new(r.str("format")?, reset, r.flag("gapless"), r.num("start")?)
+            .map_err(|e| corrupt(e.to_string()))?
+            .with_calendar(calendar);
     let mut formats = Vec::new();
     for value in r.list("formats")? {
         let AttributeValue::M(entry) = value else {

@@ -41,7 +41,12 @@ impl Store {
     ) -> Result<OrdersCommit, StoreError> {
         let mut items = Vec::with_capacity(1 + 2 * orders.len());
         if let Some(advance) = advance {
-            items.push(gapless_counter_update(self.table(), series_id, period, advance)?);
+            items.push(gapless_counter_update(
+                self.table(),
+                series_id,
+                period,
+                advance,
+            )?);
         }
         let offset = items.len();
         let period_key = keys::series_counter(series_id, period);

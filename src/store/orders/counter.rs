@@ -138,9 +138,9 @@ impl Store {
             .await;
         match result {
             Ok(output) => {
-                let item = output
-                    .attributes
-                    .ok_or_else(|| StoreError::Invariant("the claimed counter was not returned".into()))?;
+                let item = output.attributes.ok_or_else(|| {
+                    StoreError::Invariant("the claimed counter was not returned".into())
+                })?;
                 Ok(Claim::Claimed(decode_counter(&item)?))
             }
             Err(err) => match err.as_service_error() {
@@ -238,7 +238,9 @@ impl Store {
             .expression_attribute_values(":now", n(now));
         let claim_free = "(attribute_not_exists(#pending) OR #pending.#until < :now)";
         update = match expected {
-            None => update.condition_expression(format!("attribute_not_exists(#last) AND {claim_free}")),
+            None => {
+                update.condition_expression(format!("attribute_not_exists(#last) AND {claim_free}"))
+            }
             Some(old) => update
                 .condition_expression(format!("#last = :old AND {claim_free}"))
                 .expression_attribute_values(":old", n(old)),

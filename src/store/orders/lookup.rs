@@ -91,7 +91,10 @@ impl Store {
                 .expression_attribute_names("#pk", PARTITION_KEY)
                 .expression_attribute_names("#reason", "void_reason")
                 .expression_attribute_names("#at", "voided_at")
-                .expression_attribute_values(":reason", super::super::codec::s(void.reason.as_str()))
+                .expression_attribute_values(
+                    ":reason",
+                    super::super::codec::s(void.reason.as_str()),
+                )
                 .expression_attribute_values(":at", timestamp(void.at));
             if return_old {
                 update = update.return_values_on_condition_check_failure(
@@ -120,7 +123,9 @@ impl Store {
             Transaction::Committed => Ok(Voided::Voided),
             Transaction::Busy => Ok(Voided::Conflict),
             Transaction::Cancelled(verdicts) => match verdicts.into_iter().next() {
-                Some(Verdict::ConditionFailed(Some(item))) => Ok(Voided::Already(decode_order(&item)?)),
+                Some(Verdict::ConditionFailed(Some(item))) => {
+                    Ok(Voided::Already(decode_order(&item)?))
+                }
                 Some(Verdict::ConditionFailed(None)) => Err(StoreError::Invariant(format!(
                     "order {} vanished while it was voided",
                     order.order_number

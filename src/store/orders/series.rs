@@ -142,7 +142,10 @@ impl Store {
         changed.formats.push(version.clone());
         let mut entry = Item::new();
         entry.insert("version".into(), n(version.version));
-        entry.insert("format".into(), AttributeValue::S(version.format.as_str().to_owned()));
+        entry.insert(
+            "format".into(),
+            AttributeValue::S(version.format.as_str().to_owned()),
+        );
         entry.insert("from".into(), AttributeValue::S(target.as_str().to_owned()));
         let series_update = Update::builder()
             .table_name(self.table())
@@ -151,8 +154,14 @@ impl Store {
             .condition_expression("size(#formats) = :known")
             .expression_attribute_names("#format", "format")
             .expression_attribute_names("#formats", "formats")
-            .expression_attribute_values(":format", AttributeValue::S(version.format.as_str().into()))
-            .expression_attribute_values(":entry", AttributeValue::L(vec![AttributeValue::M(entry)]))
+            .expression_attribute_values(
+                ":format",
+                AttributeValue::S(version.format.as_str().into()),
+            )
+            .expression_attribute_values(
+                ":entry",
+                AttributeValue::L(vec![AttributeValue::M(entry)]),
+            )
             .expression_attribute_values(":known", n(series.formats.len()))
             .build()
             .map_err(build_error)?;
@@ -176,7 +185,8 @@ impl Store {
             Transaction::Committed => Ok(FormatChange::Changed),
             Transaction::Busy => Ok(FormatChange::SeriesChanged),
             Transaction::Cancelled(verdicts) => {
-                let failed = |i: usize| matches!(verdicts.get(i), Some(Verdict::ConditionFailed(_)));
+                let failed =
+                    |i: usize| matches!(verdicts.get(i), Some(Verdict::ConditionFailed(_)));
                 if failed(0) {
                     Ok(FormatChange::SeriesChanged)
                 } else if failed(2) {

@@ -4,6 +4,7 @@
 //! parsing of import files, in one run, and prints the figures. Every buyer or source is
 //! its own service, like one warm Lambda instance.
 
+mod audit;
 mod ceiling;
 mod import_parse;
 mod orders;
@@ -31,11 +32,17 @@ pub struct BenchArgs {
     orders: orders::OrderBenchArgs,
     #[command(flatten)]
     import_parse: import_parse::ImportParseArgs,
+    #[command(flatten)]
+    audit: audit::AuditBenchArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     import_parse::run(&args.import_parse)?;
-    if args.tickets.skip_tickets && args.orders.skip_orders && args.skip_ceiling {
+    if args.tickets.skip_tickets
+        && args.orders.skip_orders
+        && args.skip_ceiling
+        && args.audit.skip_audit
+    {
         return Ok(());
     }
     let endpoint = config.endpoint.clone().ok_or(
@@ -66,6 +73,11 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
         None
     } else {
         Some(orders::run(&args.orders, store, counter).await?)
+    };
+    let audit = if args.audit.skip_audit {
+        None
+    } else {
+        Some(audit::run(&args.audit, store).await?)
     };
     if args.skip_ceiling {
         return Ok(());
@@ -114,6 +126,30 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
                 2.0 * target * loop_rate / chunks.items_per_s()
             );
         }
+        let gapless = &orders.gapless;
+        println!(
+            "  gapless: {:.2} WCU per order (table; target <= 4.6), {:.2} with the index; {:.0}% of the ceiling (target >= 75%)",
+            gapless.table_wcu_per_order(),
+            gapless.total_wcu_per_order(),
+            100.0 * 2.0 * gapless.orders_per_s() / chunks.items_per_s()
+        );
+        if let Some(audit) = &audit {
+            let per_order = Duration::from_secs_f64(1.0 / gapless.orders_per_s());
+            println!(
+                "  chain: hashing an order takes {:.1} µs, {:.2}% of a gapless order's {:.0} µs",
+                audit.hash_per_order.as_secs_f64() * 1e6,
+                100.0 * audit.hash_per_order.as_secs_f64() / per_order.as_secs_f64(),
+                per_order.as_secs_f64() * 1e6
+            );
+        }
+    }
+    if let Some(audit) = &audit {
+        println!(
+            "  audit of a {}-order period: {:.2} s (filled in {:.1} s)",
+            audit.orders,
+            audit.audit.as_secs_f64(),
+            audit.fill.as_secs_f64()
+        );
     }
     Ok(())
 }
