@@ -19,7 +19,7 @@ async fn define(app: &TestApp, id: &str, body: Value) {
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
 }
 
-/// Posts orders `from..to` of source `s` into `series`; returns their numbers.
+/// Posts orders `from..to` of source `src-<series>` into `series`; returns their numbers.
 async fn post_range(app: &TestApp, series: &str, from: usize, to: usize) -> Vec<String> {
     let orders: Vec<Value> = (from..to)
         .map(|i| json!({"external_ref": format!("r{i}"), "data": {"i": i}}))
@@ -27,7 +27,7 @@ async fn post_range(app: &TestApp, series: &str, from: usize, to: usize) -> Vec<
     let reply = app
         .post(
             "/orders/batch",
-            &json!({"series": series, "source": "s", "orders": orders}),
+            &json!({"series": series, "source": format!("src-{series}"), "orders": orders}),
         )
         .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
@@ -95,7 +95,7 @@ async fn a_void_keeps_its_number_and_a_repost_answers_the_voided_order() {
     let repost = app
         .post(
             "/orders",
-            &json!({"series": "V", "source": "s", "external_ref": "r1", "data": {"i": 1}}),
+            &json!({"series": "V", "source": "src-V", "external_ref": "r1", "data": {"i": 1}}),
         )
         .await;
     assert_eq!(repost.status, StatusCode::OK, "{}", repost.body);
@@ -107,11 +107,14 @@ async fn a_void_keeps_its_number_and_a_repost_answers_the_voided_order() {
         (Some("V-0002"), Some("void"))
     );
     let batch = app
-        .post("/orders/batch", &json!({"series": "V", "source": "s", "orders": [{"external_ref": "r1", "data": {"i": 1}}]}))
+        .post("/orders/batch", &json!({"series": "V", "source": "src-V", "orders": [{"external_ref": "r1", "data": {"i": 1}}]}))
         .await;
     assert_eq!(batch.body["results"][0]["voided"], true);
     assert_eq!(post_range(&app, "V", 3, 4).await, ["V-0004"]);
-    assert_eq!(app.get("/sources/s/orders/r1").await.body["status"], "void");
+    assert_eq!(
+        app.get("/sources/src-V/orders/r1").await.body["status"],
+        "void"
+    );
     assert_eq!(app.get("/orders/V-0002").await.body["status"], "void");
     // Listing and audit show the void; the chain and the numbering are whole.
     let listed = app.get("/series/V/orders?period=all").await;
@@ -502,7 +505,7 @@ async fn an_order_edited_in_the_table_is_named_by_the_audit_and_the_audit_comman
     let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows.len(), 1 + 36);
     assert!(rows[0].starts_with("counter,to_counter,order_number,status"));
-    assert!(rows[1].starts_with("1,,T0001,active,s,r0,"));
+    assert!(rows[1].starts_with("1,,T0001,active,src-T,r0,"));
     assert!(rows[31].starts_with("31,39,,gap,"), "{}", rows[31]);
     assert!(rows[32].starts_with("40,,T0040,active"));
 }

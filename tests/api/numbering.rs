@@ -293,7 +293,7 @@ async fn time_zones_and_fiscal_months_are_checked_and_shown() {
     let created = app
         .put(
             "/series/TZ",
-            &json!({"format": "T{fy}{mm}{dd}{seq:3}", "reset": "daily", "timezone": "america/new_york", "fiscal_year_start": 10}),
+            &json!({"format": "T{yy}{mm}{dd}-{fy}-{seq:3}", "reset": "daily", "timezone": "america/new_york", "fiscal_year_start": 10}),
         )
         .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
