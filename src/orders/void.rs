@@ -42,7 +42,7 @@ impl OrderService {
                 }
                 Voided::Already(stored) => {
                     let earlier = stored.void.clone().expect("a void order");
-                    return already(stored, &earlier, &void.reason);
+                    return already(*stored, &earlier, &void.reason);
                 }
                 Voided::Conflict => backoff(attempt).await,
             }

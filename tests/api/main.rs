@@ -1,5 +1,6 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
+mod changes;
 mod concurrency;
 mod cost;
 mod events;

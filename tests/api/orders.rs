@@ -385,38 +385,3 @@ async fn a_fast_batch_of_a_thousand_costs_one_counter_update() {
     assert_eq!(store.write_meter().table_units() - units, 1 + 4 * 1_000);
     assert_eq!(store.write_meter().index_units(), 1_000);
 }
-
-#[tokio::test]
-async fn a_gapless_batch_costs_one_claim_and_two_items_per_order() {
-    let counter = tally::store::RequestCounter::default();
-    let store = fresh_store(Some(counter.clone())).await;
-    let service = OrderService::new(store.clone());
-    let series = SeriesId::parse("GC").unwrap();
-    let definition = SeriesDefinition::new("GC{seq:5}", Reset::Never, true, 1).unwrap();
-    service.define_series(&series, definition).await.unwrap();
-    let inputs: Vec<OrderInput> = (0..98).map(|i| input(&format!("g-{i}"))).collect();
-    let meter = store.write_meter();
-    let (requests, table, index) = (counter.snapshot(), meter.table_units(), meter.index_units());
-    let outcomes = service
-        .create_orders(&series, &SourceId::parse("bulk").unwrap(), inputs)
-        .await
-        .unwrap();
-    assert_eq!(number(outcomes.last().unwrap()), "GC00098");
-    // One read of the references, one claim of the counter, two transactions of 49 orders
-    // that keep, then give up, the claim.
-    let sent = counter.snapshot().since(&requests);
-    assert_eq!(
-        (
-            sent.of("BatchGetItem"),
-            sent.of("UpdateItem"),
-            sent.of("TransactWriteItems"),
-            sent.total()
-        ),
-        (1, 1, 2, 4),
-        "{sent}"
-    );
-    // 1 WCU for the claim, 2 per transaction item (the counter and two items per order);
-    // each number item enters the period index once.
-    assert_eq!(meter.table_units() - table, 1 + 2 * 2 * (1 + 2 * 49));
-    assert_eq!(meter.index_units() - index, 98);
-}

@@ -20,7 +20,7 @@ use crate::domain::series::Period;
 pub enum Voided {
     Voided,
     /// The order was void already: as it is.
-    Already(Order),
+    Already(Box<Order>),
     /// Another write held the order: try again.
     Conflict,
 }
@@ -124,7 +124,7 @@ impl Store {
             Transaction::Busy => Ok(Voided::Conflict),
             Transaction::Cancelled(verdicts) => match verdicts.into_iter().next() {
                 Some(Verdict::ConditionFailed(Some(item))) => {
-                    Ok(Voided::Already(decode_order(&item)?))
+                    Ok(Voided::Already(Box::new(decode_order(&item)?)))
                 }
                 Some(Verdict::ConditionFailed(None)) => Err(StoreError::Invariant(format!(
                     "order {} vanished while it was voided",
