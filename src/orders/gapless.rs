@@ -5,6 +5,7 @@
 //! a cancelled transaction of up to a hundred items.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use chrono::Utc;
 
@@ -15,10 +16,17 @@ use crate::domain::chain::{GENESIS, Hash, from_hex, order_link, to_hex};
 use crate::domain::order::Order;
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
 use crate::store::orders::{Claim, CounterAdvance, CounterState, OrdersCommit};
-use crate::store::{StoreError, backoff, random_token};
+use crate::store::{StoreError, backoff, jittered_wait, random_token};
 
 /// Orders per gapless transaction: the counter plus two items per order (49).
 const GAPLESS_CHUNK: usize = (MAX_TRANSACTION_ITEMS - 1) / 2;
+
+/// Waits before a claim is tried again: a claim is held for a few transactions, tens of
+/// milliseconds each, so the wait stays short (an idle counter is lost throughput) but
+/// random (so that waiters do not all come back together), and each try costs one unit.
+fn claim_wait(attempt: u32) -> Duration {
+    jittered_wait(attempt, Duration::from_millis(2), Duration::from_millis(20))
+}
 
 /// One request's hold on a counter while it numbers its chunks.
 struct Hold {
@@ -26,6 +34,8 @@ struct Hold {
     owner: String,
     /// The counter as this request left it, while it holds the claim.
     claimed: Option<CounterState>,
+    /// Whether the claim may still be this request's: then it is given up at the end.
+    may_own: bool,
 }
 
 impl OrderService {
@@ -37,9 +47,10 @@ impl OrderService {
         let mut hold = Hold {
             owner: random_token(),
             claimed: None,
+            may_own: false,
         };
         let result = self.number_claimed(batch, queue, &mut hold).await;
-        if hold.claimed.is_some() || result.is_err() {
+        if hold.may_own || result.is_err() {
             // Whether or not the last transaction committed, nothing of this request can
             // commit once the claim is gone: give it up for the next writer.
             self.store
@@ -82,9 +93,12 @@ impl OrderService {
                         )
                         .await?;
                     match claim {
-                        Claim::Claimed(state) => state,
+                        Claim::Claimed(state) => {
+                            hold.may_own = true;
+                            state
+                        }
                         Claim::Busy => {
-                            backoff(attempts).await;
+                            tokio::time::sleep(claim_wait(attempts)).await;
                             continue;
                         }
                     }
@@ -122,6 +136,8 @@ impl OrderService {
                 .await?
             {
                 OrdersCommit::Committed => {
+                    // The last chunk gave the claim up.
+                    hold.may_own = more;
                     if more {
                         hold.claimed = Some(CounterState {
                             last: Some(advance.new),
@@ -141,6 +157,7 @@ impl OrderService {
                         // The claim was taken over (it expired) or the period's format was
                         // changed before its first number: claim again.
                         Some(now) => {
+                            hold.may_own = now.pending.is_some_and(|p| p.owner == hold.owner);
                             if now.format_version.is_some_and(|v| v != version) {
                                 self.refresh_series(&mut batch.series).await?;
                             }

@@ -293,6 +293,34 @@ impl Store {
                 operation: "DescribeTable",
                 reason: format!("table {} did not become active: {e}", self.table),
             })?;
-        Ok(())
+        self.check_period_index().await
+    }
+
+    /// A table made before the period index existed has numbers keyed by their text and
+    /// cannot list a period: it is refused with a clear message, not used (nothing is
+    /// migrated; nothing was deployed with that layout).
+    async fn check_period_index(&self) -> Result<(), StoreError> {
+        let described = self
+            .client
+            .describe_table()
+            .table_name(&self.table)
+            .send()
+            .await
+            .map_err(|e| sdk_error("DescribeTable", e))?;
+        let has_index = described
+            .table()
+            .map(|t| t.global_secondary_indexes())
+            .unwrap_or_default()
+            .iter()
+            .any(|index| index.index_name() == Some(keys::PERIOD_INDEX));
+        if has_index {
+            Ok(())
+        } else {
+            Err(StoreError::Invariant(format!(
+                "table {} has no {} index: it was made by an earlier version of Tally, whose layout is not migrated; delete it (locally: the .dynamodb/ folder) and start again",
+                self.table,
+                keys::PERIOD_INDEX
+            )))
+        }
     }
 }
