@@ -62,7 +62,6 @@ impl OrderService {
                     FormatChange::Changed => {
                         info!(format = text, from = %target, "series format changed");
                         self.refresh_series(&mut series).await?;
-                        self.forget_registry();
                         return Ok(());
                     }
                     FormatChange::PeriodStarted => {}

@@ -1,6 +1,7 @@
 //! Finding an order by its text: within a series, by reading the text against each of
 //! the series' formats (one reading each at most) and reading the numbers that gives by
-//! key; across series, the same for every series of the registry. Never a scan.
+//! key; across series, the same for every series of the registry (one item). Never a
+//! scan.
 
 use super::{OrderError, OrderService};
 use crate::domain::audit::Entry;
@@ -21,24 +22,11 @@ impl OrderService {
     }
 
     /// The order whose number is `text`, in whichever series has it; several series (or
-    /// format versions) with that text are a conflict naming every candidate.
+    /// format versions) with that text are a conflict naming every candidate. The
+    /// registry is read each time, so a series defined a moment ago is a candidate too.
     pub async fn find_anywhere(&self, text: &str) -> Result<Order, OrderError> {
-        let cached = self
-            .registry
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let mut found = match &cached {
-            Some(registry) => self.find(registry, text).await?,
-            None => Vec::new(),
-        };
-        if found.is_empty() {
-            // A series or format this process has not seen yet may have it.
-            let registry = self.store.series_registry().await?;
-            found = self.find(&registry, text).await?;
-            *self.registry.lock().unwrap_or_else(|e| e.into_inner()) = Some(registry);
-        }
-        single(found).map(|(_, order)| order)
+        let registry = self.store.series_registry().await?;
+        single(self.find(&registry, text).await?).map(|(_, order)| order)
     }
 
     /// The order of a series whose number is `text`, with its period.

@@ -92,9 +92,6 @@ pub struct OrderService {
     store: Store,
     clock: Clock,
     series: Mutex<HashMap<SeriesId, Known>>,
-    /// Every series and its formats, to find a number across series; read again when a
-    /// number is not found.
-    registry: Mutex<Option<Vec<Series>>>,
 }
 
 impl OrderService {
@@ -107,7 +104,6 @@ impl OrderService {
             store,
             clock,
             series: Mutex::new(HashMap::new()),
-            registry: Mutex::new(None),
         }
     }
 
@@ -136,7 +132,6 @@ impl OrderService {
             Inserted::New => {
                 info!(format = series.definition.format.as_str(), "series created");
                 self.remember(&series);
-                self.forget_registry();
                 Ok((series, true))
             }
             Inserted::Existing(existing) if existing.definition == series.definition => {
@@ -277,9 +272,5 @@ impl OrderService {
 
     fn lock_series(&self) -> std::sync::MutexGuard<'_, HashMap<SeriesId, Known>> {
         self.series.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn forget_registry(&self) {
-        *self.registry.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
