@@ -28,6 +28,10 @@ fn claim_wait(attempt: u32) -> Duration {
     jittered_wait(attempt, Duration::from_millis(2), Duration::from_millis(20))
 }
 
+/// How long a request waits, in all, for other writers to give the counter up before its
+/// orders are reported as contended (to be posted again): well within a request's time.
+const CLAIM_PATIENCE: Duration = Duration::from_secs(8);
+
 /// One request's hold on a counter while it numbers its chunks.
 struct Hold {
     /// Random per request: the claim is this request's and no other's.
@@ -70,10 +74,11 @@ impl OrderService {
         let period = batch.period.clone();
         let first = batch.series.definition.start;
         let lease = self.claim_lease();
-        let mut attempts = 0;
+        // Transactions tried for the current chunk; claims found taken in a row; the time
+        // spent waiting for the claim since the last chunk committed.
+        let (mut attempts, mut taken, mut waited) = (0, 0, Duration::ZERO);
         while !queue.is_empty() {
-            attempts += 1;
-            if attempts > MAX_ATTEMPTS {
+            if attempts >= MAX_ATTEMPTS || waited > CLAIM_PATIENCE {
                 batch.give_up(queue);
                 return Ok(());
             }
@@ -95,15 +100,20 @@ impl OrderService {
                     match claim {
                         Claim::Claimed(state) => {
                             hold.may_own = true;
+                            taken = 0;
                             state
                         }
                         Claim::Busy => {
-                            tokio::time::sleep(claim_wait(attempts)).await;
+                            taken += 1;
+                            let wait = claim_wait(taken);
+                            waited += wait;
+                            tokio::time::sleep(wait).await;
                             continue;
                         }
                     }
                 }
             };
+            attempts += 1;
             let version = state
                 .format_version
                 .unwrap_or_else(|| batch.series.latest_version());
@@ -150,7 +160,7 @@ impl OrderService {
                         batch.outcomes[*index] = Some(ItemOutcome::Created(order));
                     }
                     queue.drain(..chunk.len());
-                    attempts = 0;
+                    (attempts, waited) = (0, Duration::ZERO);
                 }
                 OrdersCommit::Cancelled(cancelled) => {
                     match cancelled.counter_now {
