@@ -69,6 +69,12 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
     } else {
         Some(sell_out::compare(&args.tickets, store, counter).await?)
     };
+    let ceiling_time = Duration::from_secs(args.ceiling_seconds);
+    let chunks_before = if args.orders.skip_orders || args.skip_ceiling {
+        None
+    } else {
+        Some(ceiling::measure_order_chunks(store, ceiling_time).await?)
+    };
     let orders = if args.orders.skip_orders {
         None
     } else {
@@ -82,7 +88,7 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
     if args.skip_ceiling {
         return Ok(());
     }
-    let ceilings = ceiling::measure_all(store, Duration::from_secs(args.ceiling_seconds)).await?;
+    let ceilings = ceiling::measure_all(store, ceiling_time).await?;
     println!();
     println!("Against the ceiling:");
     if let Some((tally, naive)) = &tickets {
@@ -110,8 +116,14 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
             );
         }
     }
-    if let Some(orders) = &orders {
-        let chunks = &ceilings.order_chunks;
+    if let (Some(orders), Some(before)) = (&orders, &chunks_before) {
+        // The ceiling right before the orders and at the end of the run, averaged.
+        let ceiling = (before.items_per_s() + ceilings.order_chunks.items_per_s()) / 2.0;
+        println!(
+            "  100-item ceiling: {:.0} items/s before the orders, {:.0} at the end; shares below are of their mean, {ceiling:.0}",
+            before.items_per_s(),
+            ceilings.order_chunks.items_per_s()
+        );
         let loop_rate = orders.single.orders_per_s();
         for (label, figures, target) in [
             ("fast", &orders.fast, 20.0),
@@ -121,9 +133,9 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
             let items = 2.0 * figures.orders_per_s();
             println!(
                 "  {label} batches wrote {items:.0} items/s ({:.0}% of the 100-item ceiling); {target}x the loop needs {:.0} items/s ({:.1}x the ceiling)",
-                100.0 * items / chunks.items_per_s(),
+                100.0 * items / ceiling,
                 2.0 * target * loop_rate,
-                2.0 * target * loop_rate / chunks.items_per_s()
+                2.0 * target * loop_rate / ceiling
             );
         }
         let gapless = &orders.gapless;
@@ -131,7 +143,7 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
             "  gapless: {:.2} WCU per order (table; target <= 4.6), {:.2} with the index; {:.0}% of the ceiling (target >= 75%)",
             gapless.table_wcu_per_order(),
             gapless.total_wcu_per_order(),
-            100.0 * 2.0 * gapless.orders_per_s() / chunks.items_per_s()
+            100.0 * 2.0 * gapless.orders_per_s() / ceiling
         );
         if let Some(audit) = &audit {
             let per_order = Duration::from_secs_f64(1.0 / gapless.orders_per_s());
