@@ -3,6 +3,7 @@
 //! take. The ticket and order figures are read against these ceilings: no way of
 //! allocating numbers that writes the same items can go faster.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
@@ -83,7 +84,11 @@ pub async fn measure_order_chunks(store: &Store, duration: Duration) -> Result<C
     measure(store, ORDER_CHUNKS, duration).await
 }
 
+/// Numbers the measurements of a run, so that a shape measured twice writes new keys.
+static MEASUREMENTS: AtomicU64 = AtomicU64::new(0);
+
 async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<Ceiling, String> {
+    let measurement = MEASUREMENTS.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
     let deadline = started + duration;
     let mut writers = Vec::new();
@@ -93,7 +98,7 @@ async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<Ceil
             let mut requests = 0u64;
             while Instant::now() < deadline {
                 let keys: Vec<String> = (0..shape.items)
-                    .map(|i| format!("CEILING#{}#{writer}#{requests}#{i}", shape.items))
+                    .map(|i| format!("CEILING#{measurement}#{writer}#{requests}#{i}"))
                     .collect();
                 write(&store, keys).await?;
                 requests += 1;
