@@ -53,11 +53,20 @@ const ORDER_CHUNKS: Shape = Shape {
     items: 100,
 };
 
+/// The same chunks from one writer at a time: what a series whose writers take turns on
+/// one counter (gapless) can reach at most, where four writers use every core.
+const SERIAL_ORDER_CHUNKS: Shape = Shape {
+    label: "TransactWriteItems of 100 items, 1 writer",
+    writers: 1,
+    items: 100,
+};
+
 /// The ceiling of each shape.
 pub struct Ceilings {
     pub single_puts: Ceiling,
     pub purchases: Ceiling,
     pub order_chunks: Ceiling,
+    pub serial_order_chunks: Ceiling,
 }
 
 /// Measures each shape for `duration`, one after the other, and prints the figures.
@@ -70,6 +79,7 @@ pub async fn measure_all(store: &Store, duration: Duration) -> Result<Ceilings, 
         single_puts: measure(store, SINGLE_PUTS, duration).await?,
         purchases: measure(store, PURCHASES, duration).await?,
         order_chunks: measure(store, ORDER_CHUNKS, duration).await?,
+        serial_order_chunks: measure(store, SERIAL_ORDER_CHUNKS, duration).await?,
     })
 }
 

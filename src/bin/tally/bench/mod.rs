@@ -145,6 +145,13 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
             gapless.total_wcu_per_order(),
             100.0 * 2.0 * gapless.orders_per_s() / ceiling
         );
+        let serial = &ceilings.serial_order_chunks;
+        println!(
+            "  gapless writers take turns on one counter: {:.0}% of the 1-writer ceiling ({:.0} items/s; 4 writers reach {:.1}x that here)",
+            100.0 * 2.0 * gapless.orders_per_s() / serial.items_per_s(),
+            serial.items_per_s(),
+            ceilings.order_chunks.items_per_s() / serial.items_per_s()
+        );
         if let Some(audit) = &audit {
             let per_order = Duration::from_secs_f64(1.0 / gapless.orders_per_s());
             println!(
