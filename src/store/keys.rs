@@ -7,9 +7,9 @@ use crate::domain::series::Period;
 /// The global secondary index that lists a period's numbers in counter order.
 pub(crate) const PERIOD_INDEX: &str = "ByPeriod";
 /// Its partition key: the period's counter key, on number and move items only.
-pub(crate) const PERIOD_KEY: &str = "period_key";
+pub const PERIOD_KEY: &str = "period_key";
 /// Its sort key.
-pub(crate) const COUNTER: &str = "counter";
+pub const COUNTER: &str = "counter";
 
 pub(crate) fn draw(draw: &DrawId) -> String {
     format!("DRAW#{draw}")

@@ -25,6 +25,8 @@ use aws_sdk_dynamodb::types::{
 };
 
 pub use error::StoreError;
+/// The period index's key attributes, for tools that write items of the same shape.
+pub use keys::{COUNTER, PERIOD_KEY};
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 pub use table::Inserted;
 pub(crate) use table::{backoff, jittered_wait, random_token};

@@ -6,8 +6,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use std::collections::HashMap;
+
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
-use tally::store::Store;
+use tally::store::{COUNTER, PERIOD_KEY, Store};
 
 /// One shape of write: `items` new items per request (1 = a single `PutItem`), sent by
 /// `writers` concurrent writers.
@@ -16,6 +18,9 @@ struct Shape {
     label: &'static str,
     writers: usize,
     items: usize,
+    /// Every other item carries the period index's keys, as an order's number item does,
+    /// so that the endpoint maintains the index as it does for orders.
+    indexed: bool,
 }
 
 pub struct Ceiling {
@@ -39,18 +44,21 @@ const SINGLE_PUTS: Shape = Shape {
     label: "PutItem, 64 writers",
     writers: 64,
     items: 1,
+    indexed: false,
 };
 /// A purchase of six tickets: the purchase record, one cursor and six tickets.
 const PURCHASES: Shape = Shape {
     label: "TransactWriteItems of 8 items, 64 writers",
     writers: 64,
     items: 8,
+    indexed: false,
 };
 /// A chunk of 50 orders: two items per order.
 const ORDER_CHUNKS: Shape = Shape {
     label: "TransactWriteItems of 100 items, 4 writers",
     writers: 4,
     items: 100,
+    indexed: true,
 };
 
 /// The same chunks from one writer at a time: what a series whose writers take turns on
@@ -59,6 +67,7 @@ const SERIAL_ORDER_CHUNKS: Shape = Shape {
     label: "TransactWriteItems of 100 items, 1 writer",
     writers: 1,
     items: 100,
+    indexed: true,
 };
 
 /// The ceiling of each shape.
@@ -124,7 +133,7 @@ async fn write_for(store: &Store, shape: Shape, duration: Duration) -> Result<Ce
                 let keys: Vec<String> = (0..shape.items)
                     .map(|i| format!("CEILING#{measurement}#{writer}#{requests}#{i}"))
                     .collect();
-                write(&store, keys).await?;
+                write(&store, keys, shape.indexed).await?;
                 requests += 1;
             }
             Ok::<_, String>(requests)
@@ -141,21 +150,26 @@ async fn write_for(store: &Store, shape: Shape, duration: Duration) -> Result<Ce
     })
 }
 
-async fn write(store: &Store, keys: Vec<String>) -> Result<(), String> {
-    let item = |key: String| {
-        [
-            ("pk".to_owned(), AttributeValue::S(key)),
+async fn write(store: &Store, keys: Vec<String>, indexed: bool) -> Result<(), String> {
+    let item = |position: usize, key: String| {
+        let mut item: HashMap<String, AttributeValue> = [
             ("kind".to_owned(), AttributeValue::S("ceiling".into())),
+            ("pk".to_owned(), AttributeValue::S(key.clone())),
         ]
         .into_iter()
-        .collect()
+        .collect();
+        if indexed && position % 2 == 0 {
+            item.insert(PERIOD_KEY.to_owned(), AttributeValue::S(key));
+            item.insert(COUNTER.to_owned(), AttributeValue::N(position.to_string()));
+        }
+        item
     };
     if let [key] = keys.as_slice() {
         store
             .client()
             .put_item()
             .table_name(store.table())
-            .set_item(Some(item(key.clone())))
+            .set_item(Some(item(0, key.clone())))
             .condition_expression("attribute_not_exists(pk)")
             .send()
             .await
@@ -164,10 +178,11 @@ async fn write(store: &Store, keys: Vec<String>) -> Result<(), String> {
     }
     let items = keys
         .into_iter()
-        .map(|key| {
+        .enumerate()
+        .map(|(position, key)| {
             let put = Put::builder()
                 .table_name(store.table())
-                .set_item(Some(item(key)))
+                .set_item(Some(item(position, key)))
                 .condition_expression("attribute_not_exists(pk)")
                 .build()
                 .map_err(|e| e.to_string())?;
