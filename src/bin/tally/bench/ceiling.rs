@@ -158,7 +158,7 @@ async fn write(store: &Store, keys: Vec<String>, indexed: bool) -> Result<(), St
         ]
         .into_iter()
         .collect();
-        if indexed && position % 2 == 0 {
+        if indexed && position.is_multiple_of(2) {
             item.insert(PERIOD_KEY.to_owned(), AttributeValue::S(key));
             item.insert(COUNTER.to_owned(), AttributeValue::N(position.to_string()));
         }
