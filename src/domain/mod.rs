@@ -5,5 +5,8 @@ pub mod ids;
 pub mod order;
 pub mod permutation;
 pub mod purchase;
+pub mod schedule;
+pub mod seed;
 pub mod series;
 pub mod stripes;
+pub mod winners;

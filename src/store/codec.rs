@@ -80,6 +80,15 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| self.corrupt(format!("`{name}` is missing")))
     }
 
+    /// A map; absent reads as `None`.
+    pub(crate) fn opt_map(&self, name: &str) -> Result<Option<&'a Item>, StoreError> {
+        match self.item.get(name) {
+            None => Ok(None),
+            Some(AttributeValue::M(map)) => Ok(Some(map)),
+            Some(_) => Err(self.corrupt(format!("`{name}` is not a map"))),
+        }
+    }
+
     pub(crate) fn flag(&self, name: &str) -> bool {
         matches!(self.item.get(name), Some(AttributeValue::Bool(true)))
     }

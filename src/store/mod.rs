@@ -6,10 +6,13 @@ pub mod draws;
 mod error;
 mod keys;
 pub mod limits;
+pub mod lists;
 mod metrics;
 pub mod orders;
 pub mod purchases;
 mod table;
+pub mod voids;
+pub mod winners;
 
 use std::time::Duration;
 
@@ -20,9 +23,12 @@ use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::config::retry::RetryPartition;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
+    ScalarAttributeType,
 };
 
+pub(crate) use codec::parse_timestamp;
 pub use error::StoreError;
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 pub use table::Inserted;
@@ -225,35 +231,40 @@ impl Store {
         Ok(())
     }
 
-    /// Creates the table (on-demand, key `pk`) unless it exists, and waits until it is
-    /// active. For local use and tests; on AWS the SAM template owns the table.
+    /// Creates the table (on-demand, key `pk`, the global secondary indexes of
+    /// `template.yaml`) unless it exists, adds an index an older table lacks, and waits
+    /// until it is active. For local use and tests; on AWS the SAM template owns the table.
     pub async fn ensure_table(&self) -> Result<(), StoreError> {
-        let created = self
+        let mut create = self
             .client
             .create_table()
             .table_name(&self.table)
             .billing_mode(BillingMode::PayPerRequest)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name(PARTITION_KEY)
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .expect("name and type are set"),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name(PARTITION_KEY)
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .expect("name and key type are set"),
-            )
-            .send()
-            .await;
-        match created {
+            .key_schema(key_element(PARTITION_KEY, KeyType::Hash));
+        for name in [
+            PARTITION_KEY,
+            keys::PAYER_PK,
+            keys::PAYER_SK,
+            keys::LIST_PK,
+            keys::LIST_SK,
+        ] {
+            create = create.attribute_definitions(string_attribute(name));
+        }
+        for index in indexes() {
+            create = create.global_secondary_indexes(index);
+        }
+        match create.send().await {
             Ok(_) => {}
-            Err(err) if err.code() == Some("ResourceInUseException") => {}
+            Err(err) if err.code() == Some("ResourceInUseException") => {
+                self.wait_until_active().await?;
+                self.add_missing_indexes().await?;
+            }
             Err(err) => return Err(sdk_error("CreateTable", err)),
         }
+        self.wait_until_active().await
+    }
+
+    async fn wait_until_active(&self) -> Result<(), StoreError> {
         self.client
             .wait_until_table_exists()
             .table_name(&self.table)
@@ -265,4 +276,96 @@ impl Store {
             })?;
         Ok(())
     }
+
+    /// A table made before an index existed gets it (one index per update, as DynamoDB
+    /// requires).
+    async fn add_missing_indexes(&self) -> Result<(), StoreError> {
+        let described = self
+            .client
+            .describe_table()
+            .table_name(&self.table)
+            .send()
+            .await
+            .map_err(|e| sdk_error("DescribeTable", e))?;
+        let existing: Vec<String> = described
+            .table()
+            .map(|t| {
+                t.global_secondary_indexes()
+                    .iter()
+                    .filter_map(|i| i.index_name().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for index in indexes() {
+            if existing.iter().any(|name| name == index.index_name()) {
+                continue;
+            }
+            let (pk, sk) = match index.key_schema() {
+                [pk, sk] => (
+                    pk.attribute_name().to_owned(),
+                    sk.attribute_name().to_owned(),
+                ),
+                _ => unreachable!("every index has a partition and a sort key"),
+            };
+            let action = CreateGlobalSecondaryIndexAction::builder()
+                .index_name(index.index_name())
+                .set_key_schema(Some(index.key_schema().to_vec()))
+                .set_projection(index.projection().cloned())
+                .build()
+                .map_err(error::build_error)?;
+            self.client
+                .update_table()
+                .table_name(&self.table)
+                .attribute_definitions(string_attribute(&pk))
+                .attribute_definitions(string_attribute(&sk))
+                .global_secondary_index_updates(
+                    GlobalSecondaryIndexUpdate::builder().create(action).build(),
+                )
+                .send()
+                .await
+                .map_err(|e| sdk_error("UpdateTable", e))?;
+            self.wait_until_active().await?;
+        }
+        Ok(())
+    }
+}
+
+fn string_attribute(name: &str) -> AttributeDefinition {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .expect("name and type are set")
+}
+
+fn key_element(name: &str, key_type: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(key_type)
+        .build()
+        .expect("name and key type are set")
+}
+
+/// The global secondary indexes, keys only (as in `template.yaml`): a Query answers keys,
+/// and the items are then read by key, strongly consistent.
+fn indexes() -> Vec<GlobalSecondaryIndex> {
+    [
+        (keys::PAYER_INDEX, keys::PAYER_PK, keys::PAYER_SK),
+        (keys::LIST_INDEX, keys::LIST_PK, keys::LIST_SK),
+    ]
+    .into_iter()
+    .map(|(name, pk, sk)| {
+        GlobalSecondaryIndex::builder()
+            .index_name(name)
+            .key_schema(key_element(pk, KeyType::Hash))
+            .key_schema(key_element(sk, KeyType::Range))
+            .projection(
+                Projection::builder()
+                    .projection_type(ProjectionType::KeysOnly)
+                    .build(),
+            )
+            .build()
+            .expect("name, keys and projection are set")
+    })
+    .collect()
 }

@@ -13,12 +13,27 @@ use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
 use super::table::{Transaction, Verdict, put_if_absent};
 use super::{Store, StoreError, keys};
 use crate::domain::draw::MAX_PER_PURCHASE_CAP;
-use crate::domain::ids::{DrawId, PaymentId};
-use crate::domain::purchase::{Purchase, Ticket};
+use crate::domain::ids::{DrawId, PayerId, PaymentId};
+use crate::domain::purchase::{Purchase, Ticket, Void};
 use crate::domain::stripes::{Side, StripeTake};
 
-// The largest purchase fits one transaction: its record, its tickets and a cursor.
-const _: () = assert!(MAX_PER_PURCHASE_CAP as usize + 2 <= MAX_TRANSACTION_ITEMS);
+// The largest purchase fits one transaction: its record, its tickets, a cursor and the
+// payer's allowance.
+const _: () = assert!(MAX_PER_PURCHASE_CAP as usize + 3 <= MAX_TRANSACTION_ITEMS);
+
+/// A voided purchase or ticket says so.
+pub(crate) const STATUS: &str = "status";
+pub(crate) const VOID: &str = "void";
+pub(crate) const VOID_REASON: &str = "void_reason";
+pub(crate) const VOIDED_AT: &str = "voided_at";
+/// Tickets a payer holds in a capped draw, on the payer's allowance item.
+pub(crate) const HELD: &str = "held";
+
+/// A capped draw's limit for the payer of a purchase.
+#[derive(Debug, Clone, Copy)]
+pub struct PayerCap {
+    pub max_per_payer: u64,
+}
 
 /// Why DynamoDB cancelled a purchase transaction, item by item.
 #[derive(Debug, Default)]
@@ -32,6 +47,8 @@ pub struct Cancellation {
     pub throttled: bool,
     /// Ticket items that already existed. Never expected: the cursors guard them.
     pub taken_tickets: Vec<u64>,
+    /// The payer's allowance had no room for the purchase: what the payer held.
+    pub payer_held: Option<u64>,
 }
 
 /// A purchase record as read after a set of cursors.
@@ -56,37 +73,70 @@ pub struct CursorRead {
 #[derive(Debug)]
 pub enum Commit {
     Committed,
-    Cancelled(Cancellation),
+    Cancelled(Box<Cancellation>),
 }
 
-fn encode_purchase(purchase: &Purchase) -> Item {
+/// A new purchase record, listed in the index partitions of its payer and of its first
+/// stripe.
+fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
     let mut item = key(keys::purchase(&purchase.draw_id, &purchase.payment_id));
     item.insert("kind".into(), s("purchase"));
     item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
     item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
     item.insert("quantity".into(), n(purchase.quantity));
+    let created_at = timestamp(purchase.created_at);
+    let newest_first = keys::newest_first(
+        created_at.as_s().map_or("", String::as_str),
+        purchase.payment_id.as_str(),
+    );
     if let Some(payer) = &purchase.payer_id {
-        item.insert("payer_id".into(), s(payer));
+        item.insert("payer_id".into(), s(payer.as_str()));
+        item.insert(
+            keys::PAYER_PK.into(),
+            s(keys::payer(&purchase.draw_id, payer)),
+        );
+        item.insert(keys::PAYER_SK.into(), s(&newest_first));
     }
+    item.insert(
+        keys::LIST_PK.into(),
+        s(keys::draw_purchases(&purchase.draw_id, first_stripe)),
+    );
+    item.insert(keys::LIST_SK.into(), s(newest_first));
     item.insert(
         "tickets".into(),
         AttributeValue::L(purchase.tickets.iter().map(n).collect()),
     );
     item.insert("fingerprint".into(), s(&purchase.fingerprint));
-    item.insert("created_at".into(), timestamp(purchase.created_at));
+    item.insert("created_at".into(), created_at);
     item
 }
 
-fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
+pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
     let r = Reader::new(item);
+    let void = match r.opt_str(STATUS)? {
+        Some(VOID) => Some(Void {
+            reason: r.str(VOID_REASON)?.to_owned(),
+            at: r.parsed(VOIDED_AT, parse_timestamp)?,
+        }),
+        _ => None,
+    };
     Ok(Purchase {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
         quantity: r.num("quantity")?,
-        payer_id: r.opt_str("payer_id")?.map(str::to_owned),
+        payer_id: r
+            .opt_str("payer_id")?
+            .map(|v| {
+                PayerId::parse(v).map_err(|_| StoreError::Corrupt {
+                    key: r.str(super::PARTITION_KEY).unwrap_or("?").to_owned(),
+                    reason: "`payer_id` is invalid".into(),
+                })
+            })
+            .transpose()?,
         tickets: r.num_list("tickets")?,
         fingerprint: r.str("fingerprint")?.to_owned(),
         created_at: r.parsed("created_at", parse_timestamp)?,
+        void,
     })
 }
 
@@ -97,33 +147,36 @@ fn encode_ticket(purchase: &Purchase, number: u64) -> Item {
     item.insert("number".into(), n(number));
     item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
     if let Some(payer) = &purchase.payer_id {
-        item.insert("payer_id".into(), s(payer));
+        item.insert("payer_id".into(), s(payer.as_str()));
     }
     item
 }
 
-fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
+pub(crate) fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
     let r = Reader::new(item);
     Ok(Ticket {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         number: r.num("number")?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
-        payer_id: r.opt_str("payer_id")?.map(str::to_owned),
+        payer_id: r.opt_str("payer_id")?.and_then(|v| PayerId::parse(v).ok()),
+        voided: r.opt_str(STATUS)? == Some(VOID),
     })
 }
 
 impl Store {
     /// One atomic write: the purchase record (the idempotency record), every stripe cursor
-    /// moved from its expected value, and one item per ticket, each new.
+    /// moved from its expected value, one item per ticket, each new, and in a capped draw
+    /// the payer's allowance, which must have room for the purchase.
     pub async fn commit_purchase(
         &self,
         purchase: &Purchase,
         takes: &[StripeTake],
+        cap: Option<PayerCap>,
     ) -> Result<Commit, StoreError> {
-        let mut items = Vec::with_capacity(1 + takes.len() + purchase.tickets.len());
+        let mut items = Vec::with_capacity(2 + takes.len() + purchase.tickets.len());
         items.push(put_if_absent(
             self.table(),
-            encode_purchase(purchase),
+            encode_purchase(purchase, takes.first().map_or(0, |t| t.stripe)),
             true,
         )?);
         for take in takes {
@@ -168,13 +221,17 @@ impl Store {
                 false,
             )?);
         }
+        let allowance_at = items.len();
+        if let Some(cap) = cap {
+            items.push(self.take_allowance(purchase, cap)?);
+        }
         let verdicts = match self.transact(items).await? {
             Transaction::Committed => return Ok(Commit::Committed),
             Transaction::Busy => {
-                return Ok(Commit::Cancelled(Cancellation {
+                return Ok(Commit::Cancelled(Box::new(Cancellation {
                     conflict: true,
                     ..Cancellation::default()
-                }));
+                })));
             }
             Transaction::Cancelled(verdicts) => verdicts,
         };
@@ -190,6 +247,14 @@ impl Store {
                         StoreError::Invariant("purchase exists but was not returned".into())
                     })?;
                     cancellation.existing = Some(decode_purchase(&item)?);
+                }
+                Verdict::ConditionFailed(item) if position == allowance_at => {
+                    let held = item
+                        .as_ref()
+                        .map(|i| Reader::new(i).opt_num(HELD))
+                        .transpose()?
+                        .flatten();
+                    cancellation.payer_held = Some(held.unwrap_or(0));
                 }
                 Verdict::ConditionFailed(item) if position <= takes.len() => {
                     let state = item
@@ -207,7 +272,48 @@ impl Store {
                 }
             }
         }
-        Ok(Commit::Cancelled(cancellation))
+        Ok(Commit::Cancelled(Box::new(cancellation)))
+    }
+
+    /// Moves `quantity` into the payer's allowance if it stays within the cap. A purchase
+    /// larger than the cap never gets here.
+    fn take_allowance(
+        &self,
+        purchase: &Purchase,
+        cap: PayerCap,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let payer = purchase.payer_id.as_ref().ok_or_else(|| {
+            StoreError::Invariant("a capped draw sold to a purchase without payer".into())
+        })?;
+        let room = cap
+            .max_per_payer
+            .saturating_sub(u64::from(purchase.quantity));
+        let update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(key(keys::payer(&purchase.draw_id, payer))))
+            .update_expression("SET #held = if_not_exists(#held, :zero) + :q, #kind = :kind")
+            .condition_expression("attribute_not_exists(#held) OR #held <= :room")
+            .expression_attribute_names("#held", HELD)
+            .expression_attribute_names("#kind", "kind")
+            .expression_attribute_values(":zero", n(0))
+            .expression_attribute_values(":q", n(purchase.quantity))
+            .expression_attribute_values(":room", n(room))
+            .expression_attribute_values(":kind", s("allowance"))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// Tickets the payer holds in a capped draw (voided ones given back).
+    pub async fn payer_held(&self, draw_id: &DrawId, payer: &PayerId) -> Result<u64, StoreError> {
+        Ok(self
+            .get_consistent(keys::payer(draw_id, payer))
+            .await?
+            .map(|item| Reader::new(&item).opt_num(HELD))
+            .transpose()?
+            .flatten()
+            .unwrap_or(0))
     }
 
     /// Reads the cursors of `stripes`, then the purchase record of `payment_id` at a point
