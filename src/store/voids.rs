@@ -42,12 +42,12 @@ impl Store {
             Update::builder()
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
-                .expression_attribute_names("#pk", PARTITION_KEY)
         };
         let mut updates = vec![
             update(keys::purchase(draw_id, &purchase.payment_id))
                 .update_expression("SET #status = :void, #reason = :reason, #at = :at")
                 .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#status)")
+                .expression_attribute_names("#pk", PARTITION_KEY)
                 .expression_attribute_names("#status", STATUS)
                 .expression_attribute_names("#reason", VOID_REASON)
                 .expression_attribute_names("#at", VOIDED_AT)
@@ -60,6 +60,7 @@ impl Store {
             update(keys::draw(draw_id))
                 .update_expression("ADD #voided :q")
                 .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#winners)")
+                .expression_attribute_names("#pk", PARTITION_KEY)
                 .expression_attribute_names("#voided", VOIDED)
                 .expression_attribute_names("#winners", WINNERS)
                 .expression_attribute_values(":q", n(quantity)),
@@ -84,6 +85,7 @@ impl Store {
                 update(keys::payer(draw_id, payer))
                     .update_expression("ADD #held :back")
                     .condition_expression("attribute_exists(#pk)")
+                    .expression_attribute_names("#pk", PARTITION_KEY)
                     .expression_attribute_names("#held", HELD)
                     .expression_attribute_values(":back", n(-(quantity as i64))),
             );

@@ -64,6 +64,7 @@ pub fn config(table: &str) -> StoreConfig {
 pub fn router(store: Store) -> Router {
     api::router(AppState {
         request_timeout: Duration::from_secs(120),
+        drawing_timeout: Duration::from_secs(120),
         ..AppState::new(store)
     })
 }
@@ -146,6 +147,16 @@ impl TestApp {
 
     pub async fn get(&self, path: &str) -> Reply {
         get(&self.router, path).await
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> Reply {
+        let request = Request::builder()
+            .method(Method::PATCH)
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        send(&self.router, request).await
     }
 
     pub async fn put(&self, path: &str, body: &Value) -> Reply {
