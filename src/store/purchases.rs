@@ -291,10 +291,14 @@ impl Store {
         let update = Update::builder()
             .table_name(self.table())
             .set_key(Some(key(keys::payer(&purchase.draw_id, payer))))
-            .update_expression("SET #held = if_not_exists(#held, :zero) + :q, #kind = :kind")
+            .update_expression(
+                "SET #held = if_not_exists(#held, :zero) + :q, #kind = :kind, #payer = :payer",
+            )
             .condition_expression("attribute_not_exists(#held) OR #held <= :room")
             .expression_attribute_names("#held", HELD)
             .expression_attribute_names("#kind", "kind")
+            .expression_attribute_names("#payer", "payer_id")
+            .expression_attribute_values(":payer", s(payer.as_str()))
             .expression_attribute_values(":zero", n(0))
             .expression_attribute_values(":q", n(purchase.quantity))
             .expression_attribute_values(":room", n(room))

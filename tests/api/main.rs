@@ -10,6 +10,7 @@ mod hardening;
 mod helpers;
 mod invariants;
 mod lifecycle;
+mod lifecycle_races;
 mod order_races;
 mod orders;
 mod queue;
