@@ -4,6 +4,9 @@
 - every IAM statement that grants a DynamoDB action is limited, with
   dynamodb:LeadingKeys, to exactly the key prefixes its role owns (EXPECTED below);
 - no IAM statement names every resource ("*") or uses an action wildcard;
+- dynamodb:Query is granted only on the global secondary indexes a role may read
+  (EXPECTED_INDEXES), in a statement of its own, never on the table; no role may scan;
+  every index projects keys only, so no index copies a draw's secrets;
 - every function runs under a role declared in the template (no SAM-made roles or
   SAM policy templates, which this check cannot see into);
 - the HTTP API writes JSON access logs that name the caller, to a log group kept for
@@ -22,6 +25,12 @@ EXPECTED = {
     "TicketsRole": {"DRAW#*"},
     "OrdersRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
     "ImportRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
+}
+
+# The global secondary indexes each role may Query (by index name), under the same
+# LeadingKeys condition as its items.
+EXPECTED_INDEXES = {
+    "TicketsRole": {"payer", "list"},
 }
 
 # What an access log line must say, each as one of a few equivalent $context variables.
@@ -111,6 +120,7 @@ class Check:
 
     def check_iam(self):
         granted = set()
+        queried = {}
         for owner, where, st in self.statements():
             if not isinstance(st, dict):
                 self.expect(False, f"{where}: not a statement")
@@ -127,8 +137,48 @@ class Check:
             if dynamo and st.get("Effect") == "Allow":
                 granted.add(owner)
                 self.check_leading_keys(owner, where, st.get("Condition") or {})
+                self.check_queries(owner, where, dynamo, resources, queried)
         for role in sorted(set(EXPECTED) - granted):
             self.expect(False, f"{role}: expected to reach the table, but no statement grants it")
+        for role in sorted(set(EXPECTED) | set(EXPECTED_INDEXES)):
+            expected = EXPECTED_INDEXES.get(role, set())
+            got = queried.get(role, set())
+            self.expect(got == expected,
+                        f"{role}: may Query indexes {sorted(got)}, expected {sorted(expected)}")
+
+    def check_queries(self, owner, where, actions, resources, queried):
+        lowered = {a.lower() for a in actions}
+        self.expect("dynamodb:scan" not in lowered, f"{where}: dynamodb:Scan is granted")
+        if "dynamodb:query" not in lowered:
+            return
+        self.expect(lowered == {"dynamodb:query"},
+                    f"{where}: dynamodb:Query shares a statement with {sorted(lowered)}")
+        for resource in resources:
+            index = self.index_of(resource)
+            if self.expect(index is not None,
+                           f"{where}: dynamodb:Query on {resource}, not on an index of Table"):
+                queried.setdefault(owner, set()).add(index)
+
+    @staticmethod
+    def index_of(resource):
+        """The index name of `!Sub "${Table.Arn}/index/NAME"`, else None."""
+        sub = resource.get("Fn::Sub") if isinstance(resource, dict) else None
+        prefix = "${Table.Arn}/index/"
+        if isinstance(sub, str) and sub.startswith(prefix) and "*" not in sub:
+            return sub[len(prefix):]
+        return None
+
+    def check_indexes(self):
+        table = (self.resources.get("Table") or {}).get("Properties") or {}
+        indexes = as_list(table.get("GlobalSecondaryIndexes"))
+        names = {i.get("IndexName") for i in indexes}
+        for role, wanted in EXPECTED_INDEXES.items():
+            self.expect(wanted <= names,
+                        f"{role}: indexes {sorted(wanted - names)} are not on the table")
+        for index in indexes:
+            projection = (index.get("Projection") or {}).get("ProjectionType")
+            self.expect(projection == "KEYS_ONLY",
+                        f"index {index.get('IndexName')}: projects {projection}, not KEYS_ONLY")
 
     def check_leading_keys(self, owner, where, condition):
         expected = EXPECTED.get(owner)
@@ -217,6 +267,7 @@ class Check:
 
     def run(self):
         self.check_iam()
+        self.check_indexes()
         self.check_functions()
         self.check_http_apis()
         return self.failures

@@ -10,6 +10,7 @@ mod orders;
 mod sell_out;
 mod stats;
 mod ticket_figures;
+mod winners;
 
 use std::time::Duration;
 
@@ -31,11 +32,20 @@ pub struct BenchArgs {
     orders: orders::OrderBenchArgs,
     #[command(flatten)]
     import_parse: import_parse::ImportParseArgs,
+    #[command(flatten)]
+    winners: winners::WinnersBenchArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     import_parse::run(&args.import_parse)?;
-    if args.tickets.skip_tickets && args.orders.skip_orders && args.skip_ceiling {
+    if !args.winners.skip_winners {
+        winners::synthetic(&args.winners)?;
+    }
+    if args.tickets.skip_tickets
+        && args.orders.skip_orders
+        && args.skip_ceiling
+        && args.winners.skip_winners
+    {
         return Ok(());
     }
     let endpoint = config.endpoint.clone().ok_or(
@@ -57,6 +67,9 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
 }
 
 async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
+    if !args.winners.skip_winners {
+        winners::end_to_end(&args.winners, store).await?;
+    }
     let tickets = if args.tickets.skip_tickets {
         None
     } else {
