@@ -85,7 +85,8 @@ impl fmt::Display for RequestCounts {
 
 /// Write capacity units spent, by DynamoDB's pricing rules for items up to 1 KB: 1 per
 /// single-item write (failed conditions included), 2 per item of a transaction (cancelled
-/// ones included). DynamoDB Local reports its own figure, which undercounts transactions.
+/// ones included), 1 per entry a committed write adds to a global secondary index.
+/// DynamoDB Local reports its own figure, which undercounts transactions.
 #[derive(Clone, Debug, Default)]
 pub struct WriteMeter(Arc<AtomicU64>);
 
@@ -100,6 +101,11 @@ impl WriteMeter {
 
     pub(crate) fn transaction(&self, items: usize) {
         self.0.fetch_add(2 * items as u64, Ordering::Relaxed);
+    }
+
+    /// Entries written to global secondary indexes (keys only, so 1 unit each).
+    pub(crate) fn index_entries(&self, entries: usize) {
+        self.0.fetch_add(entries as u64, Ordering::Relaxed);
     }
 }
 

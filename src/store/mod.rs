@@ -1,6 +1,7 @@
 //! The DynamoDB table: configuration, keys, item codecs and the conditional writes that
 //! keep numbers unique.
 
+pub mod allowances;
 mod codec;
 pub mod draws;
 mod error;

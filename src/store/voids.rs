@@ -5,10 +5,11 @@
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
+use super::allowances::HELD;
 use super::codec::{key, n, s, timestamp};
 use super::draws::{VOIDED, WINNERS};
 use super::error::build_error;
-use super::purchases::{HELD, STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
+use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::{Transaction, Verdict};
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::purchase::{Purchase, Void};
@@ -100,6 +101,8 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()?;
         let verdicts = match self.transact(items).await? {
             Transaction::Committed => {
+                // Each voided ticket enters the `list` index.
+                self.write_meter().index_entries(purchase.tickets.len());
                 let mut voided = purchase.clone();
                 voided.void = Some(Void {
                     reason: reason.to_owned(),

@@ -18,7 +18,8 @@ use super::{PurchaseReceipt, TicketError};
 use crate::domain::purchase::{Purchase, PurchaseRequest};
 use crate::domain::schedule::Phase;
 use crate::domain::stripes::{Plan, StripeTake};
-use crate::store::purchases::{Cancellation, Commit, PayerCap, PurchaseRead};
+use crate::store::allowances::PayerCap;
+use crate::store::purchases::{Cancellation, Commit, PurchaseRead};
 use crate::store::{Store, StoreError, backoff};
 
 /// Transactions one purchase may send before it reports contention.

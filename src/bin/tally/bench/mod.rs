@@ -37,10 +37,11 @@ pub struct BenchArgs {
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
-    import_parse::run(&args.import_parse)?;
+    // First, so that its peak memory is measured before other parts grow the process.
     if !args.winners.skip_winners {
         winners::synthetic(&args.winners)?;
     }
+    import_parse::run(&args.import_parse)?;
     if args.tickets.skip_tickets
         && args.orders.skip_orders
         && args.skip_ceiling

@@ -1,22 +1,24 @@
-//! Draw items and stripe cursor items.
+//! Draw items and stripe cursor items: creating and reading a draw, its status, the
+//! claims of stripe ends, the cursors.
+
+mod beacon;
+mod item;
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
-use std::collections::HashMap;
+pub use beacon::BeaconChange;
+pub(crate) use item::{PICKS, STATUS, VOIDED, WINNERS, decode_draw, encode_winners};
 
-use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::sdk_error;
 use super::table::{Inserted, PutNew, unless_held};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus, WinnersRecord};
+use crate::domain::draw::{Draw, DrawStatus};
 use crate::domain::ids::DrawId;
-use crate::domain::permutation::PermutationKey;
-use crate::domain::schedule::Schedule;
-use crate::domain::seed::DrawSeed;
 use crate::domain::stripes::StripeCounters;
+use item::{PERM_KEY, encode_draw};
 
 /// What the table holds for one stripe. A stripe nobody sold from has no item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -30,34 +32,10 @@ pub(crate) const BOTTOM: &str = "c";
 /// Tickets sold downwards from the stripe's end.
 pub(crate) const TOP: &str = "t";
 pub(crate) const CLOSED: &str = "closed";
-/// The draw's secret permutation key, random per draw: also what tells a create its own
-/// earlier write.
-const PERM_KEY: &str = "perm_key";
-/// The draw's secret seed, revealed with the winners.
-const SEED: &str = "seed";
-pub(crate) const STATUS: &str = "status";
-pub(crate) const BEACON: &str = "beacon";
-const CREATED_BEACON: &str = "created_beacon";
-pub(crate) const CLOSES_AT: &str = "closes_at";
-/// Tickets of voided purchases.
-pub(crate) const VOIDED: &str = "voided";
-/// What the draw records of its winners (a map), once drawn.
-pub(crate) const WINNERS: &str = "winners";
-/// Picks made: the prizes, then one per redraw.
-pub(crate) const PICKS: &str = "picks";
 /// Stripes handed out so far, on the draw item.
 const OPENED: &str = "opened";
 /// Stripes known to have run out, on the draw item.
 const SOLD_OUT_STRIPES: &str = "sold_out_stripes";
-
-/// What a change of the beacon found.
-#[derive(Debug)]
-pub enum BeaconChange {
-    /// Recorded: the draw as it is now.
-    Set(Draw),
-    /// The draw no longer sells: the draw as it is.
-    Refused(Draw),
-}
 
 /// The answer to a claim of stripe ends.
 #[derive(Debug, Clone)]
@@ -88,125 +66,15 @@ impl StripeState {
     }
 }
 
-fn encode_draw(draw: &Draw) -> Item {
-    let mut item = key(keys::draw(&draw.draw_id));
-    item.insert("kind".into(), s("draw"));
-    item.insert("draw_id".into(), s(draw.draw_id.as_str()));
-    if let Some(name) = &draw.name {
-        item.insert("name".into(), s(name));
-    }
-    item.insert("total_tickets".into(), n(draw.config.total_tickets()));
-    item.insert("max_per_purchase".into(), n(draw.config.max_per_purchase()));
-    item.insert("stripes".into(), n(draw.config.stripes()));
-    if let Some(max) = draw.config.max_per_payer() {
-        item.insert("max_per_payer".into(), n(max));
-    }
-    if let Some(at) = draw.schedule.opens_at() {
-        item.insert("opens_at".into(), timestamp(at));
-    }
-    if let Some(at) = draw.schedule.closes_at() {
-        item.insert(CLOSES_AT.into(), timestamp(at));
-    }
-    if let Some(beacon) = &draw.beacon {
-        item.insert(BEACON.into(), s(beacon));
-    }
-    if let Some(beacon) = &draw.created_beacon {
-        item.insert(CREATED_BEACON.into(), s(beacon));
-    }
-    item.insert(
-        PERM_KEY.into(),
-        AttributeValue::B(Blob::new(draw.key.as_bytes())),
-    );
-    item.insert(
-        SEED.into(),
-        AttributeValue::B(Blob::new(draw.seed.as_bytes().as_slice())),
-    );
-    item.insert(STATUS.into(), s(draw.status.as_str()));
-    let created_at = timestamp(draw.created_at);
-    item.insert(keys::LIST_PK.into(), s(keys::draw_list()));
-    item.insert(
-        keys::LIST_SK.into(),
-        s(keys::newest_first(
-            created_at.as_s().map_or("", String::as_str),
-            draw.draw_id.as_str(),
-        )),
-    );
-    item.insert("created_at".into(), created_at);
-    item
-}
-
-pub(crate) fn encode_winners(record: &WinnersRecord) -> AttributeValue {
-    let mut map = HashMap::from([
-        ("prizes".to_owned(), n(record.prizes)),
-        ("eligible_count".to_owned(), n(record.eligible_count)),
-        ("eligible_digest".to_owned(), s(&record.eligible_digest)),
-        ("drawn_at".to_owned(), timestamp(record.drawn_at)),
-    ]);
-    if let Some(value) = &record.beacon_value {
-        map.insert("beacon_value".to_owned(), s(value));
-    }
-    AttributeValue::M(map)
-}
-
-fn decode_winners(draw: &Reader, picks: u64) -> Result<Option<WinnersRecord>, StoreError> {
-    let Some(map) = draw.opt_map(WINNERS)? else {
-        return Ok(None);
-    };
-    let r = Reader::new(map);
-    Ok(Some(WinnersRecord {
-        prizes: r.num("prizes")?,
-        beacon_value: r.opt_str("beacon_value")?.map(str::to_owned),
-        eligible_count: r.num("eligible_count")?,
-        eligible_digest: r.str("eligible_digest")?.to_owned(),
-        picks,
-        drawn_at: r.parsed("drawn_at", parse_timestamp)?,
-    }))
-}
-
-pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
-    let r = Reader::new(item);
-    let corrupt = |reason: &str| StoreError::Corrupt {
-        key: r.str(PARTITION_KEY).unwrap_or("<no key>").to_owned(),
-        reason: reason.to_owned(),
-    };
-    let max_per_payer = r.opt_num("max_per_payer")?;
-    let config = DrawConfig::new(
-        r.num("total_tickets")?,
-        Some(r.num("max_per_purchase")?),
-        Some(r.num("stripes")?),
-    )
-    .and_then(|c| c.with_max_per_payer(max_per_payer))
-    .map_err(|e| corrupt(&e.to_string()))?;
-    let time = |name| {
-        r.opt_str(name)?
-            .map(|v| parse_timestamp(v).ok_or_else(|| corrupt(&format!("`{name}` is not a time"))))
-            .transpose()
-    };
-    let schedule =
-        Schedule::new(time("opens_at")?, time(CLOSES_AT)?).map_err(|e| corrupt(&e.to_string()))?;
-    Ok(Draw {
-        draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
-        name: r.opt_str("name")?.map(str::to_owned),
-        config,
-        schedule,
-        beacon: r.opt_str(BEACON)?.map(str::to_owned),
-        created_beacon: r.opt_str(CREATED_BEACON)?.map(str::to_owned),
-        key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
-            .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
-        seed: DrawSeed::from_bytes(r.bytes(SEED)?)
-            .ok_or_else(|| corrupt("`seed` has the wrong length"))?,
-        status: r.parsed(STATUS, DrawStatus::parse)?,
-        voided: r.opt_num(VOIDED)?.unwrap_or(0),
-        winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
-        created_at: r.parsed("created_at", parse_timestamp)?,
-    })
-}
-
 impl Store {
     /// Writes a new draw, or returns the draw that has the id.
     pub async fn insert_draw(&self, draw: &Draw) -> Result<Inserted<Draw>, StoreError> {
         match self.insert_once(encode_draw(draw), PERM_KEY).await? {
-            PutNew::Written => Ok(Inserted::New),
+            PutNew::Written => {
+                // The draw enters the `list` index.
+                self.write_meter().index_entries(1);
+                Ok(Inserted::New)
+            }
             PutNew::Exists(item) => Ok(Inserted::Existing(decode_draw(&item)?)),
         }
     }
@@ -282,63 +150,6 @@ impl Store {
                 Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
                     failed.item().map(decode_draw).transpose()
                 }
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
-        }
-    }
-
-    /// Declares (`Some`) or withdraws (`None`) the draw's beacon while the draw sells:
-    /// a conditional write, so a beacon never changes once the draw is closing, closed or
-    /// past its `closes_at` by `now`. `None` when the draw does not exist.
-    pub async fn set_beacon(
-        &self,
-        draw_id: &DrawId,
-        beacon: Option<&str>,
-        now: DateTime<Utc>,
-    ) -> Result<Option<BeaconChange>, StoreError> {
-        unless_held(|| self.set_beacon_once(draw_id, beacon, now)).await
-    }
-
-    async fn set_beacon_once(
-        &self,
-        draw_id: &DrawId,
-        beacon: Option<&str>,
-        now: DateTime<Utc>,
-    ) -> Result<Option<BeaconChange>, StoreError> {
-        self.write_meter().single_write();
-        let mut request = self
-            .client()
-            .update_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::draw(draw_id))))
-            .condition_expression(
-                "attribute_exists(#pk) AND #status = :open \
-                 AND (attribute_not_exists(#closes_at) OR #closes_at > :now)",
-            )
-            .expression_attribute_names("#pk", PARTITION_KEY)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#closes_at", CLOSES_AT)
-            .expression_attribute_names("#beacon", BEACON)
-            .expression_attribute_values(":open", s(DrawStatus::Open.as_str()))
-            .expression_attribute_values(":now", timestamp(now))
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        request = match beacon {
-            Some(beacon) => request
-                .update_expression("SET #beacon = :beacon")
-                .expression_attribute_values(":beacon", s(beacon)),
-            None => request.update_expression("REMOVE #beacon"),
-        };
-        match request.send().await {
-            Ok(output) => output
-                .attributes()
-                .map(|item| decode_draw(item).map(BeaconChange::Set))
-                .transpose(),
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => failed
-                    .item()
-                    .map(|item| decode_draw(item).map(BeaconChange::Refused))
-                    .transpose(),
                 _ => Err(sdk_error("UpdateItem", err)),
             },
         }
