@@ -11,6 +11,7 @@ mod helpers;
 mod invariants;
 mod lifecycle;
 mod lifecycle_races;
+mod operator_tools;
 mod order_races;
 mod orders;
 mod queue;
