@@ -1,7 +1,6 @@
 //! `tally export-draw DRAW_ID`: every purchase of a draw as CSV (payment, payer, tickets,
 //! status), with a progress bar counting the tickets sold.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -78,7 +77,6 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
     }
     csv.flush().map_err(|e| e.to_string())?;
     bar.finish_and_clear();
-    std::io::stdout().flush().ok();
     println!(
         "{purchases} purchases ({} tickets) of draw {draw_id} written to {}",
         bar.position(),
