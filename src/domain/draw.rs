@@ -273,6 +273,77 @@ mod tests {
     }
 
     #[test]
+    fn a_cap_per_payer_takes_one_item_of_the_purchase_transaction() {
+        // A draw whose largest purchase fills a transaction of 100 exactly: 1 record,
+        // 50 tickets, 49 cursors.
+        let exact = (1_024..=2_048)
+            .map(|total| DrawConfig::new(total, Some(50), Some(1_024)).unwrap())
+            .find(|c| c.layout().stripes_to_hold(50) == 49)
+            .expect("some size needs 49 stripes for 50 tickets");
+        assert_eq!(exact.purchase_budget(100), 100);
+        assert!(exact.check_fits(100).is_ok());
+        let capped = exact.with_max_per_payer(Some(200)).unwrap();
+        assert_eq!(capped.purchase_budget(100), 99);
+        assert!(matches!(
+            capped.check_fits(100),
+            Err(DrawConfigError::PurchaseTooSpread { .. })
+        ));
+        assert_eq!(
+            exact.with_max_per_payer(Some(0)),
+            Err(DrawConfigError::MaxPerPayer)
+        );
+    }
+
+    #[test]
+    fn a_draw_reads_scheduled_before_it_opens_and_closed_from_its_close() {
+        let at = |text: &str| {
+            DateTime::parse_from_rfc3339(text)
+                .unwrap()
+                .with_timezone(&Utc)
+        };
+        let draw = Draw {
+            draw_id: DrawId::parse("d").unwrap(),
+            name: None,
+            config: DrawConfig::new(10, None, None).unwrap(),
+            schedule: Schedule::new(
+                Some(at("2026-12-01T10:00:00Z")),
+                Some(at("2026-12-01T12:00:00Z")),
+            )
+            .unwrap(),
+            beacon: None,
+            created_beacon: None,
+            key: PermutationKey::generate(),
+            seed: DrawSeed::generate(),
+            status: DrawStatus::Open,
+            voided: 0,
+            winners: None,
+            created_at: at("2026-11-01T00:00:00Z"),
+        };
+        assert_eq!(
+            draw.status_at(at("2026-12-01T09:00:00Z")),
+            DrawStatus::Scheduled
+        );
+        assert_eq!(draw.status_at(at("2026-12-01T11:00:00Z")), DrawStatus::Open);
+        assert_eq!(
+            draw.status_at(at("2026-12-01T12:00:00Z")),
+            DrawStatus::Closed
+        );
+        let closing = Draw {
+            status: DrawStatus::Closing,
+            ..draw.clone()
+        };
+        assert_eq!(
+            closing.status_at(at("2026-12-01T11:00:00Z")),
+            DrawStatus::Closing
+        );
+        assert_eq!(
+            closing.status_at(at("2026-12-01T13:00:00Z")),
+            DrawStatus::Closed
+        );
+        assert!(!DrawStatus::Scheduled.refuses_sales());
+    }
+
+    #[test]
     fn settings_outside_the_limits_are_refused() {
         assert_eq!(
             DrawConfig::new(0, None, None),
