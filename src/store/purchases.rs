@@ -77,7 +77,7 @@ fn encode_purchase(purchase: &Purchase) -> Item {
     item
 }
 
-fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
+pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
     let r = Reader::new(item);
     Ok(Purchase {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,

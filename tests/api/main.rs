@@ -12,4 +12,5 @@ mod invariants;
 mod order_races;
 mod orders;
 mod queue;
+mod stream;
 mod tickets;
