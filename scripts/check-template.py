@@ -2,7 +2,9 @@
 """Checks what cfn-lint cannot know about Tally's template: scripts/check-template.py [FILE|-]
 
 - every IAM statement that grants a DynamoDB action is limited, with
-  dynamodb:LeadingKeys, to exactly the key prefixes its role owns (EXPECTED below);
+  dynamodb:LeadingKeys, to exactly the key prefixes its role owns (EXPECTED below),
+  except that the roles in STREAM_READERS may read the table's stream and nothing else
+  of the table;
 - no IAM statement names every resource ("*") or uses an action wildcard;
 - dynamodb:Query is granted only on the global secondary indexes a role may read
   (EXPECTED_INDEXES), in a statement of its own, never on the table; no role may scan;
@@ -43,6 +45,15 @@ ACCESS_LOG_FIELDS = {
     "status": ["$context.status"],
     "latency": ["$context.responseLatency"],
     "integration error": ["$context.integrationErrorMessage", "$context.integration.error"],
+}
+
+# Roles that read the table's stream (and only that: no item of the table).
+STREAM_READERS = {"EventsRole"}
+STREAM_ACTIONS = {
+    "dynamodb:describestream",
+    "dynamodb:getrecords",
+    "dynamodb:getsharditerator",
+    "dynamodb:liststreams",
 }
 
 ROLE_TYPES = {"AWS::IAM::Role"}
@@ -135,6 +146,9 @@ class Check:
             dynamo = [a for a in actions
                       if isinstance(a, str) and a.lower().startswith("dynamodb:")]
             if dynamo and st.get("Effect") == "Allow":
+                if owner in STREAM_READERS:
+                    self.check_stream_reader(where, dynamo, resources)
+                    continue
                 granted.add(owner)
                 self.check_leading_keys(owner, where, st.get("Condition") or {})
                 self.check_queries(owner, where, dynamo, resources, queried)
@@ -179,6 +193,12 @@ class Check:
             projection = (index.get("Projection") or {}).get("ProjectionType")
             self.expect(projection == "KEYS_ONLY",
                         f"index {index.get('IndexName')}: projects {projection}, not KEYS_ONLY")
+
+    def check_stream_reader(self, where, actions, resources):
+        others = [a for a in actions if a.lower() not in STREAM_ACTIONS]
+        self.expect(not others, f"{where}: a stream reader may not {others}")
+        stream = {"Fn::GetAtt": ["Table", "StreamArn"]}
+        self.expect(resources == [stream], f"{where}: stream actions on {resources}, not the table's stream")
 
     def check_leading_keys(self, owner, where, condition):
         expected = EXPECTED.get(owner)

@@ -1,6 +1,7 @@
 //! The rules of Tally, free of AWS types.
 
 pub mod draw;
+pub mod events;
 pub mod ids;
 pub mod order;
 pub mod permutation;

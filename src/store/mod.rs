@@ -11,14 +11,13 @@ pub mod lists;
 mod metrics;
 pub mod orders;
 pub mod purchases;
+pub mod stream;
 mod table;
 pub mod voids;
 pub mod winners;
 
 use std::time::Duration;
 
-use aws_config::retry::RetryConfig;
-use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::config::retry::RetryPartition;
@@ -26,81 +25,22 @@ use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
     GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType,
+    ScalarAttributeType, StreamSpecification, StreamViewType,
 };
 
+pub use crate::aws::Timeouts;
+pub(crate) use crate::aws::env_number;
 pub(crate) use codec::parse_timestamp;
 pub use error::StoreError;
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 pub use table::Inserted;
 pub(crate) use table::{backoff, jittered_wait};
 
+use crate::aws;
 use error::sdk_error;
 
 /// The table's only key attribute.
 pub(crate) const PARTITION_KEY: &str = "pk";
-
-/// How long Tally waits for DynamoDB, and how often the SDK tries a call. Every call is
-/// bounded by `operation`, so a frozen endpoint costs a request at most that long per call
-/// before it is answered with a 503.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timeouts {
-    /// Opening a connection.
-    pub connect: Duration,
-    /// One attempt of a call, retries excluded.
-    pub attempt: Duration,
-    /// A whole call, the SDK's retries included.
-    pub operation: Duration,
-    /// Attempts per call (1 means no retry).
-    pub max_attempts: u32,
-}
-
-impl Default for Timeouts {
-    /// Fits API Gateway's 30 s and the functions' own timeouts: one call takes at most
-    /// 8 s, three attempts of at most 3 s each.
-    fn default() -> Self {
-        Self {
-            connect: Duration::from_secs(2),
-            attempt: Duration::from_secs(3),
-            operation: Duration::from_secs(8),
-            max_attempts: 3,
-        }
-    }
-}
-
-impl Timeouts {
-    /// The defaults, overridden by `DYNAMODB_CONNECT_TIMEOUT_MS`, `DYNAMODB_ATTEMPT_TIMEOUT_MS`,
-    /// `DYNAMODB_OPERATION_TIMEOUT_MS` and `DYNAMODB_MAX_ATTEMPTS`.
-    pub fn from_env() -> Result<Self, String> {
-        let defaults = Self::default();
-        let millis = |name: &str, default: Duration| -> Result<Duration, String> {
-            Ok(env_number(name)?.map_or(default, Duration::from_millis))
-        };
-        let timeouts = Self {
-            connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", defaults.connect)?,
-            attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", defaults.attempt)?,
-            operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", defaults.operation)?,
-            max_attempts: env_number("DYNAMODB_MAX_ATTEMPTS")?
-                .map_or(Ok(defaults.max_attempts), u32::try_from)
-                .map_err(|_| "DYNAMODB_MAX_ATTEMPTS is too large".to_owned())?,
-        };
-        if timeouts.max_attempts == 0 || timeouts.attempt.is_zero() {
-            return Err("DynamoDB attempts and their timeout must be positive".to_owned());
-        }
-        Ok(timeouts)
-    }
-}
-
-/// A positive integer from the environment, if set.
-pub(crate) fn env_number(name: &str) -> Result<Option<u64>, String> {
-    match std::env::var(name) {
-        Ok(raw) if !raw.is_empty() => raw
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("{name} must be a whole number, got {raw:?}")),
-        _ => Ok(None),
-    }
-}
 
 /// The table and the client that reaches it. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -161,42 +101,8 @@ impl Store {
     }
 
     /// Builds the SDK client once per process, with the configured timeouts and retries.
-    /// Against a local endpoint, fixed dummy credentials and a default region are used when
-    /// the environment has none.
     pub async fn connect(config: &StoreConfig, counter: Option<RequestCounter>) -> Self {
-        let t = config.timeouts;
-        let mut loader = aws_config::from_env()
-            .timeout_config(
-                TimeoutConfig::builder()
-                    .connect_timeout(t.connect)
-                    .operation_attempt_timeout(t.attempt)
-                    .operation_timeout(t.operation)
-                    .build(),
-            )
-            .retry_config(
-                RetryConfig::standard()
-                    .with_max_attempts(t.max_attempts)
-                    .with_initial_backoff(Duration::from_millis(50))
-                    .with_max_backoff(Duration::from_secs(1)),
-            );
-        if let Some(endpoint) = &config.endpoint {
-            loader = loader.endpoint_url(endpoint);
-            if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
-                loader = loader.credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-                    "local",
-                    "local",
-                    None,
-                    None,
-                    "tally-local",
-                ));
-            }
-            if std::env::var_os("AWS_REGION").is_none()
-                && std::env::var_os("AWS_DEFAULT_REGION").is_none()
-            {
-                loader = loader.region(aws_config::Region::new("us-east-1"));
-            }
-        }
-        let shared = loader.load().await;
+        let shared = aws::sdk_config(config.endpoint.as_deref(), config.timeouts).await;
         // The SDK's retry quota is per partition and process; one per table keeps clients
         // of different tables (the tests' throw-away tables) from draining each other's.
         let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared).retry_partition(
@@ -232,15 +138,23 @@ impl Store {
         Ok(())
     }
 
-    /// Creates the table (on-demand, key `pk`, the global secondary indexes of
-    /// `template.yaml`) unless it exists, adds an index an older table lacks, and waits
-    /// until it is active. For local use and tests; on AWS the SAM template owns the table.
+    /// Creates the table (on-demand, key `pk`, a stream of new and old images, the global
+    /// secondary indexes of `template.yaml`) unless it exists, adds an index an older table
+    /// lacks, and waits until it is active. For local use and tests; on AWS the SAM
+    /// template owns the table.
     pub async fn ensure_table(&self) -> Result<(), StoreError> {
         let mut create = self
             .client
             .create_table()
             .table_name(&self.table)
             .billing_mode(BillingMode::PayPerRequest)
+            .stream_specification(
+                StreamSpecification::builder()
+                    .stream_enabled(true)
+                    .stream_view_type(StreamViewType::NewAndOldImages)
+                    .build()
+                    .expect("enabled is set"),
+            )
             .key_schema(key_element(PARTITION_KEY, KeyType::Hash));
         for name in [
             PARTITION_KEY,

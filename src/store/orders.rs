@@ -88,7 +88,7 @@ fn encode_order(pk: String, kind: &str, order: &Order) -> Item {
     item
 }
 
-fn decode_order(item: &Item) -> Result<Order, StoreError> {
+pub(crate) fn decode_order(item: &Item) -> Result<Order, StoreError> {
     let r = Reader::new(item);
     Ok(Order {
         order_number: r.str("order_number")?.to_owned(),

@@ -55,7 +55,7 @@ fn encode_pick(draw_id: &DrawId, pick: &PickItem) -> Item {
     item
 }
 
-fn decode_pick(item: &Item) -> Result<PickItem, StoreError> {
+pub(crate) fn decode_pick(item: &Item) -> Result<PickItem, StoreError> {
     let r = Reader::new(item);
     Ok(PickItem {
         pick: r.num("pick")?,

@@ -15,5 +15,6 @@ mod operator_tools;
 mod order_races;
 mod orders;
 mod queue;
+mod stream;
 mod tickets;
 mod winners;

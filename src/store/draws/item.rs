@@ -105,6 +105,12 @@ fn decode_winners(draw: &Reader, picks: u64) -> Result<Option<WinnersRecord>, St
     }))
 }
 
+/// The winners a draw item records, read without the rest of the item.
+pub(crate) fn winners_of(item: &Item) -> Result<Option<WinnersRecord>, StoreError> {
+    let r = Reader::new(item);
+    decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))
+}
+
 pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     let r = Reader::new(item);
     let corrupt = |reason: &str| StoreError::Corrupt {
