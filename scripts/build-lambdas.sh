@@ -7,7 +7,7 @@ scripts/pip-tool.sh cargo-lambda
 scripts/pip-tool.sh ziglang
 rustup target list --installed | grep -qx aarch64-unknown-linux-gnu ||
   rustup target add aarch64-unknown-linux-gnu
-functions=(tickets orders import)
+functions=(tickets orders import events)
 bins=()
 for f in "${functions[@]}"; do bins+=(--bin "$f"); done
 cargo lambda build --release --arm64 --locked "${bins[@]}"

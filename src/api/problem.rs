@@ -8,6 +8,7 @@ use tracing::{error, warn};
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::InvalidId;
 use crate::domain::order::InvalidReason;
+use crate::domain::schedule::ScheduleError;
 use crate::domain::series::SeriesError;
 use crate::orders::OrderError;
 use crate::store::StoreError;
@@ -102,6 +103,17 @@ impl From<DrawConfigError> for Problem {
             DrawConfigError::Stripes | DrawConfigError::PurchaseTooSpread { .. } => {
                 "invalid_stripes"
             }
+            DrawConfigError::MaxPerPayer => "invalid_max_per_payer",
+        };
+        Problem::bad_request(code, err.to_string())
+    }
+}
+
+impl From<ScheduleError> for Problem {
+    fn from(err: ScheduleError) -> Self {
+        let code = match err {
+            ScheduleError::OutOfRange(field) => format!("invalid_{field}"),
+            ScheduleError::Order => "invalid_schedule".to_owned(),
         };
         Problem::bad_request(code, err.to_string())
     }
@@ -156,6 +168,40 @@ impl From<TicketError> for Problem {
             TicketError::DrawExists(_) => Problem::new(StatusCode::CONFLICT, "draw_exists", detail),
             TicketError::InvalidConfig(err) => err.into(),
             TicketError::DrawClosed(_) => Problem::new(StatusCode::CONFLICT, "draw_closed", detail),
+            TicketError::DrawNotOpen { opens_at, .. } => {
+                Problem::new(StatusCode::CONFLICT, "draw_not_open", detail).with(
+                    "opens_at",
+                    opens_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                )
+            }
+            TicketError::PayerRequired => Problem::bad_request("payer_id_required", detail),
+            TicketError::PayerLimit {
+                max_per_payer,
+                left,
+            } => Problem::new(StatusCode::CONFLICT, "payer_limit", detail)
+                .with("max_per_payer", max_per_payer)
+                .with("left", left),
+            TicketError::DrawOpen(_) => Problem::new(StatusCode::CONFLICT, "draw_open", detail),
+            TicketError::WinnersDrawn(_) => {
+                Problem::new(StatusCode::CONFLICT, "winners_drawn", detail)
+            }
+            TicketError::WinnersNotDrawn(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "winners_not_drawn", detail)
+            }
+            TicketError::BeaconValueRequired => {
+                Problem::bad_request("beacon_value_required", detail)
+            }
+            TicketError::BeaconNotDeclared => Problem::bad_request("beacon_not_declared", detail),
+            TicketError::NotEnoughEligible { eligible, .. } => {
+                Problem::new(StatusCode::CONFLICT, "not_enough_eligible", detail)
+                    .with("eligible", eligible)
+            }
+            TicketError::PrizeNotFound(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "prize_not_found", detail)
+            }
+            TicketError::WinnerChanged(_) => {
+                Problem::new(StatusCode::CONFLICT, "winner_changed", detail)
+            }
             TicketError::InvalidQuantity { max } => {
                 Problem::bad_request("invalid_quantity", detail).with("max_per_purchase", max)
             }

@@ -33,6 +33,32 @@ pub(crate) fn jittered_wait(attempt: u32, base: Duration, cap: Duration) -> Dura
     Duration::from_millis(rand::rng().random_range(0..=millis))
 }
 
+/// Attempts of a single-item write while transactions hold its item.
+const HELD_ATTEMPTS: u32 = 6;
+
+/// Runs a single-item write again, after a jittered wait, while a transaction holds its
+/// item (DynamoDB refuses the write with `TransactionConflictException`, writing nothing),
+/// a bounded number of times; then the contention is the answer.
+pub(crate) async fn unless_held<T, F, Fut>(mut write: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match write().await {
+            Err(StoreError::Contention { .. }) if attempt < HELD_ATTEMPTS => {
+                backoff(attempt).await;
+                attempt += 1;
+            }
+            Err(StoreError::Contention { .. }) => {
+                return Err(StoreError::Contention { attempts: attempt });
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Batch reads give up after this many rounds of unprocessed keys.
 const MAX_BATCH_ROUNDS: u32 = 10;
 

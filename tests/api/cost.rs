@@ -27,6 +27,8 @@ async fn requests_per_purchase_stay_flat_from_first_to_last_tenth() {
             draw_id: Some(draw_id.clone()),
             name: None,
             config: DrawConfig::new(TOTAL, Some(10), None).unwrap(),
+            schedule: Default::default(),
+            beacon: None,
         })
         .await
         .unwrap();
@@ -108,6 +110,8 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
             draw_id: Some(DrawId::parse("refusals").unwrap()),
             name: None,
             config: DrawConfig::new(12, Some(5), Some(3)).unwrap(),
+            schedule: Default::default(),
+            beacon: None,
         })
         .await
         .unwrap();

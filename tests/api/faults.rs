@@ -14,8 +14,8 @@ use serde_json::json;
 use tally::store::{Store, StoreConfig, Timeouts};
 
 use crate::fault_proxy::{FaultProxy, Faults};
-use crate::helpers::{Reply, endpoint, post_json, send, spawn_app, tickets_of};
-use crate::invariants::{numbered_orders, sold_tickets};
+use crate::helpers::{Reply, endpoint, of_kind, post_json, send, spawn_app, tickets_of};
+use crate::invariants::{numbered_orders, sold_tickets, voids_and_caps};
 
 /// An amount wider than a 64-bit float can hold.
 const AMOUNT: &str = "123456789012345678901234567890";
@@ -425,4 +425,98 @@ async fn voids_and_a_move_under_faults_settle_once_and_keep_the_chain() {
     );
     assert_eq!(audit["chain"]["intact"], true, "{audit}");
     assert_eq!(numbered_orders(&app.scan().await, "VF").len(), 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn voids_winners_and_redraws_under_faults_settle_exactly_once() {
+    const TOTAL: u64 = 120;
+    const CAP: u64 = 12;
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "fv", "total_tickets": TOTAL, "max_per_purchase": 5,
+                      "max_per_payer": CAP});
+    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(every_fault(0.05));
+    let twins = [
+        faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await,
+        faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await,
+    ];
+    // Every request is sent by two instances at once and repeated until it settles.
+    let both = |path: String, body: serde_json::Value| {
+        let twins = twins.clone();
+        async move {
+            let body = body.to_string();
+            tokio::join!(
+                settle(&twins[0], &path, &body),
+                settle(&twins[1], &path, &body)
+            )
+        }
+    };
+    let mut bought = Vec::new();
+    for i in 0..30 {
+        let body = json!({"payment_id": format!("p{i}"), "quantity": 1 + i % 5,
+                          "payer_id": format!("payer-{}", i % 4)});
+        let (a, b) = both("/draws/fv/purchases".into(), body).await;
+        match (a.code(), b.code()) {
+            ("", "") => {
+                assert_eq!(tickets_of(&a), tickets_of(&b), "p{i}: the twins disagree");
+                bought.push(format!("p{i}"));
+            }
+            ("payer_limit", "payer_limit") | ("sold_out", "sold_out") => {}
+            (x, y) => panic!("p{i}: {x} / {y}: {} {}", a.body, b.body),
+        }
+    }
+    for payment in bought.iter().step_by(3) {
+        let (a, b) = both(
+            format!("/draws/fv/purchases/{payment}/void"),
+            json!({"reason": "refund"}),
+        )
+        .await;
+        assert_eq!((a.status, b.status), (StatusCode::OK, StatusCode::OK));
+        assert_eq!((&a.body["status"], &a.body), (&json!("void"), &b.body));
+    }
+    let (closed, _) = both("/draws/fv/close".into(), json!({})).await;
+    assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
+    let (a, b) = both("/draws/fv/winners".into(), json!({"prizes": 3})).await;
+    assert!(
+        a.status.is_success() && b.status.is_success(),
+        "{} {}",
+        a.body,
+        b.body
+    );
+    assert_eq!(a.body, b.body, "the twins got different winners");
+    let (a, b) = both(
+        "/draws/fv/winners/1/redraw".into(),
+        json!({"reason": "no answer"}),
+    )
+    .await;
+    assert!(
+        a.status.is_success() && b.status.is_success(),
+        "{} {}",
+        a.body,
+        b.body
+    );
+    assert_eq!(a.body, b.body, "the twins redrew differently");
+    let late = settle(
+        &twins[0],
+        &format!("/draws/fv/purchases/{}/void", bought[1]),
+        &json!({"reason": "late"}).to_string(),
+    )
+    .await;
+    assert_eq!(late.code(), "winners_drawn");
+    let counts = proxy.counts();
+    assert!(counts.errors_after + counts.lost_after > 0, "{counts:?}");
+    proxy.set(Faults::default());
+
+    // Exactly once: one pick per prize and one redraw, voids counted once, caps held.
+    let items = app.scan().await;
+    sold_tickets(&items, TOTAL);
+    let voided = voids_and_caps(&items, "fv", CAP);
+    assert_eq!(of_kind(&items, "pick").len(), 4);
+    let winners = app.get("/draws/fv/winners").await.body;
+    assert_eq!(winners, a.body);
+    assert_eq!(winners["history"].as_array().unwrap().len(), 1);
+    for prize in winners["prizes"].as_array().unwrap() {
+        assert!(!voided.contains(&prize["ticket"].as_u64().unwrap()));
+    }
 }

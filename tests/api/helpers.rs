@@ -64,6 +64,7 @@ pub fn config(table: &str) -> StoreConfig {
 pub fn router(store: Store) -> Router {
     api::router(AppState {
         request_timeout: Duration::from_secs(120),
+        drawing_timeout: Duration::from_secs(120),
         ..AppState::new(store)
     })
 }

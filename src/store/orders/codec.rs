@@ -122,7 +122,7 @@ pub(super) fn encode_order(pk: String, order: &Order, period_key: Option<String>
     item
 }
 
-pub(super) fn decode_order(item: &Item) -> Result<Order, StoreError> {
+pub(crate) fn decode_order(item: &Item) -> Result<Order, StoreError> {
     let r = Reader::new(item);
     let void = match r.opt_str(VOID_REASON)? {
         None => None,
@@ -164,7 +164,7 @@ pub(super) fn encode_move(series: &SeriesId, period: &Period, moved: &Move) -> I
     item
 }
 
-pub(super) fn decode_move(item: &Item) -> Result<Move, StoreError> {
+pub(crate) fn decode_move(item: &Item) -> Result<Move, StoreError> {
     let r = Reader::new(item);
     Ok(Move {
         series: r.parsed("series", |v| SeriesId::parse(v).ok())?,

@@ -8,6 +8,7 @@ mod listing;
 mod lookup;
 mod series;
 
+pub(crate) use codec::{decode_move, decode_order};
 pub use commit::{OrdersCancellation, OrdersCommit};
 pub use counter::{Claim, CounterAdvance, CounterMoved, CounterState, Pending};
 pub use listing::PeriodPage;

@@ -11,6 +11,7 @@ mod orders;
 mod sell_out;
 mod stats;
 mod ticket_figures;
+mod winners;
 
 use std::time::Duration;
 
@@ -34,14 +35,21 @@ pub struct BenchArgs {
     import_parse: import_parse::ImportParseArgs,
     #[command(flatten)]
     audit: audit::AuditBenchArgs,
+    #[command(flatten)]
+    winners: winners::WinnersBenchArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
+    // First, so that its peak memory is measured before other parts grow the process.
+    if !args.winners.skip_winners {
+        winners::synthetic(&args.winners)?;
+    }
     import_parse::run(&args.import_parse)?;
     if args.tickets.skip_tickets
         && args.orders.skip_orders
         && args.skip_ceiling
         && args.audit.skip_audit
+        && args.winners.skip_winners
     {
         return Ok(());
     }
@@ -64,6 +72,9 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
 }
 
 async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
+    if !args.winners.skip_winners {
+        winners::end_to_end(&args.winners, store).await?;
+    }
     let tickets = if args.tickets.skip_tickets {
         None
     } else {

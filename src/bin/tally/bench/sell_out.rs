@@ -107,6 +107,8 @@ async fn tally_sell_out(
             draw_id: Some(draw_id.clone()),
             name: None,
             config,
+            schedule: Default::default(),
+            beacon: None,
         })
         .await
         .map_err(|e| e.to_string())?;
