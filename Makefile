@@ -21,15 +21,16 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
 
-## Cold-start every Lambda function (init time, memory), sell out a draw with 64
-## concurrent buyers against the naive approach, import orders in batches against one per
-## request, measure the write ceiling and import parsing. BENCH_ARGS passes options.
+## Cold-start every Lambda function (init time, memory), draw the winners of large draws,
+## sell out a draw with 64 concurrent buyers against the naive approach, import orders in
+## batches against one per request, audit a large period, measure the write ceiling and
+## import parsing. BENCH_ARGS passes options.
 bench:
 	scripts/bench.sh $(BENCH_ARGS)
 
 ## Only the cold starts: each function's release binary against a local runtime API.
 cold-start:
-	scripts/bench.sh --skip-import-parse --skip-tickets --skip-orders --skip-ceiling $(BENCH_ARGS)
+	scripts/bench.sh --skip-import-parse --skip-winners --skip-tickets --skip-orders --skip-audit --skip-ceiling $(BENCH_ARGS)
 
 ## Build every Lambda function of template.yaml for arm64 (provided.al2023) with cargo
 ## lambda and print the bootstrap sizes (at most 8 MB each, or the build fails).

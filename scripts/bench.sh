@@ -11,6 +11,7 @@ declare -A cold_start_event=(
   [tickets]=events/create-draw.json
   [orders]=events/put-series.json
   [import]=events/sqs-import.json
+  [events]=events/dynamodb-stream.json
 )
 
 mapfile -t functions < <(scripts/lambda-functions.sh)

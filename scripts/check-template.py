@@ -2,8 +2,14 @@
 """Checks what cfn-lint cannot know about Tally's template: scripts/check-template.py [FILE|-]
 
 - every IAM statement that grants a DynamoDB action is limited, with
-  dynamodb:LeadingKeys, to exactly the key prefixes its role owns (EXPECTED below);
+  dynamodb:LeadingKeys, to exactly the key prefixes its role owns (EXPECTED below),
+  except that the roles in STREAM_READERS may read the table's stream and nothing else
+  of the table;
 - no IAM statement names every resource ("*") or uses an action wildcard;
+- dynamodb:Query is granted only on the global secondary indexes a role may read
+  (EXPECTED_INDEXES), in a statement of its own, never on the table; no role may scan;
+  every index but those in FULL_INDEXES projects keys only, so no index copies a
+  draw's secrets;
 - every function runs under a role declared in the template (no SAM-made roles or
   SAM policy templates, which this check cannot see into);
 - every function is built by SAM's rust-cargolambda build from a binary of src/bin/, for
@@ -28,6 +34,17 @@ EXPECTED = {
     "ImportRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
 }
 
+# The global secondary indexes each role may Query (by index name), under the same
+# LeadingKeys condition as its items.
+EXPECTED_INDEXES = {
+    "TicketsRole": {"payer", "list"},
+    "OrdersRole": {"period"},
+}
+
+# Indexes that may project more than keys: they hold only items free of secrets (the
+# period index holds number and move items of series, never a draw item).
+FULL_INDEXES = {"period"}
+
 # What an access log line must say, each as one of a few equivalent $context variables.
 ACCESS_LOG_FIELDS = {
     "request id": ["$context.requestId"],
@@ -38,6 +55,15 @@ ACCESS_LOG_FIELDS = {
     "status": ["$context.status"],
     "latency": ["$context.responseLatency"],
     "integration error": ["$context.integrationErrorMessage", "$context.integration.error"],
+}
+
+# Roles that read the table's stream (and only that: no item of the table).
+STREAM_READERS = {"EventsRole"}
+STREAM_ACTIONS = {
+    "dynamodb:describestream",
+    "dynamodb:getrecords",
+    "dynamodb:getsharditerator",
+    "dynamodb:liststreams",
 }
 
 ROLE_TYPES = {"AWS::IAM::Role"}
@@ -115,6 +141,7 @@ class Check:
 
     def check_iam(self):
         granted = set()
+        queried = {}
         for owner, where, st in self.statements():
             if not isinstance(st, dict):
                 self.expect(False, f"{where}: not a statement")
@@ -129,20 +156,75 @@ class Check:
             dynamo = [a for a in actions
                       if isinstance(a, str) and a.lower().startswith("dynamodb:")]
             if dynamo and st.get("Effect") == "Allow":
+                if owner in STREAM_READERS:
+                    self.check_stream_reader(where, dynamo, resources)
+                    continue
                 granted.add(owner)
-                self.check_leading_keys(owner, where, st.get("Condition") or {})
+                query_only = {a.lower() for a in dynamo} == {"dynamodb:query"}
+                self.check_leading_keys(owner, where, st.get("Condition") or {}, query_only)
+                self.check_queries(owner, where, dynamo, resources, queried)
         for role in sorted(set(EXPECTED) - granted):
             self.expect(False, f"{role}: expected to reach the table, but no statement grants it")
+        for role in sorted(set(EXPECTED) | set(EXPECTED_INDEXES)):
+            expected = EXPECTED_INDEXES.get(role, set())
+            got = queried.get(role, set())
+            self.expect(got == expected,
+                        f"{role}: may Query indexes {sorted(got)}, expected {sorted(expected)}")
 
-    def check_leading_keys(self, owner, where, condition):
+    def check_queries(self, owner, where, actions, resources, queried):
+        lowered = {a.lower() for a in actions}
+        self.expect("dynamodb:scan" not in lowered, f"{where}: dynamodb:Scan is granted")
+        if "dynamodb:query" not in lowered:
+            return
+        self.expect(lowered == {"dynamodb:query"},
+                    f"{where}: dynamodb:Query shares a statement with {sorted(lowered)}")
+        for resource in resources:
+            index = self.index_of(resource)
+            if self.expect(index is not None,
+                           f"{where}: dynamodb:Query on {resource}, not on an index of Table"):
+                queried.setdefault(owner, set()).add(index)
+
+    @staticmethod
+    def index_of(resource):
+        """The index name of `!Sub "${Table.Arn}/index/NAME"`, else None."""
+        sub = resource.get("Fn::Sub") if isinstance(resource, dict) else None
+        prefix = "${Table.Arn}/index/"
+        if isinstance(sub, str) and sub.startswith(prefix) and "*" not in sub:
+            return sub[len(prefix):]
+        return None
+
+    def check_indexes(self):
+        table = (self.resources.get("Table") or {}).get("Properties") or {}
+        indexes = as_list(table.get("GlobalSecondaryIndexes"))
+        names = {i.get("IndexName") for i in indexes}
+        for role, wanted in EXPECTED_INDEXES.items():
+            self.expect(wanted <= names,
+                        f"{role}: indexes {sorted(wanted - names)} are not on the table")
+        for index in indexes:
+            if index.get("IndexName") in FULL_INDEXES:
+                continue
+            projection = (index.get("Projection") or {}).get("ProjectionType")
+            self.expect(projection == "KEYS_ONLY",
+                        f"index {index.get('IndexName')}: projects {projection}, not KEYS_ONLY")
+
+    def check_stream_reader(self, where, actions, resources):
+        others = [a for a in actions if a.lower() not in STREAM_ACTIONS]
+        self.expect(not others, f"{where}: a stream reader may not {others}")
+        stream = {"Fn::GetAtt": ["Table", "StreamArn"]}
+        self.expect(resources == [stream], f"{where}: stream actions on {resources}, not the table's stream")
+
+    def check_leading_keys(self, owner, where, condition, query_only=False):
+        """A Query statement may name fewer prefixes than the role owns (an index holds
+        only some of its items); any other statement names exactly the role's."""
         expected = EXPECTED.get(owner)
         if not self.expect(expected is not None,
                            f"{where}: DynamoDB access for a role with no EXPECTED line"):
             return
         like = condition.get("ForAllValues:StringLike") or {}
         prefixes = set(as_list(like.get("dynamodb:LeadingKeys")))
+        fits = prefixes <= expected if query_only else prefixes == expected
         self.expect(
-            prefixes == expected,
+            bool(prefixes) and fits,
             f"{where}: dynamodb:LeadingKeys (ForAllValues:StringLike) is"
             f" {sorted(prefixes) or 'missing'}, expected {sorted(expected)}",
         )
@@ -251,6 +333,7 @@ class Check:
 
     def run(self, source_root):
         self.check_iam()
+        self.check_indexes()
         self.check_functions()
         self.check_builds(source_root)
         self.check_http_apis()

@@ -30,6 +30,8 @@ check "orders: put-series.json answers 201" orders events/put-series.json \
   'response["statusCode"] == 201'
 check "import: sqs-import.json reports only the retryable message" import events/sqs-import.json \
   'response["batchItemFailures"] == [{"itemIdentifier": "50d18fa7-unknown-series"}]'
+check "events: dynamodb-stream.json publishes every fact" events events/dynamodb-stream.json \
+  'response["batchItemFailures"] == []'
 
 echo "invoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,10 +28,21 @@ export TABLE_NAME=${TABLE_NAME:-tally}
 cargo build --quiet --bin tally --bin "$function"
 target/debug/tally create-table >/dev/null
 
+# The events function publishes to EventBridge: locally, to a stand-in that logs each event
+# to stderr (or $EVENT_SINK_LOG).
+event_env=()
+if [ "$function" = events ]; then
+  port_file=$(mktemp)
+  python3 scripts/event-sink.py "$port_file" ${EVENT_SINK_LOG:+"$EVENT_SINK_LOG"} &
+  pids+=($!)
+  for _ in $(seq 1 40); do [ -s "$port_file" ] && break; sleep 0.1; done
+  event_env=(--env-var "EVENT_BUS_NAME=tally-local" --env-var "EVENTBRIDGE_ENDPOINT=http://127.0.0.1:$(cat "$port_file")")
+fi
+
 invoke_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cargo lambda watch --quiet --ignore-changes --invoke-address 127.0.0.1 --invoke-port "$invoke_port" \
   --env-var "TABLE_NAME=$TABLE_NAME" --env-var "DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT" \
-  --env-var "RUST_LOG=${RUST_LOG:-warn}" >"${INVOKE_LOG:-/dev/null}" 2>&1 &
+  --env-var "RUST_LOG=${RUST_LOG:-warn}" "${event_env[@]}" >"${INVOKE_LOG:-/dev/null}" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 240); do
   if (exec 3<>"/dev/tcp/127.0.0.1/$invoke_port") 2>/dev/null; then break; fi

@@ -9,4 +9,5 @@ if [ -z "$binaries" ]; then
   echo "lambda-functions.sh: no function with a BuildProperties Binary in $template" >&2
   exit 1
 fi
-echo "$binaries"
+# A binary that serves several functions (tickets: the ticket and drawing functions) once.
+echo "$binaries" | awk '!seen[$0]++'

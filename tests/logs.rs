@@ -1,6 +1,7 @@
-//! The draws' secret permutation keys never reach the logs, at any level. Logging is state
-//! of the whole process, so this test runs in a process of its own, with its subscriber
-//! installed before anything logs.
+//! The draws' secret permutation keys never reach the logs, at any level, nor do their
+//! seeds before the winners are drawn, in logs or in answers (E2). Logging is state of the
+//! whole process, so this test runs in a process of its own, with its subscriber installed
+//! before anything logs.
 
 use std::sync::{Arc, Mutex};
 
@@ -28,14 +29,51 @@ impl std::io::Write for Captured {
     }
 }
 
-async fn call(router: &axum::Router, method: &str, path: &str, body: Value) -> StatusCode {
+/// Sends a request; returns its status, and keeps the body in `answers`.
+async fn call(
+    router: &axum::Router,
+    method: &str,
+    path: &str,
+    body: Value,
+    answers: &mut String,
+) -> StatusCode {
     let request = Request::builder()
         .method(method)
         .uri(path)
         .header("content-type", "application/json")
         .body(Body::from(body.to_string()))
         .unwrap();
-    router.clone().oneshot(request).await.unwrap().status()
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    answers.push_str(&String::from_utf8_lossy(&bytes));
+    status
+}
+
+/// The forms a secret could take in a log line or an answer.
+fn forms(secret: &[u8]) -> Vec<String> {
+    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    let listed = format!("{:?}", &secret[..6])
+        .trim_end_matches(']')
+        .to_owned();
+    vec![hex.clone(), hex.to_uppercase(), base64(secret), listed]
+}
+
+async fn stored_bytes(store: &Store, attribute: &str) -> Vec<u8> {
+    let item = store
+        .client()
+        .get_item()
+        .table_name(store.table())
+        .key("pk", AttributeValue::S("DRAW#secret".into()))
+        .send()
+        .await
+        .unwrap();
+    match item.item().and_then(|i| i.get(attribute)) {
+        Some(AttributeValue::B(blob)) => blob.as_ref().to_vec(),
+        other => panic!("no {attribute}: {other:?}"),
+    }
 }
 
 fn base64(bytes: &[u8]) -> String {
@@ -57,7 +95,7 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 #[tokio::test]
-async fn the_permutation_key_never_reaches_the_logs_even_at_trace() {
+async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_even_at_trace() {
     let captured = Captured::default();
     let writer = captured.clone();
     tracing::subscriber::set_global_default(tally::telemetry::subscriber(
@@ -72,50 +110,110 @@ async fn the_permutation_key_never_reaches_the_logs_even_at_trace() {
     let store = Store::connect(&config, None).await;
     store.ensure_table().await.unwrap();
     let router = api::router(AppState::new(store.clone()));
-    let draw = json!({"draw_id": "secret", "total_tickets": 50});
-    assert_eq!(
-        call(&router, "POST", "/draws", draw.clone()).await,
-        StatusCode::CREATED
-    );
-    // A repeated create reads the existing item back, key and all.
-    assert_eq!(call(&router, "POST", "/draws", draw).await, StatusCode::OK);
-    let bought = json!({"payment_id": "p", "quantity": 2, "token": "1234"});
-    let path = "/draws/secret/purchases";
-    assert_eq!(
-        call(&router, "POST", path, bought).await,
-        StatusCode::CREATED
-    );
-    assert_eq!(
-        call(&router, "GET", "/draws/secret", json!({})).await,
-        StatusCode::OK
-    );
-    let close = call(&router, "POST", "/draws/secret/close", json!({})).await;
-    assert_eq!(close, StatusCode::OK);
-    let item = store
-        .client()
-        .get_item()
-        .table_name(store.table())
-        .key("pk", AttributeValue::S("DRAW#secret".into()))
-        .send()
-        .await
-        .unwrap();
-    let key = match item.item().and_then(|i| i.get("perm_key")) {
-        Some(AttributeValue::B(blob)) => blob.as_ref().to_vec(),
-        other => panic!("no key: {other:?}"),
-    };
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let mut answers = String::new();
+    let draw = json!({"draw_id": "secret", "total_tickets": 50, "max_per_payer": 10});
+    let steps = [
+        ("POST", "/draws", draw.clone(), StatusCode::CREATED),
+        // A repeated create reads the existing item back, key, seed and all.
+        ("POST", "/draws", draw, StatusCode::OK),
+        (
+            "PATCH",
+            "/draws/secret",
+            json!({"beacon": "drand round 7"}),
+            StatusCode::OK,
+        ),
+        (
+            "POST",
+            "/draws/secret/purchases",
+            json!({"payment_id": "p", "quantity": 2, "token": "1234", "payer_id": "ann"}),
+            StatusCode::CREATED,
+        ),
+        (
+            "POST",
+            "/draws/secret/purchases",
+            json!({"payment_id": "q", "quantity": 3, "payer_id": "bob"}),
+            StatusCode::CREATED,
+        ),
+        (
+            "POST",
+            "/draws/secret/purchases/q/void",
+            json!({"reason": "refund"}),
+            StatusCode::OK,
+        ),
+        ("GET", "/draws/secret", json!({}), StatusCode::OK),
+        ("GET", "/draws", json!({}), StatusCode::OK),
+        (
+            "GET",
+            "/draws/secret/payers/ann/purchases",
+            json!({}),
+            StatusCode::OK,
+        ),
+        ("POST", "/draws/secret/close", json!({}), StatusCode::OK),
+        ("GET", "/draws/secret/eligible", json!({}), StatusCode::OK),
+    ];
+    for (method, path, body, expected) in steps {
+        assert_eq!(
+            call(&router, method, path, body, &mut answers).await,
+            expected,
+            "{method} {path}"
+        );
+    }
+    let key = stored_bytes(&store, "perm_key").await;
+    let seed = stored_bytes(&store, "seed").await;
+    let before_draw = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     // The capture works: it holds the SDK's debug lines and Tally's own.
-    assert!(text.contains("beginning attempt"), "no SDK lines captured");
     assert!(
-        text.contains("purchase committed"),
+        before_draw.contains("beginning attempt"),
+        "no SDK lines captured"
+    );
+    assert!(
+        before_draw.contains("purchase committed"),
         "no Tally lines captured"
     );
-    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
-    let listed = format!("{:?}", &key[..6]).trim_end_matches(']').to_owned();
-    for form in [hex.clone(), hex.to_uppercase(), base64(&key), listed] {
+    for form in forms(&seed) {
+        assert!(
+            !before_draw.contains(&form),
+            "the seed appears in the logs as {form}"
+        );
+        assert!(
+            !answers.contains(&form),
+            "the seed appears in an answer as {form}"
+        );
+    }
+    // Drawn, the seed is public: the winners carry it, the logs still do not.
+    let drawn = json!({"prizes": 1, "beacon_value": "c0ffee"});
+    let mut revealed = String::new();
+    assert_eq!(
+        call(
+            &router,
+            "POST",
+            "/draws/secret/winners",
+            drawn,
+            &mut revealed
+        )
+        .await,
+        StatusCode::CREATED
+    );
+    assert!(
+        revealed.contains(&forms(&seed)[0]),
+        "the winners do not reveal the seed"
+    );
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(text.contains("winners drawn"), "no winners line captured");
+    for form in forms(&key) {
         assert!(
             !text.contains(&form),
             "the key appears in the logs as {form}"
+        );
+        assert!(
+            !answers.contains(&form) && !revealed.contains(&form),
+            "the key appears in an answer as {form}"
+        );
+    }
+    for form in forms(&seed) {
+        assert!(
+            !text.contains(&form),
+            "the seed appears in the logs as {form}"
         );
     }
     assert!(!text.contains("\"1234\""), "the token appears in the logs");

@@ -3,7 +3,7 @@
 use axum::body::Bytes;
 use axum::extract::path::ErrorKind;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
@@ -116,6 +116,25 @@ where
             .await
             .map(|Path(value)| PathParams(value))
             .map_err(path_problem)
+    }
+}
+
+/// Query parameters; a query that does not fit `T` (an unknown parameter, one given
+/// twice) is a 400 `invalid_query`, never a plain-text error.
+pub struct QueryParams<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for QueryParams<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Problem> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(value)| QueryParams(value))
+            .map_err(|rejection| Problem::bad_request("invalid_query", rejection.body_text()))
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -29,6 +29,11 @@ use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
 /// function's 15 s timeout, so that the answer is a 503 problem, not the gateway's own.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(12);
 
+/// How long drawing winners or serving an eligible list may take by default: a draw of
+/// 10,000,000 tickets takes seconds of computing (docs/operations.md), within API Gateway's
+/// 30 s and the function's 29 s timeout.
+pub const DEFAULT_DRAWING_TIMEOUT: Duration = Duration::from_secs(25);
+
 /// What the handlers share: one service per process.
 #[derive(Clone)]
 pub struct AppState {
@@ -36,6 +41,8 @@ pub struct AppState {
     pub orders: Arc<OrderService>,
     /// A request still running after this answers `503 outcome_unknown`.
     pub request_timeout: Duration,
+    /// The same for the routes that compute a whole eligible list.
+    pub drawing_timeout: Duration,
 }
 
 impl AppState {
@@ -44,6 +51,7 @@ impl AppState {
             tickets: Arc::new(TicketService::new(store.clone())),
             orders: Arc::new(OrderService::new(store)),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            drawing_timeout: DEFAULT_DRAWING_TIMEOUT,
         }
     }
 
@@ -54,8 +62,8 @@ impl AppState {
         Self::configured(Store::connect(&config, None).await)
     }
 
-    /// The services on `store`, with `TALLY_REQUEST_TIMEOUT_MS` and `TALLY_CACHED_DRAWS`
-    /// from the environment.
+    /// The services on `store`, with `TALLY_REQUEST_TIMEOUT_MS`,
+    /// `TALLY_DRAWING_TIMEOUT_MS` and `TALLY_CACHED_DRAWS` from the environment.
     pub fn configured(store: Store) -> Result<Self, String> {
         let cached_draws = env_number("TALLY_CACHED_DRAWS")?
             .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
@@ -69,6 +77,8 @@ impl AppState {
             orders: Arc::new(OrderService::new(store)),
             request_timeout: env_number("TALLY_REQUEST_TIMEOUT_MS")?
                 .map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis),
+            drawing_timeout: env_number("TALLY_DRAWING_TIMEOUT_MS")?
+                .map_or(DEFAULT_DRAWING_TIMEOUT, Duration::from_millis),
         })
     }
 }
@@ -110,16 +120,23 @@ fn finish(routes: Router<AppState>, state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Answers `503 outcome_unknown` when a request outlives the configured timeout. The
-/// request's work stops there; whatever it committed stays, and repeating it is safe.
+/// Answers `503 outcome_unknown` when a request outlives the configured timeout (the
+/// drawing timeout for the routes that compute an eligible list). The request's work stops
+/// there; whatever it committed stays, and repeating it is safe.
 async fn deadline(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    match tokio::time::timeout(state.request_timeout, next.run(request)).await {
+    let drawing = request
+        .extensions()
+        .get::<MatchedPath>()
+        .is_some_and(|path| tickets::DRAWING_ROUTES.contains(&path.as_str()));
+    let timeout = if drawing {
+        state.drawing_timeout
+    } else {
+        state.request_timeout
+    };
+    match tokio::time::timeout(timeout, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
-            warn!(
-                timeout_ms = state.request_timeout.as_millis() as u64,
-                "request timed out"
-            );
+            warn!(timeout_ms = timeout.as_millis() as u64, "request timed out");
             Problem::outcome_unknown(
                 "the request did not finish in time, so whether it took effect is unknown; repeat it as it was, which is always safe",
             )

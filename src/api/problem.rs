@@ -7,6 +7,8 @@ use tracing::{error, warn};
 
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::InvalidId;
+use crate::domain::order::InvalidReason;
+use crate::domain::schedule::ScheduleError;
 use crate::domain::series::SeriesError;
 use crate::orders::OrderError;
 use crate::store::StoreError;
@@ -101,6 +103,17 @@ impl From<DrawConfigError> for Problem {
             DrawConfigError::Stripes | DrawConfigError::PurchaseTooSpread { .. } => {
                 "invalid_stripes"
             }
+            DrawConfigError::MaxPerPayer => "invalid_max_per_payer",
+        };
+        Problem::bad_request(code, err.to_string())
+    }
+}
+
+impl From<ScheduleError> for Problem {
+    fn from(err: ScheduleError) -> Self {
+        let code = match err {
+            ScheduleError::OutOfRange(field) => format!("invalid_{field}"),
+            ScheduleError::Order => "invalid_schedule".to_owned(),
         };
         Problem::bad_request(code, err.to_string())
     }
@@ -155,6 +168,40 @@ impl From<TicketError> for Problem {
             TicketError::DrawExists(_) => Problem::new(StatusCode::CONFLICT, "draw_exists", detail),
             TicketError::InvalidConfig(err) => err.into(),
             TicketError::DrawClosed(_) => Problem::new(StatusCode::CONFLICT, "draw_closed", detail),
+            TicketError::DrawNotOpen { opens_at, .. } => {
+                Problem::new(StatusCode::CONFLICT, "draw_not_open", detail).with(
+                    "opens_at",
+                    opens_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                )
+            }
+            TicketError::PayerRequired => Problem::bad_request("payer_id_required", detail),
+            TicketError::PayerLimit {
+                max_per_payer,
+                left,
+            } => Problem::new(StatusCode::CONFLICT, "payer_limit", detail)
+                .with("max_per_payer", max_per_payer)
+                .with("left", left),
+            TicketError::DrawOpen(_) => Problem::new(StatusCode::CONFLICT, "draw_open", detail),
+            TicketError::WinnersDrawn(_) => {
+                Problem::new(StatusCode::CONFLICT, "winners_drawn", detail)
+            }
+            TicketError::WinnersNotDrawn(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "winners_not_drawn", detail)
+            }
+            TicketError::BeaconValueRequired => {
+                Problem::bad_request("beacon_value_required", detail)
+            }
+            TicketError::BeaconNotDeclared => Problem::bad_request("beacon_not_declared", detail),
+            TicketError::NotEnoughEligible { eligible, .. } => {
+                Problem::new(StatusCode::CONFLICT, "not_enough_eligible", detail)
+                    .with("eligible", eligible)
+            }
+            TicketError::PrizeNotFound(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "prize_not_found", detail)
+            }
+            TicketError::WinnerChanged(_) => {
+                Problem::new(StatusCode::CONFLICT, "winner_changed", detail)
+            }
             TicketError::InvalidQuantity { max } => {
                 Problem::bad_request("invalid_quantity", detail).with("max_per_purchase", max)
             }
@@ -182,6 +229,12 @@ impl From<TicketError> for Problem {
     }
 }
 
+impl From<InvalidReason> for Problem {
+    fn from(err: InvalidReason) -> Self {
+        Problem::bad_request("invalid_reason", err.to_string())
+    }
+}
+
 impl From<SeriesError> for Problem {
     fn from(err: SeriesError) -> Self {
         let code = match err {
@@ -189,6 +242,8 @@ impl From<SeriesError> for Problem {
             SeriesError::Reset => "invalid_reset",
             SeriesError::ResetNeedsToken { .. } => "format_missing_date_token",
             SeriesError::Start => "invalid_start",
+            SeriesError::Timezone => "invalid_timezone",
+            SeriesError::FiscalYearStart => "invalid_fiscal_year_start",
         };
         Problem::bad_request(code, err.to_string())
     }
@@ -207,6 +262,27 @@ impl From<OrderError> for Problem {
             OrderError::OrderNotFound => {
                 Problem::new(StatusCode::NOT_FOUND, "order_not_found", detail)
             }
+            OrderError::AmbiguousNumber(orders) => {
+                let candidates: Vec<Value> = orders
+                    .iter()
+                    .map(|o| {
+                        json!({"series": o.series.as_str(), "period": o.period,
+                               "counter": o.counter, "order_number": o.order_number})
+                    })
+                    .collect();
+                Problem::new(StatusCode::CONFLICT, "ambiguous_order_number", detail)
+                    .with("candidates", candidates)
+            }
+            OrderError::AlreadyVoided { reason, .. } => {
+                Problem::new(StatusCode::CONFLICT, "already_voided", detail).with("reason", reason)
+            }
+            OrderError::MoveNotForward { last } => {
+                Problem::new(StatusCode::CONFLICT, "move_not_forward", detail)
+                    .with("next", last + 1)
+            }
+            OrderError::FormatInUse => Problem::new(StatusCode::CONFLICT, "format_in_use", detail),
+            OrderError::Series(err) => err.into(),
+            OrderError::Period(_) => Problem::bad_request("invalid_period", detail),
             OrderError::Store(err) => err.into(),
         }
     }

@@ -4,6 +4,8 @@ use chrono::{DateTime, Utc};
 
 use super::ids::DrawId;
 use super::permutation::PermutationKey;
+use super::schedule::{Phase, Schedule};
+use super::seed::DrawSeed;
 use super::stripes::StripeLayout;
 
 /// The largest draw.
@@ -32,6 +34,8 @@ pub enum DrawConfigError {
         max_per_purchase: u32,
         stripes_needed: u32,
     },
+    #[error("`max_per_payer` must be between 1 and {MAX_TOTAL_TICKETS}")]
+    MaxPerPayer,
 }
 
 /// Validated settings of a draw.
@@ -40,6 +44,8 @@ pub struct DrawConfig {
     total_tickets: u64,
     max_per_purchase: u32,
     stripes: u32,
+    /// The most non-voided tickets one payer may hold.
+    max_per_payer: Option<u64>,
 }
 
 impl DrawConfig {
@@ -63,17 +69,37 @@ impl DrawConfig {
             total_tickets,
             max_per_purchase,
             stripes,
+            max_per_payer: None,
         })
     }
 
+    /// Caps the tickets one payer may hold (`None`: no cap).
+    pub fn with_max_per_payer(self, max_per_payer: Option<u64>) -> Result<Self, DrawConfigError> {
+        if max_per_payer.is_some_and(|m| !(1..=MAX_TOTAL_TICKETS).contains(&m)) {
+            return Err(DrawConfigError::MaxPerPayer);
+        }
+        Ok(Self {
+            max_per_payer,
+            ..self
+        })
+    }
+
+    /// Items of a purchase transaction of `transaction_items` left for its record, its
+    /// tickets and its cursors: a capped draw also moves the payer's allowance.
+    pub fn purchase_budget(&self, transaction_items: usize) -> usize {
+        transaction_items - usize::from(self.max_per_payer.is_some())
+    }
+
     /// Checks that the largest purchase fits one transaction of `transaction_items` items
-    /// (its record, a ticket each, a cursor per stripe) at least while the draw is new, so
-    /// that no draw refuses its own largest purchase from the start.
+    /// (its record, a ticket each, a cursor per stripe, the payer's allowance when capped)
+    /// at least while the draw is new, so that no draw refuses its own largest purchase
+    /// from the start.
     pub fn check_fits(self, transaction_items: usize) -> Result<Self, DrawConfigError> {
         let stripes_needed = self
             .layout()
             .stripes_to_hold(u64::from(self.max_per_purchase));
-        if 1 + self.max_per_purchase as usize + stripes_needed as usize > transaction_items {
+        let budget = self.purchase_budget(transaction_items);
+        if 1 + self.max_per_purchase as usize + stripes_needed as usize > budget {
             return Err(DrawConfigError::PurchaseTooSpread {
                 max_per_purchase: self.max_per_purchase,
                 stripes_needed,
@@ -94,14 +120,20 @@ impl DrawConfig {
         self.stripes
     }
 
+    pub fn max_per_payer(&self) -> Option<u64> {
+        self.max_per_payer
+    }
+
     pub fn layout(&self) -> StripeLayout {
         StripeLayout::new(self.total_tickets, self.stripes)
     }
 }
 
-/// Whether a draw still sells.
+/// Whether a draw still sells. A stored draw is open, closing or closed; `Scheduled` is
+/// how an open draw reads before its `opens_at`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DrawStatus {
+    Scheduled,
     Open,
     /// A close has begun and not finished: some stripes may still sell. Closing again
     /// finishes it.
@@ -113,6 +145,7 @@ pub enum DrawStatus {
 impl DrawStatus {
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Scheduled => "scheduled",
             Self::Open => "open",
             Self::Closing => "closing",
             Self::Closed => "closed",
@@ -121,6 +154,7 @@ impl DrawStatus {
 
     pub fn parse(value: &str) -> Option<Self> {
         match value {
+            "scheduled" => Some(Self::Scheduled),
             "open" => Some(Self::Open),
             "closing" => Some(Self::Closing),
             "closed" => Some(Self::Closed),
@@ -131,7 +165,7 @@ impl DrawStatus {
     /// Whether new purchases are refused.
     pub fn refuses_sales(self) -> bool {
         match self {
-            Self::Open => false,
+            Self::Scheduled | Self::Open => false,
             Self::Closing | Self::Closed => true,
         }
     }
@@ -140,15 +174,63 @@ impl DrawStatus {
 /// The longest draw name.
 pub const MAX_NAME_LEN: usize = 200;
 
-/// A draw as stored: its settings and its secret permutation key.
+/// The longest beacon description and beacon value.
+pub const MAX_BEACON_LEN: usize = 200;
+pub const MAX_BEACON_VALUE_LEN: usize = 1_024;
+
+/// A draw as stored: its settings, its secrets and where it stands.
 #[derive(Debug, Clone)]
 pub struct Draw {
     pub draw_id: DrawId,
     pub name: Option<String>,
     pub config: DrawConfig,
+    pub schedule: Schedule,
+    /// The public randomness beacon whose value the winners will hash, as declared now.
+    pub beacon: Option<String>,
+    /// The beacon as the create declared it: what tells a repeated create from another.
+    pub created_beacon: Option<String>,
+    /// Secret; orders the tickets.
     pub key: PermutationKey,
+    /// Secret until the winners are drawn; `seed_commitment` is its hash.
+    pub seed: DrawSeed,
     pub status: DrawStatus,
+    /// Tickets of voided purchases.
+    pub voided: u64,
+    pub winners: Option<WinnersRecord>,
     pub created_at: DateTime<Utc>,
+}
+
+/// What the draw item records of its winners; the picks are items of their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WinnersRecord {
+    pub prizes: u32,
+    pub beacon_value: Option<String>,
+    pub eligible_count: u64,
+    /// Hex SHA-256 of the eligible bitmap.
+    pub eligible_digest: String,
+    /// Picks made so far: the prizes, then one per redraw.
+    pub picks: u64,
+    pub drawn_at: DateTime<Utc>,
+}
+
+impl Draw {
+    /// The status as it reads at `now`: a draw past its `closes_at` reads closed without
+    /// any call, one before its `opens_at` reads scheduled.
+    pub fn status_at(&self, now: DateTime<Utc>) -> DrawStatus {
+        match (self.status, self.schedule.phase(now)) {
+            (DrawStatus::Open, Phase::NotOpen) => DrawStatus::Scheduled,
+            (DrawStatus::Open | DrawStatus::Closing, Phase::Over) => DrawStatus::Closed,
+            (status, _) => status,
+        }
+    }
+
+    /// The settings a create compares: a repeat with the same ones is the same create.
+    pub fn same_settings(&self, other: &Draw) -> bool {
+        self.name == other.name
+            && self.config == other.config
+            && self.schedule == other.schedule
+            && self.created_beacon == other.created_beacon
+    }
 }
 
 /// About 90 tickets a stripe: each stripe costs a claim or two, and fewer, longer stripes
@@ -188,6 +270,77 @@ mod tests {
                 .check_fits(100)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_cap_per_payer_takes_one_item_of_the_purchase_transaction() {
+        // A draw whose largest purchase fills a transaction of 100 exactly: 1 record,
+        // 50 tickets, 49 cursors.
+        let exact = (1_024..=2_048)
+            .map(|total| DrawConfig::new(total, Some(50), Some(1_024)).unwrap())
+            .find(|c| c.layout().stripes_to_hold(50) == 49)
+            .expect("some size needs 49 stripes for 50 tickets");
+        assert_eq!(exact.purchase_budget(100), 100);
+        assert!(exact.check_fits(100).is_ok());
+        let capped = exact.with_max_per_payer(Some(200)).unwrap();
+        assert_eq!(capped.purchase_budget(100), 99);
+        assert!(matches!(
+            capped.check_fits(100),
+            Err(DrawConfigError::PurchaseTooSpread { .. })
+        ));
+        assert_eq!(
+            exact.with_max_per_payer(Some(0)),
+            Err(DrawConfigError::MaxPerPayer)
+        );
+    }
+
+    #[test]
+    fn a_draw_reads_scheduled_before_it_opens_and_closed_from_its_close() {
+        let at = |text: &str| {
+            DateTime::parse_from_rfc3339(text)
+                .unwrap()
+                .with_timezone(&Utc)
+        };
+        let draw = Draw {
+            draw_id: DrawId::parse("d").unwrap(),
+            name: None,
+            config: DrawConfig::new(10, None, None).unwrap(),
+            schedule: Schedule::new(
+                Some(at("2026-12-01T10:00:00Z")),
+                Some(at("2026-12-01T12:00:00Z")),
+            )
+            .unwrap(),
+            beacon: None,
+            created_beacon: None,
+            key: PermutationKey::generate(),
+            seed: DrawSeed::generate(),
+            status: DrawStatus::Open,
+            voided: 0,
+            winners: None,
+            created_at: at("2026-11-01T00:00:00Z"),
+        };
+        assert_eq!(
+            draw.status_at(at("2026-12-01T09:00:00Z")),
+            DrawStatus::Scheduled
+        );
+        assert_eq!(draw.status_at(at("2026-12-01T11:00:00Z")), DrawStatus::Open);
+        assert_eq!(
+            draw.status_at(at("2026-12-01T12:00:00Z")),
+            DrawStatus::Closed
+        );
+        let closing = Draw {
+            status: DrawStatus::Closing,
+            ..draw.clone()
+        };
+        assert_eq!(
+            closing.status_at(at("2026-12-01T11:00:00Z")),
+            DrawStatus::Closing
+        );
+        assert_eq!(
+            closing.status_at(at("2026-12-01T13:00:00Z")),
+            DrawStatus::Closed
+        );
+        assert!(!DrawStatus::Scheduled.refuses_sales());
     }
 
     #[test]

@@ -77,6 +77,46 @@ id_type!(
     ExternalRef, "external_ref", 128, "letters, digits, '.', '_', ':' and '-'", is_reference
 );
 
+/// Who paid: 1 to 256 characters without control characters (an e-mail address, a
+/// customer number). Free text may hold the key separator, so keys use its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PayerId(String);
+
+impl PayerId {
+    pub const FIELD: &'static str = "payer_id";
+    pub const MAX_LEN: usize = 256;
+
+    pub fn parse(value: &str) -> Result<Self, InvalidId> {
+        if value.is_empty()
+            || value.chars().count() > Self::MAX_LEN
+            || value.chars().any(char::is_control)
+        {
+            return Err(InvalidId {
+                field: Self::FIELD,
+                max_len: Self::MAX_LEN,
+                allowed: "any characters but control characters",
+            });
+        }
+        Ok(Self(value.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Hex SHA-256 of the id: what keys hold instead of the free text.
+    pub fn key_part(&self) -> String {
+        use sha2::{Digest, Sha256};
+        super::purchase::hex(&Sha256::digest(self.0.as_bytes()))
+    }
+}
+
+impl fmt::Display for PayerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl DrawId {
     /// A fresh random id such as `d-7kq2m9x4c1vz8b3n`.
     pub fn generate() -> Self {
@@ -115,6 +155,21 @@ mod tests {
         assert!(ExternalRef::parse("a/b").is_err());
         assert!(SeriesId::parse(&"s".repeat(33)).is_err());
         assert!(SeriesId::parse("a.b").is_err());
+    }
+
+    #[test]
+    fn payer_ids_are_free_text_without_control_characters_and_keys_hide_separators() {
+        let payer = PayerId::parse("ann#1@example.com").unwrap();
+        assert_eq!(payer.key_part().len(), 64);
+        assert!(payer.key_part().chars().all(|c| c.is_ascii_hexdigit()));
+        assert!(PayerId::parse(&"é".repeat(256)).is_ok());
+        for bad in ["", "a\nb", &"x".repeat(257)] {
+            assert_eq!(
+                PayerId::parse(bad).unwrap_err().field,
+                "payer_id",
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,9 +1,15 @@
 //! The rules of Tally, free of AWS types.
 
+pub mod audit;
+pub mod chain;
 pub mod draw;
+pub mod events;
 pub mod ids;
 pub mod order;
 pub mod permutation;
 pub mod purchase;
+pub mod schedule;
+pub mod seed;
 pub mod series;
 pub mod stripes;
+pub mod winners;

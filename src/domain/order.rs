@@ -174,6 +174,54 @@ pub struct Order {
     pub period: String,
     pub counter: u64,
     pub created_at: DateTime<Utc>,
+    /// Its link in the period's hash chain (gapless series), hex-encoded.
+    pub hash: Option<String>,
+    pub void: Option<Void>,
+}
+
+/// Why something was done, as its author wrote it: 1 to 200 characters, no control
+/// characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason(String);
+
+/// The longest reason, in characters.
+pub const MAX_REASON_CHARS: usize = 200;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`reason` must be 1 to {MAX_REASON_CHARS} characters without control characters")]
+pub struct InvalidReason;
+
+impl Reason {
+    pub fn parse(text: &str) -> Result<Self, InvalidReason> {
+        let count = text.chars().count();
+        if count == 0 || count > MAX_REASON_CHARS || text.chars().any(char::is_control) {
+            return Err(InvalidReason);
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A voided order keeps its number; this says why and when it was voided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Void {
+    pub reason: Reason,
+    pub at: DateTime<Utc>,
+}
+
+/// A declared move of a period's counter: the numbers `from..=to` are skipped, for
+/// `reason`. In a gapless series it is a link of the hash chain, like an order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    pub series: SeriesId,
+    pub from: u64,
+    pub to: u64,
+    pub reason: Reason,
+    pub at: DateTime<Utc>,
+    pub hash: Option<String>,
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
-use super::ids::{DrawId, PaymentId};
+use super::ids::{DrawId, PayerId, PaymentId};
 use super::permutation::PermutationKey;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -42,7 +42,7 @@ pub struct PurchaseRequest {
     pub draw_id: DrawId,
     pub payment_id: PaymentId,
     pub quantity: u32,
-    pub payer_id: Option<String>,
+    pub payer_id: Option<PayerId>,
     /// Opaque to Tally and never stored: only its hash enters the fingerprint.
     pub token: Option<String>,
 }
@@ -52,7 +52,8 @@ impl PurchaseRequest {
     pub fn fingerprint(&self, key: &FingerprintKey) -> String {
         let mut mac = HmacSha256::new_from_slice(&key.0).expect("HMAC takes any key");
         mac.update(&self.quantity.to_be_bytes());
-        for field in [&self.payer_id, &self.token] {
+        let payer = self.payer_id.as_ref().map(PayerId::as_str);
+        for field in [payer, self.token.as_deref()] {
             match field {
                 Some(value) => {
                     mac.update(&[1]);
@@ -70,16 +71,27 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The longest reason of a void or a redraw.
+pub const MAX_REASON_LEN: usize = 500;
+
 /// A completed purchase.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Purchase {
     pub draw_id: DrawId,
     pub payment_id: PaymentId,
     pub quantity: u32,
-    pub payer_id: Option<String>,
+    pub payer_id: Option<PayerId>,
     pub tickets: Vec<u64>,
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
+    pub void: Option<Void>,
+}
+
+/// Why and when a purchase and its tickets were voided (a refund, a chargeback).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Void {
+    pub reason: String,
+    pub at: DateTime<Utc>,
 }
 
 /// A sold ticket.
@@ -88,7 +100,8 @@ pub struct Ticket {
     pub draw_id: DrawId,
     pub number: u64,
     pub payment_id: PaymentId,
-    pub payer_id: Option<String>,
+    pub payer_id: Option<PayerId>,
+    pub voided: bool,
 }
 
 #[cfg(test)]
@@ -100,7 +113,7 @@ mod tests {
             draw_id: DrawId::parse("d").unwrap(),
             payment_id: PaymentId::parse("p").unwrap(),
             quantity,
-            payer_id: payer.map(str::to_owned),
+            payer_id: payer.map(|p| PayerId::parse(p).unwrap()),
             token: token.map(str::to_owned),
         }
     }

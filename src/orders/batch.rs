@@ -9,44 +9,43 @@ use tracing::{info, warn};
 use super::outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, SourceId};
 use crate::domain::order::{NewOrder, Order};
-use crate::domain::series::Series;
+use crate::domain::series::{LocalDate, NumberFormat, Period, Series};
 
 /// The state of one request while it is numbered.
 pub(super) struct Batch {
     pub(super) series: Series,
     pub(super) source: SourceId,
+    /// One time for the whole request, in milliseconds as stored.
     pub(super) now: DateTime<Utc>,
+    /// `now` in the series' calendar, and the period it falls in.
+    pub(super) date: LocalDate,
+    pub(super) period: Period,
     pub(super) outcomes: Vec<Option<ItemOutcome>>,
     /// The valid inputs, at their request index.
     pub(super) orders: Vec<Option<NewOrder>>,
 }
 
 impl Batch {
-    pub(super) fn period(&self) -> String {
-        self.series.definition.reset.period(self.now)
-    }
-
     pub(super) fn new_order(&self, index: usize) -> &NewOrder {
         self.orders[index].as_ref().expect("a valid input")
     }
 
-    pub(super) fn numbered(&self, index: usize, counter: u64) -> Order {
+    /// The order of item `index` with `counter`, rendered in `format` (the period's).
+    pub(super) fn numbered(&self, index: usize, counter: u64, format: &NumberFormat) -> Order {
         let new = self.new_order(index);
         let series_id = &self.series.series_id;
         Order {
-            order_number: self
-                .series
-                .definition
-                .format
-                .render(series_id, self.now, counter),
+            order_number: format.render(series_id, &self.date, counter),
             series: series_id.clone(),
             source: self.source.clone(),
             external_ref: new.external_ref.clone(),
             data: new.data.clone(),
             fingerprint: new.fingerprint(series_id),
-            period: self.period(),
+            period: self.period.to_string(),
             counter,
             created_at: self.now,
+            hash: None,
+            void: None,
         }
     }
 
@@ -104,10 +103,14 @@ impl Batch {
         now: DateTime<Utc>,
         inputs: Vec<OrderInput>,
     ) -> (Self, Sorted) {
+        let date = series.date(now);
+        let period = series.definition.reset.period(&date);
         let mut batch = Batch {
             series,
             source,
             now,
+            date,
+            period,
             outcomes: vec![None; inputs.len()],
             orders: vec![None; inputs.len()],
         };

@@ -5,12 +5,11 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use tracing::warn;
-
 use super::batch::Batch;
 use super::outcome::ItemOutcome;
 use super::{MAX_ATTEMPTS, OrderError, OrderService};
 use crate::domain::order::Order;
+use crate::domain::series::NumberFormat;
 use crate::store::backoff;
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
 use crate::store::orders::OrdersCommit;
@@ -25,8 +24,9 @@ impl OrderService {
         mut queue: VecDeque<usize>,
     ) -> Result<(), OrderError> {
         let series_id = batch.series.series_id.clone();
-        let period = batch.period();
+        let period = batch.period.clone();
         let mut block: Range<u64> = 0..0;
+        let mut format: Option<NumberFormat> = None;
         let mut attempts = 0;
         while !queue.is_empty() {
             attempts += 1;
@@ -36,12 +36,20 @@ impl OrderService {
             }
             if block.is_empty() {
                 let count = queue.len() as u64;
-                let last = self
+                let (last, version) = self
                     .store
-                    .reserve_numbers(&series_id, &period, batch.series.definition.start, count)
+                    .reserve_numbers(
+                        &series_id,
+                        &period,
+                        batch.series.definition.start,
+                        count,
+                        batch.series.latest_version(),
+                    )
                     .await?;
                 block = last + 1 - count..last + 1;
+                format = Some(self.format_version(&mut batch.series, version).await?);
             }
+            let format = format.as_ref().expect("set with the block");
             let take = queue
                 .len()
                 .min(FAST_CHUNK)
@@ -50,7 +58,7 @@ impl OrderService {
             let orders: Vec<Order> = chunk
                 .iter()
                 .enumerate()
-                .map(|(j, &index)| batch.numbered(index, block.start + j as u64))
+                .map(|(j, &index)| batch.numbered(index, block.start + j as u64, format))
                 .collect();
             match self
                 .store
@@ -66,11 +74,6 @@ impl OrderService {
                     attempts = 0;
                 }
                 OrdersCommit::Cancelled(cancelled) => {
-                    if let Some(&j) = cancelled.number_taken.iter().max() {
-                        // Another series renders the same numbers: skip past them.
-                        warn!(number = %orders[j].order_number, "order number already used elsewhere");
-                        block.start += j as u64 + 1;
-                    }
                     for (j, order) in cancelled.existing {
                         batch.found(chunk[j], order);
                         queue.retain(|&i| i != chunk[j]);

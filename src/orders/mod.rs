@@ -1,27 +1,39 @@
-//! Numbering orders: series definitions and idempotent, ordered batches.
+//! Numbering orders: series definitions and idempotent, ordered batches; finding, voiding,
+//! listing and auditing the numbers of a period; moving a counter and changing a format.
 //!
-//! Gapless series move their counter in the same transaction as the orders it numbers
-//! (compare-and-set), so a number exists if and only if its order does. Fast series reserve
-//! a block of numbers for a whole batch with one atomic `ADD`, then write the orders; a
-//! failure can leave unused numbers in the block, never a number used twice.
+//! A number is its series, period and counter; its text is rendered from them. Gapless
+//! series claim their counter, then move it in the same transaction as the orders it
+//! numbers, so a number exists if and only if its order does; each order is a link of the
+//! period's hash chain. Fast series reserve a block of numbers for a whole batch with one
+//! atomic `ADD`, then write the orders; a failure can leave unused numbers in the block,
+//! never a number used twice.
 
 mod batch;
+mod change;
 mod fast;
 mod gapless;
+mod ledger;
+mod lookup;
 mod outcome;
 pub mod requests;
+mod void;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
+pub use change::SeriesChange;
+pub use ledger::{AUDIT_PAGE, Audit, ListedPage};
 pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::Order;
-use crate::domain::series::{Series, SeriesDefinition};
+use crate::domain::series::{
+    InvalidPeriod, NumberFormat, Period, Series, SeriesDefinition, SeriesError,
+};
 use crate::store::{Inserted, Store, StoreError};
 
 use batch::Batch;
@@ -40,6 +52,20 @@ pub enum OrderError {
     SeriesExists(SeriesId),
     #[error("no such order")]
     OrderNotFound,
+    /// The text is the number of several orders (of several series, or of one series
+    /// whose formats changed): each of them.
+    #[error("{} orders have this number; name the series and period", .0.len())]
+    AmbiguousNumber(Vec<Order>),
+    #[error("order {number} is void already, for another reason: {reason}")]
+    AlreadyVoided { number: String, reason: String },
+    #[error("the next number of this period is {}: a move goes forward only", .last + 1)]
+    MoveNotForward { last: u64 },
+    #[error("a series that never resets keeps the format of its numbers once it has one")]
+    FormatInUse,
+    #[error(transparent)]
+    Series(#[from] SeriesError),
+    #[error(transparent)]
+    Period(#[from] InvalidPeriod),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -48,17 +74,24 @@ pub enum OrderError {
 #[derive(Debug, Clone)]
 pub struct SeriesStatus {
     pub series: Series,
-    pub period: String,
+    pub period: Period,
     pub last_counter: Option<u64>,
     pub last_number: Option<String>,
+}
+
+/// A series as this process last read it, and the period it was read in: a process that
+/// numbers in a new period reads the series again, so it sees a format change made for
+/// that period.
+#[derive(Clone)]
+struct Known {
+    series: Series,
+    period: Period,
 }
 
 pub struct OrderService {
     store: Store,
     clock: Clock,
-    series: Mutex<HashMap<SeriesId, Series>>,
-    /// Last counter value seen per gapless series and period: a lower bound.
-    counters: Mutex<HashMap<(SeriesId, String), u64>>,
+    series: Mutex<HashMap<SeriesId, Known>>,
 }
 
 impl OrderService {
@@ -71,8 +104,20 @@ impl OrderService {
             store,
             clock,
             series: Mutex::new(HashMap::new()),
-            counters: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The time now, to the millisecond as stored.
+    fn now(&self) -> DateTime<Utc> {
+        let now = (self.clock)();
+        DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+    }
+
+    /// How long a gapless claim lasts before another writer may take it over: longer
+    /// than any call of its owner can still be in flight.
+    fn claim_lease(&self) -> i64 {
+        let lease = self.store.operation_timeout() + Duration::from_secs(1);
+        i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
     }
 
     /// Defines a series; `true` when it was created, `false` when an identical one exists.
@@ -82,15 +127,11 @@ impl OrderService {
         series_id: &SeriesId,
         definition: SeriesDefinition,
     ) -> Result<(Series, bool), OrderError> {
-        let series = Series {
-            series_id: series_id.clone(),
-            definition,
-            created_at: (self.clock)(),
-        };
+        let series = Series::new(series_id.clone(), definition, self.now());
         match self.store.insert_series(&series).await? {
             Inserted::New => {
                 info!(format = series.definition.format.as_str(), "series created");
-                self.lock_series().insert(series_id.clone(), series.clone());
+                self.remember(&series);
                 Ok((series, true))
             }
             Inserted::Existing(existing) if existing.definition == series.definition => {
@@ -102,24 +143,27 @@ impl OrderService {
 
     #[instrument(skip(self))]
     pub async fn series_status(&self, series_id: &SeriesId) -> Result<SeriesStatus, OrderError> {
-        let series = self.load_series(series_id).await?;
-        let now = (self.clock)();
-        let period = series.definition.reset.period(now);
-        let last_counter = self.store.get_counter(series_id, &period).await?;
-        let last_number = last_counter.map(|c| series.definition.format.render(series_id, now, c));
+        let now = self.now();
+        let mut series = self.load_series(series_id, now).await?;
+        let period = series.period(now);
+        let counter = self.store.get_counter(series_id, &period).await?;
+        let last_counter = counter.as_ref().and_then(|c| c.last);
+        let version = counter
+            .and_then(|c| c.format_version)
+            .unwrap_or_else(|| series.latest_version());
+        let last_number = match last_counter {
+            Some(last) => {
+                let format = self.format_version(&mut series, version).await?;
+                Some(format.render(series_id, &series.date(now), last))
+            }
+            None => None,
+        };
         Ok(SeriesStatus {
             series,
             period,
             last_counter,
             last_number,
         })
-    }
-
-    pub async fn get_by_number(&self, number: &str) -> Result<Order, OrderError> {
-        self.store
-            .get_order_by_number(number)
-            .await?
-            .ok_or(OrderError::OrderNotFound)
     }
 
     pub async fn get_by_ref(
@@ -134,7 +178,8 @@ impl OrderService {
     }
 
     /// Numbers a batch: new orders get increasing numbers in request order, known
-    /// references get their order back, and each item gets its own outcome.
+    /// references get their order back (void ones too), and each item gets its own
+    /// outcome.
     #[instrument(skip(self, inputs), fields(items = inputs.len()))]
     pub async fn create_orders(
         &self,
@@ -142,8 +187,9 @@ impl OrderService {
         source: &SourceId,
         inputs: Vec<OrderInput>,
     ) -> Result<Vec<ItemOutcome>, OrderError> {
-        let series = self.load_series(series_id).await?;
-        let (mut batch, sorted) = Batch::new(series, source.clone(), (self.clock)(), inputs);
+        let now = self.now();
+        let series = self.load_series(series_id, now).await?;
+        let (mut batch, sorted) = Batch::new(series, source.clone(), now, inputs);
         let refs: Vec<ExternalRef> = sorted
             .primaries
             .iter()
@@ -166,34 +212,65 @@ impl OrderService {
         Ok(batch.finish())
     }
 
-    async fn load_series(&self, series_id: &SeriesId) -> Result<Series, OrderError> {
-        if let Some(series) = self.lock_series().get(series_id) {
-            return Ok(series.clone());
+    /// The series, as this process knows it if it was read in the period of `now`, else
+    /// read again.
+    async fn load_series(
+        &self,
+        series_id: &SeriesId,
+        now: DateTime<Utc>,
+    ) -> Result<Series, OrderError> {
+        if let Some(known) = self.lock_series().get(series_id)
+            && known.series.period(now) == known.period
+        {
+            return Ok(known.series.clone());
         }
         let series = self
             .store
             .get_series(series_id)
             .await?
             .ok_or_else(|| OrderError::SeriesNotFound(series_id.clone()))?;
-        self.lock_series().insert(series_id.clone(), series.clone());
+        self.remember(&series);
         Ok(series)
     }
 
-    fn lock_series(&self) -> std::sync::MutexGuard<'_, HashMap<SeriesId, Series>> {
+    /// Reads `series` again, for a format version it does not know yet.
+    async fn refresh_series(&self, series: &mut Series) -> Result<(), OrderError> {
+        *series = self
+            .store
+            .get_series(&series.series_id)
+            .await?
+            .ok_or_else(|| OrderError::SeriesNotFound(series.series_id.clone()))?;
+        self.remember(series);
+        Ok(())
+    }
+
+    /// The format of `version`, reading the series again if this process does not know it.
+    async fn format_version(
+        &self,
+        series: &mut Series,
+        version: u32,
+    ) -> Result<NumberFormat, OrderError> {
+        if series.format(version).is_none() {
+            self.refresh_series(series).await?;
+        }
+        series.format(version).cloned().ok_or_else(|| {
+            StoreError::Invariant(format!(
+                "series {} has no format version {version}",
+                series.series_id
+            ))
+            .into()
+        })
+    }
+
+    fn remember(&self, series: &Series) {
+        let known = Known {
+            series: series.clone(),
+            period: series.period(self.now()),
+        };
+        self.lock_series().insert(series.series_id.clone(), known);
+    }
+
+    fn lock_series(&self) -> std::sync::MutexGuard<'_, HashMap<SeriesId, Known>> {
         self.series.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn counter(&self, key: &(SeriesId, String)) -> Option<u64> {
-        self.counters
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .copied()
-    }
-
-    fn set_counter(&self, key: &(SeriesId, String), value: u64) {
-        let mut counters = self.counters.lock().unwrap_or_else(|e| e.into_inner());
-        let known = counters.entry(key.clone()).or_insert(value);
-        *known = (*known).max(value);
     }
 }

@@ -16,20 +16,17 @@ pub enum RejectionCode {
     InvalidOrder,
     /// The reference already has an order with another body.
     IdempotencyConflict,
-    /// The next number of a gapless series is already used by another series.
-    OrderNumberTaken,
     /// Too many writers at once; posting the item again is safe.
     Contention,
 }
 
 impl RejectionCode {
-    pub const ALL: [RejectionCode; 7] = [
+    pub const ALL: [RejectionCode; 6] = [
         Self::InvalidExternalRef,
         Self::InvalidData,
         Self::DataTooLarge,
         Self::InvalidOrder,
         Self::IdempotencyConflict,
-        Self::OrderNumberTaken,
         Self::Contention,
     ];
 
@@ -40,7 +37,6 @@ impl RejectionCode {
             Self::DataTooLarge => "data_too_large",
             Self::InvalidOrder => "invalid_order",
             Self::IdempotencyConflict => "idempotency_conflict",
-            Self::OrderNumberTaken => "order_number_taken",
             Self::Contention => "contention",
         }
     }
@@ -57,8 +53,7 @@ impl RejectionCode {
             | Self::InvalidData
             | Self::DataTooLarge
             | Self::InvalidOrder
-            | Self::IdempotencyConflict
-            | Self::OrderNumberTaken => false,
+            | Self::IdempotencyConflict => false,
         }
     }
 }

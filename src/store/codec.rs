@@ -43,7 +43,7 @@ impl<'a> Reader<'a> {
         Self { item }
     }
 
-    fn corrupt(&self, reason: String) -> StoreError {
+    pub(crate) fn corrupt(&self, reason: String) -> StoreError {
         let key = match self.item.get(PARTITION_KEY) {
             Some(AttributeValue::S(pk)) => pk.clone(),
             _ => "<no key>".to_owned(),
@@ -78,6 +78,24 @@ impl<'a> Reader<'a> {
     pub(crate) fn num<T: FromStr>(&self, name: &str) -> Result<T, StoreError> {
         self.opt_num(name)?
             .ok_or_else(|| self.corrupt(format!("`{name}` is missing")))
+    }
+
+    /// A list; absent reads as empty.
+    pub(crate) fn list(&self, name: &str) -> Result<&'a [AttributeValue], StoreError> {
+        match self.item.get(name) {
+            None => Ok(&[]),
+            Some(AttributeValue::L(values)) => Ok(values),
+            Some(_) => Err(self.corrupt(format!("`{name}` is not a list"))),
+        }
+    }
+
+    /// A map, if present.
+    pub(crate) fn map(&self, name: &str) -> Result<Option<&'a Item>, StoreError> {
+        match self.item.get(name) {
+            None | Some(AttributeValue::Null(_)) => Ok(None),
+            Some(AttributeValue::M(members)) => Ok(Some(members)),
+            Some(_) => Err(self.corrupt(format!("`{name}` is not a map"))),
+        }
     }
 
     pub(crate) fn flag(&self, name: &str) -> bool {

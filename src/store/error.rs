@@ -69,6 +69,10 @@ where
     if err.code().is_some_and(is_throttling_code) {
         return StoreError::Throttled;
     }
+    // A single-item write met a transaction holding its item: nothing was written.
+    if err.code() == Some("TransactionConflictException") {
+        return StoreError::Contention { attempts: 1 };
+    }
     let transient = match &err {
         SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) | SdkError::ResponseError(_) => {
             true

@@ -1,6 +1,6 @@
 //! Request and capacity counters for benchmarks, tests and logs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
+use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 
 /// An SDK interceptor that counts requests sent to DynamoDB, per operation. Clones share
@@ -83,23 +84,82 @@ impl fmt::Display for RequestCounts {
     }
 }
 
-/// Write capacity units spent, by DynamoDB's pricing rules for items up to 1 KB: 1 per
-/// single-item write (failed conditions included), 2 per item of a transaction (cancelled
-/// ones included). DynamoDB Local reports its own figure, which undercounts transactions.
+/// Write capacity units spent, by DynamoDB's pricing rules: a write of an item costs one
+/// unit per started kilobyte of the item (failed conditions included), an item of a
+/// transaction twice that (cancelled ones included), and every write a global secondary
+/// index makes (an item with the index's key attributes entering, changing in or leaving
+/// it) one unit per started kilobyte of what the index holds of it, for writes that took
+/// effect. DynamoDB Local reports its own figure, which undercounts transactions and
+/// leaves out indexes. Clones share the counts.
 #[derive(Clone, Debug, Default)]
-pub struct WriteMeter(Arc<AtomicU64>);
+pub struct WriteMeter(Arc<WriteCounts>);
+
+#[derive(Debug, Default)]
+struct WriteCounts {
+    table: AtomicU64,
+    index: AtomicU64,
+}
 
 impl WriteMeter {
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+    /// Units spent on the table's own items.
+    pub fn table_units(&self) -> u64 {
+        self.0.table.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn single_write(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
+    /// Units spent by the global secondary index.
+    pub fn index_units(&self) -> u64 {
+        self.0.index.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn transaction(&self, items: usize) {
-        self.0.fetch_add(2 * items as u64, Ordering::Relaxed);
+    /// Everything: the table's items and the index.
+    pub fn total_units(&self) -> u64 {
+        self.table_units() + self.index_units()
+    }
+
+    /// A single-item write of an item of `units` kilobytes.
+    pub(crate) fn single_write(&self, units: u64) {
+        self.0.table.fetch_add(units, Ordering::Relaxed);
+    }
+
+    /// A transaction whose items add up to `units` kilobyte-units.
+    pub(crate) fn transaction(&self, units: u64) {
+        self.0.table.fetch_add(2 * units, Ordering::Relaxed);
+    }
+
+    /// Index writes of a write that took effect.
+    pub(crate) fn index_write(&self, units: u64) {
+        self.0.index.fetch_add(units, Ordering::Relaxed);
+    }
+}
+
+/// The write units of an item: one per started kilobyte of its size, which is the length
+/// of its attribute names plus the size of their values, by DynamoDB's sizing rules.
+pub(crate) fn item_units(item: &HashMap<String, AttributeValue>) -> u64 {
+    let bytes: usize = item
+        .iter()
+        .map(|(name, value)| name.len() + value_size(value))
+        .sum();
+    bytes.div_ceil(1024).max(1) as u64
+}
+
+fn value_size(value: &AttributeValue) -> usize {
+    match value {
+        AttributeValue::S(s) => s.len(),
+        // About one byte per two significant digits, plus one.
+        AttributeValue::N(n) => n.trim_start_matches(['-', '0']).len().div_ceil(2) + 1,
+        AttributeValue::B(b) => b.as_ref().len(),
+        AttributeValue::Bool(_) | AttributeValue::Null(_) => 1,
+        AttributeValue::L(values) => 3 + values.iter().map(|v| 1 + value_size(v)).sum::<usize>(),
+        AttributeValue::M(members) => {
+            3 + members
+                .iter()
+                .map(|(k, v)| 1 + k.len() + value_size(v))
+                .sum::<usize>()
+        }
+        AttributeValue::Ss(values) => values.iter().map(String::len).sum(),
+        AttributeValue::Ns(values) => values.iter().map(|n| n.len().div_ceil(2) + 1).sum(),
+        AttributeValue::Bs(values) => values.iter().map(|b| b.as_ref().len()).sum(),
+        _ => 1,
     }
 }
 
@@ -120,5 +180,30 @@ mod tests {
         assert_eq!(since.total(), 6);
         assert_eq!(since.of("UpdateItem"), 0);
         assert_eq!(since.to_string(), "TransactWriteItems 5, GetItem 1");
+    }
+
+    #[test]
+    fn an_item_costs_one_unit_per_started_kilobyte() {
+        let item = |text: String| HashMap::from([("pk".to_owned(), AttributeValue::S(text))]);
+        assert_eq!(item_units(&item("x".into())), 1);
+        assert_eq!(item_units(&item("x".repeat(1022))), 1);
+        assert_eq!(item_units(&item("x".repeat(1023))), 2);
+        assert_eq!(item_units(&item("x".repeat(16 * 1024))), 17);
+    }
+
+    #[test]
+    fn index_writes_are_counted_apart_from_the_table() {
+        let meter = WriteMeter::default();
+        meter.transaction(3);
+        meter.single_write(1);
+        meter.index_write(2);
+        assert_eq!(
+            (
+                meter.table_units(),
+                meter.index_units(),
+                meter.total_units()
+            ),
+            (7, 2, 9)
+        );
     }
 }

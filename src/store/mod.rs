@@ -1,99 +1,48 @@
 //! The DynamoDB table: configuration, keys, item codecs and the conditional writes that
 //! keep numbers unique.
 
+pub mod allowances;
 mod codec;
 pub mod draws;
 mod error;
 mod keys;
 pub mod limits;
+pub mod lists;
 mod metrics;
 pub mod orders;
 pub mod purchases;
+pub mod stream;
 mod table;
+pub mod voids;
+pub mod winners;
 
 use std::time::Duration;
 
-use aws_config::retry::RetryConfig;
-use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::config::retry::RetryPartition;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
+    ScalarAttributeType, StreamSpecification, StreamViewType,
 };
 
+pub use crate::aws::Timeouts;
+pub(crate) use crate::aws::env_number;
+pub(crate) use codec::parse_timestamp;
 pub use error::StoreError;
+/// The period index's key attributes, for tools that write items of the same shape.
+pub use keys::{COUNTER, PERIOD_KEY};
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 pub use table::Inserted;
-pub(crate) use table::{backoff, jittered_wait};
+pub(crate) use table::{backoff, jittered_wait, random_token};
 
+use crate::aws;
 use error::sdk_error;
 
 /// The table's only key attribute.
 pub(crate) const PARTITION_KEY: &str = "pk";
-
-/// How long Tally waits for DynamoDB, and how often the SDK tries a call. Every call is
-/// bounded by `operation`, so a frozen endpoint costs a request at most that long per call
-/// before it is answered with a 503.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timeouts {
-    /// Opening a connection.
-    pub connect: Duration,
-    /// One attempt of a call, retries excluded.
-    pub attempt: Duration,
-    /// A whole call, the SDK's retries included.
-    pub operation: Duration,
-    /// Attempts per call (1 means no retry).
-    pub max_attempts: u32,
-}
-
-impl Default for Timeouts {
-    /// Fits API Gateway's 30 s and the functions' own timeouts: one call takes at most
-    /// 8 s, three attempts of at most 3 s each.
-    fn default() -> Self {
-        Self {
-            connect: Duration::from_secs(2),
-            attempt: Duration::from_secs(3),
-            operation: Duration::from_secs(8),
-            max_attempts: 3,
-        }
-    }
-}
-
-impl Timeouts {
-    /// The defaults, overridden by `DYNAMODB_CONNECT_TIMEOUT_MS`, `DYNAMODB_ATTEMPT_TIMEOUT_MS`,
-    /// `DYNAMODB_OPERATION_TIMEOUT_MS` and `DYNAMODB_MAX_ATTEMPTS`.
-    pub fn from_env() -> Result<Self, String> {
-        let defaults = Self::default();
-        let millis = |name: &str, default: Duration| -> Result<Duration, String> {
-            Ok(env_number(name)?.map_or(default, Duration::from_millis))
-        };
-        let timeouts = Self {
-            connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", defaults.connect)?,
-            attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", defaults.attempt)?,
-            operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", defaults.operation)?,
-            max_attempts: env_number("DYNAMODB_MAX_ATTEMPTS")?
-                .map_or(Ok(defaults.max_attempts), u32::try_from)
-                .map_err(|_| "DYNAMODB_MAX_ATTEMPTS is too large".to_owned())?,
-        };
-        if timeouts.max_attempts == 0 || timeouts.attempt.is_zero() {
-            return Err("DynamoDB attempts and their timeout must be positive".to_owned());
-        }
-        Ok(timeouts)
-    }
-}
-
-/// A positive integer from the environment, if set.
-pub(crate) fn env_number(name: &str) -> Result<Option<u64>, String> {
-    match std::env::var(name) {
-        Ok(raw) if !raw.is_empty() => raw
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("{name} must be a whole number, got {raw:?}")),
-        _ => Ok(None),
-    }
-}
 
 /// The table and the client that reaches it. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -101,6 +50,8 @@ pub struct Store {
     client: Client,
     table: String,
     meter: WriteMeter,
+    /// How long one DynamoDB call may take, the SDK's retries included.
+    operation_timeout: Duration,
 }
 
 /// Where the table is and how long to wait for it.
@@ -150,46 +101,13 @@ impl Store {
             client,
             table: table.into(),
             meter: WriteMeter::default(),
+            operation_timeout: Timeouts::default().operation,
         }
     }
 
     /// Builds the SDK client once per process, with the configured timeouts and retries.
-    /// Against a local endpoint, fixed dummy credentials and a default region are used when
-    /// the environment has none.
     pub async fn connect(config: &StoreConfig, counter: Option<RequestCounter>) -> Self {
-        let t = config.timeouts;
-        let mut loader = aws_config::from_env()
-            .timeout_config(
-                TimeoutConfig::builder()
-                    .connect_timeout(t.connect)
-                    .operation_attempt_timeout(t.attempt)
-                    .operation_timeout(t.operation)
-                    .build(),
-            )
-            .retry_config(
-                RetryConfig::standard()
-                    .with_max_attempts(t.max_attempts)
-                    .with_initial_backoff(Duration::from_millis(50))
-                    .with_max_backoff(Duration::from_secs(1)),
-            );
-        if let Some(endpoint) = &config.endpoint {
-            loader = loader.endpoint_url(endpoint);
-            if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
-                loader = loader.credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-                    "local",
-                    "local",
-                    None,
-                    None,
-                    "tally-local",
-                ));
-            }
-            if std::env::var_os("AWS_REGION").is_none()
-                && std::env::var_os("AWS_DEFAULT_REGION").is_none()
-            {
-                loader = loader.region(aws_config::Region::new("us-east-1"));
-            }
-        }
-        let shared = loader.load().await;
+        let shared = aws::sdk_config(config.endpoint.as_deref(), config.timeouts).await;
         // The SDK's retry quota is per partition and process; one per table keeps clients
         // of different tables (the tests' throw-away tables) from draining each other's.
         let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared).retry_partition(
@@ -198,7 +116,16 @@ impl Store {
         if let Some(counter) = counter {
             builder = builder.interceptor(counter);
         }
-        Self::new(Client::from_conf(builder.build()), &config.table_name)
+        Self {
+            operation_timeout: config.timeouts.operation,
+            ..Self::new(Client::from_conf(builder.build()), &config.table_name)
+        }
+    }
+
+    /// How long one DynamoDB call may take, the SDK's retries included: after it, a write
+    /// this process sent can no longer be waited for.
+    pub fn operation_timeout(&self) -> Duration {
+        self.operation_timeout
     }
 
     pub fn table(&self) -> &str {
@@ -225,35 +152,50 @@ impl Store {
         Ok(())
     }
 
-    /// Creates the table (on-demand, key `pk`) unless it exists, and waits until it is
-    /// active. For local use and tests; on AWS the SAM template owns the table.
+    /// Creates the table (on-demand, key `pk`, a stream of new and old images, the global
+    /// secondary indexes of `template.yaml`) unless it exists, adds an index an older table
+    /// lacks, and waits until it is active. For local use and tests; on AWS the SAM
+    /// template owns the table.
     pub async fn ensure_table(&self) -> Result<(), StoreError> {
-        let created = self
+        let mut create = self
             .client
             .create_table()
             .table_name(&self.table)
             .billing_mode(BillingMode::PayPerRequest)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name(PARTITION_KEY)
-                    .attribute_type(ScalarAttributeType::S)
+            .stream_specification(
+                StreamSpecification::builder()
+                    .stream_enabled(true)
+                    .stream_view_type(StreamViewType::NewAndOldImages)
                     .build()
-                    .expect("name and type are set"),
+                    .expect("enabled is set"),
             )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name(PARTITION_KEY)
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .expect("name and key type are set"),
-            )
-            .send()
-            .await;
-        match created {
+            .key_schema(key_element(PARTITION_KEY, KeyType::Hash));
+        for name in [
+            PARTITION_KEY,
+            keys::PAYER_PK,
+            keys::PAYER_SK,
+            keys::LIST_PK,
+            keys::LIST_SK,
+            keys::PERIOD_KEY,
+            keys::COUNTER,
+        ] {
+            create = create.attribute_definitions(key_attribute(name));
+        }
+        for index in indexes() {
+            create = create.global_secondary_indexes(index);
+        }
+        match create.send().await {
             Ok(_) => {}
-            Err(err) if err.code() == Some("ResourceInUseException") => {}
+            Err(err) if err.code() == Some("ResourceInUseException") => {
+                self.wait_until_active().await?;
+                self.add_missing_indexes().await?;
+            }
             Err(err) => return Err(sdk_error("CreateTable", err)),
         }
+        self.wait_until_active().await
+    }
+
+    async fn wait_until_active(&self) -> Result<(), StoreError> {
         self.client
             .wait_until_table_exists()
             .table_name(&self.table)
@@ -263,6 +205,147 @@ impl Store {
                 operation: "DescribeTable",
                 reason: format!("table {} did not become active: {e}", self.table),
             })?;
+        self.check_period_index().await
+    }
+
+    /// A table made before the period index existed has numbers keyed by their text and
+    /// cannot list a period: it is refused with a clear message, not used (nothing is
+    /// migrated; nothing was deployed with that layout).
+    async fn check_period_index(&self) -> Result<(), StoreError> {
+        let described = self
+            .client
+            .describe_table()
+            .table_name(&self.table)
+            .send()
+            .await
+            .map_err(|e| sdk_error("DescribeTable", e))?;
+        let has_index = described
+            .table()
+            .map(|t| t.global_secondary_indexes())
+            .unwrap_or_default()
+            .iter()
+            .any(|index| index.index_name() == Some(keys::PERIOD_INDEX));
+        if has_index {
+            Ok(())
+        } else {
+            Err(StoreError::Invariant(format!(
+                "table {} has no {} index: it was made by an earlier version of Tally, whose layout is not migrated; delete it (locally: the .dynamodb/ folder) and start again",
+                self.table,
+                keys::PERIOD_INDEX
+            )))
+        }
+    }
+
+    /// A table made before an index existed gets it (one index per update, as DynamoDB
+    /// requires).
+    async fn add_missing_indexes(&self) -> Result<(), StoreError> {
+        let described = self
+            .client
+            .describe_table()
+            .table_name(&self.table)
+            .send()
+            .await
+            .map_err(|e| sdk_error("DescribeTable", e))?;
+        let existing: Vec<String> = described
+            .table()
+            .map(|t| {
+                t.global_secondary_indexes()
+                    .iter()
+                    .filter_map(|i| i.index_name().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for index in indexes() {
+            if existing.iter().any(|name| name == index.index_name()) {
+                continue;
+            }
+            let (pk, sk) = match index.key_schema() {
+                [pk, sk] => (
+                    pk.attribute_name().to_owned(),
+                    sk.attribute_name().to_owned(),
+                ),
+                _ => unreachable!("every index has a partition and a sort key"),
+            };
+            let action = CreateGlobalSecondaryIndexAction::builder()
+                .index_name(index.index_name())
+                .set_key_schema(Some(index.key_schema().to_vec()))
+                .set_projection(index.projection().cloned())
+                .build()
+                .map_err(error::build_error)?;
+            self.client
+                .update_table()
+                .table_name(&self.table)
+                .attribute_definitions(key_attribute(&pk))
+                .attribute_definitions(key_attribute(&sk))
+                .global_secondary_index_updates(
+                    GlobalSecondaryIndexUpdate::builder().create(action).build(),
+                )
+                .send()
+                .await
+                .map_err(|e| sdk_error("UpdateTable", e))?;
+            self.wait_until_active().await?;
+        }
         Ok(())
     }
+}
+
+/// A key attribute's definition: the period index sorts by a number, every other key is
+/// a string.
+fn key_attribute(name: &str) -> AttributeDefinition {
+    let kind = if name == keys::COUNTER {
+        ScalarAttributeType::N
+    } else {
+        ScalarAttributeType::S
+    };
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(kind)
+        .build()
+        .expect("name and type are set")
+}
+
+fn key_element(name: &str, key_type: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(key_type)
+        .build()
+        .expect("name and key type are set")
+}
+
+/// The global secondary indexes, as in `template.yaml`. The payer and list indexes hold
+/// keys only: a Query answers keys, and the items are then read by key, strongly
+/// consistent. The period index holds whole number items, so that a listing, an export or
+/// an audit reads a period in pages without one read per number.
+fn indexes() -> Vec<GlobalSecondaryIndex> {
+    [
+        (
+            keys::PAYER_INDEX,
+            keys::PAYER_PK,
+            keys::PAYER_SK,
+            ProjectionType::KeysOnly,
+        ),
+        (
+            keys::LIST_INDEX,
+            keys::LIST_PK,
+            keys::LIST_SK,
+            ProjectionType::KeysOnly,
+        ),
+        (
+            keys::PERIOD_INDEX,
+            keys::PERIOD_KEY,
+            keys::COUNTER,
+            ProjectionType::All,
+        ),
+    ]
+    .into_iter()
+    .map(|(name, pk, sk, projection)| {
+        GlobalSecondaryIndex::builder()
+            .index_name(name)
+            .key_schema(key_element(pk, KeyType::Hash))
+            .key_schema(key_element(sk, KeyType::Range))
+            .projection(Projection::builder().projection_type(projection).build())
+            .build()
+            .expect("name, keys and projection are set")
+    })
+    .collect()
 }

@@ -6,6 +6,7 @@ use aws_sdk_dynamodb::types::{
     Update,
 };
 
+use super::allowances::{HELD, PayerCap};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::draws::{BOTTOM, CLOSED, StripeState, TOP};
 use super::error::{build_error, sdk_error};
@@ -13,12 +14,19 @@ use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
 use super::table::{Transaction, Verdict, put_if_absent};
 use super::{Store, StoreError, keys};
 use crate::domain::draw::MAX_PER_PURCHASE_CAP;
-use crate::domain::ids::{DrawId, PaymentId};
-use crate::domain::purchase::{Purchase, Ticket};
+use crate::domain::ids::{DrawId, PayerId, PaymentId};
+use crate::domain::purchase::{Purchase, Ticket, Void};
 use crate::domain::stripes::{Side, StripeTake};
 
-// The largest purchase fits one transaction: its record, its tickets and a cursor.
-const _: () = assert!(MAX_PER_PURCHASE_CAP as usize + 2 <= MAX_TRANSACTION_ITEMS);
+// The largest purchase fits one transaction: its record, its tickets, a cursor and the
+// payer's allowance.
+const _: () = assert!(MAX_PER_PURCHASE_CAP as usize + 3 <= MAX_TRANSACTION_ITEMS);
+
+/// A voided purchase or ticket says so.
+pub(crate) const STATUS: &str = "status";
+pub(crate) const VOID: &str = "void";
+pub(crate) const VOID_REASON: &str = "void_reason";
+pub(crate) const VOIDED_AT: &str = "voided_at";
 
 /// Why DynamoDB cancelled a purchase transaction, item by item.
 #[derive(Debug, Default)]
@@ -32,6 +40,8 @@ pub struct Cancellation {
     pub throttled: bool,
     /// Ticket items that already existed. Never expected: the cursors guard them.
     pub taken_tickets: Vec<u64>,
+    /// The payer's allowance had no room for the purchase: what the payer held.
+    pub payer_held: Option<u64>,
 }
 
 /// A purchase record as read after a set of cursors.
@@ -56,37 +66,70 @@ pub struct CursorRead {
 #[derive(Debug)]
 pub enum Commit {
     Committed,
-    Cancelled(Cancellation),
+    Cancelled(Box<Cancellation>),
 }
 
-fn encode_purchase(purchase: &Purchase) -> Item {
+/// A new purchase record, listed in the index partitions of its payer and of its first
+/// stripe.
+fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
     let mut item = key(keys::purchase(&purchase.draw_id, &purchase.payment_id));
     item.insert("kind".into(), s("purchase"));
     item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
     item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
     item.insert("quantity".into(), n(purchase.quantity));
+    let created_at = timestamp(purchase.created_at);
+    let newest_first = keys::newest_first(
+        created_at.as_s().map_or("", String::as_str),
+        purchase.payment_id.as_str(),
+    );
     if let Some(payer) = &purchase.payer_id {
-        item.insert("payer_id".into(), s(payer));
+        item.insert("payer_id".into(), s(payer.as_str()));
+        item.insert(
+            keys::PAYER_PK.into(),
+            s(keys::payer(&purchase.draw_id, payer)),
+        );
+        item.insert(keys::PAYER_SK.into(), s(&newest_first));
     }
+    item.insert(
+        keys::LIST_PK.into(),
+        s(keys::draw_purchases(&purchase.draw_id, first_stripe)),
+    );
+    item.insert(keys::LIST_SK.into(), s(newest_first));
     item.insert(
         "tickets".into(),
         AttributeValue::L(purchase.tickets.iter().map(n).collect()),
     );
     item.insert("fingerprint".into(), s(&purchase.fingerprint));
-    item.insert("created_at".into(), timestamp(purchase.created_at));
+    item.insert("created_at".into(), created_at);
     item
 }
 
-fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
+pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
     let r = Reader::new(item);
+    let void = match r.opt_str(STATUS)? {
+        Some(VOID) => Some(Void {
+            reason: r.str(VOID_REASON)?.to_owned(),
+            at: r.parsed(VOIDED_AT, parse_timestamp)?,
+        }),
+        _ => None,
+    };
     Ok(Purchase {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
         quantity: r.num("quantity")?,
-        payer_id: r.opt_str("payer_id")?.map(str::to_owned),
+        payer_id: r
+            .opt_str("payer_id")?
+            .map(|v| {
+                PayerId::parse(v).map_err(|_| StoreError::Corrupt {
+                    key: r.str(super::PARTITION_KEY).unwrap_or("?").to_owned(),
+                    reason: "`payer_id` is invalid".into(),
+                })
+            })
+            .transpose()?,
         tickets: r.num_list("tickets")?,
         fingerprint: r.str("fingerprint")?.to_owned(),
         created_at: r.parsed("created_at", parse_timestamp)?,
+        void,
     })
 }
 
@@ -97,33 +140,36 @@ fn encode_ticket(purchase: &Purchase, number: u64) -> Item {
     item.insert("number".into(), n(number));
     item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
     if let Some(payer) = &purchase.payer_id {
-        item.insert("payer_id".into(), s(payer));
+        item.insert("payer_id".into(), s(payer.as_str()));
     }
     item
 }
 
-fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
+pub(crate) fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
     let r = Reader::new(item);
     Ok(Ticket {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         number: r.num("number")?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
-        payer_id: r.opt_str("payer_id")?.map(str::to_owned),
+        payer_id: r.opt_str("payer_id")?.and_then(|v| PayerId::parse(v).ok()),
+        voided: r.opt_str(STATUS)? == Some(VOID),
     })
 }
 
 impl Store {
     /// One atomic write: the purchase record (the idempotency record), every stripe cursor
-    /// moved from its expected value, and one item per ticket, each new.
+    /// moved from its expected value, one item per ticket, each new, and in a capped draw
+    /// the payer's allowance, which must have room for the purchase.
     pub async fn commit_purchase(
         &self,
         purchase: &Purchase,
         takes: &[StripeTake],
+        cap: Option<PayerCap>,
     ) -> Result<Commit, StoreError> {
-        let mut items = Vec::with_capacity(1 + takes.len() + purchase.tickets.len());
+        let mut items = Vec::with_capacity(2 + takes.len() + purchase.tickets.len());
         items.push(put_if_absent(
             self.table(),
-            encode_purchase(purchase),
+            encode_purchase(purchase, takes.first().map_or(0, |t| t.stripe)),
             true,
         )?);
         for take in takes {
@@ -168,13 +214,22 @@ impl Store {
                 false,
             )?);
         }
-        let verdicts = match self.transact(items).await? {
-            Transaction::Committed => return Ok(Commit::Committed),
+        let allowance_at = items.len();
+        if let Some(cap) = cap {
+            items.push(self.take_allowance(purchase, cap)?);
+        }
+        let verdicts = match self.transact(items, 0).await? {
+            Transaction::Committed => {
+                // The record enters the `list` index, and the `payer` index when it has one.
+                self.write_meter()
+                    .index_write(1 + u64::from(purchase.payer_id.is_some()));
+                return Ok(Commit::Committed);
+            }
             Transaction::Busy => {
-                return Ok(Commit::Cancelled(Cancellation {
+                return Ok(Commit::Cancelled(Box::new(Cancellation {
                     conflict: true,
                     ..Cancellation::default()
-                }));
+                })));
             }
             Transaction::Cancelled(verdicts) => verdicts,
         };
@@ -190,6 +245,14 @@ impl Store {
                         StoreError::Invariant("purchase exists but was not returned".into())
                     })?;
                     cancellation.existing = Some(decode_purchase(&item)?);
+                }
+                Verdict::ConditionFailed(item) if position == allowance_at => {
+                    let held = item
+                        .as_ref()
+                        .map(|i| Reader::new(i).opt_num(HELD))
+                        .transpose()?
+                        .flatten();
+                    cancellation.payer_held = Some(held.unwrap_or(0));
                 }
                 Verdict::ConditionFailed(item) if position <= takes.len() => {
                     let state = item
@@ -207,7 +270,7 @@ impl Store {
                 }
             }
         }
-        Ok(Commit::Cancelled(cancellation))
+        Ok(Commit::Cancelled(Box::new(cancellation)))
     }
 
     /// Reads the cursors of `stripes`, then the purchase record of `payment_id` at a point

@@ -13,7 +13,9 @@ use rand::RngExt;
 
 use super::codec::Item;
 use super::error::{build_error, is_throttling_code, sdk_error};
+use super::keys::PERIOD_KEY;
 use super::limits::MAX_BATCH_GET_KEYS;
+use super::metrics::item_units;
 use super::{PARTITION_KEY, Store, StoreError};
 
 /// Waits before DynamoDB is tried again after a lost race or throttling.
@@ -29,6 +31,32 @@ pub(crate) fn jittered_wait(attempt: u32, base: Duration, cap: Duration) -> Dura
     let ceiling = base.saturating_mul(1 << attempt.min(16)).min(cap);
     let millis = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX);
     Duration::from_millis(rand::rng().random_range(0..=millis))
+}
+
+/// Attempts of a single-item write while transactions hold its item.
+const HELD_ATTEMPTS: u32 = 6;
+
+/// Runs a single-item write again, after a jittered wait, while a transaction holds its
+/// item (DynamoDB refuses the write with `TransactionConflictException`, writing nothing),
+/// a bounded number of times; then the contention is the answer.
+pub(crate) async fn unless_held<T, F, Fut>(mut write: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match write().await {
+            Err(StoreError::Contention { .. }) if attempt < HELD_ATTEMPTS => {
+                backoff(attempt).await;
+                attempt += 1;
+            }
+            Err(StoreError::Contention { .. }) => {
+                return Err(StoreError::Contention { attempts: attempt });
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Batch reads give up after this many rounds of unprocessed keys.
@@ -161,7 +189,7 @@ impl Store {
     /// request either way). A caller recognises its own earlier write, re-sent by the SDK
     /// after a lost response, by comparing what it wrote.
     pub(crate) async fn put_new(&self, item: Item) -> Result<PutNew, StoreError> {
-        self.write_meter().single_write();
+        self.write_meter().single_write(item_units(&item));
         let result = self
             .client()
             .put_item()
@@ -204,11 +232,16 @@ impl Store {
     /// it after a lost response, DynamoDB acknowledges a transaction that committed without
     /// writing it twice. A token is never reused for another call, so no call can be
     /// answered with an earlier call's outcome.
+    ///
+    /// `index_updates` are the index units of the updates that change an indexed item;
+    /// new items entering the index are counted from the items themselves.
     pub(crate) async fn transact(
         &self,
         items: Vec<TransactWriteItem>,
+        index_updates: u64,
     ) -> Result<Transaction, StoreError> {
-        self.write_meter().transaction(items.len());
+        let (units, indexed) = transaction_units(&items);
+        self.write_meter().transaction(units);
         let result = self
             .client()
             .transact_write_items()
@@ -217,7 +250,10 @@ impl Store {
             .send()
             .await;
         let err = match result {
-            Ok(_) => return Ok(Transaction::Committed),
+            Ok(_) => {
+                self.write_meter().index_write(indexed + index_updates);
+                return Ok(Transaction::Committed);
+            }
             Err(err) => err,
         };
         match err.as_service_error() {
@@ -236,6 +272,27 @@ impl Store {
             _ => Err(sdk_error("TransactWriteItems", err)),
         }
     }
+}
+
+/// The kilobyte-units of a transaction's items, and those of its new items that enter the
+/// period index. A put is sized from its item; an update or check counts one unit (Tally
+/// updates small items: counters, cursors, draws, void marks).
+fn transaction_units(items: &[TransactWriteItem]) -> (u64, u64) {
+    let mut units = 0;
+    let mut indexed = 0;
+    for item in items {
+        match item.put() {
+            Some(put) => {
+                let size = item_units(put.item());
+                units += size;
+                if put.item().contains_key(PERIOD_KEY) {
+                    indexed += size;
+                }
+            }
+            None => units += 1,
+        }
+    }
+    (units, indexed)
 }
 
 fn verdict(

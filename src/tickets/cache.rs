@@ -54,7 +54,10 @@ impl DrawCache {
             permutation: Permutation::new(draw.config.total_tickets(), &draw.key),
             fingerprint_key: FingerprintKey::derive(&draw.key),
             view: Mutex::new(CachedView {
-                stripes: StripeView::new(draw.config.layout(), MAX_TRANSACTION_ITEMS),
+                stripes: StripeView::new(
+                    draw.config.layout(),
+                    draw.config.purchase_budget(MAX_TRANSACTION_ITEMS),
+                ),
                 closed: draw.status.refuses_sales(),
                 stale: true,
                 epoch: 0,

@@ -8,7 +8,7 @@ use futures::{StreamExt, TryStreamExt};
 use tracing::{info, instrument};
 
 use super::{DrawSummary, TicketError, TicketService};
-use crate::domain::draw::DrawStatus;
+use crate::domain::draw::{Draw, DrawStatus};
 use crate::domain::ids::DrawId;
 
 /// Stripes closed at once.
@@ -27,6 +27,14 @@ impl TicketService {
         if let Some(cache) = self.cached(draw_id) {
             cache.view().closed = true;
         }
+        self.seal(&draw).await?;
+        self.get_draw(draw_id).await
+    }
+
+    /// The steps of a close after the first: every open stripe is closed, then the draw
+    /// says `closed`. Nothing after it can change which tickets were sold.
+    pub(super) async fn seal(&self, draw: &Draw) -> Result<(), TicketError> {
+        let draw_id = &draw.draw_id;
         if draw.status != DrawStatus::Closed {
             let all: Vec<u32> = (0..draw.config.stripes()).collect();
             let open: Vec<u32> = self
@@ -48,6 +56,6 @@ impl TicketService {
                 .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
             info!("draw closed");
         }
-        self.get_draw(draw_id).await
+        Ok(())
     }
 }

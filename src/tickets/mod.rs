@@ -7,22 +7,27 @@
 
 mod cache;
 mod close;
+mod draws;
+mod lists;
 mod purchase;
+mod void;
+mod winners;
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
-use chrono::Utc;
-use tracing::{info, instrument};
+use chrono::{DateTime, Utc};
+use tracing::instrument;
 
 pub use cache::DEFAULT_CACHED_DRAWS;
+pub use draws::{DrawSummary, NewDraw};
+pub use lists::{DrawFilter, PurchasesPage};
+pub use winners::{Prize, Replaced, Winners};
 
-use crate::domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
+use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::{DrawId, PaymentId};
-use crate::domain::permutation::PermutationKey;
 use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
-use crate::store::limits::MAX_TRANSACTION_ITEMS;
-use crate::store::{Inserted, Store, StoreError};
+use crate::store::{Store, StoreError};
 use cache::{DrawCache, DrawCaches};
 use purchase::PurchaseRun;
 
@@ -37,6 +42,31 @@ pub enum TicketError {
     InvalidConfig(#[from] DrawConfigError),
     #[error("draw {0} is closed")]
     DrawClosed(DrawId),
+    #[error("draw {draw_id} opens at {opens_at}")]
+    DrawNotOpen {
+        draw_id: DrawId,
+        opens_at: DateTime<Utc>,
+    },
+    #[error("this draw caps tickets per payer: a purchase needs a `payer_id`")]
+    PayerRequired,
+    #[error("the payer may hold at most {max_per_payer} tickets; {left} more are left")]
+    PayerLimit { max_per_payer: u64, left: u64 },
+    #[error("draw {0} is not closed: close it before drawing its winners")]
+    DrawOpen(DrawId),
+    #[error("the winners of draw {0} are drawn: they cannot change, nor can a purchase be voided")]
+    WinnersDrawn(DrawId),
+    #[error("the winners of draw {0} are not drawn yet")]
+    WinnersNotDrawn(DrawId),
+    #[error("the draw declared a beacon: `beacon_value` is required")]
+    BeaconValueRequired,
+    #[error("the draw declared no beacon, so it takes no `beacon_value`")]
+    BeaconNotDeclared,
+    #[error("{eligible} tickets are eligible, fewer than the {wanted} picks asked for")]
+    NotEnoughEligible { eligible: u64, wanted: u64 },
+    #[error("the draw has no prize {0}")]
+    PrizeNotFound(u32),
+    #[error("prize {0} was redrawn meanwhile for another reason")]
+    WinnerChanged(u32),
     #[error("quantity must be between 1 and {max}")]
     InvalidQuantity { max: u32 },
     #[error("only {remaining} tickets remain")]
@@ -53,35 +83,6 @@ pub enum TicketError {
     TicketNotSold(u64),
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// A new draw as asked for.
-#[derive(Debug, Clone)]
-pub struct NewDraw {
-    pub draw_id: Option<DrawId>,
-    pub name: Option<String>,
-    pub config: DrawConfig,
-}
-
-/// A draw with its live counts.
-#[derive(Debug, Clone)]
-pub struct DrawSummary {
-    pub draw: Draw,
-    pub sold: u64,
-}
-
-impl DrawSummary {
-    pub fn remaining(&self) -> u64 {
-        self.draw.config.total_tickets() - self.sold
-    }
-}
-
-/// What a create found: a new draw, or the identical one asked for before.
-#[derive(Debug, Clone)]
-pub struct CreatedDraw {
-    pub summary: DrawSummary,
-    /// `false` when an identical draw existed already (a repeated create).
-    pub created: bool,
 }
 
 /// A purchase and whether this call made it or found it.
@@ -117,58 +118,6 @@ impl TicketService {
 
     pub fn store(&self) -> &Store {
         &self.store
-    }
-
-    /// Creates a draw. Repeating a create with the same settings is safe: it answers the
-    /// existing draw; other settings under the same id are a conflict.
-    #[instrument(skip_all, fields(draw_id))]
-    pub async fn create_draw(&self, new: NewDraw) -> Result<CreatedDraw, TicketError> {
-        let config = new.config.check_fits(MAX_TRANSACTION_ITEMS)?;
-        let draw = Draw {
-            draw_id: new.draw_id.unwrap_or_else(DrawId::generate),
-            name: new.name,
-            config,
-            key: PermutationKey::generate(),
-            status: DrawStatus::Open,
-            created_at: Utc::now(),
-        };
-        tracing::Span::current().record("draw_id", draw.draw_id.as_str());
-        match self.store.insert_draw(&draw).await? {
-            Inserted::New => {
-                info!(
-                    total_tickets = draw.config.total_tickets(),
-                    stripes = draw.config.stripes(),
-                    "draw created"
-                );
-                Ok(CreatedDraw {
-                    summary: DrawSummary { draw, sold: 0 },
-                    created: true,
-                })
-            }
-            Inserted::Existing(existing)
-                if existing.name == draw.name && existing.config == draw.config =>
-            {
-                info!("draw exists with the same settings");
-                Ok(CreatedDraw {
-                    summary: self.get_draw(&existing.draw_id).await?,
-                    created: false,
-                })
-            }
-            Inserted::Existing(existing) => Err(TicketError::DrawExists(existing.draw_id)),
-        }
-    }
-
-    #[instrument(skip(self))]
-    pub async fn get_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
-        let draw = self
-            .store
-            .get_draw(draw_id)
-            .await?
-            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        let all: Vec<u32> = (0..draw.config.stripes()).collect();
-        let stripes = self.store.read_stripes(draw_id, &all).await?;
-        let sold = stripes.iter().map(|(_, s)| s.sold()).sum();
-        Ok(DrawSummary { draw, sold })
     }
 
     #[instrument(skip(self))]
@@ -207,6 +156,9 @@ impl TicketService {
         let max = cache.draw.config.max_per_purchase();
         if !(1..=max).contains(&request.quantity) {
             return Err(TicketError::InvalidQuantity { max });
+        }
+        if cache.draw.config.max_per_payer().is_some() && request.payer_id.is_none() {
+            return Err(TicketError::PayerRequired);
         }
         PurchaseRun::new(&self.store, cache, request, requests)
             .run()

@@ -16,7 +16,9 @@ use tracing::{debug, info, warn};
 use super::cache::{BusyGuard, DrawCache};
 use super::{PurchaseReceipt, TicketError};
 use crate::domain::purchase::{Purchase, PurchaseRequest};
+use crate::domain::schedule::Phase;
 use crate::domain::stripes::{Plan, StripeTake};
+use crate::store::allowances::PayerCap;
 use crate::store::purchases::{Cancellation, Commit, PurchaseRead};
 use crate::store::{Store, StoreError, backoff};
 
@@ -48,8 +50,16 @@ enum Step {
 /// bounds, so a refusal is never premature.
 enum Refusal {
     Closed,
-    NotEnough { remaining: u64 },
+    /// Before the draw's `opens_at`.
+    NotOpen,
+    NotEnough {
+        remaining: u64,
+    },
     Fragmented,
+    /// The payer's allowance has no room: what is left, when known.
+    PayerLimit {
+        left: Option<u64>,
+    },
 }
 
 /// A step's result: finished with a receipt, or go on planning.
@@ -73,6 +83,8 @@ pub(super) struct PurchaseRun<'a> {
     /// The view's epoch when this purchase last saw its record absent, with nothing in the
     /// view newer than that sight.
     absent_at: Option<u64>,
+    /// The payer's allowance refused the purchase: what is left for the payer.
+    payer_left: Option<u64>,
 }
 
 impl<'a> PurchaseRun<'a> {
@@ -96,6 +108,7 @@ impl<'a> PurchaseRun<'a> {
             attempts: 0,
             epoch: 0,
             absent_at: None,
+            payer_left: None,
         }
     }
 
@@ -123,9 +136,27 @@ impl<'a> PurchaseRun<'a> {
         .into())
     }
 
-    /// Plans from the view as it is now.
+    /// Plans from the view as it is now. The schedule is read on this process's clock
+    /// before every step, so no transaction is sent before `opens_at` or from `closes_at`.
     fn next_step(&mut self) -> Step {
         let quantity = u64::from(self.request.quantity);
+        match self.cache.draw.schedule.phase(Utc::now()) {
+            Phase::NotOpen => return Step::Refuse(Refusal::NotOpen),
+            Phase::Over => return Step::Refuse(Refusal::Closed),
+            Phase::Open => {}
+        }
+        if let Some(left) = self.payer_left {
+            return Step::Refuse(Refusal::PayerLimit { left: Some(left) });
+        }
+        if self
+            .cache
+            .draw
+            .config
+            .max_per_payer()
+            .is_some_and(|max| quantity > max)
+        {
+            return Step::Refuse(Refusal::PayerLimit { left: None });
+        }
         let view = self.cache.view();
         let plan = view.stripes.plan(quantity, &mut self.rng);
         let stale = view.stale && view.stripes.all_handed();
@@ -215,8 +246,26 @@ impl<'a> PurchaseRun<'a> {
                 return self.replay(existing);
             }
         }
+        let draw = &self.cache.draw;
         Err(match refusal {
             Refusal::Closed => TicketError::DrawClosed(self.request.draw_id),
+            Refusal::NotOpen => TicketError::DrawNotOpen {
+                opens_at: draw.schedule.opens_at().unwrap_or(draw.created_at),
+                draw_id: self.request.draw_id,
+            },
+            Refusal::PayerLimit { left } => {
+                let max_per_payer = draw.config.max_per_payer().unwrap_or(0);
+                let left = match (left, &self.request.payer_id) {
+                    (Some(left), _) => left,
+                    (None, Some(payer)) => max_per_payer
+                        .saturating_sub(self.store.payer_held(&self.request.draw_id, payer).await?),
+                    (None, None) => 0,
+                };
+                TicketError::PayerLimit {
+                    max_per_payer,
+                    left,
+                }
+            }
             Refusal::NotEnough { remaining } => TicketError::SoldOut { remaining },
             Refusal::Fragmented => TicketError::TooFragmented {
                 remaining: self.cache.view().stripes.remaining(),
@@ -234,13 +283,20 @@ impl<'a> PurchaseRun<'a> {
             tickets: self.cache.numbers(&takes),
             fingerprint: self.fingerprint.clone(),
             created_at: self.created_at,
+            void: None,
         };
+        let cap = self
+            .cache
+            .draw
+            .config
+            .max_per_payer()
+            .map(|max_per_payer| PayerCap { max_per_payer });
         self.attempts += 1;
         self.requests += 1;
         let sent = Instant::now();
         let commit = {
             let _busy = BusyGuard::new(&self.cache, &takes);
-            self.store.commit_purchase(&purchase, &takes).await?
+            self.store.commit_purchase(&purchase, &takes, cap).await?
         };
         match commit {
             Commit::Committed => {
@@ -258,7 +314,7 @@ impl<'a> PurchaseRun<'a> {
                 }))
             }
             Commit::Cancelled(cancellation) => {
-                self.learn(&takes, cancellation, sent.elapsed()).await
+                self.learn(&takes, *cancellation, sent.elapsed()).await
             }
         }
     }
@@ -300,8 +356,14 @@ impl<'a> PurchaseRun<'a> {
             for (stripe, state) in &cancellation.stale_stripes {
                 view.learn(*stripe, state);
             }
-            self.absent_at =
-                (alone && !cancellation.conflict && !cancellation.throttled).then_some(view.epoch);
+            let decided = !cancellation.conflict && !cancellation.throttled;
+            self.absent_at = (alone && decided).then_some(view.epoch);
+            // Every condition was checked at one point in time, the record's passed: the
+            // payer is at the cap for this purchase.
+            if let (true, Some(held)) = (decided, cancellation.payer_held) {
+                let max = self.cache.draw.config.max_per_payer().unwrap_or(0);
+                self.payer_left = Some(max.saturating_sub(held));
+            }
             // A miss corrects the stripes it touched; a miss on stripes that others sell
             // from means the rest of the view is old too, and one read corrects it all.
             let shared_miss = view.stripes.all_handed()

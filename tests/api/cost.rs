@@ -1,11 +1,15 @@
-//! T7: the end of a draw costs about what its start did, in DynamoDB requests.
+//! T7: the end of a draw costs about what its start did, in DynamoDB requests; and what
+//! a gapless batch costs by DynamoDB's pricing rules.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tally::domain::draw::DrawConfig;
-use tally::domain::ids::{DrawId, PaymentId};
+use tally::domain::ids::{DrawId, ExternalRef, PaymentId, SeriesId, SourceId};
+use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::purchase::PurchaseRequest;
+use tally::domain::series::{Reset, SeriesDefinition};
+use tally::orders::{ItemOutcome, OrderInput, OrderService};
 use tally::store::RequestCounter;
 use tally::tickets::{NewDraw, PurchaseReceipt, TicketError, TicketService};
 
@@ -23,6 +27,8 @@ async fn requests_per_purchase_stay_flat_from_first_to_last_tenth() {
             draw_id: Some(draw_id.clone()),
             name: None,
             config: DrawConfig::new(TOTAL, Some(10), None).unwrap(),
+            schedule: Default::default(),
+            beacon: None,
         })
         .await
         .unwrap();
@@ -104,6 +110,8 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
             draw_id: Some(DrawId::parse("refusals").unwrap()),
             name: None,
             config: DrawConfig::new(12, Some(5), Some(3)).unwrap(),
+            schedule: Default::default(),
+            beacon: None,
         })
         .await
         .unwrap();
@@ -143,4 +151,53 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
     let replay = late.purchase(request("p1", 3)).await.unwrap();
     assert!(replay.replayed);
     assert_eq!(replay.purchase.tickets, sold[1].purchase.tickets);
+}
+
+#[tokio::test]
+async fn a_gapless_batch_costs_one_claim_and_two_items_per_order() {
+    let counter = tally::store::RequestCounter::default();
+    let store = fresh_store(Some(counter.clone())).await;
+    let service = OrderService::new(store.clone());
+    let series = SeriesId::parse("GC").unwrap();
+    let definition = SeriesDefinition::new("GC{seq:5}", Reset::Never, true, 1).unwrap();
+    service.define_series(&series, definition).await.unwrap();
+    let inputs: Vec<OrderInput> = (0..98)
+        .map(|i| OrderInput {
+            external_ref: Some(format!("g-{i}")),
+            order: Ok(NewOrder {
+                external_ref: ExternalRef::parse(&format!("g-{i}")).unwrap(),
+                data: OrderData::empty(),
+            }),
+        })
+        .collect();
+    let meter = store.write_meter();
+    let (requests, table, index) = (counter.snapshot(), meter.table_units(), meter.index_units());
+    let outcomes = service
+        .create_orders(&series, &SourceId::parse("bulk").unwrap(), inputs)
+        .await
+        .unwrap();
+    assert_eq!(
+        match outcomes.last().unwrap() {
+            ItemOutcome::Created(o) => o.order_number.as_str(),
+            other => panic!("{other:?}"),
+        },
+        "GC00098"
+    );
+    // One read of the references, one claim of the counter, two transactions of 49 orders
+    // that keep, then give up, the claim.
+    let sent = counter.snapshot().since(&requests);
+    assert_eq!(
+        (
+            sent.of("BatchGetItem"),
+            sent.of("UpdateItem"),
+            sent.of("TransactWriteItems"),
+            sent.total()
+        ),
+        (1, 1, 2, 4),
+        "{sent}"
+    );
+    // 1 WCU for the claim, 2 per transaction item (the counter and two items per order);
+    // each number item enters the period index once.
+    assert_eq!(meter.table_units() - table, 1 + 2 * 2 * (1 + 2 * 49));
+    assert_eq!(meter.index_units() - index, 98);
 }

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use tally::api::{self, AppState};
 
-use crate::helpers::{fresh_store, send, tickets_of};
+use crate::helpers::{fresh_store, post_json, send, tickets_of};
 
 async fn invoke(router: &axum::Router, file: &str) -> crate::helpers::Reply {
     let path = format!("{}/events/{file}", env!("CARGO_MANIFEST_DIR"));
@@ -18,10 +18,11 @@ async fn invoke(router: &axum::Router, file: &str) -> crate::helpers::Reply {
 #[tokio::test]
 async fn every_ticket_event_file_runs_through_the_ticket_function() {
     let router = api::tickets_router(AppState::new(fresh_store(None).await));
-    assert_eq!(
-        invoke(&router, "create-draw.json").await.status,
-        StatusCode::CREATED
-    );
+    let created = invoke(&router, "create-draw.json").await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert_eq!(created.body["max_per_payer"], 10);
+    let beacon = invoke(&router, "patch-draw.json").await;
+    assert_eq!(beacon.body["beacon"], "drand quicknet round 12345678");
     assert_eq!(
         invoke(&router, "get-draw.json").await.status,
         StatusCode::OK
@@ -42,9 +43,37 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
         StatusCode::NOT_FOUND
     };
     assert_eq!(invoke(&router, "get-ticket.json").await.status, expected);
+    let mine = invoke(&router, "payer-purchases.json").await;
+    assert_eq!(mine.status, StatusCode::OK, "{}", mine.body);
+    assert_eq!(mine.body["purchases"][0]["payment_id"], "PAYID-123");
+    let voided = invoke(&router, "void-purchase.json").await;
+    assert_eq!(voided.status, StatusCode::OK, "{}", voided.body);
+    assert_eq!(voided.body["status"], "void");
+    // Another buyer, so that a prize can be drawn and redrawn.
+    let other = post_json(
+        &router,
+        "/draws/summer-2026/purchases",
+        &serde_json::json!({"payment_id": "PAYID-124", "quantity": 5, "payer_id": "customer-7"}),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::CREATED);
     let closed = invoke(&router, "close-draw.json").await;
     assert_eq!(closed.status, StatusCode::OK);
     assert_eq!(closed.body["status"], "closed");
+    let listed = invoke(&router, "list-draws.json").await;
+    assert_eq!(
+        listed.body["draws"][0]["draw_id"], "summer-2026",
+        "{}",
+        listed.body
+    );
+    let drawn = invoke(&router, "draw-winners.json").await;
+    assert_eq!(drawn.status, StatusCode::CREATED, "{}", drawn.body);
+    assert!(tickets_of(&other).contains(&drawn.body["prizes"][0]["ticket"].as_u64().unwrap()));
+    let redrawn = invoke(&router, "redraw.json").await;
+    assert_eq!(redrawn.status, StatusCode::CREATED, "{}", redrawn.body);
+    assert_eq!(invoke(&router, "get-winners.json").await.body, redrawn.body);
+    let eligible = invoke(&router, "get-eligible.json").await;
+    assert_eq!(eligible.body["eligible_count"], 5, "{}", eligible.body);
 }
 
 #[tokio::test]
@@ -77,12 +106,38 @@ async fn every_order_event_file_runs_through_the_order_function() {
         invoke(&router, "get-order-by-ref.json").await.body,
         order.body
     );
-    // The event names the first number of 2026: found when the test runs in 2026.
-    let by_number = invoke(&router, "get-order.json").await;
-    let expected = if order.body["order_number"] == "UABC26000001" {
+    // The events name the first number of 2026: found when the test runs in 2026.
+    let in_2026 = order.body["order_number"] == "UABC26000001";
+    let expected = if in_2026 {
         StatusCode::OK
     } else {
         StatusCode::NOT_FOUND
     };
-    assert_eq!(by_number.status, expected);
+    assert_eq!(invoke(&router, "get-order.json").await.status, expected);
+    assert_eq!(
+        invoke(&router, "get-series-order.json").await.status,
+        expected
+    );
+    let voided = invoke(&router, "void-order.json").await;
+    assert_eq!(voided.status, expected, "{}", voided.body);
+    // The counter of the current period moves to 100: the next order is number 100.
+    let moved = invoke(&router, "patch-series.json").await;
+    assert_eq!(moved.status, StatusCode::OK, "{}", moved.body);
+    assert_eq!(moved.body["last_counter"], 99);
+    let listed = invoke(&router, "list-orders.json").await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    let audit = invoke(&router, "audit-series.json").await;
+    assert_eq!(audit.status, StatusCode::OK, "{}", audit.body);
+    if in_2026 {
+        assert_eq!(listed.body["orders"].as_array().unwrap().len(), 3);
+        assert_eq!(listed.body["orders"][0]["status"], "void");
+        assert_eq!(listed.body["moves"][0]["to"], 99);
+        assert_eq!(
+            (
+                audit.body["voided"].as_u64(),
+                audit.body["chain"]["intact"].as_bool()
+            ),
+            (Some(1), Some(true))
+        );
+    }
 }

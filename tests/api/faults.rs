@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
 use serde_json::json;
 use tally::store::{Store, StoreConfig, Timeouts};
 
 use crate::fault_proxy::{FaultProxy, Faults};
-use crate::helpers::{Reply, endpoint, post_json, post_raw, spawn_app, tickets_of};
-use crate::invariants::{numbered_orders, sold_tickets};
+use crate::helpers::{Reply, endpoint, of_kind, post_json, send, spawn_app, tickets_of};
+use crate::invariants::{numbered_orders, sold_tickets, voids_and_caps};
 
 /// An amount wider than a 64-bit float can hold.
 const AMOUNT: &str = "123456789012345678901234567890";
@@ -50,8 +51,19 @@ async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: Durat
 /// Posts until the answer is not a 503, as a well-behaved client (a payment webhook, an
 /// ERP) does. Every 503 must carry `Retry-After`; no answer may be a 500.
 async fn settle(router: &Router, path: &str, body: &str) -> Reply {
+    settle_request(router, Method::POST, path, body).await
+}
+
+/// As [`settle`], for any method.
+async fn settle_request(router: &Router, method: Method, path: &str, body: &str) -> Reply {
     for _ in 0..200 {
-        let reply = post_raw(router, path, "application/json", body.to_owned()).await;
+        let request = Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_owned()))
+            .unwrap();
+        let reply = send(router, request).await;
         assert!(
             reply.status != StatusCode::INTERNAL_SERVER_ERROR,
             "{path}: 500 {}",
@@ -345,4 +357,166 @@ async fn a_close_under_faults_is_repeated_until_closed_and_then_nothing_sells() 
         assert_eq!(late.code(), "draw_closed", "{}", late.body);
     }
     assert_eq!(sold_tickets(&app.scan().await, 2_000).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn voids_and_a_move_under_faults_settle_once_and_keep_the_chain() {
+    const BEFORE: usize = 60;
+    let app = spawn_app().await;
+    let definition = json!({"format": "VF{seq:5}", "reset": "never", "gapless": true});
+    assert_eq!(
+        app.put("/series/VF", &definition).await.status,
+        StatusCode::CREATED
+    );
+    let orders: Vec<serde_json::Value> = (0..BEFORE)
+        .map(|i| json!({"external_ref": format!("v{i}")}))
+        .collect();
+    let created = app
+        .post(
+            "/orders/batch",
+            &json!({"series": "VF", "source": "vf", "orders": orders}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::OK);
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(every_fault(0.1));
+    // Twin operators void the same twenty orders and make the same move, while a source
+    // goes on importing through the faults.
+    let mut operators = Vec::new();
+    for _twin in 0..2 {
+        let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(20)).await;
+        operators.push(tokio::spawn(async move {
+            let mut voided_at = Vec::new();
+            for counter in 1..=20 {
+                let path = format!("/series/VF/orders/VF{counter:05}/void");
+                let reply = settle(&instance, &path, r#"{"reason": "duplicate"}"#).await;
+                assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+                voided_at.push(reply.body["voided_at"].as_str().unwrap().to_owned());
+            }
+            let body = r#"{"next": 1000, "reason": "skip to the new range"}"#;
+            let moved = settle_request(&instance, Method::PATCH, "/series/VF", body).await;
+            assert_eq!(moved.status, StatusCode::OK, "{}", moved.body);
+            voided_at
+        }));
+    }
+    let importer = faulty_instance(&proxy, app.store.table(), Duration::from_secs(20)).await;
+    let imported = tokio::spawn(async move { import_source(importer, "VF", "late", 40).await });
+    let twins: Vec<Vec<String>> = futures::future::join_all(operators)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    // Each void happened once: both twins were answered the same void.
+    assert_eq!(twins[0], twins[1]);
+    assert_eq!(imported.await.unwrap().len(), 40);
+    let counts = proxy.counts();
+    assert!(counts.errors_after + counts.lost_after > 0, "{counts:?}");
+    let audit = app.get("/series/VF/audit").await.body;
+    assert_eq!(
+        (audit["orders"].as_u64(), audit["voided"].as_u64()),
+        (Some(100), Some(20)),
+        "{audit}"
+    );
+    let gaps = audit["gaps"].as_array().unwrap();
+    assert_eq!(gaps.len(), 1, "{audit}");
+    assert_eq!(
+        (&gaps[0]["cause"], &gaps[0]["to"]),
+        (&json!("declared_move"), &json!(999))
+    );
+    assert_eq!(audit["chain"]["intact"], true, "{audit}");
+    assert_eq!(numbered_orders(&app.scan().await, "VF").len(), 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn voids_winners_and_redraws_under_faults_settle_exactly_once() {
+    const TOTAL: u64 = 120;
+    const CAP: u64 = 12;
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "fv", "total_tickets": TOTAL, "max_per_purchase": 5,
+                      "max_per_payer": CAP});
+    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(every_fault(0.05));
+    let twins = [
+        faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await,
+        faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await,
+    ];
+    // Every request is sent by two instances at once and repeated until it settles.
+    let both = |path: String, body: serde_json::Value| {
+        let twins = twins.clone();
+        async move {
+            let body = body.to_string();
+            tokio::join!(
+                settle(&twins[0], &path, &body),
+                settle(&twins[1], &path, &body)
+            )
+        }
+    };
+    let mut bought = Vec::new();
+    for i in 0..30 {
+        let body = json!({"payment_id": format!("p{i}"), "quantity": 1 + i % 5,
+                          "payer_id": format!("payer-{}", i % 4)});
+        let (a, b) = both("/draws/fv/purchases".into(), body).await;
+        match (a.code(), b.code()) {
+            ("", "") => {
+                assert_eq!(tickets_of(&a), tickets_of(&b), "p{i}: the twins disagree");
+                bought.push(format!("p{i}"));
+            }
+            ("payer_limit", "payer_limit") | ("sold_out", "sold_out") => {}
+            (x, y) => panic!("p{i}: {x} / {y}: {} {}", a.body, b.body),
+        }
+    }
+    for payment in bought.iter().step_by(3) {
+        let (a, b) = both(
+            format!("/draws/fv/purchases/{payment}/void"),
+            json!({"reason": "refund"}),
+        )
+        .await;
+        assert_eq!((a.status, b.status), (StatusCode::OK, StatusCode::OK));
+        assert_eq!((&a.body["status"], &a.body), (&json!("void"), &b.body));
+    }
+    let (closed, _) = both("/draws/fv/close".into(), json!({})).await;
+    assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
+    let (a, b) = both("/draws/fv/winners".into(), json!({"prizes": 3})).await;
+    assert!(
+        a.status.is_success() && b.status.is_success(),
+        "{} {}",
+        a.body,
+        b.body
+    );
+    assert_eq!(a.body, b.body, "the twins got different winners");
+    let (a, b) = both(
+        "/draws/fv/winners/1/redraw".into(),
+        json!({"reason": "no answer"}),
+    )
+    .await;
+    assert!(
+        a.status.is_success() && b.status.is_success(),
+        "{} {}",
+        a.body,
+        b.body
+    );
+    assert_eq!(a.body, b.body, "the twins redrew differently");
+    let late = settle(
+        &twins[0],
+        &format!("/draws/fv/purchases/{}/void", bought[1]),
+        &json!({"reason": "late"}).to_string(),
+    )
+    .await;
+    assert_eq!(late.code(), "winners_drawn");
+    let counts = proxy.counts();
+    assert!(counts.errors_after + counts.lost_after > 0, "{counts:?}");
+    proxy.set(Faults::default());
+
+    // Exactly once: one pick per prize and one redraw, voids counted once, caps held.
+    let items = app.scan().await;
+    sold_tickets(&items, TOTAL);
+    let voided = voids_and_caps(&items, "fv", CAP);
+    assert_eq!(of_kind(&items, "pick").len(), 4);
+    let winners = app.get("/draws/fv/winners").await.body;
+    assert_eq!(winners, a.body);
+    assert_eq!(winners["history"].as_array().unwrap().len(), 1);
+    for prize in winners["prizes"].as_array().unwrap() {
+        assert!(!voided.contains(&prize["ticket"].as_u64().unwrap()));
+    }
 }

@@ -11,6 +11,7 @@ use tally::domain::draw::{Draw, DrawConfig, DrawStatus};
 use tally::domain::ids::{DrawId, PaymentId, SeriesId};
 use tally::domain::permutation::PermutationKey;
 use tally::domain::purchase::PurchaseRequest;
+use tally::domain::seed::DrawSeed;
 use tally::domain::series::{Reset, Series, SeriesDefinition};
 use tally::store::{Inserted, RequestCounter, Store};
 use tally::tickets::{NewDraw, TicketError, TicketService};
@@ -38,6 +39,8 @@ async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
                 draw_id: Some(DrawId::parse(draw).unwrap()),
                 name: None,
                 config: DrawConfig::new(100, None, None).unwrap(),
+                schedule: Default::default(),
+                beacon: None,
             })
             .await
             .unwrap();
@@ -67,8 +70,14 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         draw_id: DrawId::parse("resent").unwrap(),
         name: None,
         config: DrawConfig::new(10, None, None).unwrap(),
+        schedule: Default::default(),
+        beacon: Some("drand quicknet round 1".into()),
+        created_beacon: Some("drand quicknet round 1".into()),
         key: PermutationKey::generate(),
+        seed: DrawSeed::generate(),
         status: DrawStatus::Open,
+        voided: 0,
+        winners: None,
         created_at: Utc::now(),
     };
     assert!(matches!(
@@ -79,11 +88,11 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         app.store.insert_draw(&draw).await.unwrap(),
         Inserted::New
     ));
-    let series = Series {
-        series_id: SeriesId::parse("RESENT").unwrap(),
-        definition: SeriesDefinition::new("R{seq:3}", Reset::Never, true, 1).unwrap(),
-        created_at: Utc::now(),
-    };
+    let series = Series::new(
+        SeriesId::parse("RESENT").unwrap(),
+        SeriesDefinition::new("R{seq:3}", Reset::Never, true, 1).unwrap(),
+        Utc::now(),
+    );
     assert!(matches!(
         app.store.insert_series(&series).await.unwrap(),
         Inserted::New
@@ -200,6 +209,8 @@ async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
             draw_id: Some(DrawId::parse("crumbs").unwrap()),
             name: None,
             config,
+            schedule: Default::default(),
+            beacon: None,
         })
         .await
         .unwrap();

@@ -64,6 +64,7 @@ pub fn config(table: &str) -> StoreConfig {
 pub fn router(store: Store) -> Router {
     api::router(AppState {
         request_timeout: Duration::from_secs(120),
+        drawing_timeout: Duration::from_secs(120),
         ..AppState::new(store)
     })
 }
@@ -130,6 +131,16 @@ pub async fn post_raw(router: &Router, path: &str, content_type: &str, body: Str
     send(router, request).await
 }
 
+pub async fn patch(router: &Router, path: &str, body: &Value) -> Reply {
+    let request = Request::builder()
+        .method(Method::PATCH)
+        .uri(path)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    send(router, request).await
+}
+
 pub async fn get(router: &Router, path: &str) -> Reply {
     let request = Request::builder()
         .method(Method::GET)
@@ -156,6 +167,10 @@ impl TestApp {
             .body(Body::from(body.to_string()))
             .unwrap();
         send(&self.router, request).await
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> Reply {
+        patch(&self.router, path, body).await
     }
 
     /// Every item of the table, read back with strongly consistent scans.

@@ -2,6 +2,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use aws_sdk_dynamodb::types::AttributeValue;
+
 use crate::helpers::{Item, attr_n, attr_numbers, attr_s, of_kind};
 
 /// T1, T2, T3 and T5 on the table: every ticket number is in 1..=`total` and held once;
@@ -85,4 +87,54 @@ pub fn numbered_orders(items: &[Item], series: &str) -> BTreeMap<(String, String
         );
     }
     by_ref
+}
+
+/// V1 and P1 on the table: a voided purchase's tickets are all void and counted once by
+/// the draw; each payer's allowance equals the payer's non-voided tickets, never above
+/// `cap`. Returns the voided tickets.
+pub fn voids_and_caps(items: &[Item], draw: &str, cap: u64) -> HashSet<u64> {
+    let is_void =
+        |item: &Item| matches!(item.get("status"), Some(AttributeValue::S(s)) if s == "void");
+    let mut voided = HashSet::new();
+    let mut held: BTreeMap<String, u64> = BTreeMap::new();
+    for purchase in of_kind(items, "purchase") {
+        let tickets = attr_numbers(purchase, "tickets");
+        if is_void(purchase) {
+            voided.extend(tickets);
+        } else {
+            *held
+                .entry(attr_s(purchase, "payer_id").to_owned())
+                .or_default() += tickets.len() as u64;
+        }
+    }
+    for ticket in of_kind(items, "ticket") {
+        let number = attr_n(ticket, "number");
+        assert_eq!(
+            is_void(ticket),
+            voided.contains(&number),
+            "V1: ticket {number}"
+        );
+    }
+    let draw_item = of_kind(items, "draw")
+        .into_iter()
+        .find(|d| attr_s(d, "draw_id") == draw)
+        .expect("the draw");
+    let counted = draw_item
+        .get("voided")
+        .map_or(0, |_| attr_n(draw_item, "voided"));
+    assert_eq!(counted, voided.len() as u64, "V1: the draw's voided count");
+    let allowances = of_kind(items, "allowance");
+    for (payer, tickets) in &held {
+        assert!(*tickets <= cap, "P1: {payer} holds {tickets}");
+    }
+    for allowance in allowances {
+        let payer = attr_s(allowance, "payer_id");
+        let tickets = held.get(payer).copied().unwrap_or(0);
+        assert_eq!(
+            attr_n(allowance, "held"),
+            tickets,
+            "P1: {payer}'s allowance"
+        );
+    }
+    voided
 }

@@ -1,5 +1,6 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
+mod changes;
 mod concurrency;
 mod cost;
 mod events;
@@ -9,7 +10,14 @@ mod file_import;
 mod hardening;
 mod helpers;
 mod invariants;
+mod ledger;
+mod lifecycle;
+mod lifecycle_races;
+mod numbering;
+mod operator_tools;
 mod order_races;
 mod orders;
 mod queue;
+mod stream;
 mod tickets;
+mod winners;

@@ -7,8 +7,9 @@ use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::{Value, json};
 use tally::domain::ids::SeriesId;
+use tally::domain::series::{Period, Reset};
 
-use crate::helpers::{TestApp, post_json, spawn_app, store_on};
+use crate::helpers::{TestApp, get, patch, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
 
 const SYSTEMS: usize = 4;
@@ -87,9 +88,77 @@ fn counter_of(number: &str) -> u64 {
     number[number.len() - 5..].parse().unwrap()
 }
 
+/// While the systems post: an operator moves the counter 200 ahead once the series has
+/// 300 orders, and voids its first five orders. Returns the last number the move skips.
+async fn move_and_void(router: axum::Router, series: String) -> u64 {
+    let mut skipped_to = None;
+    for _ in 0..2_000 {
+        let status = get(&router, &format!("/series/{series}")).await.body;
+        let last = status["last_counter"].as_u64().unwrap_or(0);
+        if last < 300 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            continue;
+        }
+        let next = last + 200;
+        let reply = patch(
+            &router,
+            &format!("/series/{series}"),
+            &json!({"next": next, "reason": "numbers kept for the paper invoices"}),
+        )
+        .await;
+        match reply.status {
+            StatusCode::OK => {
+                skipped_to = Some(next - 1);
+                break;
+            }
+            // The systems passed the target first: aim further.
+            StatusCode::CONFLICT => assert_eq!(reply.code(), "move_not_forward"),
+            other => panic!("move answered {other}: {}", reply.body),
+        }
+    }
+    let listed = get(&router, &format!("/series/{series}/orders?limit=5")).await;
+    for order in listed.body["orders"].as_array().unwrap() {
+        let number = order["order_number"].as_str().unwrap();
+        let reply = post_json(
+            &router,
+            &format!("/series/{series}/orders/{number}/void"),
+            &json!({"reason": "cancelled"}),
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    }
+    skipped_to.expect("the move was made")
+}
+
+/// G1 and C1 after a run: the audit finds every order, the five voids, the declared move
+/// (ending at `skipped_to`) as the only gap in a gapless series, and an intact chain.
+/// Returns the declared gap.
+async fn check_audit(app: &TestApp, series: &str, skipped_to: u64, gapless: bool) -> (u64, u64) {
+    let audit = app.get(&format!("/series/{series}/audit")).await.body;
+    assert_eq!(audit["orders"], SYSTEMS * ORDERS, "{audit}");
+    assert_eq!(audit["voided"], 5);
+    let gaps = audit["gaps"].as_array().unwrap();
+    let declared: Vec<(u64, u64)> = gaps
+        .iter()
+        .filter(|g| g["cause"] == "declared_move")
+        .map(|g| (g["from"].as_u64().unwrap(), g["to"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(declared.len(), 1, "{audit}");
+    assert_eq!(declared[0].1, skipped_to);
+    if gapless {
+        assert_eq!(gaps.len(), 1, "{audit}");
+        assert_eq!(audit["chain"]["intact"], true, "{audit}");
+        assert_eq!(audit["chain"]["links"], SYSTEMS * ORDERS + 1);
+    }
+    declared[0]
+}
+
 /// Runs the four systems, each with a second instance that reposts 10% of its orders at
-/// the same time; returns every answer and the created numbers of every batch.
-async fn run_systems(app: &TestApp, series: &str) -> (Answers, Vec<Vec<u64>>) {
+/// the same time, and an operator who moves the counter and voids orders; returns every
+/// answer, the created numbers of every batch and the declared gap.
+async fn run_systems(app: &TestApp, series: &str) -> (Answers, Vec<Vec<u64>>, u64) {
+    let operator = crate::helpers::router(store_on(app.store.table(), None).await);
+    let operator = tokio::spawn(move_and_void(operator, series.to_owned()));
     let mut tasks = Vec::new();
     for system in 0..SYSTEMS {
         let source = format!("sys-{system}");
@@ -112,7 +181,7 @@ async fn run_systems(app: &TestApp, series: &str) -> (Answers, Vec<Vec<u64>>) {
         }
         batches.extend(b);
     }
-    (answers, batches)
+    (answers, batches, operator.await.unwrap())
 }
 
 /// Reads the series' orders back; checks O1, O3, O4 and the answers; returns the counters.
@@ -144,13 +213,14 @@ async fn check_table(app: &TestApp, series: &str, answers: &Answers) -> Vec<u64>
 async fn concurrent_systems_fill_a_gapless_series_without_gaps_or_repeats() {
     let app = spawn_app().await;
     define(&app, "G", true).await;
-    let (answers, batches) = run_systems(&app, "G").await;
+    let (answers, batches, skipped_to) = run_systems(&app, "G").await;
     let counters = check_table(&app, "G", &answers).await;
-    // O2: exactly 1..=M.
-    assert_eq!(
-        counters,
-        (1..=(SYSTEMS * ORDERS) as u64).collect::<Vec<u64>>()
-    );
+    let moved = check_audit(&app, "G", skipped_to, true).await;
+    // O2: exactly 1..=M but the declared move.
+    let expected: Vec<u64> = (1..=(SYSTEMS * ORDERS) as u64 + moved.1 + 1 - moved.0)
+        .filter(|c| !(moved.0..=moved.1).contains(c))
+        .collect();
+    assert_eq!(counters, expected);
     // O5: within a batch, new orders are numbered in request order.
     for created in &batches {
         assert!(created.windows(2).all(|w| w[0] < w[1]), "{created:?}");
@@ -169,15 +239,16 @@ async fn concurrent_systems_fill_a_fast_series_with_gaps_only_from_failures() {
     let app = spawn_app().await;
     define(&app, "F", false).await;
     // A failure: an instance reserves a block, then dies before writing any order.
-    let period = Utc::now().format("%Y").to_string();
+    let period = Period::parse(Reset::Yearly, &Utc::now().format("%Y").to_string()).unwrap();
     let series = SeriesId::parse("F").unwrap();
-    let injected_last = app
+    let (injected_last, _) = app
         .store
-        .reserve_numbers(&series, &period, 1, 7)
+        .reserve_numbers(&series, &period, 1, 7, 1)
         .await
         .unwrap();
     let injected: Vec<u64> = (injected_last - 6..=injected_last).collect();
-    let (answers, batches) = run_systems(&app, "F").await;
+    let (answers, batches, skipped_to) = run_systems(&app, "F").await;
+    let moved = check_audit(&app, "F", skipped_to, false).await;
     let counters = check_table(&app, "F", &answers).await;
     for created in &batches {
         assert!(created.windows(2).all(|w| w[0] < w[1]), "{created:?}");
@@ -187,7 +258,9 @@ async fn concurrent_systems_fill_a_fast_series_with_gaps_only_from_failures() {
     let used: BTreeSet<u64> = counters.iter().copied().collect();
     assert_eq!(used.len(), counters.len());
     let max = *counters.last().unwrap();
-    let gaps: Vec<u64> = (1..=max).filter(|c| !used.contains(c)).collect();
+    let gaps: Vec<u64> = (1..=max)
+        .filter(|c| !used.contains(c) && !(moved.0..=moved.1).contains(c))
+        .collect();
     assert!(
         injected.iter().all(|c| !used.contains(c)),
         "an injected number was used"

@@ -182,7 +182,7 @@ async fn unknown_routes_and_methods_answer_with_problems() {
         "route_not_found",
     );
     assert_problem(
-        &app.get("/draws").await,
+        &app.put("/draws", &serde_json::json!({})).await,
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
     );

@@ -1,7 +1,10 @@
 //! The local command line: serve the API on localhost, create the table, run benchmarks.
 
 mod bench;
+mod export;
 mod import;
+mod ledger;
+mod verify;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -40,6 +43,14 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Number the orders of a file (JSON lines, or CSV with an external_ref column).
     Import(import::ImportArgs),
+    /// Audit a period of a series: counts, gaps and their causes, the hash chain.
+    Audit(ledger::PeriodArgs),
+    /// Write a period of a series as CSV, in counter order.
+    Export(ledger::ExportArgs),
+    /// Write every purchase of a draw as CSV (payment, payer, tickets, status).
+    ExportDraw(export::ExportArgs),
+    /// Check a drawn draw from its public data alone (seed, eligible list, every pick).
+    VerifyDraw(verify::VerifyArgs),
 }
 
 #[tokio::main]
@@ -47,7 +58,12 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     // A benchmark logs only problems: a line per purchase would measure the terminal.
     let default_level = match cli.command {
-        Command::Bench(_) | Command::Import(_) => "warn",
+        Command::Bench(_)
+        | Command::Import(_)
+        | Command::Audit(_)
+        | Command::Export(_)
+        | Command::ExportDraw(_)
+        | Command::VerifyDraw(_) => "warn",
         _ => "info",
     };
     tally::telemetry::init(default_level);
@@ -99,5 +115,9 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
         }
         Command::Bench(args) => bench::run(args, config).await,
         Command::Import(args) => import::run(args, config).await,
+        Command::Audit(args) => ledger::audit(args, config).await,
+        Command::Export(args) => ledger::export(args, config).await,
+        Command::ExportDraw(args) => export::run(args, config).await,
+        Command::VerifyDraw(args) => verify::run(args).await,
     }
 }

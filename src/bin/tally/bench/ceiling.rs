@@ -3,10 +3,13 @@
 //! take. The ticket and order figures are read against these ceilings: no way of
 //! allocating numbers that writes the same items can go faster.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use std::collections::HashMap;
+
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
-use tally::store::Store;
+use tally::store::{COUNTER, PERIOD_KEY, Store};
 
 /// One shape of write: `items` new items per request (1 = a single `PutItem`), sent by
 /// `writers` concurrent writers.
@@ -15,6 +18,9 @@ struct Shape {
     label: &'static str,
     writers: usize,
     items: usize,
+    /// Every other item carries the period index's keys, as an order's number item does,
+    /// so that the endpoint maintains the index as it does for orders.
+    indexed: bool,
 }
 
 pub struct Ceiling {
@@ -38,18 +44,30 @@ const SINGLE_PUTS: Shape = Shape {
     label: "PutItem, 64 writers",
     writers: 64,
     items: 1,
+    indexed: false,
 };
 /// A purchase of six tickets: the purchase record, one cursor and six tickets.
 const PURCHASES: Shape = Shape {
     label: "TransactWriteItems of 8 items, 64 writers",
     writers: 64,
     items: 8,
+    indexed: false,
 };
 /// A chunk of 50 orders: two items per order.
 const ORDER_CHUNKS: Shape = Shape {
     label: "TransactWriteItems of 100 items, 4 writers",
     writers: 4,
     items: 100,
+    indexed: true,
+};
+
+/// The same chunks from one writer at a time: what a series whose writers take turns on
+/// one counter (gapless) can reach at most, where four writers use every core.
+const SERIAL_ORDER_CHUNKS: Shape = Shape {
+    label: "TransactWriteItems of 100 items, 1 writer",
+    writers: 1,
+    items: 100,
+    indexed: true,
 };
 
 /// The ceiling of each shape.
@@ -57,6 +75,7 @@ pub struct Ceilings {
     pub single_puts: Ceiling,
     pub purchases: Ceiling,
     pub order_chunks: Ceiling,
+    pub serial_order_chunks: Ceiling,
 }
 
 /// Measures each shape for `duration`, one after the other, and prints the figures.
@@ -69,36 +88,28 @@ pub async fn measure_all(store: &Store, duration: Duration) -> Result<Ceilings, 
         single_puts: measure(store, SINGLE_PUTS, duration).await?,
         purchases: measure(store, PURCHASES, duration).await?,
         order_chunks: measure(store, ORDER_CHUNKS, duration).await?,
+        serial_order_chunks: measure(store, SERIAL_ORDER_CHUNKS, duration).await?,
     })
 }
 
+/// The 100-item shape alone, measured right before the order imports: the machine's
+/// speed drifts during a run, so the orders' share is read against the ceiling measured
+/// on either side of them. Two unmeasured seconds first, for a JVM that the tickets part
+/// did not warm up.
+pub async fn measure_order_chunks(store: &Store, duration: Duration) -> Result<Ceiling, String> {
+    println!(
+        "\nWrite ceiling before the orders ({} s: new items, attribute_not_exists, no contention)",
+        duration.as_secs()
+    );
+    write_for(store, ORDER_CHUNKS, Duration::from_secs(2)).await?;
+    measure(store, ORDER_CHUNKS, duration).await
+}
+
+/// Numbers the measurements of a run, so that a shape measured twice writes new keys.
+static MEASUREMENTS: AtomicU64 = AtomicU64::new(0);
+
 async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<Ceiling, String> {
-    let started = Instant::now();
-    let deadline = started + duration;
-    let mut writers = Vec::new();
-    for writer in 0..shape.writers {
-        let store = store.clone();
-        writers.push(tokio::spawn(async move {
-            let mut requests = 0u64;
-            while Instant::now() < deadline {
-                let keys: Vec<String> = (0..shape.items)
-                    .map(|i| format!("CEILING#{}#{writer}#{requests}#{i}", shape.items))
-                    .collect();
-                write(&store, keys).await?;
-                requests += 1;
-            }
-            Ok::<_, String>(requests)
-        }));
-    }
-    let mut requests = 0;
-    for writer in writers {
-        requests += writer.await.map_err(|e| e.to_string())??;
-    }
-    let ceiling = Ceiling {
-        shape,
-        requests,
-        elapsed: started.elapsed(),
-    };
+    let ceiling = write_for(store, shape, duration).await?;
     println!(
         "  {:<44} {:>8.1} requests/s {:>9.0} items/s",
         shape.label,
@@ -108,21 +119,57 @@ async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<Ceil
     Ok(ceiling)
 }
 
-async fn write(store: &Store, keys: Vec<String>) -> Result<(), String> {
-    let item = |key: String| {
-        [
-            ("pk".to_owned(), AttributeValue::S(key)),
+/// Writes in `shape` for `duration`.
+async fn write_for(store: &Store, shape: Shape, duration: Duration) -> Result<Ceiling, String> {
+    let measurement = MEASUREMENTS.fetch_add(1, Ordering::Relaxed);
+    let started = Instant::now();
+    let deadline = started + duration;
+    let mut writers = Vec::new();
+    for writer in 0..shape.writers {
+        let store = store.clone();
+        writers.push(tokio::spawn(async move {
+            let mut requests = 0u64;
+            while Instant::now() < deadline {
+                let keys: Vec<String> = (0..shape.items)
+                    .map(|i| format!("CEILING#{measurement}#{writer}#{requests}#{i}"))
+                    .collect();
+                write(&store, keys, shape.indexed).await?;
+                requests += 1;
+            }
+            Ok::<_, String>(requests)
+        }));
+    }
+    let mut requests = 0;
+    for writer in writers {
+        requests += writer.await.map_err(|e| e.to_string())??;
+    }
+    Ok(Ceiling {
+        shape,
+        requests,
+        elapsed: started.elapsed(),
+    })
+}
+
+async fn write(store: &Store, keys: Vec<String>, indexed: bool) -> Result<(), String> {
+    let item = |position: usize, key: String| {
+        let mut item: HashMap<String, AttributeValue> = [
             ("kind".to_owned(), AttributeValue::S("ceiling".into())),
+            ("pk".to_owned(), AttributeValue::S(key.clone())),
         ]
         .into_iter()
-        .collect()
+        .collect();
+        if indexed && position.is_multiple_of(2) {
+            item.insert(PERIOD_KEY.to_owned(), AttributeValue::S(key));
+            item.insert(COUNTER.to_owned(), AttributeValue::N(position.to_string()));
+        }
+        item
     };
     if let [key] = keys.as_slice() {
         store
             .client()
             .put_item()
             .table_name(store.table())
-            .set_item(Some(item(key.clone())))
+            .set_item(Some(item(0, key.clone())))
             .condition_expression("attribute_not_exists(pk)")
             .send()
             .await
@@ -131,10 +178,11 @@ async fn write(store: &Store, keys: Vec<String>) -> Result<(), String> {
     }
     let items = keys
         .into_iter()
-        .map(|key| {
+        .enumerate()
+        .map(|(position, key)| {
             let put = Put::builder()
                 .table_name(store.table())
-                .set_item(Some(item(key)))
+                .set_item(Some(item(position, key)))
                 .condition_expression("attribute_not_exists(pk)")
                 .build()
                 .map_err(|e| e.to_string())?;

@@ -4,6 +4,7 @@
 //! parsing of import files, in one run, and prints the figures. Every buyer or source is
 //! its own service, like one warm Lambda instance.
 
+mod audit;
 mod ceiling;
 mod cold_start;
 mod import_parse;
@@ -11,6 +12,7 @@ mod orders;
 mod sell_out;
 mod stats;
 mod ticket_figures;
+mod winners;
 
 use std::time::Duration;
 
@@ -34,14 +36,24 @@ pub struct BenchArgs {
     import_parse: import_parse::ImportParseArgs,
     #[command(flatten)]
     cold_start: cold_start::ColdStartArgs,
+    #[command(flatten)]
+    audit: audit::AuditBenchArgs,
+    #[command(flatten)]
+    winners: winners::WinnersBenchArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
+    // First, so that its peak memory is measured before other parts grow the process.
+    if !args.winners.skip_winners {
+        winners::synthetic(&args.winners)?;
+    }
     import_parse::run(&args.import_parse)?;
     if args.tickets.skip_tickets
         && args.orders.skip_orders
         && args.skip_ceiling
         && args.cold_start.skipped()
+        && args.audit.skip_audit
+        && args.winners.skip_winners
     {
         return Ok(());
     }
@@ -68,20 +80,34 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
 }
 
 async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
+    if !args.winners.skip_winners {
+        winners::end_to_end(&args.winners, store).await?;
+    }
     let tickets = if args.tickets.skip_tickets {
         None
     } else {
         Some(sell_out::compare(&args.tickets, store, counter).await?)
+    };
+    let ceiling_time = Duration::from_secs(args.ceiling_seconds);
+    let chunks_before = if args.orders.skip_orders || args.skip_ceiling {
+        None
+    } else {
+        Some(ceiling::measure_order_chunks(store, ceiling_time).await?)
     };
     let orders = if args.orders.skip_orders {
         None
     } else {
         Some(orders::run(&args.orders, store, counter).await?)
     };
+    let audit = if args.audit.skip_audit {
+        None
+    } else {
+        Some(audit::run(&args.audit, store).await?)
+    };
     if args.skip_ceiling {
         return Ok(());
     }
-    let ceilings = ceiling::measure_all(store, Duration::from_secs(args.ceiling_seconds)).await?;
+    let ceilings = ceiling::measure_all(store, ceiling_time).await?;
     println!();
     println!("Against the ceiling:");
     if let Some((tally, naive)) = &tickets {
@@ -109,8 +135,14 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
             );
         }
     }
-    if let Some(orders) = &orders {
-        let chunks = &ceilings.order_chunks;
+    if let (Some(orders), Some(before)) = (&orders, &chunks_before) {
+        // The ceiling right before the orders and at the end of the run, averaged.
+        let ceiling = (before.items_per_s() + ceilings.order_chunks.items_per_s()) / 2.0;
+        println!(
+            "  100-item ceiling: {:.0} items/s before the orders, {:.0} at the end; shares below are of their mean, {ceiling:.0}",
+            before.items_per_s(),
+            ceilings.order_chunks.items_per_s()
+        );
         let loop_rate = orders.single.orders_per_s();
         for (label, figures, target) in [
             ("fast", &orders.fast, 20.0),
@@ -120,11 +152,42 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
             let items = 2.0 * figures.orders_per_s();
             println!(
                 "  {label} batches wrote {items:.0} items/s ({:.0}% of the 100-item ceiling); {target}x the loop needs {:.0} items/s ({:.1}x the ceiling)",
-                100.0 * items / chunks.items_per_s(),
+                100.0 * items / ceiling,
                 2.0 * target * loop_rate,
-                2.0 * target * loop_rate / chunks.items_per_s()
+                2.0 * target * loop_rate / ceiling
             );
         }
+        let gapless = &orders.gapless;
+        println!(
+            "  gapless: {:.2} WCU per order (table; target <= 4.6), {:.2} with the index; {:.0}% of the ceiling (target >= 75%)",
+            gapless.table_wcu_per_order(),
+            gapless.total_wcu_per_order(),
+            100.0 * 2.0 * gapless.orders_per_s() / ceiling
+        );
+        let serial = &ceilings.serial_order_chunks;
+        println!(
+            "  gapless writers take turns on one counter: {:.0}% of the 1-writer ceiling ({:.0} items/s; 4 writers reach {:.1}x that here)",
+            100.0 * 2.0 * gapless.orders_per_s() / serial.items_per_s(),
+            serial.items_per_s(),
+            ceilings.order_chunks.items_per_s() / serial.items_per_s()
+        );
+        if let Some(audit) = &audit {
+            let per_order = Duration::from_secs_f64(1.0 / gapless.orders_per_s());
+            println!(
+                "  chain: hashing an order takes {:.1} µs, {:.2}% of a gapless order's {:.0} µs",
+                audit.hash_per_order.as_secs_f64() * 1e6,
+                100.0 * audit.hash_per_order.as_secs_f64() / per_order.as_secs_f64(),
+                per_order.as_secs_f64() * 1e6
+            );
+        }
+    }
+    if let Some(audit) = &audit {
+        println!(
+            "  audit of a {}-order period: {:.2} s (filled in {:.1} s)",
+            audit.orders,
+            audit.audit.as_secs_f64(),
+            audit.fill.as_secs_f64()
+        );
     }
     Ok(())
 }

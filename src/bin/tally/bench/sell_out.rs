@@ -107,6 +107,8 @@ async fn tally_sell_out(
             draw_id: Some(draw_id.clone()),
             name: None,
             config,
+            schedule: Default::default(),
+            beacon: None,
         })
         .await
         .map_err(|e| e.to_string())?;
@@ -115,7 +117,7 @@ async fn tally_sell_out(
     }
     let next_payment = Arc::new(AtomicU64::new(0));
     let before = counter.snapshot();
-    let units_before = store.write_meter().get();
+    let units_before = store.write_meter().table_units();
     let started = Instant::now();
     let mut buyers = Vec::new();
     for buyer in 0..args.buyers {
@@ -180,7 +182,7 @@ async fn tally_sell_out(
         tickets,
         by_operation: counter.snapshot().since(&before),
         purchase_requests: sales.iter().map(|(_, s)| u64::from(s.requests)).sum(),
-        write_units: store.write_meter().get() - units_before,
+        write_units: store.write_meter().table_units() - units_before,
         latencies: sales.iter().map(|(_, s)| s.latency).collect(),
         first_tenth,
         last_tenth,

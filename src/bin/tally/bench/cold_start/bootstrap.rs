@@ -1,5 +1,5 @@
 //! A bootstrap started as Lambda starts it: a clean environment holding what Lambda sets
-//! for a `provided.al2023` function and what template.yaml gives every function, its logs
+//! for a `provided.al2023` function and what template.yaml gives its functions, its logs
 //! in a file, and its memory read from `/proc`.
 
 use std::fs::File;
@@ -76,6 +76,9 @@ impl Bootstrap {
                 ("RUST_LOG", "info"),
                 ("TALLY_REQUEST_TIMEOUT_MS", "12000"),
                 ("DYNAMODB_ENDPOINT", env.dynamodb_endpoint),
+                // The events function's bus, stood in for by the runtime API's server.
+                ("EVENT_BUS_NAME", "tally-cold-start"),
+                ("EVENTBRIDGE_ENDPOINT", &format!("http://{runtime_api}")),
             ])
             .stdin(Stdio::null())
             .stdout(output)

@@ -1,7 +1,8 @@
 //! A local Lambda runtime API (the `2018-06-01` protocol a bootstrap polls): it hands out
 //! one event, then holds every later poll of `next` open, and reports each call with the
 //! moment it arrived. A poll is answered only when the bench releases it, so that the
-//! bench can read the process's memory while the bootstrap waits.
+//! bench can read the process's memory while the bootstrap waits. It also stands in for
+//! EventBridge (`POST /`), taking every event the events function publishes.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -77,6 +78,7 @@ impl RuntimeApi {
                 post(error),
             )
             .route("/2018-06-01/runtime/init/error", post(init_error))
+            .route("/", post(put_events))
             .with_state(shared);
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -164,4 +166,21 @@ async fn error(
 async fn init_error(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
     let _ = shared.calls.send(RuntimeCall::InitError { body });
     StatusCode::ACCEPTED
+}
+
+/// EventBridge's `PutEvents`: every entry taken.
+async fn put_events(body: Bytes) -> Response {
+    let entries = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|request| request["Entries"].as_array().map(Vec::len))
+        .unwrap_or(0);
+    let taken: Vec<_> = (0..entries)
+        .map(|i| serde_json::json!({"EventId": format!("cold-start-{i}")}))
+        .collect();
+    let answer = serde_json::json!({"FailedEntryCount": 0, "Entries": taken});
+    (
+        [(header::CONTENT_TYPE, "application/x-amz-json-1.1")],
+        answer.to_string(),
+    )
+        .into_response()
 }

@@ -1,18 +1,24 @@
-//! Draw items and stripe cursor items.
+//! Draw items and stripe cursor items: creating and reading a draw, its status, the
+//! claims of stripe ends, the cursors.
+
+mod beacon;
+mod item;
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use chrono::Utc;
 
-use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+pub use beacon::BeaconChange;
+pub(crate) use item::{PICKS, STATUS, VOIDED, WINNERS, decode_draw, encode_winners, winners_of};
+
+use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::sdk_error;
-use super::table::{Inserted, PutNew};
+use super::table::{Inserted, PutNew, unless_held};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus};
+use crate::domain::draw::{Draw, DrawStatus};
 use crate::domain::ids::DrawId;
-use crate::domain::permutation::PermutationKey;
 use crate::domain::stripes::StripeCounters;
+use item::{PERM_KEY, encode_draw};
 
 /// What the table holds for one stripe. A stripe nobody sold from has no item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -26,10 +32,6 @@ pub(crate) const BOTTOM: &str = "c";
 /// Tickets sold downwards from the stripe's end.
 pub(crate) const TOP: &str = "t";
 pub(crate) const CLOSED: &str = "closed";
-/// The draw's secret permutation key, random per draw: also what tells a create its own
-/// earlier write.
-const PERM_KEY: &str = "perm_key";
-const STATUS: &str = "status";
 /// Stripes handed out so far, on the draw item.
 const OPENED: &str = "opened";
 /// Stripes known to have run out, on the draw item.
@@ -64,53 +66,15 @@ impl StripeState {
     }
 }
 
-fn encode_draw(draw: &Draw) -> Item {
-    let mut item = key(keys::draw(&draw.draw_id));
-    item.insert("kind".into(), s("draw"));
-    item.insert("draw_id".into(), s(draw.draw_id.as_str()));
-    if let Some(name) = &draw.name {
-        item.insert("name".into(), s(name));
-    }
-    item.insert("total_tickets".into(), n(draw.config.total_tickets()));
-    item.insert("max_per_purchase".into(), n(draw.config.max_per_purchase()));
-    item.insert("stripes".into(), n(draw.config.stripes()));
-    item.insert(
-        PERM_KEY.into(),
-        AttributeValue::B(Blob::new(draw.key.as_bytes())),
-    );
-    item.insert(STATUS.into(), s(draw.status.as_str()));
-    item.insert("created_at".into(), timestamp(draw.created_at));
-    item
-}
-
-fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
-    let r = Reader::new(item);
-    let corrupt = |reason: &str| StoreError::Corrupt {
-        key: r.str(PARTITION_KEY).unwrap_or("<no key>").to_owned(),
-        reason: reason.to_owned(),
-    };
-    let config = DrawConfig::new(
-        r.num("total_tickets")?,
-        Some(r.num("max_per_purchase")?),
-        Some(r.num("stripes")?),
-    )
-    .map_err(|e| corrupt(&e.to_string()))?;
-    Ok(Draw {
-        draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
-        name: r.opt_str("name")?.map(str::to_owned),
-        config,
-        key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
-            .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
-        status: r.parsed(STATUS, DrawStatus::parse)?,
-        created_at: r.parsed("created_at", parse_timestamp)?,
-    })
-}
-
 impl Store {
     /// Writes a new draw, or returns the draw that has the id.
     pub async fn insert_draw(&self, draw: &Draw) -> Result<Inserted<Draw>, StoreError> {
         match self.insert_once(encode_draw(draw), PERM_KEY).await? {
-            PutNew::Written => Ok(Inserted::New),
+            PutNew::Written => {
+                // The draw enters the `list` index.
+                self.write_meter().index_write(1);
+                Ok(Inserted::New)
+            }
             PutNew::Exists(item) => Ok(Inserted::Existing(decode_draw(&item)?)),
         }
     }
@@ -150,7 +114,17 @@ impl Store {
         reached_at: &str,
         unless: Option<DrawStatus>,
     ) -> Result<Option<Draw>, StoreError> {
-        self.write_meter().single_write();
+        unless_held(|| self.set_draw_status_once(draw_id, status, reached_at, unless)).await
+    }
+
+    async fn set_draw_status_once(
+        &self,
+        draw_id: &DrawId,
+        status: DrawStatus,
+        reached_at: &str,
+        unless: Option<DrawStatus>,
+    ) -> Result<Option<Draw>, StoreError> {
+        self.write_meter().single_write(1);
         let mut request = self
             .client()
             .update_item()
@@ -183,7 +157,7 @@ impl Store {
 
     /// Flags one stripe closed, so that no purchase can move its cursor any more.
     pub async fn close_stripe(&self, draw_id: &DrawId, stripe: u32) -> Result<(), StoreError> {
-        self.write_meter().single_write();
+        self.write_meter().single_write(1);
         self.client()
             .update_item()
             .table_name(self.table())
@@ -208,7 +182,17 @@ impl Store {
         count: u32,
         sold_out: &[u32],
     ) -> Result<Option<StripeClaim>, StoreError> {
-        self.write_meter().single_write();
+        // A void or the winners may hold the draw item in a transaction for a moment.
+        unless_held(|| self.claim_stripes_once(draw_id, count, sold_out)).await
+    }
+
+    async fn claim_stripes_once(
+        &self,
+        draw_id: &DrawId,
+        count: u32,
+        sold_out: &[u32],
+    ) -> Result<Option<StripeClaim>, StoreError> {
+        self.write_meter().single_write(1);
         let mut request = self
             .client()
             .update_item()

@@ -1,0 +1,229 @@
+//! Drawing the winners, redrawing a prize, reading the winners with their proof, and the
+//! eligible list in its public form.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+
+use super::super::AppState;
+use super::super::extract::{JsonBody, PathParams};
+use super::super::problem::Problem;
+use super::super::timestamp;
+use super::{free_text, required_text};
+use crate::domain::draw::MAX_BEACON_VALUE_LEN;
+use crate::domain::ids::DrawId;
+use crate::domain::purchase::{MAX_REASON_LEN, hex};
+use crate::domain::winners::{ALGORITHM, MAX_PRIZES};
+use crate::store::winners::PickItem;
+use crate::tickets::Winners;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DrawWinnersBody {
+    prizes: u32,
+    beacon_value: Option<String>,
+}
+
+#[derive(Serialize)]
+struct PrizeBody {
+    prize: u32,
+    ticket: u64,
+    payment_id: String,
+    payer_id: Option<String>,
+    pick: u64,
+    drawn_at: String,
+}
+
+#[derive(Serialize)]
+struct ReplacedBody {
+    prize: u32,
+    ticket: u64,
+    payment_id: String,
+    payer_id: Option<String>,
+    pick: u64,
+    replaced_by_pick: u64,
+    reason: Option<String>,
+    replaced_at: String,
+}
+
+#[derive(Serialize)]
+struct PickBody {
+    pick: u64,
+    prize: u32,
+    ticket: u64,
+}
+
+/// Everything needed to recompute the winners, with the eligible list of
+/// `GET /draws/{draw_id}/eligible`.
+#[derive(Serialize)]
+struct ProofBody {
+    algorithm: &'static str,
+    seed: String,
+    seed_commitment: String,
+    beacon: Option<String>,
+    beacon_value: Option<String>,
+    total_tickets: u64,
+    prizes: u32,
+    eligible_count: u64,
+    eligible_digest: String,
+    picks: Vec<PickBody>,
+}
+
+#[derive(Serialize)]
+pub(super) struct WinnersBody {
+    draw_id: String,
+    prizes: Vec<PrizeBody>,
+    history: Vec<ReplacedBody>,
+    proof: ProofBody,
+}
+
+fn payer(pick: &PickItem) -> Option<String> {
+    pick.payer_id.as_ref().map(|p| p.to_string())
+}
+
+impl From<&Winners> for WinnersBody {
+    fn from(winners: &Winners) -> Self {
+        let draw = &winners.draw;
+        Self {
+            draw_id: draw.draw_id.to_string(),
+            prizes: winners
+                .prizes()
+                .into_iter()
+                .map(|p| PrizeBody {
+                    prize: p.prize,
+                    ticket: p.pick.ticket,
+                    payment_id: p.pick.payment_id.to_string(),
+                    payer_id: payer(p.pick),
+                    pick: p.pick.pick,
+                    drawn_at: timestamp(p.pick.at),
+                })
+                .collect(),
+            history: winners
+                .history()
+                .into_iter()
+                .map(|r| ReplacedBody {
+                    prize: r.pick.prize,
+                    ticket: r.pick.ticket,
+                    payment_id: r.pick.payment_id.to_string(),
+                    payer_id: payer(r.pick),
+                    pick: r.pick.pick,
+                    replaced_by_pick: r.replaced_by.pick,
+                    reason: r.replaced_by.reason.clone(),
+                    replaced_at: timestamp(r.replaced_by.at),
+                })
+                .collect(),
+            proof: ProofBody {
+                algorithm: ALGORITHM,
+                seed: draw.seed.reveal(),
+                seed_commitment: draw.seed.commitment(),
+                beacon: draw.beacon.clone(),
+                beacon_value: winners.record.beacon_value.clone(),
+                total_tickets: draw.config.total_tickets(),
+                prizes: winners.record.prizes,
+                eligible_count: winners.record.eligible_count,
+                eligible_digest: winners.record.eligible_digest.clone(),
+                picks: winners
+                    .picks
+                    .iter()
+                    .map(|p| PickBody {
+                        pick: p.pick,
+                        prize: p.prize,
+                        ticket: p.ticket,
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+pub(super) async fn draw_winners(
+    State(state): State<AppState>,
+    PathParams(draw_id): PathParams<String>,
+    JsonBody(body): JsonBody<DrawWinnersBody>,
+) -> Result<impl IntoResponse, Problem> {
+    let draw_id = DrawId::parse(&draw_id)?;
+    if !(1..=MAX_PRIZES).contains(&body.prizes) {
+        return Err(Problem::bad_request(
+            "invalid_prizes",
+            format!("`prizes` must be between 1 and {MAX_PRIZES}"),
+        ));
+    }
+    let beacon_value = free_text("beacon_value", body.beacon_value, MAX_BEACON_VALUE_LEN)?;
+    let winners = state
+        .tickets
+        .draw_winners(&draw_id, body.prizes, beacon_value)
+        .await?;
+    let status = if winners.drawn_now {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(WinnersBody::from(&winners))))
+}
+
+pub(super) async fn get_winners(
+    State(state): State<AppState>,
+    PathParams(draw_id): PathParams<String>,
+) -> Result<Json<WinnersBody>, Problem> {
+    let draw_id = DrawId::parse(&draw_id)?;
+    let winners = state.tickets.get_winners(&draw_id).await?;
+    Ok(Json(WinnersBody::from(&winners)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RedrawBody {
+    reason: Option<String>,
+}
+
+pub(super) async fn redraw(
+    State(state): State<AppState>,
+    PathParams((draw_id, prize)): PathParams<(String, String)>,
+    JsonBody(body): JsonBody<RedrawBody>,
+) -> Result<impl IntoResponse, Problem> {
+    let draw_id = DrawId::parse(&draw_id)?;
+    let prize: u32 = prize.parse().map_err(|_| {
+        Problem::bad_request("invalid_prize", "the prize must be a positive integer")
+    })?;
+    let reason = required_text("reason", body.reason, MAX_REASON_LEN)?;
+    let winners = state.tickets.redraw(&draw_id, prize, &reason).await?;
+    let status = if winners.drawn_now {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(WinnersBody::from(&winners))))
+}
+
+/// The eligible list: `bitmap` is the base64 (RFC 4648, with padding) of
+/// `ceil(total_tickets / 8)` bytes, bit `i % 8` (least significant first) of byte `i / 8`
+/// standing for ticket `i + 1`.
+#[derive(Serialize)]
+pub(super) struct EligibleBody {
+    draw_id: String,
+    total_tickets: u64,
+    eligible_count: u64,
+    eligible_digest: String,
+    encoding: &'static str,
+    bitmap: String,
+}
+
+pub(super) async fn get_eligible(
+    State(state): State<AppState>,
+    PathParams(draw_id): PathParams<String>,
+) -> Result<Json<EligibleBody>, Problem> {
+    let draw_id = DrawId::parse(&draw_id)?;
+    let (draw, set) = state.tickets.get_eligible(&draw_id).await?;
+    Ok(Json(EligibleBody {
+        draw_id: draw.draw_id.to_string(),
+        total_tickets: set.total(),
+        eligible_count: set.count(),
+        eligible_digest: hex(&set.digest()),
+        encoding: "bitmap-lsb0-base64",
+        bitmap: STANDARD.encode(set.to_bitmap()),
+    }))
+}

@@ -1,0 +1,109 @@
+//! The AWS SDK configuration every client of Tally shares: timeouts and retries, and for
+//! a local endpoint (DynamoDB Local, a test's stand-in for EventBridge) dummy credentials
+//! and a default region when the environment has none.
+
+use std::time::Duration;
+
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_config::{Region, SdkConfig};
+use aws_sdk_dynamodb::config::Credentials;
+
+/// How long Tally waits for an AWS service, and how often the SDK tries a call. Every call is
+/// bounded by `operation`, so a frozen endpoint costs a request at most that long per call
+/// before it is answered with a 503.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Opening a connection.
+    pub connect: Duration,
+    /// One attempt of a call, retries excluded.
+    pub attempt: Duration,
+    /// A whole call, the SDK's retries included.
+    pub operation: Duration,
+    /// Attempts per call (1 means no retry).
+    pub max_attempts: u32,
+}
+
+impl Default for Timeouts {
+    /// Fits API Gateway's 30 s and the functions' own timeouts: one call takes at most
+    /// 8 s, three attempts of at most 3 s each.
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(2),
+            attempt: Duration::from_secs(3),
+            operation: Duration::from_secs(8),
+            max_attempts: 3,
+        }
+    }
+}
+
+impl Timeouts {
+    /// The defaults, overridden by `DYNAMODB_CONNECT_TIMEOUT_MS`, `DYNAMODB_ATTEMPT_TIMEOUT_MS`,
+    /// `DYNAMODB_OPERATION_TIMEOUT_MS` and `DYNAMODB_MAX_ATTEMPTS`.
+    pub fn from_env() -> Result<Self, String> {
+        let defaults = Self::default();
+        let millis = |name: &str, default: Duration| -> Result<Duration, String> {
+            Ok(env_number(name)?.map_or(default, Duration::from_millis))
+        };
+        let timeouts = Self {
+            connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", defaults.connect)?,
+            attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", defaults.attempt)?,
+            operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", defaults.operation)?,
+            max_attempts: env_number("DYNAMODB_MAX_ATTEMPTS")?
+                .map_or(Ok(defaults.max_attempts), u32::try_from)
+                .map_err(|_| "DYNAMODB_MAX_ATTEMPTS is too large".to_owned())?,
+        };
+        if timeouts.max_attempts == 0 || timeouts.attempt.is_zero() {
+            return Err("DynamoDB attempts and their timeout must be positive".to_owned());
+        }
+        Ok(timeouts)
+    }
+}
+
+/// A positive integer from the environment, if set.
+pub(crate) fn env_number(name: &str) -> Result<Option<u64>, String> {
+    match std::env::var(name) {
+        Ok(raw) if !raw.is_empty() => raw
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("{name} must be a whole number, got {raw:?}")),
+        _ => Ok(None),
+    }
+}
+
+/// The shared configuration for clients of the service at `endpoint` (the AWS default
+/// when `None`).
+pub async fn sdk_config(endpoint: Option<&str>, timeouts: Timeouts) -> SdkConfig {
+    let mut loader = aws_config::from_env()
+        .timeout_config(
+            TimeoutConfig::builder()
+                .connect_timeout(timeouts.connect)
+                .operation_attempt_timeout(timeouts.attempt)
+                .operation_timeout(timeouts.operation)
+                .build(),
+        )
+        .retry_config(
+            RetryConfig::standard()
+                .with_max_attempts(timeouts.max_attempts)
+                .with_initial_backoff(Duration::from_millis(50))
+                .with_max_backoff(Duration::from_secs(1)),
+        );
+    if let Some(endpoint) = endpoint {
+        loader = loader.endpoint_url(endpoint);
+        if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+            loader = loader.credentials_provider(Credentials::new(
+                "local",
+                "local",
+                None,
+                None,
+                "tally-local",
+            ));
+        }
+        if std::env::var_os("AWS_REGION").is_none()
+            && std::env::var_os("AWS_DEFAULT_REGION").is_none()
+        {
+            loader = loader.region(Region::new("us-east-1"));
+        }
+    }
+    loader.load().await
+}

@@ -1,0 +1,348 @@
+//! The audit of one period, computed from what is stored: its entries (orders and
+//! declared moves) in counter order, and its counter. Every number from the period's
+//! first counter to its last is an order, part of a declared move, or a gap with a cause;
+//! in a gapless series the hash chain is recomputed and its first broken link named.
+
+use super::chain::{GENESIS, from_hex, move_link, order_link, to_hex};
+use super::order::{Move, Order};
+
+/// One stored entry of a period.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    Order(Order),
+    Move(Move),
+}
+
+impl Entry {
+    /// The first counter the entry covers.
+    pub fn counter(&self) -> u64 {
+        match self {
+            Self::Order(order) => order.counter,
+            Self::Move(moved) => moved.from,
+        }
+    }
+}
+
+/// Why numbers of a period hold no order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GapCause {
+    /// The counter was moved forward on purpose, with a reason.
+    DeclaredMove,
+    /// Fast series: the numbers were reserved by a writer that did not write them (it
+    /// failed, lost a race, or is still writing).
+    ReservedUnused,
+    /// Gapless series: a number below the counter has no order and no move. Tally never
+    /// leaves one; it means an order was deleted from the table.
+    Missing,
+}
+
+impl GapCause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::DeclaredMove => "declared_move",
+            Self::ReservedUnused => "reserved_unused",
+            Self::Missing => "missing",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    pub from: u64,
+    pub to: u64,
+    pub cause: GapCause,
+    /// The move that declared it.
+    pub declared: Option<Move>,
+}
+
+/// Where the chain of a period breaks first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Break {
+    /// The stored hash of this entry is not the hash of its stored content and its
+    /// predecessor's stored hash: the entry (or, if only its hash was rewritten to match,
+    /// the one before it) was changed.
+    Entry {
+        counter: u64,
+        order_number: Option<String>,
+    },
+    /// Every link holds, but the counter's head is not the last link: entries at the end
+    /// were removed or the head was changed.
+    Head,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainCheck {
+    /// The head as recomputed from the stored entries.
+    pub recomputed_head: String,
+    /// The head the counter carries.
+    pub stored_head: Option<String>,
+    pub links: usize,
+    pub first_break: Option<Break>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditReport {
+    pub first_counter: u64,
+    /// `None` before the period's first number.
+    pub last_counter: Option<u64>,
+    pub orders: usize,
+    pub voided: usize,
+    pub gaps: Vec<Gap>,
+    /// Gapless series only.
+    pub chain: Option<ChainCheck>,
+}
+
+/// What the counter item of a period says.
+#[derive(Debug, Clone, Default)]
+pub struct CounterState {
+    pub last: Option<u64>,
+    pub head: Option<String>,
+}
+
+/// Audits a period. `entries` must be in counter order.
+pub fn audit(gapless: bool, first: u64, counter: &CounterState, entries: &[Entry]) -> AuditReport {
+    let undeclared = if gapless {
+        GapCause::Missing
+    } else {
+        GapCause::ReservedUnused
+    };
+    let mut gaps = Vec::new();
+    let mut expected = first;
+    let (mut orders, mut voided) = (0, 0);
+    for entry in entries {
+        let from = entry.counter();
+        if from > expected {
+            gaps.push(Gap {
+                from: expected,
+                to: from - 1,
+                cause: undeclared,
+                declared: None,
+            });
+        }
+        match entry {
+            Entry::Order(order) => {
+                orders += 1;
+                voided += usize::from(order.void.is_some());
+                expected = expected.max(order.counter + 1);
+            }
+            Entry::Move(moved) => {
+                gaps.push(Gap {
+                    from: moved.from,
+                    to: moved.to,
+                    cause: GapCause::DeclaredMove,
+                    declared: Some(moved.clone()),
+                });
+                expected = expected.max(moved.to + 1);
+            }
+        }
+    }
+    if let Some(last) = counter.last
+        && last >= expected
+    {
+        gaps.push(Gap {
+            from: expected,
+            to: last,
+            cause: undeclared,
+            declared: None,
+        });
+    }
+    AuditReport {
+        first_counter: first,
+        last_counter: counter.last,
+        orders,
+        voided,
+        gaps,
+        chain: gapless.then(|| check_chain(counter, entries)),
+    }
+}
+
+fn check_chain(counter: &CounterState, entries: &[Entry]) -> ChainCheck {
+    let mut previous = GENESIS;
+    let mut first_break = None;
+    for entry in entries {
+        let (link, stored, order_number) = match entry {
+            Entry::Order(order) => (
+                order_link(&previous, order),
+                order.hash.as_deref(),
+                Some(order.order_number.clone()),
+            ),
+            Entry::Move(moved) => (move_link(&previous, moved), moved.hash.as_deref(), None),
+        };
+        let stored = stored.and_then(from_hex);
+        if stored != Some(link) && first_break.is_none() {
+            first_break = Some(Break::Entry {
+                counter: entry.counter(),
+                order_number,
+            });
+        }
+        // Go on from what is stored, so that one changed entry breaks one link.
+        previous = stored.unwrap_or(link);
+    }
+    let recomputed_head = to_hex(&previous);
+    let head_holds = match &counter.head {
+        Some(head) => *head == recomputed_head,
+        None => entries.is_empty(),
+    };
+    if !head_holds && first_break.is_none() {
+        first_break = Some(Break::Head);
+    }
+    ChainCheck {
+        recomputed_head,
+        stored_head: counter.head.clone(),
+        links: entries.len(),
+        first_break,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
+    use crate::domain::order::{OrderData, Reason, Void};
+    use chrono::{TimeZone, Utc};
+
+    fn order(counter: u64) -> Order {
+        Order {
+            order_number: format!("A{counter}"),
+            series: SeriesId::parse("A").unwrap(),
+            source: SourceId::parse("s").unwrap(),
+            external_ref: ExternalRef::parse(&format!("r{counter}")).unwrap(),
+            data: OrderData::parse(Some(r#"{"n": 1}"#)).unwrap(),
+            fingerprint: String::new(),
+            period: "all".into(),
+            counter,
+            created_at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+            hash: None,
+            void: None,
+        }
+    }
+
+    fn moved(from: u64, to: u64) -> Move {
+        Move {
+            series: SeriesId::parse("A").unwrap(),
+            from,
+            to,
+            reason: Reason::parse("legacy numbers").unwrap(),
+            at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+            hash: None,
+        }
+    }
+
+    /// A chained period as Tally writes it: orders 1-3, a move over 4-9, orders 10-11.
+    fn chained() -> (CounterState, Vec<Entry>) {
+        let mut entries = vec![
+            Entry::Order(order(1)),
+            Entry::Order(order(2)),
+            Entry::Order(order(3)),
+            Entry::Move(moved(4, 9)),
+            Entry::Order(order(10)),
+            Entry::Order(order(11)),
+        ];
+        let mut previous = GENESIS;
+        for entry in &mut entries {
+            match entry {
+                Entry::Order(o) => {
+                    previous = order_link(&previous, o);
+                    o.hash = Some(to_hex(&previous));
+                }
+                Entry::Move(m) => {
+                    previous = move_link(&previous, m);
+                    m.hash = Some(to_hex(&previous));
+                }
+            }
+        }
+        let counter = CounterState {
+            last: Some(11),
+            head: Some(to_hex(&previous)),
+        };
+        (counter, entries)
+    }
+
+    #[test]
+    fn an_intact_gapless_period_has_only_its_declared_gap() {
+        let (counter, mut entries) = chained();
+        if let Entry::Order(o) = &mut entries[1] {
+            o.void = Some(Void {
+                reason: Reason::parse("cancelled").unwrap(),
+                at: Utc::now(),
+            });
+        }
+        let report = audit(true, 1, &counter, &entries);
+        assert_eq!((report.orders, report.voided), (5, 1));
+        assert_eq!(report.gaps.len(), 1);
+        assert_eq!(
+            (report.gaps[0].from, report.gaps[0].to, report.gaps[0].cause),
+            (4, 9, GapCause::DeclaredMove)
+        );
+        let chain = report.chain.unwrap();
+        assert_eq!((chain.links, chain.first_break), (6, None));
+    }
+
+    #[test]
+    fn a_changed_order_is_named_and_a_rewritten_hash_names_its_successor() {
+        let (counter, mut entries) = chained();
+        if let Entry::Order(o) = &mut entries[2] {
+            o.data = OrderData::parse(Some(r#"{"n": 2}"#)).unwrap();
+        }
+        let report = audit(true, 1, &counter, &entries);
+        assert_eq!(
+            report.chain.unwrap().first_break,
+            Some(Break::Entry {
+                counter: 3,
+                order_number: Some("A3".into())
+            })
+        );
+        // The forger also rewrites the changed order's hash: the next link breaks.
+        let Entry::Order(second) = &entries[1] else {
+            unreachable!()
+        };
+        let previous = from_hex(second.hash.as_deref().unwrap()).unwrap();
+        if let Entry::Order(o) = &mut entries[2] {
+            o.hash = Some(to_hex(&order_link(&previous, o)));
+        }
+        let report = audit(true, 1, &counter, &entries);
+        assert_eq!(
+            report.chain.unwrap().first_break,
+            Some(Break::Entry {
+                counter: 4,
+                order_number: None
+            })
+        );
+    }
+
+    #[test]
+    fn a_removed_last_order_breaks_the_head_and_leaves_an_undeclared_gap() {
+        let (counter, mut entries) = chained();
+        entries.pop();
+        let report = audit(true, 1, &counter, &entries);
+        assert_eq!(report.chain.unwrap().first_break, Some(Break::Head));
+        let last = report.gaps.last().unwrap();
+        assert_eq!(
+            (last.from, last.to, last.cause),
+            (11, 11, GapCause::Missing)
+        );
+    }
+
+    #[test]
+    fn a_fast_period_lists_reserved_numbers_without_orders() {
+        let entries = vec![Entry::Order(order(1)), Entry::Order(order(4))];
+        let counter = CounterState {
+            last: Some(6),
+            head: None,
+        };
+        let report = audit(false, 1, &counter, &entries);
+        let gaps: Vec<(u64, u64, GapCause)> = report
+            .gaps
+            .iter()
+            .map(|g| (g.from, g.to, g.cause))
+            .collect();
+        assert_eq!(
+            gaps,
+            [
+                (2, 3, GapCause::ReservedUnused),
+                (5, 6, GapCause::ReservedUnused)
+            ]
+        );
+        assert!(report.chain.is_none());
+    }
+}

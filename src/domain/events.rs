@@ -1,0 +1,388 @@
+//! Domain events: the facts Tally tells integrators about, with ids that never change.
+//!
+//! Each fact has one event id, derived from the fact's own identity (a purchase's draw and
+//! payment, an order's series and number), so a fact delivered twice carries the same id
+//! and a consumer drops the duplicate. Events carry ids and numbers only: never a secret,
+//! never an order's free-form data.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::draw::WinnersRecord;
+use super::ids::{DrawId, PayerId, PaymentId};
+use super::order::{Move, Order};
+use super::purchase::{Purchase, hex};
+use super::winners::PickRecord;
+
+/// Every event's `source`.
+pub const EVENT_SOURCE: &str = "tally";
+
+/// Times are written as RFC 3339 in UTC with milliseconds, as everywhere in Tally.
+fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A stable id for one fact: the same fact always gets the same id.
+fn event_id(detail_type: &str, fact: &[&str]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(detail_type);
+    for part in fact {
+        hasher.update([0]);
+        hasher.update(part);
+    }
+    hex(&hasher.finalize()[..16])
+}
+
+/// Tickets were sold to one payment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PurchaseCreated {
+    pub event_id: String,
+    pub draw_id: String,
+    pub payment_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payer_id: Option<String>,
+    pub quantity: u32,
+    pub tickets: Vec<u64>,
+    pub created_at: String,
+}
+
+/// A purchase and its tickets were voided (a refund, a chargeback).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PurchaseVoided {
+    pub event_id: String,
+    pub draw_id: String,
+    pub payment_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payer_id: Option<String>,
+    pub quantity: u32,
+    pub tickets: Vec<u64>,
+    pub reason: String,
+    pub voided_at: String,
+}
+
+/// A draw's winners were drawn: the public summary of the drawing. Each prize's winner
+/// is its own `Prize Awarded` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WinnersDrawn {
+    pub event_id: String,
+    pub draw_id: String,
+    pub prizes: u32,
+    pub eligible_count: u64,
+    pub eligible_digest: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beacon_value: Option<String>,
+    pub drawn_at: String,
+}
+
+/// A prize went to a ticket: at the drawing, or by a redraw (with its reason).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PrizeAwarded {
+    pub event_id: String,
+    pub draw_id: String,
+    pub prize: u32,
+    pub pick: u64,
+    pub ticket: u64,
+    pub payment_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payer_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redraw_reason: Option<String>,
+    pub awarded_at: String,
+}
+
+/// A draw stopped selling: every stripe is closed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DrawClosed {
+    pub event_id: String,
+    pub draw_id: String,
+    pub closed_at: String,
+}
+
+/// An order got its number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OrderCreated {
+    pub event_id: String,
+    pub series: String,
+    pub order_number: String,
+    pub period: String,
+    pub counter: u64,
+    pub source: String,
+    pub external_ref: String,
+    pub created_at: String,
+}
+
+/// An order kept its number and became void.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OrderVoided {
+    pub event_id: String,
+    pub series: String,
+    pub order_number: String,
+    pub period: String,
+    pub counter: u64,
+    pub source: String,
+    pub external_ref: String,
+    pub reason: String,
+    pub voided_at: String,
+}
+
+/// A series' counter was moved forward: the numbers `from` to `to` of the period are a
+/// declared gap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CounterMoved {
+    pub event_id: String,
+    pub series: String,
+    pub period: String,
+    pub from: u64,
+    pub to: u64,
+    pub reason: String,
+    pub moved_at: String,
+}
+
+/// A pick and who holds its ticket, as the event tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Award {
+    pub pick: PickRecord,
+    pub payment_id: PaymentId,
+    pub payer_id: Option<PayerId>,
+    /// Why the prize's previous winner was replaced; `None` at the drawing.
+    pub redraw_reason: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
+/// One fact, as published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DomainEvent {
+    PurchaseCreated(PurchaseCreated),
+    PurchaseVoided(PurchaseVoided),
+    DrawClosed(DrawClosed),
+    WinnersDrawn(WinnersDrawn),
+    PrizeAwarded(PrizeAwarded),
+    OrderCreated(OrderCreated),
+    OrderVoided(OrderVoided),
+    CounterMoved(CounterMoved),
+}
+
+impl DomainEvent {
+    /// The EventBridge `detail-type` of each kind of event.
+    pub const DETAIL_TYPES: [&'static str; 8] = [
+        "Purchase Created",
+        "Purchase Voided",
+        "Draw Closed",
+        "Winners Drawn",
+        "Prize Awarded",
+        "Order Created",
+        "Order Voided",
+        "Counter Moved",
+    ];
+
+    pub fn purchase_created(purchase: &Purchase) -> Self {
+        let (draw_id, payment_id) = (purchase.draw_id.as_str(), purchase.payment_id.as_str());
+        Self::PurchaseCreated(PurchaseCreated {
+            event_id: event_id("Purchase Created", &[draw_id, payment_id]),
+            draw_id: draw_id.to_owned(),
+            payment_id: payment_id.to_owned(),
+            payer_id: purchase.payer_id.as_ref().map(ToString::to_string),
+            quantity: purchase.quantity,
+            tickets: purchase.tickets.clone(),
+            created_at: timestamp(purchase.created_at),
+        })
+    }
+
+    /// `None` unless the purchase is void.
+    pub fn purchase_voided(purchase: &Purchase) -> Option<Self> {
+        let void = purchase.void.as_ref()?;
+        let (draw_id, payment_id) = (purchase.draw_id.as_str(), purchase.payment_id.as_str());
+        Some(Self::PurchaseVoided(PurchaseVoided {
+            event_id: event_id("Purchase Voided", &[draw_id, payment_id]),
+            draw_id: draw_id.to_owned(),
+            payment_id: payment_id.to_owned(),
+            payer_id: purchase.payer_id.as_ref().map(ToString::to_string),
+            quantity: purchase.quantity,
+            tickets: purchase.tickets.clone(),
+            reason: void.reason.clone(),
+            voided_at: timestamp(void.at),
+        }))
+    }
+
+    pub fn winners_drawn(draw_id: &DrawId, record: &WinnersRecord) -> Self {
+        Self::WinnersDrawn(WinnersDrawn {
+            event_id: event_id("Winners Drawn", &[draw_id.as_str()]),
+            draw_id: draw_id.to_string(),
+            prizes: record.prizes,
+            eligible_count: record.eligible_count,
+            eligible_digest: record.eligible_digest.clone(),
+            beacon_value: record.beacon_value.clone(),
+            drawn_at: timestamp(record.drawn_at),
+        })
+    }
+
+    /// One pick of a draw: the first picks go to the prizes, each later one is a redraw.
+    pub fn prize_awarded(draw_id: &DrawId, award: &Award) -> Self {
+        let pick = award.pick.pick.to_string();
+        Self::PrizeAwarded(PrizeAwarded {
+            event_id: event_id("Prize Awarded", &[draw_id.as_str(), &pick]),
+            draw_id: draw_id.to_string(),
+            prize: award.pick.prize,
+            pick: award.pick.pick,
+            ticket: award.pick.ticket,
+            payment_id: award.payment_id.to_string(),
+            payer_id: award.payer_id.as_ref().map(ToString::to_string),
+            redraw_reason: award.redraw_reason.clone(),
+            awarded_at: timestamp(award.at),
+        })
+    }
+
+    pub fn draw_closed(draw_id: &DrawId, closed_at: DateTime<Utc>) -> Self {
+        Self::DrawClosed(DrawClosed {
+            event_id: event_id("Draw Closed", &[draw_id.as_str()]),
+            draw_id: draw_id.to_string(),
+            closed_at: timestamp(closed_at),
+        })
+    }
+
+    /// An order's identity is its series, period and counter.
+    pub fn order_created(order: &Order) -> Self {
+        let series = order.series.as_str();
+        let counter = order.counter.to_string();
+        Self::OrderCreated(OrderCreated {
+            event_id: event_id("Order Created", &[series, &order.period, &counter]),
+            series: series.to_owned(),
+            order_number: order.order_number.clone(),
+            period: order.period.clone(),
+            counter: order.counter,
+            source: order.source.to_string(),
+            external_ref: order.external_ref.to_string(),
+            created_at: timestamp(order.created_at),
+        })
+    }
+
+    /// `None` unless the order is void.
+    pub fn order_voided(order: &Order) -> Option<Self> {
+        let void = order.void.as_ref()?;
+        let series = order.series.as_str();
+        let counter = order.counter.to_string();
+        Some(Self::OrderVoided(OrderVoided {
+            event_id: event_id("Order Voided", &[series, &order.period, &counter]),
+            series: series.to_owned(),
+            order_number: order.order_number.clone(),
+            period: order.period.clone(),
+            counter: order.counter,
+            source: order.source.to_string(),
+            external_ref: order.external_ref.to_string(),
+            reason: void.reason.as_str().to_owned(),
+            voided_at: timestamp(void.at),
+        }))
+    }
+
+    /// A move's identity is its series, period and first skipped number.
+    pub fn counter_moved(period: &str, moved: &Move) -> Self {
+        let series = moved.series.as_str();
+        let from = moved.from.to_string();
+        Self::CounterMoved(CounterMoved {
+            event_id: event_id("Counter Moved", &[series, period, &from]),
+            series: series.to_owned(),
+            period: period.to_owned(),
+            from: moved.from,
+            to: moved.to,
+            reason: moved.reason.as_str().to_owned(),
+            moved_at: timestamp(moved.at),
+        })
+    }
+
+    pub fn detail_type(&self) -> &'static str {
+        match self {
+            Self::PurchaseCreated(_) => Self::DETAIL_TYPES[0],
+            Self::PurchaseVoided(_) => Self::DETAIL_TYPES[1],
+            Self::DrawClosed(_) => Self::DETAIL_TYPES[2],
+            Self::WinnersDrawn(_) => Self::DETAIL_TYPES[3],
+            Self::PrizeAwarded(_) => Self::DETAIL_TYPES[4],
+            Self::OrderCreated(_) => Self::DETAIL_TYPES[5],
+            Self::OrderVoided(_) => Self::DETAIL_TYPES[6],
+            Self::CounterMoved(_) => Self::DETAIL_TYPES[7],
+        }
+    }
+
+    pub fn event_id(&self) -> &str {
+        match self {
+            Self::PurchaseCreated(e) => &e.event_id,
+            Self::PurchaseVoided(e) => &e.event_id,
+            Self::DrawClosed(e) => &e.event_id,
+            Self::WinnersDrawn(e) => &e.event_id,
+            Self::PrizeAwarded(e) => &e.event_id,
+            Self::OrderCreated(e) => &e.event_id,
+            Self::OrderVoided(e) => &e.event_id,
+            Self::CounterMoved(e) => &e.event_id,
+        }
+    }
+
+    /// The event's `detail`, as JSON text.
+    pub fn detail(&self) -> String {
+        let detail = match self {
+            Self::PurchaseCreated(e) => serde_json::to_string(e),
+            Self::PurchaseVoided(e) => serde_json::to_string(e),
+            Self::DrawClosed(e) => serde_json::to_string(e),
+            Self::WinnersDrawn(e) => serde_json::to_string(e),
+            Self::PrizeAwarded(e) => serde_json::to_string(e),
+            Self::OrderCreated(e) => serde_json::to_string(e),
+            Self::OrderVoided(e) => serde_json::to_string(e),
+            Self::CounterMoved(e) => serde_json::to_string(e),
+        };
+        detail.expect("events serialise")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
+    use crate::domain::order::OrderData;
+
+    fn purchase(draw: &str, payment: &str) -> Purchase {
+        Purchase {
+            draw_id: DrawId::parse(draw).unwrap(),
+            payment_id: PaymentId::parse(payment).unwrap(),
+            quantity: 1,
+            payer_id: None,
+            tickets: vec![7],
+            fingerprint: "f".into(),
+            created_at: Utc::now(),
+            void: None,
+        }
+    }
+
+    #[test]
+    fn the_same_fact_always_has_the_same_id_and_different_facts_differ() {
+        let id = |draw, payment| DomainEvent::purchase_created(&purchase(draw, payment));
+        assert_eq!(id("d", "p").event_id(), id("d", "p").event_id());
+        assert_ne!(id("d", "p").event_id(), id("d", "q").event_id());
+        // The parts of a fact are separated: ("ab", "c") is not ("a", "bc").
+        assert_ne!(id("ab", "c").event_id(), id("a", "bc").event_id());
+        assert_eq!(id("d", "p").event_id().len(), 32);
+    }
+
+    #[test]
+    fn an_order_event_names_its_id_and_numbers_and_not_its_data() {
+        let order = Order {
+            order_number: "S26000001".into(),
+            series: SeriesId::parse("S").unwrap(),
+            source: SourceId::parse("erp").unwrap(),
+            external_ref: ExternalRef::parse("PO-1").unwrap(),
+            data: OrderData::parse(Some(r#"{"customer": "Ann"}"#)).unwrap(),
+            fingerprint: "f".into(),
+            period: "2026".into(),
+            counter: 1,
+            created_at: Utc::now(),
+            hash: None,
+            void: None,
+        };
+        assert_eq!(DomainEvent::order_voided(&order), None);
+        let event = DomainEvent::order_created(&order);
+        let detail: serde_json::Value = serde_json::from_str(&event.detail()).unwrap();
+        assert_eq!(detail["event_id"], event.event_id());
+        assert_eq!(detail["order_number"], "S26000001");
+        assert_eq!(detail["counter"], 1);
+        assert!(!event.detail().contains("Ann"));
+        assert_eq!(event.detail_type(), "Order Created");
+    }
+}

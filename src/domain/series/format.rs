@@ -1,0 +1,307 @@
+//! Number formats: reading a format, rendering a number, and reading a number's text back
+//! into what it says. Every token but `{seq:N}` has a fixed width, so the length of a text
+//! decides the width of its counter and reading it back has at most one result.
+
+use super::SeriesError;
+use super::calendar::LocalDate;
+use crate::domain::ids::SeriesId;
+
+/// The widest `{seq:N}`.
+pub const MAX_SEQ_WIDTH: usize = 18;
+/// The longest format string.
+pub const MAX_FORMAT_LEN: usize = 64;
+/// The format used when a series does not give one.
+pub const DEFAULT_FORMAT: &str = "{series}{yy}{seq:6}";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Part {
+    Literal(String),
+    Year4,
+    Year2,
+    Month,
+    Day,
+    FiscalYear,
+    Series,
+    Seq { width: usize },
+}
+
+impl Part {
+    /// The width of the part in a rendered number; `None` for the counter, whose width
+    /// grows with it.
+    fn width(&self, series: &SeriesId) -> Option<usize> {
+        match self {
+            Self::Literal(text) => Some(text.len()),
+            Self::Year4 | Self::FiscalYear => Some(4),
+            Self::Year2 | Self::Month | Self::Day => Some(2),
+            Self::Series => Some(series.as_str().len()),
+            Self::Seq { .. } => None,
+        }
+    }
+}
+
+/// What a number's text says, read against one format. Date fields are those the format
+/// shows; the counter is always there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadNumber {
+    pub year: Option<i32>,
+    /// `{yy}`: the year modulo 100.
+    pub year2: Option<u32>,
+    pub month: Option<u32>,
+    pub day: Option<u32>,
+    pub fiscal_year: Option<i32>,
+    pub counter: u64,
+}
+
+/// A parsed number format, such as `UABC{yy}{seq:6}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumberFormat {
+    source: String,
+    parts: Vec<Part>,
+}
+
+impl NumberFormat {
+    pub fn parse(source: &str) -> Result<Self, SeriesError> {
+        let fail = |why: &str| Err(SeriesError::Format(why.to_owned()));
+        if source.is_empty() || source.len() > MAX_FORMAT_LEN {
+            return fail(&format!("must be 1 to {MAX_FORMAT_LEN} characters"));
+        }
+        let mut parts = Vec::new();
+        let mut rest = source;
+        while !rest.is_empty() {
+            if let Some(after) = rest.strip_prefix('{') {
+                let Some(end) = after.find('}') else {
+                    return fail("has a `{` without `}`");
+                };
+                let token = &after[..end];
+                parts.push(match token {
+                    "yyyy" => Part::Year4,
+                    "yy" => Part::Year2,
+                    "mm" => Part::Month,
+                    "dd" => Part::Day,
+                    "fy" => Part::FiscalYear,
+                    "series" => Part::Series,
+                    _ => match token.strip_prefix("seq:").map(str::parse::<usize>) {
+                        Some(Ok(width)) if (1..=MAX_SEQ_WIDTH).contains(&width) => {
+                            Part::Seq { width }
+                        }
+                        _ => {
+                            return fail(&format!(
+                                "has an unknown token {{{token}}}: use {{yyyy}}, {{yy}}, {{mm}}, {{dd}}, {{fy}}, {{series}} or {{seq:N}} with N from 1 to {MAX_SEQ_WIDTH}"
+                            ));
+                        }
+                    },
+                });
+                rest = &after[end + 1..];
+            } else {
+                let end = rest.find('{').unwrap_or(rest.len());
+                let literal = &rest[..end];
+                if !literal
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'))
+                {
+                    return fail(
+                        "may hold only letters, digits, '-', '_', '/', '.' besides tokens",
+                    );
+                }
+                parts.push(Part::Literal(literal.to_owned()));
+                rest = &rest[end..];
+            }
+        }
+        if parts
+            .iter()
+            .filter(|p| matches!(p, Part::Seq { .. }))
+            .count()
+            != 1
+        {
+            return fail("must hold exactly one {seq:N}");
+        }
+        Ok(Self {
+            source: source.to_owned(),
+            parts,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    pub(super) fn has(&self, wanted: impl Fn(&Part) -> bool) -> bool {
+        self.parts.iter().any(wanted)
+    }
+
+    /// The number for `counter` on the local `date`. A counter wider than `{seq:N}` is
+    /// written in full: never cut, never wrapped.
+    pub fn render(&self, series: &SeriesId, date: &LocalDate, counter: u64) -> String {
+        self.parts
+            .iter()
+            .map(|part| match part {
+                Part::Literal(text) => text.clone(),
+                Part::Year4 => format!("{:04}", date.year),
+                Part::Year2 => format!("{:02}", date.year.rem_euclid(100)),
+                Part::Month => format!("{:02}", date.month),
+                Part::Day => format!("{:02}", date.day),
+                Part::FiscalYear => format!("{:04}", date.fiscal_year),
+                Part::Series => series.to_string(),
+                Part::Seq { width } => format!("{counter:0width$}"),
+            })
+            .collect()
+    }
+
+    /// Reads `text` as a number of this format, or `None` when this format cannot have
+    /// rendered it. Only the counter varies in width, so the text's length fixes it and
+    /// there is one reading at most. A counter wider than its `{seq:N}` never starts with
+    /// `0`, as rendering would not have padded it.
+    pub fn read(&self, series: &SeriesId, text: &str) -> Option<ReadNumber> {
+        if !text.is_ascii() {
+            return None;
+        }
+        let fixed: usize = self.parts.iter().filter_map(|p| p.width(series)).sum();
+        let seq_width = text.len().checked_sub(fixed)?;
+        let mut read = ReadNumber::default();
+        let mut at = 0;
+        for part in &self.parts {
+            let width = part.width(series).unwrap_or(seq_width);
+            let field = text.get(at..at + width)?;
+            at += width;
+            let digits = || {
+                field
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| field.parse::<u64>().ok())
+                    .flatten()
+            };
+            match part {
+                Part::Literal(literal) => (field == literal).then_some(())?,
+                Part::Series => (field == series.as_str()).then_some(())?,
+                Part::Year4 => agree(&mut read.year, digits()? as i32)?,
+                Part::Year2 => agree(&mut read.year2, digits()? as u32)?,
+                Part::Month => agree(&mut read.month, digits()? as u32)?,
+                Part::Day => agree(&mut read.day, digits()? as u32)?,
+                Part::FiscalYear => agree(&mut read.fiscal_year, digits()? as i32)?,
+                Part::Seq { width } => {
+                    if width > &seq_width || (seq_width > *width && field.starts_with('0')) {
+                        return None;
+                    }
+                    read.counter = digits()?;
+                }
+            }
+        }
+        Some(read)
+    }
+}
+
+/// A token that appears twice must say the same both times.
+fn agree<T: PartialEq + Copy>(slot: &mut Option<T>, value: T) -> Option<()> {
+    match slot {
+        Some(seen) if *seen != value => None,
+        _ => {
+            *slot = Some(value);
+            Some(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> SeriesId {
+        SeriesId::parse(s).unwrap()
+    }
+
+    fn date(year: i32, month: u32, day: u32, fiscal_year: i32) -> LocalDate {
+        LocalDate {
+            year,
+            month,
+            day,
+            fiscal_year,
+        }
+    }
+
+    #[test]
+    fn renders_prefix_dates_and_padded_counter() {
+        let on = date(2026, 3, 9, 2026);
+        let format = NumberFormat::parse("UABC{yy}{seq:6}").unwrap();
+        assert_eq!(format.render(&id("x"), &on, 42), "UABC26000042");
+        let format = NumberFormat::parse("INV/{yyyy}-{mm}-{dd}/{seq:4}").unwrap();
+        assert_eq!(format.render(&id("x"), &on, 7), "INV/2026-03-09/0007");
+        let format = NumberFormat::parse("FY{fy}-{seq:3}").unwrap();
+        assert_eq!(
+            format.render(&id("x"), &date(2026, 11, 2, 2027), 5),
+            "FY2027-005"
+        );
+        let format = NumberFormat::parse(DEFAULT_FORMAT).unwrap();
+        assert_eq!(format.render(&id("SO"), &on, 1), "SO26000001");
+    }
+
+    #[test]
+    fn a_counter_wider_than_its_width_grows_and_is_never_cut() {
+        let on = date(2026, 1, 1, 2026);
+        let format = NumberFormat::parse("UABC{yy}{seq:6}").unwrap();
+        assert_eq!(format.render(&id("x"), &on, 2_245_444), "UABC262245444");
+        assert_eq!(format.render(&id("x"), &on, 999_999), "UABC26999999");
+        assert_eq!(format.render(&id("x"), &on, 1_000_000), "UABC261000000");
+    }
+
+    #[test]
+    fn formats_need_exactly_one_sequence_and_known_tokens() {
+        for bad in [
+            "",
+            "ABC",
+            "{seq:6}{seq:2}",
+            "A{seq:0}",
+            "A{seq:19}",
+            "A{seq}",
+            "A{ww}{seq:3}",
+            "A{seq:3",
+            "A B{seq:3}",
+            "A#{seq:3}",
+        ] {
+            assert!(NumberFormat::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn every_rendered_number_reads_back_to_its_fields() {
+        let series = id("SO");
+        let formats = [
+            "UABC{yy}{seq:6}",
+            "{series}-{yyyy}{mm}{dd}-{seq:2}",
+            "FY{fy}/{seq:4}",
+            "{seq:3}{yy}",
+            "2{yy}{seq:1}9",
+        ];
+        let on = date(2026, 11, 29, 2027);
+        for source in formats {
+            let format = NumberFormat::parse(source).unwrap();
+            for counter in [1, 9, 10, 99, 100, 12_345, 10_000_000] {
+                let text = format.render(&series, &on, counter);
+                let read = format
+                    .read(&series, &text)
+                    .unwrap_or_else(|| panic!("{text}"));
+                assert_eq!(read.counter, counter, "{text}");
+                assert_eq!(format.render(&series, &on, read.counter), text);
+            }
+        }
+        let format = NumberFormat::parse("{series}-{yyyy}{mm}{dd}-{seq:2}").unwrap();
+        let read = format.read(&series, "SO-20261129-07").unwrap();
+        assert_eq!(
+            (read.year, read.month, read.day, read.counter),
+            (Some(2026), Some(11), Some(29), 7)
+        );
+    }
+
+    #[test]
+    fn texts_a_format_cannot_render_are_not_read() {
+        let series = id("SO");
+        let format = NumberFormat::parse("Q{seq:3}").unwrap();
+        assert_eq!(format.read(&series, "Q101").map(|r| r.counter), Some(101));
+        assert_eq!(format.read(&series, "Q1001").map(|r| r.counter), Some(1001));
+        for bad in ["Q01", "Q0101", "X101", "Q1a1", "Q", "Qé01"] {
+            assert_eq!(format.read(&series, bad), None, "{bad}");
+        }
+        let twice = NumberFormat::parse("{yy}-{seq:2}-{yy}").unwrap();
+        assert!(twice.read(&series, "26-01-26").is_some());
+        assert_eq!(twice.read(&series, "26-01-27"), None);
+    }
+}

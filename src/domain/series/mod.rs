@@ -1,0 +1,226 @@
+//! Order numbering series: formats, calendars, reset periods and the numbers they render.
+
+mod calendar;
+mod format;
+mod period;
+
+use std::ops::RangeInclusive;
+
+use chrono::{DateTime, Datelike, Utc};
+
+pub use calendar::{Calendar, LocalDate, Timezone};
+pub use format::{DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, NumberFormat, ReadNumber};
+pub use period::{InvalidPeriod, Period, Reset};
+
+use super::ids::SeriesId;
+use format::Part;
+
+/// The largest `start`.
+pub const MAX_START: u64 = 1_000_000_000_000_000;
+/// The largest counter a move may jump to: no counter goes past it.
+pub const MAX_COUNTER: u64 = 1_000_000_000_000_000_000;
+
+/// Why a series definition was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeriesError {
+    #[error("`format` {0}")]
+    Format(String),
+    #[error("`reset` must be one of never, yearly, monthly, daily, fiscal_yearly")]
+    Reset,
+    #[error("a {reset} series needs {needs} in its format, or its numbers would repeat")]
+    ResetNeedsToken {
+        reset: &'static str,
+        needs: &'static str,
+    },
+    #[error("`start` must be between 1 and {MAX_START}")]
+    Start,
+    #[error("`timezone` must be an IANA time zone name such as Europe/Berlin")]
+    Timezone,
+    #[error("`fiscal_year_start` must be a month from 1 to 12")]
+    FiscalYearStart,
+}
+
+/// A numbering series as defined by its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeriesDefinition {
+    /// The format of new periods.
+    pub format: NumberFormat,
+    pub reset: Reset,
+    /// Every number 1..=last is used (counter and orders commit together), or numbers may
+    /// be skipped after a failure in exchange for speed.
+    pub gapless: bool,
+    /// The first counter value of each period.
+    pub start: u64,
+    pub calendar: Calendar,
+}
+
+impl SeriesDefinition {
+    /// A series on UTC whose fiscal year is the calendar year; see [`Self::with_calendar`].
+    pub fn new(format: &str, reset: Reset, gapless: bool, start: u64) -> Result<Self, SeriesError> {
+        if !(1..=MAX_START).contains(&start) {
+            return Err(SeriesError::Start);
+        }
+        Ok(Self {
+            format: checked_format(format, reset)?,
+            reset,
+            gapless,
+            start,
+            calendar: Calendar::default(),
+        })
+    }
+
+    pub fn with_calendar(self, calendar: Calendar) -> Self {
+        Self { calendar, ..self }
+    }
+}
+
+/// A format that shows the date tokens its reset needs, or its numbers would repeat.
+pub fn checked_format(format: &str, reset: Reset) -> Result<NumberFormat, SeriesError> {
+    let format = NumberFormat::parse(format)?;
+    let has_year = format.has(|p| matches!(p, Part::Year4 | Part::Year2));
+    let has = |wanted: Part| format.has(|p| *p == wanted);
+    let needs = match reset {
+        Reset::Never => None,
+        Reset::Yearly => (!has_year).then_some("{yyyy} or {yy}"),
+        Reset::Monthly => (!(has_year && has(Part::Month))).then_some("a year token and {mm}"),
+        Reset::Daily => (!(has_year && has(Part::Month) && has(Part::Day)))
+            .then_some("a year token, {mm} and {dd}"),
+        Reset::FiscalYearly => (!has(Part::FiscalYear)).then_some("{fy}"),
+    };
+    match needs {
+        Some(needs) => Err(SeriesError::ResetNeedsToken {
+            reset: reset.as_str(),
+            needs,
+        }),
+        None => Ok(format),
+    }
+}
+
+/// One format a series has had, from the period it was first used in (`None` for the
+/// first format, used from the series' creation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatVersion {
+    /// 1 for the format the series was created with, then 2, 3, ...
+    pub version: u32,
+    pub format: NumberFormat,
+    pub from: Option<Period>,
+}
+
+/// A series as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Series {
+    pub series_id: SeriesId,
+    pub definition: SeriesDefinition,
+    pub created_at: DateTime<Utc>,
+    /// Every format the series has had, oldest first; the last is `definition.format`.
+    pub formats: Vec<FormatVersion>,
+}
+
+impl Series {
+    /// A new series: its format is version 1.
+    pub fn new(
+        series_id: SeriesId,
+        definition: SeriesDefinition,
+        created_at: DateTime<Utc>,
+    ) -> Self {
+        let formats = vec![FormatVersion {
+            version: 1,
+            format: definition.format.clone(),
+            from: None,
+        }];
+        Self {
+            series_id,
+            definition,
+            created_at,
+            formats,
+        }
+    }
+
+    pub fn date(&self, at: DateTime<Utc>) -> LocalDate {
+        self.definition.calendar.date(at)
+    }
+
+    pub fn period(&self, at: DateTime<Utc>) -> Period {
+        self.definition.reset.period(&self.date(at))
+    }
+
+    /// The version new periods start with.
+    pub fn latest_version(&self) -> u32 {
+        self.formats.last().map_or(1, |f| f.version)
+    }
+
+    pub fn format(&self, version: u32) -> Option<&NumberFormat> {
+        self.formats
+            .iter()
+            .find(|f| f.version == version)
+            .map(|f| &f.format)
+    }
+
+    /// The years a two-digit year of this series can stand for: from the year before the
+    /// series was created to the year after `now`.
+    pub fn years(&self, now: DateTime<Utc>) -> RangeInclusive<i32> {
+        self.created_at.year() - 1..=now.year() + 1
+    }
+
+    /// Every (period, counter) that some format of this series renders as `text`.
+    pub fn readings(&self, text: &str, now: DateTime<Utc>) -> Vec<(Period, u64)> {
+        let mut found = Vec::new();
+        for version in &self.formats {
+            if let Some(read) = version.format.read(&self.series_id, text) {
+                for period in self.definition.reset.periods_of(&read, self.years(now)) {
+                    let reading = (period, read.counter);
+                    if !found.contains(&reading) {
+                        found.push(reading);
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn a_resetting_series_needs_the_date_tokens_of_its_period() {
+        assert_eq!(
+            SeriesDefinition::new("A{seq:4}", Reset::Yearly, true, 1),
+            Err(SeriesError::ResetNeedsToken {
+                reset: "yearly",
+                needs: "{yyyy} or {yy}"
+            })
+        );
+        assert!(SeriesDefinition::new("A{yy}{seq:4}", Reset::Monthly, true, 1).is_err());
+        assert!(SeriesDefinition::new("A{yy}{mm}{seq:4}", Reset::Monthly, true, 1).is_ok());
+        assert!(SeriesDefinition::new("A{yy}{mm}{seq:4}", Reset::Daily, true, 1).is_err());
+        assert!(SeriesDefinition::new("A{yy}{mm}{dd}{seq:4}", Reset::Daily, true, 1).is_ok());
+        assert!(SeriesDefinition::new("A{yyyy}{seq:4}", Reset::FiscalYearly, true, 1).is_err());
+        assert!(SeriesDefinition::new("A{fy}{seq:4}", Reset::FiscalYearly, true, 1).is_ok());
+        assert!(SeriesDefinition::new("A{seq:4}", Reset::Never, false, 1).is_ok());
+        assert_eq!(
+            SeriesDefinition::new("A{seq:4}", Reset::Never, false, 0),
+            Err(SeriesError::Start)
+        );
+    }
+
+    #[test]
+    fn a_number_reads_back_to_its_period_and_counter_in_every_format_version() {
+        let created = Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap();
+        let definition = SeriesDefinition::new("A{yy}-{seq:3}", Reset::Yearly, true, 1).unwrap();
+        let mut series = Series::new(SeriesId::parse("A").unwrap(), definition, created);
+        series.formats.push(FormatVersion {
+            version: 2,
+            format: NumberFormat::parse("A{yyyy}/{seq:5}").unwrap(),
+            from: Period::parse(Reset::Yearly, "2027").ok(),
+        });
+        let now = Utc.with_ymd_and_hms(2027, 2, 1, 0, 0, 0).unwrap();
+        let period = |p: &str| Period::parse(Reset::Yearly, p).unwrap();
+        assert_eq!(series.readings("A26-042", now), [(period("2026"), 42)]);
+        assert_eq!(series.readings("A2027/00007", now), [(period("2027"), 7)]);
+        assert!(series.readings("A99-001", now).is_empty());
+        assert!(series.readings("B26-001", now).is_empty());
+    }
+}

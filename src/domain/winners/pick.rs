@@ -1,0 +1,173 @@
+//! The picks of `tally-draw-v1`: each a uniform choice among the eligible tickets not
+//! picked yet, from SHA-256 of the seed, the beacon value, the eligible digest and the pick
+//! number, with rejection sampling so that no ticket is favoured (no modulo bias).
+
+use sha2::{Digest, Sha256};
+
+use super::eligible::{EligibleSet, Remaining};
+use crate::domain::seed::DrawSeed;
+
+/// The name of the procedure, also the first bytes of every hashed message.
+pub const ALGORITHM: &str = "tally-draw-v1";
+
+/// What every pick of one draw hashes besides its number.
+#[derive(Debug, Clone)]
+pub struct DrawInputs {
+    pub seed: DrawSeed,
+    /// The beacon's value, empty when the draw declared no beacon.
+    pub beacon_value: String,
+    pub digest: [u8; 32],
+}
+
+impl DrawInputs {
+    /// The index (0-based) that pick `pick` (1-based) takes among `remaining` tickets:
+    /// `x mod remaining` for the first `x` below the largest multiple of `remaining` that
+    /// fits in 2^64, where `x` is the first 8 bytes (big-endian) of
+    /// `SHA-256("tally-draw-v1" || seed || u64be(len(beacon)) || beacon || digest
+    /// || u64be(pick) || u64be(attempt))` for attempt 0, 1, 2, ...
+    pub fn index(&self, pick: u64, remaining: u64) -> u64 {
+        assert!(remaining > 0, "nothing left to pick from");
+        // 2^64 mod remaining: values at or above 2^64 minus it would favour small indices.
+        let cut = (u64::MAX % remaining + 1) % remaining;
+        for attempt in 0u64.. {
+            let x = self.draw(pick, attempt);
+            if x <= u64::MAX - cut {
+                return x % remaining;
+            }
+        }
+        unreachable!("an attempt is rejected with probability below one half")
+    }
+
+    fn draw(&self, pick: u64, attempt: u64) -> u64 {
+        let hash = Sha256::new()
+            .chain_update(ALGORITHM.as_bytes())
+            .chain_update(self.seed.as_bytes())
+            .chain_update((self.beacon_value.len() as u64).to_be_bytes())
+            .chain_update(self.beacon_value.as_bytes())
+            .chain_update(self.digest)
+            .chain_update(pick.to_be_bytes())
+            .chain_update(attempt.to_be_bytes())
+            .finalize();
+        u64::from_be_bytes(hash[..8].try_into().expect("8 bytes"))
+    }
+}
+
+/// The sequence of picks of one draw: pick 1, 2, ... each from the tickets not picked
+/// before.
+pub struct Picks {
+    inputs: DrawInputs,
+    remaining: Remaining,
+    next: u64,
+}
+
+impl Picks {
+    pub fn new(eligible: &EligibleSet, inputs: DrawInputs) -> Self {
+        Self {
+            inputs,
+            remaining: Remaining::new(eligible),
+            next: 1,
+        }
+    }
+
+    /// Eligible tickets not picked yet.
+    pub fn left(&self) -> u64 {
+        self.remaining.len()
+    }
+}
+
+impl Iterator for Picks {
+    /// (pick number, ticket).
+    type Item = (u64, u64);
+
+    fn next(&mut self) -> Option<(u64, u64)> {
+        let left = self.remaining.len();
+        if left == 0 {
+            return None;
+        }
+        let pick = self.next;
+        self.next += 1;
+        let index = self.inputs.index(pick, left);
+        Some((pick, self.remaining.take(index)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+
+    use super::*;
+    use crate::domain::permutation::{Permutation, PermutationKey};
+
+    fn inputs(beacon: &str) -> DrawInputs {
+        DrawInputs {
+            seed: DrawSeed::from_bytes(&[7; 32]).unwrap(),
+            beacon_value: beacon.to_owned(),
+            digest: [3; 32],
+        }
+    }
+
+    #[test]
+    fn indices_are_below_the_count_and_rejection_keeps_them_uniform() {
+        let draw = inputs("");
+        // A count just above 2^63 rejects almost half the draws: what is kept is uniform.
+        let huge = (1u64 << 63) + 1;
+        for pick in 1..200 {
+            assert!(draw.index(pick, huge) < huge);
+            assert_eq!(draw.index(pick, 1), 0);
+        }
+        // Six tickets, 60,000 picks: each index about 10,000 times (chi-square, 5 df,
+        // p = 0.001 at 20.5).
+        let mut counts = [0u64; 6];
+        for pick in 1..=60_000 {
+            counts[draw.index(pick, 6) as usize] += 1;
+        }
+        let chi: f64 = counts
+            .iter()
+            .map(|&c| (c as f64 - 10_000.0).powi(2) / 10_000.0)
+            .sum();
+        assert!(chi < 20.5, "{counts:?}");
+    }
+
+    #[test]
+    fn a_known_pick_matches_its_definition() {
+        // The message of pick 1, attempt 0, written out by hand.
+        let draw = inputs("round 5");
+        let mut message = b"tally-draw-v1".to_vec();
+        message.extend([7u8; 32]);
+        message.extend(7u64.to_be_bytes());
+        message.extend(b"round 5");
+        message.extend([3u8; 32]);
+        message.extend(1u64.to_be_bytes());
+        message.extend(0u64.to_be_bytes());
+        let hash = Sha256::digest(&message);
+        let x = u64::from_be_bytes(hash[..8].try_into().unwrap());
+        assert_eq!(draw.index(1, 1_000), x % 1_000);
+        assert_ne!(inputs("round 6").index(1, 1 << 40), draw.index(1, 1 << 40));
+    }
+
+    #[test]
+    fn picks_are_distinct_eligible_and_exhaust_the_list() {
+        let permutation = Permutation::new(50, &PermutationKey::from_bytes(&[2; 16]).unwrap());
+        let mut eligible = EligibleSet::sold(
+            &permutation,
+            &[0..20, 20..40],
+            NonZeroUsize::new(1).unwrap(),
+        );
+        let voided: Vec<u64> = eligible.tickets().take(5).collect();
+        eligible.remove_voided(&voided).unwrap();
+        let picks: Vec<(u64, u64)> = Picks::new(&eligible, inputs("")).collect();
+        assert_eq!(picks.len(), 35);
+        let mut tickets: Vec<u64> = picks.iter().map(|p| p.1).collect();
+        assert!(tickets.iter().all(|t| eligible.contains(*t)));
+        assert_eq!(
+            picks.iter().map(|p| p.0).collect::<Vec<_>>(),
+            (1..=35).collect::<Vec<_>>()
+        );
+        tickets.sort();
+        tickets.dedup();
+        assert_eq!(tickets.len(), 35);
+        // The same inputs pick the same tickets.
+        let again: Vec<(u64, u64)> = Picks::new(&eligible, inputs("")).take(3).collect();
+        assert_eq!(again, picks[..3]);
+    }
+}

@@ -1,0 +1,67 @@
+//! Voiding an order: it keeps its number (a gapless series stays gapless) and its link in
+//! the chain, and is marked void with a reason and a time, on its number item and its
+//! reference item together. Voiding again with the same reason changes nothing.
+
+use tracing::{info, instrument};
+
+use super::{MAX_ATTEMPTS, OrderError, OrderService};
+use crate::domain::ids::SeriesId;
+use crate::domain::order::{Order, Reason, Void};
+use crate::store::orders::Voided;
+use crate::store::{StoreError, backoff};
+
+impl OrderService {
+    /// Voids the order of `series_id` numbered `text`; returns it as voided.
+    #[instrument(skip(self, reason))]
+    pub async fn void_order(
+        &self,
+        series_id: &SeriesId,
+        text: &str,
+        reason: Reason,
+    ) -> Result<Order, OrderError> {
+        let (period, order) = self.find_with_period(series_id, text).await?;
+        if let Some(void) = &order.void {
+            return already(order.clone(), void, &reason);
+        }
+        let void = Void {
+            reason,
+            at: self.now(),
+        };
+        for attempt in 1..=MAX_ATTEMPTS {
+            match self
+                .store
+                .void_order(series_id, &period, &order, &void)
+                .await?
+            {
+                Voided::Voided => {
+                    info!(number = %order.order_number, "order voided");
+                    return Ok(Order {
+                        void: Some(void),
+                        ..order
+                    });
+                }
+                Voided::Already(stored) => {
+                    let earlier = stored.void.clone().expect("a void order");
+                    return already(*stored, &earlier, &void.reason);
+                }
+                Voided::Conflict => backoff(attempt).await,
+            }
+        }
+        Err(StoreError::Contention {
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+}
+
+/// A void repeated with its reason answers the voided order; another reason is refused.
+fn already(order: Order, void: &Void, reason: &Reason) -> Result<Order, OrderError> {
+    if void.reason == *reason {
+        Ok(order)
+    } else {
+        Err(OrderError::AlreadyVoided {
+            number: order.order_number,
+            reason: void.reason.as_str().to_owned(),
+        })
+    }
+}

@@ -1,0 +1,151 @@
+//! The draw item's attributes: settings, secrets, status, voids and the record of the
+//! winners.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::super::{PARTITION_KEY, StoreError, keys};
+use crate::domain::draw::{Draw, DrawConfig, DrawStatus, WinnersRecord};
+use crate::domain::ids::DrawId;
+use crate::domain::permutation::PermutationKey;
+use crate::domain::schedule::Schedule;
+use crate::domain::seed::DrawSeed;
+
+/// The draw's secret permutation key, random per draw: also what tells a create its own
+/// earlier write.
+pub(super) const PERM_KEY: &str = "perm_key";
+/// The draw's secret seed, revealed with the winners.
+const SEED: &str = "seed";
+pub(crate) const STATUS: &str = "status";
+pub(super) const BEACON: &str = "beacon";
+const CREATED_BEACON: &str = "created_beacon";
+pub(super) const CLOSES_AT: &str = "closes_at";
+/// Tickets of voided purchases.
+pub(crate) const VOIDED: &str = "voided";
+/// What the draw records of its winners (a map), once drawn.
+pub(crate) const WINNERS: &str = "winners";
+/// Picks made: the prizes, then one per redraw.
+pub(crate) const PICKS: &str = "picks";
+
+pub(super) fn encode_draw(draw: &Draw) -> Item {
+    let mut item = key(keys::draw(&draw.draw_id));
+    item.insert("kind".into(), s("draw"));
+    item.insert("draw_id".into(), s(draw.draw_id.as_str()));
+    if let Some(name) = &draw.name {
+        item.insert("name".into(), s(name));
+    }
+    item.insert("total_tickets".into(), n(draw.config.total_tickets()));
+    item.insert("max_per_purchase".into(), n(draw.config.max_per_purchase()));
+    item.insert("stripes".into(), n(draw.config.stripes()));
+    if let Some(max) = draw.config.max_per_payer() {
+        item.insert("max_per_payer".into(), n(max));
+    }
+    if let Some(at) = draw.schedule.opens_at() {
+        item.insert("opens_at".into(), timestamp(at));
+    }
+    if let Some(at) = draw.schedule.closes_at() {
+        item.insert(CLOSES_AT.into(), timestamp(at));
+    }
+    if let Some(beacon) = &draw.beacon {
+        item.insert(BEACON.into(), s(beacon));
+    }
+    if let Some(beacon) = &draw.created_beacon {
+        item.insert(CREATED_BEACON.into(), s(beacon));
+    }
+    item.insert(
+        PERM_KEY.into(),
+        AttributeValue::B(Blob::new(draw.key.as_bytes())),
+    );
+    item.insert(
+        SEED.into(),
+        AttributeValue::B(Blob::new(draw.seed.as_bytes().as_slice())),
+    );
+    item.insert(STATUS.into(), s(draw.status.as_str()));
+    let created_at = timestamp(draw.created_at);
+    item.insert(keys::LIST_PK.into(), s(keys::draw_list()));
+    item.insert(
+        keys::LIST_SK.into(),
+        s(keys::newest_first(
+            created_at.as_s().map_or("", String::as_str),
+            draw.draw_id.as_str(),
+        )),
+    );
+    item.insert("created_at".into(), created_at);
+    item
+}
+
+pub(crate) fn encode_winners(record: &WinnersRecord) -> AttributeValue {
+    let mut map = HashMap::from([
+        ("prizes".to_owned(), n(record.prizes)),
+        ("eligible_count".to_owned(), n(record.eligible_count)),
+        ("eligible_digest".to_owned(), s(&record.eligible_digest)),
+        ("drawn_at".to_owned(), timestamp(record.drawn_at)),
+    ]);
+    if let Some(value) = &record.beacon_value {
+        map.insert("beacon_value".to_owned(), s(value));
+    }
+    AttributeValue::M(map)
+}
+
+fn decode_winners(draw: &Reader, picks: u64) -> Result<Option<WinnersRecord>, StoreError> {
+    let Some(map) = draw.map(WINNERS)? else {
+        return Ok(None);
+    };
+    let r = Reader::new(map);
+    Ok(Some(WinnersRecord {
+        prizes: r.num("prizes")?,
+        beacon_value: r.opt_str("beacon_value")?.map(str::to_owned),
+        eligible_count: r.num("eligible_count")?,
+        eligible_digest: r.str("eligible_digest")?.to_owned(),
+        picks,
+        drawn_at: r.parsed("drawn_at", parse_timestamp)?,
+    }))
+}
+
+/// The winners a draw item records, read without the rest of the item.
+pub(crate) fn winners_of(item: &Item) -> Result<Option<WinnersRecord>, StoreError> {
+    let r = Reader::new(item);
+    decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))
+}
+
+pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
+    let r = Reader::new(item);
+    let corrupt = |reason: &str| StoreError::Corrupt {
+        key: r.str(PARTITION_KEY).unwrap_or("<no key>").to_owned(),
+        reason: reason.to_owned(),
+    };
+    let max_per_payer = r.opt_num("max_per_payer")?;
+    let config = DrawConfig::new(
+        r.num("total_tickets")?,
+        Some(r.num("max_per_purchase")?),
+        Some(r.num("stripes")?),
+    )
+    .and_then(|c| c.with_max_per_payer(max_per_payer))
+    .map_err(|e| corrupt(&e.to_string()))?;
+    let time = |name| {
+        r.opt_str(name)?
+            .map(|v| parse_timestamp(v).ok_or_else(|| corrupt(&format!("`{name}` is not a time"))))
+            .transpose()
+    };
+    let schedule =
+        Schedule::new(time("opens_at")?, time(CLOSES_AT)?).map_err(|e| corrupt(&e.to_string()))?;
+    Ok(Draw {
+        draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
+        name: r.opt_str("name")?.map(str::to_owned),
+        config,
+        schedule,
+        beacon: r.opt_str(BEACON)?.map(str::to_owned),
+        created_beacon: r.opt_str(CREATED_BEACON)?.map(str::to_owned),
+        key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
+            .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
+        seed: DrawSeed::from_bytes(r.bytes(SEED)?)
+            .ok_or_else(|| corrupt("`seed` has the wrong length"))?,
+        status: r.parsed(STATUS, DrawStatus::parse)?,
+        voided: r.opt_num(VOIDED)?.unwrap_or(0),
+        winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
+        created_at: r.parsed("created_at", parse_timestamp)?,
+    })
+}

@@ -1,0 +1,332 @@
+//! The counter item of a series and period: the last number issued (`last`), the head of
+//! the hash chain (`head`, gapless series), the format version the period is numbered in
+//! (`fmt`, fixed by its first write) and the claim of the writer numbering it now
+//! (`pending`, gapless series).
+//!
+//! A gapless writer first claims the counter with a single conditional update (one write
+//! unit, and cheap to lose), then moves `last` and `head` in the transaction that writes
+//! its orders, on condition that it still owns the claim. So writers that would collide
+//! lose on the claim, not on a transaction of up to a hundred items. A claim whose owner
+//! died expires and is taken over; its orders were never written, so no number is lost
+//! and none repeats.
+
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
+use tracing::warn;
+
+use super::super::codec::{Item, Reader, key, n, s};
+use super::super::error::{build_error, sdk_error};
+use super::super::table::{Transaction, Verdict, put_if_absent};
+use super::super::{Store, StoreError, keys};
+use super::codec::encode_move;
+use crate::domain::ids::SeriesId;
+use crate::domain::order::Move;
+use crate::domain::series::Period;
+
+pub(super) const LAST: &str = "last";
+pub(super) const HEAD: &str = "head";
+pub(super) const FORMAT_VERSION: &str = "fmt";
+pub(super) const PENDING: &str = "pending";
+const OWNER: &str = "owner";
+const UNTIL: &str = "until";
+
+/// A live claim of a counter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub owner: String,
+    /// Milliseconds since the epoch; past it, anyone may take the claim over.
+    pub until: i64,
+}
+
+/// A period's counter as stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CounterState {
+    pub last: Option<u64>,
+    pub head: Option<String>,
+    /// The format version the period is numbered in, once fixed.
+    pub format_version: Option<u32>,
+    pub pending: Option<Pending>,
+}
+
+pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
+    let r = Reader::new(item);
+    let pending = match r.map(PENDING)? {
+        None => None,
+        Some(claim) => {
+            let c = Reader::new(claim);
+            Some(Pending {
+                owner: c.str(OWNER)?.to_owned(),
+                until: c.num(UNTIL)?,
+            })
+        }
+    };
+    Ok(CounterState {
+        last: r.opt_num(LAST)?,
+        head: r.opt_str(HEAD)?.map(str::to_owned),
+        format_version: r.opt_num(FORMAT_VERSION)?,
+        pending,
+    })
+}
+
+/// What a claim found.
+#[derive(Debug)]
+pub enum Claim {
+    /// The caller owns the counter; its state now.
+    Claimed(CounterState),
+    /// Another writer owns it and its claim is live.
+    Busy,
+}
+
+/// How a move of the counter ended.
+#[derive(Debug)]
+pub enum CounterMoved {
+    Moved,
+    /// The counter changed since it was read, or is claimed: read it again.
+    Changed,
+}
+
+impl Store {
+    /// A period's counter, if it exists.
+    pub async fn get_counter(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+    ) -> Result<Option<CounterState>, StoreError> {
+        self.get_consistent(keys::series_counter(series_id, period))
+            .await?
+            .as_ref()
+            .map(decode_counter)
+            .transpose()
+    }
+
+    /// Claims a gapless counter for `owner` until `until` (milliseconds since the epoch),
+    /// unless another writer holds a claim that is live at `now`. The period's format is
+    /// fixed to `format_version` if no earlier write fixed it. One conditional update;
+    /// a repeat by the SDK finds its own claim and succeeds.
+    pub async fn claim_counter(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        owner: &str,
+        format_version: u32,
+        now: i64,
+        until: i64,
+    ) -> Result<Claim, StoreError> {
+        self.write_meter().single_write(1);
+        let claim = Item::from([(OWNER.to_owned(), s(owner)), (UNTIL.to_owned(), n(until))]);
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::series_counter(series_id, period))))
+            .update_expression("SET #pending = :claim, #fmt = if_not_exists(#fmt, :fmt)")
+            .condition_expression(
+                "attribute_not_exists(#pending) OR #pending.#until < :now OR #pending.#owner = :owner",
+            )
+            .expression_attribute_names("#pending", PENDING)
+            .expression_attribute_names("#until", UNTIL)
+            .expression_attribute_names("#owner", OWNER)
+            .expression_attribute_names("#fmt", FORMAT_VERSION)
+            .expression_attribute_values(":claim", AttributeValue::M(claim))
+            .expression_attribute_values(":fmt", n(format_version))
+            .expression_attribute_values(":now", n(now))
+            .expression_attribute_values(":owner", s(owner))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match result {
+            Ok(output) => {
+                let item = output.attributes.ok_or_else(|| {
+                    StoreError::Invariant("the claimed counter was not returned".into())
+                })?;
+                Ok(Claim::Claimed(decode_counter(&item)?))
+            }
+            Err(err) => match err.as_service_error() {
+                Some(UpdateItemError::ConditionalCheckFailedException(_))
+                | Some(UpdateItemError::TransactionConflictException(_)) => Ok(Claim::Busy),
+                _ => Err(sdk_error("UpdateItem", err)),
+            },
+        }
+    }
+
+    /// Gives a claim up, if `owner` still holds it. Best effort: a claim that stays
+    /// expires.
+    pub async fn release_claim(&self, series_id: &SeriesId, period: &Period, owner: &str) {
+        self.write_meter().single_write(1);
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::series_counter(series_id, period))))
+            .update_expression("REMOVE #pending")
+            .condition_expression("#pending.#owner = :owner")
+            .expression_attribute_names("#pending", PENDING)
+            .expression_attribute_names("#owner", OWNER)
+            .expression_attribute_values(":owner", s(owner))
+            .send()
+            .await;
+        if let Err(err) = result
+            && !matches!(
+                err.as_service_error(),
+                Some(UpdateItemError::ConditionalCheckFailedException(_))
+            )
+        {
+            warn!(error = %sdk_error("UpdateItem", err), "a counter claim was not released; it will expire");
+        }
+    }
+
+    /// Fast series: reserves `count` numbers with one atomic update and returns the last
+    /// one (the block is `last - count + 1 ..= last`) and the period's format version.
+    /// `first` is the period's first value.
+    pub async fn reserve_numbers(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        first: u64,
+        count: u64,
+        format_version: u32,
+    ) -> Result<(u64, u32), StoreError> {
+        self.write_meter().single_write(1);
+        let output = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::series_counter(series_id, period))))
+            .update_expression(
+                "SET #last = if_not_exists(#last, :before_first) + :count, #fmt = if_not_exists(#fmt, :fmt)",
+            )
+            .expression_attribute_names("#last", LAST)
+            .expression_attribute_names("#fmt", FORMAT_VERSION)
+            .expression_attribute_values(":before_first", n(first - 1))
+            .expression_attribute_values(":count", n(count))
+            .expression_attribute_values(":fmt", n(format_version))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(|e| sdk_error("UpdateItem", e))?;
+        let item = output
+            .attributes()
+            .ok_or_else(|| StoreError::Invariant("the counter was not returned".into()))?;
+        let r = Reader::new(item);
+        Ok((r.num(LAST)?, r.num(FORMAT_VERSION)?))
+    }
+
+    /// Moves the counter forward over `moved.from..=moved.to` and records the move, if
+    /// the counter still is at `expected` (`None`: no number yet) and no live claim holds
+    /// it at `now`. In a gapless series `head` is the new head of the chain, the move's own
+    /// link. The period's format is fixed if it was not.
+    pub async fn move_counter(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        expected: Option<u64>,
+        moved: &Move,
+        format_version: u32,
+        now: i64,
+    ) -> Result<CounterMoved, StoreError> {
+        let mut update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(key(keys::series_counter(series_id, period))))
+            .expression_attribute_names("#last", LAST)
+            .expression_attribute_names("#fmt", FORMAT_VERSION)
+            .expression_attribute_names("#pending", PENDING)
+            .expression_attribute_names("#until", UNTIL)
+            .expression_attribute_values(":to", n(moved.to))
+            .expression_attribute_values(":fmt", n(format_version))
+            .expression_attribute_values(":now", n(now));
+        let claim_free = "(attribute_not_exists(#pending) OR #pending.#until < :now)";
+        update = match expected {
+            None => {
+                update.condition_expression(format!("attribute_not_exists(#last) AND {claim_free}"))
+            }
+            Some(old) => update
+                .condition_expression(format!("#last = :old AND {claim_free}"))
+                .expression_attribute_values(":old", n(old)),
+        };
+        update = match &moved.hash {
+            Some(head) => update
+                .update_expression("SET #last = :to, #fmt = if_not_exists(#fmt, :fmt), #head = :head REMOVE #pending")
+                .expression_attribute_names("#head", HEAD)
+                .expression_attribute_values(":head", s(head)),
+            None => update.update_expression(
+                "SET #last = :to, #fmt = if_not_exists(#fmt, :fmt) REMOVE #pending",
+            ),
+        };
+        let items = vec![
+            TransactWriteItem::builder()
+                .update(update.build().map_err(build_error)?)
+                .build(),
+            put_if_absent(self.table(), encode_move(series_id, period, moved), false)?,
+        ];
+        match self.transact(items, 0).await? {
+            Transaction::Committed => Ok(CounterMoved::Moved),
+            Transaction::Busy => Ok(CounterMoved::Changed),
+            Transaction::Cancelled(verdicts) => {
+                if matches!(verdicts.get(1), Some(Verdict::ConditionFailed(_))) {
+                    return Err(StoreError::Invariant(format!(
+                        "a move already holds counter {} of {series_id} {period}",
+                        moved.to
+                    )));
+                }
+                Ok(CounterMoved::Changed)
+            }
+        }
+    }
+}
+
+/// The counter's part of a gapless transaction: moves `last` and `head`, on condition
+/// that `owner` still holds the claim and the period's format is `format_version`. The
+/// claim is kept until `keep_until` for the caller's next chunk, or given up.
+pub(super) fn gapless_counter_update(
+    table: &str,
+    series_id: &SeriesId,
+    period: &Period,
+    advance: &CounterAdvance,
+) -> Result<TransactWriteItem, StoreError> {
+    let mut update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key(keys::series_counter(series_id, period))))
+        .expression_attribute_names("#last", LAST)
+        .expression_attribute_names("#head", HEAD)
+        .expression_attribute_names("#fmt", FORMAT_VERSION)
+        .expression_attribute_names("#pending", PENDING)
+        .expression_attribute_names("#owner", OWNER)
+        .expression_attribute_values(":new", n(advance.new))
+        .expression_attribute_values(":head", s(&advance.head))
+        .expression_attribute_values(":fmt", n(advance.format_version))
+        .expression_attribute_values(":owner", s(&advance.owner))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+    update = match advance.keep_until {
+        Some(until) => update
+            .update_expression("SET #last = :new, #head = :head, #pending.#until = :until")
+            .expression_attribute_names("#until", UNTIL)
+            .expression_attribute_values(":until", n(until)),
+        None => update.update_expression("SET #last = :new, #head = :head REMOVE #pending"),
+    };
+    let owned = "#pending.#owner = :owner AND #fmt = :fmt";
+    update = match advance.expected {
+        None => update.condition_expression(format!("{owned} AND attribute_not_exists(#last)")),
+        Some(old) => update
+            .condition_expression(format!("{owned} AND #last = :old"))
+            .expression_attribute_values(":old", n(old)),
+    };
+    Ok(TransactWriteItem::builder()
+        .update(update.build().map_err(build_error)?)
+        .build())
+}
+
+/// How a gapless chunk moves the counter it has claimed.
+#[derive(Debug, Clone)]
+pub struct CounterAdvance {
+    pub owner: String,
+    pub format_version: u32,
+    /// `None` when the period has no number yet.
+    pub expected: Option<u64>,
+    pub new: u64,
+    /// The chain's head after the chunk.
+    pub head: String,
+    /// Keep the claim until then (more chunks follow), or give it up.
+    pub keep_until: Option<i64>,
+}

@@ -1,0 +1,62 @@
+//! A period's numbers in counter order, from the period index (a global secondary index
+//! whose partition is the period and whose sort key is the counter). The index follows
+//! the table within about a second: a page may miss the very latest orders.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::super::codec::n;
+use super::super::error::sdk_error;
+use super::super::keys::{self, COUNTER, PERIOD_INDEX, PERIOD_KEY};
+use super::super::{Store, StoreError};
+use super::codec::decode_entry;
+use crate::domain::audit::Entry;
+use crate::domain::ids::SeriesId;
+use crate::domain::series::Period;
+
+/// One page of a period.
+#[derive(Debug)]
+pub struct PeriodPage {
+    pub entries: Vec<Entry>,
+    /// The counter to go on after, when there may be more.
+    pub next_after: Option<u64>,
+}
+
+impl Store {
+    /// Up to `limit` entries of a period whose counter is above `after`.
+    pub async fn list_period(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        after: u64,
+        limit: usize,
+    ) -> Result<PeriodPage, StoreError> {
+        let output = self
+            .client()
+            .query()
+            .table_name(self.table())
+            .index_name(PERIOD_INDEX)
+            .key_condition_expression("#period = :period AND #counter > :after")
+            .expression_attribute_names("#period", PERIOD_KEY)
+            .expression_attribute_names("#counter", COUNTER)
+            .expression_attribute_values(
+                ":period",
+                AttributeValue::S(keys::series_counter(series_id, period)),
+            )
+            .expression_attribute_values(":after", n(after))
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .send()
+            .await
+            .map_err(|e| sdk_error("Query", e))?;
+        let entries = output
+            .items()
+            .iter()
+            .map(decode_entry)
+            .collect::<Result<Vec<_>, _>>()?;
+        let more = output.last_evaluated_key().is_some_and(|k| !k.is_empty());
+        let next_after = more.then(|| entries.last().map(Entry::counter)).flatten();
+        Ok(PeriodPage {
+            entries,
+            next_after,
+        })
+    }
+}

@@ -1,0 +1,137 @@
+//! Reading orders back: by reference, by (series, period, counter), and voiding one.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+
+use super::super::codec::{key, timestamp};
+use super::super::error::build_error;
+use super::super::metrics::item_units;
+use super::super::table::{Transaction, Verdict};
+use super::super::{PARTITION_KEY, Store, StoreError, keys};
+use super::codec::{decode_entry, decode_order, encode_order};
+use crate::domain::audit::Entry;
+use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
+use crate::domain::order::{Order, Void};
+use crate::domain::series::Period;
+
+/// How a void ended.
+#[derive(Debug)]
+pub enum Voided {
+    Voided,
+    /// The order was void already: as it is.
+    Already(Box<Order>),
+    /// Another write held the order: try again.
+    Conflict,
+}
+
+impl Store {
+    pub async fn get_order_by_ref(
+        &self,
+        source: &SourceId,
+        external_ref: &ExternalRef,
+    ) -> Result<Option<Order>, StoreError> {
+        self.get_consistent(keys::order_ref(source, external_ref))
+            .await?
+            .as_ref()
+            .map(decode_order)
+            .transpose()
+    }
+
+    /// The orders already on record for these references.
+    pub async fn get_orders_by_refs(
+        &self,
+        source: &SourceId,
+        refs: &[ExternalRef],
+    ) -> Result<HashMap<ExternalRef, Order>, StoreError> {
+        let keys = refs
+            .iter()
+            .map(|r| key(keys::order_ref(source, r)))
+            .collect();
+        let mut found = HashMap::new();
+        for item in self.batch_get(keys).await? {
+            let order = decode_order(&item)?;
+            found.insert(order.external_ref.clone(), order);
+        }
+        Ok(found)
+    }
+
+    /// The entries (orders, or moves kept under the number they end at) stored under
+    /// these numbers, read consistently; absent ones are left out.
+    pub async fn get_numbers(
+        &self,
+        numbers: &[(SeriesId, Period, u64)],
+    ) -> Result<Vec<Entry>, StoreError> {
+        let keys = numbers
+            .iter()
+            .map(|(series, period, counter)| key(keys::order_number(series, period, *counter)))
+            .collect();
+        self.batch_get(keys)
+            .await?
+            .iter()
+            .map(decode_entry)
+            .collect()
+    }
+
+    /// Marks an order void on its number item and its reference item together, unless it
+    /// is void already.
+    pub async fn void_order(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        order: &Order,
+        void: &Void,
+    ) -> Result<Voided, StoreError> {
+        let mark = |pk: String, return_old: bool| -> Result<TransactWriteItem, StoreError> {
+            let mut update = Update::builder()
+                .table_name(self.table())
+                .set_key(Some(key(pk)))
+                .update_expression("SET #reason = :reason, #at = :at")
+                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#at)")
+                .expression_attribute_names("#pk", PARTITION_KEY)
+                .expression_attribute_names("#reason", "void_reason")
+                .expression_attribute_names("#at", "voided_at")
+                .expression_attribute_values(
+                    ":reason",
+                    super::super::codec::s(void.reason.as_str()),
+                )
+                .expression_attribute_values(":at", timestamp(void.at));
+            if return_old {
+                update = update.return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
+            }
+            Ok(TransactWriteItem::builder()
+                .update(update.build().map_err(build_error)?)
+                .build())
+        };
+        let number = keys::order_number(series_id, period, order.counter);
+        // The number item is in the period index: its new version is written there too.
+        let index_units = item_units(&encode_order(
+            number.clone(),
+            &Order {
+                void: Some(void.clone()),
+                ..order.clone()
+            },
+            Some(keys::series_counter(series_id, period)),
+        ));
+        let items = vec![
+            mark(number, true)?,
+            mark(keys::order_ref(&order.source, &order.external_ref), false)?,
+        ];
+        match self.transact(items, index_units).await? {
+            Transaction::Committed => Ok(Voided::Voided),
+            Transaction::Busy => Ok(Voided::Conflict),
+            Transaction::Cancelled(verdicts) => match verdicts.into_iter().next() {
+                Some(Verdict::ConditionFailed(Some(item))) => {
+                    Ok(Voided::Already(Box::new(decode_order(&item)?)))
+                }
+                Some(Verdict::ConditionFailed(None)) => Err(StoreError::Invariant(format!(
+                    "order {} vanished while it was voided",
+                    order.order_number
+                ))),
+                _ => Ok(Voided::Conflict),
+            },
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The table's stream, read as domain facts: which item changes are purchases, voids,
+//! closes, drawings, awards, orders, order voids and counter moves. Cursors, counters,
+//! claims, allowances, tickets, references and the series registry are mechanics, not
+//! facts.
+
+use super::StoreError;
+use super::codec::{Item, Reader, parse_timestamp};
+use super::draws::winners_of;
+use super::orders::{decode_move, decode_order};
+use super::purchases::decode_purchase;
+use super::winners::decode_pick;
+use crate::domain::draw::DrawStatus;
+use crate::domain::events::{Award, DomainEvent};
+use crate::domain::ids::DrawId;
+use crate::domain::winners::PickRecord;
+
+/// What happened to an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Insert,
+    Modify,
+    Remove,
+}
+
+/// One change of one item, with its images before and after.
+#[derive(Debug, Clone)]
+pub struct ItemChange {
+    pub kind: ChangeKind,
+    pub old: Option<Item>,
+    pub new: Option<Item>,
+}
+
+/// The `kind` attribute every domain item carries.
+fn item_kind(item: Option<&Item>) -> Result<Option<&str>, StoreError> {
+    item.map(|item| Reader::new(item).opt_str("kind"))
+        .transpose()
+        .map(Option::flatten)
+}
+
+impl ItemChange {
+    /// The facts this change records: none for most items.
+    pub fn domain_events(&self) -> Result<Vec<DomainEvent>, StoreError> {
+        let new = self.new.as_ref();
+        let events = match (self.kind, item_kind(new)?, new) {
+            (ChangeKind::Insert, Some("purchase"), Some(item)) => {
+                vec![DomainEvent::purchase_created(&decode_purchase(item)?)]
+            }
+            (ChangeKind::Modify, Some("purchase"), Some(item)) => self.purchase_voided(item)?,
+            (ChangeKind::Insert, Some("order"), Some(item)) => {
+                vec![DomainEvent::order_created(&decode_order(item)?)]
+            }
+            (ChangeKind::Modify, Some("order"), Some(item)) => self.order_voided(item)?,
+            (ChangeKind::Insert, Some("move"), Some(item)) => {
+                let period = Reader::new(item).str("period")?;
+                vec![DomainEvent::counter_moved(period, &decode_move(item)?)]
+            }
+            (ChangeKind::Modify, Some("draw"), Some(item)) => {
+                let mut events: Vec<DomainEvent> = self.draw_closed(item)?.into_iter().collect();
+                events.extend(self.winners_drawn(item)?);
+                events
+            }
+            (ChangeKind::Insert, Some("pick"), Some(item)) => vec![prize_awarded(item)?],
+            _ => Vec::new(),
+        };
+        Ok(events)
+    }
+
+    /// A purchase that became void in this change.
+    fn purchase_voided(&self, new: &Item) -> Result<Vec<DomainEvent>, StoreError> {
+        let was_void = match &self.old {
+            Some(old) => decode_purchase(old)?.void.is_some(),
+            None => false,
+        };
+        if was_void {
+            return Ok(Vec::new());
+        }
+        Ok(DomainEvent::purchase_voided(&decode_purchase(new)?)
+            .into_iter()
+            .collect())
+    }
+
+    /// An order (its number item) that became void in this change.
+    fn order_voided(&self, new: &Item) -> Result<Vec<DomainEvent>, StoreError> {
+        let was_void = match &self.old {
+            Some(old) => decode_order(old)?.void.is_some(),
+            None => false,
+        };
+        if was_void {
+            return Ok(Vec::new());
+        }
+        Ok(DomainEvent::order_voided(&decode_order(new)?)
+            .into_iter()
+            .collect())
+    }
+
+    /// A draw whose winners were recorded in this change.
+    fn winners_drawn(&self, new: &Item) -> Result<Option<DomainEvent>, StoreError> {
+        let had_winners = match &self.old {
+            Some(old) => winners_of(old)?.is_some(),
+            None => false,
+        };
+        Ok(match (winners_of(new)?, had_winners) {
+            (Some(record), false) => {
+                let draw_id = Reader::new(new).parsed("draw_id", |v| DrawId::parse(v).ok())?;
+                Some(DomainEvent::winners_drawn(&draw_id, &record))
+            }
+            _ => None,
+        })
+    }
+
+    /// A draw whose status became `closed` in this change.
+    fn draw_closed(&self, new: &Item) -> Result<Option<DomainEvent>, StoreError> {
+        let status = |item: &Item| Reader::new(item).parsed("status", DrawStatus::parse);
+        let was_closed = match &self.old {
+            Some(old) => status(old)? == DrawStatus::Closed,
+            None => false,
+        };
+        if was_closed || status(new)? != DrawStatus::Closed {
+            return Ok(None);
+        }
+        let reader = Reader::new(new);
+        let draw_id = reader.parsed("draw_id", |v| DrawId::parse(v).ok())?;
+        let closed_at = reader.parsed("closed_at", parse_timestamp)?;
+        Ok(Some(DomainEvent::draw_closed(&draw_id, closed_at)))
+    }
+}
+
+/// A pick item: a prize given at the drawing or by a redraw.
+fn prize_awarded(item: &Item) -> Result<DomainEvent, StoreError> {
+    let draw_id = Reader::new(item).parsed("draw_id", |v| DrawId::parse(v).ok())?;
+    let pick = decode_pick(item)?;
+    let award = Award {
+        pick: PickRecord {
+            pick: pick.pick,
+            prize: pick.prize,
+            ticket: pick.ticket,
+        },
+        payment_id: pick.payment_id,
+        payer_id: pick.payer_id,
+        redraw_reason: pick.reason,
+        at: pick.at,
+    };
+    Ok(DomainEvent::prize_awarded(&draw_id, &award))
+}

@@ -1,0 +1,144 @@
+//! The void transaction: a purchase and its tickets become void all at once, the draw
+//! counts them, and a capped draw gives the payer's allowance back, unless the winners
+//! were drawn.
+
+use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use chrono::{DateTime, Utc};
+
+use super::allowances::HELD;
+use super::codec::{key, n, s, timestamp};
+use super::draws::{VOIDED, WINNERS};
+use super::error::build_error;
+use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
+use super::table::{Transaction, Verdict};
+use super::{PARTITION_KEY, Store, StoreError, keys};
+use crate::domain::purchase::{Purchase, Void};
+
+/// How a void transaction ended.
+#[derive(Debug)]
+pub enum VoidOutcome {
+    /// This call voided it: the purchase as it is now.
+    Voided(Purchase),
+    /// It was void already: the purchase as it is.
+    AlreadyVoid(Purchase),
+    NotFound,
+    WinnersDrawn,
+    /// Another transaction held one of the items, or DynamoDB throttled: try again.
+    Contended,
+}
+
+impl Store {
+    /// Voids `purchase` (as read) for `reason`. `capped`: the draw has a `max_per_payer`,
+    /// so the payer's allowance gets the tickets back.
+    pub async fn void_purchase(
+        &self,
+        purchase: &Purchase,
+        reason: &str,
+        at: DateTime<Utc>,
+        capped: bool,
+    ) -> Result<VoidOutcome, StoreError> {
+        let draw_id = &purchase.draw_id;
+        let quantity = u64::from(purchase.quantity);
+        let update = |pk: String| {
+            Update::builder()
+                .table_name(self.table())
+                .set_key(Some(key(pk)))
+        };
+        let mut updates = vec![
+            update(keys::purchase(draw_id, &purchase.payment_id))
+                .update_expression("SET #status = :void, #reason = :reason, #at = :at")
+                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#status)")
+                .expression_attribute_names("#pk", PARTITION_KEY)
+                .expression_attribute_names("#status", STATUS)
+                .expression_attribute_names("#reason", VOID_REASON)
+                .expression_attribute_names("#at", VOIDED_AT)
+                .expression_attribute_values(":void", s(VOID))
+                .expression_attribute_values(":reason", s(reason))
+                .expression_attribute_values(":at", timestamp(at))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                ),
+            update(keys::draw(draw_id))
+                .update_expression("ADD #voided :q")
+                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#winners)")
+                .expression_attribute_names("#pk", PARTITION_KEY)
+                .expression_attribute_names("#voided", VOIDED)
+                .expression_attribute_names("#winners", WINNERS)
+                .expression_attribute_values(":q", n(quantity)),
+        ];
+        for &number in &purchase.tickets {
+            updates.push(
+                update(keys::ticket(draw_id, number))
+                    .update_expression("SET #status = :void, #list_pk = :voids, #list_sk = :n")
+                    .condition_expression("#payment = :payment")
+                    .expression_attribute_names("#status", STATUS)
+                    .expression_attribute_names("#payment", "payment_id")
+                    .expression_attribute_names("#list_pk", keys::LIST_PK)
+                    .expression_attribute_names("#list_sk", keys::LIST_SK)
+                    .expression_attribute_values(":void", s(VOID))
+                    .expression_attribute_values(":voids", s(keys::draw_voids(draw_id)))
+                    .expression_attribute_values(":n", s(keys::ticket_sort(number)))
+                    .expression_attribute_values(":payment", s(purchase.payment_id.as_str())),
+            );
+        }
+        if let (true, Some(payer)) = (capped, &purchase.payer_id) {
+            updates.push(
+                update(keys::payer(draw_id, payer))
+                    .update_expression("ADD #held :back")
+                    .condition_expression("attribute_exists(#pk)")
+                    .expression_attribute_names("#pk", PARTITION_KEY)
+                    .expression_attribute_names("#held", HELD)
+                    .expression_attribute_values(":back", n(-(quantity as i64))),
+            );
+        }
+        let items = updates
+            .into_iter()
+            .map(|u| {
+                u.build()
+                    .map(|u| TransactWriteItem::builder().update(u).build())
+                    .map_err(build_error)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let verdicts = match self.transact(items, 0).await? {
+            Transaction::Committed => {
+                // Each voided ticket enters the `list` index.
+                self.write_meter()
+                    .index_write(purchase.tickets.len() as u64);
+                let mut voided = purchase.clone();
+                voided.void = Some(Void {
+                    reason: reason.to_owned(),
+                    at,
+                });
+                return Ok(VoidOutcome::Voided(voided));
+            }
+            Transaction::Busy => return Ok(VoidOutcome::Contended),
+            Transaction::Cancelled(verdicts) => verdicts,
+        };
+        let mut contended = false;
+        // Verdicts come in item order: purchase, draw, tickets, allowance.
+        for (position, verdict) in verdicts.into_iter().enumerate() {
+            match (position, verdict) {
+                (_, Verdict::Passed) => {}
+                (_, Verdict::Conflict | Verdict::Throttled) => contended = true,
+                (0, Verdict::ConditionFailed(Some(item))) => {
+                    let existing = decode_purchase(&item)?;
+                    return Ok(match existing.void {
+                        Some(_) => VoidOutcome::AlreadyVoid(existing),
+                        // Unreachable: the record exists and is not void, so its condition held.
+                        None => VoidOutcome::Contended,
+                    });
+                }
+                (0, Verdict::ConditionFailed(None)) => return Ok(VoidOutcome::NotFound),
+                (1, Verdict::ConditionFailed(_)) => return Ok(VoidOutcome::WinnersDrawn),
+                (position, Verdict::ConditionFailed(_)) => {
+                    return Err(StoreError::Invariant(format!(
+                        "item {position} of the void of {} refused it",
+                        purchase.payment_id
+                    )));
+                }
+            }
+        }
+        debug_assert!(contended);
+        Ok(VoidOutcome::Contended)
+    }
+}

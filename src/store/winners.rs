@@ -1,0 +1,212 @@
+//! The winners: the draw item's record of them and one item per pick, written in one
+//! transaction; a redraw adds one pick and moves the draw's pick count in another.
+
+use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use chrono::{DateTime, Utc};
+
+use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::draws::{PICKS, STATUS, VOIDED, WINNERS, decode_draw, encode_winners};
+use super::error::build_error;
+use super::purchases::decode_ticket;
+use super::table::{Transaction, Verdict, put_if_absent};
+use super::{PARTITION_KEY, Store, StoreError, keys};
+use crate::domain::draw::{Draw, DrawStatus, WinnersRecord};
+use crate::domain::ids::{DrawId, PayerId, PaymentId};
+use crate::domain::purchase::Ticket;
+
+/// One pick as stored: the ticket, who holds it, and for a redraw why it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickItem {
+    pub pick: u64,
+    pub prize: u32,
+    pub ticket: u64,
+    pub payment_id: PaymentId,
+    pub payer_id: Option<PayerId>,
+    /// Why the prize's previous winner was replaced; `None` for the first pick of a prize.
+    pub reason: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
+/// How a write of winners ended.
+#[derive(Debug)]
+pub enum Recorded {
+    Recorded,
+    /// The draw's condition failed: the draw as it is now.
+    Refused(Box<Draw>),
+    /// Another transaction held an item, or DynamoDB throttled: try again.
+    Contended,
+}
+
+fn encode_pick(draw_id: &DrawId, pick: &PickItem) -> Item {
+    let mut item = key(keys::pick(draw_id, pick.pick));
+    item.insert("kind".into(), s("pick"));
+    item.insert("draw_id".into(), s(draw_id.as_str()));
+    item.insert("pick".into(), n(pick.pick));
+    item.insert("prize".into(), n(pick.prize));
+    item.insert("ticket".into(), n(pick.ticket));
+    item.insert("payment_id".into(), s(pick.payment_id.as_str()));
+    if let Some(payer) = &pick.payer_id {
+        item.insert("payer_id".into(), s(payer.as_str()));
+    }
+    if let Some(reason) = &pick.reason {
+        item.insert("reason".into(), s(reason));
+    }
+    item.insert("at".into(), timestamp(pick.at));
+    item
+}
+
+pub(crate) fn decode_pick(item: &Item) -> Result<PickItem, StoreError> {
+    let r = Reader::new(item);
+    Ok(PickItem {
+        pick: r.num("pick")?,
+        prize: r.num("prize")?,
+        ticket: r.num("ticket")?,
+        payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
+        payer_id: r.opt_str("payer_id")?.and_then(|v| PayerId::parse(v).ok()),
+        reason: r.opt_str("reason")?.map(str::to_owned),
+        at: r.parsed("at", parse_timestamp)?,
+    })
+}
+
+impl Store {
+    /// Records the winners once: the draw must be closed, without winners, and have
+    /// exactly `voided` voided tickets (the count the eligible list was computed with).
+    pub async fn record_winners(
+        &self,
+        draw_id: &DrawId,
+        record: &WinnersRecord,
+        voided: u64,
+        picks: &[PickItem],
+    ) -> Result<Recorded, StoreError> {
+        let voided_as_read = if voided == 0 {
+            "attribute_not_exists(#voided)"
+        } else {
+            "#voided = :voided"
+        };
+        let mut update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(key(keys::draw(draw_id))))
+            .update_expression("SET #winners = :winners, #picks = :picks")
+            .condition_expression(format!(
+                "attribute_exists(#pk) AND attribute_not_exists(#winners) \
+                 AND #status = :closed AND {voided_as_read}"
+            ))
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_names("#winners", WINNERS)
+            .expression_attribute_names("#picks", PICKS)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#voided", VOIDED)
+            .expression_attribute_values(":winners", encode_winners(record))
+            .expression_attribute_values(":picks", n(picks.len()))
+            .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        if voided > 0 {
+            update = update.expression_attribute_values(":voided", n(voided));
+        }
+        let mut items = vec![
+            TransactWriteItem::builder()
+                .update(update.build().map_err(build_error)?)
+                .build(),
+        ];
+        for pick in picks {
+            items.push(put_if_absent(
+                self.table(),
+                encode_pick(draw_id, pick),
+                false,
+            )?);
+        }
+        self.transact_draw(items).await
+    }
+
+    /// Records pick `pick.pick` of a redraw, if the draw has made exactly the picks before
+    /// it.
+    pub async fn record_redraw(
+        &self,
+        draw_id: &DrawId,
+        pick: &PickItem,
+    ) -> Result<Recorded, StoreError> {
+        let update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(key(keys::draw(draw_id))))
+            .update_expression("SET #picks = :next")
+            .condition_expression("attribute_exists(#winners) AND #picks = :before")
+            .expression_attribute_names("#winners", WINNERS)
+            .expression_attribute_names("#picks", PICKS)
+            .expression_attribute_values(":next", n(pick.pick))
+            .expression_attribute_values(":before", n(pick.pick - 1))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(build_error)?;
+        let items = vec![
+            TransactWriteItem::builder().update(update).build(),
+            put_if_absent(self.table(), encode_pick(draw_id, pick), false)?,
+        ];
+        self.transact_draw(items).await
+    }
+
+    /// Sends a transaction whose first item is the draw's conditional update.
+    async fn transact_draw(&self, items: Vec<TransactWriteItem>) -> Result<Recorded, StoreError> {
+        let verdicts = match self.transact(items, 0).await? {
+            Transaction::Committed => return Ok(Recorded::Recorded),
+            Transaction::Busy => return Ok(Recorded::Contended),
+            Transaction::Cancelled(verdicts) => verdicts,
+        };
+        let mut contended = false;
+        for (position, verdict) in verdicts.into_iter().enumerate() {
+            match (position, verdict) {
+                (_, Verdict::Passed) => {}
+                (_, Verdict::Conflict | Verdict::Throttled) => contended = true,
+                (0, Verdict::ConditionFailed(Some(item))) => {
+                    return Ok(Recorded::Refused(Box::new(decode_draw(&item)?)));
+                }
+                (position, Verdict::ConditionFailed(_)) => {
+                    return Err(StoreError::Invariant(format!(
+                        "pick item {position} exists while the draw's count says it does not"
+                    )));
+                }
+            }
+        }
+        debug_assert!(contended);
+        Ok(Recorded::Contended)
+    }
+
+    /// Picks 1..=`count`, in order.
+    pub async fn get_picks(
+        &self,
+        draw_id: &DrawId,
+        count: u64,
+    ) -> Result<Vec<PickItem>, StoreError> {
+        let keys = (1..=count).map(|k| key(keys::pick(draw_id, k))).collect();
+        let mut picks = self
+            .batch_get(keys)
+            .await?
+            .iter()
+            .map(decode_pick)
+            .collect::<Result<Vec<_>, _>>()?;
+        picks.sort_by_key(|p| p.pick);
+        if picks.len() as u64 != count {
+            return Err(StoreError::Invariant(format!(
+                "draw {draw_id} counts {count} picks, {} are stored",
+                picks.len()
+            )));
+        }
+        Ok(picks)
+    }
+
+    /// The ticket items of `numbers` that exist.
+    pub async fn get_tickets(
+        &self,
+        draw_id: &DrawId,
+        numbers: &[u64],
+    ) -> Result<Vec<Ticket>, StoreError> {
+        let keys = numbers
+            .iter()
+            .map(|&t| key(keys::ticket(draw_id, t)))
+            .collect();
+        self.batch_get(keys)
+            .await?
+            .iter()
+            .map(decode_ticket)
+            .collect()
+    }
+}

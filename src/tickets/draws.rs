@@ -1,0 +1,146 @@
+//! Creating a draw, reading it, and declaring its beacon.
+
+use chrono::Utc;
+use tracing::{info, instrument};
+
+use super::{TicketError, TicketService};
+use crate::domain::draw::{Draw, DrawConfig, DrawStatus};
+use crate::domain::ids::DrawId;
+use crate::domain::permutation::PermutationKey;
+use crate::domain::schedule::Schedule;
+use crate::domain::seed::DrawSeed;
+use crate::store::Inserted;
+use crate::store::draws::BeaconChange;
+use crate::store::limits::MAX_TRANSACTION_ITEMS;
+
+/// A new draw as asked for.
+#[derive(Debug, Clone)]
+pub struct NewDraw {
+    pub draw_id: Option<DrawId>,
+    pub name: Option<String>,
+    pub config: DrawConfig,
+    pub schedule: Schedule,
+    pub beacon: Option<String>,
+}
+
+/// A draw with its live counts, as it reads at one moment.
+#[derive(Debug, Clone)]
+pub struct DrawSummary {
+    pub draw: Draw,
+    pub sold: u64,
+    /// The status at the moment of the read: past `closes_at` a draw reads closed.
+    pub status: DrawStatus,
+}
+
+impl DrawSummary {
+    pub fn remaining(&self) -> u64 {
+        self.draw.config.total_tickets() - self.sold
+    }
+}
+
+/// What a create found: a new draw, or the identical one asked for before.
+#[derive(Debug, Clone)]
+pub struct CreatedDraw {
+    pub summary: DrawSummary,
+    /// `false` when an identical draw existed already (a repeated create).
+    pub created: bool,
+}
+
+impl TicketService {
+    /// Creates a draw with a fresh secret key and seed. Repeating a create with the same
+    /// settings is safe: it answers the existing draw; other settings under the same id are
+    /// a conflict.
+    #[instrument(skip_all, fields(draw_id))]
+    pub async fn create_draw(&self, new: NewDraw) -> Result<CreatedDraw, TicketError> {
+        let config = new.config.check_fits(MAX_TRANSACTION_ITEMS)?;
+        let draw = Draw {
+            draw_id: new.draw_id.unwrap_or_else(DrawId::generate),
+            name: new.name,
+            config,
+            schedule: new.schedule,
+            created_beacon: new.beacon.clone(),
+            beacon: new.beacon,
+            key: PermutationKey::generate(),
+            seed: DrawSeed::generate(),
+            status: DrawStatus::Open,
+            voided: 0,
+            winners: None,
+            created_at: Utc::now(),
+        };
+        tracing::Span::current().record("draw_id", draw.draw_id.as_str());
+        match self.store().insert_draw(&draw).await? {
+            Inserted::New => {
+                info!(
+                    total_tickets = draw.config.total_tickets(),
+                    stripes = draw.config.stripes(),
+                    seed_commitment = %draw.seed.commitment(),
+                    "draw created"
+                );
+                let status = draw.status_at(Utc::now());
+                Ok(CreatedDraw {
+                    summary: DrawSummary {
+                        draw,
+                        sold: 0,
+                        status,
+                    },
+                    created: true,
+                })
+            }
+            Inserted::Existing(existing) if existing.same_settings(&draw) => {
+                info!("draw exists with the same settings");
+                Ok(CreatedDraw {
+                    summary: self.get_draw(&existing.draw_id).await?,
+                    created: false,
+                })
+            }
+            Inserted::Existing(existing) => Err(TicketError::DrawExists(existing.draw_id)),
+        }
+    }
+
+    #[instrument(skip(self))]
+    pub async fn get_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
+        let draw = self
+            .store()
+            .get_draw(draw_id)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        self.summary(draw).await
+    }
+
+    /// The draw with the sum of its cursors.
+    pub(super) async fn summary(&self, draw: Draw) -> Result<DrawSummary, TicketError> {
+        let all: Vec<u32> = (0..draw.config.stripes()).collect();
+        let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
+        let sold = stripes.iter().map(|(_, s)| s.sold()).sum();
+        Ok(DrawSummary {
+            status: draw.status_at(Utc::now()),
+            draw,
+            sold,
+        })
+    }
+
+    /// Declares (`Some`) or withdraws (`None`) the public beacon whose value the winners
+    /// will hash, while the draw sells; never once it is closing, closed or past
+    /// `closes_at`. Setting the beacon it has is a no-op, so a repeat is safe.
+    #[instrument(skip(self))]
+    pub async fn set_beacon(
+        &self,
+        draw_id: &DrawId,
+        beacon: Option<String>,
+    ) -> Result<DrawSummary, TicketError> {
+        match self
+            .store()
+            .set_beacon(draw_id, beacon.as_deref(), Utc::now())
+            .await?
+        {
+            None => Err(TicketError::DrawNotFound(draw_id.clone())),
+            Some(BeaconChange::Set(draw)) => {
+                info!(beacon = ?draw.beacon, "beacon set");
+                self.summary(draw).await
+            }
+            // A repeat that arrives after the close changes nothing either.
+            Some(BeaconChange::Refused(draw)) if draw.beacon == beacon => self.summary(draw).await,
+            Some(BeaconChange::Refused(_)) => Err(TicketError::DrawClosed(draw_id.clone())),
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Voiding a purchase (a refund, a chargeback): its tickets are never sold again and
+//! cannot win.
+
+use chrono::Utc;
+use tracing::{info, instrument, warn};
+
+use super::{TicketError, TicketService};
+use crate::domain::ids::{DrawId, PaymentId};
+use crate::domain::purchase::Purchase;
+use crate::store::voids::VoidOutcome;
+use crate::store::{StoreError, backoff};
+
+/// Void transactions one request may send while others hold its items.
+const MAX_ATTEMPTS: u32 = 8;
+
+impl TicketService {
+    /// Voids a purchase and its tickets, all or nothing, once: a repeat answers the voided
+    /// purchase. Refused once the winners are drawn.
+    #[instrument(skip(self, reason))]
+    pub async fn void_purchase(
+        &self,
+        draw_id: &DrawId,
+        payment_id: &PaymentId,
+        reason: &str,
+    ) -> Result<Purchase, TicketError> {
+        let draw = self
+            .store()
+            .get_draw(draw_id)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        let capped = draw.config.max_per_payer().is_some();
+        for attempt in 1..=MAX_ATTEMPTS {
+            // What to write is read; whether it may be written is the transaction's
+            // condition (not void yet, no winners).
+            let purchase = self.get_purchase(draw_id, payment_id).await?;
+            if purchase.void.is_some() {
+                return Ok(purchase);
+            }
+            match self
+                .store()
+                .void_purchase(&purchase, reason, Utc::now(), capped)
+                .await?
+            {
+                VoidOutcome::Voided(purchase) => {
+                    info!(tickets = ?purchase.tickets, "purchase voided");
+                    return Ok(purchase);
+                }
+                VoidOutcome::AlreadyVoid(purchase) => return Ok(purchase),
+                VoidOutcome::NotFound => {
+                    return Err(TicketError::PurchaseNotFound(payment_id.clone()));
+                }
+                VoidOutcome::WinnersDrawn => {
+                    return Err(TicketError::WinnersDrawn(draw_id.clone()));
+                }
+                VoidOutcome::Contended => backoff(attempt).await,
+            }
+        }
+        warn!("void gave up under contention");
+        Err(StoreError::Contention {
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+}

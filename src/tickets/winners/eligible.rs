@@ -1,0 +1,98 @@
+//! The eligible list of a closed draw, from the table: the sold permutation indices that
+//! the stripe cursors name, their images under the draw's permutation, less the voided
+//! tickets.
+
+use std::num::NonZeroUsize;
+use std::ops::Range;
+use std::time::Duration;
+
+use tracing::{info, warn};
+
+use super::super::{TicketError, TicketService};
+use crate::domain::draw::{Draw, DrawStatus};
+use crate::domain::permutation::Permutation;
+use crate::domain::winners::EligibleSet;
+use crate::store::StoreError;
+
+/// Reads of the voided tickets' index before it is taken to lag for good.
+const INDEX_READS: u32 = 5;
+const INDEX_WAIT: Duration = Duration::from_millis(200);
+
+/// An eligible list and the voided count it was computed with.
+pub(crate) struct Eligible {
+    pub(crate) set: EligibleSet,
+    pub(crate) draw: Draw,
+}
+
+impl TicketService {
+    /// The eligible list of `draw`, which must be closed (every stripe closed, so the
+    /// cursors are final). The voided tickets come from an index that follows the table
+    /// within moments; their number must match the draw's `voided` count, read strongly
+    /// consistent, so a lagging index is waited for, never trusted.
+    pub(crate) async fn eligible(&self, mut draw: Draw) -> Result<Eligible, TicketError> {
+        if draw.status != DrawStatus::Closed {
+            return Err(TicketError::DrawOpen(draw.draw_id));
+        }
+        let layout = draw.config.layout();
+        let all: Vec<u32> = (0..draw.config.stripes()).collect();
+        let mut sold: Vec<Range<u64>> = Vec::new();
+        for (stripe, state) in self.store().read_stripes(&draw.draw_id, &all).await? {
+            let indices = layout.indices(stripe);
+            let counters = state.counters;
+            if counters.bottom + counters.top > indices.end - indices.start {
+                return Err(StoreError::Invariant(format!("stripe {stripe} is oversold")).into());
+            }
+            sold.push(indices.start..indices.start + counters.bottom);
+            sold.push(indices.end - counters.top..indices.end);
+        }
+        let mut reads = 0;
+        let voided = loop {
+            let voided = self.store().voided_tickets(&draw.draw_id).await?;
+            reads += 1;
+            match (voided.len() as u64).cmp(&draw.voided) {
+                std::cmp::Ordering::Equal => break voided,
+                // A void committed after the draw was read: read the draw again.
+                std::cmp::Ordering::Greater => {
+                    draw = self
+                        .store()
+                        .get_draw(&draw.draw_id)
+                        .await?
+                        .ok_or_else(|| TicketError::DrawNotFound(draw.draw_id.clone()))?;
+                }
+                std::cmp::Ordering::Less if reads < INDEX_READS => {
+                    tokio::time::sleep(INDEX_WAIT).await;
+                }
+                std::cmp::Ordering::Less => {
+                    warn!(
+                        listed = voided.len(),
+                        voided = draw.voided,
+                        "the index of voided tickets lags"
+                    );
+                    return Err(StoreError::Unavailable {
+                        operation: "Query",
+                        reason: "the index of voided tickets lags behind the draw".into(),
+                    }
+                    .into());
+                }
+            }
+        };
+        let permutation = Permutation::new(draw.config.total_tickets(), &draw.key);
+        let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+        let started = std::time::Instant::now();
+        let mut set =
+            tokio::task::spawn_blocking(move || EligibleSet::sold(&permutation, &sold, threads))
+                .await
+                .map_err(|e| {
+                    StoreError::Invariant(format!("the eligible list was not computed: {e}"))
+                })?;
+        set.remove_voided(&voided)
+            .map_err(|e| StoreError::Invariant(e.to_string()))?;
+        info!(
+            eligible = set.count(),
+            voided = voided.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "eligible list computed"
+        );
+        Ok(Eligible { set, draw })
+    }
+}
