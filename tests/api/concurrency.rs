@@ -8,7 +8,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
-use crate::helpers::{get, post_json, spawn_app, store_on, tickets_of};
+use crate::helpers::{get, settle, spawn_app, store_on, tickets_of};
 use crate::invariants::sold_tickets;
 
 const TOTAL: u64 = 1_000;
@@ -74,12 +74,8 @@ async fn concurrent_buyers_sell_out_a_draw_without_duplicates_or_leaks() {
         tasks.push(tokio::spawn(async move {
             let mut outcomes = Vec::new();
             for (payment, quantity, kind) in queue {
-                let reply = post_json(
-                    &router,
-                    "/draws/race/purchases",
-                    &json!({"payment_id": payment, "quantity": quantity}),
-                )
-                .await;
+                let body = json!({"payment_id": payment, "quantity": quantity});
+                let reply = settle(&router, "/draws/race/purchases", &body.to_string()).await;
                 let tickets = if reply.status.is_success() {
                     tickets_of(&reply)
                 } else {
@@ -135,7 +131,8 @@ async fn concurrent_buyers_sell_out_a_draw_without_duplicates_or_leaks() {
         if successes.is_empty() {
             continue;
         }
-        assert_eq!(created, 1, "{payment}: {created} purchases created");
+        // None when the creating answer was a 503 and its repeat found the purchase.
+        assert!(created <= 1, "{payment}: {created} purchases created");
         let first = &successes[0];
         for other in &successes {
             assert_eq!(other.tickets, first.tickets, "{payment}: replay differs");
@@ -214,12 +211,8 @@ async fn twin_payments_at_the_sell_out_get_the_same_answer() {
             let router = crate::helpers::router(store_on(app.store.table(), None).await);
             let quantity = 1 + (i % 2) as u64;
             tasks.push(tokio::spawn(async move {
-                let reply = post_json(
-                    &router,
-                    "/draws/twins/purchases",
-                    &json!({"payment_id": format!("pay-{i}"), "quantity": quantity}),
-                )
-                .await;
+                let body = json!({"payment_id": format!("pay-{i}"), "quantity": quantity});
+                let reply = settle(&router, "/draws/twins/purchases", &body.to_string()).await;
                 let tickets = if reply.status.is_success() {
                     tickets_of(&reply)
                 } else {
@@ -252,7 +245,7 @@ async fn twin_payments_at_the_sell_out_get_the_same_answer() {
                 .iter()
                 .filter(|s| **s == StatusCode::CREATED)
                 .count();
-            assert_eq!(created, 1, "pay-{i}: {created} purchases created");
+            assert!(created <= 1, "pay-{i}: {created} purchases created");
             sold += a.2.len() as u64;
         } else {
             assert_eq!((a.1.as_str(), b.1.as_str()), ("sold_out", "sold_out"));

@@ -8,23 +8,26 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use serde_json::json;
 use tally::store::{Store, StoreConfig, Timeouts};
 
 use crate::fault_proxy::{FaultProxy, Faults};
-use crate::helpers::{Reply, endpoint, of_kind, post_json, send, spawn_app, tickets_of};
+use crate::helpers::{
+    Reply, endpoint, of_kind, post_json, settle, settle_request, spawn_app, tickets_of,
+};
 use crate::invariants::{numbered_orders, sold_tickets, voids_and_caps};
 
 /// An amount wider than a 64-bit float can hold.
 const AMOUNT: &str = "123456789012345678901234567890";
 
-/// Tight timeouts, so that lost answers and a frozen endpoint cost little test time.
+/// Tight timeouts, so that lost answers and a frozen endpoint cost little test time, yet
+/// loose enough that a transaction of DynamoDB Local on a busy two-core machine (it takes
+/// a second now and then) is not taken for a lost answer every time.
 const TIGHT: Timeouts = Timeouts {
-    connect: Duration::from_millis(500),
-    attempt: Duration::from_millis(600),
-    operation: Duration::from_secs(2),
+    connect: Duration::from_secs(1),
+    attempt: Duration::from_millis(1_500),
+    operation: Duration::from_secs(5),
     max_attempts: 3,
 };
 
@@ -46,45 +49,6 @@ async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: Durat
     let mut state = tally::api::AppState::new(store);
     state.request_timeout = request_timeout;
     tally::api::router(state)
-}
-
-/// Posts until the answer is not a 503, as a well-behaved client (a payment webhook, an
-/// ERP) does. Every 503 must carry `Retry-After`; no answer may be a 500.
-async fn settle(router: &Router, path: &str, body: &str) -> Reply {
-    settle_request(router, Method::POST, path, body).await
-}
-
-/// As [`settle`], for any method.
-async fn settle_request(router: &Router, method: Method, path: &str, body: &str) -> Reply {
-    for _ in 0..200 {
-        let request = Request::builder()
-            .method(method.clone())
-            .uri(path)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(body.to_owned()))
-            .unwrap();
-        let reply = send(router, request).await;
-        assert!(
-            reply.status != StatusCode::INTERNAL_SERVER_ERROR,
-            "{path}: 500 {}",
-            reply.body
-        );
-        if reply.status != StatusCode::SERVICE_UNAVAILABLE {
-            return reply;
-        }
-        assert!(
-            reply.headers.contains_key("retry-after"),
-            "503 without Retry-After: {}",
-            reply.body
-        );
-        assert!(
-            ["outcome_unknown", "throttled", "contention"].contains(&reply.code()),
-            "{}",
-            reply.body
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{path}: still 503 after 200 attempts");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -69,12 +69,19 @@ pub fn router(store: Store) -> Router {
     })
 }
 
-/// A store on a fresh table of its own.
+/// A store on a fresh table of its own, without a stream (see
+/// [`Store::ensure_table_without_stream`]).
 pub async fn fresh_store(counter: Option<RequestCounter>) -> Store {
-    let table = format!("tally-test-{}", DrawId::generate());
-    let store = Store::connect(&config(&table), counter).await;
-    store.ensure_table().await.expect("create the test table");
+    let store = Store::connect(&config(&new_table_name()), counter).await;
     store
+        .ensure_table_without_stream()
+        .await
+        .expect("create the test table");
+    store
+}
+
+fn new_table_name() -> String {
+    format!("tally-test-{}", DrawId::generate())
 }
 
 /// Another client (another "Lambda instance") on the same table, with its own caches.
@@ -82,8 +89,37 @@ pub async fn store_on(table: &str, counter: Option<RequestCounter>) -> Store {
     Store::connect(&config(table), counter).await
 }
 
+impl Drop for TestApp {
+    /// Deletes the test's table, so that DynamoDB Local does not carry every earlier
+    /// test's items through the run.
+    fn drop(&mut self) {
+        let table = self.store.table().to_owned();
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async {
+                let _ = Store::connect(&config(&table), None)
+                    .await
+                    .delete_table()
+                    .await;
+            });
+        })
+        .join();
+    }
+}
+
 pub async fn spawn_app() -> TestApp {
     let store = fresh_store(None).await;
+    let router = router(store.clone());
+    TestApp { store, router }
+}
+
+/// As [`spawn_app`], on a table with the stream of `template.yaml`.
+pub async fn spawn_app_with_stream() -> TestApp {
+    let store = Store::connect(&config(&new_table_name()), None).await;
+    store.ensure_table().await.expect("create the test table");
     let router = router(store.clone());
     TestApp { store, router }
 }
@@ -115,6 +151,46 @@ pub async fn send(router: &Router, request: Request<Body>) -> Reply {
         body,
         raw: String::from_utf8_lossy(&bytes).into_owned(),
     }
+}
+
+/// Posts until the answer is not a 503, as a well-behaved client (a payment webhook, an
+/// ERP) does: a 503 means the outcome is unknown and the request safe to repeat. Every 503
+/// must carry `Retry-After` and say why; no answer may be a 500.
+pub async fn settle(router: &Router, path: &str, body: &str) -> Reply {
+    settle_request(router, Method::POST, path, body).await
+}
+
+/// As [`settle`], for any method.
+pub async fn settle_request(router: &Router, method: Method, path: &str, body: &str) -> Reply {
+    for _ in 0..200 {
+        let request = Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_owned()))
+            .unwrap();
+        let reply = send(router, request).await;
+        assert!(
+            reply.status != StatusCode::INTERNAL_SERVER_ERROR,
+            "{path}: 500 {}",
+            reply.body
+        );
+        if reply.status != StatusCode::SERVICE_UNAVAILABLE {
+            return reply;
+        }
+        assert!(
+            reply.headers.contains_key("retry-after"),
+            "503 without Retry-After: {}",
+            reply.body
+        );
+        assert!(
+            ["outcome_unknown", "throttled", "contention"].contains(&reply.code()),
+            "{}",
+            reply.body
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{path}: still 503 after 200 attempts");
 }
 
 pub async fn post_json(router: &Router, path: &str, body: &Value) -> Reply {

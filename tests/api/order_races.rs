@@ -3,13 +3,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use chrono::Utc;
 use serde_json::{Value, json};
 use tally::domain::ids::SeriesId;
 use tally::domain::series::{Period, Reset};
 
-use crate::helpers::{TestApp, get, patch, post_json, spawn_app, store_on};
+use crate::helpers::{TestApp, get, settle, settle_request, spawn_app, store_on};
 use crate::invariants::numbered_orders;
 
 const SYSTEMS: usize = 4;
@@ -46,7 +46,8 @@ async fn post_system(
         let (now, later) = rest.split_at(size);
         rest = later;
         if size == 1 {
-            let reply = post_json(&router, "/orders", &json!({"series": series, "source": source, "external_ref": now[0], "data": {"ref": now[0]}})).await;
+            let body = json!({"series": series, "source": source, "external_ref": now[0], "data": {"ref": now[0]}});
+            let reply = settle(&router, "/orders", &body.to_string()).await;
             assert!(reply.status.is_success(), "{}", reply.body);
             let number = reply.body["order_number"].as_str().unwrap().to_owned();
             answers
@@ -58,12 +59,8 @@ async fn post_system(
                 .iter()
                 .map(|r| json!({"external_ref": r, "data": {"ref": r}}))
                 .collect();
-            let reply = post_json(
-                &router,
-                "/orders/batch",
-                &json!({"series": series, "source": source, "orders": orders}),
-            )
-            .await;
+            let body = json!({"series": series, "source": source, "orders": orders});
+            let reply = settle(&router, "/orders/batch", &body.to_string()).await;
             assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
             let mut created = Vec::new();
             for (result, r) in reply.body["results"].as_array().unwrap().iter().zip(now) {
@@ -100,12 +97,9 @@ async fn move_and_void(router: axum::Router, series: String) -> u64 {
             continue;
         }
         let next = last + 200;
-        let reply = patch(
-            &router,
-            &format!("/series/{series}"),
-            &json!({"next": next, "reason": "numbers kept for the paper invoices"}),
-        )
-        .await;
+        let body = json!({"next": next, "reason": "numbers kept for the paper invoices"});
+        let path = format!("/series/{series}");
+        let reply = settle_request(&router, Method::PATCH, &path, &body.to_string()).await;
         match reply.status {
             StatusCode::OK => {
                 skipped_to = Some(next - 1);
@@ -119,12 +113,8 @@ async fn move_and_void(router: axum::Router, series: String) -> u64 {
     let listed = get(&router, &format!("/series/{series}/orders?limit=5")).await;
     for order in listed.body["orders"].as_array().unwrap() {
         let number = order["order_number"].as_str().unwrap();
-        let reply = post_json(
-            &router,
-            &format!("/series/{series}/orders/{number}/void"),
-            &json!({"reason": "cancelled"}),
-        )
-        .await;
+        let path = format!("/series/{series}/orders/{number}/void");
+        let reply = settle(&router, &path, r#"{"reason": "cancelled"}"#).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     }
     skipped_to.expect("the move was made")

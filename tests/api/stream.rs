@@ -16,7 +16,7 @@ use tally::bus::{BusConfig, EventBus};
 use tally::store::{Store, Timeouts};
 use tally::stream::handle_stream;
 
-use crate::helpers::{endpoint, spawn_app};
+use crate::helpers::{endpoint, spawn_app_with_stream};
 
 /// A stand-in for EventBridge's `PutEvents`: keeps every entry it is sent, and refuses the
 /// entries whose detail holds `refuse` (when set).
@@ -178,7 +178,7 @@ fn details(entries: &[Value], detail_type: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn the_stream_of_a_draw_and_a_series_becomes_one_event_per_fact() {
-    let app = spawn_app().await;
+    let app = spawn_app_with_stream().await;
     let draw = json!({"draw_id": "evented", "total_tickets": 100});
     assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
     let mut bought = BTreeMap::new();
@@ -324,7 +324,7 @@ async fn the_stream_of_a_draw_and_a_series_becomes_one_event_per_fact() {
 
 #[tokio::test]
 async fn a_fact_the_bus_refuses_is_reported_by_its_record_and_nothing_else_is() {
-    let app = spawn_app().await;
+    let app = spawn_app_with_stream().await;
     assert_eq!(
         app.post(
             "/draws",

@@ -73,7 +73,10 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     let counter = RequestCounter::default();
     let config = StoreConfig::new(table, Some(endpoint), config.timeouts)?;
     let store = Store::connect(&config, Some(counter.clone())).await;
-    store.ensure_table().await.map_err(|e| e.to_string())?;
+    store
+        .ensure_table_without_stream()
+        .await
+        .map_err(|e| e.to_string())?;
     let result = run_all(&args, &store, &counter).await;
     let _ = store.delete_table().await;
     result

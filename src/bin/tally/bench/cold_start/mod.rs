@@ -158,7 +158,10 @@ async fn cold_start(
     let table = format!("tally-cold-start-{}", DrawId::generate());
     let config = StoreConfig::new(table, Some(endpoint.to_owned()), timeouts)?;
     let store = Store::connect(&config, None).await;
-    store.ensure_table().await.map_err(|e| e.to_string())?;
+    store
+        .ensure_table_without_stream()
+        .await
+        .map_err(|e| e.to_string())?;
     let env = FunctionEnv {
         function,
         table: store.table(),
