@@ -7,13 +7,14 @@ run:
 	scripts/run-local.sh
 
 ## Install what the tests need and run every test: template lint and least-privilege
-## check, unit and integration tests against a fresh DynamoDB Local, and Lambda binaries
-## invoked through cargo lambda.
+## check, unit and integration tests against a fresh DynamoDB Local, the HTTP API fuzzed
+## against openapi.json with Schemathesis, and Lambda binaries invoked through cargo lambda.
 test:
 	scripts/pip-tool.sh cfn-lint
 	cfn-lint template.yaml
 	scripts/check-template.py template.yaml
 	scripts/with-dynamodb.sh cargo test --locked
+	scripts/with-dynamodb.sh scripts/schemathesis.sh
 	scripts/with-dynamodb.sh scripts/invoke-test.sh
 
 ## Write the OpenAPI document (openapi.json) and the events' JSON Schemas
