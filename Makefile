@@ -1,20 +1,26 @@
 # Tally: the commands a person needs. See README.md.
 
-.PHONY: run test lint bench cold-start build sam invoke clean
+.PHONY: run test lint openapi bench cold-start build sam invoke clean
 
 ## Start DynamoDB Local (data in .dynamodb/) and the HTTP API on http://127.0.0.1:3000.
 run:
 	scripts/run-local.sh
 
 ## Install what the tests need and run every test: template lint and least-privilege
-## check, unit and integration tests against a fresh DynamoDB Local, and Lambda binaries
-## invoked through cargo lambda.
+## check, unit and integration tests against a fresh DynamoDB Local, the HTTP API fuzzed
+## against openapi.json with Schemathesis, and Lambda binaries invoked through cargo lambda.
 test:
 	scripts/pip-tool.sh cfn-lint
 	cfn-lint template.yaml
 	scripts/check-template.py template.yaml
 	scripts/with-dynamodb.sh cargo test --locked
+	scripts/with-dynamodb.sh scripts/schemathesis.sh
 	scripts/with-dynamodb.sh scripts/invoke-test.sh
+
+## Write the OpenAPI document (openapi.json) and the events' JSON Schemas
+## (docs/events/*.schema.json) from the code; `cargo test` fails while they differ.
+openapi:
+	cargo run --locked --quiet --bin tally -- contract --openapi openapi.json --events docs/events
 
 ## Formatting and lints, as CI runs them.
 lint:

@@ -2,22 +2,26 @@
 
 mod extract;
 pub mod local_server;
+mod openapi;
 mod orders;
 mod problem;
+mod routes;
 mod tickets;
 
 use std::num::NonZeroUsize;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use tracing::{Instrument, info, info_span, warn};
 
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
+pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::Problem;
 
@@ -86,6 +90,24 @@ impl AppState {
 /// Every route.
 pub fn router(state: AppState) -> Router {
     finish(tickets::routes().merge(orders::routes()), state)
+}
+
+/// Every route and `GET /openapi.json`, the document of the others, for `tally serve`.
+pub fn local_router(state: AppState) -> Router {
+    finish(
+        tickets::routes()
+            .merge(orders::routes())
+            .route("/openapi.json", get(serve_openapi)),
+        state,
+    )
+}
+
+async fn serve_openapi() -> impl IntoResponse {
+    static DOCUMENT: LazyLock<String> = LazyLock::new(openapi_json);
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        DOCUMENT.as_str(),
+    )
 }
 
 /// The ticket routes alone, for the ticket function.

@@ -131,7 +131,8 @@ impl DrawConfig {
 
 /// Whether a draw still sells. A stored draw is open, closing or closed; `Scheduled` is
 /// how an open draw reads before its `opens_at`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum DrawStatus {
     Scheduled,
     Open,

@@ -3,35 +3,52 @@
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use utoipa::ToSchema;
 
 use super::{OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
 use crate::domain::order::{MAX_BATCH, NewOrder, OrderData, OrderDataError};
 
-/// `POST /orders`.
-#[derive(Debug, Deserialize)]
+/// `POST /orders`: one order to number.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SingleOrder {
+    /// The series that numbers it.
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,32}$")]
     pub series: String,
+    /// The system that posts it.
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     pub source: String,
+    /// The source's own reference: with `source`, the idempotency key.
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     pub external_ref: String,
-    /// Kept as sent: numbers are never rounded.
+    /// Any JSON object up to 16 KiB, kept exactly as sent: numbers are never rounded.
+    #[schema(value_type = Option<Object>)]
     pub data: Option<Box<RawValue>>,
 }
 
-/// `POST /orders/batch`. Items stay raw so that a bad one is rejected alone.
-#[derive(Debug, Deserialize)]
+/// `POST /orders/batch`: 1 to 1,000 orders of one series and source. Items stay raw so
+/// that a bad one is rejected alone.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderBatch {
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,32}$")]
     pub series: String,
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     pub source: String,
+    /// Numbered in this order; an invalid item is rejected alone.
+    #[schema(value_type = Vec<BatchItem>, min_items = 1, max_items = 1_000)]
     pub orders: Vec<Box<RawValue>>,
 }
 
-#[derive(Deserialize)]
+/// One order of a batch.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct BatchItem {
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     external_ref: String,
+    /// Any JSON object up to 16 KiB, kept exactly as sent.
+    #[schema(value_type = Option<Object>)]
     data: Option<Box<RawValue>>,
 }
 

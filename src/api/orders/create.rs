@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::super::AppState;
 use super::super::extract::JsonBody;
@@ -43,6 +44,23 @@ impl From<Rejection> for Problem {
     }
 }
 
+/// Number an order
+///
+/// The same (`source`, `external_ref`) again with the same series and data answers `200`
+/// with the original order, void or not.
+#[utoipa::path(
+    post,
+    path = "/orders",
+    tag = "orders",
+    request_body = SingleOrder,
+    responses(
+        (status = 201, description = "Numbered", body = OrderResponse),
+        (status = 200, description = "The reference's existing order", body = OrderResponse),
+        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series`, `invalid_data` (not an object, or a key given twice), `data_too_large`"),
+        (status = 404, description = "`series_not_found`"),
+        (status = 409, description = "`idempotency_conflict`: the reference has an order with another body"),
+    )
+)]
 pub(super) async fn create_order(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<SingleOrder>,
@@ -61,27 +79,53 @@ pub(super) async fn create_order(
     }
 }
 
-#[derive(Serialize)]
+/// What one order of a batch became.
+#[derive(Serialize, ToSchema)]
 struct BatchResult {
+    /// Its place in the request.
     index: usize,
+    /// `null` when the item had none that is a string.
     external_ref: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     order_number: Option<String>,
+    /// `created`, `existing` or `rejected`.
     status: &'static str,
+    /// Why it was rejected: `invalid_external_ref`, `invalid_data`, `data_too_large`,
+    /// `invalid_order`, `idempotency_conflict` or `contention` (only this one may pass
+    /// when posted again).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     detail: Option<String>,
     /// A known reference whose order was voided.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     voided: bool,
 }
 
-#[derive(Serialize)]
+/// One result per order, in request order.
+#[derive(Serialize, ToSchema)]
 pub(super) struct BatchResponse {
     results: Vec<BatchResult>,
 }
 
+/// Number a batch
+///
+/// New orders get increasing numbers in request order; known references are `existing`;
+/// an invalid item is `rejected` and does not fail the others.
+#[utoipa::path(
+    post,
+    path = "/orders/batch",
+    tag = "orders",
+    request_body = OrderBatch,
+    responses(
+        (status = 200, description = "One result per order", body = BatchResponse),
+        (status = 400, description = "`invalid_batch_size` (1 to 1,000 orders), `invalid_source`, `invalid_series`"),
+        (status = 404, description = "`series_not_found`"),
+    )
+)]
 pub(super) async fn create_batch(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<OrderBatch>,

@@ -3,12 +3,13 @@
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
-use super::OrderResponse;
+use super::{OrderResponse, SeriesPath};
 use crate::domain::audit::{Break, Entry};
 use crate::domain::ids::SeriesId;
 use crate::domain::order::Move;
@@ -17,27 +18,39 @@ use crate::domain::order::Move;
 const DEFAULT_LIMIT: usize = 100;
 const MAX_LIMIT: usize = 1_000;
 
-#[derive(Deserialize)]
+/// A page of a period.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListQuery {
+    /// A period of the series' reset (`all`, `2026`, `2026-11`, `2026-11-29`, `FY2027`);
+    /// the current one by default.
     period: Option<String>,
+    /// 1 to 1,000 entries, 100 by default.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1_000)]
     limit: Option<String>,
+    /// The `next_cursor` of the previous page.
     cursor: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// The period to audit.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AuditQuery {
+    /// A period of the series' reset; the current one by default.
     period: Option<String>,
 }
 
-#[derive(Serialize)]
+/// A declared move of the counter: the numbers `from` to `to` are skipped.
+#[derive(Serialize, ToSchema)]
 struct MoveResponse {
     from: u64,
     to: u64,
     reason: String,
     moved_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     hash: Option<String>,
 }
 
@@ -53,7 +66,8 @@ impl From<Move> for MoveResponse {
     }
 }
 
-#[derive(Serialize)]
+/// A page of a period's orders, in counter order.
+#[derive(Serialize, ToSchema)]
 pub(super) struct ListResponse {
     series_id: String,
     period: String,
@@ -74,9 +88,24 @@ fn cursor_after(cursor: Option<&str>) -> Result<u64, Problem> {
     }
 }
 
+/// List a period
+///
+/// The period's orders in counter order (void ones included) and the declared moves
+/// within the page, read from an index that follows writes within about a second.
+#[utoipa::path(
+    get,
+    path = "/series/{series_id}/orders",
+    tag = "series",
+    params(SeriesPath, ListQuery),
+    responses(
+        (status = 200, description = "A page of the period", body = ListResponse),
+        (status = 400, description = "`invalid_period`, `invalid_limit`, `invalid_cursor`, `invalid_query`, `invalid_series_id`"),
+        (status = 404, description = "`series_not_found`"),
+    )
+)]
 pub(super) async fn list_orders(
     State(state): State<AppState>,
-    PathParams(series_id): PathParams<String>,
+    PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<ListResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
@@ -115,30 +144,38 @@ pub(super) async fn list_orders(
     }))
 }
 
-#[derive(Serialize)]
+/// Numbers of the period that no order holds, with their cause.
+#[derive(Serialize, ToSchema)]
 struct GapResponse {
     from: u64,
     to: u64,
     count: u64,
+    /// `declared_move`, `reserved_unused` or `missing`.
     cause: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     moved_at: Option<String>,
 }
 
-#[derive(Serialize)]
+/// Where the hash chain stops holding.
+#[derive(Serialize, ToSchema)]
 struct BreakResponse {
     /// `entry`: the first stored entry whose hash does not hold; `head`: every link holds
     /// but the counter's head is not the last one.
     at: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     counter: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     order_number: Option<String>,
 }
 
-#[derive(Serialize)]
+/// The period's hash chain, recomputed from the stored orders.
+#[derive(Serialize, ToSchema)]
 struct ChainResponse {
     intact: bool,
     links: usize,
@@ -147,7 +184,8 @@ struct ChainResponse {
     first_break: Option<BreakResponse>,
 }
 
-#[derive(Serialize)]
+/// Every number of a period accounted for, and its chain checked (gapless series).
+#[derive(Serialize, ToSchema)]
 pub(super) struct AuditResponse {
     series_id: String,
     period: String,
@@ -157,12 +195,25 @@ pub(super) struct AuditResponse {
     orders: usize,
     voided: usize,
     gaps: Vec<GapResponse>,
+    /// `null` for a fast series.
     chain: Option<ChainResponse>,
 }
 
+/// Audit a period
+#[utoipa::path(
+    get,
+    path = "/series/{series_id}/audit",
+    tag = "series",
+    params(SeriesPath, AuditQuery),
+    responses(
+        (status = 200, description = "The period's audit", body = AuditResponse),
+        (status = 400, description = "`invalid_period`, `invalid_query`, `invalid_series_id`"),
+        (status = 404, description = "`series_not_found`"),
+    )
+)]
 pub(super) async fn audit(
     State(state): State<AppState>,
-    PathParams(series_id): PathParams<String>,
+    PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     QueryParams(query): QueryParams<AuditQuery>,
 ) -> Result<Json<AuditResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
@@ -11,10 +12,43 @@ use super::OrderResponse;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::Reason;
 
-#[derive(Deserialize)]
+/// Why an order is voided.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct VoidBody {
+    /// 1 to 200 characters without control characters.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
     reason: String,
+}
+
+/// An order number, in whichever series has it.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct OrderPath {
+    /// 1 to 256 letters, digits, `-`, `_`, `/` (as `%2F`) and `.`.
+    #[param(pattern = "^[A-Za-z0-9_./-]{1,256}$")]
+    order_number: String,
+}
+
+/// An order number within a series.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct SeriesOrderPath {
+    #[param(pattern = "^[A-Za-z0-9_-]{1,32}$")]
+    series_id: String,
+    /// 1 to 256 letters, digits, `-`, `_`, `/` (as `%2F`) and `.`.
+    #[param(pattern = "^[A-Za-z0-9_./-]{1,256}$")]
+    order_number: String,
+}
+
+/// An order by its source's reference.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct ReferencePath {
+    #[param(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    source: String,
+    #[param(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    external_ref: String,
 }
 
 /// Order numbers hold letters, digits and `-_/.` (a `/` travels as `%2F` in the path).
@@ -33,17 +67,48 @@ fn order_number(raw: &str) -> Result<&str, Problem> {
     }
 }
 
+/// Look an order up in whichever series has it
+#[utoipa::path(
+    get,
+    path = "/orders/{order_number}",
+    tag = "orders",
+    params(OrderPath),
+    responses(
+        (status = 200, description = "The order", body = OrderResponse),
+        (status = 400, description = "`invalid_order_number`"),
+        (status = 404, description = "`order_not_found`"),
+        (status = 409, description = "`ambiguous_order_number`: the number of orders of several series (with `candidates`)"),
+    )
+)]
 pub(super) async fn get_order(
     State(state): State<AppState>,
-    PathParams(number): PathParams<String>,
+    PathParams(OrderPath {
+        order_number: number,
+    }): PathParams<OrderPath>,
 ) -> Result<Json<OrderResponse>, Problem> {
     let order = state.orders.find_anywhere(order_number(&number)?).await?;
     Ok(Json(order.into()))
 }
 
+/// Look an order up within a series
+#[utoipa::path(
+    get,
+    path = "/series/{series_id}/orders/{order_number}",
+    tag = "orders",
+    params(SeriesOrderPath),
+    responses(
+        (status = 200, description = "The order", body = OrderResponse),
+        (status = 400, description = "`invalid_order_number`, `invalid_series_id`"),
+        (status = 404, description = "`order_not_found`, `series_not_found`"),
+        (status = 409, description = "`ambiguous_order_number` (with `candidates`)"),
+    )
+)]
 pub(super) async fn get_series_order(
     State(state): State<AppState>,
-    PathParams((series_id, number)): PathParams<(String, String)>,
+    PathParams(SeriesOrderPath {
+        series_id,
+        order_number: number,
+    }): PathParams<SeriesOrderPath>,
 ) -> Result<Json<OrderResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
     let order = state
@@ -53,9 +118,29 @@ pub(super) async fn get_series_order(
     Ok(Json(order.into()))
 }
 
+/// Void an order
+///
+/// It keeps its number and its link in the chain; voiding again with the same reason
+/// answers the same void.
+#[utoipa::path(
+    post,
+    path = "/series/{series_id}/orders/{order_number}/void",
+    tag = "orders",
+    params(SeriesOrderPath),
+    request_body = VoidBody,
+    responses(
+        (status = 200, description = "The voided order", body = OrderResponse),
+        (status = 400, description = "`invalid_reason`, `invalid_order_number`, `invalid_series_id`"),
+        (status = 404, description = "`order_not_found`, `series_not_found`"),
+        (status = 409, description = "`already_voided` (for another `reason`, which the problem gives), `ambiguous_order_number` (with `candidates`)"),
+    )
+)]
 pub(super) async fn void_order(
     State(state): State<AppState>,
-    PathParams((series_id, number)): PathParams<(String, String)>,
+    PathParams(SeriesOrderPath {
+        series_id,
+        order_number: number,
+    }): PathParams<SeriesOrderPath>,
     JsonBody(body): JsonBody<VoidBody>,
 ) -> Result<Json<OrderResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
@@ -65,9 +150,24 @@ pub(super) async fn void_order(
     Ok(Json(order.into()))
 }
 
+/// Look an order up by its reference
+#[utoipa::path(
+    get,
+    path = "/sources/{source}/orders/{external_ref}",
+    tag = "orders",
+    params(ReferencePath),
+    responses(
+        (status = 200, description = "The order", body = OrderResponse),
+        (status = 400, description = "`invalid_source`, `invalid_external_ref`"),
+        (status = 404, description = "`order_not_found`"),
+    )
+)]
 pub(super) async fn get_order_by_ref(
     State(state): State<AppState>,
-    PathParams((source, external_ref)): PathParams<(String, String)>,
+    PathParams(ReferencePath {
+        source,
+        external_ref,
+    }): PathParams<ReferencePath>,
 ) -> Result<Json<OrderResponse>, Problem> {
     let source = SourceId::parse(&source)?;
     let external_ref = ExternalRef::parse(&external_ref)?;

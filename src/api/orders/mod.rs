@@ -8,9 +8,9 @@ mod series;
 use axum::Extension;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
 use super::extract::BodyLimit;
@@ -20,54 +20,60 @@ use crate::domain::order::Order;
 /// The largest order request: a full batch of large orders, within Lambda's 6 MB payload.
 pub const MAX_ORDER_BODY_BYTES: usize = 6 * 1024 * 1024;
 
+super::routes::route_table!(
+    series::get_series,
+    series::put_series,
+    series::patch_series,
+    ledger::list_orders,
+    ledger::audit,
+    lookup::get_series_order,
+    lookup::void_order,
+    create::create_order,
+    create::create_batch,
+    lookup::get_order,
+    lookup::get_order_by_ref,
+);
+
 pub(super) fn routes() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/series/{series_id}",
-            get(series::get_series)
-                .put(series::put_series)
-                .patch(series::patch_series),
-        )
-        .route("/series/{series_id}/orders", get(ledger::list_orders))
-        .route("/series/{series_id}/audit", get(ledger::audit))
-        .route(
-            "/series/{series_id}/orders/{order_number}",
-            get(lookup::get_series_order),
-        )
-        .route(
-            "/series/{series_id}/orders/{order_number}/void",
-            post(lookup::void_order),
-        )
-        .route("/orders", post(create::create_order))
-        .route("/orders/batch", post(create::create_batch))
-        .route("/orders/{order_number}", get(lookup::get_order))
-        .route(
-            "/sources/{source}/orders/{external_ref}",
-            get(lookup::get_order_by_ref),
-        )
+    served()
         .layer(DefaultBodyLimit::max(MAX_ORDER_BODY_BYTES))
         .layer(Extension(BodyLimit(MAX_ORDER_BODY_BYTES)))
 }
 
+/// The series of a route.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct SeriesPath {
+    /// The series' id.
+    #[param(pattern = "^[A-Za-z0-9_-]{1,32}$")]
+    series_id: String,
+}
+
 /// An order as every route answers it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub(super) struct OrderResponse {
     order_number: String,
     series: String,
+    /// `all`, `2026`, `2026-11`, `2026-11-29` or `FY2027`, by the series' reset.
     period: String,
     counter: u64,
     source: String,
     external_ref: String,
+    /// As it was posted (`{}` when none was).
+    #[schema(value_type = Object)]
     data: Box<RawValue>,
     created_at: String,
     /// `active` or `void`.
     status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     void_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     voided_at: Option<String>,
     /// Its link in the period's hash chain (gapless series).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     hash: Option<String>,
 }
 

@@ -5,11 +5,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
+use super::SeriesPath;
 use crate::domain::ids::SeriesId;
 use crate::domain::order::Reason;
 use crate::domain::series::{
@@ -17,26 +19,45 @@ use crate::domain::series::{
 };
 use crate::orders::{SeriesChange, SeriesStatus};
 
-#[derive(Deserialize)]
+/// A series' definition; every field has a default.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SeriesBody {
+    /// Tokens `{yyyy}`, `{yy}`, `{mm}`, `{dd}`, `{fy}`, `{series}` and exactly one
+    /// `{seq:N}` (N from 1 to 18); other text is letters, digits, `-`, `_`, `/`, `.`.
+    /// `{series}{yy}{seq:6}` by default.
     format: Option<String>,
+    /// `never`, `yearly` (the default), `monthly`, `daily` or `fiscal_yearly`.
     reset: Option<String>,
+    /// Every counter from the first to the last is used by exactly one order; `true` by
+    /// default.
     gapless: Option<bool>,
+    /// The first counter of each period, 1 by default.
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_000_u64)]
     start: Option<u64>,
+    /// An IANA time zone name, `UTC` by default: it decides periods and date tokens.
     timezone: Option<String>,
+    /// The month (1 to 12) a fiscal year starts in, 1 by default.
+    #[schema(minimum = 1, maximum = 12)]
     fiscal_year_start: Option<u32>,
 }
 
-#[derive(Deserialize)]
+/// A change of a series: a new format, a move of the counter, or both.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ChangeBody {
+    /// For the periods that have not started.
     format: Option<String>,
+    /// The next number of the current period (2 to 10^18); needs `reason`.
+    #[schema(minimum = 2, maximum = 1_000_000_000_000_000_000_u64)]
     next: Option<u64>,
+    /// Why the counter moves: 1 to 200 characters without control characters.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
     reason: Option<String>,
 }
 
-#[derive(Serialize)]
+/// One format a series has had.
+#[derive(Serialize, ToSchema)]
 struct FormatResponse {
     version: u32,
     format: String,
@@ -44,22 +65,30 @@ struct FormatResponse {
     from: Option<String>,
 }
 
-#[derive(Serialize)]
+/// A series' definition; read with `GET`, also its current period and last number.
+#[derive(Serialize, ToSchema)]
 pub(super) struct SeriesResponse {
     series_id: String,
     format: String,
     formats: Vec<FormatResponse>,
+    /// `never`, `yearly`, `monthly`, `daily` or `fiscal_yearly`.
     reset: &'static str,
     gapless: bool,
     start: u64,
     timezone: String,
     fiscal_year_start: u32,
     created_at: String,
+    /// The current period.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     period: Option<String>,
+    /// The last counter issued in the current period; `null` before the first.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<u64>)]
     last_counter: Option<Option<u64>>,
+    /// The last number issued in the current period; `null` before the first.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
     last_number: Option<Option<String>>,
 }
 
@@ -102,9 +131,25 @@ impl From<SeriesStatus> for SeriesResponse {
     }
 }
 
+/// Define a series
+///
+/// `201` when created, `200` when an identical definition exists.
+#[utoipa::path(
+    put,
+    path = "/series/{series_id}",
+    tag = "series",
+    params(SeriesPath),
+    request_body = SeriesBody,
+    responses(
+        (status = 201, description = "Created", body = SeriesResponse),
+        (status = 200, description = "The same definition existed", body = SeriesResponse),
+        (status = 400, description = "`invalid_format`, `invalid_reset`, `invalid_start`, `invalid_gapless`, `invalid_timezone`, `invalid_fiscal_year_start`, `format_missing_date_token`, `invalid_series_id`"),
+        (status = 409, description = "`series_exists`: defined otherwise"),
+    )
+)]
 pub(super) async fn put_series(
     State(state): State<AppState>,
-    PathParams(series_id): PathParams<String>,
+    PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     JsonBody(body): JsonBody<SeriesBody>,
 ) -> Result<impl IntoResponse, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
@@ -130,17 +175,46 @@ pub(super) async fn put_series(
     Ok((status, Json(SeriesResponse::from(series))))
 }
 
+/// Read a series
+#[utoipa::path(
+    get,
+    path = "/series/{series_id}",
+    tag = "series",
+    params(SeriesPath),
+    responses(
+        (status = 200, description = "The series with its current period and last number", body = SeriesResponse),
+        (status = 400, description = "`invalid_series_id`"),
+        (status = 404, description = "`series_not_found`"),
+    )
+)]
 pub(super) async fn get_series(
     State(state): State<AppState>,
-    PathParams(series_id): PathParams<String>,
+    PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
 ) -> Result<Json<SeriesResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
     Ok(Json(state.orders.series_status(&series_id).await?.into()))
 }
 
+/// Move the counter, change the format
+///
+/// A move goes forward only, and the numbers it skips are a declared gap; repeating it
+/// answers as done.
+#[utoipa::path(
+    patch,
+    path = "/series/{series_id}",
+    tag = "series",
+    params(SeriesPath),
+    request_body = ChangeBody,
+    responses(
+        (status = 200, description = "The series as `GET` answers it", body = SeriesResponse),
+        (status = 400, description = "`invalid_next`, `invalid_reason`, `invalid_body` (nothing to change, or `reason` without `next`), `invalid_format`, `format_missing_date_token`, `invalid_series_id`"),
+        (status = 404, description = "`series_not_found`"),
+        (status = 409, description = "`move_not_forward` (with `next`, the next number now), `format_in_use`"),
+    )
+)]
 pub(super) async fn patch_series(
     State(state): State<AppState>,
-    PathParams(series_id): PathParams<String>,
+    PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     JsonBody(body): JsonBody<ChangeBody>,
 ) -> Result<Json<SeriesResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;

@@ -7,33 +7,55 @@ use axum::response::IntoResponse;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
-use super::free_text;
+use super::{DrawPath, free_text};
 use crate::domain::draw::{Draw, DrawConfig, DrawStatus, MAX_BEACON_LEN, MAX_NAME_LEN};
 use crate::domain::ids::DrawId;
 use crate::domain::schedule::Schedule;
 use crate::tickets::{DrawSummary, NewDraw};
 
-#[derive(Deserialize)]
+/// A new draw. Only `total_tickets` is required.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CreateDrawBody {
+    /// Makes the create safe to repeat; generated (`d-` and 16 characters) when absent.
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     draw_id: Option<String>,
+    /// Free text, 1 to 200 characters without control characters.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
     name: Option<String>,
+    /// The numbers sold are 1 to `total_tickets` (at most 10,000,000).
+    #[schema(minimum = 1, maximum = 10_000_000)]
     total_tickets: u64,
+    /// The most tickets of one purchase: 1 to 50, 20 by default.
+    #[schema(minimum = 1, maximum = 50)]
     max_per_purchase: Option<u32>,
+    /// The cursors that concurrent buyers spread over (1 to 1,024); the default suits
+    /// most draws.
+    #[schema(minimum = 1, maximum = 1_024)]
     stripes: Option<u32>,
+    /// The most non-voided tickets one payer may hold; purchases then need a `payer_id`.
+    #[schema(minimum = 1)]
     max_per_payer: Option<u64>,
+    /// When sales start (RFC 3339, years 2000 to 9999).
+    #[schema(value_type = Option<String>, format = DateTime)]
     opens_at: Option<DateTime<Utc>>,
+    /// When sales end (RFC 3339, years 2000 to 9999), after `opens_at`.
+    #[schema(value_type = Option<String>, format = DateTime)]
     closes_at: Option<DateTime<Utc>>,
+    /// The public randomness whose value the winners will hash: free text, 1 to 200
+    /// characters.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
     beacon: Option<String>,
 }
 
 /// What every response says of a draw, lists included.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub(super) struct DrawFields {
     draw_id: String,
     name: Option<String>,
@@ -41,12 +63,13 @@ pub(super) struct DrawFields {
     max_per_purchase: u32,
     max_per_payer: Option<u64>,
     stripes: u32,
-    status: &'static str,
+    status: DrawStatus,
     opens_at: Option<String>,
     closes_at: Option<String>,
     beacon: Option<String>,
     /// Hex SHA-256 of the secret seed, from the first response on.
     seed_commitment: String,
+    /// Tickets of voided purchases: never sold again, never winning.
     voided: u64,
     /// When the winners were drawn.
     drawn_at: Option<String>,
@@ -62,7 +85,7 @@ impl DrawFields {
             max_per_purchase: draw.config.max_per_purchase(),
             max_per_payer: draw.config.max_per_payer(),
             stripes: draw.config.stripes(),
-            status: status.as_str(),
+            status,
             opens_at: draw.schedule.opens_at().map(timestamp),
             closes_at: draw.schedule.closes_at().map(timestamp),
             beacon: draw.beacon,
@@ -75,10 +98,11 @@ impl DrawFields {
 }
 
 /// A draw with its live counts.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub(super) struct DrawBody {
     #[serde(flatten)]
     draw: DrawFields,
+    /// Tickets sold, voided ones included.
     sold: u64,
     remaining: u64,
 }
@@ -93,6 +117,23 @@ impl From<DrawSummary> for DrawBody {
     }
 }
 
+/// Create a draw
+///
+/// The same body again answers `200` with the existing draw.
+#[utoipa::path(
+    post,
+    path = "/draws",
+    tag = "draws",
+    request_body = CreateDrawBody,
+    responses(
+        (status = 201, description = "Created", body = DrawBody,
+            headers(("location" = String, description = "The draw's path"))),
+        (status = 200, description = "The same draw existed", body = DrawBody,
+            headers(("location" = String, description = "The draw's path"))),
+        (status = 400, description = "`invalid_total_tickets`, `invalid_max_per_purchase`, `invalid_max_per_payer`, `invalid_stripes`, `invalid_opens_at`, `invalid_closes_at`, `invalid_schedule`, `invalid_beacon`, `invalid_draw_id`, `invalid_name`"),
+        (status = 409, description = "`draw_exists`: the id is taken by another body"),
+    )
+)]
 pub(super) async fn create_draw(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<CreateDrawBody>,
@@ -119,24 +160,54 @@ pub(super) async fn create_draw(
     Ok((status, headers, Json(DrawBody::from(created.summary))))
 }
 
+/// Read a draw
+#[utoipa::path(
+    get,
+    path = "/draws/{draw_id}",
+    tag = "draws",
+    params(DrawPath),
+    responses(
+        (status = 200, description = "The draw with its live counts", body = DrawBody),
+        (status = 400, description = "`invalid_draw_id`"),
+        (status = 404, description = "`draw_not_found`"),
+    )
+)]
 pub(super) async fn get_draw(
     State(state): State<AppState>,
-    PathParams(draw_id): PathParams<String>,
+    PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
 ) -> Result<Json<DrawBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     Ok(Json(state.tickets.get_draw(&draw_id).await?.into()))
 }
 
 /// `{"beacon": "..."}` declares the beacon, `{"beacon": null}` withdraws it.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PatchDrawBody {
+    /// Free text, 1 to 200 characters, or `null`.
+    #[schema(value_type = Option<String>, required = true, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
     beacon: Value,
 }
 
+/// Declare or withdraw the beacon
+///
+/// Allowed while the draw sells, never once it is closing, closed or past `closes_at`.
+#[utoipa::path(
+    patch,
+    path = "/draws/{draw_id}",
+    tag = "draws",
+    params(DrawPath),
+    request_body = PatchDrawBody,
+    responses(
+        (status = 200, description = "The draw", body = DrawBody),
+        (status = 400, description = "`invalid_beacon`, `invalid_draw_id`"),
+        (status = 404, description = "`draw_not_found`"),
+        (status = 409, description = "`draw_closed`"),
+    )
+)]
 pub(super) async fn patch_draw(
     State(state): State<AppState>,
-    PathParams(draw_id): PathParams<String>,
+    PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<PatchDrawBody>,
 ) -> Result<Json<DrawBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
@@ -155,9 +226,23 @@ pub(super) async fn patch_draw(
     ))
 }
 
+/// Close a draw
+///
+/// Once it returns no purchase can commit. Closing a closed draw changes nothing.
+#[utoipa::path(
+    post,
+    path = "/draws/{draw_id}/close",
+    tag = "draws",
+    params(DrawPath),
+    responses(
+        (status = 200, description = "The closed draw", body = DrawBody),
+        (status = 400, description = "`invalid_draw_id`"),
+        (status = 404, description = "`draw_not_found`"),
+    )
+)]
 pub(super) async fn close_draw(
     State(state): State<AppState>,
-    PathParams(draw_id): PathParams<String>,
+    PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
 ) -> Result<Json<DrawBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     Ok(Json(state.tickets.close_draw(&draw_id).await?.into()))

@@ -6,6 +6,7 @@ use axum::extract::State;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::extract::{PathParams, QueryParams};
@@ -21,14 +22,32 @@ use crate::tickets::DrawFilter;
 const DEFAULT_LIMIT: u32 = 20;
 const MAX_LIMIT: u32 = 100;
 
-#[derive(Deserialize)]
-pub(super) struct ListParams {
+/// A page of a list.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct PageParams {
+    /// 1 to 100 entries, 20 by default.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     limit: Option<String>,
+    /// The `cursor` of the previous page.
     cursor: Option<String>,
-    status: Option<String>,
 }
 
-impl ListParams {
+/// A page of the draws, of one status or all.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct DrawListParams {
+    /// Only the draws with this status as they read now.
+    #[param(value_type = Option<DrawStatus>)]
+    status: Option<String>,
+    /// 1 to 100 entries, 20 by default.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    limit: Option<String>,
+    /// The `cursor` of the previous page.
+    cursor: Option<String>,
+}
+
+impl PageParams {
     fn limit(&self) -> Result<u32, Problem> {
         match &self.limit {
             None => Ok(DEFAULT_LIMIT),
@@ -70,16 +89,43 @@ fn cursor(next: Option<After>) -> Option<String> {
     next.map(|after| URL_SAFE_NO_PAD.encode(after.0))
 }
 
-#[derive(Serialize)]
+/// A page of a payer's purchases, newest first.
+#[derive(Serialize, ToSchema)]
 pub(super) struct PurchasesBody {
     purchases: Vec<PurchaseResponse>,
+    /// For the next page; `null` at the end.
     cursor: Option<String>,
 }
 
+/// A payer of a draw.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct PayerPath {
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    draw_id: String,
+    /// 1 to 256 characters without control characters, URL-encoded.
+    #[param(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
+    payer_id: String,
+}
+
+/// A buyer's purchases
+///
+/// Served by an index that follows the table within moments.
+#[utoipa::path(
+    get,
+    path = "/draws/{draw_id}/payers/{payer_id}/purchases",
+    tag = "purchases",
+    params(PayerPath, PageParams),
+    responses(
+        (status = 200, description = "A page of the payer's purchases", body = PurchasesBody),
+        (status = 400, description = "`invalid_payer_id`, `invalid_limit`, `invalid_cursor`, `invalid_draw_id`, `invalid_query`"),
+        (status = 404, description = "`draw_not_found`"),
+    )
+)]
 pub(super) async fn payer_purchases(
     State(state): State<AppState>,
-    PathParams((draw_id, payer_id)): PathParams<(String, String)>,
-    QueryParams(params): QueryParams<ListParams>,
+    PathParams(PayerPath { draw_id, payer_id }): PathParams<PayerPath>,
+    QueryParams(params): QueryParams<PageParams>,
 ) -> Result<Json<PurchasesBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     let payer = PayerId::parse(&payer_id)?;
@@ -93,17 +139,37 @@ pub(super) async fn payer_purchases(
     }))
 }
 
-#[derive(Serialize)]
+/// A page of the draws, newest first.
+#[derive(Serialize, ToSchema)]
 pub(super) struct DrawsBody {
     draws: Vec<DrawFields>,
+    /// For the next page; `null` at the end.
     cursor: Option<String>,
 }
 
+/// List the draws
+///
+/// With a status filter a page may hold fewer than `limit` draws while `cursor` still
+/// says more follow.
+#[utoipa::path(
+    get,
+    path = "/draws",
+    tag = "draws",
+    params(DrawListParams),
+    responses(
+        (status = 200, description = "A page of draws", body = DrawsBody),
+        (status = 400, description = "`invalid_status`, `invalid_limit`, `invalid_cursor`, `invalid_query`"),
+    )
+)]
 pub(super) async fn list_draws(
     State(state): State<AppState>,
-    QueryParams(params): QueryParams<ListParams>,
+    QueryParams(query): QueryParams<DrawListParams>,
 ) -> Result<Json<DrawsBody>, Problem> {
-    let filter = match params.status.as_deref() {
+    let params = PageParams {
+        limit: query.limit,
+        cursor: query.cursor,
+    };
+    let filter = match query.status.as_deref() {
         None => DrawFilter::All,
         Some(raw) => DrawFilter::Status(DrawStatus::parse(raw).ok_or_else(|| {
             Problem::bad_request(

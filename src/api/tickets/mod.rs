@@ -8,7 +8,8 @@ mod winners;
 use axum::Extension;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
@@ -21,39 +22,36 @@ pub(super) const DRAWING_ROUTES: [&str; 3] = [
     "/draws/{draw_id}/eligible",
 ];
 
+super::routes::route_table!(
+    draws::create_draw,
+    lists::list_draws,
+    draws::get_draw,
+    draws::patch_draw,
+    draws::close_draw,
+    purchases::purchase,
+    purchases::get_purchase,
+    purchases::void_purchase,
+    lists::payer_purchases,
+    purchases::get_ticket,
+    winners::draw_winners,
+    winners::get_winners,
+    winners::redraw,
+    winners::get_eligible,
+);
+
 pub(super) fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/draws", post(draws::create_draw).get(lists::list_draws))
-        .route(
-            "/draws/{draw_id}",
-            get(draws::get_draw).patch(draws::patch_draw),
-        )
-        .route("/draws/{draw_id}/close", post(draws::close_draw))
-        .route("/draws/{draw_id}/purchases", post(purchases::purchase))
-        .route(
-            "/draws/{draw_id}/purchases/{payment_id}",
-            get(purchases::get_purchase),
-        )
-        .route(
-            "/draws/{draw_id}/purchases/{payment_id}/void",
-            post(purchases::void_purchase),
-        )
-        .route(
-            "/draws/{draw_id}/payers/{payer_id}/purchases",
-            get(lists::payer_purchases),
-        )
-        .route(
-            "/draws/{draw_id}/tickets/{number}",
-            get(purchases::get_ticket),
-        )
-        .route(
-            DRAWING_ROUTES[0],
-            post(winners::draw_winners).get(winners::get_winners),
-        )
-        .route(DRAWING_ROUTES[1], post(winners::redraw))
-        .route(DRAWING_ROUTES[2], get(winners::get_eligible))
+    served()
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(Extension(BodyLimit(MAX_BODY_BYTES)))
+}
+
+/// The draw of a route.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct DrawPath {
+    /// The draw's id.
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    draw_id: String,
 }
 
 /// Free text that is stored and echoed: bounded, and without control characters.

@@ -5,46 +5,84 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
-use super::{free_text, required_text};
+use super::{DrawPath, free_text, required_text};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::purchase::{MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest};
 
-#[derive(Deserialize)]
+/// A paid purchase of `quantity` tickets.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PurchaseBody {
+    /// The idempotency key: the same id with the same body answers the same tickets.
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     payment_id: String,
+    /// 1 to the draw's `max_per_purchase`.
+    #[schema(minimum = 1)]
     quantity: u32,
+    /// Who paid: 1 to 256 characters without control characters; required by a draw
+    /// with `max_per_payer`.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
     payer_id: Option<String>,
+    /// Opaque to Tally and never stored (only a keyed fingerprint of the body is).
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
     token: Option<String>,
 }
 
 /// `active`, or `void` with the reason and time.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 enum PurchaseStatus {
     Active,
     Void,
 }
 
-#[derive(Serialize)]
+/// A purchase and its ticket numbers.
+#[derive(Serialize, ToSchema)]
 pub(super) struct PurchaseResponse {
     draw_id: String,
     payment_id: String,
     quantity: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     payer_id: Option<String>,
+    /// The numbers, in the order they were sold.
     tickets: Vec<u64>,
     status: PurchaseStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     void_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     voided_at: Option<String>,
     created_at: String,
+}
+
+/// A purchase of a draw.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct PurchasePath {
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    draw_id: String,
+    /// The purchase's idempotency key.
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    payment_id: String,
+}
+
+/// A ticket of a draw.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct TicketPath {
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    draw_id: String,
+    /// 1 to the draw's `total_tickets`.
+    #[param(value_type = u64, minimum = 1)]
+    number: String,
 }
 
 impl From<Purchase> for PurchaseResponse {
@@ -67,9 +105,27 @@ impl From<Purchase> for PurchaseResponse {
     }
 }
 
+/// Buy tickets
+///
+/// `payment_id` is the idempotency key: the same body again answers `200` with the same
+/// tickets and allocates nothing; a voided purchase replays as voided.
+#[utoipa::path(
+    post,
+    path = "/draws/{draw_id}/purchases",
+    tag = "purchases",
+    params(DrawPath),
+    request_body = PurchaseBody,
+    responses(
+        (status = 201, description = "Sold", body = PurchaseResponse),
+        (status = 200, description = "A replay of this purchase", body = PurchaseResponse),
+        (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
+        (status = 404, description = "`draw_not_found`"),
+        (status = 409, description = "`idempotency_conflict`, `sold_out` (with `remaining`), `tickets_fragmented` (with `remaining`), `draw_closed`, `draw_not_open` (with `opens_at`), `payer_limit` (with `max_per_payer` and `left`)"),
+    )
+)]
 pub(super) async fn purchase(
     State(state): State<AppState>,
-    PathParams(draw_id): PathParams<String>,
+    PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<PurchaseBody>,
 ) -> Result<impl IntoResponse, Problem> {
     let request = PurchaseRequest {
@@ -88,9 +144,24 @@ pub(super) async fn purchase(
     Ok((status, Json(PurchaseResponse::from(receipt.purchase))))
 }
 
+/// Read a purchase
+#[utoipa::path(
+    get,
+    path = "/draws/{draw_id}/purchases/{payment_id}",
+    tag = "purchases",
+    params(PurchasePath),
+    responses(
+        (status = 200, description = "The purchase", body = PurchaseResponse),
+        (status = 400, description = "`invalid_draw_id`, `invalid_payment_id`"),
+        (status = 404, description = "`purchase_not_found`, `draw_not_found`"),
+    )
+)]
 pub(super) async fn get_purchase(
     State(state): State<AppState>,
-    PathParams((draw_id, payment_id)): PathParams<(String, String)>,
+    PathParams(PurchasePath {
+        draw_id,
+        payment_id,
+    }): PathParams<PurchasePath>,
 ) -> Result<Json<PurchaseResponse>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     let payment_id = PaymentId::parse(&payment_id)?;
@@ -98,15 +169,38 @@ pub(super) async fn get_purchase(
     Ok(Json(purchase.into()))
 }
 
-#[derive(Deserialize)]
+/// Why a purchase is voided.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct VoidBody {
+    /// Required: 1 to 500 characters without control characters.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,500}$")]
     reason: Option<String>,
 }
 
+/// Void a purchase
+///
+/// A refund or a chargeback: the purchase and its tickets become `void`; they are never
+/// sold again and cannot win. Voiding again answers the purchase as voided first.
+#[utoipa::path(
+    post,
+    path = "/draws/{draw_id}/purchases/{payment_id}/void",
+    tag = "purchases",
+    params(PurchasePath),
+    request_body = VoidBody,
+    responses(
+        (status = 200, description = "The voided purchase", body = PurchaseResponse),
+        (status = 400, description = "`invalid_reason`, `invalid_draw_id`, `invalid_payment_id`"),
+        (status = 404, description = "`purchase_not_found`, `draw_not_found`"),
+        (status = 409, description = "`winners_drawn`: the winners are final"),
+    )
+)]
 pub(super) async fn void_purchase(
     State(state): State<AppState>,
-    PathParams((draw_id, payment_id)): PathParams<(String, String)>,
+    PathParams(PurchasePath {
+        draw_id,
+        payment_id,
+    }): PathParams<PurchasePath>,
     JsonBody(body): JsonBody<VoidBody>,
 ) -> Result<impl IntoResponse, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
@@ -119,7 +213,8 @@ pub(super) async fn void_purchase(
     Ok(Json(PurchaseResponse::from(purchase)))
 }
 
-#[derive(Serialize)]
+/// Who holds a ticket.
+#[derive(Serialize, ToSchema)]
 pub(super) struct TicketBody {
     draw_id: String,
     number: u64,
@@ -128,9 +223,21 @@ pub(super) struct TicketBody {
     status: PurchaseStatus,
 }
 
+/// Who holds a ticket
+#[utoipa::path(
+    get,
+    path = "/draws/{draw_id}/tickets/{number}",
+    tag = "purchases",
+    params(TicketPath),
+    responses(
+        (status = 200, description = "The ticket's purchase", body = TicketBody),
+        (status = 400, description = "`invalid_ticket_number`, `ticket_out_of_range`, `invalid_draw_id`"),
+        (status = 404, description = "`ticket_not_sold`, `draw_not_found`"),
+    )
+)]
 pub(super) async fn get_ticket(
     State(state): State<AppState>,
-    PathParams((draw_id, number)): PathParams<(String, String)>,
+    PathParams(TicketPath { draw_id, number }): PathParams<TicketPath>,
 ) -> Result<Json<TicketBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     let number: u64 = number.parse().map_err(|_| {

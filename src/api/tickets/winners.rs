@@ -8,12 +8,13 @@ use axum::response::IntoResponse;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
-use super::{free_text, required_text};
+use super::{DrawPath, free_text, required_text};
 use crate::domain::draw::MAX_BEACON_VALUE_LEN;
 use crate::domain::ids::DrawId;
 use crate::domain::purchase::{MAX_REASON_LEN, hex};
@@ -21,14 +22,21 @@ use crate::domain::winners::{ALGORITHM, MAX_PRIZES};
 use crate::store::winners::PickItem;
 use crate::tickets::Winners;
 
-#[derive(Deserialize)]
+/// How many prizes to draw, and the beacon's value when the draw declared a beacon.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DrawWinnersBody {
+    /// 1 to 99.
+    #[schema(minimum = 1, maximum = 99)]
     prizes: u32,
+    /// The declared beacon's published value (1 to 1,024 characters): required when the
+    /// draw declared a beacon, refused otherwise.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,1024}$")]
     beacon_value: Option<String>,
 }
 
-#[derive(Serialize)]
+/// A prize and the ticket that holds it now.
+#[derive(Serialize, ToSchema)]
 struct PrizeBody {
     prize: u32,
     ticket: u64,
@@ -38,7 +46,8 @@ struct PrizeBody {
     drawn_at: String,
 }
 
-#[derive(Serialize)]
+/// A winner that a redraw replaced.
+#[derive(Serialize, ToSchema)]
 struct ReplacedBody {
     prize: u32,
     ticket: u64,
@@ -50,7 +59,9 @@ struct ReplacedBody {
     replaced_at: String,
 }
 
-#[derive(Serialize)]
+/// One pick of the procedure: the first ones go to the prizes, each later one is a
+/// redraw.
+#[derive(Serialize, ToSchema)]
 struct PickBody {
     pick: u64,
     prize: u32,
@@ -59,8 +70,9 @@ struct PickBody {
 
 /// Everything needed to recompute the winners, with the eligible list of
 /// `GET /draws/{draw_id}/eligible`.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct ProofBody {
+    /// `tally-draw-v1`.
     algorithm: &'static str,
     seed: String,
     seed_commitment: String,
@@ -73,7 +85,8 @@ struct ProofBody {
     picks: Vec<PickBody>,
 }
 
-#[derive(Serialize)]
+/// The winners with the proof that anyone can recompute them from.
+#[derive(Serialize, ToSchema)]
 pub(super) struct WinnersBody {
     draw_id: String,
     prizes: Vec<PrizeBody>,
@@ -140,9 +153,27 @@ impl From<&Winners> for WinnersBody {
     }
 }
 
+/// Draw the winners
+///
+/// Once: the same body again answers `200` with the same winners. A draw past its
+/// `closes_at` is closed first.
+#[utoipa::path(
+    post,
+    path = "/draws/{draw_id}/winners",
+    tag = "winners",
+    params(DrawPath),
+    request_body = DrawWinnersBody,
+    responses(
+        (status = 201, description = "Drawn now", body = WinnersBody),
+        (status = 200, description = "Drawn before with this body", body = WinnersBody),
+        (status = 400, description = "`invalid_prizes`, `beacon_value_required`, `beacon_not_declared`, `invalid_beacon_value`, `invalid_draw_id`"),
+        (status = 404, description = "`draw_not_found`"),
+        (status = 409, description = "`draw_open` (close it first), `winners_drawn` (with another body), `not_enough_eligible` (with `eligible`)"),
+    )
+)]
 pub(super) async fn draw_winners(
     State(state): State<AppState>,
-    PathParams(draw_id): PathParams<String>,
+    PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<DrawWinnersBody>,
 ) -> Result<impl IntoResponse, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
@@ -165,24 +196,69 @@ pub(super) async fn draw_winners(
     Ok((status, Json(WinnersBody::from(&winners))))
 }
 
+/// Read the winners
+#[utoipa::path(
+    get,
+    path = "/draws/{draw_id}/winners",
+    tag = "winners",
+    params(DrawPath),
+    responses(
+        (status = 200, description = "The winners", body = WinnersBody),
+        (status = 400, description = "`invalid_draw_id`"),
+        (status = 404, description = "`winners_not_drawn`, `draw_not_found`"),
+    )
+)]
 pub(super) async fn get_winners(
     State(state): State<AppState>,
-    PathParams(draw_id): PathParams<String>,
+    PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
 ) -> Result<Json<WinnersBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     let winners = state.tickets.get_winners(&draw_id).await?;
     Ok(Json(WinnersBody::from(&winners)))
 }
 
-#[derive(Deserialize)]
+/// Why a prize is drawn again.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RedrawBody {
+    /// Required: 1 to 500 characters without control characters. The prize's latest
+    /// redraw with the same reason makes the request a repeat.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,500}$")]
     reason: Option<String>,
 }
 
+/// A prize of a draw.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(super) struct PrizePath {
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    draw_id: String,
+    /// 1 to the number of prizes drawn.
+    #[param(value_type = u32, minimum = 1)]
+    prize: String,
+}
+
+/// Redraw a prize
+///
+/// The prize's winner is replaced by the next pick of the same procedure; `history`
+/// keeps the replaced winner.
+#[utoipa::path(
+    post,
+    path = "/draws/{draw_id}/winners/{prize}/redraw",
+    tag = "winners",
+    params(PrizePath),
+    request_body = RedrawBody,
+    responses(
+        (status = 201, description = "Redrawn now", body = WinnersBody),
+        (status = 200, description = "The prize's latest redraw had this reason", body = WinnersBody),
+        (status = 400, description = "`invalid_reason`, `invalid_prize`, `invalid_draw_id`"),
+        (status = 404, description = "`prize_not_found`, `winners_not_drawn`, `draw_not_found`"),
+        (status = 409, description = "`winner_changed` (another redraw replaced that winner meanwhile), `not_enough_eligible` (with `eligible`)"),
+    )
+)]
 pub(super) async fn redraw(
     State(state): State<AppState>,
-    PathParams((draw_id, prize)): PathParams<(String, String)>,
+    PathParams(PrizePath { draw_id, prize }): PathParams<PrizePath>,
     JsonBody(body): JsonBody<RedrawBody>,
 ) -> Result<impl IntoResponse, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
@@ -202,19 +278,35 @@ pub(super) async fn redraw(
 /// The eligible list: `bitmap` is the base64 (RFC 4648, with padding) of
 /// `ceil(total_tickets / 8)` bytes, bit `i % 8` (least significant first) of byte `i / 8`
 /// standing for ticket `i + 1`.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub(super) struct EligibleBody {
     draw_id: String,
     total_tickets: u64,
     eligible_count: u64,
     eligible_digest: String,
+    /// `bitmap-lsb0-base64`.
     encoding: &'static str,
     bitmap: String,
 }
 
+/// The eligible list
+///
+/// Once the winners are drawn, the very list they were drawn from.
+#[utoipa::path(
+    get,
+    path = "/draws/{draw_id}/eligible",
+    tag = "winners",
+    params(DrawPath),
+    responses(
+        (status = 200, description = "One bit per ticket", body = EligibleBody),
+        (status = 400, description = "`invalid_draw_id`"),
+        (status = 404, description = "`draw_not_found`"),
+        (status = 409, description = "`draw_open`: not closed yet"),
+    )
+)]
 pub(super) async fn get_eligible(
     State(state): State<AppState>,
-    PathParams(draw_id): PathParams<String>,
+    PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
 ) -> Result<Json<EligibleBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     let (draw, set) = state.tickets.get_eligible(&draw_id).await?;

@@ -1,6 +1,7 @@
 //! The local command line: serve the API on localhost, create the table, run benchmarks.
 
 mod bench;
+mod contract;
 mod export;
 mod import;
 mod ledger;
@@ -51,6 +52,8 @@ enum Command {
     ExportDraw(export::ExportArgs),
     /// Check a drawn draw from its public data alone (seed, eligible list, every pick).
     VerifyDraw(verify::VerifyArgs),
+    /// Write the OpenAPI document of the HTTP API and the JSON Schema of each domain event.
+    Contract(contract::ContractArgs),
 }
 
 #[tokio::main]
@@ -63,7 +66,8 @@ async fn main() -> ExitCode {
         | Command::Audit(_)
         | Command::Export(_)
         | Command::ExportDraw(_)
-        | Command::VerifyDraw(_) => "warn",
+        | Command::VerifyDraw(_)
+        | Command::Contract(_) => "warn",
         _ => "info",
     };
     tally::telemetry::init(default_level);
@@ -90,7 +94,7 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
         Command::Serve { addr } => {
             let store = Store::connect(&config, None).await;
             store.ensure_table().await.map_err(|e| e.to_string())?;
-            let app = api::router(AppState::configured(store)?);
+            let app = api::local_router(AppState::configured(store)?);
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -119,5 +123,6 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
         Command::Export(args) => ledger::export(args, config).await,
         Command::ExportDraw(args) => export::run(args, config).await,
         Command::VerifyDraw(args) => verify::run(args).await,
+        Command::Contract(args) => contract::run(args),
     }
 }

@@ -5,9 +5,17 @@
 //! and a consumer drops the duplicate. Events carry ids and numbers only: never a secret,
 //! never an order's free-form data.
 
+mod facts;
+mod schema;
+
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
+
+pub use facts::{
+    CounterMoved, DrawClosed, OrderCreated, OrderVoided, PrizeAwarded, PurchaseCreated,
+    PurchaseVoided, WinnersDrawn,
+};
+pub use schema::{EventSchema, schemas};
 
 use super::draw::WinnersRecord;
 use super::ids::{DrawId, PayerId, PaymentId};
@@ -32,111 +40,6 @@ fn event_id(detail_type: &str, fact: &[&str]) -> String {
         hasher.update(part);
     }
     hex(&hasher.finalize()[..16])
-}
-
-/// Tickets were sold to one payment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PurchaseCreated {
-    pub event_id: String,
-    pub draw_id: String,
-    pub payment_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub payer_id: Option<String>,
-    pub quantity: u32,
-    pub tickets: Vec<u64>,
-    pub created_at: String,
-}
-
-/// A purchase and its tickets were voided (a refund, a chargeback).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PurchaseVoided {
-    pub event_id: String,
-    pub draw_id: String,
-    pub payment_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub payer_id: Option<String>,
-    pub quantity: u32,
-    pub tickets: Vec<u64>,
-    pub reason: String,
-    pub voided_at: String,
-}
-
-/// A draw's winners were drawn: the public summary of the drawing. Each prize's winner
-/// is its own `Prize Awarded` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct WinnersDrawn {
-    pub event_id: String,
-    pub draw_id: String,
-    pub prizes: u32,
-    pub eligible_count: u64,
-    pub eligible_digest: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub beacon_value: Option<String>,
-    pub drawn_at: String,
-}
-
-/// A prize went to a ticket: at the drawing, or by a redraw (with its reason).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PrizeAwarded {
-    pub event_id: String,
-    pub draw_id: String,
-    pub prize: u32,
-    pub pick: u64,
-    pub ticket: u64,
-    pub payment_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub payer_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub redraw_reason: Option<String>,
-    pub awarded_at: String,
-}
-
-/// A draw stopped selling: every stripe is closed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DrawClosed {
-    pub event_id: String,
-    pub draw_id: String,
-    pub closed_at: String,
-}
-
-/// An order got its number.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OrderCreated {
-    pub event_id: String,
-    pub series: String,
-    pub order_number: String,
-    pub period: String,
-    pub counter: u64,
-    pub source: String,
-    pub external_ref: String,
-    pub created_at: String,
-}
-
-/// An order kept its number and became void.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OrderVoided {
-    pub event_id: String,
-    pub series: String,
-    pub order_number: String,
-    pub period: String,
-    pub counter: u64,
-    pub source: String,
-    pub external_ref: String,
-    pub reason: String,
-    pub voided_at: String,
-}
-
-/// A series' counter was moved forward: the numbers `from` to `to` of the period are a
-/// declared gap.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CounterMoved {
-    pub event_id: String,
-    pub series: String,
-    pub period: String,
-    pub from: u64,
-    pub to: u64,
-    pub reason: String,
-    pub moved_at: String,
 }
 
 /// A pick and who holds its ticket, as the event tells it.

@@ -1,10 +1,10 @@
-//! RFC 9457 problem details: the one place where errors become HTTP responses.
+//! Each error of the services and the domain becomes a problem with its stable code.
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value, json};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
 use tracing::{error, warn};
 
+use super::Problem;
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::InvalidId;
 use crate::domain::order::InvalidReason;
@@ -13,81 +13,6 @@ use crate::domain::series::SeriesError;
 use crate::orders::OrderError;
 use crate::store::StoreError;
 use crate::tickets::TicketError;
-
-/// An error response: `application/problem+json` with a snake_case `code` member.
-#[derive(Debug)]
-pub struct Problem {
-    status: StatusCode,
-    code: String,
-    detail: String,
-    extra: Map<String, Value>,
-    retry_after: Option<u32>,
-}
-
-impl Problem {
-    pub fn new(status: StatusCode, code: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self {
-            status,
-            code: code.into(),
-            detail: detail.into(),
-            extra: Map::new(),
-            retry_after: None,
-        }
-    }
-
-    pub fn bad_request(code: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, code, detail)
-    }
-
-    pub fn with(mut self, member: &str, value: impl Into<Value>) -> Self {
-        self.extra.insert(member.to_owned(), value.into());
-        self
-    }
-
-    pub fn retry_after(mut self, seconds: u32) -> Self {
-        self.retry_after = Some(seconds);
-        self
-    }
-
-    pub fn status(&self) -> StatusCode {
-        self.status
-    }
-
-    pub fn code(&self) -> &str {
-        &self.code
-    }
-
-    /// DynamoDB failed or did not answer in time: whatever the request asked may or may
-    /// not have been done. Every Tally request is safe to repeat as it was.
-    pub fn outcome_unknown(detail: impl Into<String>) -> Self {
-        Problem::new(StatusCode::SERVICE_UNAVAILABLE, "outcome_unknown", detail).retry_after(1)
-    }
-}
-
-impl IntoResponse for Problem {
-    fn into_response(self) -> Response {
-        let mut body = json!({
-            "type": "about:blank",
-            "title": self.status.canonical_reason().unwrap_or("Error"),
-            "status": self.status.as_u16(),
-            "detail": self.detail,
-            "code": self.code,
-        });
-        if let Value::Object(members) = &mut body {
-            members.extend(self.extra);
-        }
-        let mut response = (self.status, body.to_string()).into_response();
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/problem+json"),
-        );
-        if let Some(seconds) = self.retry_after {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        response
-    }
-}
 
 impl From<InvalidId> for Problem {
     fn from(err: InvalidId) -> Self {
@@ -285,56 +210,5 @@ impl From<OrderError> for Problem {
             OrderError::Period(_) => Problem::bad_request("invalid_period", detail),
             OrderError::Store(err) => err.into(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use axum::body::to_bytes;
-
-    async fn render(problem: Problem) -> (StatusCode, axum::http::HeaderMap, Value) {
-        let response = problem.into_response();
-        let (parts, body) = response.into_parts();
-        let bytes = to_bytes(body, 4096).await.unwrap();
-        (
-            parts.status,
-            parts.headers,
-            serde_json::from_slice(&bytes).unwrap(),
-        )
-    }
-
-    #[tokio::test]
-    async fn throttling_is_a_503_with_retry_after() {
-        let (status, headers, body) = render(StoreError::Throttled.into()).await;
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(headers[header::RETRY_AFTER], "1");
-        assert_eq!(headers[header::CONTENT_TYPE], "application/problem+json");
-        assert_eq!(body["code"], "throttled");
-    }
-
-    #[tokio::test]
-    async fn a_failed_or_silent_database_is_a_503_that_says_the_outcome_is_unknown() {
-        let err = StoreError::Unavailable {
-            operation: "TransactWriteItems",
-            reason: "service error: InternalServerError".into(),
-        };
-        let (status, headers, body) = render(err.into()).await;
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(headers[header::RETRY_AFTER], "1");
-        assert_eq!(body["code"], "outcome_unknown");
-        assert!(!body.to_string().contains("InternalServerError"));
-    }
-
-    #[tokio::test]
-    async fn internal_errors_hide_their_details() {
-        let err = StoreError::Service {
-            operation: "TransactWriteItems",
-            message: "secret table layout".into(),
-        };
-        let (status, _, body) = render(err.into()).await;
-        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
-        assert_eq!(body["code"], "internal_error");
-        assert!(!body.to_string().contains("secret"));
     }
 }

@@ -1,0 +1,212 @@
+//! The OpenAPI 3.1 document of the HTTP API, built from the route tables, the handlers'
+//! annotations and the request and response types, so that it follows the code.
+//!
+//! What every route shares (problem documents for errors, `500`, `503` with `Retry-After`,
+//! and `413`/`415` for routes with a body) is added here once rather than on each handler.
+
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::{
+    Components, ContentBuilder, HeaderBuilder, InfoBuilder, LicenseBuilder, ObjectBuilder, OpenApi,
+    Ref, RefOr, ResponseBuilder, Type,
+};
+use utoipa::{PartialSchema, ToSchema};
+
+use super::problem::ProblemBody;
+use super::{orders, tickets};
+
+/// The media type of every error answer.
+const PROBLEM_JSON: &str = "application/problem+json";
+
+const DESCRIPTION: &str = "\
+Collision-free raffle ticket numbers and order numbers.
+
+Every error is an RFC 9457 problem document (`application/problem+json`) with a stable \
+`code`; each operation lists the codes of its statuses. Besides those:
+
+- `400`: `malformed_json`, `invalid_body` (a missing or unknown member), \
+`invalid_<member>` (a member of the wrong type or out of range), `unreadable_body`, and \
+`invalid_<parameter>` for a path parameter that cannot be decoded;
+- `413 body_too_large` (with the `limit` in bytes: 64 KiB on ticket routes, 6 MiB on \
+order routes) and `415 unsupported_media_type` on routes that take a body;
+- `404 route_not_found` for any other path, `405 method_not_allowed` for a method a path \
+does not take;
+- `503` with `Retry-After` when Tally cannot tell whether the request took effect: \
+`throttled`, `contention`, `outcome_unknown`. Every request is safe to repeat as it was;
+- `500 internal_error` only for a bug.
+
+The local server (`tally serve`) also answers `414 uri_too_long`, \
+`431 headers_too_large` and `400 malformed_request` for requests that it cannot parse.";
+
+/// The shared responses, by name in `components.responses`.
+const UNAVAILABLE: &str = "Unavailable";
+const INTERNAL_ERROR: &str = "InternalError";
+const BODY_TOO_LARGE: &str = "BodyTooLarge";
+const UNSUPPORTED_MEDIA_TYPE: &str = "UnsupportedMediaType";
+const ROUTE_NOT_FOUND: &str = "RouteNotFound";
+const METHOD_NOT_ALLOWED: &str = "MethodNotAllowed";
+
+/// The document of every route.
+pub fn openapi() -> OpenApi {
+    let mut doc = tickets::documented()
+        .merge(orders::documented())
+        .into_openapi();
+    doc.info = InfoBuilder::new()
+        .title("Tally")
+        .version(env!("CARGO_PKG_VERSION"))
+        .description(Some(DESCRIPTION))
+        .license(Some(LicenseBuilder::new().name("Apache-2.0").build()))
+        .build();
+    let components = doc.components.get_or_insert_with(Components::new);
+    components
+        .schemas
+        .insert(ProblemBody::name().into_owned(), ProblemBody::schema());
+    components.responses.extend(shared_responses());
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.patch,
+            &mut item.delete,
+        ];
+        for operation in operations.into_iter().flatten() {
+            complete(operation);
+        }
+    }
+    doc
+}
+
+/// The document as `GET /openapi.json` serves it and `make openapi` writes it.
+pub fn openapi_json() -> String {
+    let mut json = openapi().to_pretty_json().expect("the document serialises");
+    json.push('\n');
+    json
+}
+
+fn problem_response(description: &str) -> ResponseBuilder {
+    ResponseBuilder::new()
+        .description(description)
+        .content(PROBLEM_JSON, problem_content())
+}
+
+fn problem_content() -> utoipa::openapi::Content {
+    ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name(ProblemBody::name())))
+        .build()
+}
+
+fn shared_responses() -> Vec<(String, RefOr<utoipa::openapi::Response>)> {
+    let seconds = Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(0))
+            .build(),
+    );
+    let unavailable = problem_response(
+        "`throttled`, `contention` or `outcome_unknown`: whether the request took effect is \
+         unknown; repeat it as it was after `Retry-After` seconds",
+    )
+    .header(
+        "retry-after",
+        HeaderBuilder::new()
+            .schema(Some(seconds))
+            .description(Some("Seconds to wait before repeating the request"))
+            .build(),
+    );
+    [
+        (UNAVAILABLE, unavailable),
+        (
+            INTERNAL_ERROR,
+            problem_response("`internal_error`: a bug, with its details only in the logs"),
+        ),
+        (
+            BODY_TOO_LARGE,
+            problem_response("`body_too_large`: the body is larger than `limit` bytes"),
+        ),
+        (
+            UNSUPPORTED_MEDIA_TYPE,
+            problem_response("`unsupported_media_type`: send the body as `application/json`"),
+        ),
+        (
+            ROUTE_NOT_FOUND,
+            problem_response("`route_not_found`: no such route"),
+        ),
+        (
+            METHOD_NOT_ALLOWED,
+            problem_response("`method_not_allowed`: the path does not take that method"),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, response)| (name.to_owned(), RefOr::T(response.build())))
+    .collect()
+}
+
+/// Gives every error of `operation` the problem document, and adds the shared responses.
+fn complete(operation: &mut Operation) {
+    let responses = &mut operation.responses.responses;
+    for (status, response) in responses.iter_mut() {
+        if let RefOr::T(response) = response
+            && !status.starts_with('2')
+            && response.content.is_empty()
+        {
+            response
+                .content
+                .insert(PROBLEM_JSON.to_owned(), RefOr::T(problem_content()));
+        }
+    }
+    let mut shared = vec![("500", INTERNAL_ERROR), ("503", UNAVAILABLE)];
+    if operation.request_body.is_some() {
+        shared.extend([("413", BODY_TOO_LARGE), ("415", UNSUPPORTED_MEDIA_TYPE)]);
+    }
+    for (status, name) in shared {
+        responses.insert(
+            status.to_owned(),
+            RefOr::Ref(Ref::new(format!("#/components/responses/{name}"))),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_committed_document_is_the_one_the_code_generates() {
+        let committed = include_str!("../../openapi.json");
+        assert!(
+            committed == openapi_json(),
+            "openapi.json differs from what the code generates: run `make openapi` and commit it"
+        );
+    }
+
+    #[test]
+    fn every_error_is_a_problem_document_and_every_route_may_answer_503() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let mut operations = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                operations += 1;
+                let responses = operation["responses"].as_object().unwrap();
+                assert!(responses.contains_key("503"), "{method} {path}");
+                for (status, response) in responses {
+                    if !status.starts_with('2') && response.get("$ref").is_none() {
+                        assert!(
+                            response["content"][PROBLEM_JSON].is_object(),
+                            "{method} {path} {status}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_ne!(operations, 0);
+    }
+
+    #[test]
+    fn the_routes_with_the_longer_deadline_are_documented_routes() {
+        let doc = openapi();
+        for path in tickets::DRAWING_ROUTES {
+            assert!(doc.paths.paths.contains_key(path), "{path}");
+        }
+    }
+}

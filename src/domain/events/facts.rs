@@ -1,0 +1,176 @@
+//! The `detail` of each kind of event, as consumers receive it. The doc comments are the
+//! descriptions of the published JSON Schemas (`docs/events/*.schema.json`).
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Tickets were sold to one payment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct PurchaseCreated {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The draw the tickets belong to.
+    pub draw_id: String,
+    /// The purchase's idempotency key.
+    pub payment_id: String,
+    /// Who paid, when the purchase named a payer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub payer_id: Option<String>,
+    /// How many tickets were sold.
+    pub quantity: u32,
+    /// The ticket numbers, in the order they were sold.
+    pub tickets: Vec<u64>,
+    /// When the purchase committed (RFC 3339, UTC, milliseconds).
+    pub created_at: String,
+}
+
+/// A purchase and its tickets were voided (a refund, a chargeback): the tickets are never
+/// sold again and cannot win.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct PurchaseVoided {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The draw the tickets belong to.
+    pub draw_id: String,
+    /// The voided purchase's idempotency key.
+    pub payment_id: String,
+    /// Who paid, when the purchase named a payer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub payer_id: Option<String>,
+    /// How many tickets were voided.
+    pub quantity: u32,
+    /// The voided ticket numbers.
+    pub tickets: Vec<u64>,
+    /// Why the purchase was voided, as the operator gave it.
+    pub reason: String,
+    /// When the void committed (RFC 3339, UTC, milliseconds).
+    pub voided_at: String,
+}
+
+/// A draw's winners were drawn: the public summary of the drawing. Each prize's winner
+/// is its own `Prize Awarded` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct WinnersDrawn {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The drawn draw.
+    pub draw_id: String,
+    /// How many prizes were drawn.
+    pub prizes: u32,
+    /// How many tickets could win: sold and not voided when the draw closed.
+    pub eligible_count: u64,
+    /// Hex SHA-256 of the eligible list, as `GET /draws/{draw_id}/eligible` serves it.
+    pub eligible_digest: String,
+    /// The declared beacon's value that the drawing hashed, when the draw declared one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub beacon_value: Option<String>,
+    /// When the winners were drawn (RFC 3339, UTC, milliseconds).
+    pub drawn_at: String,
+}
+
+/// A prize went to a ticket: at the drawing, or by a redraw (with its reason).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct PrizeAwarded {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The drawn draw.
+    pub draw_id: String,
+    /// The prize, from 1.
+    pub prize: u32,
+    /// The pick of the drawing procedure that chose the ticket: the first picks go to
+    /// the prizes in order, each later one is a redraw.
+    pub pick: u64,
+    /// The winning ticket number.
+    pub ticket: u64,
+    /// The purchase that holds the ticket.
+    pub payment_id: String,
+    /// Who paid for the ticket, when the purchase named a payer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub payer_id: Option<String>,
+    /// Why the prize's previous winner was replaced; absent at the drawing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub redraw_reason: Option<String>,
+    /// When the prize was awarded (RFC 3339, UTC, milliseconds).
+    pub awarded_at: String,
+}
+
+/// A draw stopped selling: every stripe is closed, no purchase can commit any more.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct DrawClosed {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The closed draw.
+    pub draw_id: String,
+    /// When the close finished (RFC 3339, UTC, milliseconds).
+    pub closed_at: String,
+}
+
+/// An order got its number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct OrderCreated {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The series that numbered the order.
+    pub series: String,
+    /// The order's number as text, such as `UABC26000042`.
+    pub order_number: String,
+    /// The period of the series the number belongs to (`all`, `2026`, `2026-11`,
+    /// `2026-11-29` or `FY2027`).
+    pub period: String,
+    /// The number's counter within the period.
+    pub counter: u64,
+    /// The system that posted the order.
+    pub source: String,
+    /// The source's own reference of the order.
+    pub external_ref: String,
+    /// When the order was numbered (RFC 3339, UTC, milliseconds).
+    pub created_at: String,
+}
+
+/// An order kept its number and became void.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct OrderVoided {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The series that numbered the order.
+    pub series: String,
+    /// The order's number as text.
+    pub order_number: String,
+    /// The period of the series the number belongs to.
+    pub period: String,
+    /// The number's counter within the period.
+    pub counter: u64,
+    /// The system that posted the order.
+    pub source: String,
+    /// The source's own reference of the order.
+    pub external_ref: String,
+    /// Why the order was voided, as the operator gave it.
+    pub reason: String,
+    /// When the void committed (RFC 3339, UTC, milliseconds).
+    pub voided_at: String,
+}
+
+/// A series' counter was moved forward: the numbers `from` to `to` of the period are a
+/// declared gap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct CounterMoved {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The series whose counter moved.
+    pub series: String,
+    /// The period whose counter moved.
+    pub period: String,
+    /// The first skipped counter.
+    pub from: u64,
+    /// The last skipped counter: the next order gets `to + 1`.
+    pub to: u64,
+    /// Why the counter moved, as the operator gave it.
+    pub reason: String,
+    /// When the move committed (RFC 3339, UTC, milliseconds).
+    pub moved_at: String,
+}
