@@ -5,5 +5,3 @@
 pub const MAX_TRANSACTION_ITEMS: usize = 100;
 /// Keys in one `BatchGetItem`.
 pub const MAX_BATCH_GET_KEYS: usize = 100;
-/// The largest item, in bytes (names and values).
-pub const MAX_ITEM_BYTES: usize = 400 * 1024;

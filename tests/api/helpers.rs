@@ -198,8 +198,19 @@ pub async fn post_json(router: &Router, path: &str, body: &Value) -> Reply {
 }
 
 pub async fn post_raw(router: &Router, path: &str, content_type: &str, body: String) -> Reply {
+    send_raw(router, Method::POST, path, content_type, body).await
+}
+
+/// A request whose body is sent as written (JSON that `Value` cannot hold, or no JSON).
+pub async fn send_raw(
+    router: &Router,
+    method: Method,
+    path: &str,
+    content_type: &str,
+    body: String,
+) -> Reply {
     let request = Request::builder()
-        .method(Method::POST)
+        .method(method)
         .uri(path)
         .header(header::CONTENT_TYPE, content_type)
         .body(Body::from(body))

@@ -181,6 +181,11 @@ async fn sales_follow_the_schedule_and_a_draw_past_its_close_reads_closed() {
         .await;
     assert_eq!(late.code(), "draw_closed", "{}", late.body);
     assert_eq!(app.get("/draws/soon").await.body["status"], "closed");
+    // The beacon is fixed from closes_at on too, with no close called.
+    let beacon = app
+        .patch("/draws/soon", &json!({"beacon": "drand quicknet round 1"}))
+        .await;
+    assert_eq!(beacon.code(), "draw_closed", "{}", beacon.body);
     // A replay still gets its tickets; the winners close the stripes first.
     assert_eq!(
         app.post("/draws/soon/purchases", &buy("s1", 2, "ann"))

@@ -3,6 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+};
 use axum::http::StatusCode;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::{Value, json};
@@ -324,5 +327,42 @@ async fn time_zones_and_fiscal_months_are_checked_and_shown() {
     check(
         app.put("/series/X", &json!({"reset": "weekly"})).await,
         "invalid_reset",
+    );
+}
+
+#[tokio::test]
+async fn a_table_of_the_earlier_layout_is_refused_with_what_to_do() {
+    // A table keyed like the text-keyed layout: the key alone, no period index.
+    let store = store_on(&format!("tally-test-old-{}", std::process::id()), None).await;
+    store
+        .client()
+        .create_table()
+        .table_name(store.table())
+        .billing_mode(BillingMode::PayPerRequest)
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("pk")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("pk")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let refused = store.ensure_table_without_stream().await;
+    let _ = store.delete_table().await;
+    let message = refused
+        .expect_err("an earlier layout is refused")
+        .to_string();
+    assert!(
+        message.contains("has no period index") && message.contains("not migrated"),
+        "{message}"
     );
 }

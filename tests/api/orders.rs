@@ -94,6 +94,16 @@ async fn invalid_series_definitions_are_rejected() {
             code,
         );
     }
+    // 2^64 does not fit any integer: it still names its field.
+    let huge = crate::helpers::send_raw(
+        &app.router,
+        axum::http::Method::PUT,
+        "/series/S1",
+        "application/json",
+        r#"{"format": "A{seq:4}", "start": 18446744073709551616}"#.into(),
+    )
+    .await;
+    assert_problem(&huge, StatusCode::BAD_REQUEST, "invalid_start");
     assert_problem(
         &put_series(&app, "bad.id", json!({})).await,
         StatusCode::BAD_REQUEST,
