@@ -94,15 +94,40 @@ pub async fn measure_all(store: &Store, duration: Duration) -> Result<Ceilings, 
 
 /// The 100-item shape alone, measured right before the order imports: the machine's
 /// speed drifts during a run, so the orders' share is read against the ceiling measured
-/// on either side of them. Two unmeasured seconds first, for a JVM that the tickets part
-/// did not warm up.
+/// on either side of them. It is measured once the endpoint writes at a steady rate: a
+/// JVM that the tickets part did not warm up writes at about half its speed at first,
+/// which would inflate the orders' share.
 pub async fn measure_order_chunks(store: &Store, duration: Duration) -> Result<Ceiling, String> {
     println!(
         "\nWrite ceiling before the orders ({} s: new items, attribute_not_exists, no contention)",
         duration.as_secs()
     );
-    write_for(store, ORDER_CHUNKS, Duration::from_secs(2)).await?;
+    let warm_up = warm_up(store, ORDER_CHUNKS).await?;
+    println!(
+        "  (after {:.0} s of unmeasured writing, until the rate was steady)",
+        warm_up.as_secs_f64()
+    );
     measure(store, ORDER_CHUNKS, duration).await
+}
+
+/// Longest unmeasured writing before a measurement.
+const WARM_UP_LIMIT: Duration = Duration::from_secs(40);
+
+/// Writes in `shape`, unmeasured, until two windows of 2 seconds in a row write within 10%
+/// of each other (or for at most `WARM_UP_LIMIT`); returns how long that took.
+async fn warm_up(store: &Store, shape: Shape) -> Result<Duration, String> {
+    let started = Instant::now();
+    let mut last: Option<f64> = None;
+    while started.elapsed() < WARM_UP_LIMIT {
+        let rate = write_for(store, shape, Duration::from_secs(2))
+            .await?
+            .items_per_s();
+        if last.is_some_and(|last| (rate - last).abs() <= 0.1 * last) {
+            break;
+        }
+        last = Some(rate);
+    }
+    Ok(started.elapsed())
 }
 
 /// Numbers the measurements of a run, so that a shape measured twice writes new keys.
