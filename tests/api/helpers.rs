@@ -80,7 +80,8 @@ pub async fn fresh_store(counter: Option<RequestCounter>) -> Store {
     store
 }
 
-fn new_table_name() -> String {
+/// A table name of its own for one test.
+pub fn new_table_name() -> String {
     format!("tally-test-{}", DrawId::generate())
 }
 

@@ -333,7 +333,7 @@ async fn time_zones_and_fiscal_months_are_checked_and_shown() {
 #[tokio::test]
 async fn a_table_of_the_earlier_layout_is_refused_with_what_to_do() {
     // A table keyed like the text-keyed layout: the key alone, no period index.
-    let store = store_on(&format!("tally-test-old-{}", std::process::id()), None).await;
+    let store = store_on(&crate::helpers::new_table_name(), None).await;
     store
         .client()
         .create_table()
