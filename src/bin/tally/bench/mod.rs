@@ -92,15 +92,11 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
         Some(sell_out::compare(&args.tickets, store, counter).await?)
     };
     let ceiling_time = Duration::from_secs(args.ceiling_seconds);
-    let chunks_before = if args.orders.skip_orders || args.skip_ceiling {
-        None
-    } else {
-        Some(ceiling::measure_order_chunks(store, ceiling_time).await?)
-    };
     let orders = if args.orders.skip_orders {
         None
     } else {
-        Some(orders::run(&args.orders, store, counter).await?)
+        let around = (!args.skip_ceiling).then_some(ceiling_time);
+        Some(orders::run(&args.orders, store, counter, around).await?)
     };
     let audit = if args.audit.skip_audit {
         None
@@ -110,10 +106,13 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
     if args.skip_ceiling {
         return Ok(());
     }
-    let ceilings = ceiling::measure_all(store, ceiling_time).await?;
+    let ticket_ceilings = match tickets {
+        Some(_) => Some(ceiling::measure_ticket_shapes(store, ceiling_time).await?),
+        None => None,
+    };
     println!();
     println!("Against the ceiling:");
-    if let Some((tally, naive)) = &tickets {
+    if let (Some((tally, naive)), Some(ceilings)) = (&tickets, &ticket_ceilings) {
         let purchases = &ceilings.purchases;
         let transactions = tally.by_operation.of("TransactWriteItems") as f64;
         let transactions_per_s = transactions / tally.elapsed.as_secs_f64();
@@ -138,23 +137,26 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
             );
         }
     }
-    if let (Some(orders), Some(before)) = (&orders, &chunks_before) {
-        // The ceiling right before the orders and at the end of the run, averaged.
-        let ceiling = (before.items_per_s() + ceilings.order_chunks.items_per_s()) / 2.0;
+    if let Some((orders, bracket)) = orders
+        .as_ref()
+        .and_then(|o| o.bracket.as_ref().map(|b| (o, b)))
+    {
         println!(
-            "  100-item ceiling: {:.0} items/s before the orders, {:.0} at the end; shares below are of their mean, {ceiling:.0}",
-            before.items_per_s(),
-            ceilings.order_chunks.items_per_s()
+            "  100-item ceiling, 4 writers: {:.0} items/s before the fast batches, {:.0} between them and the gapless ones, {:.0} after those;",
+            bracket.before_fast.items_per_s(),
+            bracket.between.items_per_s(),
+            bracket.after_gapless.items_per_s()
         );
+        println!("    each import's share below is of the mean on either side of it");
         let loop_rate = orders.single.orders_per_s();
-        for (label, figures, target) in [
-            ("fast", &orders.fast, 20.0),
-            ("gapless", &orders.gapless, 5.0),
+        for (label, figures, ceiling, target) in [
+            ("fast", &orders.fast, bracket.around_fast(), 20.0),
+            ("gapless", &orders.gapless, bracket.around_gapless(), 5.0),
         ] {
             // Every order is two new items: its number and its (source, reference).
             let items = 2.0 * figures.orders_per_s();
             println!(
-                "  {label} batches wrote {items:.0} items/s ({:.0}% of the 100-item ceiling); {target}x the loop needs {:.0} items/s ({:.1}x the ceiling)",
+                "  {label} batches wrote {items:.0} items/s ({:.0}% of the 100-item ceiling, {ceiling:.0}); {target}x the loop needs {:.0} items/s ({:.1}x the ceiling)",
                 100.0 * items / ceiling,
                 2.0 * target * loop_rate,
                 2.0 * target * loop_rate / ceiling
@@ -165,14 +167,14 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
             "  gapless: {:.2} WCU per order (table; target <= 4.6), {:.2} with the index; {:.0}% of the ceiling (target >= 75%)",
             gapless.table_wcu_per_order(),
             gapless.total_wcu_per_order(),
-            100.0 * 2.0 * gapless.orders_per_s() / ceiling
+            100.0 * 2.0 * gapless.orders_per_s() / bracket.around_gapless()
         );
-        let serial = &ceilings.serial_order_chunks;
+        let serial = &bracket.serial_after_gapless;
         println!(
-            "  gapless writers take turns on one counter: {:.0}% of the 1-writer ceiling ({:.0} items/s; 4 writers reach {:.1}x that here)",
+            "  gapless writers take turns on one counter: {:.0}% of the 1-writer ceiling right after them ({:.0} items/s; 4 writers reached {:.1}x that)",
             100.0 * 2.0 * gapless.orders_per_s() / serial.items_per_s(),
             serial.items_per_s(),
-            ceilings.order_chunks.items_per_s() / serial.items_per_s()
+            bracket.after_gapless.items_per_s() / serial.items_per_s()
         );
         if let Some(audit) = &audit {
             let per_order = Duration::from_secs_f64(1.0 / gapless.orders_per_s());

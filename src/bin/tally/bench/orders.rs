@@ -12,6 +12,7 @@ use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
 use tally::store::{RequestCounter, RequestCounts, Store};
 
+use super::ceiling::{self, Ceiling};
 use super::stats::percentile_ms;
 
 #[derive(Args)]
@@ -46,6 +47,31 @@ pub struct OrderSummary {
     pub fast: OrderFigures,
     pub gapless: OrderFigures,
     pub single: OrderFigures,
+    /// The ceilings measured around the batch imports, unless the ceiling is skipped.
+    pub bracket: Option<Bracket>,
+}
+
+/// The 4-writer 100-item ceiling right before the fast batches, between them and the
+/// gapless batches, and right after those, with the 1-writer ceiling last: DynamoDB Local
+/// slows as its table grows and the machine's speed drifts, so each import is read against
+/// the endpoint as it was on either side of it, not minutes away.
+pub struct Bracket {
+    pub before_fast: Ceiling,
+    pub between: Ceiling,
+    pub after_gapless: Ceiling,
+    pub serial_after_gapless: Ceiling,
+}
+
+impl Bracket {
+    /// The 4-writer ceiling around the fast batches, in items/s.
+    pub fn around_fast(&self) -> f64 {
+        (self.before_fast.items_per_s() + self.between.items_per_s()) / 2.0
+    }
+
+    /// The 4-writer ceiling around the gapless batches, in items/s.
+    pub fn around_gapless(&self) -> f64 {
+        (self.between.items_per_s() + self.after_gapless.items_per_s()) / 2.0
+    }
 }
 
 impl OrderFigures {
@@ -95,19 +121,51 @@ impl OrderFigures {
     }
 }
 
+/// Runs the three imports; with `ceiling_time`, measures the ceiling around the batch
+/// imports for that long each.
 pub async fn run(
     args: &OrderBenchArgs,
     store: &Store,
     counter: &RequestCounter,
+    ceiling_time: Option<Duration>,
 ) -> Result<OrderSummary, String> {
+    let before_fast = match ceiling_time {
+        Some(time) => Some(ceiling::measure_order_chunks(store, time).await?),
+        None => None,
+    };
     println!(
         "\nImporting {} orders from {} concurrent sources: batches of {}, and one per request",
         args.orders, args.order_sources, args.order_batch
     );
     let fast = import(args, store, counter, "FAST", false, args.order_batch).await?;
     fast.print();
+    let between = match ceiling_time {
+        Some(time) => {
+            println!(
+                "\nWrite ceiling between the fast and the gapless batches ({} s)",
+                time.as_secs()
+            );
+            Some(ceiling::order_chunks_now(store, time).await?)
+        }
+        None => None,
+    };
     let gapless = import(args, store, counter, "GAPLESS", true, args.order_batch).await?;
     gapless.print();
+    let bracket = match (ceiling_time, before_fast, between) {
+        (Some(time), Some(before_fast), Some(between)) => {
+            println!(
+                "\nWrite ceiling after the gapless batches ({} s each)",
+                time.as_secs()
+            );
+            Some(Bracket {
+                before_fast,
+                between,
+                after_gapless: ceiling::order_chunks_now(store, time).await?,
+                serial_after_gapless: ceiling::serial_order_chunks_now(store, time).await?,
+            })
+        }
+        _ => None,
+    };
     let single = import(args, store, counter, "LOOP", false, 1).await?;
     single.print();
     println!();
@@ -129,6 +187,7 @@ pub async fn run(
         fast,
         gapless,
         single,
+        bracket,
     })
 }
 
