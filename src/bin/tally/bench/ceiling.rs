@@ -95,9 +95,8 @@ pub async fn measure_ticket_shapes(
 
 /// The 100-item shape alone, measured right before the order imports (the first of the
 /// ceilings around them, see `order_chunks_now`). It is measured once the endpoint writes
-/// at a steady rate: a
-/// JVM that the tickets part did not warm up writes at about half its speed at first,
-/// which would inflate the orders' share.
+/// at a steady rate: a JVM that the tickets part did not warm up writes at about half its
+/// speed at first, which would inflate the orders' share.
 pub async fn measure_order_chunks(store: &Store, duration: Duration) -> Result<Ceiling, String> {
     println!(
         "\nWrite ceiling before the orders ({} s: new items, attribute_not_exists, no contention)",
@@ -111,9 +110,9 @@ pub async fn measure_order_chunks(store: &Store, duration: Duration) -> Result<C
     measure(store, ORDER_CHUNKS, duration).await
 }
 
-/// The 100-item shape again, from 4 writers and then from 1, with no warm-up (the
-/// endpoint has just been writing): measured between the order imports, so that each one
-/// is read against the ceiling on either side of it.
+/// The 100-item shape again from 4 writers, with no warm-up (the endpoint has just been
+/// writing): measured between the order imports, so that each one is read against the
+/// ceiling on either side of it.
 pub async fn order_chunks_now(store: &Store, duration: Duration) -> Result<Ceiling, String> {
     measure(store, ORDER_CHUNKS, duration).await
 }
