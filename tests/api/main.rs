@@ -18,6 +18,7 @@ mod operator_tools;
 mod order_races;
 mod orders;
 mod queue;
+mod stale_counter;
 mod stream;
 mod tickets;
 mod winners;

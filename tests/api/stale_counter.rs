@@ -1,0 +1,108 @@
+//! Writers whose view of a gapless counter is stale: an operator's move read before the
+//! systems numbered past its end, and a writer whose claim expired and was taken over.
+//! Either finds numbers in its way that others wrote under the counter: that is a change
+//! to read again, not a broken invariant (never a 500), and nothing of it is written.
+
+use axum::http::StatusCode;
+use chrono::Utc;
+use serde_json::json;
+use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally::domain::order::{Move, Order, OrderData, Reason};
+use tally::domain::series::{Period, Reset};
+use tally::store::orders::{CounterAdvance, CounterMoved, OrdersCommit};
+
+use crate::helpers::{TestApp, spawn_app};
+use crate::ledger::{assert_problem, define, post_range};
+
+/// A gapless series `id` with numbers 1 to 10; its series id and period.
+async fn ten_numbers(app: &TestApp, id: &str) -> (SeriesId, Period) {
+    define(app, id, json!({"format": "S{seq:5}", "reset": "never"})).await;
+    post_range(app, id, 0, 10).await;
+    (
+        SeriesId::parse(id).unwrap(),
+        Period::parse(Reset::Never, "all").unwrap(),
+    )
+}
+
+/// The audit of `id`: its orders, gaps and chain as they should be after 10 numbers.
+async fn assert_untouched(app: &TestApp, id: &str) {
+    let audit = app
+        .get(&format!("/series/{id}/audit?period=all"))
+        .await
+        .body;
+    assert_eq!(audit["orders"], 10, "{audit}");
+    assert_eq!(audit["last_counter"], 10, "{audit}");
+    assert_eq!(audit["gaps"].as_array().map(Vec::len), Some(0), "{audit}");
+    assert_eq!(audit["chain"]["intact"], true, "{audit}");
+}
+
+#[tokio::test]
+async fn a_move_read_before_writers_passed_its_end_reads_again_and_is_behind() {
+    let app = spawn_app().await;
+    let (series, period) = ten_numbers(&app, "MR").await;
+    let reason = "keep numbers for the paper ledger";
+    // Read when the counter was at 3: the next number was to be 9, and 8 is now taken.
+    let stale = Move {
+        series: series.clone(),
+        from: 4,
+        to: 8,
+        reason: Reason::parse(reason).unwrap(),
+        at: Utc::now(),
+        hash: Some("00".repeat(32)),
+    };
+    let now = Utc::now().timestamp_millis();
+    let moved = app
+        .store
+        .move_counter(&series, &period, Some(3), &stale, 1, now)
+        .await
+        .unwrap();
+    assert!(matches!(moved, CounterMoved::Changed), "{moved:?}");
+    // Read again, the move is behind the counter.
+    let behind = app
+        .patch("/series/MR", &json!({"next": 9, "reason": reason}))
+        .await;
+    assert_problem(&behind, StatusCode::CONFLICT, "move_not_forward");
+    assert_untouched(&app, "MR").await;
+}
+
+#[tokio::test]
+async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
+    let app = spawn_app().await;
+    let (series, period) = ten_numbers(&app, "CT").await;
+    // A writer that claimed the counter at 3 and stalled past its lease: the next writer
+    // numbered 4 to 10. Its chunk for 4 and 5 now meets those numbers.
+    let orders: Vec<Order> = (4..=5)
+        .map(|counter| Order {
+            order_number: format!("S{counter:05}"),
+            series: series.clone(),
+            source: SourceId::parse("stalled").unwrap(),
+            external_ref: ExternalRef::parse(&format!("late-{counter}")).unwrap(),
+            data: OrderData::empty(),
+            fingerprint: "late".into(),
+            period: period.as_str().to_owned(),
+            counter,
+            created_at: Utc::now(),
+            hash: Some("00".repeat(32)),
+            void: None,
+        })
+        .collect();
+    let advance = CounterAdvance {
+        owner: "stalled-writer".into(),
+        format_version: 1,
+        expected: Some(3),
+        new: 5,
+        head: "00".repeat(32),
+        keep_until: None,
+    };
+    let commit = app
+        .store
+        .commit_orders(&series, &period, Some(&advance), &orders)
+        .await
+        .unwrap();
+    let OrdersCommit::Cancelled(cancelled) = commit else {
+        panic!("a chunk on a counter moved on committed");
+    };
+    assert_eq!(cancelled.counter_now.and_then(|c| c.last), Some(10));
+    assert!(cancelled.existing.is_empty());
+    assert_untouched(&app, "CT").await;
+}
