@@ -1,5 +1,25 @@
 //! Tally hands out numbers that never collide: raffle tickets and order numbers, on AWS
 //! Lambda in front of one DynamoDB table.
+//!
+//! # A tour
+//!
+//! The crate is layered, and imports run one way only:
+//!
+//! - [`domain`]: the rules, free of AWS types. Ids (parsed once, valid everywhere),
+//!   draws, schedules, stripes and the keyed permutation that picks ticket numbers,
+//!   seeds and winners, series formats and periods, orders, the hash chain, the audit,
+//!   and the domain events.
+//! - [`store`]: the one DynamoDB table. Key formats live in `store::keys`, one codec per
+//!   item type, shared item operations in `store::table`; every race is decided here, by
+//!   conditional writes and transactions.
+//! - [`tickets`] and [`orders`]: the services. Each operation is a small state type whose
+//!   methods are its named steps (`tickets::purchase`, `orders::gapless`).
+//! - [`api`]: one axum router for Lambda and the local server, with the problem details
+//!   (RFC 9457) every error becomes; [`queue`] (SQS imports), [`stream`] (DynamoDB
+//!   stream to domain events) and [`bus`] (EventBridge) are the other ways in and out.
+//! - `src/bin/`: one small `main` per Lambda function, and the `tally` command line.
+//!
+//! Where to change what is listed in the README's map of the code.
 
 pub mod api;
 pub mod aws;
