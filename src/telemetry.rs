@@ -6,6 +6,8 @@
 //! dropped whatever `RUST_LOG` asks for: the SDK's `DEBUG` events and everything else
 //! still get through.
 
+use std::io::IsTerminal;
+
 use tracing::{Level, Metadata, Subscriber};
 use tracing_subscriber::filter::{EnvFilter, FilterFn, LevelFilter};
 use tracing_subscriber::fmt::MakeWriter;
@@ -23,18 +25,24 @@ pub enum LogFormat {
     Json,
     /// Plain text with a timestamp.
     Text,
+    /// Plain text with a timestamp and colours, for a person at a terminal.
+    TerminalText,
     /// Plain text without a timestamp (Lambda's `Text` format adds its own).
     TextWithoutTime,
 }
 
 impl LogFormat {
-    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda otherwise text without time.
+    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda otherwise text without time;
+    /// elsewhere text, coloured only when stdout is a terminal (a log file or a pipe gets
+    /// no escape codes).
     pub fn from_env() -> Self {
         let lambda_format = std::env::var("AWS_LAMBDA_LOG_FORMAT").unwrap_or_default();
         if lambda_format.eq_ignore_ascii_case("json") {
             Self::Json
         } else if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
             Self::TextWithoutTime
+        } else if std::io::stdout().is_terminal() {
+            Self::TerminalText
         } else {
             Self::Text
         }
@@ -64,10 +72,11 @@ where
         .parse_lossy(directives);
     let fmt = tracing_subscriber::fmt::layer()
         .with_target(false)
+        .with_ansi(format == LogFormat::TerminalText)
         .with_writer(writer);
     let fmt = match format {
         LogFormat::Json => fmt.json().boxed(),
-        LogFormat::Text => fmt.boxed(),
+        LogFormat::Text | LogFormat::TerminalText => fmt.boxed(),
         LogFormat::TextWithoutTime => fmt.without_time().boxed(),
     };
     Registry::default().with(
@@ -117,5 +126,25 @@ mod tests {
         assert!(!text.contains("SECRET"), "{text}");
         assert!(text.contains("beginning attempt #1"), "{text}");
         assert!(text.contains("our own trace"), "{text}");
+    }
+
+    fn text_lines(format: LogFormat) -> String {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = subscriber("info", format, move || writer.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!(draw_id = "d1", "a warning");
+        });
+        String::from_utf8(captured.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn text_logs_carry_colour_codes_only_for_a_terminal() {
+        for format in [LogFormat::Text, LogFormat::TextWithoutTime, LogFormat::Json] {
+            let text = text_lines(format);
+            assert!(text.contains("a warning"), "{text}");
+            assert!(!text.contains('\x1b'), "{format:?}: {text:?}");
+        }
+        assert!(text_lines(LogFormat::TerminalText).contains('\x1b'));
     }
 }
