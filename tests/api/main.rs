@@ -13,6 +13,7 @@ mod invariants;
 mod ledger;
 mod lifecycle;
 mod lifecycle_races;
+mod local_setup;
 mod numbering;
 mod operator_tools;
 mod order_races;
