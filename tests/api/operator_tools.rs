@@ -6,6 +6,7 @@ use std::process::Command;
 use axum::http::StatusCode;
 use serde_json::json;
 
+use crate::fault_proxy::{FaultProxy, Faults};
 use crate::helpers::{endpoint, router, spawn_app};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -117,4 +118,46 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
         said.starts_with(&format!("ok: 2 picks of {} eligible", sold - 1)),
         "{said}"
     );
+}
+
+/// The bench's buyers repeat a 503 as clients do: a purchase whose transaction DynamoDB
+/// failed on every SDK attempt (the outcome unknown) is sent again with its payment id,
+/// and the sell-out completes instead of stopping at the first such answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bench_repeats_an_unknown_outcome_instead_of_aborting() {
+    let proxy = FaultProxy::start(&endpoint()).await;
+    // Each attempt commits and then fails half the time: one purchase in eight exhausts
+    // the SDK's three attempts.
+    proxy.set(Faults {
+        error_after: 0.5,
+        operations: Some(vec!["TransactWriteItems".into()]),
+        ..Faults::default()
+    });
+    let endpoint = proxy.endpoint();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_tally"))
+            .args(["bench", "--tickets", "200", "--buyers", "8"])
+            .args([
+                "--max-quantity",
+                "5",
+                "--warmup-tickets",
+                "0",
+                "--skip-naive",
+            ])
+            .args(["--skip-ceiling", "--skip-orders", "--skip-import-parse"])
+            .args(["--skip-cold-start", "--skip-audit", "--skip-winners"])
+            .env("DYNAMODB_ENDPOINT", endpoint)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(said.contains("buyers repeated"), "{said}");
+    assert!(proxy.counts().errors_after > 0);
 }
