@@ -3,6 +3,7 @@
 mod changes;
 mod concurrency;
 mod cost;
+mod error_words;
 mod events;
 mod fault_proxy;
 mod faults;
