@@ -1,17 +1,22 @@
 //! Logging for every binary: JSON on Lambda when its log format says so, text otherwise,
-//! and never a secret at any level.
+//! and never a secret at any level; the business metrics ([`metrics`]) go out through the
+//! same writer, each document a JSON line of its own.
 //!
 //! At `TRACE` the AWS SDK logs the bodies of the requests it sends and the responses it
 //! reads; a draw item's body holds the draw's secret permutation key. Those events are
 //! dropped whatever `RUST_LOG` asks for: the SDK's `DEBUG` events and everything else
 //! still get through.
 
-use std::io::IsTerminal;
+pub mod metrics;
 
-use tracing::{Level, Metadata, Subscriber};
+use std::fmt::Debug;
+use std::io::{IsTerminal, Write};
+
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::filter::{EnvFilter, FilterFn, LevelFilter};
 use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
@@ -57,16 +62,58 @@ fn without_bodies(metadata: &Metadata<'_>) -> bool {
             .any(|target| metadata.target().starts_with(target)))
 }
 
+fn is_metrics_document(metadata: &Metadata<'_>) -> bool {
+    metadata.target() == metrics::TARGET
+}
+
+/// Writes each metrics document as it is, alone on its line, whatever the log format and
+/// level: CloudWatch extracts metrics only from a line that is the document itself.
+struct MetricsLines<W> {
+    writer: W,
+}
+
+impl<S, W> Layer<S> for MetricsLines<W>
+where
+    S: Subscriber,
+    W: for<'a> MakeWriter<'a> + 'static,
+{
+    fn on_event(&self, event: &Event<'_>, _context: Context<'_, S>) {
+        let mut document = Document(None);
+        event.record(&mut document);
+        if let Some(mut line) = document.0 {
+            line.push('\n');
+            // One write, so that concurrent lines do not interleave.
+            let _ = self.writer.make_writer().write_all(line.as_bytes());
+        }
+    }
+}
+
+/// The `emf` field of a metrics event.
+struct Document(Option<String>);
+
+impl Visit for Document {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "emf" {
+            self.0 = Some(value.to_owned());
+        }
+    }
+
+    fn record_debug(&mut self, _field: &Field, _value: &dyn Debug) {}
+}
+
 /// A subscriber writing to `writer` at the levels `directives` asks for (`RUST_LOG`
-/// syntax), without bodies.
+/// syntax), without bodies, and every metrics document.
 pub fn subscriber<W>(
     directives: &str,
     format: LogFormat,
     writer: W,
 ) -> impl Subscriber + Send + Sync + 'static
 where
-    W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
+    W: for<'a> MakeWriter<'a> + Clone + Send + Sync + 'static,
 {
+    let documents = MetricsLines {
+        writer: writer.clone(),
+    };
     let filter = EnvFilter::builder()
         .with_default_directive(LevelFilter::INFO.into())
         .parse_lossy(directives);
@@ -79,15 +126,25 @@ where
         LogFormat::Text | LogFormat::TerminalText => fmt.boxed(),
         LogFormat::TextWithoutTime => fmt.without_time().boxed(),
     };
-    Registry::default().with(
-        fmt.with_filter(filter)
-            .with_filter(FilterFn::new(without_bodies)),
-    )
+    Registry::default()
+        .with(
+            fmt.with_filter(filter)
+                .with_filter(FilterFn::new(|metadata| {
+                    without_bodies(metadata) && !is_metrics_document(metadata)
+                })),
+        )
+        .with(documents.with_filter(FilterFn::new(is_metrics_document)))
 }
 
 /// Installs the process's subscriber on stdout. The level comes from
-/// `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`, else `default_level`.
+/// `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`, else `default_level`; the metrics' namespace
+/// from `TALLY_METRICS_NAMESPACE`, else `Tally`.
 pub fn init(default_level: &str) {
+    if let Ok(namespace) = std::env::var("TALLY_METRICS_NAMESPACE")
+        && !namespace.is_empty()
+    {
+        metrics::set_namespace(namespace);
+    }
     let directives = std::env::var("AWS_LAMBDA_LOG_LEVEL")
         .or_else(|_| std::env::var("RUST_LOG"))
         .unwrap_or_else(|_| default_level.to_owned());
@@ -136,6 +193,21 @@ mod tests {
             tracing::warn!(draw_id = "d1", "a warning");
         });
         String::from_utf8(captured.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn a_metrics_document_is_a_line_of_its_own_at_any_level_and_in_any_format() {
+        for format in [LogFormat::Json, LogFormat::Text] {
+            let captured = Captured::default();
+            let writer = captured.clone();
+            let subscriber = subscriber("error", format, move || writer.clone());
+            tracing::subscriber::with_default(subscriber, || {
+                tracing::info!(target: metrics::TARGET, emf = r#"{"_aws": {}}"#);
+                tracing::info!("not at this level");
+            });
+            let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+            assert_eq!(text, "{\"_aws\": {}}\n", "{format:?}");
+        }
     }
 
     #[test]
