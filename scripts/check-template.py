@@ -16,7 +16,14 @@
   arm64 on provided.al2023 (what `make build`, `make sam` and the cold-start bench expect),
   and functions that share a binary share its role;
 - the HTTP API writes JSON access logs that name the caller, to a log group kept for
-  LogRetentionDays, and throttles every route with the Throttling* parameters.
+  LogRetentionDays, and throttles every route with the Throttling* parameters;
+- every queue has an alarm on its own metrics, every function alarms on its errors and
+  its throttles, the API on its 5xx answers; every alarm notifies the AlarmTopicArn
+  parameter's topic when one is given and nothing otherwise; an alarm on Tally's own
+  namespace names a metric the functions write (declared in src/telemetry/metrics.rs)
+  with its dimension, in the namespace the functions are given; one dashboard charts
+  every declared metric and shows every alarm. Each run also removes each queue's and
+  each function's alarms in turn and checks that the check then fails.
 
 Needs PyYAML, which cfn-lint brings along. Exits 1 and lists every failure.
 """
@@ -66,6 +73,17 @@ STREAM_ACTIONS = {
     "dynamodb:getsharditerator",
     "dynamodb:liststreams",
 }
+
+ALARM_TYPE = "AWS::CloudWatch::Alarm"
+DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
+QUEUE_TYPE = "AWS::SQS::Queue"
+# What every alarm does with the optional topic: notify it, or no one.
+ALARM_ACTIONS = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}
+# The namespace of Tally's own metrics, as the functions are given it and the alarms read it.
+METRICS_NAMESPACE = {"Fn::Sub": "Tally/${AWS::StackName}"}
+METRICS_SOURCE = os.path.join("src", "telemetry", "metrics.rs")
+# A declaration there: `Metric::count("Name")`, optionally `.by("Dimension")`.
+METRIC_DECLARATION = re.compile(r'Metric::(?:count|milliseconds)\("(\w+)"\)(?:\s*\.by\("(\w+)"\))?')
 
 ROLE_TYPES = {"AWS::IAM::Role"}
 POLICY_TYPES = {"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy"}
@@ -339,13 +357,135 @@ class Check:
                         f"parameter {key}: missing, or not a Number with a default"
                         " and a description")
 
+    # Alarms and the dashboard
+
+    def of_type(self, kind):
+        return {n: r for n, r in self.resources.items() if r.get("Type") == kind}
+
+    @staticmethod
+    def watched(alarm):
+        """(namespace, metric name, dimensions) of each metric an alarm reads."""
+        props = alarm.get("Properties") or {}
+        if "MetricName" in props:
+            yield props.get("Namespace"), props.get("MetricName"), as_list(props.get("Dimensions"))
+        for query in as_list(props.get("Metrics")):
+            metric = ((query or {}).get("MetricStat") or {}).get("Metric") or {}
+            if metric:
+                yield metric.get("Namespace"), metric.get("MetricName"), as_list(metric.get("Dimensions"))
+
+    def alarmed(self, namespace, metric, name, value):
+        """Whether some alarm reads `metric` of `namespace` with dimension `name` = `value`."""
+        return any(
+            ns == namespace and (metric is None or m == metric)
+            and {"Name": name, "Value": value} in dims
+            for alarm in self.of_type(ALARM_TYPE).values()
+            for ns, m, dims in self.watched(alarm))
+
+    def check_alarms(self, declared):
+        for name in self.of_type(QUEUE_TYPE):
+            self.expect(self.alarmed("AWS/SQS", None, "QueueName", {"Fn::GetAtt": [name, "QueueName"]}),
+                        f"{name}: no alarm on the queue")
+        for name, resource in self.resources.items():
+            if resource.get("Type") in FUNCTION_TYPES:
+                for metric in ("Errors", "Throttles"):
+                    self.expect(self.alarmed("AWS/Lambda", metric, "FunctionName", {"Ref": name}),
+                                f"{name}: no alarm on its {metric}")
+        for name in self.of_type("AWS::Serverless::HttpApi"):
+            self.expect(self.alarmed("AWS/ApiGateway", "5xx", "ApiId", {"Ref": name}),
+                        f"{name}: no alarm on its 5xx answers")
+        topic = self.parameters.get("AlarmTopicArn") or {}
+        self.expect(topic.get("Type") == "String" and topic.get("Default") == "",
+                    "parameter AlarmTopicArn: missing, or not a String that is empty by default")
+        for name, alarm in self.of_type(ALARM_TYPE).items():
+            props = alarm.get("Properties") or {}
+            for key in ("AlarmActions", "OKActions"):
+                self.expect(props.get(key) == ALARM_ACTIONS,
+                            f"{name}: {key} is not the AlarmTopicArn topic when one is given")
+            for namespace, metric, dims in self.watched(alarm):
+                if namespace != METRICS_NAMESPACE:
+                    continue
+                if self.expect(metric in declared, f"{name}: {metric} is not a metric the functions write"):
+                    keys = [d.get("Name") for d in dims]
+                    wanted = [declared[metric]] if declared[metric] else []
+                    self.expect(keys == wanted,
+                                f"{name}: {metric} is written with dimensions {wanted}, not {keys}")
+        variables = (((self.template.get("Globals") or {}).get("Function") or {})
+                     .get("Environment") or {}).get("Variables") or {}
+        self.expect(variables.get("TALLY_METRICS_NAMESPACE") == METRICS_NAMESPACE,
+                    "Globals: TALLY_METRICS_NAMESPACE is not the namespace the alarms read")
+
+    def check_dashboard(self, declared):
+        dashboards = self.of_type(DASHBOARD_TYPE)
+        if not self.expect(len(dashboards) == 1, f"{len(dashboards)} dashboards, expected one"):
+            return
+        (name, dashboard), = dashboards.items()
+        body = ((dashboard.get("Properties") or {}).get("DashboardBody") or {}).get("Fn::Sub")
+        if not self.expect(isinstance(body, str), f"{name}: DashboardBody is not a !Sub string"):
+            return
+        try:
+            widgets = json.loads(re.sub(r"\$\{[^}]+\}", "x", body)).get("widgets") or []
+        except ValueError as error:
+            self.expect(False, f"{name}: DashboardBody is not JSON ({error})")
+            return
+        charted = set()
+        for widget in widgets:
+            previous = [None, None]
+            for row in (widget.get("properties") or {}).get("metrics") or []:
+                if not isinstance(row, list) or not row:
+                    continue
+                # "." repeats the value above; "..." repeats the row above up to its last value.
+                if row[0] == "...":
+                    namespace, metric = previous
+                else:
+                    namespace = previous[0] if row[0] == "." else row[0]
+                    metric = previous[1] if len(row) < 2 or row[1] == "." else row[1]
+                previous = [namespace, metric]
+                if namespace == "Tally/x":
+                    charted.add(metric)
+        for metric in sorted(set(declared) - charted):
+            self.expect(False, f"{name}: {metric} is not charted")
+        for alarm in self.of_type(ALARM_TYPE):
+            self.expect("${" + alarm + ".Arn}" in body, f"{name}: does not show {alarm}")
+
     def run(self, source_root):
         self.check_iam()
         self.check_indexes()
         self.check_functions()
         self.check_builds(source_root)
         self.check_http_apis()
+        declared = declared_metrics(source_root)
+        self.expect(bool(declared), f"no metric declared in {METRICS_SOURCE}")
+        self.check_alarms(declared)
+        self.check_dashboard(declared)
         return self.failures
+
+
+def declared_metrics(source_root):
+    """Each metric the functions write, with its dimension or None."""
+    try:
+        with open(os.path.join(source_root, METRICS_SOURCE), encoding="utf-8") as file:
+            return {name: dimension or None for name, dimension in METRIC_DECLARATION.findall(file.read())}
+    except OSError:
+        return {}
+
+
+def unnoticed_removals(template, source_root):
+    """Removes each queue's and each function's alarms in turn: the check must fail each
+    time. Returns what went unnoticed, and how many removals were tried."""
+    resources = template.get("Resources") or {}
+    watched = [n for n, r in resources.items() if r.get("Type") in FUNCTION_TYPES | {QUEUE_TYPE}]
+    unnoticed = []
+    for name in watched:
+        copy = json.loads(json.dumps(template))
+        alarms = [n for n, r in copy["Resources"].items() if r.get("Type") == ALARM_TYPE
+                  and name in json.dumps(r.get("Properties", {}).get("Dimensions"))]
+        for alarm in alarms:
+            del copy["Resources"][alarm]
+        check = Check(copy)
+        check.check_alarms(declared_metrics(source_root))
+        if not any(f.startswith(f"{name}: no alarm") for f in check.failures):
+            unnoticed.append(name)
+    return unnoticed, len(watched)
 
 
 def main(argv):
@@ -356,14 +496,18 @@ def main(argv):
         with open(path, encoding="utf-8") as file:
             text = file.read()
         source_root = os.path.dirname(os.path.abspath(path))
-    check = Check(yaml.load(text, Loader=TemplateLoader) or {})
+    template = yaml.load(text, Loader=TemplateLoader) or {}
+    check = Check(template)
     failures = check.run(source_root)
+    unnoticed, removals = unnoticed_removals(template, source_root)
+    failures += [f"removing the alarms of {name} went unnoticed" for name in unnoticed]
     for failure in failures:
         print(f"{path}: {failure}", file=sys.stderr)
     if failures:
         print(f"{path}: {len(failures)} failed, {check.passed} passed", file=sys.stderr)
         return 1
-    print(f"{path}: {check.passed} checks passed")
+    print(f"{path}: {check.passed} checks passed; each of {removals} queues and functions"
+          " left without its alarms was noticed")
     return 0
 
 

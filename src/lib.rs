@@ -26,6 +26,7 @@ pub mod aws;
 pub mod bus;
 pub mod domain;
 pub mod file_import;
+pub mod json_input;
 pub mod orders;
 pub mod queue;
 pub mod store;

@@ -3,31 +3,14 @@
 //! whole process, so this test runs in a process of its own, with its subscriber installed
 //! before anything logs.
 
-use std::sync::{Arc, Mutex};
+mod support;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tally::api::{self, AppState};
 use tally::domain::ids::DrawId;
 use tally::store::{Store, StoreConfig, Timeouts};
-use tally::telemetry::LogFormat;
-use tower::ServiceExt;
-
-/// Log lines written by the subscriber.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Sends a request; returns its status, and keeps the body in `answers`.
 async fn call(
@@ -37,18 +20,8 @@ async fn call(
     body: Value,
     answers: &mut String,
 ) -> StatusCode {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    answers.push_str(&String::from_utf8_lossy(&bytes));
+    let (status, answer) = support::send(router, method, path, body).await;
+    answers.push_str(&answer);
     status
 }
 
@@ -96,14 +69,7 @@ fn base64(bytes: &[u8]) -> String {
 
 #[tokio::test]
 async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_even_at_trace() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    tracing::subscriber::set_global_default(tally::telemetry::subscriber(
-        "trace",
-        LogFormat::Json,
-        move || writer.clone(),
-    ))
-    .unwrap();
+    let captured = support::capture_logs("trace");
     let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect("run through `make test`");
     let table = format!("tally-logs-{}", DrawId::generate());
     let config = StoreConfig::new(table, Some(endpoint), Timeouts::default()).unwrap();
@@ -160,7 +126,7 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
     }
     let key = stored_bytes(&store, "perm_key").await;
     let seed = stored_bytes(&store, "seed").await;
-    let before_draw = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let before_draw = captured.text();
     // The capture works: it holds the SDK's debug lines and Tally's own.
     assert!(
         before_draw.contains("beginning attempt"),
@@ -198,7 +164,7 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         revealed.contains(&forms(&seed)[0]),
         "the winners do not reveal the seed"
     );
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let text = captured.text();
     assert!(text.contains("winners drawn"), "no winners line captured");
     for form in forms(&key) {
         assert!(

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_path_to_error::Segment;
 
 use super::problem::Problem;
+use crate::json_input::explain;
 
 /// The largest request body of the ticket routes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -71,32 +72,50 @@ where
     }
 }
 
-/// Parses a JSON body. A value of the wrong type or out of range in a known top-level
-/// field is `invalid_<field>`; a missing or unknown field is `invalid_body`.
+/// Parses a JSON body, which must be an object (serde would also fill a struct from an
+/// array, by position). A value of the wrong type or out of range in a known top-level
+/// field is `invalid_<field>`; a missing or unknown field is `invalid_body`. Details are
+/// in the API's words ([`crate::json_input`]).
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     use serde_json::error::Category;
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => {
+            return Err(Problem::bad_request(
+                "malformed_json",
+                "the body is empty: send a JSON object",
+            ));
+        }
+        Some(b'{') => {}
+        Some(_) => {
+            return Err(Problem::bad_request(
+                "invalid_body",
+                "the body must be a JSON object",
+            ));
+        }
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
         let field = match err.path().iter().next() {
             Some(Segment::Map { key }) => Some(key.clone()),
             _ => None,
         };
+        let detail = explain(err.inner(), &err.path().to_string(), "the body");
         let inner = err.into_inner();
         let unknown = inner.to_string().starts_with("unknown field");
         match (inner.classify(), field) {
             (Category::Data, Some(field)) if !unknown => {
-                Problem::bad_request(format!("invalid_{field}"), inner.to_string())
+                Problem::bad_request(format!("invalid_{field}"), detail)
             }
-            (Category::Data, _) => Problem::bad_request("invalid_body", inner.to_string()),
+            (Category::Data, _) => Problem::bad_request("invalid_body", detail),
             (Category::Syntax | Category::Eof | Category::Io, _) => {
-                Problem::bad_request("malformed_json", inner.to_string())
+                Problem::bad_request("malformed_json", detail)
             }
         }
     })?;
     // Trailing characters after the value.
     deserializer
         .end()
-        .map_err(|err| Problem::bad_request("malformed_json", err.to_string()))?;
+        .map_err(|err| Problem::bad_request("malformed_json", explain(&err, ".", "the body")))?;
     Ok(value)
 }
 
@@ -199,6 +218,8 @@ mod tests {
             "invalid_body"
         );
         assert_eq!(code(r#"[1]"#), "invalid_body");
+        assert_eq!(code(r#"[1, 2]"#), "invalid_body");
+        assert_eq!(code(" "), "malformed_json");
         assert_eq!(code(r#"{"quantity": 1,"#), "malformed_json");
         assert_eq!(code(r#"{"quantity": 1, "total": 1} x"#), "malformed_json");
         let body: Body = parse_body(br#"{"quantity": 1, "total": 2}"#).unwrap();

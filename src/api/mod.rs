@@ -27,6 +27,7 @@ pub use problem::Problem;
 
 use crate::orders::OrderService;
 use crate::store::{Store, StoreConfig, env_number};
+use crate::telemetry::metrics;
 use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
 
 /// How long one request may take by default: within API Gateway's 30 s and the ticket
@@ -167,12 +168,13 @@ async fn deadline(State(state): State<AppState>, request: Request, next: Next) -
     }
 }
 
-/// One span per request; the handlers add their ids to it through their own spans.
+/// One span per request; the handlers add their ids to it through their own spans. The
+/// request is one unit of metrics: what it counted is written when it ends.
 async fn log_request(request: Request, next: Next) -> Response {
     let span = info_span!("request", method = %request.method(), path = %request.uri().path());
     async move {
         let started = Instant::now();
-        let response = next.run(request).await;
+        let response = metrics::scope(next.run(request)).await;
         info!(
             status = response.status().as_u16(),
             elapsed_ms = started.elapsed().as_millis() as u64,

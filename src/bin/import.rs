@@ -5,6 +5,7 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 use tally::orders::OrderService;
 use tally::queue::handle_delivery;
 use tally::store::{Store, StoreConfig};
+use tally::telemetry::metrics;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -13,7 +14,7 @@ async fn main() -> Result<(), Error> {
     let orders = OrderService::new(Store::connect(&config, None).await);
     let orders = &orders;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        Ok::<_, Error>(handle_delivery(orders, event.payload).await)
+        Ok::<_, Error>(metrics::scope(handle_delivery(orders, event.payload)).await)
     }))
     .await
 }

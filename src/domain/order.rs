@@ -228,6 +228,18 @@ pub struct Move {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_limits_page_gives_each_reason_its_own_length() {
+        let page = include_str!("../../docs/limits.md");
+        let order = format!("counter move (order routes) | 1 to {MAX_REASON_CHARS} characters");
+        let ticket = format!(
+            "redraw (ticket routes) | 1 to {} characters",
+            crate::domain::purchase::MAX_REASON_LEN
+        );
+        assert!(page.contains(&order), "{order}");
+        assert!(page.contains(&ticket), "{ticket}");
+    }
+
     fn data(raw: &str) -> OrderData {
         OrderData::parse(Some(raw)).unwrap()
     }

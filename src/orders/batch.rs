@@ -10,6 +10,7 @@ use super::outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, SourceId};
 use crate::domain::order::{NewOrder, Order};
 use crate::domain::series::{LocalDate, NumberFormat, Period, Series};
+use crate::telemetry::metrics;
 
 /// The state of one request while it is numbered.
 pub(super) struct Batch {
@@ -47,6 +48,17 @@ impl Batch {
             hash: None,
             void: None,
         }
+    }
+
+    /// Item `index` was numbered: its order committed.
+    pub(super) fn created(&mut self, index: usize, order: Order) {
+        let mode = if self.series.definition.gapless {
+            "gapless"
+        } else {
+            "fast"
+        };
+        metrics::ORDERS_NUMBERED.add(mode, 1);
+        self.outcomes[index] = Some(ItemOutcome::Created(order));
     }
 
     /// The reference already has an order: the same one, or a different body.

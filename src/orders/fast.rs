@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use super::batch::Batch;
-use super::outcome::ItemOutcome;
 use super::{MAX_ATTEMPTS, OrderError, OrderService};
 use crate::domain::order::Order;
 use crate::domain::series::NumberFormat;
@@ -68,7 +67,7 @@ impl OrderService {
                 OrdersCommit::Committed => {
                     block.start += take as u64;
                     for (order, index) in orders.into_iter().zip(&chunk) {
-                        batch.outcomes[*index] = Some(ItemOutcome::Created(order));
+                        batch.created(*index, order);
                     }
                     queue.drain(..take);
                     attempts = 0;

@@ -10,13 +10,13 @@ use std::time::Duration;
 use chrono::Utc;
 
 use super::batch::Batch;
-use super::outcome::ItemOutcome;
 use super::{MAX_ATTEMPTS, OrderError, OrderService};
 use crate::domain::chain::{GENESIS, Hash, from_hex, order_link, to_hex};
 use crate::domain::order::Order;
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
 use crate::store::orders::{Claim, CounterAdvance, CounterState, OrdersCommit};
 use crate::store::{StoreError, backoff, jittered_wait, random_token};
+use crate::telemetry::metrics;
 
 /// Orders per gapless transaction: the counter plus two items per order (49).
 const GAPLESS_CHUNK: usize = (MAX_TRANSACTION_ITEMS - 1) / 2;
@@ -107,6 +107,7 @@ impl OrderService {
                             taken += 1;
                             let wait = claim_wait(taken);
                             waited += wait;
+                            metrics::GAPLESS_CLAIM_WAIT.add(wait.as_millis() as u64);
                             tokio::time::sleep(wait).await;
                             continue;
                         }
@@ -157,7 +158,7 @@ impl OrderService {
                         });
                     }
                     for (order, index) in orders.into_iter().zip(&chunk) {
-                        batch.outcomes[*index] = Some(ItemOutcome::Created(order));
+                        batch.created(*index, order);
                     }
                     queue.drain(..chunk.len());
                     (attempts, waited) = (0, Duration::ZERO);

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 use super::{OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
 use crate::domain::order::{MAX_BATCH, NewOrder, OrderData, OrderDataError};
+use crate::json_input::read_object;
 
 /// `POST /orders`: one order to number.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -117,22 +118,21 @@ impl OrderRequest {
     /// not.
     pub fn from_json(text: &str) -> Result<Self, RequestError> {
         #[derive(Deserialize)]
-        struct Shape<'a> {
-            #[serde(borrow)]
-            orders: Option<&'a RawValue>,
+        struct Shape {
+            orders: Option<serde::de::IgnoredAny>,
         }
-        let shape = |e: serde_json::Error| RequestError::Shape(e.to_string());
-        if serde_json::from_str::<Shape>(text)
-            .map_err(shape)?
+        const WHOLE: &str = "the message";
+        if read_object::<Shape>(text, WHOLE)
+            .map_err(RequestError::Shape)?
             .orders
             .is_some()
         {
-            serde_json::from_str::<OrderBatch>(text)
-                .map_err(shape)?
+            read_object::<OrderBatch>(text, WHOLE)
+                .map_err(RequestError::Shape)?
                 .into_request()
         } else {
-            serde_json::from_str::<SingleOrder>(text)
-                .map_err(shape)?
+            read_object::<SingleOrder>(text, WHOLE)
+                .map_err(RequestError::Shape)?
                 .into_request()
         }
     }
@@ -162,8 +162,8 @@ fn batch_input(raw: &RawValue) -> OrderInput {
             Some(serde_json::Value::String(text)) => Some(text),
             _ => None,
         });
-    let order = serde_json::from_str::<BatchItem>(raw.get())
-        .map_err(|e| Rejection::new(RejectionCode::InvalidOrder, e.to_string()))
+    let order = read_object::<BatchItem>(raw.get(), "the order")
+        .map_err(|detail| Rejection::new(RejectionCode::InvalidOrder, detail))
         .and_then(|item| new_order(&item.external_ref, item.data));
     OrderInput {
         external_ref,

@@ -11,6 +11,8 @@ use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 
+use crate::telemetry;
+
 /// An SDK interceptor that counts requests sent to DynamoDB, per operation. Clones share
 /// the counts.
 #[derive(Clone, Debug, Default)]
@@ -42,6 +44,27 @@ impl Intercept for RequestCounter {
         let operation = cfg.load::<Metadata>().map_or("unknown", Metadata::name);
         let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
         *counts.entry(operation.to_owned()).or_default() += 1;
+        Ok(())
+    }
+}
+
+/// An SDK interceptor that adds every request sent to DynamoDB, each retry included, to
+/// the `DynamoDbAttempts` metric of the request or delivery it serves.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct AttemptMetric;
+
+impl Intercept for AttemptMetric {
+    fn name(&self) -> &'static str {
+        "AttemptMetric"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        telemetry::metrics::DYNAMODB_ATTEMPTS.add(1);
         Ok(())
     }
 }

@@ -110,9 +110,12 @@ impl Store {
         let shared = aws::sdk_config(config.endpoint.as_deref(), config.timeouts).await;
         // The SDK's retry quota is per partition and process; one per table keeps clients
         // of different tables (the tests' throw-away tables) from draining each other's.
-        let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared).retry_partition(
-            RetryPartition::new(format!("dynamodb-{}", config.table_name)),
-        );
+        let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared)
+            .retry_partition(RetryPartition::new(format!(
+                "dynamodb-{}",
+                config.table_name
+            )))
+            .interceptor(metrics::AttemptMetric);
         if let Some(counter) = counter {
             builder = builder.interceptor(counter);
         }

@@ -1,6 +1,6 @@
 //! Creating a draw, reading it, and declaring its beacon.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
 use super::{TicketError, TicketService};
@@ -50,9 +50,12 @@ impl TicketService {
     /// Creates a draw with a fresh secret key and seed. Repeating a create with the same
     /// settings is safe: it answers the existing draw; other settings under the same id are
     /// a conflict.
+    /// A draw whose `closes_at` has passed would never sell: it is refused, unless it repeats
+    /// a create that succeeded before then.
     #[instrument(skip_all, fields(draw_id))]
     pub async fn create_draw(&self, new: NewDraw) -> Result<CreatedDraw, TicketError> {
         let config = new.config.check_fits(MAX_TRANSACTION_ITEMS)?;
+        let named = new.draw_id.is_some();
         let draw = Draw {
             draw_id: new.draw_id.unwrap_or_else(DrawId::generate),
             name: new.name,
@@ -68,6 +71,11 @@ impl TicketService {
             created_at: Utc::now(),
         };
         tracing::Span::current().record("draw_id", draw.draw_id.as_str());
+        if let Some(closes_at) = draw.schedule.closes_at()
+            && closes_at <= draw.created_at
+        {
+            return self.repeated_create(named, &draw, closes_at).await;
+        }
         match self.store().insert_draw(&draw).await? {
             Inserted::New => {
                 info!(
@@ -94,6 +102,29 @@ impl TicketService {
                 })
             }
             Inserted::Existing(existing) => Err(TicketError::DrawExists(existing.draw_id)),
+        }
+    }
+
+    /// The draw that an earlier create with the same settings made; none is a new draw
+    /// closed before it opens, refused.
+    async fn repeated_create(
+        &self,
+        named: bool,
+        draw: &Draw,
+        closes_at: DateTime<Utc>,
+    ) -> Result<CreatedDraw, TicketError> {
+        let existing = if named {
+            self.store().get_draw(&draw.draw_id).await?
+        } else {
+            None
+        };
+        match existing {
+            Some(existing) if existing.same_settings(draw) => Ok(CreatedDraw {
+                summary: self.summary(existing).await?,
+                created: false,
+            }),
+            Some(existing) => Err(TicketError::DrawExists(existing.draw_id)),
+            None => Err(TicketError::ClosesAtPassed(closes_at)),
         }
     }
 

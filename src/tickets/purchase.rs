@@ -21,6 +21,7 @@ use crate::domain::stripes::{Plan, StripeTake};
 use crate::store::allowances::PayerCap;
 use crate::store::purchases::{Cancellation, Commit, PurchaseRead};
 use crate::store::{Store, StoreError, backoff};
+use crate::telemetry::metrics;
 
 /// Transactions one purchase may send before it reports contention.
 const MAX_ATTEMPTS: u32 = 32;
@@ -301,6 +302,8 @@ impl<'a> PurchaseRun<'a> {
         match commit {
             Commit::Committed => {
                 self.cache.view().stripes.committed(&takes);
+                metrics::PURCHASES.add(1);
+                metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                 info!(
                     tickets = ?purchase.tickets,
                     requests = self.requests,

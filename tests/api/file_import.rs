@@ -209,7 +209,11 @@ async fn the_import_command_logs_plain_progress_when_stderr_is_not_a_terminal() 
         String::from_utf8_lossy(&output.stderr),
     );
 
-    assert!(!output.status.success(), "a line was rejected");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a line was rejected: a finding"
+    );
     assert!(
         stdout.contains("created 3, existing 0, rejected 1 in "),
         "{stdout}"

@@ -162,12 +162,9 @@ async fn sales_follow_the_schedule_and_a_draw_past_its_close_reads_closed() {
     assert_eq!(early.body["opens_at"], later["opens_at"]);
 
     let closes_at = Utc::now() + chrono::TimeDelta::seconds(2);
-    let soon = create(
-        &app,
-        json!({"draw_id": "soon", "total_tickets": 10,
-               "closes_at": closes_at.to_rfc3339_opts(SecondsFormat::Millis, true)}),
-    )
-    .await;
+    let soon_body = json!({"draw_id": "soon", "total_tickets": 10,
+                           "closes_at": closes_at.to_rfc3339_opts(SecondsFormat::Millis, true)});
+    let soon = create(&app, soon_body.clone()).await;
     assert_eq!(soon["status"], "open");
     let sold = app
         .post("/draws/soon/purchases", &buy("s1", 2, "ann"))
@@ -181,6 +178,22 @@ async fn sales_follow_the_schedule_and_a_draw_past_its_close_reads_closed() {
         .await;
     assert_eq!(late.code(), "draw_closed", "{}", late.body);
     assert_eq!(app.get("/draws/soon").await.body["status"], "closed");
+    // Its create repeated is still the same create; a new draw closed already is refused.
+    let repeated = app.post("/draws", &soon_body).await;
+    assert_eq!(repeated.status, StatusCode::OK, "{}", repeated.body);
+    assert_eq!(repeated.body["seed_commitment"], soon["seed_commitment"]);
+    let mut other = soon_body.clone();
+    other["total_tickets"] = json!(11);
+    assert_eq!(app.post("/draws", &other).await.code(), "draw_exists");
+    for draw_id in [json!("dead"), json!(null)] {
+        let mut dead = soon_body.clone();
+        dead["draw_id"] = draw_id;
+        let refused = app.post("/draws", &dead).await;
+        assert_eq!(refused.code(), "invalid_closes_at", "{}", refused.body);
+        let detail = refused.body["detail"].as_str().unwrap();
+        assert!(detail.contains("has passed"), "{detail}");
+    }
+    assert_eq!(app.get("/draws/dead").await.code(), "draw_not_found");
     // The beacon is fixed from closes_at on too, with no close called.
     let beacon = app
         .patch("/draws/soon", &json!({"beacon": "drand quicknet round 1"}))

@@ -3,6 +3,7 @@
 mod changes;
 mod concurrency;
 mod cost;
+mod error_words;
 mod events;
 mod fault_proxy;
 mod faults;
@@ -13,6 +14,7 @@ mod invariants;
 mod ledger;
 mod lifecycle;
 mod lifecycle_races;
+mod local_setup;
 mod numbering;
 mod operator_tools;
 mod order_races;

@@ -93,6 +93,7 @@ impl From<TicketError> for Problem {
             TicketError::DrawExists(_) => Problem::new(StatusCode::CONFLICT, "draw_exists", detail),
             TicketError::InvalidConfig(err) => err.into(),
             TicketError::DrawClosed(_) => Problem::new(StatusCode::CONFLICT, "draw_closed", detail),
+            TicketError::ClosesAtPassed(_) => Problem::bad_request("invalid_closes_at", detail),
             TicketError::DrawNotOpen { opens_at, .. } => {
                 Problem::new(StatusCode::CONFLICT, "draw_not_open", detail).with(
                     "opens_at",

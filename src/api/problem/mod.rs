@@ -8,6 +8,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use crate::telemetry::metrics;
+
 /// An error response: `application/problem+json` with a snake_case `code` member.
 #[derive(Debug)]
 pub struct Problem {
@@ -84,6 +86,9 @@ pub(super) struct ProblemBody {
 
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            metrics::SERVICE_UNAVAILABLE.add(&self.code, 1);
+        }
         let body = ProblemBody {
             kind: "about:blank",
             title: self.status.canonical_reason().unwrap_or("Error"),

@@ -17,6 +17,7 @@ use super::{DrawPath, free_text};
 use crate::domain::draw::{Draw, DrawConfig, DrawStatus, MAX_BEACON_LEN, MAX_NAME_LEN};
 use crate::domain::ids::DrawId;
 use crate::domain::schedule::Schedule;
+use crate::json_input::optional_rfc3339;
 use crate::tickets::{DrawSummary, NewDraw};
 
 /// A new draw. Only `total_tickets` is required.
@@ -44,9 +45,11 @@ pub(super) struct CreateDrawBody {
     max_per_payer: Option<u64>,
     /// When sales start (RFC 3339, years 2000 to 9999).
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[serde(default, deserialize_with = "optional_rfc3339")]
     opens_at: Option<DateTime<Utc>>,
-    /// When sales end (RFC 3339, years 2000 to 9999), after `opens_at`.
+    /// When sales end (RFC 3339, years 2000 to 9999), after `opens_at` and in the future.
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[serde(default, deserialize_with = "optional_rfc3339")]
     closes_at: Option<DateTime<Utc>>,
     /// The public randomness whose value the winners will hash: free text, 1 to 200
     /// characters.
@@ -119,7 +122,9 @@ impl From<DrawSummary> for DrawBody {
 
 /// Create a draw
 ///
-/// The same body again answers `200` with the existing draw.
+/// The same body again answers `200` with the existing draw, also once its `closes_at`
+/// has passed; a new draw whose `closes_at` has passed is refused (`400
+/// invalid_closes_at`).
 #[utoipa::path(
     post,
     path = "/draws",

@@ -7,9 +7,12 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use tally::file_import::{Progress, Target, import, read_lines};
+use tally::domain::ids::SeriesId;
+use tally::file_import::{NOT_SENT, Progress, Target, import, read_lines};
 use tally::orders::OrderService;
 use tally::store::{Store, StoreConfig};
+
+use crate::outcome::Failure;
 
 /// `[#########>-----] 4200/10000 orders  42%  850/s  ETA 7s` on a terminal.
 const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} orders  {percent:>3}%  {per_sec:0}  ETA {eta}";
@@ -42,12 +45,24 @@ pub struct ImportArgs {
     rejected: Option<PathBuf>,
 }
 
-pub async fn run(args: ImportArgs, config: StoreConfig) -> Result<(), String> {
+/// Lines it could not number are a finding (exit 1), unless none could be sent at all:
+/// then, like a file it cannot read or a series that does not exist, it could not run
+/// (exit 2).
+pub async fn run(args: ImportArgs, config: StoreConfig) -> Result<(), Failure> {
     let lines = read_lines(&args.file)?;
     let total = lines.len() as u64;
     let target = match &args.api {
         Some(base) => Target::api(base),
-        None => Target::Table(OrderService::new(Store::connect(&config, None).await)),
+        None => {
+            let service = OrderService::new(Store::connect(&config, None).await);
+            // Before any line: the table answers, and the series is there.
+            let series = SeriesId::parse(&args.series).map_err(|e| e.to_string())?;
+            service
+                .series_status(&series)
+                .await
+                .map_err(|e| e.to_string())?;
+            Target::Table(service)
+        }
     };
     let progress = Arc::new(Progress::default());
     let started = Instant::now();
@@ -80,17 +95,24 @@ pub async fn run(args: ImportArgs, config: StoreConfig) -> Result<(), String> {
     if summary.rejected.is_empty() {
         return Ok(());
     }
+    let numbered = summary.created + summary.existing;
+    if numbered == 0 && summary.rejected.iter().all(|line| line.code == NOT_SENT) {
+        return Err(Failure::CouldNotRun(format!(
+            "no line could be sent: {}",
+            summary.rejected[0].detail
+        )));
+    }
     let mut out = String::new();
     for line in &summary.rejected {
         out.push_str(&serde_json::to_string(line).map_err(|e| e.to_string())?);
         out.push('\n');
     }
     std::fs::write(&rejected_path, out).map_err(|e| format!("{}: {e}", rejected_path.display()))?;
-    Err(format!(
+    Err(Failure::Found(format!(
         "{} lines were not numbered; see {} (fix them and run the import again: numbered orders are kept)",
         summary.rejected.len(),
         rejected_path.display()
-    ))
+    )))
 }
 
 /// A bar on stderr; indicatif hides it when stderr is not a terminal.

@@ -13,6 +13,8 @@ use tally::domain::ids::SeriesId;
 use tally::orders::{AUDIT_PAGE, OrderService};
 use tally::store::{Store, StoreConfig};
 
+use crate::outcome::Failure;
+
 /// `[#########>-----] 42000/100000 orders  42%  8500/s  ETA 7s`.
 const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} entries  {percent:>3}%  {per_sec:0}  ETA {eta}";
 
@@ -63,7 +65,9 @@ async fn expected_entries(
     Ok((series_id, total))
 }
 
-pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), String> {
+/// A broken chain is a finding (exit 1); everything else that stops it, a reason it could
+/// not run (exit 2).
+pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure> {
     let store = Store::connect(&config, None).await;
     let service = OrderService::new(store.clone());
     let (series_id, total) = expected_entries(&service, &store, &args).await?;
@@ -111,15 +115,15 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), String> 
         Some(Break::Entry {
             counter,
             order_number,
-        }) => Err(format!(
+        }) => Err(Failure::Found(format!(
             "chain broken at counter {counter} ({}): its stored content no longer matches its hash",
             order_number.as_deref().unwrap_or("a declared move")
-        )),
-        Some(Break::Head) => Err(format!(
+        ))),
+        Some(Break::Head) => Err(Failure::Found(format!(
             "chain broken at its head: the counter carries {}, the entries end at {}",
             chain.stored_head.as_deref().unwrap_or("none"),
             chain.recomputed_head
-        )),
+        ))),
     }
 }
 

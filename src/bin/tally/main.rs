@@ -5,6 +5,7 @@ mod contract;
 mod export;
 mod import;
 mod ledger;
+mod outcome;
 mod verify;
 
 use std::net::SocketAddr;
@@ -13,6 +14,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tally::api::{self, AppState};
 use tally::store::{Store, StoreConfig, Timeouts};
+
+use outcome::{Failure, Location, locate};
 
 #[derive(Parser)]
 #[command(
@@ -24,7 +27,9 @@ struct Cli {
     /// The DynamoDB table.
     #[arg(long, env = "TABLE_NAME", default_value = "tally", global = true)]
     table: String,
-    /// DynamoDB endpoint, such as DynamoDB Local; the AWS default when unset.
+    /// DynamoDB endpoint. Unset: the table in AWS when AWS_REGION, AWS_DEFAULT_REGION or
+    /// AWS_PROFILE is set, else the DynamoDB Local of `make run` (127.0.0.1, port
+    /// DYNAMODB_PORT or 8000).
     #[arg(long, env = "DYNAMODB_ENDPOINT", global = true)]
     endpoint: Option<String>,
     #[command(subcommand)]
@@ -71,29 +76,27 @@ async fn main() -> ExitCode {
         _ => "info",
     };
     tally::telemetry::init(default_level);
+    let location = locate(cli.endpoint, &cli.table, |name| std::env::var(name).ok());
     let config = match Timeouts::from_env()
-        .and_then(|timeouts| StoreConfig::new(cli.table, cli.endpoint, timeouts))
+        .and_then(|timeouts| StoreConfig::new(cli.table, location.endpoint.clone(), timeouts))
     {
         Ok(config) => config,
-        Err(message) => {
-            eprintln!("tally: {message}");
-            return ExitCode::FAILURE;
-        }
+        Err(message) => return Failure::CouldNotRun(message).report(),
     };
-    match run(cli.command, config).await {
+    match run(cli.command, config, &location).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("tally: {message}");
-            ExitCode::FAILURE
-        }
+        Err(failure) => failure.report(),
     }
 }
 
-async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
+async fn run(command: Command, config: StoreConfig, location: &Location) -> Result<(), Failure> {
     match command {
         Command::Serve { addr } => {
             let store = Store::connect(&config, None).await;
-            store.ensure_table().await.map_err(|e| e.to_string())?;
+            store
+                .ensure_table()
+                .await
+                .map_err(|e| Failure::from(e.to_string()).at(location))?;
             let app = api::local_router(AppState::configured(store)?);
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
@@ -109,20 +112,30 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
                 let _ = tokio::signal::ctrl_c().await;
             })
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| Failure::from(e.to_string()))
         }
         Command::CreateTable => {
             let store = Store::connect(&config, None).await;
-            store.ensure_table().await.map_err(|e| e.to_string())?;
+            store
+                .ensure_table()
+                .await
+                .map_err(|e| Failure::from(e.to_string()).at(location))?;
             println!("table {} is ready", config.table_name);
             Ok(())
         }
-        Command::Bench(args) => bench::run(args, config).await,
-        Command::Import(args) => import::run(args, config).await,
-        Command::Audit(args) => ledger::audit(args, config).await,
-        Command::Export(args) => ledger::export(args, config).await,
-        Command::ExportDraw(args) => export::run(args, config).await,
-        Command::VerifyDraw(args) => verify::run(args).await,
-        Command::Contract(args) => contract::run(args),
+        Command::Bench(args) => Ok(bench::run(args, config).await?),
+        Command::Import(args) => import::run(args, config).await.map_err(|f| f.at(location)),
+        Command::Audit(args) => ledger::audit(args, config)
+            .await
+            .map_err(|f| f.at(location)),
+        Command::Export(args) => Ok(ledger::export(args, config)
+            .await
+            .map_err(|e| Failure::from(e).at(location))?),
+        Command::ExportDraw(args) => Ok(export::run(args, config)
+            .await
+            .map_err(|e| Failure::from(e).at(location))?),
+        // Every check that fails is a finding; so is a file it cannot read (exit 1).
+        Command::VerifyDraw(args) => verify::run(args).await.map_err(Failure::Found),
+        Command::Contract(args) => Ok(contract::run(args)?),
     }
 }

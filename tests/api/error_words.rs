@@ -1,0 +1,128 @@
+//! Bad input is answered in the API's words: the field, what it takes, what it was sent
+//! (never serde's `expected u32 at line 1 column 43` or `expected struct PurchaseBody`),
+//! and a body that is not a JSON object is refused, even an array serde could read.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::spawn_app;
+
+/// Words of serde and chrono that must not reach a client.
+const RUST_WORDS: [&str; 6] = [
+    "expected u32",
+    "expected u64",
+    "struct ",
+    "elements",
+    "invalid characters",
+    "line 1 column",
+];
+
+fn detail(body: &Value) -> &str {
+    let detail = body["detail"].as_str().unwrap_or_default();
+    for words in RUST_WORDS {
+        assert!(!detail.contains(words), "{detail}");
+    }
+    detail
+}
+
+#[tokio::test]
+async fn a_bad_field_is_named_with_what_it_takes_and_what_it_was_sent() {
+    let app = spawn_app().await;
+    let created = app
+        .post("/draws", &json!({"draw_id": "words", "total_tickets": 100}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let cases = [
+        (
+            "/draws/words/purchases",
+            json!({"payment_id": "p", "quantity": 4_294_967_296u64}),
+            "invalid_quantity",
+            "`quantity` must be a whole number of at most 4294967295, not 4294967296",
+        ),
+        (
+            "/draws/words/purchases",
+            json!({"payment_id": "p", "quantity": "3"}),
+            "invalid_quantity",
+            "`quantity` must be a whole number, not \"3\"",
+        ),
+        (
+            "/draws/words/purchases",
+            json!(["p", 1, null, null]),
+            "invalid_body",
+            "the body must be a JSON object",
+        ),
+        (
+            "/draws/words/purchases",
+            json!({"payment_id": "p", "quantity": 1, "colour": "red"}),
+            "invalid_body",
+            "`colour` is not a field here; the fields are `payment_id`, `quantity`, `payer_id`, `token`",
+        ),
+        (
+            "/draws/words/purchases",
+            json!({"payment_id": "p"}),
+            "invalid_body",
+            "`quantity` is required",
+        ),
+        (
+            "/draws",
+            json!({"total_tickets": 5, "closes_at": "tomorrow"}),
+            "invalid_closes_at",
+            "`closes_at` must be a date and time in RFC 3339, such as 2026-12-24T18:00:00Z, not \"tomorrow\"",
+        ),
+        (
+            "/draws",
+            json!({"total_tickets": -5}),
+            "invalid_total_tickets",
+            "`total_tickets` must be a whole number of 0 or more, not -5",
+        ),
+    ];
+    for (path, body, code, said) in cases {
+        let reply = app.post(path, &body).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(reply.code(), code, "{body}");
+        assert_eq!(detail(&reply.body), said, "{body}");
+    }
+    // The array was refused, not read by position: no purchase was made.
+    assert_eq!(
+        app.get("/draws/words/purchases/p").await.code(),
+        "purchase_not_found"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_order_in_a_batch_is_rejected_in_the_same_words() {
+    let app = spawn_app().await;
+    let defined = app
+        .put(
+            "/series/W",
+            &json!({"format": "W{seq:4}", "reset": "never"}),
+        )
+        .await;
+    assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
+    let reply = app
+        .post(
+            "/orders/batch",
+            &json!({"series": "W", "source": "shop", "orders": [
+                {"external_ref": 5}, ["r2"], {"external_ref": "r3", "total": 1}, {"external_ref": "r4"}
+            ]}),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let results = reply.body["results"].as_array().unwrap();
+    let said: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| (r["status"].as_str().unwrap(), detail(r)))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("rejected", "`external_ref` must be a string, not 5"),
+            ("rejected", "the order must be a JSON object"),
+            (
+                "rejected",
+                "`total` is not a field here; the fields are `external_ref`, `data`"
+            ),
+            ("created", ""),
+        ]
+    );
+}

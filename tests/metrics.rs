@@ -1,0 +1,226 @@
+//! Each request writes its business metrics into the logs in CloudWatch's Embedded Metric
+//! Format: the lines are read back here and their names, units, dimensions and values
+//! checked against what the request did. Logging is state of the whole process, so this
+//! test runs in a process of its own, with its subscriber installed before anything logs.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use chrono::Utc;
+use serde_json::{Value, json};
+use support::Captured;
+use tally::api::{self, AppState};
+use tally::domain::ids::{DrawId, SeriesId};
+use tally::domain::series::{Period, Reset};
+use tally::store::{RequestCounter, Store, StoreConfig, Timeouts};
+use tally::telemetry::metrics::{ALL, DEFAULT_NAMESPACE};
+
+/// A dimension's name and value.
+type Dimension = Option<(String, String)>;
+
+/// What one request wrote: its metrics by name (with their dimension, if any), and the
+/// DynamoDB requests it sent as the SDK counted them.
+struct Written {
+    status: StatusCode,
+    metrics: BTreeMap<String, (Dimension, u64)>,
+    text: String,
+    attempts: u64,
+}
+
+struct World {
+    captured: Captured,
+    counter: RequestCounter,
+}
+
+impl World {
+    async fn call(&self, router: &axum::Router, method: &str, path: &str, body: Value) -> Written {
+        let start = self.captured.text().len();
+        let before = self.counter.get();
+        let (status, _) = support::send(router, method, path, body).await;
+        let text = self.captured.text()[start..].to_owned();
+        let mut metrics = BTreeMap::new();
+        for line in text.lines().filter(|l| l.contains("\"_aws\"")) {
+            for (name, dimension, value) in read_document(line) {
+                let previous = metrics.insert(name.clone(), (dimension, value));
+                assert!(previous.is_none(), "{name} twice in one request: {text}");
+            }
+        }
+        Written {
+            status,
+            metrics,
+            text,
+            attempts: self.counter.get() - before,
+        }
+    }
+}
+
+/// The metrics of one document, checked against the specification and the declarations.
+fn read_document(line: &str) -> Vec<(String, Dimension, u64)> {
+    let document: Value = serde_json::from_str(line).expect("a metrics line is a JSON object");
+    let aws = &document["_aws"];
+    assert!(
+        aws["Timestamp"].as_u64().unwrap() > 1_700_000_000_000,
+        "{line}"
+    );
+    let directives = aws["CloudWatchMetrics"].as_array().unwrap();
+    assert_eq!(directives.len(), 1, "{line}");
+    let directive = &directives[0];
+    assert_eq!(directive["Namespace"], DEFAULT_NAMESPACE, "{line}");
+    let keys: Vec<&str> = directive["Dimensions"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let dimension = keys.first().map(|key| {
+        let value = document[key]
+            .as_str()
+            .expect("a dimension's value is a member");
+        ((*key).to_owned(), value.to_owned())
+    });
+    directive["Metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|definition| {
+            let name = definition["Name"].as_str().unwrap();
+            let declared = ALL
+                .iter()
+                .find(|d| d.name == name)
+                .unwrap_or_else(|| panic!("{name} is not declared"));
+            assert_eq!(definition["Unit"], format!("{:?}", declared.unit), "{line}");
+            assert_eq!(declared.dimension, keys.first().copied(), "{line}");
+            let value = document[name]
+                .as_u64()
+                .expect("a metric's value is a member");
+            (name.to_owned(), dimension.clone(), value)
+        })
+        .collect()
+}
+
+fn plain(value: u64) -> (Dimension, u64) {
+    (None, value)
+}
+
+fn split(key: &str, value: &str, count: u64) -> (Dimension, u64) {
+    (Some((key.to_owned(), value.to_owned())), count)
+}
+
+#[tokio::test]
+async fn each_request_logs_what_it_did_as_embedded_metrics() {
+    let captured = support::capture_logs("info");
+    let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect("run through `make test`");
+    let table = format!("tally-metrics-{}", DrawId::generate());
+    let config = StoreConfig::new(table, Some(endpoint), Timeouts::default()).unwrap();
+    let counter = RequestCounter::default();
+    let store = Store::connect(&config, Some(counter.clone())).await;
+    store.ensure_table().await.unwrap();
+    let router = api::router(AppState::new(store.clone()));
+    let world = World { captured, counter };
+
+    let created = world
+        .call(
+            &router,
+            "POST",
+            "/draws",
+            json!({"draw_id": "m", "total_tickets": 50}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert!(created.attempts > 0);
+    assert_eq!(
+        created.metrics,
+        BTreeMap::from([("DynamoDbAttempts".into(), plain(created.attempts))])
+    );
+
+    let purchase =
+        json!({"payment_id": "pay-secret", "quantity": 3, "payer_id": "ann", "token": "4321"});
+    let bought = world
+        .call(&router, "POST", "/draws/m/purchases", purchase.clone())
+        .await;
+    assert_eq!(bought.status, StatusCode::CREATED);
+    assert_eq!(
+        bought.metrics,
+        BTreeMap::from([
+            ("TicketsSold".into(), plain(3)),
+            ("Purchases".into(), plain(1)),
+            ("DynamoDbAttempts".into(), plain(bought.attempts)),
+        ])
+    );
+    // Metrics carry counts, never what a request carried.
+    let documents: String = bought
+        .text
+        .lines()
+        .filter(|l| l.contains("\"_aws\""))
+        .collect();
+    for carried in ["pay-secret", "ann", "4321", "\"m\""] {
+        assert!(!documents.contains(carried), "{carried} in {documents}");
+    }
+
+    // A replay sells nothing.
+    let replayed = world
+        .call(&router, "POST", "/draws/m/purchases", purchase)
+        .await;
+    assert_eq!(replayed.status, StatusCode::OK);
+    assert!(!replayed.metrics.contains_key("TicketsSold"));
+    assert!(!replayed.metrics.contains_key("Purchases"));
+
+    for (series, gapless) in [("F", false), ("G", true)] {
+        let defined = world
+            .call(
+                &router,
+                "PUT",
+                &format!("/series/{series}"),
+                json!({"format": format!("{series}{{seq:4}}"), "reset": "never", "gapless": gapless}),
+            )
+            .await;
+        assert_eq!(defined.status, StatusCode::CREATED);
+    }
+    let batch = json!({"series": "F", "source": "shop", "orders": [
+        {"external_ref": "a"}, {"external_ref": "b"}, {"external_ref": 5}]});
+    let fast = world.call(&router, "POST", "/orders/batch", batch).await;
+    assert_eq!(fast.status, StatusCode::OK);
+    assert_eq!(fast.metrics["OrdersNumbered"], split("Mode", "fast", 2));
+
+    // Another writer holds the gapless counter for a moment: the order waits for it.
+    let now = Utc::now().timestamp_millis();
+    let period = Period::parse(Reset::Never, "all").unwrap();
+    store
+        .claim_counter(
+            &SeriesId::parse("G").unwrap(),
+            &period,
+            "other",
+            1,
+            now,
+            now + 300,
+        )
+        .await
+        .unwrap();
+    let order = json!({"series": "G", "source": "shop", "external_ref": "c"});
+    let waited = world.call(&router, "POST", "/orders", order).await;
+    assert_eq!(waited.status, StatusCode::CREATED, "{}", waited.text);
+    assert_eq!(
+        waited.metrics["OrdersNumbered"],
+        split("Mode", "gapless", 1)
+    );
+    let (dimension, wait) = &waited.metrics["GaplessClaimWait"];
+    assert!(dimension.is_none());
+    assert!((1..5_000).contains(wait), "waited {wait} ms");
+    assert_eq!(waited.metrics["DynamoDbAttempts"], plain(waited.attempts));
+
+    // A request that outlives its timeout answers 503 outcome_unknown, counted by code.
+    let mut hurried = AppState::new(store.clone());
+    hurried.request_timeout = Duration::ZERO;
+    let timed_out = world
+        .call(&api::router(hurried), "GET", "/draws/m", json!({}))
+        .await;
+    assert_eq!(timed_out.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        timed_out.metrics["ServiceUnavailable"],
+        split("Code", "outcome_unknown", 1)
+    );
+    store.delete_table().await.unwrap();
+}

@@ -1,0 +1,67 @@
+//! What the tests that read the process's own log lines share: a subscriber installed for
+//! the whole process, writing JSON lines to memory. Logging is state of the whole process,
+//! so each such test runs in a process of its own.
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use serde_json::Value;
+use tally::telemetry::LogFormat;
+use tower::ServiceExt;
+
+/// Log lines written by the subscriber.
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// Everything written so far.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+/// Installs Tally's subscriber for the whole process, in JSON at `directives`, before
+/// anything logs; returns what it writes.
+pub fn capture_logs(directives: &str) -> Captured {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    tracing::subscriber::set_global_default(tally::telemetry::subscriber(
+        directives,
+        LogFormat::Json,
+        move || writer.clone(),
+    ))
+    .unwrap();
+    captured
+}
+
+/// Sends a JSON request through `router`; returns the status and the body's text.
+pub async fn send(
+    router: &axum::Router,
+    method: &str,
+    path: &str,
+    body: Value,
+) -> (StatusCode, String) {
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
