@@ -1,6 +1,8 @@
 //! Number formats: reading a format, rendering a number, and reading a number's text back
 //! into what it says. Every token but `{seq:N}` has a fixed width, so the length of a text
-//! decides the width of its counter and reading it back has at most one result.
+//! decides the width of its counter and reading it back has at most one result. An
+//! exact-width counter (`{seq:N!}`) is never wider than N: a series refuses the counter
+//! that would not fit instead.
 
 use super::SeriesError;
 use super::calendar::LocalDate;
@@ -22,19 +24,35 @@ pub(super) enum Part {
     Day,
     FiscalYear,
     Series,
-    Seq { width: usize },
+    /// The series' validation code from the tax authority.
+    Code,
+    /// The counter, zero-padded to `width`; `exact`: never wider.
+    Seq {
+        width: usize,
+        exact: bool,
+    },
+}
+
+/// What a number shows besides its date and counter: the series' id and its validation
+/// code.
+#[derive(Debug, Clone, Copy)]
+pub struct Names<'a> {
+    pub series: &'a SeriesId,
+    pub code: Option<&'a str>,
 }
 
 impl Part {
-    /// The width of the part in a rendered number; `None` for the counter, whose width
-    /// grows with it.
-    fn width(&self, series: &SeriesId) -> Option<usize> {
+    /// The width of the part in a rendered number; `None` for a counter whose width grows
+    /// with it.
+    fn width(&self, names: Names<'_>) -> Option<usize> {
         match self {
             Self::Literal(text) => Some(text.len()),
             Self::Year4 | Self::FiscalYear => Some(4),
             Self::Year2 | Self::Month | Self::Day => Some(2),
-            Self::Series => Some(series.as_str().len()),
-            Self::Seq { .. } => None,
+            Self::Series => Some(names.series.as_str().len()),
+            Self::Code => Some(names.code.map_or(0, str::len)),
+            Self::Seq { width, exact: true } => Some(*width),
+            Self::Seq { exact: false, .. } => None,
         }
     }
 }
@@ -80,13 +98,12 @@ impl NumberFormat {
                     "dd" => Part::Day,
                     "fy" => Part::FiscalYear,
                     "series" => Part::Series,
-                    _ => match token.strip_prefix("seq:").map(str::parse::<usize>) {
-                        Some(Ok(width)) if (1..=MAX_SEQ_WIDTH).contains(&width) => {
-                            Part::Seq { width }
-                        }
-                        _ => {
+                    "code" => Part::Code,
+                    _ => match seq_token(token) {
+                        Some(part) => part,
+                        None => {
                             return fail(&format!(
-                                "has an unknown token {{{token}}}: use {{yyyy}}, {{yy}}, {{mm}}, {{dd}}, {{fy}}, {{series}} or {{seq:N}} with N from 1 to {MAX_SEQ_WIDTH}"
+                                "has an unknown token {{{token}}}: use {{yyyy}}, {{yy}}, {{mm}}, {{dd}}, {{fy}}, {{series}}, {{code}}, or {{seq:N}} or {{seq:N!}} with N from 1 to {MAX_SEQ_WIDTH}"
                             ));
                         }
                     },
@@ -115,6 +132,9 @@ impl NumberFormat {
         {
             return fail("must hold exactly one {seq:N}");
         }
+        if parts.iter().filter(|p| matches!(p, Part::Code)).count() > 1 {
+            return fail("may hold {code} once");
+        }
         Ok(Self {
             source: source.to_owned(),
             parts,
@@ -129,9 +149,15 @@ impl NumberFormat {
         self.parts.iter().any(wanted)
     }
 
+    /// Whether the format shows the series' validation code.
+    pub fn shows_code(&self) -> bool {
+        self.has(|p| matches!(p, Part::Code))
+    }
+
     /// The number for `counter` on the local `date`. A counter wider than `{seq:N}` is
-    /// written in full: never cut, never wrapped.
-    pub fn render(&self, series: &SeriesId, date: &LocalDate, counter: u64) -> String {
+    /// written in full: never cut, never wrapped (an exact width is kept by the series,
+    /// which never numbers a counter that does not fit).
+    pub fn render(&self, names: Names<'_>, date: &LocalDate, counter: u64) -> String {
         self.parts
             .iter()
             .map(|part| match part {
@@ -141,26 +167,57 @@ impl NumberFormat {
                 Part::Month => format!("{:02}", date.month),
                 Part::Day => format!("{:02}", date.day),
                 Part::FiscalYear => format!("{:04}", date.fiscal_year),
-                Part::Series => series.to_string(),
-                Part::Seq { width } => format!("{counter:0width$}"),
+                Part::Series => names.series.to_string(),
+                Part::Code => names.code.unwrap_or_default().to_owned(),
+                Part::Seq { width, .. } => format!("{counter:0width$}"),
             })
             .collect()
+    }
+
+    /// The largest counter this format numbers: one that fits an exact width, and whose
+    /// number is at most `max_length` characters long. `0` when not even the narrowest
+    /// counter fits.
+    pub fn max_counter(&self, names: Names<'_>, max_length: Option<usize>) -> u64 {
+        let fixed: usize = self
+            .parts
+            .iter()
+            .filter(|p| !matches!(p, Part::Seq { .. }))
+            .filter_map(|p| p.width(names))
+            .sum();
+        let Some((width, exact)) = self.parts.iter().find_map(|p| match p {
+            Part::Seq { width, exact } => Some((*width, *exact)),
+            _ => None,
+        }) else {
+            return 0;
+        };
+        let mut digits = if exact { width } else { usize::MAX };
+        if let Some(max) = max_length {
+            let room = max.saturating_sub(fixed);
+            if room < width {
+                return 0;
+            }
+            digits = digits.min(room);
+        }
+        u32::try_from(digits)
+            .ok()
+            .and_then(|d| 10u64.checked_pow(d))
+            .map_or(u64::MAX, |limit| limit - 1)
     }
 
     /// Reads `text` as a number of this format, or `None` when this format cannot have
     /// rendered it. Only the counter varies in width, so the text's length fixes it and
     /// there is one reading at most. A counter wider than its `{seq:N}` never starts with
     /// `0`, as rendering would not have padded it.
-    pub fn read(&self, series: &SeriesId, text: &str) -> Option<ReadNumber> {
+    pub fn read(&self, names: Names<'_>, text: &str) -> Option<ReadNumber> {
         if !text.is_ascii() {
             return None;
         }
-        let fixed: usize = self.parts.iter().filter_map(|p| p.width(series)).sum();
+        let fixed: usize = self.parts.iter().filter_map(|p| p.width(names)).sum();
         let seq_width = text.len().checked_sub(fixed)?;
         let mut read = ReadNumber::default();
         let mut at = 0;
         for part in &self.parts {
-            let width = part.width(series).unwrap_or(seq_width);
+            let width = part.width(names).unwrap_or(seq_width);
             let field = text.get(at..at + width)?;
             at += width;
             let digits = || {
@@ -172,22 +229,37 @@ impl NumberFormat {
             };
             match part {
                 Part::Literal(literal) => (field == literal).then_some(())?,
-                Part::Series => (field == series.as_str()).then_some(())?,
+                Part::Series => (field == names.series.as_str()).then_some(())?,
+                Part::Code => (Some(field) == names.code).then_some(())?,
                 Part::Year4 => agree(&mut read.year, digits()? as i32)?,
                 Part::Year2 => agree(&mut read.year2, digits()? as u32)?,
                 Part::Month => agree(&mut read.month, digits()? as u32)?,
                 Part::Day => agree(&mut read.day, digits()? as u32)?,
                 Part::FiscalYear => agree(&mut read.fiscal_year, digits()? as i32)?,
-                Part::Seq { width } => {
-                    if width > &seq_width || (seq_width > *width && field.starts_with('0')) {
+                Part::Seq { width, exact } => {
+                    let padded_past = seq_width > *width && field.starts_with('0');
+                    if !*exact && (*width > seq_width || padded_past) {
                         return None;
                     }
                     read.counter = digits()?;
                 }
             }
         }
-        Some(read)
+        // An exact-width counter leaves nothing for the rest of the text to be.
+        (at == text.len()).then_some(read)
     }
+}
+
+/// `seq:N` or `seq:N!`, N from 1 to [`MAX_SEQ_WIDTH`].
+fn seq_token(token: &str) -> Option<Part> {
+    let spec = token.strip_prefix("seq:")?;
+    let (digits, exact) = match spec.strip_suffix('!') {
+        Some(digits) => (digits, true),
+        None => (spec, false),
+    };
+    let width = digits.parse::<usize>().ok()?;
+    (digits.bytes().all(|b| b.is_ascii_digit()) && (1..=MAX_SEQ_WIDTH).contains(&width))
+        .then_some(Part::Seq { width, exact })
 }
 
 /// A token that appears twice must say the same both times.
@@ -209,6 +281,10 @@ mod tests {
         SeriesId::parse(s).unwrap()
     }
 
+    fn plain(series: &SeriesId) -> Names<'_> {
+        Names { series, code: None }
+    }
+
     fn date(year: i32, month: u32, day: u32, fiscal_year: i32) -> LocalDate {
         LocalDate {
             year,
@@ -222,25 +298,34 @@ mod tests {
     fn renders_prefix_dates_and_padded_counter() {
         let on = date(2026, 3, 9, 2026);
         let format = NumberFormat::parse("UABC{yy}{seq:6}").unwrap();
-        assert_eq!(format.render(&id("x"), &on, 42), "UABC26000042");
+        assert_eq!(format.render(plain(&id("x")), &on, 42), "UABC26000042");
         let format = NumberFormat::parse("INV/{yyyy}-{mm}-{dd}/{seq:4}").unwrap();
-        assert_eq!(format.render(&id("x"), &on, 7), "INV/2026-03-09/0007");
+        assert_eq!(
+            format.render(plain(&id("x")), &on, 7),
+            "INV/2026-03-09/0007"
+        );
         let format = NumberFormat::parse("FY{fy}-{seq:3}").unwrap();
         assert_eq!(
-            format.render(&id("x"), &date(2026, 11, 2, 2027), 5),
+            format.render(plain(&id("x")), &date(2026, 11, 2, 2027), 5),
             "FY2027-005"
         );
         let format = NumberFormat::parse(DEFAULT_FORMAT).unwrap();
-        assert_eq!(format.render(&id("SO"), &on, 1), "SO26000001");
+        assert_eq!(format.render(plain(&id("SO")), &on, 1), "SO26000001");
     }
 
     #[test]
     fn a_counter_wider_than_its_width_grows_and_is_never_cut() {
         let on = date(2026, 1, 1, 2026);
         let format = NumberFormat::parse("UABC{yy}{seq:6}").unwrap();
-        assert_eq!(format.render(&id("x"), &on, 2_245_444), "UABC262245444");
-        assert_eq!(format.render(&id("x"), &on, 999_999), "UABC26999999");
-        assert_eq!(format.render(&id("x"), &on, 1_000_000), "UABC261000000");
+        assert_eq!(
+            format.render(plain(&id("x")), &on, 2_245_444),
+            "UABC262245444"
+        );
+        assert_eq!(format.render(plain(&id("x")), &on, 999_999), "UABC26999999");
+        assert_eq!(
+            format.render(plain(&id("x")), &on, 1_000_000),
+            "UABC261000000"
+        );
     }
 
     #[test]
@@ -256,6 +341,10 @@ mod tests {
             "A{seq:3",
             "A B{seq:3}",
             "A#{seq:3}",
+            "A{seq:3!!}",
+            "A{seq:!}",
+            "A{seq:+3}",
+            "A{code}{code}{seq:3}",
         ] {
             assert!(NumberFormat::parse(bad).is_err(), "{bad:?} accepted");
         }
@@ -275,16 +364,16 @@ mod tests {
         for source in formats {
             let format = NumberFormat::parse(source).unwrap();
             for counter in [1, 9, 10, 99, 100, 12_345, 10_000_000] {
-                let text = format.render(&series, &on, counter);
+                let text = format.render(plain(&series), &on, counter);
                 let read = format
-                    .read(&series, &text)
+                    .read(plain(&series), &text)
                     .unwrap_or_else(|| panic!("{text}"));
                 assert_eq!(read.counter, counter, "{text}");
-                assert_eq!(format.render(&series, &on, read.counter), text);
+                assert_eq!(format.render(plain(&series), &on, read.counter), text);
             }
         }
         let format = NumberFormat::parse("{series}-{yyyy}{mm}{dd}-{seq:2}").unwrap();
-        let read = format.read(&series, "SO-20261129-07").unwrap();
+        let read = format.read(plain(&series), "SO-20261129-07").unwrap();
         assert_eq!(
             (read.year, read.month, read.day, read.counter),
             (Some(2026), Some(11), Some(29), 7)
@@ -295,13 +384,58 @@ mod tests {
     fn texts_a_format_cannot_render_are_not_read() {
         let series = id("SO");
         let format = NumberFormat::parse("Q{seq:3}").unwrap();
-        assert_eq!(format.read(&series, "Q101").map(|r| r.counter), Some(101));
-        assert_eq!(format.read(&series, "Q1001").map(|r| r.counter), Some(1001));
+        assert_eq!(
+            format.read(plain(&series), "Q101").map(|r| r.counter),
+            Some(101)
+        );
+        assert_eq!(
+            format.read(plain(&series), "Q1001").map(|r| r.counter),
+            Some(1001)
+        );
         for bad in ["Q01", "Q0101", "X101", "Q1a1", "Q", "Qé01"] {
-            assert_eq!(format.read(&series, bad), None, "{bad}");
+            assert_eq!(format.read(plain(&series), bad), None, "{bad}");
         }
         let twice = NumberFormat::parse("{yy}-{seq:2}-{yy}").unwrap();
-        assert!(twice.read(&series, "26-01-26").is_some());
-        assert_eq!(twice.read(&series, "26-01-27"), None);
+        assert!(twice.read(plain(&series), "26-01-26").is_some());
+        assert_eq!(twice.read(plain(&series), "26-01-27"), None);
+    }
+
+    #[test]
+    fn an_exact_width_counter_reads_at_its_width_and_caps_the_counter() {
+        let series = id("BG");
+        let format = NumberFormat::parse("{seq:10!}").unwrap();
+        let on = date(2026, 1, 1, 2026);
+        assert_eq!(format.render(plain(&series), &on, 42), "0000000042");
+        assert_eq!(
+            format.read(plain(&series), "0000000042").map(|r| r.counter),
+            Some(42)
+        );
+        assert_eq!(format.read(plain(&series), "10000000000"), None);
+        assert_eq!(format.max_counter(plain(&series), None), 9_999_999_999);
+        let growing = NumberFormat::parse("A{seq:3}").unwrap();
+        assert_eq!(growing.max_counter(plain(&series), None), u64::MAX);
+    }
+
+    #[test]
+    fn max_length_bounds_the_counter_and_the_code_is_rendered_and_read() {
+        let series = id("FT");
+        let names = Names {
+            series: &series,
+            code: Some("CSDF7T5H"),
+        };
+        let on = date(2026, 11, 29, 2026);
+        let format = NumberFormat::parse("{code}-{seq:1}").unwrap();
+        assert!(format.shows_code());
+        assert_eq!(format.render(names, &on, 35), "CSDF7T5H-35");
+        assert_eq!(
+            format.read(names, "CSDF7T5H-35").map(|r| r.counter),
+            Some(35)
+        );
+        assert_eq!(format.read(names, "CSDF7T5X-35"), None);
+        // India: 16 characters at most. "INV/2026/" takes 9, leaving 7 digits.
+        let india = NumberFormat::parse("INV/{yyyy}/{seq:5}").unwrap();
+        assert_eq!(india.max_counter(plain(&series), Some(16)), 9_999_999);
+        assert_eq!(india.max_counter(plain(&series), Some(13)), 0);
+        assert_eq!(india.render(plain(&series), &on, 9_999_999).len(), 16);
     }
 }
