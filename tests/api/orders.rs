@@ -396,3 +396,25 @@ async fn a_fast_batch_of_a_thousand_costs_one_counter_update() {
     assert_eq!(store.write_meter().table_units() - units, 1 + 4 * 1_000);
     assert_eq!(store.write_meter().index_units(), 2 * 1_000);
 }
+
+#[tokio::test]
+async fn a_batch_conflict_says_the_reference_is_taken_never_what_it_holds() {
+    let app = spawn_app().await;
+    for id in ["UABC", "UXYZ"] {
+        let body = json!({"format": format!("{id}{{yy}}{{seq:6}}"), "reset": "yearly"});
+        assert_eq!(put_series(&app, id, body).await.status, StatusCode::CREATED);
+    }
+    let first = app
+        .post(
+            "/orders",
+            &json!({"series": "UABC", "source": "erp", "external_ref": "PO-7781"}),
+        )
+        .await;
+    let number = first.body["order_number"].as_str().unwrap().to_owned();
+    let batch = json!({"series": "UXYZ", "source": "erp", "orders": [{"external_ref": "PO-7781"}]});
+    let reply = app.post("/orders/batch", &batch).await;
+    let result = &reply.body["results"][0];
+    assert_eq!(result["code"], "idempotency_conflict", "{}", reply.body);
+    assert!(!reply.raw.contains(&number), "{}", reply.raw);
+    assert!(result["detail"].as_str().unwrap().contains("PO-7781"));
+}
