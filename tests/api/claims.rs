@@ -146,3 +146,45 @@ async fn under_heavy_faults_a_client_honouring_retry_after_settles_every_order_i
         assert_eq!(answered[reference].1, numbered.number, "{reference}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_request_cut_off_at_its_deadline_gives_its_claim_up_for_the_next_writer() {
+    let app = spawn_app().await;
+    let series = json!({"format": "C{seq:4}", "reset": "never"});
+    assert_eq!(
+        app.put("/series/C", &series).await.status,
+        StatusCode::CREATED
+    );
+    let proxy = FaultProxy::start(&endpoint()).await;
+    // Its transaction is slower than its request may take: the request is cut off while
+    // it holds the claim.
+    let slow = Duration::from_secs(3);
+    proxy.set(Faults {
+        latency: Some(slow..=slow),
+        operations: Some(vec!["TransactWriteItems".into()]),
+        ..Faults::default()
+    });
+    let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(1)).await;
+    let cut = post_json(
+        &instance,
+        "/orders",
+        &json!({"series": "C", "source": "a", "external_ref": "1"}),
+    )
+    .await;
+    assert_eq!(cut.code(), "outcome_unknown", "{}", cut.body);
+    proxy.set(Faults::default());
+    // The claim was given up when the request was dropped: the next writer numbers at
+    // once, without waiting for the claim's lease (6 s here) to end.
+    let next = post_json(
+        &app.router,
+        "/orders",
+        &json!({"series": "C", "source": "b", "external_ref": "2"}),
+    )
+    .await;
+    assert_eq!(next.status, StatusCode::CREATED, "{}", next.body);
+    // The cut-off transaction, landing later, finds the claim gone and writes nothing.
+    tokio::time::sleep(slow).await;
+    let stored = numbered_orders(&app.scan().await, "C");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(next.body["order_number"], "C0001");
+}
