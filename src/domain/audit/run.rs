@@ -126,8 +126,12 @@ impl AuditRun {
         }
         let (link, stored, order_number) = match entry {
             Entry::Order(order) => {
-                self.state.orders += 1;
-                self.state.voided += u64::from(order.void.is_some());
+                // Counts come back from a cursor a client holds: they saturate, never wrap.
+                self.state.orders = self.state.orders.saturating_add(1);
+                self.state.voided = self
+                    .state
+                    .voided
+                    .saturating_add(u64::from(order.void.is_some()));
                 self.state.expected = self.state.expected.max(order.counter + 1);
                 if !order.credit_notes.is_empty() {
                     self.credited.push(CreditedInvoice {
@@ -159,7 +163,7 @@ impl AuditRun {
         if !self.gapless {
             return;
         }
-        self.state.links += 1;
+        self.state.links = self.state.links.saturating_add(1);
         let stored = stored.and_then(from_hex);
         if stored != Some(link) && self.first_break.is_none() {
             self.state.broken_at = Some(from);
@@ -225,6 +229,37 @@ impl AuditRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_from_a_forged_cursor_saturate() {
+        let forged = AuditState {
+            expected: 1,
+            orders: u64::MAX,
+            voided: u64::MAX,
+            links: u64::MAX,
+            previous: GENESIS,
+            broken_at: None,
+        };
+        let mut run = AuditRun::resume(true, 1, forged);
+        let order = crate::domain::order::Order {
+            order_number: "A1".into(),
+            series: crate::domain::ids::SeriesId::parse("A").unwrap(),
+            source: crate::domain::ids::SourceId::parse("s").unwrap(),
+            external_ref: crate::domain::ids::ExternalRef::parse("r").unwrap(),
+            data: crate::domain::order::OrderData::empty(),
+            fingerprint: String::new(),
+            period: "all".into(),
+            counter: 1,
+            created_at: chrono::Utc::now(),
+            hash: None,
+            void: None,
+            corrects: None,
+            credit_notes: Vec::new(),
+        };
+        run.feed(&Entry::Order(Box::new(order)));
+        let report = run.finish(&CounterState::default());
+        assert_eq!(report.orders, u64::MAX);
+    }
 
     #[test]
     fn a_state_goes_through_its_text_and_bad_text_is_refused() {
