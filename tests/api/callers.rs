@@ -45,6 +45,14 @@ async fn a_foreign_caller_is_refused_another_sources_post_repost_and_read() {
     let by_path = invoke(&router, "create-series-order.json").await;
     assert_eq!(by_path.status, StatusCode::CREATED, "{}", by_path.body);
     assert_eq!(by_path.body["series"], "UABC");
+    let batch = invoke(&router, "create-series-order-batch.json").await;
+    let created: Vec<&str> = batch.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(created, ["created", "created"], "{}", batch.body);
 
     // The web shop's role posts, reposts and reads as erp-1: refused each time.
     let post = invoke(&router, "create-series-order-foreign.json").await;
@@ -78,7 +86,7 @@ async fn a_foreign_caller_is_refused_another_sources_post_repost_and_read() {
         listed.body
     );
     let listed = get_as(&router, "get-order-by-ref.json", "/series/UABC/orders").await;
-    assert_eq!(listed.body["orders"].as_array().unwrap().len(), 2);
+    assert_eq!(listed.body["orders"].as_array().unwrap().len(), 4);
     // Nothing was written for the web shop.
     let repost_again = invoke(&router, "create-order-foreign.json").await;
     assert_eq!(repost_again.status, StatusCode::FORBIDDEN);
