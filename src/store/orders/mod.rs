@@ -7,13 +7,13 @@ mod commit;
 mod counter;
 mod listing;
 mod lookup;
+mod reserve;
 mod series;
 
 pub(crate) use codec::{decode_move, decode_order, decode_range_low};
 pub use commit::{InvoiceRef, InvoiceRefusal, OrdersCancellation, OrdersCommit, OrdersExtras};
-pub use counter::{
-    Bounds, Claim, CounterAdvance, CounterMoved, CounterState, Pending, Reservation,
-};
+pub use counter::{Claim, CounterAdvance, CounterMoved, CounterState, Pending};
 pub use listing::PeriodPage;
 pub use lookup::Voided;
+pub use reserve::{Bounds, Reservation};
 pub use series::SeriesWrite;
