@@ -46,7 +46,7 @@ EXPECTED = {
 # LeadingKeys condition as its items.
 EXPECTED_INDEXES = {
     "TicketsRole": {"payer", "list"},
-    "OrdersRole": {"period"},
+    "OrdersRole": {"period", "list"},
 }
 
 # Indexes that may project more than keys: they hold only items free of secrets (the

@@ -1,5 +1,6 @@
 //! The HTTP API: one router, served by Lambda and by the local server alike.
 
+mod caller;
 mod extract;
 pub mod local_server;
 mod openapi;
@@ -20,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tracing::{Instrument, info, info_span, warn};
 
+pub use caller::{SOURCE_BINDINGS_VAR, SourceBindings};
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;
@@ -48,6 +50,8 @@ pub struct AppState {
     pub request_timeout: Duration,
     /// The same for the routes that compute a whole eligible list.
     pub drawing_timeout: Duration,
+    /// Which IAM identities may act as which order sources.
+    pub sources: Arc<SourceBindings>,
 }
 
 impl AppState {
@@ -57,6 +61,7 @@ impl AppState {
             orders: Arc::new(OrderService::new(store)),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             drawing_timeout: DEFAULT_DRAWING_TIMEOUT,
+            sources: Arc::new(SourceBindings::open()),
         }
     }
 
@@ -68,7 +73,8 @@ impl AppState {
     }
 
     /// The services on `store`, with `TALLY_REQUEST_TIMEOUT_MS`,
-    /// `TALLY_DRAWING_TIMEOUT_MS` and `TALLY_CACHED_DRAWS` from the environment.
+    /// `TALLY_DRAWING_TIMEOUT_MS`, `TALLY_CACHED_DRAWS` and `TALLY_SOURCE_BINDINGS` from
+    /// the environment.
     pub fn configured(store: Store) -> Result<Self, String> {
         let cached_draws = env_number("TALLY_CACHED_DRAWS")?
             .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
@@ -84,6 +90,7 @@ impl AppState {
                 .map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis),
             drawing_timeout: env_number("TALLY_DRAWING_TIMEOUT_MS")?
                 .map_or(DEFAULT_DRAWING_TIMEOUT, Duration::from_millis),
+            sources: Arc::new(SourceBindings::from_env()?),
         })
     }
 }

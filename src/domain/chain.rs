@@ -27,7 +27,8 @@ fn time(at: chrono::DateTime<chrono::Utc>) -> String {
 }
 
 /// `SHA-256(previous || "order" number series source external_ref data time)`, where
-/// `data` is the canonical form of the order's data.
+/// `data` is the canonical form of the order's data; a credit note adds the number of the
+/// invoice it corrects, so that its link to the invoice cannot be edited unseen.
 pub fn order_link(previous: &Hash, order: &Order) -> Hash {
     let mut hasher = Sha256::new();
     hasher.update(previous);
@@ -41,6 +42,9 @@ pub fn order_link(previous: &Hash, order: &Order) -> Hash {
         &time(order.created_at),
     ] {
         field(&mut hasher, value);
+    }
+    if let Some(invoice) = &order.corrects {
+        field(&mut hasher, invoice);
     }
     hasher.finalize().into()
 }
@@ -100,6 +104,8 @@ mod tests {
                 .unwrap(),
             hash: None,
             void: None,
+            corrects: None,
+            credit_notes: Vec::new(),
         }
     }
 
@@ -131,6 +137,11 @@ mod tests {
         assert_ne!(base, order_link(&GENESIS, &order("A1", r#"{"a": 2}"#)));
         assert_ne!(base, order_link(&GENESIS, &order("A2", r#"{"a": 1}"#)));
         assert_ne!(base, order_link(&base, &order("A1", r#"{"a": 1}"#)));
+        let credit = Order {
+            corrects: Some("F7".into()),
+            ..order("A1", r#"{"a": 1}"#)
+        };
+        assert_ne!(base, order_link(&GENESIS, &credit));
         let moved = Move {
             series: SeriesId::parse("UABC").unwrap(),
             from: 2,

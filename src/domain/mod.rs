@@ -1,5 +1,6 @@
 //! The rules of Tally, free of AWS types.
 
+pub mod access;
 pub mod audit;
 pub mod chain;
 pub mod draw;

@@ -144,20 +144,39 @@ fn canonical(raw: &str) -> Result<String, OrderDataError> {
     }
 }
 
+/// The longest order number a client may name, in characters.
+pub const MAX_NUMBER_TEXT: usize = 256;
+
+/// Whether `text` can be an order number: 1 to [`MAX_NUMBER_TEXT`] letters, digits, `-`,
+/// `_`, `/` and `.` (what formats render).
+pub fn is_number_text(text: &str) -> bool {
+    (1..=MAX_NUMBER_TEXT).contains(&text.len())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'))
+}
+
 /// One order to number.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewOrder {
     pub external_ref: ExternalRef,
     pub data: OrderData,
+    /// A credit note: the number of the invoice it corrects, in the series it credits.
+    pub corrects: Option<String>,
 }
 
 impl NewOrder {
-    /// What makes a repost "the same order": the series and the canonical data.
+    /// What makes a repost "the same order": the series, the canonical data and, for a
+    /// credit note, the invoice it corrects.
     pub fn fingerprint(&self, series: &SeriesId) -> String {
         let mut hasher = Sha256::new();
         hasher.update(series.as_str());
         hasher.update([0]);
         hasher.update(self.data.canonical());
+        if let Some(invoice) = &self.corrects {
+            hasher.update([0]);
+            hasher.update(invoice);
+        }
         hex(&hasher.finalize())
     }
 }
@@ -177,6 +196,10 @@ pub struct Order {
     /// Its link in the period's hash chain (gapless series), hex-encoded.
     pub hash: Option<String>,
     pub void: Option<Void>,
+    /// A credit note: the number of the invoice it corrects.
+    pub corrects: Option<String>,
+    /// An invoice: the numbers of the credit notes that correct it, oldest first.
+    pub credit_notes: Vec<String>,
 }
 
 /// Why something was done, as its author wrote it: 1 to 200 characters, no control
@@ -294,6 +317,7 @@ mod tests {
         let order = |raw: &str| NewOrder {
             external_ref: ExternalRef::parse("r").unwrap(),
             data: data(raw),
+            corrects: None,
         };
         let s = SeriesId::parse("S").unwrap();
         let t = SeriesId::parse("T").unwrap();
@@ -305,5 +329,11 @@ mod tests {
             order(r#"{"a": 2, "b": 2}"#).fingerprint(&s)
         );
         assert_ne!(order(a).fingerprint(&s), order(a).fingerprint(&t));
+        let credit = NewOrder {
+            corrects: Some("F1".into()),
+            ..order(a)
+        };
+        assert_ne!(credit.fingerprint(&s), order(a).fingerprint(&s));
+        assert!(is_number_text("INV/2026-27/0001") && !is_number_text("A B"));
     }
 }

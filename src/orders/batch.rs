@@ -9,7 +9,8 @@ use tracing::{info, warn};
 use super::outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, SourceId};
 use crate::domain::order::{NewOrder, Order};
-use crate::domain::series::{LocalDate, NumberFormat, Period, Series};
+use crate::domain::series::{LocalDate, NumberFormat, Period, Series, Stop};
+use crate::store::orders::InvoiceRef;
 use crate::telemetry::metrics;
 
 /// The state of one request while it is numbered.
@@ -24,6 +25,10 @@ pub(super) struct Batch {
     pub(super) outcomes: Vec<Option<ItemOutcome>>,
     /// The valid inputs, at their request index.
     pub(super) orders: Vec<Option<NewOrder>>,
+    /// The invoice each credit note corrects, once found, at its request index.
+    pub(super) invoices: Vec<Option<InvoiceRef>>,
+    /// Whether the series was read again for ranges added since this process read it.
+    pub(super) ranges_reread: bool,
 }
 
 impl Batch {
@@ -36,7 +41,7 @@ impl Batch {
         let new = self.new_order(index);
         let series_id = &self.series.series_id;
         Order {
-            order_number: format.render(series_id, &self.date, counter),
+            order_number: format.render(self.series.names(), &self.date, counter),
             series: series_id.clone(),
             source: self.source.clone(),
             external_ref: new.external_ref.clone(),
@@ -47,6 +52,8 @@ impl Batch {
             created_at: self.now,
             hash: None,
             void: None,
+            corrects: new.corrects.clone(),
+            credit_notes: Vec::new(),
         }
     }
 
@@ -67,34 +74,68 @@ impl Batch {
         self.outcomes[index] = Some(if existing.fingerprint == fingerprint {
             ItemOutcome::Existing(existing)
         } else {
+            // Whatever the reference holds (another series' number among it) is not told.
             ItemOutcome::Rejected(Rejection::new(
                 RejectionCode::IdempotencyConflict,
                 format!(
-                    "reference {} already has order {} with another body",
-                    existing.external_ref, existing.order_number
+                    "reference {} of source {} is taken by an order with another body",
+                    existing.external_ref, existing.source
                 ),
             ))
         });
     }
 
-    /// Too many lost races: the rest is reported as contended, to be posted again.
-    pub(super) fn give_up(&mut self, queue: VecDeque<usize>) {
+    /// Too many lost races: the rest is reported as contended, to be posted again after
+    /// `retry_after` seconds.
+    pub(super) fn give_up(&mut self, queue: VecDeque<usize>, retry_after: u32) {
         warn!(
             left = queue.len(),
             gapless = self.series.definition.gapless,
+            retry_after,
             "numbering gave up under contention"
         );
-        self.reject_all(
-            queue,
-            RejectionCode::Contention,
-            "too many concurrent writers; post again",
+        for index in queue {
+            let mut rejection = Rejection::new(
+                RejectionCode::Contention,
+                "too many concurrent writers; post again",
+            );
+            rejection.retry_after = Some(retry_after);
+            self.outcomes[index] = Some(ItemOutcome::Rejected(rejection));
+        }
+    }
+
+    /// The series numbers no more: the rest is refused with the reason.
+    pub(super) fn stop(&mut self, queue: VecDeque<usize>, stop: Stop) {
+        let (code, detail) = match stop {
+            Stop::SeriesExhausted => (
+                RejectionCode::SeriesExhausted,
+                "the next number would not fit the series' format (its `max_length` or exact width)",
+            ),
+            Stop::RangeExhausted => (
+                RejectionCode::RangeExhausted,
+                "every authorised range of the series is used up: add the next one",
+            ),
+            Stop::RangeExpired => (
+                RejectionCode::RangeExpired,
+                "the authorised ranges left have expired: add a live one",
+            ),
+        };
+        info!(
+            left = queue.len(),
+            code = code.as_str(),
+            "series numbers no more"
         );
+        self.reject_all(queue, code, detail);
     }
 
     pub(super) fn reject_all(&mut self, queue: VecDeque<usize>, code: RejectionCode, detail: &str) {
         for index in queue {
-            self.outcomes[index] = Some(ItemOutcome::Rejected(Rejection::new(code, detail)));
+            self.reject(index, code, detail);
         }
+    }
+
+    pub(super) fn reject(&mut self, index: usize, code: RejectionCode, detail: impl Into<String>) {
+        self.outcomes[index] = Some(ItemOutcome::Rejected(Rejection::new(code, detail)));
     }
 }
 
@@ -125,15 +166,28 @@ impl Batch {
             period,
             outcomes: vec![None; inputs.len()],
             orders: vec![None; inputs.len()],
+            invoices: vec![None; inputs.len()],
+            ranges_reread: false,
         };
         let mut first_of: HashMap<ExternalRef, usize> = HashMap::new();
         let mut sorted = Sorted {
             primaries: Vec::new(),
             repeats: Vec::new(),
         };
+        let credits = batch.series.definition.credits.is_some();
         for (index, input) in inputs.into_iter().enumerate() {
             match input.order {
                 Err(rejection) => batch.outcomes[index] = Some(ItemOutcome::Rejected(rejection)),
+                Ok(order) if credits && order.corrects.is_none() => batch.reject(
+                    index,
+                    RejectionCode::CorrectsRequired,
+                    "this series numbers credit notes: name the invoice in `corrects`",
+                ),
+                Ok(order) if !credits && order.corrects.is_some() => batch.reject(
+                    index,
+                    RejectionCode::InvalidCorrects,
+                    "this series credits no other series: only its credit notes take `corrects`",
+                ),
                 Ok(order) => {
                     if let Some(&first) = first_of.get(&order.external_ref) {
                         sorted.repeats.push((index, first));

@@ -1,6 +1,7 @@
-//! Changing a series: moving the counter of the current period forward (a declared gap,
-//! with its reason; in a gapless series a link of the chain) and changing the format of
-//! the periods that have not started.
+//! Changing a series: its validation code (until it numbers), its authorised ranges
+//! (replaced freely until it numbers, then only extended), the format of the periods that
+//! have not started, and moving the counter of the current period forward (a declared
+//! gap, with its reason; in a gapless series a link of the chain).
 
 use chrono::Utc;
 use tracing::{info, instrument};
@@ -10,8 +11,11 @@ use crate::domain::audit::Entry;
 use crate::domain::chain::{GENESIS, from_hex, move_link, to_hex};
 use crate::domain::ids::SeriesId;
 use crate::domain::order::{Move, Reason};
-use crate::domain::series::{FormatVersion, Series, checked_format};
-use crate::store::orders::{CounterMoved, FormatChange};
+use crate::domain::series::{
+    FormatVersion, MAX_FORMAT_VERSIONS, Period, Ranges, Series, SeriesError, ValidationCode,
+    checked_format,
+};
+use crate::store::orders::{CounterMoved, SeriesWrite};
 use crate::store::{StoreError, backoff};
 
 /// What `PATCH /series/{series_id}` asks for, already checked.
@@ -21,17 +25,29 @@ pub struct SeriesChange {
     pub format: Option<String>,
     /// The next counter of the current period, and why.
     pub next: Option<(u64, Reason)>,
+    /// The code `{code}` shows.
+    pub validation_code: Option<ValidationCode>,
+    /// The whole list of authorised ranges.
+    pub ranges: Option<Ranges>,
+    /// When `Range Running Low` fires.
+    pub range_low_percent: Option<u8>,
 }
 
 impl OrderService {
-    /// Applies a change (the format first, then the move); each part is idempotent, so a
-    /// repeated request answers as the first did.
+    /// Applies a change (the settings first, then the format, then the move); each part is
+    /// idempotent, so a repeated request answers as the first did.
     #[instrument(skip(self, change))]
     pub async fn change_series(
         &self,
         series_id: &SeriesId,
         change: SeriesChange,
     ) -> Result<SeriesStatus, OrderError> {
+        if change.validation_code.is_some()
+            || change.ranges.is_some()
+            || change.range_low_percent.is_some()
+        {
+            self.change_settings(series_id, &change).await?;
+        }
         if let Some(format) = &change.format {
             self.change_format(series_id, format).await?;
         }
@@ -41,9 +57,92 @@ impl OrderService {
         self.series_status(series_id).await
     }
 
-    async fn change_format(&self, series_id: &SeriesId, text: &str) -> Result<(), OrderError> {
+    /// The series read again, as stored.
+    async fn stored_series(&self, series_id: &SeriesId) -> Result<Series, OrderError> {
         let mut series = self.load_series(series_id, self.now()).await?;
         self.refresh_series(&mut series).await?;
+        Ok(series)
+    }
+
+    /// Writes the next revision of a series, `changed` from `read` by `apply`, until it
+    /// holds or the change is refused.
+    async fn revise(
+        &self,
+        series_id: &SeriesId,
+        apply: impl Fn(&Series) -> Result<Option<Series>, OrderError>,
+    ) -> Result<(), OrderError> {
+        let mut series = self.stored_series(series_id).await?;
+        for _ in 0..MAX_ATTEMPTS {
+            let Some(mut changed) = apply(&series)? else {
+                return Ok(());
+            };
+            changed.check(self.now())?;
+            changed.revision = series.revision + 1;
+            match self.store.replace_series(&series, &changed).await? {
+                SeriesWrite::Written => {
+                    self.remember(&changed);
+                    return Ok(());
+                }
+                SeriesWrite::SeriesChanged | SeriesWrite::PeriodStarted => {
+                    self.refresh_series(&mut series).await?;
+                }
+            }
+        }
+        Err(StoreError::Contention {
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+
+    /// The validation code, the ranges and their low share. A series that numbers keeps
+    /// its code and extends its ranges only: a writer that read it earlier knows a first
+    /// part of its ranges, never a range that was taken back.
+    async fn change_settings(
+        &self,
+        series_id: &SeriesId,
+        change: &SeriesChange,
+    ) -> Result<(), OrderError> {
+        let last = match &change.ranges {
+            Some(_) => {
+                let series = self.load_series(series_id, self.now()).await?;
+                let period = series.period(self.now());
+                self.store
+                    .get_counter(series_id, &period)
+                    .await?
+                    .and_then(|c| c.last)
+            }
+            None => None,
+        };
+        self.revise(series_id, |series| {
+            let d = &series.definition;
+            let mut changed = series.clone();
+            if let Some(code) = &change.validation_code
+                && d.validation_code.as_ref() != Some(code)
+            {
+                if series.numbered {
+                    return Err(OrderError::CodeInUse);
+                }
+                changed.definition.validation_code = Some(code.clone());
+            }
+            if let Some(ranges) = &change.ranges
+                && *ranges != d.ranges
+            {
+                check_ranges(series, ranges, last)?;
+                changed.definition.ranges = ranges.clone();
+            }
+            if let Some(percent) = change.range_low_percent {
+                let ranges = changed.definition.ranges.clone();
+                changed.definition = changed.definition.clone().with_ranges(ranges, percent)?;
+            }
+            Ok((changed != *series).then_some(changed))
+        })
+        .await?;
+        info!("series settings changed");
+        Ok(())
+    }
+
+    async fn change_format(&self, series_id: &SeriesId, text: &str) -> Result<(), OrderError> {
+        let mut series = self.stored_series(series_id).await?;
         let format = checked_format(text, series.definition.reset)?;
         for _ in 0..MAX_ATTEMPTS {
             if series.definition.format == format {
@@ -53,19 +152,21 @@ impl OrderService {
             let targets = [Some(current.clone()), current.next(series.definition.reset)];
             let mut reread = false;
             for target in targets.into_iter().flatten() {
-                let version = FormatVersion {
-                    version: series.latest_version() + 1,
-                    format: format.clone(),
-                    from: Some(target.clone()),
-                };
-                match self.store.change_format(&series, &version, &target).await? {
-                    FormatChange::Changed => {
+                let version = series.latest_version() + 1;
+                let changed = with_format(&series, &format, version, &target)?;
+                changed.check(self.now())?;
+                match self
+                    .store
+                    .change_format(&series, &changed, version, &target)
+                    .await?
+                {
+                    SeriesWrite::Written => {
                         info!(format = text, from = %target, "series format changed");
                         self.refresh_series(&mut series).await?;
                         return Ok(());
                     }
-                    FormatChange::PeriodStarted => {}
-                    FormatChange::SeriesChanged => {
+                    SeriesWrite::PeriodStarted => {}
+                    SeriesWrite::SeriesChanged => {
                         reread = true;
                         break;
                     }
@@ -131,9 +232,18 @@ impl OrderService {
             let version = counter
                 .format_version
                 .unwrap_or_else(|| series.latest_version());
+            let low = series.low_passed(counter.last, moved.to, self.now());
             match self
                 .store
-                .move_counter(series_id, &period, counter.last, &moved, version, wall)
+                .move_counter(
+                    series_id,
+                    &period,
+                    counter.last,
+                    &moved,
+                    version,
+                    wall,
+                    low.as_ref(),
+                )
                 .await?
             {
                 CounterMoved::Moved => {
@@ -154,7 +264,7 @@ impl OrderService {
     async fn earlier_move(
         &self,
         series: &Series,
-        period: &crate::domain::series::Period,
+        period: &Period,
         next: u64,
         reason: &Reason,
         last: u64,
@@ -172,4 +282,59 @@ impl OrderService {
         }
         Err(OrderError::MoveNotForward { last })
     }
+}
+
+/// Whether `series` may take `ranges`: a series defined with ranges keeps some; until it
+/// numbers they may change, from then on they only grow, each new one past the counter.
+fn check_ranges(series: &Series, ranges: &Ranges, last: Option<u64>) -> Result<(), OrderError> {
+    let d = &series.definition;
+    if d.ranges.is_empty() || ranges.is_empty() {
+        return Err(SeriesError::Ranges(
+            "a series is defined with ranges or without; one with ranges keeps at least one".into(),
+        )
+        .into());
+    }
+    let kept = if series.numbered {
+        let old = d.ranges.as_slice();
+        ranges.as_slice().get(..old.len()) == Some(old)
+    } else {
+        true
+    };
+    if !kept {
+        return Err(SeriesError::RangeInUse(
+            "the series numbers: its ranges never change or disappear, new ones follow them".into(),
+        )
+        .into());
+    }
+    d.ranges.check_change(ranges, last, d.start)?;
+    Ok(())
+}
+
+/// `series` numbering new periods in `format` (as `version`) from `target` on; a format
+/// still pending for `target` is replaced, not kept.
+fn with_format(
+    series: &Series,
+    format: &crate::domain::series::NumberFormat,
+    version: u32,
+    target: &Period,
+) -> Result<Series, OrderError> {
+    let mut changed = series.clone();
+    if changed
+        .formats
+        .last()
+        .is_some_and(|f| f.from.as_ref() == Some(target))
+    {
+        changed.formats.pop();
+    }
+    changed.formats.push(FormatVersion {
+        version,
+        format: format.clone(),
+        from: Some(target.clone()),
+    });
+    if changed.formats.len() > MAX_FORMAT_VERSIONS {
+        return Err(OrderError::TooManyFormats(MAX_FORMAT_VERSIONS));
+    }
+    changed.definition.format = format.clone();
+    changed.revision = series.revision + 1;
+    Ok(changed)
 }

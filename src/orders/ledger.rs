@@ -1,10 +1,15 @@
 //! A period's numbers in counter order (listing and export), and its audit: counts, gaps
 //! with their causes and, for a gapless series, the hash chain recomputed.
+//!
+//! An audit reads the period page by page and folds each entry as it comes, so its memory
+//! holds one page, whatever the period's size. It can stop when its time is up and go on
+//! later from where it stopped: the HTTP API audits a large period in several requests.
 
-use std::collections::BTreeMap;
+use std::time::Instant;
 
 use super::{OrderError, OrderService};
-use crate::domain::audit::{AuditReport, CounterState, Entry, audit};
+use crate::domain::access::SourceAccess;
+use crate::domain::audit::{AuditReport, AuditRun, AuditState, CounterState, Entry};
 use crate::domain::ids::SeriesId;
 use crate::domain::series::{Period, Series};
 
@@ -13,6 +18,10 @@ pub const AUDIT_PAGE: usize = 1_000;
 /// Numbers of undeclared gaps an audit reads again from the table, to tell a number the
 /// index has not caught up with from one that is missing.
 const RECHECKED_NUMBERS: u64 = 10_000;
+/// Numbers read again at a time.
+const RECHECK_BATCH: u64 = 100;
+/// Entries a listing reads at least per query while it looks for `limit` orders.
+const LIST_READ: usize = 10;
 
 /// One page of a period.
 #[derive(Debug)]
@@ -24,12 +33,24 @@ pub struct ListedPage {
     pub next_after: Option<u64>,
 }
 
-/// The audit of a period.
+/// The audit of a period, or of its entries so far.
 #[derive(Debug)]
 pub struct Audit {
     pub series: Series,
     pub period: Period,
+    /// Counts from the period's start; gaps and credit notes of this part only.
     pub report: AuditReport,
+    /// Where to go on, when the audit stopped before the period's end.
+    pub resume: Option<AuditState>,
+}
+
+/// Where an audit starts and when it stops.
+#[derive(Debug, Clone, Default)]
+pub struct AuditScope {
+    /// Go on from here instead of the period's start.
+    pub from: Option<AuditState>,
+    /// Stop after the first page read past this moment.
+    pub until: Option<Instant>,
 }
 
 impl OrderService {
@@ -48,32 +69,65 @@ impl OrderService {
         Ok((series, period))
     }
 
-    /// Up to `limit` entries of a period after counter `after`.
+    /// Up to `limit` orders of a period after counter `after`, with the declared moves
+    /// among them; a caller bound to some sources gets their orders only.
     pub async fn list_period(
         &self,
         series_id: &SeriesId,
         period: Option<&str>,
         after: u64,
         limit: usize,
+        access: &SourceAccess,
     ) -> Result<ListedPage, OrderError> {
         let (series, period) = self.period_of(series_id, period).await?;
-        let page = self
-            .store
-            .list_period(series_id, &period, after, limit)
-            .await?;
+        let mut entries = Vec::new();
+        let mut orders = 0;
+        let mut after = after;
+        let next_after = loop {
+            let wanted = (limit - orders).max(LIST_READ);
+            let page = self
+                .store
+                .list_period(series_id, &period, after, wanted)
+                .await?;
+            let read = page.entries.len();
+            let mut taken = 0;
+            for entry in page.entries {
+                taken += 1;
+                after = entry.counter();
+                match &entry {
+                    Entry::Order(order) if !access.allows(&order.source) => {}
+                    Entry::Order(_) => {
+                        orders += 1;
+                        entries.push(entry);
+                    }
+                    Entry::Move(_) => entries.push(entry),
+                }
+                if orders == limit {
+                    break;
+                }
+            }
+            let more = page.next_after.is_some() || taken < read;
+            match (orders == limit, more) {
+                (_, false) => break None,
+                (true, true) => break Some(after),
+                (false, true) => {}
+            }
+        };
         Ok(ListedPage {
             series,
             period,
-            entries: page.entries,
-            next_after: page.next_after,
+            entries,
+            next_after,
         })
     }
 
-    /// Audits a period; `progress` hears how many entries have been read so far.
+    /// Audits a period, or its part from `scope.from` until `scope.until`; `progress`
+    /// hears how many entries have been read so far.
     pub async fn audit_period(
         &self,
         series_id: &SeriesId,
         period: Option<&str>,
+        scope: AuditScope,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Audit, OrderError> {
         let (series, period) = self.period_of(series_id, period).await?;
@@ -87,67 +141,76 @@ impl OrderService {
             last: stored.last,
             head: stored.head,
         };
-        let mut entries: BTreeMap<u64, Entry> = BTreeMap::new();
-        let mut after = 0;
+        let d = &series.definition;
+        let mut run = match scope.from {
+            Some(state) => AuditRun::resume(d.gapless, d.start, state),
+            None => AuditRun::start(d.gapless, d.start),
+        };
+        let mut recheck = RECHECKED_NUMBERS;
+        let mut read = 0;
+        let mut after = run.expected().saturating_sub(1);
         loop {
             let page = self
                 .store
                 .list_period(series_id, &period, after, AUDIT_PAGE)
                 .await?;
             for entry in page.entries {
-                entries.insert(entry.counter(), entry);
+                self.recheck(&series, &period, &mut run, entry.counter(), &mut recheck)
+                    .await?;
+                run.feed(&entry);
+                read += 1;
             }
-            progress(entries.len() as u64);
-            match page.next_after {
-                Some(next) => after = next,
-                None => break,
+            progress(read);
+            let Some(next) = page.next_after else { break };
+            after = next;
+            if scope.until.is_some_and(|until| Instant::now() >= until) {
+                let (report, state) = run.pause(&counter);
+                return Ok(Audit {
+                    series,
+                    period,
+                    report,
+                    resume: Some(state),
+                });
             }
         }
-        self.recheck_gaps(&series, &period, &counter, &mut entries)
-            .await?;
-        let entries: Vec<Entry> = entries.into_values().collect();
-        let report = audit(
-            series.definition.gapless,
-            series.definition.start,
-            &counter,
-            &entries,
-        );
+        if let Some(last) = counter.last {
+            self.recheck(&series, &period, &mut run, last + 1, &mut recheck)
+                .await?;
+        }
         Ok(Audit {
             series,
             period,
-            report,
+            report: run.finish(&counter),
+            resume: None,
         })
     }
 
-    /// The index follows the table within about a second: numbers of undeclared gaps are
-    /// read again from the table itself before they are reported.
-    async fn recheck_gaps(
+    /// The index follows the table within about a second: before the entry at `next`, the
+    /// numbers of an undeclared gap are read again from the table itself (up to `budget`
+    /// in all), a hundred at a time, and fed in counter order.
+    async fn recheck(
         &self,
         series: &Series,
         period: &Period,
-        counter: &CounterState,
-        entries: &mut BTreeMap<u64, Entry>,
+        run: &mut AuditRun,
+        next: u64,
+        budget: &mut u64,
     ) -> Result<(), OrderError> {
-        let listed: Vec<Entry> = entries.values().cloned().collect();
-        let first = audit(
-            series.definition.gapless,
-            series.definition.start,
-            counter,
-            &listed,
-        );
-        let numbers: Vec<_> = first
-            .gaps
-            .iter()
-            .filter(|gap| gap.declared.is_none())
-            .flat_map(|gap| gap.from..=gap.to)
-            .take(RECHECKED_NUMBERS as usize)
-            .map(|c| (series.series_id.clone(), period.clone(), c))
-            .collect();
-        if numbers.is_empty() {
-            return Ok(());
-        }
-        for entry in self.store.get_numbers(&numbers).await? {
-            entries.insert(entry.counter(), entry);
+        let mut from = run.expected();
+        while from < next && *budget > 0 {
+            let count = (next - from).min(RECHECK_BATCH).min(*budget);
+            *budget -= count;
+            let numbers: Vec<_> = (from..from + count)
+                .map(|c| (series.series_id.clone(), period.clone(), c))
+                .collect();
+            let mut found = self.store.get_numbers(&numbers).await?;
+            found.sort_by_key(Entry::counter);
+            for entry in &found {
+                if entry.counter() >= run.expected() {
+                    run.feed(entry);
+                }
+            }
+            from = run.expected().max(from + count);
         }
         Ok(())
     }

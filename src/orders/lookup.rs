@@ -1,9 +1,12 @@
 //! Finding an order by its text: within a series, by reading the text against each of
 //! the series' formats (one reading each at most) and reading the numbers that gives by
-//! key; across series, the same for every series of the registry (one item). Never a
-//! scan.
+//! key; across series, through the index of number texts. Never a scan. A caller bound to
+//! some sources finds only their orders.
+
+use std::collections::HashMap;
 
 use super::{OrderError, OrderService};
+use crate::domain::access::SourceAccess;
 use crate::domain::audit::Entry;
 use crate::domain::ids::SeriesId;
 use crate::domain::order::Order;
@@ -15,18 +18,29 @@ impl OrderService {
         &self,
         series_id: &SeriesId,
         text: &str,
+        access: &SourceAccess,
     ) -> Result<Order, OrderError> {
-        self.find_with_period(series_id, text)
+        self.find_with_period(series_id, text, access)
             .await
             .map(|(_, order)| order)
     }
 
     /// The order whose number is `text`, in whichever series has it; several series (or
-    /// format versions) with that text are a conflict naming every candidate. The
-    /// registry is read each time, so a series defined a moment ago is a candidate too.
-    pub async fn find_anywhere(&self, text: &str) -> Result<Order, OrderError> {
-        let registry = self.store.series_registry().await?;
-        single(self.find(&registry, text).await?).map(|(_, order)| order)
+    /// format versions) with that text are a conflict naming every candidate. The index
+    /// of texts follows the table within about a second.
+    pub async fn find_anywhere(
+        &self,
+        text: &str,
+        access: &SourceAccess,
+    ) -> Result<Order, OrderError> {
+        let found = self
+            .store
+            .orders_by_text(text)
+            .await?
+            .into_iter()
+            .filter(|order| access.allows(&order.source))
+            .collect();
+        single(found, |order| order)
     }
 
     /// The order of a series whose number is `text`, with its period.
@@ -34,62 +48,70 @@ impl OrderService {
         &self,
         series_id: &SeriesId,
         text: &str,
+        access: &SourceAccess,
     ) -> Result<(Period, Order), OrderError> {
         let mut series = self.load_series(series_id, self.now()).await?;
-        let mut found = self.find(std::slice::from_ref(&series), text).await?;
+        let mut found = self.find(&series, &[text]).await?;
         if found.is_empty() {
             let versions = series.formats.len();
             self.refresh_series(&mut series).await?;
             if series.formats.len() != versions {
-                found = self.find(std::slice::from_ref(&series), text).await?;
+                found = self.find(&series, &[text]).await?;
             }
         }
-        single(found)
+        let found = found
+            .remove(text)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, order)| access.allows(&order.source))
+            .collect();
+        single(found, |(_, order)| order)
     }
 
-    /// Every order of `series` whose stored number is `text`.
-    async fn find(
+    /// The orders of `series` whose stored number is one of `texts`, by text: every
+    /// reading of every text is read in one batch.
+    pub(super) async fn find(
         &self,
-        series: &[Series],
-        text: &str,
-    ) -> Result<Vec<(Period, Order)>, OrderError> {
+        series: &Series,
+        texts: &[&str],
+    ) -> Result<HashMap<String, Vec<(Period, Order)>>, OrderError> {
         let now = self.now();
-        let numbers: Vec<(SeriesId, Period, u64)> = series
+        let numbers: Vec<(SeriesId, Period, u64)> = texts
             .iter()
-            .flat_map(|s| {
-                s.readings(text, now)
-                    .into_iter()
-                    .map(|(period, counter)| (s.series_id.clone(), period, counter))
-            })
+            .flat_map(|text| series.readings(text, now))
+            .map(|(period, counter)| (series.series_id.clone(), period, counter))
             .collect();
+        let mut found: HashMap<String, Vec<(Period, Order)>> = HashMap::new();
         if numbers.is_empty() {
-            return Ok(Vec::new());
+            return Ok(found);
         }
-        let entries = self.store.get_numbers(&numbers).await?;
-        Ok(entries
-            .into_iter()
-            .filter_map(|entry| match entry {
-                Entry::Order(order) if order.order_number == text => {
-                    let period = numbers
-                        .iter()
-                        .find(|(s, p, c)| {
-                            *s == order.series && p.as_str() == order.period && *c == order.counter
-                        })
-                        .map(|(_, p, _)| p.clone())?;
-                    Some((period, order))
-                }
-                _ => None,
-            })
-            .collect())
+        for entry in self.store.get_numbers(&numbers).await? {
+            let Entry::Order(order) = entry else { continue };
+            if !texts.contains(&order.order_number.as_str()) {
+                continue;
+            }
+            let period = numbers
+                .iter()
+                .find(|(_, p, c)| p.as_str() == order.period && *c == order.counter)
+                .map(|(_, p, _)| p.clone());
+            if let Some(period) = period {
+                found
+                    .entry(order.order_number.clone())
+                    .or_default()
+                    .push((period, *order));
+            }
+        }
+        Ok(found)
     }
 }
 
-fn single(mut found: Vec<(Period, Order)>) -> Result<(Period, Order), OrderError> {
+/// The one order found; none is not found, several are ambiguous.
+fn single<T>(mut found: Vec<T>, order: impl Fn(T) -> Order) -> Result<T, OrderError> {
     match found.len() {
         0 => Err(OrderError::OrderNotFound),
         1 => Ok(found.remove(0)),
         _ => Err(OrderError::AmbiguousNumber(
-            found.into_iter().map(|(_, order)| order).collect(),
+            found.into_iter().map(order).collect(),
         )),
     }
 }

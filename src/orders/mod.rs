@@ -10,6 +10,8 @@
 
 mod batch;
 mod change;
+mod chunk;
+mod credit;
 mod fast;
 mod gapless;
 mod ledger;
@@ -18,7 +20,7 @@ mod outcome;
 pub mod requests;
 mod void;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,13 +28,14 @@ use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
 pub use change::SeriesChange;
-pub use ledger::{AUDIT_PAGE, Audit, ListedPage};
+pub use ledger::{AUDIT_PAGE, Audit, AuditScope, ListedPage};
 pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 
+use crate::domain::access::SourceAccess;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::Order;
 use crate::domain::series::{
-    InvalidPeriod, NumberFormat, Period, Series, SeriesDefinition, SeriesError,
+    InvalidPeriod, NumberFormat, Period, RangeLow, Series, SeriesDefinition, SeriesError,
 };
 use crate::store::{Inserted, Store, StoreError};
 
@@ -62,6 +65,14 @@ pub enum OrderError {
     MoveNotForward { last: u64 },
     #[error("a series that never resets keeps the format of its numbers once it has one")]
     FormatInUse,
+    #[error("the series has numbers: its validation code is fixed")]
+    CodeInUse,
+    #[error("the series has had {0} formats, the most it keeps")]
+    TooManyFormats(usize),
+    #[error("order {number} has credit notes: it stays live, corrected by them")]
+    InvoiceCredited { number: String },
+    #[error("this caller may not act as source {0}")]
+    SourceNotAllowed(SourceId),
     #[error(transparent)]
     Series(#[from] SeriesError),
     #[error(transparent)]
@@ -92,6 +103,8 @@ pub struct OrderService {
     store: Store,
     clock: Clock,
     series: Mutex<HashMap<SeriesId, Known>>,
+    /// Ranges whose low mark this process knows is written.
+    marked_ranges: Mutex<HashSet<(SeriesId, u64)>>,
 }
 
 impl OrderService {
@@ -104,6 +117,7 @@ impl OrderService {
             store,
             clock,
             series: Mutex::new(HashMap::new()),
+            marked_ranges: Mutex::new(HashSet::new()),
         }
     }
 
@@ -128,6 +142,12 @@ impl OrderService {
         definition: SeriesDefinition,
     ) -> Result<(Series, bool), OrderError> {
         let series = Series::new(series_id.clone(), definition, self.now());
+        series.check(self.now())?;
+        if let Some(credited) = &series.definition.credits
+            && self.store.get_series(credited).await?.is_none()
+        {
+            return Err(SeriesError::Credits(format!("series {credited} does not exist")).into());
+        }
         match self.store.insert_series(&series).await? {
             Inserted::New => {
                 info!(format = series.definition.format.as_str(), "series created");
@@ -146,15 +166,26 @@ impl OrderService {
         let now = self.now();
         let mut series = self.load_series(series_id, now).await?;
         let period = series.period(now);
-        let counter = self.store.get_counter(series_id, &period).await?;
-        let last_counter = counter.as_ref().and_then(|c| c.last);
+        let counter = self
+            .store
+            .get_counter(series_id, &period)
+            .await?
+            .unwrap_or_default();
+        let last_counter = counter.last;
         let version = counter
-            .and_then(|c| c.format_version)
+            .format_version
             .unwrap_or_else(|| series.latest_version());
         let last_number = match last_counter {
+            // The last counter was skipped by a move, never issued: the last number is
+            // the last order before it.
+            Some(last) if counter.moved_to == Some(last) => self
+                .store
+                .last_order_below(series_id, &period, last + 1)
+                .await?
+                .map(|order| order.order_number),
             Some(last) => {
                 let format = self.format_version(&mut series, version).await?;
-                Some(format.render(series_id, &series.date(now), last))
+                Some(format.render(series.names(), &series.date(now), last))
             }
             None => None,
         };
@@ -166,11 +197,22 @@ impl OrderService {
         })
     }
 
+    /// Refuses a source the caller may not act as.
+    pub fn check_source(access: &SourceAccess, source: &SourceId) -> Result<(), OrderError> {
+        if access.allows(source) {
+            Ok(())
+        } else {
+            Err(OrderError::SourceNotAllowed(source.clone()))
+        }
+    }
+
     pub async fn get_by_ref(
         &self,
         source: &SourceId,
         external_ref: &ExternalRef,
+        access: &SourceAccess,
     ) -> Result<Order, OrderError> {
+        Self::check_source(access, source)?;
         self.store
             .get_order_by_ref(source, external_ref)
             .await?
@@ -189,6 +231,7 @@ impl OrderService {
     ) -> Result<Vec<ItemOutcome>, OrderError> {
         let now = self.now();
         let series = self.load_series(series_id, now).await?;
+        let series = self.numbering(series).await?;
         let (mut batch, sorted) = Batch::new(series, source.clone(), now, inputs);
         let refs: Vec<ExternalRef> = sorted
             .primaries
@@ -202,6 +245,9 @@ impl OrderService {
                 Some(order) => batch.found(index, order.clone()),
                 None => fresh.push_back(index),
             }
+        }
+        if batch.series.definition.credits.is_some() {
+            fresh = self.find_invoices(&mut batch, fresh).await?;
         }
         if batch.series.definition.gapless {
             self.number_gapless(&mut batch, fresh).await?;
@@ -231,6 +277,23 @@ impl OrderService {
             .ok_or_else(|| OrderError::SeriesNotFound(series_id.clone()))?;
         self.remember(&series);
         Ok(series)
+    }
+
+    /// The series as it numbers: one with a validation code or ranges is marked as
+    /// numbering first (once), which fixes the code and lets its ranges only grow, and
+    /// numbers with the code and ranges the mark returns.
+    async fn numbering(&self, series: Series) -> Result<Series, OrderError> {
+        let d = &series.definition;
+        if series.numbered || (d.validation_code.is_none() && d.ranges.is_empty()) {
+            return Ok(series);
+        }
+        let marked = self
+            .store
+            .mark_numbered(&series.series_id)
+            .await?
+            .ok_or_else(|| OrderError::SeriesNotFound(series.series_id.clone()))?;
+        self.remember(&marked);
+        Ok(marked)
     }
 
     /// Reads `series` again, for a format version it does not know yet.
@@ -268,6 +331,20 @@ impl OrderService {
             period: series.period(self.now()),
         };
         self.lock_series().insert(series.series_id.clone(), known);
+    }
+
+    fn range_marked(&self, low: &RangeLow) -> bool {
+        self.marked_ranges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&(low.series.clone(), low.range.from))
+    }
+
+    fn remember_range_mark(&self, low: &RangeLow) {
+        self.marked_ranges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((low.series.clone(), low.range.from));
     }
 
     fn lock_series(&self) -> std::sync::MutexGuard<'_, HashMap<SeriesId, Known>> {

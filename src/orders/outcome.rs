@@ -18,16 +18,37 @@ pub enum RejectionCode {
     IdempotencyConflict,
     /// Too many writers at once; posting the item again is safe.
     Contention,
+    /// A credit series' order does not name the invoice it corrects.
+    CorrectsRequired,
+    /// `corrects` is not an order number, or the series credits no other series.
+    InvalidCorrects,
+    /// The credited series has no invoice with that number.
+    InvoiceNotFound,
+    /// The invoice is void: a credit note corrects a live invoice only.
+    InvoiceVoid,
+    /// The next number would break the series' `max_length` or exact width.
+    SeriesExhausted,
+    /// Every authorised range is used up.
+    RangeExhausted,
+    /// The authorised ranges left have expired.
+    RangeExpired,
 }
 
 impl RejectionCode {
-    pub const ALL: [RejectionCode; 6] = [
+    pub const ALL: [RejectionCode; 13] = [
         Self::InvalidExternalRef,
         Self::InvalidData,
         Self::DataTooLarge,
         Self::InvalidOrder,
         Self::IdempotencyConflict,
         Self::Contention,
+        Self::CorrectsRequired,
+        Self::InvalidCorrects,
+        Self::InvoiceNotFound,
+        Self::InvoiceVoid,
+        Self::SeriesExhausted,
+        Self::RangeExhausted,
+        Self::RangeExpired,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -38,6 +59,13 @@ impl RejectionCode {
             Self::InvalidOrder => "invalid_order",
             Self::IdempotencyConflict => "idempotency_conflict",
             Self::Contention => "contention",
+            Self::CorrectsRequired => "corrects_required",
+            Self::InvalidCorrects => "invalid_corrects",
+            Self::InvoiceNotFound => "invoice_not_found",
+            Self::InvoiceVoid => "invoice_void",
+            Self::SeriesExhausted => "series_exhausted",
+            Self::RangeExhausted => "range_exhausted",
+            Self::RangeExpired => "range_expired",
         }
     }
 
@@ -53,8 +81,29 @@ impl RejectionCode {
             | Self::InvalidData
             | Self::DataTooLarge
             | Self::InvalidOrder
-            | Self::IdempotencyConflict => false,
+            | Self::IdempotencyConflict
+            | Self::CorrectsRequired
+            | Self::InvalidCorrects
+            | Self::InvoiceNotFound
+            | Self::InvoiceVoid
+            | Self::SeriesExhausted
+            | Self::RangeExhausted
+            | Self::RangeExpired => false,
         }
+    }
+
+    /// Whether the item was refused by the state of the series or its invoice (`409`),
+    /// rather than for what it says (`400`) or for the moment (`503`).
+    pub fn is_conflict(self) -> bool {
+        matches!(
+            self,
+            Self::IdempotencyConflict
+                | Self::InvoiceNotFound
+                | Self::InvoiceVoid
+                | Self::SeriesExhausted
+                | Self::RangeExhausted
+                | Self::RangeExpired
+        )
     }
 }
 
@@ -69,6 +118,8 @@ impl std::fmt::Display for RejectionCode {
 pub struct Rejection {
     pub code: RejectionCode,
     pub detail: String,
+    /// For a retryable rejection: seconds after which posting again can pass.
+    pub retry_after: Option<u32>,
 }
 
 impl Rejection {
@@ -76,6 +127,7 @@ impl Rejection {
         Self {
             code,
             detail: detail.into(),
+            retry_after: None,
         }
     }
 }

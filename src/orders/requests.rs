@@ -7,7 +7,9 @@ use utoipa::ToSchema;
 
 use super::{OrderInput, Rejection, RejectionCode};
 use crate::domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
-use crate::domain::order::{MAX_BATCH, NewOrder, OrderData, OrderDataError};
+use crate::domain::order::{
+    MAX_BATCH, MAX_NUMBER_TEXT, NewOrder, OrderData, OrderDataError, is_number_text,
+};
 use crate::json_input::read_object;
 
 /// `POST /orders`: one order to number.
@@ -26,6 +28,29 @@ pub struct SingleOrder {
     /// Any JSON object up to 16 KiB, kept exactly as sent: numbers are never rounded.
     #[schema(value_type = Option<Object>)]
     pub data: Option<Box<RawValue>>,
+    /// A credit note: the number of the invoice it corrects, in the series this series
+    /// credits. Required in such a series, refused in any other.
+    #[schema(pattern = "^[A-Za-z0-9_./-]{1,256}$")]
+    pub corrects: Option<String>,
+}
+
+/// `POST /series/{series_id}/orders`: one order to number in the series of the path.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesOrder {
+    /// The system that posts it.
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    pub source: String,
+    /// The source's own reference: with `source`, the idempotency key.
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    pub external_ref: String,
+    /// Any JSON object up to 16 KiB, kept exactly as sent: numbers are never rounded.
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<Box<RawValue>>,
+    /// A credit note: the number of the invoice it corrects, in the series this series
+    /// credits. Required in such a series, refused in any other.
+    #[schema(pattern = "^[A-Za-z0-9_./-]{1,256}$")]
+    pub corrects: Option<String>,
 }
 
 /// `POST /orders/batch`: 1 to 1,000 orders of one series and source. Items stay raw so
@@ -42,6 +67,18 @@ pub struct OrderBatch {
     pub orders: Vec<Box<RawValue>>,
 }
 
+/// `POST /series/{series_id}/orders/batch`: 1 to 1,000 orders of one source, numbered in
+/// the series of the path.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesOrderBatch {
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    pub source: String,
+    /// Numbered in this order; an invalid item is rejected alone.
+    #[schema(value_type = Vec<BatchItem>, min_items = 1, max_items = 1_000)]
+    pub orders: Vec<Box<RawValue>>,
+}
+
 /// One order of a batch.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -51,6 +88,9 @@ struct BatchItem {
     /// Any JSON object up to 16 KiB, kept exactly as sent.
     #[schema(value_type = Option<Object>)]
     data: Option<Box<RawValue>>,
+    /// A credit note: the number of the invoice it corrects.
+    #[schema(pattern = "^[A-Za-z0-9_./-]{1,256}$")]
+    corrects: Option<String>,
 }
 
 /// The reference of an item that is otherwise invalid, to echo it in the answer.
@@ -82,10 +122,26 @@ pub enum RequestError {
 
 impl SingleOrder {
     pub fn into_request(self) -> Result<OrderRequest, RequestError> {
-        let order = new_order(&self.external_ref, self.data).map_err(RequestError::Order)?;
+        let order = SeriesOrder {
+            source: self.source,
+            external_ref: self.external_ref,
+            data: self.data,
+            corrects: self.corrects,
+        };
+        order.into_request(&self.series)
+    }
+}
+
+impl SeriesOrder {
+    /// The request for the series `series`.
+    pub fn into_request(self, series: &str) -> Result<OrderRequest, RequestError> {
+        let series = SeriesId::parse(series)?;
+        let source = SourceId::parse(&self.source)?;
+        let order =
+            new_order(&self.external_ref, self.data, self.corrects).map_err(RequestError::Order)?;
         Ok(OrderRequest {
-            series: SeriesId::parse(&self.series)?,
-            source: SourceId::parse(&self.source)?,
+            series,
+            source,
             inputs: vec![OrderInput {
                 external_ref: Some(self.external_ref),
                 order: Ok(order),
@@ -96,7 +152,18 @@ impl SingleOrder {
 
 impl OrderBatch {
     pub fn into_request(self) -> Result<OrderRequest, RequestError> {
-        let series = SeriesId::parse(&self.series)?;
+        let batch = SeriesOrderBatch {
+            source: self.source,
+            orders: self.orders,
+        };
+        batch.into_request(&self.series)
+    }
+}
+
+impl SeriesOrderBatch {
+    /// The request for the series `series`.
+    pub fn into_request(self, series: &str) -> Result<OrderRequest, RequestError> {
+        let series = SeriesId::parse(series)?;
         let source = SourceId::parse(&self.source)?;
         if self.orders.is_empty() || self.orders.len() > MAX_BATCH {
             return Err(RequestError::BatchSize);
@@ -148,11 +215,29 @@ fn data_rejection(err: OrderDataError) -> Rejection {
     Rejection::new(code, err.to_string())
 }
 
-fn new_order(external_ref: &str, data: Option<Box<RawValue>>) -> Result<NewOrder, Rejection> {
+fn new_order(
+    external_ref: &str,
+    data: Option<Box<RawValue>>,
+    corrects: Option<String>,
+) -> Result<NewOrder, Rejection> {
     let external_ref = ExternalRef::parse(external_ref)
         .map_err(|e| Rejection::new(RejectionCode::InvalidExternalRef, e.to_string()))?;
     let data = OrderData::parse(data.as_deref().map(RawValue::get)).map_err(data_rejection)?;
-    Ok(NewOrder { external_ref, data })
+    if let Some(invoice) = &corrects
+        && !is_number_text(invoice)
+    {
+        return Err(Rejection::new(
+            RejectionCode::InvalidCorrects,
+            format!(
+                "`corrects` must be an order number: 1 to {MAX_NUMBER_TEXT} letters, digits, '-', '_', '/' and '.'"
+            ),
+        ));
+    }
+    Ok(NewOrder {
+        external_ref,
+        data,
+        corrects,
+    })
 }
 
 fn batch_input(raw: &RawValue) -> OrderInput {
@@ -164,7 +249,7 @@ fn batch_input(raw: &RawValue) -> OrderInput {
         });
     let order = read_object::<BatchItem>(raw.get(), "the order")
         .map_err(|detail| Rejection::new(RejectionCode::InvalidOrder, detail))
-        .and_then(|item| new_order(&item.external_ref, item.data));
+        .and_then(|item| new_order(&item.external_ref, item.data, item.corrects));
     OrderInput {
         external_ref,
         order,

@@ -5,23 +5,31 @@
 use tracing::{info, instrument};
 
 use super::{MAX_ATTEMPTS, OrderError, OrderService};
+use crate::domain::access::SourceAccess;
 use crate::domain::ids::SeriesId;
 use crate::domain::order::{Order, Reason, Void};
 use crate::store::orders::Voided;
 use crate::store::{StoreError, backoff};
 
 impl OrderService {
-    /// Voids the order of `series_id` numbered `text`; returns it as voided.
-    #[instrument(skip(self, reason))]
+    /// Voids the order of `series_id` numbered `text`; returns it as voided. An invoice
+    /// with credit notes stays live: they correct it.
+    #[instrument(skip(self, reason, access))]
     pub async fn void_order(
         &self,
         series_id: &SeriesId,
         text: &str,
         reason: Reason,
+        access: &SourceAccess,
     ) -> Result<Order, OrderError> {
-        let (period, order) = self.find_with_period(series_id, text).await?;
+        let (period, order) = self.find_with_period(series_id, text, access).await?;
         if let Some(void) = &order.void {
             return already(order.clone(), void, &reason);
+        }
+        if !order.credit_notes.is_empty() {
+            return Err(OrderError::InvoiceCredited {
+                number: order.order_number,
+            });
         }
         let void = Void {
             reason,
@@ -43,6 +51,11 @@ impl OrderService {
                 Voided::Already(stored) => {
                     let earlier = stored.void.clone().expect("a void order");
                     return already(*stored, &earlier, &void.reason);
+                }
+                Voided::Credited(stored) => {
+                    return Err(OrderError::InvoiceCredited {
+                        number: stored.order_number,
+                    });
                 }
                 Voided::Conflict => backoff(attempt).await,
             }

@@ -10,7 +10,8 @@ pub(crate) const PAYER_INDEX: &str = "payer";
 pub(crate) const PAYER_PK: &str = "payer_pk";
 pub(crate) const PAYER_SK: &str = "payer_sk";
 /// The global secondary index of lists: every draw ([`draw_list`]), a draw's purchases
-/// ([`draw_purchases`]) and its voided tickets ([`draw_voids`]).
+/// ([`draw_purchases`]), its voided tickets ([`draw_voids`]), and the numbers of every
+/// series that render as one text ([`number_text`]).
 pub(crate) const LIST_INDEX: &str = "list";
 pub(crate) const LIST_PK: &str = "list_pk";
 pub(crate) const LIST_SK: &str = "list_sk";
@@ -80,10 +81,16 @@ pub(crate) fn series(series: &SeriesId) -> String {
     format!("SERIES#{series}")
 }
 
-/// The registry of every series and its formats, read to find a number across series
-/// without a scan. `@` never appears in a series id.
-pub(crate) fn series_registry() -> String {
-    "SERIES#@registry".to_owned()
+/// The index partition of every number, of any series, whose text is `text` (checked to
+/// hold letters, digits and `-_/.` only): a number is found by its text alone without a
+/// scan and without a registry of series. `@` never appears in a series id.
+pub(crate) fn number_text(text: &str) -> String {
+    format!("SERIES#@number#{text}")
+}
+
+/// The mark that an authorised range of a series passed its low share, written once.
+pub(crate) fn range_low(series: &SeriesId, from: u64) -> String {
+    format!("SERIES#{series}#RANGE#{from}")
 }
 
 /// The counter of a period; also the index partition of the period's numbers.

@@ -1,12 +1,12 @@
 //! The table's stream, read as domain facts: which item changes are purchases, voids,
-//! closes, drawings, awards, orders, order voids and counter moves. Cursors, counters,
-//! claims, allowances, tickets, references and the series registry are mechanics, not
-//! facts.
+//! closes, drawings, awards, orders, order voids, counter moves and ranges running low.
+//! Cursors, counters, claims, allowances, tickets, references and series definitions are
+//! mechanics, not facts.
 
 use super::StoreError;
 use super::codec::{Item, Reader, parse_timestamp};
 use super::draws::winners_of;
-use super::orders::{decode_move, decode_order};
+use super::orders::{decode_move, decode_order, decode_range_low};
 use super::purchases::decode_purchase;
 use super::winners::decode_pick;
 use crate::domain::draw::DrawStatus;
@@ -60,6 +60,9 @@ impl ItemChange {
                 events
             }
             (ChangeKind::Insert, Some("pick"), Some(item)) => vec![prize_awarded(item)?],
+            (ChangeKind::Insert, Some("range_low"), Some(item)) => {
+                vec![DomainEvent::range_running_low(&decode_range_low(item)?)]
+            }
             _ => Vec::new(),
         };
         Ok(events)

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use axum::http::StatusCode;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::json;
+use tally::domain::access::SourceAccess;
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::series::{Reset, SeriesDefinition};
@@ -223,6 +224,7 @@ fn input(r: &str) -> OrderInput {
         order: Ok(NewOrder {
             external_ref: ExternalRef::parse(r).unwrap(),
             data: OrderData::empty(),
+            corrects: None,
         }),
     }
 }
@@ -257,7 +259,7 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
     assert_eq!(number_one(&stale, &yearly, "a").await, "F26-001");
     let change = SeriesChange {
         format: Some("F{yyyy}/{seq:5}".into()),
-        next: None,
+        ..SeriesChange::default()
     };
     let status = service
         .change_series(&yearly, change.clone())
@@ -279,7 +281,7 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
     service.change_series(&yearly, change).await.unwrap();
     assert_eq!(
         service
-            .find_in_series(&yearly, "F26-002")
+            .find_in_series(&yearly, "F26-002", &SourceAccess::All)
             .await
             .unwrap()
             .external_ref
@@ -288,7 +290,7 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
     );
     assert_eq!(
         service
-            .find_in_series(&yearly, "F2027/00001")
+            .find_in_series(&yearly, "F2027/00001", &SourceAccess::All)
             .await
             .unwrap()
             .external_ref
@@ -302,7 +304,7 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
     service.define_series(&fresh, definition).await.unwrap();
     let change = SeriesChange {
         format: Some("Y{yy}{seq:3}".into()),
-        next: None,
+        ..SeriesChange::default()
     };
     service.change_series(&fresh, change).await.unwrap();
     assert_eq!(number_one(&stale, &fresh, "e").await, "Y27001");
@@ -314,7 +316,7 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
     number_one(&service, &never, "f").await;
     let change = SeriesChange {
         format: Some("ZZ{seq:3}".into()),
-        next: None,
+        ..SeriesChange::default()
     };
     assert!(matches!(
         service.change_series(&never, change).await,

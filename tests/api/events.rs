@@ -6,7 +6,7 @@ use tally::api::{self, AppState};
 
 use crate::helpers::{fresh_store, post_json, send, tickets_of};
 
-async fn invoke(router: &axum::Router, file: &str) -> crate::helpers::Reply {
+pub async fn invoke(router: &axum::Router, file: &str) -> crate::helpers::Reply {
     let path = format!("{}/events/{file}", env!("CARGO_MANIFEST_DIR"));
     let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let request = lambda_http::request::from_str(&raw).unwrap_or_else(|e| panic!("{file}: {e}"));

@@ -43,7 +43,7 @@ fn every_fault(share: f64) -> Faults {
 }
 
 /// One Lambda instance whose DynamoDB calls go through the proxy.
-async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: Duration) -> Router {
+pub async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: Duration) -> Router {
     let config = StoreConfig::new(table, Some(proxy.endpoint()), TIGHT).unwrap();
     let store = Store::connect(&config, None).await;
     let mut state = tally::api::AppState::new(store);

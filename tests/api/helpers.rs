@@ -229,6 +229,17 @@ pub async fn patch(router: &Router, path: &str, body: &Value) -> Reply {
     send(router, request).await
 }
 
+pub async fn put_json(router: &Router, path: &str, body: &Value) -> Reply {
+    send_raw(
+        router,
+        Method::PUT,
+        path,
+        "application/json",
+        body.to_string(),
+    )
+    .await
+}
+
 pub async fn get(router: &Router, path: &str) -> Reply {
     let request = Request::builder()
         .method(Method::GET)
@@ -248,13 +259,7 @@ impl TestApp {
     }
 
     pub async fn put(&self, path: &str, body: &Value) -> Reply {
-        let request = Request::builder()
-            .method(Method::PUT)
-            .uri(path)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(body.to_string()))
-            .unwrap();
-        send(&self.router, request).await
+        put_json(&self.router, path, body).await
     }
 
     pub async fn patch(&self, path: &str, body: &Value) -> Reply {

@@ -138,3 +138,92 @@ pub fn voids_and_caps(items: &[Item], draw: &str, cap: u64) -> HashSet<u64> {
     }
     voided
 }
+
+/// L1 on the table: every credit note of `credits` names an invoice of `invoices` that
+/// exists once, is not void and lists the credit note; every credit note an invoice lists
+/// exists and names it. Returns the number of credit notes.
+pub fn credit_links(items: &[Item], credits: &str, invoices: &str) -> usize {
+    let numbers = |series: &str| -> BTreeMap<String, &Item> {
+        of_kind(items, "order")
+            .into_iter()
+            .filter(|o| attr_s(o, "series") == series)
+            .map(|o| (attr_s(o, "order_number").to_owned(), o))
+            .collect()
+    };
+    let (notes, bills) = (numbers(credits), numbers(invoices));
+    let listed = |invoice: &Item| -> Vec<String> {
+        match invoice.get("credit_notes") {
+            Some(AttributeValue::L(list)) => list
+                .iter()
+                .map(|v| match v {
+                    AttributeValue::S(s) => s.clone(),
+                    other => panic!("a credit note is not a string: {other:?}"),
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    for (number, note) in &notes {
+        let corrects = attr_s(note, "corrects");
+        let invoice = bills
+            .get(corrects)
+            .unwrap_or_else(|| panic!("L1: {number} corrects {corrects}, which is not there"));
+        assert!(
+            !invoice.contains_key("voided_at"),
+            "L1: {number} corrects {corrects}, which is void"
+        );
+        assert!(
+            listed(invoice).contains(number),
+            "L1: {corrects} does not list {number}"
+        );
+    }
+    for (number, invoice) in &bills {
+        for note in listed(invoice) {
+            let named = notes.get(&note).map(|n| attr_s(n, "corrects"));
+            assert_eq!(named, Some(number.as_str()), "L1: {number} lists {note}");
+        }
+    }
+    notes.len()
+}
+
+/// R1 on the table for a gapless series with ranges (`(from, to)`, in order): every
+/// order's counter lies in a range, and the orders and declared moves cover every counter
+/// from `start` to the counter's last exactly once. Returns the counters of the orders.
+pub fn within_ranges(items: &[Item], series: &str, start: u64, ranges: &[(u64, u64)]) -> Vec<u64> {
+    let mut covered: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut counters = Vec::new();
+    for order in of_kind(items, "order")
+        .into_iter()
+        .filter(|o| attr_s(o, "series") == series)
+    {
+        let counter = attr_n(order, "counter");
+        assert!(
+            ranges
+                .iter()
+                .any(|(from, to)| (*from..=*to).contains(&counter)),
+            "R1: counter {counter} is outside every range"
+        );
+        assert!(covered.insert(counter, counter).is_none(), "O1: {counter}");
+        counters.push(counter);
+    }
+    for moved in of_kind(items, "move")
+        .into_iter()
+        .filter(|m| attr_s(m, "series") == series)
+    {
+        let from = attr_n(moved, "counter");
+        assert!(
+            covered.insert(from, attr_n(moved, "to")).is_none(),
+            "R1: a move at {from}"
+        );
+    }
+    let mut next = start;
+    for (from, to) in covered {
+        assert_eq!(
+            from, next,
+            "R1: counters {next}..{from} are neither used nor declared"
+        );
+        next = to + 1;
+    }
+    counters.sort_unstable();
+    counters
+}

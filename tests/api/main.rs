@@ -1,9 +1,12 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
+mod callers;
 mod changes;
+mod claims;
 mod concurrency;
 mod cost;
 mod error_words;
+mod credit_notes;
 mod events;
 mod fault_proxy;
 mod faults;
@@ -12,14 +15,18 @@ mod hardening;
 mod helpers;
 mod invariants;
 mod ledger;
+mod ledger_pages;
 mod lifecycle;
 mod lifecycle_races;
 mod local_setup;
+mod number_rules;
 mod numbering;
 mod operator_tools;
 mod order_races;
 mod orders;
 mod queue;
+mod ranges;
+mod series_scale;
 mod stale_counter;
 mod stream;
 mod tickets;

@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::{
 use axum::http::StatusCode;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::{Value, json};
+use tally::domain::access::SourceAccess;
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::series::{Calendar, Reset, SeriesDefinition, Timezone};
@@ -181,6 +182,7 @@ fn input(r: &str) -> OrderInput {
         order: Ok(NewOrder {
             external_ref: ExternalRef::parse(r).unwrap(),
             data: OrderData::empty(),
+            corrects: None,
         }),
     }
 }
@@ -246,7 +248,7 @@ async fn periods_follow_the_time_zone_across_new_year_and_a_change_of_daylight_s
     );
     // Each number reads back to its own period.
     let found = service
-        .find_in_series(&daily, "D20261025-002")
+        .find_in_series(&daily, "D20261025-002", &SourceAccess::All)
         .await
         .unwrap();
     assert_eq!(found.external_ref.as_str(), "d2");
@@ -284,7 +286,7 @@ async fn a_fiscal_year_starts_in_its_month_and_is_named_for_the_year_it_ends() {
         ("FY2027", Some(1))
     );
     let found = service
-        .find_in_series(&fiscal, "FY2026-0002")
+        .find_in_series(&fiscal, "FY2026-0002", &SourceAccess::All)
         .await
         .unwrap();
     assert_eq!(found.external_ref.as_str(), "f2");

@@ -314,6 +314,7 @@ fn input(r: &str) -> OrderInput {
         order: Ok(NewOrder {
             external_ref: ExternalRef::parse(r).unwrap(),
             data: OrderData::empty(),
+            corrects: None,
         }),
     }
 }
@@ -391,7 +392,29 @@ async fn a_fast_batch_of_a_thousand_costs_one_counter_update() {
     // 10 reads of existing references, 1 counter update, 20 transactions of 50 orders.
     assert_eq!(counter.get() - requests, 31);
     // 1 WCU for the counter, 2 per transaction item (2 items per order); the number
-    // items enter the period index, one more unit each.
+    // items enter the period index and the index of number texts, one unit each.
     assert_eq!(store.write_meter().table_units() - units, 1 + 4 * 1_000);
-    assert_eq!(store.write_meter().index_units(), 1_000);
+    assert_eq!(store.write_meter().index_units(), 2 * 1_000);
+}
+
+#[tokio::test]
+async fn a_batch_conflict_says_the_reference_is_taken_never_what_it_holds() {
+    let app = spawn_app().await;
+    for id in ["UABC", "UXYZ"] {
+        let body = json!({"format": format!("{id}{{yy}}{{seq:6}}"), "reset": "yearly"});
+        assert_eq!(put_series(&app, id, body).await.status, StatusCode::CREATED);
+    }
+    let first = app
+        .post(
+            "/orders",
+            &json!({"series": "UABC", "source": "erp", "external_ref": "PO-7781"}),
+        )
+        .await;
+    let number = first.body["order_number"].as_str().unwrap().to_owned();
+    let batch = json!({"series": "UXYZ", "source": "erp", "orders": [{"external_ref": "PO-7781"}]});
+    let reply = app.post("/orders/batch", &batch).await;
+    let result = &reply.body["results"][0];
+    assert_eq!(result["code"], "idempotency_conflict", "{}", reply.body);
+    assert!(!reply.raw.contains(&number), "{}", reply.raw);
+    assert!(result["detail"].as_str().unwrap().contains("PO-7781"));
 }

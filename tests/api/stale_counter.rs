@@ -9,7 +9,7 @@ use serde_json::json;
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{Move, Order, OrderData, Reason};
 use tally::domain::series::{Period, Reset};
-use tally::store::orders::{CounterAdvance, CounterMoved, OrdersCommit};
+use tally::store::orders::{CounterAdvance, CounterMoved, OrdersCommit, OrdersExtras};
 
 use crate::helpers::{TestApp, spawn_app};
 use crate::ledger::{assert_problem, define, post_range};
@@ -53,7 +53,7 @@ async fn a_move_read_before_writers_passed_its_end_reads_again_and_is_behind() {
     let now = Utc::now().timestamp_millis();
     let moved = app
         .store
-        .move_counter(&series, &period, Some(3), &stale, 1, now)
+        .move_counter(&series, &period, Some(3), &stale, 1, now, None)
         .await
         .unwrap();
     assert!(matches!(moved, CounterMoved::Changed), "{moved:?}");
@@ -84,6 +84,8 @@ async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
             created_at: Utc::now(),
             hash: Some("00".repeat(32)),
             void: None,
+            corrects: None,
+            credit_notes: Vec::new(),
         })
         .collect();
     let advance = CounterAdvance {
@@ -96,7 +98,15 @@ async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
     };
     let commit = app
         .store
-        .commit_orders(&series, &period, Some(&advance), &orders)
+        .commit_orders(
+            &series,
+            &period,
+            &orders,
+            &OrdersExtras {
+                advance: Some(&advance),
+                ..OrdersExtras::default()
+            },
+        )
         .await
         .unwrap();
     let OrdersCommit::Cancelled(cancelled) = commit else {

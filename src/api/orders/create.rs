@@ -1,4 +1,6 @@
-//! Numbering orders: one, or a batch.
+//! Numbering orders: one, or a batch; with the series in the body, or in the path (so
+//! that an IAM policy can allow a caller one series only). The caller must be allowed to
+//! act as the body's `source`.
 
 use axum::Json;
 use axum::extract::State;
@@ -8,11 +10,14 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::super::AppState;
-use super::super::extract::JsonBody;
+use super::super::caller::Caller;
+use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
-use super::OrderResponse;
-use crate::orders::requests::{OrderBatch, RequestError, SingleOrder};
-use crate::orders::{ItemOutcome, Rejection, RejectionCode};
+use super::{OrderResponse, SeriesPath};
+use crate::orders::requests::{
+    OrderBatch, OrderRequest, RequestError, SeriesOrder, SeriesOrderBatch, SingleOrder,
+};
+use crate::orders::{ItemOutcome, OrderService, Rejection};
 
 impl From<RequestError> for Problem {
     fn from(err: RequestError) -> Self {
@@ -27,20 +32,39 @@ impl From<RequestError> for Problem {
 
 impl From<Rejection> for Problem {
     fn from(rejection: Rejection) -> Self {
-        let status = match rejection.code {
-            RejectionCode::IdempotencyConflict => StatusCode::CONFLICT,
-            RejectionCode::Contention => StatusCode::SERVICE_UNAVAILABLE,
-            RejectionCode::InvalidExternalRef
-            | RejectionCode::InvalidData
-            | RejectionCode::DataTooLarge
-            | RejectionCode::InvalidOrder => StatusCode::BAD_REQUEST,
+        let status = if rejection.code.is_retryable() {
+            StatusCode::SERVICE_UNAVAILABLE
+        } else if rejection.code.is_conflict() {
+            StatusCode::CONFLICT
+        } else {
+            StatusCode::BAD_REQUEST
         };
         let problem = Problem::new(status, rejection.code.as_str(), rejection.detail);
         if status == StatusCode::SERVICE_UNAVAILABLE {
-            problem.retry_after(1)
+            problem.retry_after(rejection.retry_after.unwrap_or(1))
         } else {
             problem
         }
+    }
+}
+
+/// Numbers one order and answers it.
+async fn number_one(
+    state: &AppState,
+    caller: &Caller,
+    request: OrderRequest,
+) -> Result<(StatusCode, Json<OrderResponse>), Problem> {
+    OrderService::check_source(&caller.0, &request.source)?;
+    let outcome = state
+        .orders
+        .create_orders(&request.series, &request.source, request.inputs)
+        .await?
+        .pop()
+        .expect("one outcome per input");
+    match outcome {
+        ItemOutcome::Created(order) => Ok((StatusCode::CREATED, Json(OrderResponse::from(order)))),
+        ItemOutcome::Existing(order) => Ok((StatusCode::OK, Json(OrderResponse::from(order)))),
+        ItemOutcome::Rejected(rejection) => Err(rejection.into()),
     }
 }
 
@@ -56,27 +80,47 @@ impl From<Rejection> for Problem {
     responses(
         (status = 201, description = "Numbered", body = OrderResponse),
         (status = 200, description = "The reference's existing order", body = OrderResponse),
-        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series`, `invalid_data` (not an object, or a key given twice), `data_too_large`"),
+        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series`, `invalid_data` (not an object, or a key given twice), `data_too_large`, `corrects_required` (a credit series' order without `corrects`), `invalid_corrects`"),
+        (status = 403, description = "`source_not_allowed`: the caller's IAM identity is not bound to this source"),
         (status = 404, description = "`series_not_found`"),
-        (status = 409, description = "`idempotency_conflict`: the reference has an order with another body"),
+        (status = 409, description = "`idempotency_conflict`: the reference is taken by an order with another body; `invoice_not_found`, `invoice_void` (credit notes); `series_exhausted`, `range_exhausted`, `range_expired`"),
     )
 )]
 pub(super) async fn create_order(
     State(state): State<AppState>,
+    caller: Caller,
     JsonBody(body): JsonBody<SingleOrder>,
 ) -> Result<impl IntoResponse, Problem> {
-    let request = body.into_request()?;
-    let outcome = state
-        .orders
-        .create_orders(&request.series, &request.source, request.inputs)
-        .await?
-        .pop()
-        .expect("one outcome per input");
-    match outcome {
-        ItemOutcome::Created(order) => Ok((StatusCode::CREATED, Json(OrderResponse::from(order)))),
-        ItemOutcome::Existing(order) => Ok((StatusCode::OK, Json(OrderResponse::from(order)))),
-        ItemOutcome::Rejected(rejection) => Err(rejection.into()),
-    }
+    number_one(&state, &caller, body.into_request()?).await
+}
+
+/// Number an order in a series
+///
+/// As `POST /orders`, with the series in the path: an IAM policy can allow a caller this
+/// route for one series only.
+#[utoipa::path(
+    post,
+    path = "/series/{series_id}/orders",
+    tag = "orders",
+    params(SeriesPath),
+    request_body = SeriesOrder,
+    responses(
+        (status = 201, description = "Numbered", body = OrderResponse),
+        (status = 200, description = "The reference's existing order", body = OrderResponse),
+        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series_id`, `invalid_data`, `data_too_large`, `corrects_required`, `invalid_corrects`"),
+        (status = 403, description = "`source_not_allowed`"),
+        (status = 404, description = "`series_not_found`"),
+        (status = 409, description = "`idempotency_conflict`, `invoice_not_found`, `invoice_void`, `series_exhausted`, `range_exhausted`, `range_expired`"),
+    )
+)]
+pub(super) async fn create_series_order(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
+    JsonBody(body): JsonBody<SeriesOrder>,
+) -> Result<impl IntoResponse, Problem> {
+    let request = body.into_request(&series_id)?;
+    number_one(&state, &caller, request).await
 }
 
 /// What one order of a batch became.
@@ -92,14 +136,19 @@ struct BatchResult {
     /// `created`, `existing` or `rejected`.
     status: &'static str,
     /// Why it was rejected: `invalid_external_ref`, `invalid_data`, `data_too_large`,
-    /// `invalid_order`, `idempotency_conflict` or `contention` (only this one may pass
-    /// when posted again).
+    /// `invalid_order`, `idempotency_conflict`, `corrects_required`, `invalid_corrects`,
+    /// `invoice_not_found`, `invoice_void`, `series_exhausted`, `range_exhausted`,
+    /// `range_expired` or `contention` (only this one may pass when posted again).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     detail: Option<String>,
+    /// With `contention`: seconds after which posting the item again can pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    retry_after: Option<u32>,
     /// A known reference whose order was voided.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     voided: bool,
@@ -123,14 +172,50 @@ pub(super) struct BatchResponse {
     responses(
         (status = 200, description = "One result per order", body = BatchResponse),
         (status = 400, description = "`invalid_batch_size` (1 to 1,000 orders), `invalid_source`, `invalid_series`"),
+        (status = 403, description = "`source_not_allowed`"),
         (status = 404, description = "`series_not_found`"),
     )
 )]
 pub(super) async fn create_batch(
     State(state): State<AppState>,
+    caller: Caller,
     JsonBody(body): JsonBody<OrderBatch>,
 ) -> Result<Json<BatchResponse>, Problem> {
-    let request = body.into_request()?;
+    number_batch(&state, &caller, body.into_request()?).await
+}
+
+/// Number a batch in a series
+///
+/// As `POST /orders/batch`, with the series in the path.
+#[utoipa::path(
+    post,
+    path = "/series/{series_id}/orders/batch",
+    tag = "orders",
+    params(SeriesPath),
+    request_body = SeriesOrderBatch,
+    responses(
+        (status = 200, description = "One result per order", body = BatchResponse),
+        (status = 400, description = "`invalid_batch_size`, `invalid_source`, `invalid_series_id`"),
+        (status = 403, description = "`source_not_allowed`"),
+        (status = 404, description = "`series_not_found`"),
+    )
+)]
+pub(super) async fn create_series_batch(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
+    JsonBody(body): JsonBody<SeriesOrderBatch>,
+) -> Result<Json<BatchResponse>, Problem> {
+    let request = body.into_request(&series_id)?;
+    number_batch(&state, &caller, request).await
+}
+
+async fn number_batch(
+    state: &AppState,
+    caller: &Caller,
+    request: OrderRequest,
+) -> Result<Json<BatchResponse>, Problem> {
+    OrderService::check_source(&caller.0, &request.source)?;
     let refs: Vec<Option<String>> = request
         .inputs
         .iter()
@@ -157,6 +242,7 @@ pub(super) async fn create_batch(
                 order_number: order.map(|o| o.order_number),
                 status,
                 code: rejection.as_ref().map(|r| r.code.as_str()),
+                retry_after: rejection.as_ref().and_then(|r| r.retry_after),
                 detail: rejection.map(|r| r.detail),
                 voided,
             }

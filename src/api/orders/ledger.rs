@@ -6,13 +6,15 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
+use super::super::caller::Caller;
 use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
 use super::{OrderResponse, SeriesPath};
-use crate::domain::audit::{Break, Entry};
+use crate::domain::audit::{AuditState, Break, Entry};
 use crate::domain::ids::SeriesId;
 use crate::domain::order::Move;
+use crate::orders::AuditScope;
 
 /// The default and the largest page of a listing.
 const DEFAULT_LIMIT: usize = 100;
@@ -40,6 +42,8 @@ pub(super) struct ListQuery {
 pub(super) struct AuditQuery {
     /// A period of the series' reset; the current one by default.
     period: Option<String>,
+    /// The `next_cursor` of the previous part of a large period's audit.
+    cursor: Option<String>,
 }
 
 /// A declared move of the counter: the numbers `from` to `to` are skipped.
@@ -71,6 +75,7 @@ impl From<Move> for MoveResponse {
 pub(super) struct ListResponse {
     series_id: String,
     period: String,
+    /// Up to `limit` orders (of the caller's sources, for a caller bound to some).
     orders: Vec<OrderResponse>,
     /// Declared moves of the counter within this page, in counter order.
     moves: Vec<MoveResponse>,
@@ -91,7 +96,8 @@ fn cursor_after(cursor: Option<&str>) -> Result<u64, Problem> {
 /// List a period
 ///
 /// The period's orders in counter order (void ones included) and the declared moves
-/// within the page, read from an index that follows writes within about a second.
+/// among them, read from an index that follows writes within about a second. `limit`
+/// counts orders; a caller bound to some sources sees their orders only.
 #[utoipa::path(
     get,
     path = "/series/{series_id}/orders",
@@ -105,6 +111,7 @@ fn cursor_after(cursor: Option<&str>) -> Result<u64, Problem> {
 )]
 pub(super) async fn list_orders(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<ListResponse>, Problem> {
@@ -125,13 +132,13 @@ pub(super) async fn list_orders(
     let after = cursor_after(query.cursor.as_deref())?;
     let page = state
         .orders
-        .list_period(&series_id, query.period.as_deref(), after, limit)
+        .list_period(&series_id, query.period.as_deref(), after, limit, &access)
         .await?;
     let mut orders = Vec::new();
     let mut moves = Vec::new();
     for entry in page.entries {
         match entry {
-            Entry::Order(order) => orders.push(order.into()),
+            Entry::Order(order) => orders.push((*order).into()),
             Entry::Move(moved) => moves.push(moved.into()),
         }
     }
@@ -177,11 +184,19 @@ struct BreakResponse {
 /// The period's hash chain, recomputed from the stored orders.
 #[derive(Serialize, ToSchema)]
 struct ChainResponse {
+    /// So far, when the audit is not `complete`.
     intact: bool,
-    links: usize,
+    links: u64,
     head: Option<String>,
     recomputed_head: String,
     first_break: Option<BreakResponse>,
+}
+
+/// An invoice of the period and the credit notes that correct it.
+#[derive(Serialize, ToSchema)]
+struct CreditedResponse {
+    order_number: String,
+    credit_notes: Vec<String>,
 }
 
 /// Every number of a period accounted for, and its chain checked (gapless series).
@@ -190,24 +205,36 @@ pub(super) struct AuditResponse {
     series_id: String,
     period: String,
     gapless: bool,
+    /// `false`: the period is larger than one request audits; this part's gaps and
+    /// credit notes are listed, counts and the chain run from the period's start, and
+    /// `next_cursor` goes on.
+    complete: bool,
     first_counter: u64,
     last_counter: Option<u64>,
-    orders: usize,
-    voided: usize,
+    orders: u64,
+    voided: u64,
     gaps: Vec<GapResponse>,
     /// `null` for a fast series.
     chain: Option<ChainResponse>,
+    /// Invoices with credit notes, in this part.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    credited: Vec<CreditedResponse>,
+    /// Pass it as `cursor` for the next part; `null` when `complete`.
+    next_cursor: Option<String>,
 }
 
 /// Audit a period
+///
+/// A period larger than one request audits within its time is audited in parts: follow
+/// `next_cursor` until `complete`. Memory stays bounded whatever the period's size.
 #[utoipa::path(
     get,
     path = "/series/{series_id}/audit",
     tag = "series",
     params(SeriesPath, AuditQuery),
     responses(
-        (status = 200, description = "The period's audit", body = AuditResponse),
-        (status = 400, description = "`invalid_period`, `invalid_query`, `invalid_series_id`"),
+        (status = 200, description = "The period's audit, or its next part", body = AuditResponse),
+        (status = 400, description = "`invalid_period`, `invalid_query`, `invalid_series_id`, `invalid_cursor`"),
         (status = 404, description = "`series_not_found`"),
     )
 )]
@@ -217,9 +244,23 @@ pub(super) async fn audit(
     QueryParams(query): QueryParams<AuditQuery>,
 ) -> Result<Json<AuditResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
+    let from = query
+        .cursor
+        .as_deref()
+        .map(|text| {
+            AuditState::decode(text).ok_or_else(|| {
+                Problem::bad_request("invalid_cursor", "`cursor` is not one this API gave")
+            })
+        })
+        .transpose()?;
+    // Half the request's time: the rest is for the answer and a slow last page.
+    let scope = AuditScope {
+        from,
+        until: Some(std::time::Instant::now() + state.request_timeout / 2),
+    };
     let audit = state
         .orders
-        .audit_period(&series_id, query.period.as_deref(), &|_| {})
+        .audit_period(&series_id, query.period.as_deref(), scope, &|_| {})
         .await?;
     let report = audit.report;
     let gaps = report
@@ -255,15 +296,26 @@ pub(super) async fn audit(
             },
         }),
     });
+    let credited = report
+        .credited
+        .into_iter()
+        .map(|invoice| CreditedResponse {
+            order_number: invoice.order_number,
+            credit_notes: invoice.credit_notes,
+        })
+        .collect();
     Ok(Json(AuditResponse {
         series_id: series_id.to_string(),
         period: audit.period.to_string(),
         gapless: audit.series.definition.gapless,
+        complete: audit.resume.is_none(),
         first_counter: report.first_counter,
         last_counter: report.last_counter,
         orders: report.orders,
         voided: report.voided,
         gaps,
         chain,
+        credited,
+        next_cursor: audit.resume.map(|state| state.encode()),
     }))
 }

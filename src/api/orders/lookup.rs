@@ -6,11 +6,12 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
+use super::super::caller::Caller;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
 use super::OrderResponse;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
-use crate::domain::order::Reason;
+use crate::domain::order::{MAX_NUMBER_TEXT, Reason, is_number_text};
 
 /// Why an order is voided.
 #[derive(Deserialize, ToSchema)]
@@ -53,16 +54,14 @@ pub(super) struct ReferencePath {
 
 /// Order numbers hold letters, digits and `-_/.` (a `/` travels as `%2F` in the path).
 fn order_number(raw: &str) -> Result<&str, Problem> {
-    let valid = (1..=256).contains(&raw.len())
-        && raw
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'));
-    if valid {
+    if is_number_text(raw) {
         Ok(raw)
     } else {
         Err(Problem::bad_request(
             "invalid_order_number",
-            "an order number holds 1 to 256 letters, digits, '-', '_', '/' and '.'",
+            format!(
+                "an order number holds 1 to {MAX_NUMBER_TEXT} letters, digits, '-', '_', '/' and '.'"
+            ),
         ))
     }
 }
@@ -76,17 +75,21 @@ fn order_number(raw: &str) -> Result<&str, Problem> {
     responses(
         (status = 200, description = "The order", body = OrderResponse),
         (status = 400, description = "`invalid_order_number`"),
-        (status = 404, description = "`order_not_found`"),
+        (status = 404, description = "`order_not_found` (also an order of a source the caller is not bound to)"),
         (status = 409, description = "`ambiguous_order_number`: the number of orders of several series (with `candidates`)"),
     )
 )]
 pub(super) async fn get_order(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(OrderPath {
         order_number: number,
     }): PathParams<OrderPath>,
 ) -> Result<Json<OrderResponse>, Problem> {
-    let order = state.orders.find_anywhere(order_number(&number)?).await?;
+    let order = state
+        .orders
+        .find_anywhere(order_number(&number)?, &access)
+        .await?;
     Ok(Json(order.into()))
 }
 
@@ -105,6 +108,7 @@ pub(super) async fn get_order(
 )]
 pub(super) async fn get_series_order(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(SeriesOrderPath {
         series_id,
         order_number: number,
@@ -113,7 +117,7 @@ pub(super) async fn get_series_order(
     let series_id = SeriesId::parse(&series_id)?;
     let order = state
         .orders
-        .find_in_series(&series_id, order_number(&number)?)
+        .find_in_series(&series_id, order_number(&number)?, &access)
         .await?;
     Ok(Json(order.into()))
 }
@@ -132,11 +136,12 @@ pub(super) async fn get_series_order(
         (status = 200, description = "The voided order", body = OrderResponse),
         (status = 400, description = "`invalid_reason`, `invalid_order_number`, `invalid_series_id`"),
         (status = 404, description = "`order_not_found`, `series_not_found`"),
-        (status = 409, description = "`already_voided` (for another `reason`, which the problem gives), `ambiguous_order_number` (with `candidates`)"),
+        (status = 409, description = "`already_voided` (for another `reason`, which the problem gives), `invoice_credited` (an invoice with credit notes stays live), `ambiguous_order_number` (with `candidates`)"),
     )
 )]
 pub(super) async fn void_order(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(SeriesOrderPath {
         series_id,
         order_number: number,
@@ -146,7 +151,10 @@ pub(super) async fn void_order(
     let series_id = SeriesId::parse(&series_id)?;
     let number = order_number(&number)?.to_owned();
     let reason = Reason::parse(&body.reason)?;
-    let order = state.orders.void_order(&series_id, &number, reason).await?;
+    let order = state
+        .orders
+        .void_order(&series_id, &number, reason, &access)
+        .await?;
     Ok(Json(order.into()))
 }
 
@@ -159,11 +167,13 @@ pub(super) async fn void_order(
     responses(
         (status = 200, description = "The order", body = OrderResponse),
         (status = 400, description = "`invalid_source`, `invalid_external_ref`"),
+        (status = 403, description = "`source_not_allowed`: the caller's IAM identity is not bound to this source"),
         (status = 404, description = "`order_not_found`"),
     )
 )]
 pub(super) async fn get_order_by_ref(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(ReferencePath {
         source,
         external_ref,
@@ -171,6 +181,9 @@ pub(super) async fn get_order_by_ref(
 ) -> Result<Json<OrderResponse>, Problem> {
     let source = SourceId::parse(&source)?;
     let external_ref = ExternalRef::parse(&external_ref)?;
-    let order = state.orders.get_by_ref(&source, &external_ref).await?;
+    let order = state
+        .orders
+        .get_by_ref(&source, &external_ref, &access)
+        .await?;
     Ok(Json(order.into()))
 }

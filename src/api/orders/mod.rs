@@ -30,6 +30,8 @@ super::routes::route_table!(
     lookup::void_order,
     create::create_order,
     create::create_batch,
+    create::create_series_order,
+    create::create_series_batch,
     lookup::get_order,
     lookup::get_order_by_ref,
 );
@@ -75,6 +77,14 @@ pub(super) struct OrderResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     hash: Option<String>,
+    /// A credit note: the number of the invoice it corrects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    corrects: Option<String>,
+    /// An invoice: the numbers of the credit notes that correct it, oldest first (shown
+    /// where the invoice is read by its number and in listings).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    credit_notes: Vec<String>,
 }
 
 impl From<Order> for OrderResponse {
@@ -96,6 +106,8 @@ impl From<Order> for OrderResponse {
             void_reason: order.void.as_ref().map(|v| v.reason.as_str().to_owned()),
             voided_at: order.void.as_ref().map(|v| timestamp(v.at)),
             hash: order.hash,
+            corrects: order.corrects,
+            credit_notes: order.credit_notes,
         }
     }
 }

@@ -15,7 +15,8 @@ use super::SeriesPath;
 use crate::domain::ids::SeriesId;
 use crate::domain::order::Reason;
 use crate::domain::series::{
-    Calendar, DEFAULT_FORMAT, MAX_COUNTER, Reset, Series, SeriesDefinition, Timezone,
+    AuthorisedRange, Calendar, DEFAULT_FORMAT, DEFAULT_LOW_PERCENT, MAX_COUNTER, NumberRules,
+    Ranges, Reset, Series, SeriesDefinition, SeriesError, Timezone, ValidationCode,
 };
 use crate::orders::{SeriesChange, SeriesStatus};
 
@@ -40,6 +41,83 @@ pub(super) struct SeriesBody {
     /// The month (1 to 12) a fiscal year starts in, 1 by default.
     #[schema(minimum = 1, maximum = 12)]
     fiscal_year_start: Option<u32>,
+    /// The longest number (1 to 256 characters): a definition whose first number is
+    /// longer is refused, and a counter whose number would be is refused when numbered
+    /// (`series_exhausted`), never issued.
+    #[schema(minimum = 1, maximum = 256)]
+    max_length: Option<usize>,
+    /// The characters numbers may hold, as a character class without brackets, such as
+    /// `A-Za-z0-9/-` (a `-` is itself at the start or the end).
+    allowed_characters: Option<String>,
+    /// What `{code}` shows: the tax authority's validation code of the series (1 to 32
+    /// letters and digits). Fixed once the series numbers.
+    #[schema(pattern = "^[A-Za-z0-9]{1,32}$")]
+    validation_code: Option<String>,
+    /// Authorised ranges, in counter order, never overlapping: numbers are only issued
+    /// inside a live one. Needs `reset` `never`; `start` is the first range's `from` by
+    /// default.
+    #[schema(max_items = 100)]
+    ranges: Option<Vec<RangeBody>>,
+    /// `Range Running Low` fires once this share (1 to 100 percent) of a range is used;
+    /// 90 by default.
+    #[schema(minimum = 1, maximum = 100)]
+    range_low_percent: Option<u8>,
+    /// The series whose invoices this series' orders correct: each of its orders is a
+    /// credit note naming its invoice in `corrects`.
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,32}$")]
+    credits: Option<String>,
+}
+
+/// Counters `from` to `to` authorised by the tax authority.
+#[derive(Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RangeBody {
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_000_000_u64)]
+    from: u64,
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_000_000_u64)]
+    to: u64,
+    /// The authority's reference (a CAF file, a resolution number): 1 to 48 characters.
+    authority_ref: String,
+    /// No number of the range is issued at or after this time (RFC 3339); none: it does
+    /// not expire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime, nullable = false)]
+    valid_until: Option<String>,
+}
+
+impl From<&AuthorisedRange> for RangeBody {
+    fn from(range: &AuthorisedRange) -> Self {
+        Self {
+            from: range.from,
+            to: range.to,
+            authority_ref: range.authority_ref.clone(),
+            valid_until: range.valid_until.map(timestamp),
+        }
+    }
+}
+
+fn ranges_of(bodies: &[RangeBody]) -> Result<Ranges, SeriesError> {
+    let mut ranges = Vec::with_capacity(bodies.len());
+    for body in bodies {
+        let valid_until = body
+            .valid_until
+            .as_deref()
+            .map(|text| {
+                crate::store::parse_timestamp(text).ok_or_else(|| {
+                    SeriesError::Ranges(
+                        "`valid_until` is an RFC 3339 time such as 2027-05-31T23:59:59Z".into(),
+                    )
+                })
+            })
+            .transpose()?;
+        ranges.push(AuthorisedRange::new(
+            body.from,
+            body.to,
+            &body.authority_ref,
+            valid_until,
+        )?);
+    }
+    Ranges::new(ranges)
 }
 
 /// A change of a series: a new format, a move of the counter, or both.
@@ -54,6 +132,15 @@ pub(super) struct ChangeBody {
     /// Why the counter moves: 1 to 200 characters without control characters.
     #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
     reason: Option<String>,
+    /// A new validation code, until the series numbers (`code_in_use` after).
+    #[schema(pattern = "^[A-Za-z0-9]{1,32}$")]
+    validation_code: Option<String>,
+    /// The whole list of ranges: until the series numbers, any; then the same ranges
+    /// followed by new ones, each past the counter.
+    #[schema(max_items = 100)]
+    ranges: Option<Vec<RangeBody>>,
+    #[schema(minimum = 1, maximum = 100)]
+    range_low_percent: Option<u8>,
 }
 
 /// One format a series has had.
@@ -78,6 +165,23 @@ pub(super) struct SeriesResponse {
     timezone: String,
     fiscal_year_start: u32,
     created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    max_length: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    allowed_characters: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    validation_code: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ranges: Vec<RangeBody>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    range_low_percent: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    credits: Option<String>,
     /// The current period.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -113,6 +217,16 @@ impl From<Series> for SeriesResponse {
             timezone: d.calendar.timezone.as_str().to_owned(),
             fiscal_year_start: d.calendar.fiscal_year_start,
             created_at: timestamp(series.created_at),
+            max_length: d.rules.max_length,
+            allowed_characters: d
+                .rules
+                .allowed_characters
+                .as_ref()
+                .map(|rule| rule.as_str().to_owned()),
+            validation_code: d.validation_code.as_ref().map(|c| c.as_str().to_owned()),
+            ranges: d.ranges.as_slice().iter().map(RangeBody::from).collect(),
+            range_low_percent: (!d.ranges.is_empty()).then_some(d.range_low_percent),
+            credits: d.credits.as_ref().map(ToString::to_string),
             period: None,
             last_counter: None,
             last_number: None,
@@ -143,7 +257,7 @@ impl From<SeriesStatus> for SeriesResponse {
     responses(
         (status = 201, description = "Created", body = SeriesResponse),
         (status = 200, description = "The same definition existed", body = SeriesResponse),
-        (status = 400, description = "`invalid_format`, `invalid_reset`, `invalid_start`, `invalid_gapless`, `invalid_timezone`, `invalid_fiscal_year_start`, `format_missing_date_token`, `invalid_series_id`"),
+        (status = 400, description = "`invalid_format`, `invalid_reset`, `invalid_start`, `invalid_gapless`, `invalid_timezone`, `invalid_fiscal_year_start`, `format_missing_date_token`, `invalid_series_id`, `invalid_max_length`, `invalid_allowed_characters`, `number_too_long` (the first number, named, is longer than `max_length`), `character_not_allowed` (the first number holds a character the rule refuses, named), `invalid_validation_code`, `validation_code_required` (the format shows `{code}`), `invalid_ranges`, `invalid_range_low_percent`, `invalid_credits`"),
         (status = 409, description = "`series_exists`: defined otherwise"),
     )
 )]
@@ -159,13 +273,33 @@ pub(super) async fn put_series(
         None => Timezone::utc(),
     };
     let calendar = Calendar::new(timezone, body.fiscal_year_start.unwrap_or(1))?;
+    let ranges = ranges_of(body.ranges.as_deref().unwrap_or_default())?;
+    let start = body
+        .start
+        .or_else(|| ranges.as_slice().first().map(|r| r.from))
+        .unwrap_or(1);
     let definition = SeriesDefinition::new(
         body.format.as_deref().unwrap_or(DEFAULT_FORMAT),
         reset,
         body.gapless.unwrap_or(true),
-        body.start.unwrap_or(1),
+        start,
     )?
-    .with_calendar(calendar);
+    .with_calendar(calendar)
+    .with_rules(NumberRules::new(
+        body.max_length,
+        body.allowed_characters.as_deref(),
+    )?)
+    .with_validation_code(
+        body.validation_code
+            .as_deref()
+            .map(ValidationCode::parse)
+            .transpose()?,
+    )
+    .with_ranges(
+        ranges,
+        body.range_low_percent.unwrap_or(DEFAULT_LOW_PERCENT),
+    )?
+    .crediting(body.credits.as_deref().map(SeriesId::parse).transpose()?);
     let (series, created) = state.orders.define_series(&series_id, definition).await?;
     let status = if created {
         StatusCode::CREATED
@@ -207,9 +341,9 @@ pub(super) async fn get_series(
     request_body = ChangeBody,
     responses(
         (status = 200, description = "The series as `GET` answers it", body = SeriesResponse),
-        (status = 400, description = "`invalid_next`, `invalid_reason`, `invalid_body` (nothing to change, or `reason` without `next`), `invalid_format`, `format_missing_date_token`, `invalid_series_id`"),
+        (status = 400, description = "`invalid_next`, `invalid_reason`, `invalid_body` (nothing to change, or `reason` without `next`), `invalid_format`, `format_missing_date_token`, `invalid_series_id`, `number_too_long`, `character_not_allowed`, `invalid_validation_code`, `validation_code_required`, `invalid_ranges`, `invalid_range_low_percent`"),
         (status = 404, description = "`series_not_found`"),
-        (status = 409, description = "`move_not_forward` (with `next`, the next number now), `format_in_use`"),
+        (status = 409, description = "`move_not_forward` (with `next`, the next number now), `format_in_use`, `too_many_formats`, `code_in_use` (the series numbers), `range_in_use` (a range the series numbers in changed or disappeared, or a new one starts before the counter)"),
     )
 )]
 pub(super) async fn patch_series(
@@ -242,16 +376,28 @@ pub(super) async fn patch_series(
             ));
         }
     };
-    if body.format.is_none() && next.is_none() {
-        return Err(Problem::bad_request(
-            "invalid_body",
-            "give `format`, or `next` with `reason`",
-        ));
-    }
     let change = SeriesChange {
         format: body.format,
         next,
+        validation_code: body
+            .validation_code
+            .as_deref()
+            .map(ValidationCode::parse)
+            .transpose()?,
+        ranges: body.ranges.as_deref().map(ranges_of).transpose()?,
+        range_low_percent: body.range_low_percent,
     };
+    if change.format.is_none()
+        && change.next.is_none()
+        && change.validation_code.is_none()
+        && change.ranges.is_none()
+        && change.range_low_percent.is_none()
+    {
+        return Err(Problem::bad_request(
+            "invalid_body",
+            "give `format`, `next` with `reason`, `validation_code`, `ranges` or `range_low_percent`",
+        ));
+    }
     Ok(Json(
         state.orders.change_series(&series_id, change).await?.into(),
     ))

@@ -163,15 +163,38 @@ impl From<InvalidReason> for Problem {
 
 impl From<SeriesError> for Problem {
     fn from(err: SeriesError) -> Self {
-        let code = match err {
+        let code = match &err {
             SeriesError::Format(_) => "invalid_format",
             SeriesError::Reset => "invalid_reset",
             SeriesError::ResetNeedsToken { .. } => "format_missing_date_token",
-            SeriesError::Start => "invalid_start",
+            SeriesError::Start | SeriesError::StartTooWide { .. } => "invalid_start",
             SeriesError::Timezone => "invalid_timezone",
             SeriesError::FiscalYearStart => "invalid_fiscal_year_start",
+            SeriesError::MaxLength => "invalid_max_length",
+            SeriesError::CharacterRule => "invalid_allowed_characters",
+            SeriesError::TooLong { .. } => "number_too_long",
+            SeriesError::CharacterRefused { .. } => "character_not_allowed",
+            SeriesError::ValidationCode => "invalid_validation_code",
+            SeriesError::CodeMissing => "validation_code_required",
+            SeriesError::Ranges(_) => "invalid_ranges",
+            SeriesError::RangeInUse(_) => {
+                return Problem::new(StatusCode::CONFLICT, "range_in_use", err.to_string());
+            }
+            SeriesError::LowPercent => "invalid_range_low_percent",
+            SeriesError::Credits(_) => "invalid_credits",
         };
-        Problem::bad_request(code, err.to_string())
+        let problem = Problem::bad_request(code, err.to_string());
+        match err {
+            SeriesError::TooLong { number, max } => {
+                problem.with("number", number).with("max_length", max)
+            }
+            SeriesError::CharacterRefused {
+                number, refused, ..
+            } => problem
+                .with("number", number)
+                .with("character", refused.to_string()),
+            _ => problem,
+        }
     }
 }
 
@@ -207,6 +230,16 @@ impl From<OrderError> for Problem {
                     .with("next", last + 1)
             }
             OrderError::FormatInUse => Problem::new(StatusCode::CONFLICT, "format_in_use", detail),
+            OrderError::CodeInUse => Problem::new(StatusCode::CONFLICT, "code_in_use", detail),
+            OrderError::TooManyFormats(_) => {
+                Problem::new(StatusCode::CONFLICT, "too_many_formats", detail)
+            }
+            OrderError::InvoiceCredited { .. } => {
+                Problem::new(StatusCode::CONFLICT, "invoice_credited", detail)
+            }
+            OrderError::SourceNotAllowed(_) => {
+                Problem::new(StatusCode::FORBIDDEN, "source_not_allowed", detail)
+            }
             OrderError::Series(err) => err.into(),
             OrderError::Period(_) => Problem::bad_request("invalid_period", detail),
             OrderError::Store(err) => err.into(),

@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use tally::domain::access::SourceAccess;
 use tally::domain::audit::{Break, Entry};
 use tally::domain::ids::SeriesId;
-use tally::orders::{AUDIT_PAGE, OrderService};
+use tally::orders::{AUDIT_PAGE, AuditScope, OrderService};
 use tally::store::{Store, StoreConfig};
 
 use crate::outcome::Failure;
@@ -78,7 +79,12 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure>
         bar.set_position(n);
     };
     let audit = service
-        .audit_period(&series_id, args.period.as_deref(), &progress)
+        .audit_period(
+            &series_id,
+            args.period.as_deref(),
+            AuditScope::default(),
+            &progress,
+        )
         .await
         .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
@@ -99,6 +105,13 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure>
             .as_ref()
             .map_or(String::new(), |m| format!(": {}", m.reason.as_str()));
         println!("gap {}..={} {}{why}", gap.from, gap.to, gap.cause.as_str());
+    }
+    for invoice in &r.credited {
+        println!(
+            "invoice {} corrected by {}",
+            invoice.order_number,
+            invoice.credit_notes.join(", ")
+        );
     }
     let Some(chain) = &r.chain else {
         println!("no hash chain (fast series)");
@@ -159,7 +172,13 @@ pub async fn export(args: ExportArgs, config: StoreConfig) -> Result<(), String>
     let mut written = 0u64;
     loop {
         let page = service
-            .list_period(&series_id, args.period.period.as_deref(), after, AUDIT_PAGE)
+            .list_period(
+                &series_id,
+                args.period.period.as_deref(),
+                after,
+                AUDIT_PAGE,
+                &SourceAccess::All,
+            )
             .await
             .map_err(|e| e.to_string())?;
         for entry in &page.entries {

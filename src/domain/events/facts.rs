@@ -174,3 +174,31 @@ pub struct CounterMoved {
     /// When the move committed (RFC 3339, UTC, milliseconds).
     pub moved_at: String,
 }
+
+/// An authorised range of a series passed its low mark (90% used unless the series says
+/// otherwise): time to ask the tax authority for the next one. Fires once per range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct RangeRunningLow {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The series whose range runs low.
+    pub series: String,
+    /// The authority's reference of the range (a CAF file, a resolution number).
+    pub authority_ref: String,
+    /// The range's first counter.
+    pub from: u64,
+    /// The range's last counter.
+    pub to: u64,
+    /// The share of the range used when the event fired, in percent.
+    pub percent: u8,
+    /// The counter that reached that share.
+    pub mark: u64,
+    /// Counters of the range left after `mark`.
+    pub remaining: u64,
+    /// When the range expires (RFC 3339, UTC, milliseconds), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub valid_until: Option<String>,
+    /// When the mark was passed (RFC 3339, UTC, milliseconds).
+    pub reached_at: String,
+}

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 pub use facts::{
     CounterMoved, DrawClosed, OrderCreated, OrderVoided, PrizeAwarded, PurchaseCreated,
-    PurchaseVoided, WinnersDrawn,
+    PurchaseVoided, RangeRunningLow, WinnersDrawn,
 };
 pub use schema::{EventSchema, schemas};
 
@@ -21,6 +21,7 @@ use super::draw::WinnersRecord;
 use super::ids::{DrawId, PayerId, PaymentId};
 use super::order::{Move, Order};
 use super::purchase::{Purchase, hex};
+use super::series::RangeLow;
 use super::winners::PickRecord;
 
 /// Every event's `source`.
@@ -64,11 +65,12 @@ pub enum DomainEvent {
     OrderCreated(OrderCreated),
     OrderVoided(OrderVoided),
     CounterMoved(CounterMoved),
+    RangeRunningLow(RangeRunningLow),
 }
 
 impl DomainEvent {
     /// The EventBridge `detail-type` of each kind of event.
-    pub const DETAIL_TYPES: [&'static str; 8] = [
+    pub const DETAIL_TYPES: [&'static str; 9] = [
         "Purchase Created",
         "Purchase Voided",
         "Draw Closed",
@@ -77,6 +79,7 @@ impl DomainEvent {
         "Order Created",
         "Order Voided",
         "Counter Moved",
+        "Range Running Low",
     ];
 
     pub fn purchase_created(purchase: &Purchase) -> Self {
@@ -193,6 +196,24 @@ impl DomainEvent {
         })
     }
 
+    /// A range's identity is its series and first counter.
+    pub fn range_running_low(low: &RangeLow) -> Self {
+        let series = low.series.as_str();
+        let from = low.range.from.to_string();
+        Self::RangeRunningLow(RangeRunningLow {
+            event_id: event_id("Range Running Low", &[series, &from]),
+            series: series.to_owned(),
+            authority_ref: low.range.authority_ref.clone(),
+            from: low.range.from,
+            to: low.range.to,
+            percent: low.percent,
+            mark: low.mark,
+            remaining: low.range.to - low.mark,
+            valid_until: low.range.valid_until.map(timestamp),
+            reached_at: timestamp(low.at),
+        })
+    }
+
     pub fn detail_type(&self) -> &'static str {
         match self {
             Self::PurchaseCreated(_) => Self::DETAIL_TYPES[0],
@@ -203,6 +224,7 @@ impl DomainEvent {
             Self::OrderCreated(_) => Self::DETAIL_TYPES[5],
             Self::OrderVoided(_) => Self::DETAIL_TYPES[6],
             Self::CounterMoved(_) => Self::DETAIL_TYPES[7],
+            Self::RangeRunningLow(_) => Self::DETAIL_TYPES[8],
         }
     }
 
@@ -216,6 +238,7 @@ impl DomainEvent {
             Self::OrderCreated(e) => &e.event_id,
             Self::OrderVoided(e) => &e.event_id,
             Self::CounterMoved(e) => &e.event_id,
+            Self::RangeRunningLow(e) => &e.event_id,
         }
     }
 
@@ -230,6 +253,7 @@ impl DomainEvent {
             Self::OrderCreated(e) => serde_json::to_string(e),
             Self::OrderVoided(e) => serde_json::to_string(e),
             Self::CounterMoved(e) => serde_json::to_string(e),
+            Self::RangeRunningLow(e) => serde_json::to_string(e),
         };
         detail.expect("events serialise")
     }
@@ -278,6 +302,8 @@ mod tests {
             created_at: Utc::now(),
             hash: None,
             void: None,
+            corrects: None,
+            credit_notes: Vec::new(),
         };
         assert_eq!(DomainEvent::order_voided(&order), None);
         let event = DomainEvent::order_created(&order);

@@ -7,7 +7,7 @@ use utoipa::PartialSchema;
 use super::DomainEvent;
 use super::facts::{
     CounterMoved, DrawClosed, OrderCreated, OrderVoided, PrizeAwarded, PurchaseCreated,
-    PurchaseVoided, WinnersDrawn,
+    PurchaseVoided, RangeRunningLow, WinnersDrawn,
 };
 
 /// The JSON Schema of one kind of event.
@@ -39,6 +39,7 @@ pub fn schemas() -> Vec<EventSchema> {
         OrderCreated::schema(),
         OrderVoided::schema(),
         CounterMoved::schema(),
+        RangeRunningLow::schema(),
     ];
     DomainEvent::DETAIL_TYPES
         .into_iter()

@@ -2,19 +2,33 @@
 
 mod calendar;
 mod format;
+mod numbering;
 mod period;
+mod ranges;
+mod rules;
 
 use std::ops::RangeInclusive;
 
 use chrono::{DateTime, Datelike, Utc};
 
 pub use calendar::{Calendar, LocalDate, Timezone};
-pub use format::{DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, NumberFormat, ReadNumber};
+pub use format::{DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, Names, NumberFormat, ReadNumber};
 pub use period::{InvalidPeriod, Period, Reset};
+pub use ranges::{
+    AuthorisedRange, DEFAULT_LOW_PERCENT, Jump, MAX_AUTHORITY_REF_CHARS, MAX_RANGES, RangeLow,
+    Ranges, Room, Stop, room,
+};
+pub use rules::{
+    CharacterRule, MAX_CHARACTER_RULE_LEN, MAX_CODE_LEN, MAX_NUMBER_LEN, NumberRules,
+    ValidationCode,
+};
 
 use super::ids::SeriesId;
 use format::Part;
 
+/// The most formats a series keeps (one per period at most: a change for a period that
+/// has not started replaces the one pending for it).
+pub const MAX_FORMAT_VERSIONS: usize = 1_000;
 /// The largest `start`.
 pub const MAX_START: u64 = 1_000_000_000_000_000;
 /// The largest counter a move may jump to: no counter goes past it.
@@ -38,6 +52,36 @@ pub enum SeriesError {
     Timezone,
     #[error("`fiscal_year_start` must be a month from 1 to 12")]
     FiscalYearStart,
+    #[error("`max_length` must be between 1 and {MAX_NUMBER_LEN}")]
+    MaxLength,
+    #[error(
+        "`allowed_characters` must be 1 to {MAX_CHARACTER_RULE_LEN} characters and ranges such as A-Za-z0-9/-"
+    )]
+    CharacterRule,
+    #[error("the number {number} is longer than `max_length` ({max})")]
+    TooLong { number: String, max: usize },
+    #[error(
+        "the number {number} holds {refused:?}, which `allowed_characters` ({allowed}) does not allow"
+    )]
+    CharacterRefused {
+        number: String,
+        refused: char,
+        allowed: String,
+    },
+    #[error("the first counter, {start}, is wider than the exact width of `{{seq:{width}!}}`")]
+    StartTooWide { start: u64, width: u64 },
+    #[error("`validation_code` must be 1 to {MAX_CODE_LEN} letters and digits")]
+    ValidationCode,
+    #[error("the format shows {{code}}: give the series a `validation_code`")]
+    CodeMissing,
+    #[error("`ranges`: {0}")]
+    Ranges(String),
+    #[error("{0}")]
+    RangeInUse(String),
+    #[error("`range_low_percent` must be between 1 and 100")]
+    LowPercent,
+    #[error("`credits`: {0}")]
+    Credits(String),
 }
 
 /// A numbering series as defined by its owner.
@@ -52,6 +96,16 @@ pub struct SeriesDefinition {
     /// The first counter value of each period.
     pub start: u64,
     pub calendar: Calendar,
+    /// The length and characters its numbers keep to.
+    pub rules: NumberRules,
+    /// What `{code}` shows.
+    pub validation_code: Option<ValidationCode>,
+    /// The authorised ranges its counters must lie in; empty: any counter.
+    pub ranges: Ranges,
+    /// `Range Running Low` fires once this share of a range is used.
+    pub range_low_percent: u8,
+    /// The series whose invoices this series' orders correct (credit notes).
+    pub credits: Option<SeriesId>,
 }
 
 impl SeriesDefinition {
@@ -66,11 +120,43 @@ impl SeriesDefinition {
             gapless,
             start,
             calendar: Calendar::default(),
+            rules: NumberRules::default(),
+            validation_code: None,
+            ranges: Ranges::default(),
+            range_low_percent: DEFAULT_LOW_PERCENT,
+            credits: None,
         })
     }
 
     pub fn with_calendar(self, calendar: Calendar) -> Self {
         Self { calendar, ..self }
+    }
+
+    pub fn with_rules(self, rules: NumberRules) -> Self {
+        Self { rules, ..self }
+    }
+
+    pub fn with_validation_code(self, validation_code: Option<ValidationCode>) -> Self {
+        Self {
+            validation_code,
+            ..self
+        }
+    }
+
+    /// Authorised ranges, `Range Running Low` at `low_percent` of each.
+    pub fn with_ranges(self, ranges: Ranges, low_percent: u8) -> Result<Self, SeriesError> {
+        if !(1..=100).contains(&low_percent) {
+            return Err(SeriesError::LowPercent);
+        }
+        Ok(Self {
+            ranges,
+            range_low_percent: low_percent,
+            ..self
+        })
+    }
+
+    pub fn crediting(self, credits: Option<SeriesId>) -> Self {
+        Self { credits, ..self }
     }
 }
 
@@ -114,6 +200,10 @@ pub struct Series {
     pub created_at: DateTime<Utc>,
     /// Every format the series has had, oldest first; the last is `definition.format`.
     pub formats: Vec<FormatVersion>,
+    /// Changes made since it was defined: a change applies only to the revision it read.
+    pub revision: u64,
+    /// Whether it numbers (or is about to): its validation code is fixed from then on.
+    pub numbered: bool,
 }
 
 impl Series {
@@ -133,11 +223,25 @@ impl Series {
             definition,
             created_at,
             formats,
+            revision: 0,
+            numbered: false,
         }
     }
 
     pub fn date(&self, at: DateTime<Utc>) -> LocalDate {
         self.definition.calendar.date(at)
+    }
+
+    /// What its numbers show besides dates and counters.
+    pub fn names(&self) -> Names<'_> {
+        Names {
+            series: &self.series_id,
+            code: self
+                .definition
+                .validation_code
+                .as_ref()
+                .map(ValidationCode::as_str),
+        }
     }
 
     pub fn period(&self, at: DateTime<Utc>) -> Period {
@@ -166,7 +270,7 @@ impl Series {
     pub fn readings(&self, text: &str, now: DateTime<Utc>) -> Vec<(Period, u64)> {
         let mut found = Vec::new();
         for version in &self.formats {
-            if let Some(read) = version.format.read(&self.series_id, text) {
+            if let Some(read) = version.format.read(self.names(), text) {
                 for period in self.definition.reset.periods_of(&read, self.years(now)) {
                     let reading = (period, read.counter);
                     if !found.contains(&reading) {

@@ -4,17 +4,22 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
-use super::super::keys::{self, COUNTER, PERIOD_KEY};
+use super::super::keys::{self, COUNTER, LIST_PK, LIST_SK, PERIOD_KEY};
 use super::super::{PARTITION_KEY, StoreError};
 use crate::domain::audit::Entry;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::{Move, Order, OrderData, Reason, Void};
 use crate::domain::series::{
-    Calendar, FormatVersion, NumberFormat, Period, Reset, Series, SeriesDefinition, Timezone,
+    AuthorisedRange, Calendar, FormatVersion, NumberFormat, NumberRules, Period, RangeLow, Ranges,
+    Reset, Series, SeriesDefinition, Timezone, ValidationCode,
 };
 
-/// The attributes of a series, without its key: the series item and its registry entry
-/// hold the same.
+pub(super) const REVISION: &str = "revision";
+pub(super) const NUMBERED: &str = "numbered";
+pub(super) const CORRECTS: &str = "corrects";
+pub(super) const CREDIT_NOTES: &str = "credit_notes";
+
+/// The attributes of the series item, without its key.
 pub(super) fn series_attributes(series: &Series) -> Item {
     let d = &series.definition;
     let formats = series
@@ -30,7 +35,7 @@ pub(super) fn series_attributes(series: &Series) -> Item {
             AttributeValue::M(entry)
         })
         .collect();
-    Item::from([
+    let mut item = Item::from([
         ("kind".into(), s("series")),
         ("series_id".into(), s(series.series_id.as_str())),
         ("format".into(), s(d.format.as_str())),
@@ -41,7 +46,67 @@ pub(super) fn series_attributes(series: &Series) -> Item {
         ("timezone".into(), s(d.calendar.timezone.as_str())),
         ("fiscal_year_start".into(), n(d.calendar.fiscal_year_start)),
         ("created_at".into(), timestamp(series.created_at)),
-    ])
+        (REVISION.into(), n(series.revision)),
+    ]);
+    if let Some(max) = d.rules.max_length {
+        item.insert("max_length".into(), n(max));
+    }
+    if let Some(rule) = &d.rules.allowed_characters {
+        item.insert("allowed_characters".into(), s(rule.as_str()));
+    }
+    if let Some(code) = &d.validation_code {
+        item.insert("validation_code".into(), s(code.as_str()));
+    }
+    if !d.ranges.is_empty() {
+        item.insert("ranges".into(), ranges_attribute(&d.ranges));
+        item.insert("range_low_percent".into(), n(d.range_low_percent));
+    }
+    if let Some(credits) = &d.credits {
+        item.insert("credits".into(), s(credits.as_str()));
+    }
+    if series.numbered {
+        item.insert(NUMBERED.into(), AttributeValue::Bool(true));
+    }
+    item
+}
+
+pub(super) fn ranges_attribute(ranges: &Ranges) -> AttributeValue {
+    AttributeValue::L(
+        ranges
+            .as_slice()
+            .iter()
+            .map(|range| {
+                let mut entry = Item::from([
+                    ("from".into(), n(range.from)),
+                    ("to".into(), n(range.to)),
+                    ("authority_ref".into(), s(&range.authority_ref)),
+                ]);
+                if let Some(until) = range.valid_until {
+                    entry.insert("valid_until".into(), timestamp(until));
+                }
+                AttributeValue::M(entry)
+            })
+            .collect(),
+    )
+}
+
+fn decode_ranges(r: &Reader<'_>) -> Result<Ranges, StoreError> {
+    let mut ranges = Vec::new();
+    for value in r.list("ranges")? {
+        let AttributeValue::M(entry) = value else {
+            return Err(r.corrupt("`ranges` holds a non-map".into()));
+        };
+        let e = Reader::new(entry);
+        let until = e
+            .opt_str("valid_until")?
+            .map(|t| parse_timestamp(t).ok_or_else(|| r.corrupt("a bad `valid_until`".into())))
+            .transpose()?;
+        ranges.push(
+            AuthorisedRange::new(e.num("from")?, e.num("to")?, e.str("authority_ref")?, until)
+                .map_err(|err| r.corrupt(err.to_string()))?,
+        );
+    }
+    Ranges::new(ranges).map_err(|err| r.corrupt(err.to_string()))
 }
 
 pub(super) fn encode_series(series: &Series) -> Item {
@@ -57,10 +122,28 @@ pub(super) fn decode_series(item: &Item) -> Result<Series, StoreError> {
     let timezone = r.parsed("timezone", |v| Timezone::parse(v).ok())?;
     let calendar =
         Calendar::new(timezone, r.num("fiscal_year_start")?).map_err(|e| corrupt(e.to_string()))?;
+    let rules = NumberRules::new(r.opt_num("max_length")?, r.opt_str("allowed_characters")?)
+        .map_err(|e| corrupt(e.to_string()))?;
+    let code = r
+        .opt_str("validation_code")?
+        .map(|c| ValidationCode::parse(c).map_err(|e| corrupt(e.to_string())))
+        .transpose()?;
+    let credits = r
+        .opt_str("credits")?
+        .map(|c| SeriesId::parse(c).map_err(|e| corrupt(e.to_string())))
+        .transpose()?;
+    let low_percent = r
+        .opt_num("range_low_percent")?
+        .unwrap_or(crate::domain::series::DEFAULT_LOW_PERCENT);
     let definition =
         SeriesDefinition::new(r.str("format")?, reset, r.flag("gapless"), r.num("start")?)
             .map_err(|e| corrupt(e.to_string()))?
-            .with_calendar(calendar);
+            .with_calendar(calendar)
+            .with_rules(rules)
+            .with_validation_code(code)
+            .with_ranges(decode_ranges(&r)?, low_percent)
+            .map_err(|e| corrupt(e.to_string()))?
+            .crediting(credits);
     let mut formats = Vec::new();
     for value in r.list("formats")? {
         let AttributeValue::M(entry) = value else {
@@ -84,16 +167,19 @@ pub(super) fn decode_series(item: &Item) -> Result<Series, StoreError> {
         definition,
         created_at: r.parsed("created_at", parse_timestamp)?,
         formats,
+        revision: r.opt_num(REVISION)?.unwrap_or(0),
+        numbered: r.flag(NUMBERED),
     })
 }
 
-const VOID_REASON: &str = "void_reason";
-const VOIDED_AT: &str = "voided_at";
+pub(super) const VOID_REASON: &str = "void_reason";
+pub(super) const VOIDED_AT: &str = "voided_at";
 
 /// An order item: `kind` `order` under its number key (with the period index's key, so
-/// that it is listed), or `order_ref` under its reference key (not listed).
+/// that it is listed, and the list index's, so that its text finds it), or `order_ref`
+/// under its reference key (in no index).
 pub(super) fn encode_order(pk: String, order: &Order, period_key: Option<String>) -> Item {
-    let mut item = key(pk);
+    let mut item = key(pk.clone());
     let kind = if period_key.is_some() {
         "order"
     } else {
@@ -116,8 +202,19 @@ pub(super) fn encode_order(pk: String, order: &Order, period_key: Option<String>
         item.insert(VOID_REASON.into(), s(void.reason.as_str()));
         item.insert(VOIDED_AT.into(), timestamp(void.at));
     }
+    if let Some(invoice) = &order.corrects {
+        item.insert(CORRECTS.into(), s(invoice));
+    }
     if let Some(period_key) = period_key {
         item.insert(PERIOD_KEY.into(), s(period_key));
+        item.insert(LIST_PK.into(), s(keys::number_text(&order.order_number)));
+        item.insert(LIST_SK.into(), s(pk));
+        if !order.credit_notes.is_empty() {
+            item.insert(
+                CREDIT_NOTES.into(),
+                AttributeValue::L(order.credit_notes.iter().map(s).collect()),
+            );
+        }
     }
     item
 }
@@ -143,6 +240,15 @@ pub(crate) fn decode_order(item: &Item) -> Result<Order, StoreError> {
         created_at: r.parsed("created_at", parse_timestamp)?,
         hash: r.opt_str("hash")?.map(str::to_owned),
         void,
+        corrects: r.opt_str(CORRECTS)?.map(str::to_owned),
+        credit_notes: r
+            .list(CREDIT_NOTES)?
+            .iter()
+            .map(|v| match v {
+                AttributeValue::S(number) => Ok(number.clone()),
+                _ => Err(r.corrupt("`credit_notes` holds a non-string".into())),
+            })
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -176,11 +282,45 @@ pub(crate) fn decode_move(item: &Item) -> Result<Move, StoreError> {
     })
 }
 
+/// The mark of a range that passed its low share: the `Range Running Low` fact.
+pub(super) fn encode_range_low(low: &RangeLow) -> Item {
+    let range = &low.range;
+    let mut item = key(keys::range_low(&low.series, range.from));
+    item.insert("kind".into(), s("range_low"));
+    item.insert("series".into(), s(low.series.as_str()));
+    item.insert("from".into(), n(range.from));
+    item.insert("to".into(), n(range.to));
+    item.insert("authority_ref".into(), s(&range.authority_ref));
+    if let Some(until) = range.valid_until {
+        item.insert("valid_until".into(), timestamp(until));
+    }
+    item.insert("percent".into(), n(low.percent));
+    item.insert("mark".into(), n(low.mark));
+    item.insert("reached_at".into(), timestamp(low.at));
+    item
+}
+
+pub(crate) fn decode_range_low(item: &Item) -> Result<RangeLow, StoreError> {
+    let r = Reader::new(item);
+    let until = r
+        .opt_str("valid_until")?
+        .map(|t| parse_timestamp(t).ok_or_else(|| r.corrupt("a bad `valid_until`".into())))
+        .transpose()?;
+    Ok(RangeLow {
+        series: r.parsed("series", |v| SeriesId::parse(v).ok())?,
+        range: AuthorisedRange::new(r.num("from")?, r.num("to")?, r.str("authority_ref")?, until)
+            .map_err(|e| r.corrupt(e.to_string()))?,
+        percent: r.num("percent")?,
+        mark: r.num("mark")?,
+        at: r.parsed("reached_at", parse_timestamp)?,
+    })
+}
+
 /// A number or move item of a period.
 pub(super) fn decode_entry(item: &Item) -> Result<Entry, StoreError> {
     match Reader::new(item).str("kind")? {
         "move" => Ok(Entry::Move(decode_move(item)?)),
-        "order" => Ok(Entry::Order(decode_order(item)?)),
+        "order" => Ok(Entry::Order(Box::new(decode_order(item)?))),
         other => Err(StoreError::Corrupt {
             key: Reader::new(item)
                 .str(PARTITION_KEY)

@@ -1,15 +1,56 @@
 //! The transaction that writes orders: per order its number item (keyed by series,
 //! period and counter) and its reference item, both new; in a gapless series also the
-//! counter, moved by the writer that claimed it.
+//! counter, moved by the writer that claimed it, and a declared jump to the next
+//! authorised range; for a credit note the invoice it corrects, which must be live; and
+//! the mark of a range that passes its low share. Each item's role is recorded beside it,
+//! so that a cancellation is read by role, not by position.
 
-use super::super::codec::Item;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
+
+use super::super::codec::{Item, key, s};
+use super::super::error::build_error;
+use super::super::metrics::item_units;
 use super::super::table::{Transaction, Verdict, put_if_absent};
-use super::super::{Store, StoreError, keys};
-use super::codec::{decode_order, encode_order};
+use super::super::{PARTITION_KEY, Store, StoreError, keys};
+use super::codec::{
+    CREDIT_NOTES, VOIDED_AT, decode_order, encode_move, encode_order, encode_range_low,
+};
 use super::counter::{CounterAdvance, CounterState, decode_counter, gapless_counter_update};
 use crate::domain::ids::SeriesId;
-use crate::domain::order::Order;
-use crate::domain::series::Period;
+use crate::domain::order::{Move, Order};
+use crate::domain::series::{Period, RangeLow};
+
+/// The invoice a credit note corrects, as found: where it is and what it is.
+#[derive(Debug, Clone)]
+pub struct InvoiceRef {
+    pub series: SeriesId,
+    pub period: Period,
+    pub order: Order,
+}
+
+/// What one transaction writes besides its orders.
+#[derive(Debug, Default)]
+pub struct OrdersExtras<'a> {
+    /// Gapless series: the counter's move, by the writer that claimed it.
+    pub advance: Option<&'a CounterAdvance>,
+    /// A declared gap before the orders (the way to the next authorised range).
+    pub jump: Option<&'a Move>,
+    /// Per order, the invoice it corrects (credit notes only).
+    pub invoices: &'a [Option<InvoiceRef>],
+    /// A range these orders take past its low share.
+    pub low: Option<&'a RangeLow>,
+}
+
+/// Why an invoice refused a credit note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvoiceRefusal {
+    /// It is no longer there.
+    Gone,
+    /// It was voided.
+    Void,
+}
 
 /// Why DynamoDB cancelled an order transaction, item by item.
 #[derive(Debug, Default)]
@@ -19,6 +60,10 @@ pub struct OrdersCancellation {
     pub counter_now: Option<CounterState>,
     /// Positions (in the chunk) whose reference already has an order: that order.
     pub existing: Vec<(usize, Order)>,
+    /// Positions whose invoice refused the credit note.
+    pub invoices: Vec<(usize, InvoiceRefusal)>,
+    /// The range's mark was written already.
+    pub low_written: bool,
     /// Another transaction or write held an item, or DynamoDB throttled one.
     pub conflict: bool,
 }
@@ -30,41 +75,79 @@ pub enum OrdersCommit {
     Cancelled(OrdersCancellation),
 }
 
+/// What an item of the transaction is for.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    Counter,
+    Jump,
+    Number(usize),
+    Reference(usize),
+    Invoice(usize),
+    Low,
+}
+
+/// The items of a transaction, each with its role.
+#[derive(Default)]
+struct Items {
+    items: Vec<TransactWriteItem>,
+    roles: Vec<Role>,
+    /// Index units of updates to indexed items.
+    index_updates: u64,
+}
+
+impl Items {
+    fn push(&mut self, role: Role, item: TransactWriteItem) {
+        self.items.push(item);
+        self.roles.push(role);
+    }
+}
+
 impl Store {
-    /// Writes orders of one period atomically.
+    /// Writes orders of one period atomically, with what `extras` asks for.
     pub async fn commit_orders(
         &self,
         series_id: &SeriesId,
         period: &Period,
-        advance: Option<&CounterAdvance>,
         orders: &[Order],
+        extras: &OrdersExtras<'_>,
     ) -> Result<OrdersCommit, StoreError> {
-        let mut items = Vec::with_capacity(1 + 2 * orders.len());
-        if let Some(advance) = advance {
-            items.push(gapless_counter_update(
-                self.table(),
-                series_id,
-                period,
-                advance,
-            )?);
+        let mut tx = Items::default();
+        if let Some(advance) = extras.advance {
+            let update = gapless_counter_update(self.table(), series_id, period, advance)?;
+            tx.push(Role::Counter, update);
         }
-        let offset = items.len();
+        if let Some(jump) = extras.jump {
+            let item = encode_move(series_id, period, jump);
+            tx.push(Role::Jump, put_if_absent(self.table(), item, false)?);
+        }
         let period_key = keys::series_counter(series_id, period);
-        for order in orders {
+        for (index, order) in orders.iter().enumerate() {
             let number = keys::order_number(series_id, period, order.counter);
             let reference = keys::order_ref(&order.source, &order.external_ref);
-            items.push(put_if_absent(
-                self.table(),
-                encode_order(number, order, Some(period_key.clone())),
-                false,
-            )?);
-            items.push(put_if_absent(
-                self.table(),
-                encode_order(reference, order, None),
-                true,
-            )?);
+            let item = encode_order(number, order, Some(period_key.clone()));
+            tx.push(
+                Role::Number(index),
+                put_if_absent(self.table(), item, false)?,
+            );
+            let item = encode_order(reference, order, None);
+            tx.push(
+                Role::Reference(index),
+                put_if_absent(self.table(), item, true)?,
+            );
+            // The list index holds its text: keys only, one unit.
+            tx.index_updates += 1;
+            if let Some(Some(invoice)) = extras.invoices.get(index) {
+                let update = self.credit_invoice(invoice, &order.order_number)?;
+                tx.push(Role::Invoice(index), update);
+                tx.index_updates += invoice_index_units(invoice, &order.order_number);
+            }
         }
-        let verdicts = match self.transact(items, 0).await? {
+        if let Some(low) = extras.low {
+            let item = encode_range_low(low);
+            tx.push(Role::Low, put_if_absent(self.table(), item, false)?);
+        }
+        let roles = tx.roles;
+        let verdicts = match self.transact(tx.items, tx.index_updates).await? {
             Transaction::Committed => return Ok(OrdersCommit::Committed),
             Transaction::Busy => {
                 return Ok(OrdersCommit::Cancelled(OrdersCancellation {
@@ -79,37 +162,86 @@ impl Store {
         // the counter is the writer's (always, in a fast series, whose numbers were
         // reserved). A gapless writer whose claim was taken over finds the counter moved
         // on, and the next writer may have written those numbers: it claims again.
-        let counter_held = offset == 0 || matches!(verdicts.first(), Some(Verdict::Passed));
-        // Verdicts come in item order: the counter (gapless only), then per order its
-        // number and its reference.
-        for (position, verdict) in verdicts.into_iter().enumerate() {
-            match verdict {
-                Verdict::Passed => {}
-                Verdict::Conflict | Verdict::Throttled => cancellation.conflict = true,
-                Verdict::ConditionFailed(item) if position < offset => {
+        let counter_held =
+            extras.advance.is_none() || matches!(verdicts.first(), Some(Verdict::Passed));
+        for (role, verdict) in roles.into_iter().zip(verdicts) {
+            let item = match verdict {
+                Verdict::Passed => continue,
+                Verdict::Conflict | Verdict::Throttled => {
+                    cancellation.conflict = true;
+                    continue;
+                }
+                Verdict::ConditionFailed(item) => item,
+            };
+            match role {
+                Role::Counter => {
                     cancellation.counter_now = Some(match item {
                         Some(item) => decode_counter(&item)?,
                         None => CounterState::default(),
                     });
                 }
-                Verdict::ConditionFailed(item) => {
-                    let index = (position - offset) / 2;
-                    if (position - offset) % 2 == 0 {
-                        if !counter_held {
-                            continue;
-                        }
-                        return Err(StoreError::Invariant(format!(
-                            "number {} of {series_id} {period} already exists",
-                            orders[index].counter
-                        )));
-                    }
+                Role::Number(_) | Role::Jump if !counter_held => {}
+                Role::Number(index) => {
+                    return Err(StoreError::Invariant(format!(
+                        "number {} of {series_id} {period} already exists",
+                        orders[index].counter
+                    )));
+                }
+                Role::Jump => {
+                    return Err(StoreError::Invariant(format!(
+                        "an entry holds the end of a jump in {series_id} {period}"
+                    )));
+                }
+                Role::Reference(index) => {
                     let item: Item = item.ok_or_else(|| {
                         StoreError::Invariant("order reference was not returned".into())
                     })?;
                     cancellation.existing.push((index, decode_order(&item)?));
                 }
+                Role::Invoice(index) => {
+                    let refusal = match item {
+                        Some(item) if decode_order(&item)?.void.is_some() => InvoiceRefusal::Void,
+                        _ => InvoiceRefusal::Gone,
+                    };
+                    cancellation.invoices.push((index, refusal));
+                }
+                Role::Low => cancellation.low_written = true,
             }
         }
         Ok(OrdersCommit::Cancelled(cancellation))
     }
+
+    /// Adds a credit note to the invoice's number item, on condition that the invoice is
+    /// there and not void: a void of the invoice then waits for no credit note, and no
+    /// credit note can point at a void invoice.
+    fn credit_invoice(
+        &self,
+        invoice: &InvoiceRef,
+        credit_note: &str,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let number = keys::order_number(&invoice.series, &invoice.period, invoice.order.counter);
+        let update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(key(number)))
+            .update_expression("SET #notes = list_append(if_not_exists(#notes, :none), :note)")
+            .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#voided)")
+            .expression_attribute_names("#notes", CREDIT_NOTES)
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_names("#voided", VOIDED_AT)
+            .expression_attribute_values(":none", AttributeValue::L(Vec::new()))
+            .expression_attribute_values(":note", AttributeValue::L(vec![s(credit_note)]))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+}
+
+/// The invoice's number item changes in the period index, which holds it whole.
+fn invoice_index_units(invoice: &InvoiceRef, credit_note: &str) -> u64 {
+    let mut credited = invoice.order.clone();
+    credited.credit_notes.push(credit_note.to_owned());
+    let number = keys::order_number(&invoice.series, &invoice.period, credited.counter);
+    let period_key = keys::series_counter(&invoice.series, &invoice.period);
+    item_units(&encode_order(number, &credited, Some(period_key)))
 }

@@ -14,21 +14,23 @@ use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
-use tracing::warn;
 
 use super::super::codec::{Item, Reader, key, n, s};
 use super::super::error::{build_error, sdk_error};
 use super::super::table::{Transaction, Verdict, put_if_absent};
 use super::super::{Store, StoreError, keys};
-use super::codec::encode_move;
+use super::codec::{encode_move, encode_range_low};
 use crate::domain::ids::SeriesId;
 use crate::domain::order::Move;
-use crate::domain::series::Period;
+use crate::domain::series::{Period, RangeLow};
 
 pub(super) const LAST: &str = "last";
 pub(super) const HEAD: &str = "head";
 pub(super) const FORMAT_VERSION: &str = "fmt";
 pub(super) const PENDING: &str = "pending";
+/// The last counter of the latest move: while `last` equals it, the last counter was
+/// skipped, not issued.
+const MOVED_TO: &str = "moved_to";
 const OWNER: &str = "owner";
 const UNTIL: &str = "until";
 
@@ -48,6 +50,8 @@ pub struct CounterState {
     /// The format version the period is numbered in, once fixed.
     pub format_version: Option<u32>,
     pub pending: Option<Pending>,
+    /// The last counter a move skipped.
+    pub moved_to: Option<u64>,
 }
 
 pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
@@ -67,6 +71,7 @@ pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
         head: r.opt_str(HEAD)?.map(str::to_owned),
         format_version: r.opt_num(FORMAT_VERSION)?,
         pending,
+        moved_to: r.opt_num(MOVED_TO)?,
     })
 }
 
@@ -75,8 +80,8 @@ pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
 pub enum Claim {
     /// The caller owns the counter; its state now.
     Claimed(CounterState),
-    /// Another writer owns it and its claim is live.
-    Busy,
+    /// Another writer owns it and its claim is live: that claim, when DynamoDB told it.
+    Busy(Option<Pending>),
 }
 
 /// How a move of the counter ended.
@@ -134,6 +139,7 @@ impl Store {
             .expression_attribute_values(":now", n(now))
             .expression_attribute_values(":owner", s(owner))
             .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
         match result {
@@ -144,16 +150,24 @@ impl Store {
                 Ok(Claim::Claimed(decode_counter(&item)?))
             }
             Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(_))
-                | Some(UpdateItemError::TransactionConflictException(_)) => Ok(Claim::Busy),
+                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                    let held = failed.item().map(decode_counter).transpose()?;
+                    Ok(Claim::Busy(held.and_then(|c| c.pending)))
+                }
+                Some(UpdateItemError::TransactionConflictException(_)) => Ok(Claim::Busy(None)),
                 _ => Err(sdk_error("UpdateItem", err)),
             },
         }
     }
 
-    /// Gives a claim up, if `owner` still holds it. Best effort: a claim that stays
-    /// expires.
-    pub async fn release_claim(&self, series_id: &SeriesId, period: &Period, owner: &str) {
+    /// Gives a claim up, if `owner` still holds it; a claim no longer held (given up by
+    /// an earlier try whose answer was lost, or taken over) counts as given up.
+    pub async fn release_claim(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        owner: &str,
+    ) -> Result<(), StoreError> {
         self.write_meter().single_write(1);
         let result = self
             .client()
@@ -167,56 +181,21 @@ impl Store {
             .expression_attribute_values(":owner", s(owner))
             .send()
             .await;
-        if let Err(err) = result
-            && !matches!(
-                err.as_service_error(),
-                Some(UpdateItemError::ConditionalCheckFailedException(_))
-            )
-        {
-            warn!(error = %sdk_error("UpdateItem", err), "a counter claim was not released; it will expire");
+        match result {
+            Ok(_) => Ok(()),
+            Err(err) => match err.as_service_error() {
+                Some(UpdateItemError::ConditionalCheckFailedException(_)) => Ok(()),
+                _ => Err(sdk_error("UpdateItem", err)),
+            },
         }
-    }
-
-    /// Fast series: reserves `count` numbers with one atomic update and returns the last
-    /// one (the block is `last - count + 1 ..= last`) and the period's format version.
-    /// `first` is the period's first value.
-    pub async fn reserve_numbers(
-        &self,
-        series_id: &SeriesId,
-        period: &Period,
-        first: u64,
-        count: u64,
-        format_version: u32,
-    ) -> Result<(u64, u32), StoreError> {
-        self.write_meter().single_write(1);
-        let output = self
-            .client()
-            .update_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::series_counter(series_id, period))))
-            .update_expression(
-                "SET #last = if_not_exists(#last, :before_first) + :count, #fmt = if_not_exists(#fmt, :fmt)",
-            )
-            .expression_attribute_names("#last", LAST)
-            .expression_attribute_names("#fmt", FORMAT_VERSION)
-            .expression_attribute_values(":before_first", n(first - 1))
-            .expression_attribute_values(":count", n(count))
-            .expression_attribute_values(":fmt", n(format_version))
-            .return_values(ReturnValue::UpdatedNew)
-            .send()
-            .await
-            .map_err(|e| sdk_error("UpdateItem", e))?;
-        let item = output
-            .attributes()
-            .ok_or_else(|| StoreError::Invariant("the counter was not returned".into()))?;
-        let r = Reader::new(item);
-        Ok((r.num(LAST)?, r.num(FORMAT_VERSION)?))
     }
 
     /// Moves the counter forward over `moved.from..=moved.to` and records the move, if
     /// the counter still is at `expected` (`None`: no number yet) and no live claim holds
     /// it at `now`. In a gapless series `head` is the new head of the chain, the move's own
-    /// link. The period's format is fixed if it was not.
+    /// link. The period's format is fixed if it was not. A move that takes a range past its
+    /// low share writes the range's mark with it (`low`).
+    #[allow(clippy::too_many_arguments)]
     pub async fn move_counter(
         &self,
         series_id: &SeriesId,
@@ -225,6 +204,7 @@ impl Store {
         moved: &Move,
         format_version: u32,
         now: i64,
+        low: Option<&RangeLow>,
     ) -> Result<CounterMoved, StoreError> {
         let mut update = Update::builder()
             .table_name(self.table())
@@ -233,6 +213,7 @@ impl Store {
             .expression_attribute_names("#fmt", FORMAT_VERSION)
             .expression_attribute_names("#pending", PENDING)
             .expression_attribute_names("#until", UNTIL)
+            .expression_attribute_names("#moved", MOVED_TO)
             .expression_attribute_values(":to", n(moved.to))
             .expression_attribute_values(":fmt", n(format_version))
             .expression_attribute_values(":now", n(now));
@@ -247,19 +228,22 @@ impl Store {
         };
         update = match &moved.hash {
             Some(head) => update
-                .update_expression("SET #last = :to, #fmt = if_not_exists(#fmt, :fmt), #head = :head REMOVE #pending")
+                .update_expression("SET #last = :to, #moved = :to, #fmt = if_not_exists(#fmt, :fmt), #head = :head REMOVE #pending")
                 .expression_attribute_names("#head", HEAD)
                 .expression_attribute_values(":head", s(head)),
             None => update.update_expression(
-                "SET #last = :to, #fmt = if_not_exists(#fmt, :fmt) REMOVE #pending",
+                "SET #last = :to, #moved = :to, #fmt = if_not_exists(#fmt, :fmt) REMOVE #pending",
             ),
         };
-        let items = vec![
+        let mut items = vec![
             TransactWriteItem::builder()
                 .update(update.build().map_err(build_error)?)
                 .build(),
             put_if_absent(self.table(), encode_move(series_id, period, moved), false)?,
         ];
+        if let Some(low) = low {
+            items.push(put_if_absent(self.table(), encode_range_low(low), false)?);
+        }
         match self.transact(items, 0).await? {
             Transaction::Committed => Ok(CounterMoved::Moved),
             Transaction::Busy => Ok(CounterMoved::Changed),

@@ -4,12 +4,15 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 
-use super::super::codec::{key, timestamp};
+use super::super::codec::{Item, Reader, key, s, timestamp};
 use super::super::error::build_error;
+use super::super::error::sdk_error;
 use super::super::metrics::item_units;
 use super::super::table::{Transaction, Verdict};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
-use super::codec::{decode_entry, decode_order, encode_order};
+use super::codec::{
+    CREDIT_NOTES, VOID_REASON, VOIDED_AT, decode_entry, decode_order, encode_order,
+};
 use crate::domain::audit::Entry;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::{Order, Void};
@@ -21,6 +24,8 @@ pub enum Voided {
     Voided,
     /// The order was void already: as it is.
     Already(Box<Order>),
+    /// The order is an invoice with credit notes: it stays live.
+    Credited(Box<Order>),
     /// Another write held the order: try again.
     Conflict,
 }
@@ -73,8 +78,46 @@ impl Store {
             .collect()
     }
 
+    /// Every order, of any series, whose number is `text`: the list index holds each
+    /// number item under its text (keys only), and the items are then read by key,
+    /// strongly consistent. The index follows the table within about a second.
+    pub async fn orders_by_text(&self, text: &str) -> Result<Vec<Order>, StoreError> {
+        let mut pks = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let output = self
+                .client()
+                .query()
+                .table_name(self.table())
+                .index_name(keys::LIST_INDEX)
+                .key_condition_expression("#pk = :pk")
+                .expression_attribute_names("#pk", keys::LIST_PK)
+                .expression_attribute_values(":pk", s(keys::number_text(text)))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
+            for item in output.items() {
+                pks.push(key(Reader::new(item).str(PARTITION_KEY)?.to_owned()));
+            }
+            match output.last_evaluated_key() {
+                Some(last) if !last.is_empty() => start = Some(last.clone()),
+                _ => break,
+            }
+        }
+        let mut orders = Vec::new();
+        for item in self.batch_get(pks).await? {
+            if let Entry::Order(order) = decode_entry(&item)?
+                && order.order_number == text
+            {
+                orders.push(*order);
+            }
+        }
+        Ok(orders)
+    }
+
     /// Marks an order void on its number item and its reference item together, unless it
-    /// is void already.
+    /// is void already or is an invoice with credit notes.
     pub async fn void_order(
         &self,
         series_id: &SeriesId,
@@ -87,13 +130,16 @@ impl Store {
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
                 .update_expression("SET #reason = :reason, #at = :at")
-                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#at)")
+                .condition_expression(
+                    "attribute_exists(#pk) AND attribute_not_exists(#at) AND attribute_not_exists(#notes)",
+                )
                 .expression_attribute_names("#pk", PARTITION_KEY)
-                .expression_attribute_names("#reason", "void_reason")
-                .expression_attribute_names("#at", "voided_at")
+                .expression_attribute_names("#reason", VOID_REASON)
+                .expression_attribute_names("#at", VOIDED_AT)
+                .expression_attribute_names("#notes", CREDIT_NOTES)
                 .expression_attribute_values(
                     ":reason",
-                    super::super::codec::s(void.reason.as_str()),
+                    s(void.reason.as_str()),
                 )
                 .expression_attribute_values(":at", timestamp(void.at));
             if return_old {
@@ -124,7 +170,12 @@ impl Store {
             Transaction::Busy => Ok(Voided::Conflict),
             Transaction::Cancelled(verdicts) => match verdicts.into_iter().next() {
                 Some(Verdict::ConditionFailed(Some(item))) => {
-                    Ok(Voided::Already(Box::new(decode_order(&item)?)))
+                    let stored = Box::new(decode_order(&item)?);
+                    if stored.void.is_some() {
+                        Ok(Voided::Already(stored))
+                    } else {
+                        Ok(Voided::Credited(stored))
+                    }
                 }
                 Some(Verdict::ConditionFailed(None)) => Err(StoreError::Invariant(format!(
                     "order {} vanished while it was voided",

@@ -1,16 +1,19 @@
-//! Numbering items: series and their registry, period counters with their claims, order
-//! transactions, lookups and voids, and the period index.
+//! Numbering items: series, period counters with their claims, order transactions (with
+//! credit notes, jumps between authorised ranges and range marks), lookups and voids, and
+//! the period and number indexes.
 
 mod codec;
 mod commit;
 mod counter;
 mod listing;
 mod lookup;
+mod reserve;
 mod series;
 
-pub(crate) use codec::{decode_move, decode_order};
-pub use commit::{OrdersCancellation, OrdersCommit};
+pub(crate) use codec::{decode_move, decode_order, decode_range_low};
+pub use commit::{InvoiceRef, InvoiceRefusal, OrdersCancellation, OrdersCommit, OrdersExtras};
 pub use counter::{Claim, CounterAdvance, CounterMoved, CounterState, Pending};
 pub use listing::PeriodPage;
 pub use lookup::Voided;
-pub use series::FormatChange;
+pub use reserve::{Bounds, Reservation};
+pub use series::SeriesWrite;

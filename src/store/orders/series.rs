@@ -1,22 +1,27 @@
-//! Series items and the registry of every series with its formats, written together.
+//! Series items: one item per series, with every format it has had. There is no registry
+//! of series (a number is found by its text through the list index), so a table holds as
+//! many series as DynamoDB holds items.
 
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    AttributeValue, Put, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update,
 };
 
 use sha2::{Digest, Sha256};
 
-use super::super::codec::{Item, Reader, key, n};
-use super::super::error::build_error;
-use super::super::table::{Inserted, Transaction, Verdict, backoff, put_if_absent};
-use super::super::{Store, StoreError, keys};
-use super::codec::{decode_series, encode_series, series_attributes};
+use super::super::codec::{Item, key, n};
+use super::super::error::{build_error, sdk_error};
+use super::super::metrics::item_units;
+use super::super::table::{Inserted, PutNew, Transaction, Verdict};
+use super::super::{PARTITION_KEY, Store, StoreError, keys};
+use super::codec::{NUMBERED, REVISION, decode_series, encode_series};
 use crate::domain::ids::SeriesId;
 use crate::domain::purchase::hex;
-use crate::domain::series::{FormatVersion, Period, Series};
-
-/// Attempts of a series write whose transaction is still in flight from an SDK retry.
-const BUSY_ATTEMPTS: u32 = 5;
+use crate::domain::series::{Period, Series};
 
 /// A value unique to one create request: finding its own token on the existing item tells
 /// a writer that the item is its own earlier write, re-sent after a lost response.
@@ -43,63 +48,57 @@ fn write_token(series: &Series) -> String {
     hex(&hasher.finalize()[..16])
 }
 
-/// The attribute of the registry item that holds one series.
-fn registry_attribute(series: &SeriesId) -> String {
-    format!("series:{series}")
+/// The condition that a series is still as it was read: the same revision, and not
+/// numbering if it was not (so that its validation code cannot change under a writer).
+struct SeriesGuard {
+    condition: String,
+    names: HashMap<String, String>,
+    values: Item,
 }
 
-/// What a format change found.
+impl SeriesGuard {
+    fn of(read: &Series) -> Self {
+        let mut names = HashMap::from([("#rev".to_owned(), REVISION.to_owned())]);
+        let values = Item::from([(":rev".to_owned(), n(read.revision))]);
+        // Items written before revisions existed have none: revision 0.
+        let mut condition = if read.revision == 0 {
+            names.insert("#pk".into(), PARTITION_KEY.into());
+            "attribute_exists(#pk) AND (attribute_not_exists(#rev) OR #rev = :rev)".to_owned()
+        } else {
+            "#rev = :rev".to_owned()
+        };
+        if !read.numbered {
+            condition.push_str(" AND attribute_not_exists(#numbered)");
+            names.insert("#numbered".into(), NUMBERED.into());
+        }
+        Self {
+            condition,
+            names,
+            values,
+        }
+    }
+}
+
+/// What a change of a series found.
 #[derive(Debug)]
-pub enum FormatChange {
-    Changed,
-    /// The series changed since it was read (another change): read it again.
+pub enum SeriesWrite {
+    Written,
+    /// The series changed since it was read (another change, or it started numbering):
+    /// read it again.
     SeriesChanged,
     /// The target period has numbers (or a move) already: its format is fixed.
     PeriodStarted,
 }
 
 impl Store {
-    /// The registry entry of a series, written in the same transaction as the series.
-    fn registry_update(&self, series: &Series) -> Result<TransactWriteItem, StoreError> {
-        let update = Update::builder()
-            .table_name(self.table())
-            .set_key(Some(key(keys::series_registry())))
-            .update_expression("SET #entry = :series")
-            .expression_attribute_names("#entry", registry_attribute(&series.series_id))
-            .expression_attribute_values(":series", AttributeValue::M(series_attributes(series)))
-            .build()
-            .map_err(build_error)?;
-        Ok(TransactWriteItem::builder().update(update).build())
-    }
-
-    /// Writes a new series and its registry entry, or returns the series that has the id.
+    /// Writes a new series, or returns the series that has the id.
     pub async fn insert_series(&self, series: &Series) -> Result<Inserted<Series>, StoreError> {
-        let token = write_token(series);
-        for attempt in 1..=BUSY_ATTEMPTS {
-            let mut item = encode_series(series);
-            item.insert(WRITE_TOKEN.into(), AttributeValue::S(token.clone()));
-            let items = vec![
-                put_if_absent(self.table(), item, true)?,
-                self.registry_update(series)?,
-            ];
-            match self.transact(items, 0).await? {
-                Transaction::Committed => return Ok(Inserted::New),
-                Transaction::Busy => backoff(attempt).await,
-                Transaction::Cancelled(verdicts) => match verdicts.into_iter().next() {
-                    Some(Verdict::ConditionFailed(Some(item))) => {
-                        let own = Reader::new(&item).opt_str(WRITE_TOKEN)? == Some(token.as_str());
-                        if own {
-                            return Ok(Inserted::New);
-                        }
-                        return Ok(Inserted::Existing(decode_series(&item)?));
-                    }
-                    _ => backoff(attempt).await,
-                },
-            }
+        let mut item = encode_series(series);
+        item.insert(WRITE_TOKEN.into(), AttributeValue::S(write_token(series)));
+        match self.insert_once(item, WRITE_TOKEN).await? {
+            PutNew::Written => Ok(Inserted::New),
+            PutNew::Exists(existing) => Ok(Inserted::Existing(decode_series(&existing)?)),
         }
-        Err(StoreError::Contention {
-            attempts: BUSY_ATTEMPTS,
-        })
     }
 
     pub async fn get_series(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
@@ -110,91 +109,110 @@ impl Store {
             .transpose()
     }
 
-    /// Every series, with every format it has had, from one item.
-    pub async fn series_registry(&self) -> Result<Vec<Series>, StoreError> {
-        let Some(item) = self.get_consistent(keys::series_registry()).await? else {
-            return Ok(Vec::new());
-        };
-        item.iter()
-            .filter(|(name, _)| name.starts_with("series:"))
-            .map(|(_, value)| match value {
-                AttributeValue::M(entry) => decode_series(entry),
-                _ => Err(StoreError::Corrupt {
-                    key: keys::series_registry(),
-                    reason: "a registry entry is not a map".into(),
-                }),
-            })
-            .collect()
+    /// Replaces the series `read` by `changed` (its next revision), on condition that it
+    /// is still as read.
+    pub async fn replace_series(
+        &self,
+        read: &Series,
+        changed: &Series,
+    ) -> Result<SeriesWrite, StoreError> {
+        let item = encode_series(changed);
+        self.write_meter().single_write(item_units(&item));
+        let guard = SeriesGuard::of(read);
+        let result = self
+            .client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(item))
+            .condition_expression(guard.condition)
+            .set_expression_attribute_names(Some(guard.names))
+            .set_expression_attribute_values(Some(guard.values))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(SeriesWrite::Written),
+            Err(err) => match err.as_service_error() {
+                Some(PutItemError::ConditionalCheckFailedException(_)) => {
+                    Ok(SeriesWrite::SeriesChanged)
+                }
+                _ => Err(sdk_error("PutItem", err)),
+            },
+        }
     }
 
-    /// Gives `series` (as read) the format `version`, from the period `target` on: the
-    /// series item, its registry entry and the target period's counter, which fixes the
-    /// format of its period, change together, and only while the target period has no
-    /// number.
+    /// Gives the series `read` the format of `changed` (its next revision) from the period
+    /// `target` on: the series and the target period's counter, which fixes the format of
+    /// its period, change together, and only while the target period has no number.
     pub async fn change_format(
         &self,
-        series: &Series,
-        version: &FormatVersion,
+        read: &Series,
+        changed: &Series,
+        version: u32,
         target: &Period,
-    ) -> Result<FormatChange, StoreError> {
-        let mut changed = series.clone();
-        changed.definition.format = version.format.clone();
-        changed.formats.push(version.clone());
-        let mut entry = Item::new();
-        entry.insert("version".into(), n(version.version));
-        entry.insert(
-            "format".into(),
-            AttributeValue::S(version.format.as_str().to_owned()),
-        );
-        entry.insert("from".into(), AttributeValue::S(target.as_str().to_owned()));
-        let series_update = Update::builder()
+    ) -> Result<SeriesWrite, StoreError> {
+        let guard = SeriesGuard::of(read);
+        let series_put = Put::builder()
             .table_name(self.table())
-            .set_key(Some(key(keys::series(&series.series_id))))
-            .update_expression("SET #format = :format, #formats = list_append(#formats, :entry)")
-            .condition_expression("size(#formats) = :known")
-            .expression_attribute_names("#format", "format")
-            .expression_attribute_names("#formats", "formats")
-            .expression_attribute_values(
-                ":format",
-                AttributeValue::S(version.format.as_str().into()),
-            )
-            .expression_attribute_values(
-                ":entry",
-                AttributeValue::L(vec![AttributeValue::M(entry)]),
-            )
-            .expression_attribute_values(":known", n(series.formats.len()))
+            .set_item(Some(encode_series(changed)))
+            .condition_expression(guard.condition)
+            .set_expression_attribute_names(Some(guard.names))
+            .set_expression_attribute_values(Some(guard.values))
             .build()
             .map_err(build_error)?;
         let counter_update = Update::builder()
             .table_name(self.table())
-            .set_key(Some(key(keys::series_counter(&series.series_id, target))))
+            .set_key(Some(key(keys::series_counter(&read.series_id, target))))
             .update_expression("SET #fmt = :version")
             .condition_expression("attribute_not_exists(#last)")
             .expression_attribute_names("#fmt", super::counter::FORMAT_VERSION)
             .expression_attribute_names("#last", super::counter::LAST)
-            .expression_attribute_values(":version", n(version.version))
+            .expression_attribute_values(":version", n(version))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build_error)?;
         let items = vec![
-            TransactWriteItem::builder().update(series_update).build(),
-            self.registry_update(&changed)?,
+            TransactWriteItem::builder().put(series_put).build(),
             TransactWriteItem::builder().update(counter_update).build(),
         ];
         match self.transact(items, 0).await? {
-            Transaction::Committed => Ok(FormatChange::Changed),
-            Transaction::Busy => Ok(FormatChange::SeriesChanged),
+            Transaction::Committed => Ok(SeriesWrite::Written),
+            Transaction::Busy => Ok(SeriesWrite::SeriesChanged),
             Transaction::Cancelled(verdicts) => {
                 let failed =
                     |i: usize| matches!(verdicts.get(i), Some(Verdict::ConditionFailed(_)));
-                if failed(0) {
-                    Ok(FormatChange::SeriesChanged)
-                } else if failed(2) {
-                    Ok(FormatChange::PeriodStarted)
+                if !failed(0) && failed(1) {
+                    Ok(SeriesWrite::PeriodStarted)
                 } else {
-                    Ok(FormatChange::SeriesChanged)
+                    Ok(SeriesWrite::SeriesChanged)
                 }
             }
+        }
+    }
+
+    /// Marks a series as numbering, which fixes its validation code, and returns it as it
+    /// is now: a writer numbers with what this returns, so a code changed before the mark
+    /// is the code it uses, and no code changes after it.
+    pub async fn mark_numbered(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
+        self.write_meter().single_write(1);
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::series(series_id))))
+            .update_expression("SET #numbered = :yes")
+            .condition_expression("attribute_exists(#pk)")
+            .expression_attribute_names("#numbered", NUMBERED)
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_values(":yes", AttributeValue::Bool(true))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match result {
+            Ok(output) => output.attributes.as_ref().map(decode_series).transpose(),
+            Err(err) => match err.as_service_error() {
+                Some(UpdateItemError::ConditionalCheckFailedException(_)) => Ok(None),
+                _ => Err(sdk_error("UpdateItem", err)),
+            },
         }
     }
 }

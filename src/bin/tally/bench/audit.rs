@@ -10,7 +10,7 @@ use tally::domain::chain::{GENESIS, order_link};
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{NewOrder, Order, OrderData};
 use tally::domain::series::{Reset, SeriesDefinition};
-use tally::orders::{ItemOutcome, OrderInput, OrderService};
+use tally::orders::{AuditScope, ItemOutcome, OrderInput, OrderService};
 use tally::store::Store;
 
 #[derive(Args)]
@@ -57,6 +57,7 @@ pub async fn run(args: &AuditBenchArgs, store: &Store) -> Result<AuditFigures, S
                         external_ref: ExternalRef::parse(&external_ref).expect("valid"),
                         data: OrderData::parse(Some(&format!(r#"{{"total": "{i}.00"}}"#)))
                             .expect("valid"),
+                        corrects: None,
                     }),
                     external_ref: Some(external_ref),
                 }
@@ -81,7 +82,7 @@ pub async fn run(args: &AuditBenchArgs, store: &Store) -> Result<AuditFigures, S
     );
     let started = Instant::now();
     let audit = service
-        .audit_period(&series_id, None, &|_| {})
+        .audit_period(&series_id, None, AuditScope::default(), &|_| {})
         .await
         .map_err(|e| e.to_string())?;
     let audit_time = started.elapsed();
@@ -90,7 +91,7 @@ pub async fn run(args: &AuditBenchArgs, store: &Store) -> Result<AuditFigures, S
         .chain
         .as_ref()
         .is_some_and(|c| c.first_break.is_none());
-    if audit.report.orders != args.audit_orders || !intact || !audit.report.gaps.is_empty() {
+    if audit.report.orders != args.audit_orders as u64 || !intact || !audit.report.gaps.is_empty() {
         return Err(format!("the audit found a fault: {:?}", audit.report.gaps));
     }
     println!(

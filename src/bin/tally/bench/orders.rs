@@ -110,7 +110,7 @@ impl OrderFigures {
             self.table_wcu_per_order()
         );
         println!(
-            "  WCU per order, with index   {:>10.2}  (the period index writes each number item once more; floor 5.0)",
+            "  WCU per order, with indexes {:>10.2}  (the period index and the index of number texts each write a number item once more; floor 6.0)",
             self.total_wcu_per_order()
         );
         println!(
@@ -231,6 +231,7 @@ async fn import(
                             order: Ok(NewOrder {
                                 external_ref: ExternalRef::parse(&external_ref).expect("valid"),
                                 data: OrderData::empty(),
+                                corrects: None,
                             }),
                             external_ref: Some(external_ref),
                         }

@@ -2,14 +2,22 @@
 //! declared moves) in counter order, and its counter. Every number from the period's
 //! first counter to its last is an order, part of a declared move, or a gap with a cause;
 //! in a gapless series the hash chain is recomputed and its first broken link named.
+//!
+//! Entries are folded one at a time ([`AuditRun`]): an audit keeps counts, the last hash
+//! and what it reports, never the entries, so its memory does not grow with the period.
+//! A run can stop after any entry and go on later from a small [`AuditState`].
 
-use super::chain::{GENESIS, from_hex, move_link, order_link, to_hex};
+mod run;
+
 use super::order::{Move, Order};
+
+pub use run::{AuditRun, AuditState};
 
 /// One stored entry of a period.
 #[derive(Debug, Clone)]
 pub enum Entry {
-    Order(Order),
+    /// Boxed: an order (with its data) is several times the size of a move.
+    Order(Box<Order>),
     Move(Move),
 }
 
@@ -76,8 +84,15 @@ pub struct ChainCheck {
     pub recomputed_head: String,
     /// The head the counter carries.
     pub stored_head: Option<String>,
-    pub links: usize,
+    pub links: u64,
     pub first_break: Option<Break>,
+}
+
+/// An invoice of the audited period and the credit notes that correct it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreditedInvoice {
+    pub order_number: String,
+    pub credit_notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,11 +100,13 @@ pub struct AuditReport {
     pub first_counter: u64,
     /// `None` before the period's first number.
     pub last_counter: Option<u64>,
-    pub orders: usize,
-    pub voided: usize,
+    pub orders: u64,
+    pub voided: u64,
     pub gaps: Vec<Gap>,
     /// Gapless series only.
     pub chain: Option<ChainCheck>,
+    /// Invoices with credit notes (a series that other series credit).
+    pub credited: Vec<CreditedInvoice>,
 }
 
 /// What the counter item of a period says.
@@ -99,104 +116,19 @@ pub struct CounterState {
     pub head: Option<String>,
 }
 
-/// Audits a period. `entries` must be in counter order.
+/// Audits a whole period at once. `entries` must be in counter order.
 pub fn audit(gapless: bool, first: u64, counter: &CounterState, entries: &[Entry]) -> AuditReport {
-    let undeclared = if gapless {
-        GapCause::Missing
-    } else {
-        GapCause::ReservedUnused
-    };
-    let mut gaps = Vec::new();
-    let mut expected = first;
-    let (mut orders, mut voided) = (0, 0);
+    let mut run = AuditRun::start(gapless, first);
     for entry in entries {
-        let from = entry.counter();
-        if from > expected {
-            gaps.push(Gap {
-                from: expected,
-                to: from - 1,
-                cause: undeclared,
-                declared: None,
-            });
-        }
-        match entry {
-            Entry::Order(order) => {
-                orders += 1;
-                voided += usize::from(order.void.is_some());
-                expected = expected.max(order.counter + 1);
-            }
-            Entry::Move(moved) => {
-                gaps.push(Gap {
-                    from: moved.from,
-                    to: moved.to,
-                    cause: GapCause::DeclaredMove,
-                    declared: Some(moved.clone()),
-                });
-                expected = expected.max(moved.to + 1);
-            }
-        }
+        run.feed(entry);
     }
-    if let Some(last) = counter.last
-        && last >= expected
-    {
-        gaps.push(Gap {
-            from: expected,
-            to: last,
-            cause: undeclared,
-            declared: None,
-        });
-    }
-    AuditReport {
-        first_counter: first,
-        last_counter: counter.last,
-        orders,
-        voided,
-        gaps,
-        chain: gapless.then(|| check_chain(counter, entries)),
-    }
-}
-
-fn check_chain(counter: &CounterState, entries: &[Entry]) -> ChainCheck {
-    let mut previous = GENESIS;
-    let mut first_break = None;
-    for entry in entries {
-        let (link, stored, order_number) = match entry {
-            Entry::Order(order) => (
-                order_link(&previous, order),
-                order.hash.as_deref(),
-                Some(order.order_number.clone()),
-            ),
-            Entry::Move(moved) => (move_link(&previous, moved), moved.hash.as_deref(), None),
-        };
-        let stored = stored.and_then(from_hex);
-        if stored != Some(link) && first_break.is_none() {
-            first_break = Some(Break::Entry {
-                counter: entry.counter(),
-                order_number,
-            });
-        }
-        // Go on from what is stored, so that one changed entry breaks one link.
-        previous = stored.unwrap_or(link);
-    }
-    let recomputed_head = to_hex(&previous);
-    let head_holds = match &counter.head {
-        Some(head) => *head == recomputed_head,
-        None => entries.is_empty(),
-    };
-    if !head_holds && first_break.is_none() {
-        first_break = Some(Break::Head);
-    }
-    ChainCheck {
-        recomputed_head,
-        stored_head: counter.head.clone(),
-        links: entries.len(),
-        first_break,
-    }
+    run.finish(counter)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::chain::{GENESIS, from_hex, move_link, order_link, to_hex};
     use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
     use crate::domain::order::{OrderData, Reason, Void};
     use chrono::{TimeZone, Utc};
@@ -214,6 +146,8 @@ mod tests {
             created_at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
             hash: None,
             void: None,
+            corrects: None,
+            credit_notes: Vec::new(),
         }
     }
 
@@ -231,12 +165,12 @@ mod tests {
     /// A chained period as Tally writes it: orders 1-3, a move over 4-9, orders 10-11.
     fn chained() -> (CounterState, Vec<Entry>) {
         let mut entries = vec![
-            Entry::Order(order(1)),
-            Entry::Order(order(2)),
-            Entry::Order(order(3)),
+            Entry::Order(Box::new(order(1))),
+            Entry::Order(Box::new(order(2))),
+            Entry::Order(Box::new(order(3))),
             Entry::Move(moved(4, 9)),
-            Entry::Order(order(10)),
-            Entry::Order(order(11)),
+            Entry::Order(Box::new(order(10))),
+            Entry::Order(Box::new(order(11))),
         ];
         let mut previous = GENESIS;
         for entry in &mut entries {
@@ -325,7 +259,10 @@ mod tests {
 
     #[test]
     fn a_fast_period_lists_reserved_numbers_without_orders() {
-        let entries = vec![Entry::Order(order(1)), Entry::Order(order(4))];
+        let entries = vec![
+            Entry::Order(Box::new(order(1))),
+            Entry::Order(Box::new(order(4))),
+        ];
         let counter = CounterState {
             last: Some(6),
             head: None,
@@ -344,5 +281,29 @@ mod tests {
             ]
         );
         assert!(report.chain.is_none());
+    }
+
+    #[test]
+    fn an_audit_paused_and_resumed_reports_what_a_whole_one_does() {
+        let (counter, entries) = chained();
+        let whole = audit(true, 1, &counter, &entries);
+        let mut run = AuditRun::start(true, 1);
+        for entry in &entries[..3] {
+            run.feed(entry);
+        }
+        let (first, state) = run.pause(&counter);
+        assert_eq!(first.orders, 3);
+        let state = AuditState::decode(&state.encode()).unwrap();
+        let mut run = AuditRun::resume(true, 1, state);
+        for entry in &entries[3..] {
+            run.feed(entry);
+        }
+        let rest = run.finish(&counter);
+        assert_eq!(
+            (rest.orders, rest.voided, &rest.chain),
+            (whole.orders, whole.voided, &whole.chain)
+        );
+        let gaps: Vec<Gap> = first.gaps.into_iter().chain(rest.gaps).collect();
+        assert_eq!(gaps, whole.gaps);
     }
 }

@@ -1,0 +1,92 @@
+//! Credit notes: each order of a series that credits another names the invoice it
+//! corrects. The invoice is found here by its number in the credited series; the
+//! transaction that numbers the credit note adds it to the invoice on condition that the
+//! invoice is still there and live, so a credit note never points at a void invoice and
+//! an invoice with credit notes is never voided.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use super::batch::Batch;
+use super::outcome::RejectionCode;
+use super::{OrderError, OrderService};
+use crate::store::orders::{InvoiceRef, InvoiceRefusal};
+
+impl OrderService {
+    /// Finds the invoice of every credit note of `queue`; those whose invoice is missing or
+    /// void are refused. Returns the credit notes left to number.
+    pub(super) async fn find_invoices(
+        &self,
+        batch: &mut Batch,
+        queue: VecDeque<usize>,
+    ) -> Result<VecDeque<usize>, OrderError> {
+        let Some(credited) = batch.series.definition.credits.clone() else {
+            return Ok(queue);
+        };
+        let mut credited = self.load_series(&credited, batch.now).await?;
+        let texts: BTreeSet<String> = queue
+            .iter()
+            .filter_map(|&index| batch.new_order(index).corrects.clone())
+            .collect();
+        let wanted: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut found = self.find(&credited, &wanted).await?;
+        if found.len() < texts.len() {
+            // A format of the credited series this process has not read yet.
+            self.refresh_series(&mut credited).await?;
+            found = self.find(&credited, &wanted).await?;
+        }
+        let mut kept = VecDeque::new();
+        for index in queue {
+            let text = batch
+                .new_order(index)
+                .corrects
+                .clone()
+                .expect("a credit note names its invoice");
+            match found.get(&text).map(Vec::as_slice) {
+                Some([(period, invoice)]) if invoice.void.is_none() => {
+                    batch.invoices[index] = Some(InvoiceRef {
+                        series: credited.series_id.clone(),
+                        period: period.clone(),
+                        order: invoice.clone(),
+                    });
+                    kept.push_back(index);
+                }
+                Some([_]) => refuse(batch, index, InvoiceRefusal::Void),
+                Some([_, _, ..]) => batch.reject(
+                    index,
+                    RejectionCode::InvoiceNotFound,
+                    format!(
+                        "{text} is the number of several invoices of series {}",
+                        credited.series_id
+                    ),
+                ),
+                _ => refuse(batch, index, InvoiceRefusal::Gone),
+            }
+        }
+        Ok(kept)
+    }
+}
+
+/// Refuses the credit note at `index` for what its invoice is.
+pub(super) fn refuse(batch: &mut Batch, index: usize, refusal: InvoiceRefusal) {
+    let credited = batch
+        .series
+        .definition
+        .credits
+        .as_ref()
+        .map_or_else(String::new, ToString::to_string);
+    let invoice = batch.new_order(index).corrects.clone().unwrap_or_default();
+    let (code, detail) = match refusal {
+        InvoiceRefusal::Gone => (
+            RejectionCode::InvoiceNotFound,
+            format!("series {credited} has no invoice {invoice}"),
+        ),
+        InvoiceRefusal::Void => (
+            RejectionCode::InvoiceVoid,
+            format!(
+                "invoice {invoice} of series {credited} is void: a credit note corrects a live invoice"
+            ),
+        ),
+    };
+    batch.invoices[index] = None;
+    batch.reject(index, code, detail);
+}

@@ -1,0 +1,126 @@
+//! Holding the counter: the claim held from the last chunk, or a new one; a claim held by
+//! another writer is waited for, and a request that waits too long gives its orders back
+//! as contended, saying honestly when to come back: when the claim it waited for ends.
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+
+use super::super::{MAX_ATTEMPTS, OrderError, OrderService};
+use super::Run;
+use crate::orders::batch::Batch;
+use crate::store::jittered_wait;
+use crate::store::orders::{Claim, CounterState, Pending};
+use crate::telemetry::metrics;
+
+/// Waits before a claim is tried again: a claim is held for a few transactions, tens of
+/// milliseconds each, so the wait stays short (an idle counter is lost throughput) but
+/// random (so that waiters do not all come back together), and each try costs one unit.
+fn claim_wait(attempt: u32) -> Duration {
+    jittered_wait(attempt, Duration::from_millis(2), Duration::from_millis(20))
+}
+
+/// How long a request waits, in all, for other writers to give the counter up before its
+/// orders are reported as contended (to be posted again): well within a request's time.
+const CLAIM_PATIENCE: Duration = Duration::from_secs(8);
+
+/// How long one claim may stay exactly as it is (same owner, same end) before the
+/// request stops waiting for it: a live owner renews its claim with every chunk and gives
+/// it up at its end, within milliseconds; one that does neither for this long has most
+/// likely died, and its claim ends only with its lease.
+const CLAIM_STALE: Duration = Duration::from_secs(3);
+
+/// What a request has seen of other writers' claims.
+#[derive(Debug, Default)]
+pub(super) struct Waits {
+    /// Claims found taken in a row.
+    taken: u32,
+    /// The time spent waiting since the last chunk committed.
+    waited: Duration,
+    /// The last claim seen, and since when it has been the same.
+    seen: Option<(Pending, Instant)>,
+}
+
+impl Waits {
+    fn busy(&mut self, held: Option<Pending>) -> Duration {
+        self.taken += 1;
+        if let Some(held) = held {
+            match &self.seen {
+                Some((seen, _)) if *seen == held => {}
+                _ => self.seen = Some((held, Instant::now())),
+            }
+        }
+        let wait = claim_wait(self.taken);
+        self.waited += wait;
+        wait
+    }
+
+    pub(super) fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Whole seconds until the claim last seen ends (at least 1, at most the lease and a
+    /// second).
+    fn until_free(&self, lease_ms: i64) -> u32 {
+        let Some((claim, _)) = &self.seen else {
+            return 1;
+        };
+        let left = (claim.until - Utc::now().timestamp_millis()).clamp(0, lease_ms + 1_000);
+        u32::try_from((left + 999) / 1_000).unwrap_or(1).max(1)
+    }
+}
+
+impl Run {
+    /// `Some(retry_after)` once the request should stop: too many lost transactions, too
+    /// long a wait, or a claim that stays put (its owner died or lost its release).
+    pub(super) fn out_of_patience(&self, lease_ms: i64) -> Option<u32> {
+        if self.attempts >= MAX_ATTEMPTS {
+            return Some(1);
+        }
+        let stale = self
+            .waits
+            .seen
+            .as_ref()
+            .is_some_and(|(_, since)| since.elapsed() > CLAIM_STALE);
+        (self.waits.waited > CLAIM_PATIENCE || stale).then(|| self.waits.until_free(lease_ms))
+    }
+}
+
+impl OrderService {
+    /// The counter, held by this request: as its last chunk left it, or claimed now.
+    /// `None` after a wait for another writer's claim.
+    pub(super) async fn claim(
+        &self,
+        batch: &Batch,
+        run: &mut Run,
+    ) -> Result<Option<CounterState>, OrderError> {
+        if let Some(state) = run.hold.claimed.take() {
+            return Ok(Some(state));
+        }
+        let now = Utc::now().timestamp_millis();
+        let claim = self
+            .store
+            .claim_counter(
+                &batch.series.series_id,
+                &batch.period,
+                &run.hold.owner,
+                batch.series.latest_version(),
+                now,
+                now + self.claim_lease(),
+            )
+            .await?;
+        match claim {
+            Claim::Claimed(state) => {
+                run.hold.may_own = true;
+                run.waits.reset();
+                Ok(Some(state))
+            }
+            Claim::Busy(held) => {
+                let wait = run.waits.busy(held);
+                metrics::GAPLESS_CLAIM_WAIT.add(wait.as_millis() as u64);
+                tokio::time::sleep(wait).await;
+                Ok(None)
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Fast series: a block of numbers reserved with one atomic update of the counter,
+//! within bounds when the series has a room (authorised ranges, a length), and the mark
+//! of a range that passed its low share.
+
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
+
+use super::super::codec::{Reader, key, n};
+use super::super::error::sdk_error;
+use super::super::{Store, StoreError, keys};
+use super::codec::encode_range_low;
+use super::counter::{CounterState, FORMAT_VERSION, LAST, decode_counter};
+use crate::domain::ids::SeriesId;
+use crate::domain::series::{Period, RangeLow};
+
+/// Where a bounded reservation must find the counter: `last` in `low..=high` (the block
+/// then stays within the room), or absent when `absent_ok`.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub low: u64,
+    pub high: u64,
+    pub absent_ok: bool,
+}
+
+/// What a bounded reservation found.
+#[derive(Debug)]
+pub enum Reservation {
+    /// The block ends at `last`; the period's format version.
+    Reserved { last: u64, version: u32 },
+    /// The counter was outside the bounds: as it is.
+    Refused(CounterState),
+}
+
+impl Store {
+    /// Fast series: reserves `count` numbers with one atomic update and returns the last
+    /// one (the block is `last - count + 1 ..= last`) and the period's format version.
+    /// `first` is the period's first value.
+    pub async fn reserve_numbers(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        first: u64,
+        count: u64,
+        format_version: u32,
+    ) -> Result<(u64, u32), StoreError> {
+        // No counter goes past MAX_COUNTER: these bounds hold any counter there is.
+        let anywhere = Bounds {
+            low: 0,
+            high: u64::MAX - count,
+            absent_ok: true,
+        };
+        match self
+            .reserve_within(series_id, period, first, count, format_version, anywhere)
+            .await?
+        {
+            Reservation::Reserved { last, version } => Ok((last, version)),
+            Reservation::Refused(counter) => Err(StoreError::Invariant(format!(
+                "counter {:?} of {series_id} {period} is past every bound",
+                counter.last
+            ))),
+        }
+    }
+
+    /// Writes the mark of a range that passed its low share, unless it is there already
+    /// (the mark is written once, and so is its event).
+    pub async fn mark_range_low(&self, low: &RangeLow) -> Result<(), StoreError> {
+        self.put_new(encode_range_low(low)).await.map(|_| ())
+    }
+
+    /// Fast series: reserves `count` numbers with one atomic update, if the counter is
+    /// within `bounds` (so that the block stays inside the series' room); otherwise
+    /// returns the counter as it is. `first` is the period's first value.
+    pub async fn reserve_within(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        first: u64,
+        count: u64,
+        format_version: u32,
+        bounds: Bounds,
+    ) -> Result<Reservation, StoreError> {
+        self.write_meter().single_write(1);
+        let within = "#last BETWEEN :low AND :high";
+        let condition = if bounds.absent_ok {
+            format!("attribute_not_exists(#last) OR {within}")
+        } else {
+            within.to_owned()
+        };
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::series_counter(series_id, period))))
+            .update_expression(
+                "SET #last = if_not_exists(#last, :before_first) + :count, #fmt = if_not_exists(#fmt, :fmt)",
+            )
+            .condition_expression(condition)
+            .expression_attribute_names("#last", LAST)
+            .expression_attribute_names("#fmt", FORMAT_VERSION)
+            .expression_attribute_values(":before_first", n(first - 1))
+            .expression_attribute_values(":count", n(count))
+            .expression_attribute_values(":fmt", n(format_version))
+            .expression_attribute_values(":low", n(bounds.low))
+            .expression_attribute_values(":high", n(bounds.high))
+            .return_values(ReturnValue::UpdatedNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(output) => {
+                let item = output
+                    .attributes()
+                    .ok_or_else(|| StoreError::Invariant("the counter was not returned".into()))?;
+                let r = Reader::new(item);
+                Ok(Reservation::Reserved {
+                    last: r.num(LAST)?,
+                    version: r.num(FORMAT_VERSION)?,
+                })
+            }
+            Err(err) => match err.as_service_error() {
+                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                    Ok(Reservation::Refused(
+                        failed
+                            .item()
+                            .map(decode_counter)
+                            .transpose()?
+                            .unwrap_or_default(),
+                    ))
+                }
+                _ => Err(sdk_error("UpdateItem", err)),
+            },
+        }
+    }
+}

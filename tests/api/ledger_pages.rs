@@ -1,0 +1,139 @@
+//! Pages of a period: a listing's `limit` counts orders (a move among them does not take a
+//! page of its own), `last_number` is the last number issued even after a move, and an
+//! audit stopped part way goes on from its cursor to the report a whole audit gives, in
+//! memory that holds one page.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::http::StatusCode;
+use serde_json::json;
+use tally::domain::ids::SeriesId;
+use tally::orders::{AuditScope, OrderService};
+
+use crate::helpers::spawn_app;
+use crate::ledger::{assert_problem, define, post_range};
+
+#[tokio::test]
+async fn a_listing_of_one_starts_with_an_order_and_last_number_skips_a_move() {
+    let app = spawn_app().await;
+    define(&app, "M", json!({"format": "M{seq:3}", "reset": "never"})).await;
+    // The period opens with a move: 1 to 4 are a declared gap.
+    let moved = app
+        .patch("/series/M", &json!({"next": 5, "reason": "paper book"}))
+        .await;
+    assert_eq!(moved.status, StatusCode::OK, "{}", moved.body);
+    assert_eq!(moved.body["last_number"], serde_json::Value::Null);
+    let numbers = post_range(&app, "M", 0, 3).await;
+    assert_eq!(numbers, ["M005", "M006", "M007"]);
+    let first = app.get("/series/M/orders?limit=1").await.body;
+    assert_eq!(first["orders"].as_array().unwrap().len(), 1, "{first}");
+    assert_eq!(first["orders"][0]["order_number"], "M005");
+    assert_eq!(first["moves"][0]["to"], 4);
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let second = app
+        .get(&format!("/series/M/orders?limit=1&cursor={cursor}"))
+        .await
+        .body;
+    assert_eq!(second["orders"][0]["order_number"], "M006", "{second}");
+    // After a move the last number is the last one issued, not one that was skipped.
+    let moved = app
+        .patch("/series/M", &json!({"next": 20, "reason": "new book"}))
+        .await;
+    assert_eq!(
+        (&moved.body["last_counter"], &moved.body["last_number"]),
+        (&json!(19), &json!("M007")),
+        "{}",
+        moved.body
+    );
+    let whole = app.get("/series/M/orders?limit=2").await.body;
+    assert_eq!(whole["orders"].as_array().unwrap().len(), 2);
+    assert!(whole["next_cursor"].is_string());
+    let rest = app
+        .get(&format!(
+            "/series/M/orders?limit=2&cursor={}",
+            whole["next_cursor"].as_str().unwrap()
+        ))
+        .await
+        .body;
+    assert_eq!(rest["orders"].as_array().unwrap().len(), 1, "{rest}");
+    assert_eq!(rest["moves"][0]["from"], 8, "{rest}");
+    assert_eq!(rest["next_cursor"], serde_json::Value::Null);
+}
+
+#[tokio::test]
+async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
+    let app = spawn_app().await;
+    define(&app, "P", json!({"format": "P{seq:5}", "reset": "never"})).await;
+    for from in (0..2_200).step_by(550) {
+        post_range(&app, "P", from, from + 550).await;
+    }
+    let moved = app
+        .patch("/series/P", &json!({"next": 2_301, "reason": "skip"}))
+        .await;
+    assert_eq!(moved.status, StatusCode::OK);
+    post_range(&app, "P", 2_200, 2_210).await;
+    let whole = app.get("/series/P/audit").await.body;
+    assert_eq!(
+        (whole["complete"].as_bool(), whole["orders"].as_u64()),
+        (Some(true), Some(2_210))
+    );
+
+    // The same audit in parts, each stopped after its first page.
+    let service = OrderService::new(app.store.clone());
+    let series = SeriesId::parse("P").unwrap();
+    let (mut from, mut parts, mut gaps) = (None, 0, Vec::new());
+    let last = loop {
+        parts += 1;
+        let scope = AuditScope {
+            from,
+            until: Some(Instant::now()),
+        };
+        let part = service
+            .audit_period(&series, None, scope, &|_| {})
+            .await
+            .unwrap();
+        gaps.extend(part.report.gaps.iter().map(|g| (g.from, g.to)));
+        match part.resume {
+            Some(state) => from = Some(state),
+            None => break part.report,
+        }
+    };
+    assert_eq!(parts, 3);
+    assert_eq!(last.orders, 2_210);
+    assert_eq!(gaps, [(2_201, 2_300)]);
+    let chain = last.chain.unwrap();
+    assert_eq!((chain.links, chain.first_break), (2_211, None));
+    assert_eq!(
+        json!(chain.recomputed_head),
+        whole["chain"]["recomputed_head"]
+    );
+
+    // Through the API: a cursor goes on; one the API did not give is refused.
+    let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen = progress.clone();
+    let first = service
+        .audit_period(
+            &series,
+            None,
+            AuditScope {
+                from: None,
+                until: Some(Instant::now()),
+            },
+            &move |n| seen.store(n, std::sync::atomic::Ordering::Relaxed),
+        )
+        .await
+        .unwrap();
+    assert_eq!(progress.load(std::sync::atomic::Ordering::Relaxed), 1_000);
+    let cursor = first.resume.unwrap().encode();
+    let rest = app
+        .get(&format!("/series/P/audit?cursor={cursor}"))
+        .await
+        .body;
+    assert_eq!(rest["complete"], true, "{rest}");
+    assert_eq!(rest["orders"], 2_210);
+    assert_eq!(rest["chain"]["intact"], true);
+    assert_eq!(rest["next_cursor"], serde_json::Value::Null);
+    let bad = app.get("/series/P/audit?cursor=abc").await;
+    assert_problem(&bad, StatusCode::BAD_REQUEST, "invalid_cursor");
+}
