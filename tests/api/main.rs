@@ -7,6 +7,7 @@ mod events;
 mod fault_proxy;
 mod faults;
 mod file_import;
+mod fuzz;
 mod hardening;
 mod helpers;
 mod invariants;

@@ -56,7 +56,7 @@ impl From<Rejection> for Problem {
     responses(
         (status = 201, description = "Numbered", body = OrderResponse),
         (status = 200, description = "The reference's existing order", body = OrderResponse),
-        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series`, `invalid_data` (not an object, or a key given twice), `data_too_large`"),
+        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series`, `invalid_data` (not an object, nested deeper than 32 levels, or a key given twice), `data_too_large`"),
         (status = 404, description = "`series_not_found`"),
         (status = 409, description = "`idempotency_conflict`: the reference has an order with another body"),
     )
