@@ -1,5 +1,6 @@
 //! The HTTP API: one router, served by Lambda and by the local server alike.
 
+mod cursor;
 mod extract;
 pub mod local_server;
 mod openapi;
