@@ -5,6 +5,7 @@ mod contract;
 mod export;
 mod import;
 mod ledger;
+mod spreadsheet;
 mod verify;
 
 use std::net::SocketAddr;
