@@ -26,7 +26,9 @@ pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::Problem;
 
+use crate::domain::secret::DeploymentSecret;
 use crate::orders::OrderService;
+use crate::secrets;
 use crate::store::{Store, StoreConfig, env_number};
 use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
 
@@ -61,24 +63,27 @@ impl AppState {
     }
 
     /// Reads the table's configuration (`TABLE_NAME`, `DYNAMODB_ENDPOINT`, the DynamoDB
-    /// timeouts) and builds the SDK client, once per process; then as [`Self::configured`].
+    /// timeouts) and the deployment secret, and builds the SDK client, once per process;
+    /// then as [`Self::configured`].
     pub async fn from_env() -> Result<Self, String> {
         let config = StoreConfig::from_env()?;
-        Self::configured(Store::connect(&config, None).await)
+        let secret = secrets::deployment_secret_from_env().await?;
+        Self::configured(Store::connect(&config, None).await, secret)
     }
 
-    /// The services on `store`, with `TALLY_REQUEST_TIMEOUT_MS`,
-    /// `TALLY_DRAWING_TIMEOUT_MS` and `TALLY_CACHED_DRAWS` from the environment.
-    pub fn configured(store: Store) -> Result<Self, String> {
+    /// The services on `store` with the deployment `secret`, and with
+    /// `TALLY_REQUEST_TIMEOUT_MS`, `TALLY_DRAWING_TIMEOUT_MS` and `TALLY_CACHED_DRAWS` from
+    /// the environment.
+    pub fn configured(store: Store, secret: DeploymentSecret) -> Result<Self, String> {
         let cached_draws = env_number("TALLY_CACHED_DRAWS")?
             .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
             .and_then(NonZeroUsize::new)
             .ok_or("TALLY_CACHED_DRAWS must be a positive number")?;
         Ok(Self {
-            tickets: Arc::new(TicketService::with_cached_draws(
-                store.clone(),
-                cached_draws,
-            )),
+            tickets: Arc::new(
+                TicketService::with_cached_draws(store.clone(), cached_draws)
+                    .with_deployment_secret(secret),
+            ),
             orders: Arc::new(OrderService::new(store)),
             request_timeout: env_number("TALLY_REQUEST_TIMEOUT_MS")?
                 .map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis),

@@ -19,6 +19,7 @@ mod operator_tools;
 mod order_races;
 mod orders;
 mod queue;
+mod secrets;
 mod stale_counter;
 mod stream;
 mod tickets;

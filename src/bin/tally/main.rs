@@ -95,7 +95,8 @@ async fn run(command: Command, config: StoreConfig) -> Result<(), String> {
         Command::Serve { addr } => {
             let store = Store::connect(&config, None).await;
             store.ensure_table().await.map_err(|e| e.to_string())?;
-            let app = api::local_router(AppState::configured(store)?);
+            let secret = tally::secrets::deployment_secret_from_env().await?;
+            let app = api::local_router(AppState::configured(store, secret)?);
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
