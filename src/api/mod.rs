@@ -1,6 +1,7 @@
 //! The HTTP API: one router, served by Lambda and by the local server alike.
 
 mod cursor;
+mod deadline;
 mod extract;
 pub mod local_server;
 mod openapi;
@@ -14,12 +15,12 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use tracing::{Instrument, info, info_span, warn};
+use tracing::{Instrument, info, info_span};
 
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
@@ -36,6 +37,10 @@ use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
 /// function's 15 s timeout, so that the answer is a 503 problem, not the gateway's own.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(12);
 
+/// How long a request's body may take to arrive by default, from its head on: longer than
+/// a 6 MiB batch needs on any working link, shorter than the request timeout.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How long drawing winners or serving an eligible list may take by default: a draw of
 /// 10,000,000 tickets takes seconds of computing (docs/operations.md), within API Gateway's
 /// 30 s and the function's 29 s timeout.
@@ -50,6 +55,8 @@ pub struct AppState {
     pub request_timeout: Duration,
     /// The same for the routes that compute a whole eligible list.
     pub drawing_timeout: Duration,
+    /// A body still arriving after this answers `408` (at most the request timeout).
+    pub body_timeout: Duration,
 }
 
 impl AppState {
@@ -59,6 +66,7 @@ impl AppState {
             orders: Arc::new(OrderService::new(store)),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             drawing_timeout: DEFAULT_DRAWING_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
         }
     }
 
@@ -72,8 +80,8 @@ impl AppState {
     }
 
     /// The services on `store` with the deployment `secret`, and with
-    /// `TALLY_REQUEST_TIMEOUT_MS`, `TALLY_DRAWING_TIMEOUT_MS` and `TALLY_CACHED_DRAWS` from
-    /// the environment.
+    /// `TALLY_REQUEST_TIMEOUT_MS`, `TALLY_DRAWING_TIMEOUT_MS`, `TALLY_BODY_READ_TIMEOUT_MS`
+    /// and `TALLY_CACHED_DRAWS` from the environment.
     pub fn configured(store: Store, secret: DeploymentSecret) -> Result<Self, String> {
         let cached_draws = env_number("TALLY_CACHED_DRAWS")?
             .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
@@ -89,6 +97,8 @@ impl AppState {
                 .map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis),
             drawing_timeout: env_number("TALLY_DRAWING_TIMEOUT_MS")?
                 .map_or(DEFAULT_DRAWING_TIMEOUT, Duration::from_millis),
+            body_timeout: env_number("TALLY_BODY_READ_TIMEOUT_MS")?
+                .map_or(DEFAULT_BODY_TIMEOUT, Duration::from_millis),
         })
     }
 }
@@ -143,34 +153,12 @@ fn finish(routes: Router<AppState>, state: AppState) -> Router {
                 "this route does not take that method",
             )
         })
-        .layer(middleware::from_fn_with_state(state.clone(), deadline))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            deadline::deadline,
+        ))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
-}
-
-/// Answers `503 outcome_unknown` when a request outlives the configured timeout (the
-/// drawing timeout for the routes that compute an eligible list). The request's work stops
-/// there; whatever it committed stays, and repeating it is safe.
-async fn deadline(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let drawing = request
-        .extensions()
-        .get::<MatchedPath>()
-        .is_some_and(|path| tickets::DRAWING_ROUTES.contains(&path.as_str()));
-    let timeout = if drawing {
-        state.drawing_timeout
-    } else {
-        state.request_timeout
-    };
-    match tokio::time::timeout(timeout, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => {
-            warn!(timeout_ms = timeout.as_millis() as u64, "request timed out");
-            Problem::outcome_unknown(
-                "the request did not finish in time, so whether it took effect is unknown; repeat it as it was, which is always safe",
-            )
-            .into_response()
-        }
-    }
 }
 
 /// One span per request; the handlers add their ids to it through their own spans.

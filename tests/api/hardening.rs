@@ -263,6 +263,7 @@ async fn requests_the_http_layer_refuses_are_answered_with_problems() {
         listener,
         router(app.store.clone()),
         std::future::pending(),
+        tally::api::local_server::DEFAULT_HEADER_READ_TIMEOUT,
     ));
     let long = format!(
         "GET /draws/{} HTTP/1.1\r\nhost: x\r\n\r\n",

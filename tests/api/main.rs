@@ -14,6 +14,7 @@ mod invariants;
 mod ledger;
 mod lifecycle;
 mod lifecycle_races;
+mod local_server;
 mod numbering;
 mod operator_tools;
 mod order_races;

@@ -96,6 +96,7 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
         listener,
         router(app.store.clone()),
         std::future::pending(),
+        tally::api::local_server::DEFAULT_HEADER_READ_TIMEOUT,
     ));
     let verified = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_tally"))
