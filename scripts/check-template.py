@@ -10,6 +10,9 @@
   (EXPECTED_INDEXES), in a statement of its own, never on the table; no role may scan;
   every index but those in FULL_INDEXES projects keys only, so no index copies a
   draw's secrets;
+- secretsmanager actions: only GetSecretValue, only by the roles of SECRET_READERS,
+  each on exactly its secret, which the template generates; the functions of those
+  roles (and no other) get the secret's ARN in TALLY_DEPLOYMENT_SECRET_ARN;
 - every function runs under a role declared in the template (no SAM-made roles or
   SAM policy templates, which this check cannot see into);
 - every function is built by SAM's rust-cargolambda build from a binary of src/bin/, for
@@ -84,6 +87,10 @@ METRICS_NAMESPACE = {"Fn::Sub": "Tally/${AWS::StackName}"}
 METRICS_SOURCE = os.path.join("src", "telemetry", "metrics.rs")
 # A declaration there: `Metric::count("Name")`, optionally `.by("Dimension")`.
 METRIC_DECLARATION = re.compile(r'Metric::(?:count|milliseconds)\("(\w+)"\)(?:\s*\.by\("(\w+)"\))?')
+# Roles that may read a secret of Secrets Manager, and which one (a resource of the
+# template). The ticket functions key purchase fingerprints with the deployment secret.
+SECRET_READERS = {"TicketsRole": "DeploymentSecret"}
+SECRET_ENV = "TALLY_DEPLOYMENT_SECRET_ARN"
 
 ROLE_TYPES = {"AWS::IAM::Role"}
 POLICY_TYPES = {"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy"}
@@ -161,6 +168,7 @@ class Check:
     def check_iam(self):
         granted = set()
         queried = {}
+        secrets_read = set()
         for owner, where, st in self.statements():
             if not isinstance(st, dict):
                 self.expect(False, f"{where}: not a statement")
@@ -172,6 +180,9 @@ class Check:
             actions = as_list(st.get("Action"))
             wild = [a for a in actions if not isinstance(a, str) or "*" in a or "?" in a]
             self.expect(not wild, f"{where}: action wildcard {wild}")
+            if any(isinstance(a, str) and a.lower().startswith("secretsmanager:")
+                   for a in actions):
+                self.check_secret_reader(owner, where, st, actions, resources, secrets_read)
             dynamo = [a for a in actions
                       if isinstance(a, str) and a.lower().startswith("dynamodb:")]
             if dynamo and st.get("Effect") == "Allow":
@@ -182,6 +193,8 @@ class Check:
                 query_only = {a.lower() for a in dynamo} == {"dynamodb:query"}
                 self.check_leading_keys(owner, where, st.get("Condition") or {}, query_only)
                 self.check_queries(owner, where, dynamo, resources, queried)
+        for role in sorted(set(SECRET_READERS) - secrets_read):
+            self.expect(False, f"{role}: expected to read {SECRET_READERS[role]}, but no statement grants it")
         for role in sorted(set(EXPECTED) - granted):
             self.expect(False, f"{role}: expected to reach the table, but no statement grants it")
         for role in sorted(set(EXPECTED) | set(EXPECTED_INDEXES)):
@@ -189,6 +202,34 @@ class Check:
             got = queried.get(role, set())
             self.expect(got == expected,
                         f"{role}: may Query indexes {sorted(got)}, expected {sorted(expected)}")
+
+    def check_secret_reader(self, owner, where, st, actions, resources, secrets_read):
+        secret = SECRET_READERS.get(owner)
+        if not self.expect(secret is not None,
+                           f"{where}: Secrets Manager access for a role not in SECRET_READERS"):
+            return
+        lowered = {a.lower() for a in actions if isinstance(a, str)}
+        self.expect(lowered == {"secretsmanager:getsecretvalue"},
+                    f"{where}: Secrets Manager actions {sorted(lowered)}, expected GetSecretValue alone")
+        self.expect(resources == [{"Ref": secret}],
+                    f"{where}: GetSecretValue on {resources}, expected exactly !Ref {secret}")
+        self.expect(st.get("Effect") == "Allow", f"{where}: not an Allow statement")
+        generated = (self.resources.get(secret) or {})
+        props = generated.get("Properties") or {}
+        self.expect(generated.get("Type") == "AWS::SecretsManager::Secret"
+                    and "GenerateSecretString" in props and "SecretString" not in props,
+                    f"{secret}: not a secret that the template generates")
+        secrets_read.add(owner)
+
+    def check_secret_env(self, name, props, role_name):
+        env = ((props.get("Environment") or {}).get("Variables") or {})
+        secret = SECRET_READERS.get(role_name)
+        if secret is None:
+            self.expect(SECRET_ENV not in env,
+                        f"{name}: {SECRET_ENV} on a function whose role may not read it")
+        else:
+            self.expect(env.get(SECRET_ENV) == {"Ref": secret},
+                        f"{name}: {SECRET_ENV} is not !Ref {secret}")
 
     def check_queries(self, owner, where, actions, resources, queried):
         lowered = {a.lower() for a in actions}
@@ -271,6 +312,7 @@ class Check:
             declared = (self.resources.get(target) or {}).get("Type") in ROLE_TYPES
             self.expect(declared, f"{name}: Role is not a role declared in this template")
             self.expect("Policies" not in props, f"{name}: SAM Policies bypass the role checks")
+            self.check_secret_env(name, props, target)
 
     # Build
 

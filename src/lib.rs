@@ -16,7 +16,8 @@
 //!   methods are its named steps (`tickets::purchase`, `orders::gapless`).
 //! - [`api`]: one axum router for Lambda and the local server, with the problem details
 //!   (RFC 9457) every error becomes; [`queue`] (SQS imports), [`stream`] (DynamoDB
-//!   stream to domain events) and [`bus`] (EventBridge) are the other ways in and out.
+//!   stream to domain events) and [`bus`] (EventBridge) are the other ways in and out;
+//!   [`secrets`] reads the deployment secret once at start.
 //! - `src/bin/`: one small `main` per Lambda function, and the `tally` command line.
 //!
 //! Where to change what is listed in the README's map of the code.
@@ -29,6 +30,7 @@ pub mod file_import;
 pub mod json_input;
 pub mod orders;
 pub mod queue;
+pub mod secrets;
 pub mod store;
 pub mod stream;
 pub mod telemetry;

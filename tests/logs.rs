@@ -1,5 +1,6 @@
 //! The draws' secret permutation keys never reach the logs, at any level, nor do their
-//! seeds before the winners are drawn, in logs or in answers (E2). Logging is state of the
+//! seeds before the winners are drawn, nor the deployment secret, in logs or in answers
+//! (E2). Logging is state of the
 //! whole process, so this test runs in a process of its own, with its subscriber installed
 //! before anything logs.
 
@@ -8,9 +9,13 @@ mod support;
 use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tally::api::{self, AppState};
 use tally::domain::ids::DrawId;
+use tally::domain::secret::DeploymentSecret;
 use tally::store::{Store, StoreConfig, Timeouts};
+
+use tally::tickets::TicketService;
 
 /// Sends a request; returns its status, and keeps the body in `answers`.
 async fn call(
@@ -75,7 +80,14 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
     let config = StoreConfig::new(table, Some(endpoint), Timeouts::default()).unwrap();
     let store = Store::connect(&config, None).await;
     store.ensure_table().await.unwrap();
-    let router = api::router(AppState::new(store.clone()));
+    let secret_text = DrawId::generate().as_str().repeat(3);
+    let secret = DeploymentSecret::new(secret_text.as_bytes()).unwrap();
+    let fingerprint_key = secret.derive("token-fingerprint", b"secret");
+    let tickets = TicketService::new(store.clone()).with_deployment_secret(secret);
+    let router = api::router(AppState {
+        tickets: Arc::new(tickets),
+        ..AppState::new(store.clone())
+    });
     let mut answers = String::new();
     let draw = json!({"draw_id": "secret", "total_tickets": 50, "max_per_payer": 10});
     let steps = [
@@ -183,5 +195,12 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         );
     }
     assert!(!text.contains("\"1234\""), "the token appears in the logs");
+    // Nor the deployment secret, nor the key it gives this draw's fingerprints.
+    for form in forms(&fingerprint_key).into_iter().chain([secret_text]) {
+        assert!(
+            !text.contains(&form) && !answers.contains(&form) && !revealed.contains(&form),
+            "the deployment secret or its key appears as {form}"
+        );
+    }
     store.delete_table().await.unwrap();
 }

@@ -56,14 +56,27 @@ where
             .extensions()
             .get::<BodyLimit>()
             .map_or(MAX_BODY_BYTES, |l| l.0);
+        let too_large = || {
+            Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body is larger than {limit} bytes"),
+            )
+            .with("limit", limit)
+        };
+        // A body announced larger than the limit is refused before a byte of it is read
+        // (and so without `100 Continue` to a client that asked to wait for one).
+        let announced = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if announced.is_some_and(|length| length > limit as u64) {
+            return Err(too_large());
+        }
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                Problem::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "body_too_large",
-                    format!("the body is larger than {limit} bytes"),
-                )
-                .with("limit", limit)
+                too_large()
             } else {
                 Problem::bad_request("unreadable_body", "the request body could not be read")
             }

@@ -1,53 +1,77 @@
 //! The HTTP server of `tally serve`: the same router as on Lambda, on a loopback socket.
 //!
+//! Behind API Gateway the gateway reads requests; locally this server does, so it bounds
+//! what a slow or careless client can hold: the request head must arrive within the
+//! header read timeout, or the connection is closed; the body within the body read
+//! timeout (`408`, see `deadline.rs`); a body announced larger than the route takes is
+//! refused with `413` before it is read, and gets no `100 Continue`.
+//!
 //! A few requests never reach the router: hyper answers them itself with an empty body
 //! (a URL of 64 KiB or more gets a bare `414`, headers that do not fit its buffer a bare
-//! `431`, an unparsable request a bare `400`). Behind API Gateway those limits are the
-//! gateway's; locally each connection is wrapped so that such an answer goes out as a
-//! problem document like every other error.
+//! `431`, an unparsable request a bare `400`). Each connection is wrapped so that such an
+//! answer goes out as a problem document like every other error.
 
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use axum::Router;
-use axum::serve::Listener;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tracing::warn;
 
-/// Serves `app` on `listener` until `shutdown` completes.
+/// How long a client may take to send a request's head (its line and headers) by default;
+/// an idle kept-alive connection is closed after as long.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `app` on `listener` until `shutdown` completes, then lets the open connections
+/// finish.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
+    header_read_timeout: Duration,
 ) -> io::Result<()> {
-    axum::serve(ProblemListener(listener), app)
-        .with_graceful_shutdown(shutdown)
-        .await
-}
-
-/// Accepts TCP connections and wraps each in [`ProblemStream`].
-struct ProblemListener(TcpListener);
-
-impl Listener for ProblemListener {
-    type Io = ProblemStream;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (stream, addr) = Listener::accept(&mut self.0).await;
-        (
-            ProblemStream {
-                inner: stream,
-                pending: Vec::new(),
+    let connections = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(err) => {
+                    // Out of file descriptors, or a connection reset before it was
+                    // accepted: wait a moment rather than spin.
+                    warn!(error = %err, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
             },
-            addr,
-        )
+            () = &mut shutdown => break,
+        };
+        let connection = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .serve_connection(
+                TokioIo::new(ProblemStream {
+                    inner: stream,
+                    pending: Vec::new(),
+                }),
+                TowerToHyperService::new(app.clone()),
+            );
+        let connection = connections.watch(connection);
+        tokio::spawn(async move {
+            // A client that went away or timed out ends only its own connection.
+            let _ = connection.await;
+        });
     }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.0.local_addr()
-    }
+    connections.shutdown().await;
+    Ok(())
 }
 
 /// A connection whose bare error answers from hyper are replaced with problem documents.

@@ -1,6 +1,8 @@
 //! The HTTP API: one router, served by Lambda and by the local server alike.
 
 mod caller;
+mod cursor;
+mod deadline;
 mod extract;
 pub mod local_server;
 mod openapi;
@@ -14,12 +16,12 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use tracing::{Instrument, info, info_span, warn};
+use tracing::{Instrument, info, info_span};
 
 pub use caller::{SOURCE_BINDINGS_VAR, SourceBindings};
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
@@ -27,7 +29,9 @@ pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::Problem;
 
+use crate::domain::secret::DeploymentSecret;
 use crate::orders::OrderService;
+use crate::secrets;
 use crate::store::{Store, StoreConfig, env_number};
 use crate::telemetry::metrics;
 use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
@@ -35,6 +39,10 @@ use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
 /// How long one request may take by default: within API Gateway's 30 s and the ticket
 /// function's 15 s timeout, so that the answer is a 503 problem, not the gateway's own.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(12);
+
+/// How long a request's body may take to arrive by default, from its head on: longer than
+/// a 6 MiB batch needs on any working link, shorter than the request timeout.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long drawing winners or serving an eligible list may take by default: a draw of
 /// 10,000,000 tickets takes seconds of computing (docs/operations.md), within API Gateway's
@@ -52,6 +60,8 @@ pub struct AppState {
     pub drawing_timeout: Duration,
     /// Which IAM identities may act as which order sources.
     pub sources: Arc<SourceBindings>,
+    /// A body still arriving after this answers `408` (at most the request timeout).
+    pub body_timeout: Duration,
 }
 
 impl AppState {
@@ -62,35 +72,40 @@ impl AppState {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             drawing_timeout: DEFAULT_DRAWING_TIMEOUT,
             sources: Arc::new(SourceBindings::open()),
+            body_timeout: DEFAULT_BODY_TIMEOUT,
         }
     }
 
     /// Reads the table's configuration (`TABLE_NAME`, `DYNAMODB_ENDPOINT`, the DynamoDB
-    /// timeouts) and builds the SDK client, once per process; then as [`Self::configured`].
+    /// timeouts) and the deployment secret, and builds the SDK client, once per process;
+    /// then as [`Self::configured`].
     pub async fn from_env() -> Result<Self, String> {
         let config = StoreConfig::from_env()?;
-        Self::configured(Store::connect(&config, None).await)
+        let secret = secrets::deployment_secret_from_env().await?;
+        Self::configured(Store::connect(&config, None).await, secret)
     }
 
-    /// The services on `store`, with `TALLY_REQUEST_TIMEOUT_MS`,
-    /// `TALLY_DRAWING_TIMEOUT_MS`, `TALLY_CACHED_DRAWS` and `TALLY_SOURCE_BINDINGS` from
-    /// the environment.
-    pub fn configured(store: Store) -> Result<Self, String> {
+    /// The services on `store` with the deployment `secret`, and with
+    /// `TALLY_REQUEST_TIMEOUT_MS`, `TALLY_DRAWING_TIMEOUT_MS`, `TALLY_BODY_READ_TIMEOUT_MS`,
+    /// `TALLY_CACHED_DRAWS` and `TALLY_SOURCE_BINDINGS` from the environment.
+    pub fn configured(store: Store, secret: DeploymentSecret) -> Result<Self, String> {
         let cached_draws = env_number("TALLY_CACHED_DRAWS")?
             .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
             .and_then(NonZeroUsize::new)
             .ok_or("TALLY_CACHED_DRAWS must be a positive number")?;
         Ok(Self {
-            tickets: Arc::new(TicketService::with_cached_draws(
-                store.clone(),
-                cached_draws,
-            )),
+            tickets: Arc::new(
+                TicketService::with_cached_draws(store.clone(), cached_draws)
+                    .with_deployment_secret(secret),
+            ),
             orders: Arc::new(OrderService::new(store)),
             request_timeout: env_number("TALLY_REQUEST_TIMEOUT_MS")?
                 .map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis),
             drawing_timeout: env_number("TALLY_DRAWING_TIMEOUT_MS")?
                 .map_or(DEFAULT_DRAWING_TIMEOUT, Duration::from_millis),
             sources: Arc::new(SourceBindings::from_env()?),
+            body_timeout: env_number("TALLY_BODY_READ_TIMEOUT_MS")?
+                .map_or(DEFAULT_BODY_TIMEOUT, Duration::from_millis),
         })
     }
 }
@@ -145,34 +160,12 @@ fn finish(routes: Router<AppState>, state: AppState) -> Router {
                 "this route does not take that method",
             )
         })
-        .layer(middleware::from_fn_with_state(state.clone(), deadline))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            deadline::deadline,
+        ))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
-}
-
-/// Answers `503 outcome_unknown` when a request outlives the configured timeout (the
-/// drawing timeout for the routes that compute an eligible list). The request's work stops
-/// there; whatever it committed stays, and repeating it is safe.
-async fn deadline(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let drawing = request
-        .extensions()
-        .get::<MatchedPath>()
-        .is_some_and(|path| tickets::DRAWING_ROUTES.contains(&path.as_str()));
-    let timeout = if drawing {
-        state.drawing_timeout
-    } else {
-        state.request_timeout
-    };
-    match tokio::time::timeout(timeout, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => {
-            warn!(timeout_ms = timeout.as_millis() as u64, "request timed out");
-            Problem::outcome_unknown(
-                "the request did not finish in time, so whether it took effect is unknown; repeat it as it was, which is always safe",
-            )
-            .into_response()
-        }
-    }
 }
 
 /// One span per request; the handlers add their ids to it through their own spans. The

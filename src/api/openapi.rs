@@ -28,7 +28,9 @@ Every error is an RFC 9457 problem document (`application/problem+json`) with a 
 `invalid_<member>` (a member of the wrong type or out of range), `unreadable_body`, and \
 `invalid_<parameter>` for a path parameter that cannot be decoded;
 - `413 body_too_large` (with the `limit` in bytes: 64 KiB on ticket routes, 6 MiB on \
-order routes) and `415 unsupported_media_type` on routes that take a body;
+order routes; refused before the body is read when its `content-length` says so), \
+`415 unsupported_media_type` and `408 body_timeout` (the body did not all arrive in time; \
+nothing was done) on routes that take a body;
 - `404 route_not_found` for any other path, `405 method_not_allowed` for a method a path \
 does not take;
 - `503` with `Retry-After` when Tally cannot tell whether the request took effect: \
@@ -42,6 +44,7 @@ The local server (`tally serve`) also answers `414 uri_too_long`, \
 const UNAVAILABLE: &str = "Unavailable";
 const INTERNAL_ERROR: &str = "InternalError";
 const BODY_TOO_LARGE: &str = "BodyTooLarge";
+const BODY_TIMEOUT: &str = "BodyTimeout";
 const UNSUPPORTED_MEDIA_TYPE: &str = "UnsupportedMediaType";
 const ROUTE_NOT_FOUND: &str = "RouteNotFound";
 const METHOD_NOT_ALLOWED: &str = "MethodNotAllowed";
@@ -129,6 +132,13 @@ fn shared_responses() -> Vec<(String, RefOr<utoipa::openapi::Response>)> {
             problem_response("`unsupported_media_type`: send the body as `application/json`"),
         ),
         (
+            BODY_TIMEOUT,
+            problem_response(
+                "`body_timeout`: the body did not all arrive within the body read timeout; \
+                 nothing was done, and the connection is closed",
+            ),
+        ),
+        (
             ROUTE_NOT_FOUND,
             problem_response("`route_not_found`: no such route"),
         ),
@@ -157,7 +167,11 @@ fn complete(operation: &mut Operation) {
     }
     let mut shared = vec![("500", INTERNAL_ERROR), ("503", UNAVAILABLE)];
     if operation.request_body.is_some() {
-        shared.extend([("413", BODY_TOO_LARGE), ("415", UNSUPPORTED_MEDIA_TYPE)]);
+        shared.extend([
+            ("408", BODY_TIMEOUT),
+            ("413", BODY_TOO_LARGE),
+            ("415", UNSUPPORTED_MEDIA_TYPE),
+        ]);
     }
     for (status, name) in shared {
         responses.insert(

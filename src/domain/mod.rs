@@ -10,6 +10,7 @@ pub mod order;
 pub mod permutation;
 pub mod purchase;
 pub mod schedule;
+pub mod secret;
 pub mod seed;
 pub mod series;
 pub mod stripes;

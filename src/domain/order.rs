@@ -11,6 +11,10 @@ use super::purchase::hex;
 
 /// The largest `data` object, as sent.
 pub const MAX_DATA_BYTES: usize = 16 * 1024;
+/// The deepest nesting of arrays and objects in `data`, the outer object included: as deep
+/// as DynamoDB lets documents nest, and far from what the canonical form's recursion
+/// could do to a thread's stack (16 KiB of brackets would be about 8,000 levels).
+pub const MAX_DATA_DEPTH: usize = 32;
 /// The most orders in one batch.
 pub const MAX_BATCH: usize = 1_000;
 
@@ -21,6 +25,8 @@ pub enum OrderDataError {
     NotAnObject,
     #[error("`data` is larger than {MAX_DATA_BYTES} bytes")]
     TooLarge,
+    #[error("`data` nests arrays and objects deeper than {MAX_DATA_DEPTH} levels")]
+    TooDeep,
     #[error("`data` holds the key {0:?} twice")]
     DuplicateKey(String),
     #[error("`data` is not valid JSON: {0}")]
@@ -46,8 +52,8 @@ impl OrderData {
         }
     }
 
-    /// Checks the JSON text of `data`: an object of at most [`MAX_DATA_BYTES`], each key
-    /// once. Absent data is empty.
+    /// Checks the JSON text of `data`: an object of at most [`MAX_DATA_BYTES`] and
+    /// [`MAX_DATA_DEPTH`] levels, each key once. Absent data is empty.
     pub fn parse(raw: Option<&str>) -> Result<Self, OrderDataError> {
         let Some(raw) = raw else {
             return Ok(Self::empty());
@@ -58,6 +64,9 @@ impl OrderData {
         }
         if trimmed.len() > MAX_DATA_BYTES {
             return Err(OrderDataError::TooLarge);
+        }
+        if nesting_depth(trimmed) > MAX_DATA_DEPTH {
+            return Err(OrderDataError::TooDeep);
         }
         Ok(Self {
             canonical: canonical(trimmed)?,
@@ -104,7 +113,30 @@ impl<'de> Deserialize<'de> for Entries<'de> {
     }
 }
 
-/// The canonical text of one JSON value.
+/// How deeply arrays and objects nest in JSON text, counted without recursion: brackets
+/// outside strings open and close levels. Malformed text gets some count and is refused
+/// by the parser afterwards.
+fn nesting_depth(raw: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in raw.bytes() {
+        match (in_string, byte) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The canonical text of one JSON value. Recursive: [`OrderData::parse`] bounds the depth
+/// first.
 fn canonical(raw: &str) -> Result<String, OrderDataError> {
     let malformed = |e: serde_json::Error| OrderDataError::Malformed(e.to_string());
     let raw = raw.trim();
@@ -281,6 +313,50 @@ mod tests {
             OrderData::parse(Some(r#"{"a": {"b": 1, "b": 2}}"#)),
             Err(OrderDataError::DuplicateKey("b".into()))
         );
+    }
+
+    /// `{"k": ` then `depth - 1` levels of arrays and objects, alternating, around `leaf`.
+    fn nested(depth: usize, leaf: &str) -> String {
+        let inner = depth - 1;
+        let open: String = (0..inner)
+            .map(|i| if i % 2 == 0 { "[" } else { "{\"a\":" })
+            .collect();
+        let close: String = (0..inner)
+            .rev()
+            .map(|i| if i % 2 == 0 { "]" } else { "}" })
+            .collect();
+        format!(r#"{{"k": {open}{leaf}{close}}}"#)
+    }
+
+    #[test]
+    fn data_nested_past_the_limit_is_refused_at_every_depth_without_recursing() {
+        for depth in 1..=200 {
+            let text = nested(depth, "1");
+            let parsed = OrderData::parse(Some(&text));
+            if depth <= MAX_DATA_DEPTH {
+                assert!(parsed.is_ok(), "depth {depth}: {parsed:?}");
+            } else {
+                assert_eq!(parsed, Err(OrderDataError::TooDeep), "depth {depth}");
+            }
+        }
+        // What 16 KiB allow (8,000 levels) and what took a process down (560 levels).
+        let deepest = format!(r#"{{"k": {}{}}}"#, "[".repeat(8_000), "]".repeat(8_000));
+        assert_eq!(
+            OrderData::parse(Some(&deepest)),
+            Err(OrderDataError::TooDeep)
+        );
+        assert_eq!(
+            OrderData::parse(Some(&nested(560, "1"))),
+            Err(OrderDataError::TooDeep)
+        );
+        // Brackets and escaped quotes inside strings are text, not levels.
+        let text = format!(r#"{{"k": "{}\"{}"}}"#, "[".repeat(100), "{".repeat(100));
+        assert!(OrderData::parse(Some(&text)).is_ok());
+        // Unbalanced brackets are malformed whatever their count.
+        assert!(matches!(
+            OrderData::parse(Some(&format!(r#"{{"k": {}"#, "[".repeat(20)))),
+            Err(OrderDataError::Malformed(_))
+        ));
     }
 
     #[test]

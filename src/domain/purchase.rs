@@ -7,22 +7,20 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use super::ids::{DrawId, PayerId, PaymentId};
-use super::permutation::PermutationKey;
+use super::secret::DeploymentSecret;
 
 type HmacSha256 = Hmac<Sha256>;
 
 /// The per-draw key of purchase fingerprints. The fingerprint is stored with the purchase;
-/// keyed, it reveals nothing of the body (a short `token` cannot be guessed from it)
-/// to whoever reads the table. Derived from the draw's secret permutation key, which is
-/// never revealed; never from the draw seed, which is published with the winners.
+/// keyed, it reveals nothing of the body (a short `token` cannot be guessed from it) to
+/// whoever reads the table. Derived from the deployment secret, which is not in the table,
+/// and the draw id; never from the draw's own keys, which the table holds.
 #[derive(Clone)]
 pub struct FingerprintKey([u8; 32]);
 
 impl FingerprintKey {
-    pub fn derive(key: &PermutationKey) -> Self {
-        let mut mac = HmacSha256::new_from_slice(key.as_bytes()).expect("HMAC takes any key");
-        mac.update(b"tally/purchase-fingerprint/v1");
-        Self(mac.finalize().into_bytes().into())
+    pub fn derive(secret: &DeploymentSecret, draw_id: &DrawId) -> Self {
+        Self(secret.derive("token-fingerprint", draw_id.as_str().as_bytes()))
     }
 }
 
@@ -119,7 +117,10 @@ mod tests {
     }
 
     fn key(byte: u8) -> FingerprintKey {
-        FingerprintKey::derive(&PermutationKey::from_bytes(&[byte; 16]).unwrap())
+        FingerprintKey::derive(
+            &DeploymentSecret::new(&[byte; 32]).unwrap(),
+            &DrawId::parse("d").unwrap(),
+        )
     }
 
     #[test]
@@ -144,9 +145,15 @@ mod tests {
     }
 
     #[test]
-    fn fingerprints_depend_on_the_draw_key_so_a_token_cannot_be_guessed_from_the_table() {
+    fn fingerprints_depend_on_the_deployment_secret_and_the_draw() {
         let request = request(1, None, Some("1234"));
         assert_ne!(request.fingerprint(&key(1)), request.fingerprint(&key(2)));
+        let secret = DeploymentSecret::new(&[1; 32]).unwrap();
+        let other_draw = FingerprintKey::derive(&secret, &DrawId::parse("e").unwrap());
+        assert_ne!(
+            request.fingerprint(&key(1)),
+            request.fingerprint(&other_draw)
+        );
         assert_eq!(format!("{:?}", key(1)), "FingerprintKey(<secret>)");
     }
 }

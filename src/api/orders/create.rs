@@ -80,7 +80,7 @@ async fn number_one(
     responses(
         (status = 201, description = "Numbered", body = OrderResponse),
         (status = 200, description = "The reference's existing order", body = OrderResponse),
-        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series`, `invalid_data` (not an object, or a key given twice), `data_too_large`, `corrects_required` (a credit series' order without `corrects`), `invalid_corrects`"),
+        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series`, `invalid_data` (not an object, nested deeper than 32 levels, or a key given twice), `data_too_large`, `corrects_required` (a credit series' order without `corrects`), `invalid_corrects`"),
         (status = 403, description = "`source_not_allowed`: the caller's IAM identity is not bound to this source"),
         (status = 404, description = "`series_not_found`"),
         (status = 409, description = "`idempotency_conflict`: the reference is taken by an order with another body; `invoice_not_found`, `invoice_void` (credit notes); `series_exhausted`, `range_exhausted`, `range_expired`"),

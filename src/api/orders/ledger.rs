@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::caller::Caller;
+use super::super::cursor::{counter_after, counter_cursor};
 use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
@@ -32,6 +33,7 @@ pub(super) struct ListQuery {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1_000)]
     limit: Option<String>,
     /// The `next_cursor` of the previous page.
+    #[param(pattern = "^[0-9a-f]{16}$")]
     cursor: Option<String>,
 }
 
@@ -83,16 +85,6 @@ pub(super) struct ListResponse {
     next_cursor: Option<String>,
 }
 
-/// A cursor is opaque to clients: the counter a page ends at, in hexadecimal.
-fn cursor_after(cursor: Option<&str>) -> Result<u64, Problem> {
-    match cursor {
-        None => Ok(0),
-        Some(text) => u64::from_str_radix(text, 16).map_err(|_| {
-            Problem::bad_request("invalid_cursor", "`cursor` is not one this API gave")
-        }),
-    }
-}
-
 /// List a period
 ///
 /// The period's orders in counter order (void ones included) and the declared moves
@@ -129,7 +121,7 @@ pub(super) async fn list_orders(
                 )
             })?,
     };
-    let after = cursor_after(query.cursor.as_deref())?;
+    let after = query.cursor.as_deref().map_or(Ok(0), counter_after)?;
     let page = state
         .orders
         .list_period(&series_id, query.period.as_deref(), after, limit, &access)
@@ -147,7 +139,7 @@ pub(super) async fn list_orders(
         period: page.period.to_string(),
         orders,
         moves,
-        next_cursor: page.next_after.map(|c| format!("{c:x}")),
+        next_cursor: page.next_after.map(counter_cursor),
     }))
 }
 

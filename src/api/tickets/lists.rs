@@ -3,12 +3,11 @@
 
 use axum::Json;
 use axum::extract::State;
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
+use super::super::cursor::{list_after, list_cursor};
 use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::Problem;
 use super::draws::DrawFields;
@@ -16,7 +15,6 @@ use super::purchases::PurchaseResponse;
 use crate::domain::draw::DrawStatus;
 use crate::domain::ids::{DrawId, PayerId};
 use crate::store::lists::After;
-use crate::store::parse_timestamp;
 use crate::tickets::DrawFilter;
 
 const DEFAULT_LIMIT: u32 = 20;
@@ -30,6 +28,7 @@ pub(super) struct PageParams {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     limit: Option<String>,
     /// The `cursor` of the previous page.
+    #[param(pattern = "^[A-Za-z0-9_-]{1,120}$")]
     cursor: Option<String>,
 }
 
@@ -44,6 +43,7 @@ pub(super) struct DrawListParams {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     limit: Option<String>,
     /// The `cursor` of the previous page.
+    #[param(pattern = "^[A-Za-z0-9_-]{1,120}$")]
     cursor: Option<String>,
 }
 
@@ -64,29 +64,13 @@ impl PageParams {
         }
     }
 
-    /// A cursor is the base64url of the last entry's index sort key (a time and an id);
-    /// anything else is refused before it reaches the table.
     fn after(&self) -> Result<Option<After>, Problem> {
-        let Some(raw) = &self.cursor else {
-            return Ok(None);
-        };
-        let invalid =
-            || Problem::bad_request("invalid_cursor", "`cursor` is not one this API gave");
-        let text = URL_SAFE_NO_PAD
-            .decode(raw)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .ok_or_else(invalid)?;
-        let (time, id) = text.rsplit_once('#').ok_or_else(invalid)?;
-        if parse_timestamp(time).is_none() || DrawId::parse(id).is_err() {
-            return Err(invalid());
-        }
-        Ok(Some(After(text)))
+        self.cursor.as_deref().map(list_after).transpose()
     }
 }
 
 fn cursor(next: Option<After>) -> Option<String> {
-    next.map(|after| URL_SAFE_NO_PAD.encode(after.0))
+    next.map(list_cursor)
 }
 
 /// A page of a payer's purchases, newest first.

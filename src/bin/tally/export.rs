@@ -10,6 +10,8 @@ use tally::domain::ids::DrawId;
 use tally::store::{Store, StoreConfig};
 use tally::tickets::TicketService;
 
+use super::spreadsheet::SpreadsheetCsv;
+
 /// `[#########>-----] 42000/100000 tickets  42%  ETA 7s` on a terminal.
 const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} tickets  {percent:>3}%  ETA {eta}";
 
@@ -32,7 +34,7 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
         .output
         .unwrap_or_else(|| PathBuf::from(format!("{draw_id}.csv")));
     let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(file));
+    let mut csv = SpreadsheetCsv::new(std::io::BufWriter::new(file));
     let bar = ProgressBar::with_draw_target(Some(summary.sold), ProgressDrawTarget::stderr())
         .with_style(
             ProgressStyle::with_template(BAR_TEMPLATE)
@@ -48,8 +50,7 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
         "created_at",
         "void_reason",
         "voided_at",
-    ])
-    .map_err(|e| e.to_string())?;
+    ])?;
     let mut purchases = 0u64;
     let mut stream = std::pin::pin!(service.export_purchases(&summary.draw));
     while let Some(purchase) = stream.try_next().await.map_err(|e| e.to_string())? {
@@ -70,12 +71,11 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
             &time(purchase.created_at),
             purchase.void.as_ref().map_or("", |v| v.reason.as_str()),
             &purchase.void.as_ref().map_or(String::new(), |v| time(v.at)),
-        ])
-        .map_err(|e| e.to_string())?;
+        ])?;
         purchases += 1;
         bar.inc(u64::from(purchase.quantity));
     }
-    csv.flush().map_err(|e| e.to_string())?;
+    csv.flush()?;
     bar.finish_and_clear();
     println!(
         "{purchases} purchases ({} tickets) of draw {draw_id} written to {}",

@@ -14,6 +14,7 @@ use tally::domain::ids::SeriesId;
 use tally::orders::{AUDIT_PAGE, AuditScope, OrderService};
 use tally::store::{Store, StoreConfig};
 
+use super::spreadsheet::SpreadsheetCsv;
 use crate::outcome::Failure;
 
 /// `[#########>-----] 42000/100000 orders  42%  8500/s  ETA 7s`.
@@ -164,9 +165,8 @@ pub async fn export(args: ExportArgs, config: StoreConfig) -> Result<(), String>
         }
         None => Box::new(std::io::stdout().lock()),
     };
-    let mut csv = csv::Writer::from_writer(out);
-    let fail = |e: csv::Error| e.to_string();
-    csv.write_record(CSV_HEADER).map_err(fail)?;
+    let mut csv = SpreadsheetCsv::new(out);
+    csv.write_record(CSV_HEADER)?;
     let bar = progress_bar(total);
     let mut after = 0;
     let mut written = 0u64;
@@ -182,7 +182,7 @@ pub async fn export(args: ExportArgs, config: StoreConfig) -> Result<(), String>
             .await
             .map_err(|e| e.to_string())?;
         for entry in &page.entries {
-            csv.write_record(row(entry)).map_err(fail)?;
+            csv.write_record(row(entry))?;
             written += 1;
         }
         bar.set_position(written);
@@ -191,7 +191,7 @@ pub async fn export(args: ExportArgs, config: StoreConfig) -> Result<(), String>
             None => break,
         }
     }
-    csv.flush().map_err(|e| e.to_string())?;
+    csv.flush()?;
     bar.finish_and_clear();
     eprintln!("{written} entries written");
     Ok(())

@@ -6,6 +6,7 @@ mod export;
 mod import;
 mod ledger;
 mod outcome;
+mod spreadsheet;
 mod verify;
 
 use std::net::SocketAddr;
@@ -42,6 +43,10 @@ enum Command {
     Serve {
         #[arg(long, env = "TALLY_ADDR", default_value = "127.0.0.1:3000")]
         addr: SocketAddr,
+        /// How long a client may take to send a request's head; then its connection is
+        /// closed.
+        #[arg(long, env = "TALLY_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000)]
+        header_read_timeout_ms: u64,
     },
     /// Create the table if it is missing.
     CreateTable,
@@ -91,13 +96,17 @@ async fn main() -> ExitCode {
 
 async fn run(command: Command, config: StoreConfig, location: &Location) -> Result<(), Failure> {
     match command {
-        Command::Serve { addr } => {
+        Command::Serve {
+            addr,
+            header_read_timeout_ms,
+        } => {
             let store = Store::connect(&config, None).await;
             store
                 .ensure_table()
                 .await
                 .map_err(|e| Failure::from(e.to_string()).at(location))?;
-            let app = api::local_router(AppState::configured(store)?);
+            let secret = tally::secrets::deployment_secret_from_env().await?;
+            let app = api::local_router(AppState::configured(store, secret)?);
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -108,11 +117,13 @@ async fn run(command: Command, config: StoreConfig, location: &Location) -> Resu
             println!(
                 "Try: curl -s -X POST http://{addr}/draws -H 'content-type: application/json' -d '{{\"total_tickets\": 100}}'"
             );
-            api::local_server::serve(listener, app, async {
+            let shutdown = async {
                 let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .map_err(|e| Failure::from(e.to_string()))
+            };
+            let header_read_timeout = std::time::Duration::from_millis(header_read_timeout_ms);
+            api::local_server::serve(listener, app, shutdown, header_read_timeout)
+                .await
+                .map_err(|e| Failure::from(e.to_string()))
         }
         Command::CreateTable => {
             let store = Store::connect(&config, None).await;

@@ -1,0 +1,115 @@
+//! Pagination cursors. Opaque to clients, and checked in size and shape before one reaches
+//! a query: DynamoDB refuses a start key whose sort key passes 1,024 bytes, which DynamoDB
+//! Local accepts, so a cursor that Tally never gave must stop here, as `400
+//! invalid_cursor`, on either.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use super::problem::Problem;
+use super::timestamp;
+use crate::domain::ids::DrawId;
+use crate::store::lists::After;
+use crate::store::parse_timestamp;
+
+/// The longest cursor of an index list: a stored time (24 bytes), `#` and an id of at most
+/// 64 characters, in base64url (119 characters).
+pub const MAX_LIST_CURSOR_CHARS: usize = 120;
+/// A period listing's cursor: the counter a page ends at, as 16 lowercase hex digits.
+pub const COUNTER_CURSOR_CHARS: usize = 16;
+
+fn invalid() -> Problem {
+    Problem::bad_request("invalid_cursor", "`cursor` is not one this API gave")
+}
+
+/// The cursor after `after`, an entry of an index list (the draws, a payer's purchases).
+pub fn list_cursor(after: After) -> String {
+    URL_SAFE_NO_PAD.encode(after.0)
+}
+
+/// Reads a [`list_cursor`]: base64url of an index sort key, a time exactly as stored and
+/// an id, anything else refused before it is decoded further.
+pub fn list_after(raw: &str) -> Result<After, Problem> {
+    if raw.len() > MAX_LIST_CURSOR_CHARS {
+        return Err(invalid());
+    }
+    let text = URL_SAFE_NO_PAD
+        .decode(raw)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(invalid)?;
+    let (time, id) = text.split_once('#').ok_or_else(invalid)?;
+    // Another spelling of the time (more digits, an offset) would sort elsewhere.
+    let canonical = parse_timestamp(time).is_some_and(|t| timestamp(t) == time);
+    if !canonical || DrawId::parse(id).is_err() {
+        return Err(invalid());
+    }
+    Ok(After(text))
+}
+
+/// The cursor after the counter `after` of a period listing.
+pub fn counter_cursor(after: u64) -> String {
+    format!("{after:016x}")
+}
+
+/// Reads a [`counter_cursor`]: exactly 16 lowercase hex digits.
+pub fn counter_after(raw: &str) -> Result<u64, Problem> {
+    let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    if raw.len() != COUNTER_CURSOR_CHARS || !raw.bytes().all(hex) {
+        return Err(invalid());
+    }
+    u64::from_str_radix(raw, 16).map_err(|_| invalid())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_cursors_round_trip_and_nothing_else_passes() {
+        let after = After("2026-11-29T10:15:02.318Z#summer-2026".into());
+        let cursor = list_cursor(after.clone());
+        assert_eq!(list_after(&cursor).unwrap(), after);
+        let longest = After(format!("2026-11-29T10:15:02.318Z#{}", "x".repeat(64)));
+        let cursor = list_cursor(longest.clone());
+        assert!(cursor.len() <= MAX_LIST_CURSOR_CHARS);
+        assert_eq!(list_after(&cursor).unwrap(), longest);
+        let encode = |text: &str| URL_SAFE_NO_PAD.encode(text);
+        let long_fraction = format!("2026-11-29T10:15:02.{}Z#d", "0".repeat(53_000));
+        for bad in [
+            "abc".to_owned(),
+            String::new(),
+            "%%%".to_owned(),
+            encode("nope"),
+            encode("2026-11-29T10:15:02.318Z"),
+            encode("2026-11-29T10:15:02Z#d"),
+            encode("2026-11-29T11:15:02.318+01:00#d"),
+            encode("2026-11-29T10:15:02.318Z#a#b"),
+            encode(&format!("2026-11-29T10:15:02.318Z#{}", "x".repeat(65))),
+            encode(&long_fraction),
+            "A".repeat(60_000),
+        ] {
+            assert!(list_after(&bad).is_err(), "{bad:.80}");
+        }
+    }
+
+    #[test]
+    fn counter_cursors_are_sixteen_hex_digits() {
+        for counter in [0, 1, 100, u64::MAX] {
+            assert_eq!(counter_after(&counter_cursor(counter)).unwrap(), counter);
+        }
+        assert_eq!(counter_cursor(100), "0000000000000064");
+        for bad in [
+            "abc",
+            "64",
+            "+000000000000064",
+            "000000000000006G",
+            "000000000000006A",
+            "00000000000000064",
+            "",
+        ] {
+            assert!(counter_after(bad).is_err(), "{bad}");
+        }
+        assert!(counter_after(&"0".repeat(53_000)).is_err());
+    }
+}
