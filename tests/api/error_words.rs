@@ -120,7 +120,7 @@ async fn a_bad_order_in_a_batch_is_rejected_in_the_same_words() {
             ("rejected", "the order must be a JSON object"),
             (
                 "rejected",
-                "`total` is not a field here; the fields are `external_ref`, `data`"
+                "`total` is not a field here; the fields are `external_ref`, `data`, `corrects`"
             ),
             ("created", ""),
         ]
