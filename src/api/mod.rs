@@ -25,6 +25,7 @@ pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::Problem;
 
+use crate::domain::winners::BeaconNetworks;
 use crate::orders::OrderService;
 use crate::store::{Store, StoreConfig, env_number};
 use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
@@ -67,17 +68,21 @@ impl AppState {
     }
 
     /// The services on `store`, with `TALLY_REQUEST_TIMEOUT_MS`,
-    /// `TALLY_DRAWING_TIMEOUT_MS` and `TALLY_CACHED_DRAWS` from the environment.
+    /// `TALLY_DRAWING_TIMEOUT_MS`, `TALLY_CACHED_DRAWS` and `TALLY_BEACON_NETWORKS` from
+    /// the environment.
     pub fn configured(store: Store) -> Result<Self, String> {
         let cached_draws = env_number("TALLY_CACHED_DRAWS")?
             .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
             .and_then(NonZeroUsize::new)
             .ok_or("TALLY_CACHED_DRAWS must be a positive number")?;
+        let networks =
+            BeaconNetworks::with_json(std::env::var("TALLY_BEACON_NETWORKS").ok().as_deref())
+                .map_err(|e| format!("TALLY_BEACON_NETWORKS: {e}"))?;
         Ok(Self {
-            tickets: Arc::new(TicketService::with_cached_draws(
-                store.clone(),
-                cached_draws,
-            )),
+            tickets: Arc::new(
+                TicketService::with_cached_draws(store.clone(), cached_draws)
+                    .with_networks(networks),
+            ),
             orders: Arc::new(OrderService::new(store)),
             request_timeout: env_number("TALLY_REQUEST_TIMEOUT_MS")?
                 .map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis),

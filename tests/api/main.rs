@@ -1,5 +1,6 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
+mod beacon;
 mod changes;
 mod concurrency;
 mod cost;
@@ -21,4 +22,5 @@ mod queue;
 mod stale_counter;
 mod stream;
 mod tickets;
+mod verifiers;
 mod winners;

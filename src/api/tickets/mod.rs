@@ -15,8 +15,11 @@ use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
 use super::problem::Problem;
 
-/// Routes that compute a draw's whole eligible list, and so get the longer deadline.
-pub(super) const DRAWING_ROUTES: [&str; 3] = [
+/// Routes that compute a draw's whole eligible list, and so get the longer deadline: the
+/// close and a read of a draw past its `closes_at` freeze it.
+pub(super) const DRAWING_ROUTES: [&str; 5] = [
+    "/draws/{draw_id}",
+    "/draws/{draw_id}/close",
     "/draws/{draw_id}/winners",
     "/draws/{draw_id}/winners/{prize}/redraw",
     "/draws/{draw_id}/eligible",
