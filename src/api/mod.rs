@@ -97,14 +97,35 @@ pub fn router(state: AppState) -> Router {
     finish(tickets::routes().merge(orders::routes()), state)
 }
 
-/// Every route and `GET /openapi.json`, the document of the others, for `tally serve`.
+/// Every route, `GET /openapi.json` (the document of the others) and `GET /verify` (the
+/// browser verifier), for `tally serve`.
 pub fn local_router(state: AppState) -> Router {
     finish(
         tickets::routes()
             .merge(orders::routes())
-            .route("/openapi.json", get(serve_openapi)),
+            .route("/openapi.json", get(serve_openapi))
+            .route("/verify", get(serve_verify_page)),
         state,
     )
+}
+
+/// Where `scripts/verify-page.sh` writes the browser verifier, from the repository's root;
+/// `TALLY_VERIFY_PAGE` names another file.
+const VERIFY_PAGE: &str = "target/verify-page/verify.html";
+
+/// The browser verifier: one static file, read when asked for, so a rebuilt page is served
+/// without a restart.
+async fn serve_verify_page() -> Response {
+    let path = std::env::var("TALLY_VERIFY_PAGE").unwrap_or_else(|_| VERIFY_PAGE.to_owned());
+    match tokio::fs::read(&path).await {
+        Ok(page) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response(),
+        Err(_) => Problem::new(
+            StatusCode::NOT_FOUND,
+            "verify_page_not_built",
+            "the verifier page is not built: run scripts/verify-page.sh (make run does)",
+        )
+        .into_response(),
+    }
 }
 
 async fn serve_openapi() -> impl IntoResponse {

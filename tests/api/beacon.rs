@@ -56,6 +56,7 @@ pub fn published_ms(round: u64) -> i64 {
 /// An API whose ticket service trusts the test network and reads a clock the test sets.
 pub struct BeaconApp {
     pub app: TestApp,
+    state: AppState,
     clock: Arc<AtomicI64>,
 }
 
@@ -70,14 +71,18 @@ impl BeaconApp {
             .with_clock(Arc::new(move || {
                 DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
             }));
-        let router = api::router(AppState {
+        let state = AppState {
             tickets: Arc::new(tickets),
             request_timeout: Duration::from_secs(120),
             drawing_timeout: Duration::from_secs(120),
             ..AppState::new(store.clone())
-        });
+        };
         Self {
-            app: TestApp { store, router },
+            app: TestApp {
+                store,
+                router: api::router(state.clone()),
+            },
+            state,
             clock,
         }
     }
@@ -465,5 +470,91 @@ async fn a_real_quicknet_round_is_verified_by_the_service_and_both_verifiers() {
     assert_eq!(
         verifiers_accept("quicknet", &drawn.body, &eligible, Some(&closed), None),
         Verdicts::BOTH_PASS
+    );
+}
+
+/// The browser verifier in headless Chromium (web/test/verify-page.mjs), on a draw drawn
+/// here and served by the local server as `tally serve` serves it, with `/verify`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_page_passes_a_true_draw_and_turns_red_at_the_tampered_step() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let page = format!("{root}/target/verify-page/verify.html");
+    assert!(
+        std::path::Path::new(&page).exists(),
+        "{page} is missing: run scripts/verify-page.sh (make test does)"
+    );
+    let world = BeaconApp::spawn().await;
+    let app = &world.app;
+    let closed = world.closed_draw("browser").await;
+    world.set_clock(published_ms(5));
+    let drawn = app
+        .post(
+            "/draws/browser/winners",
+            &json!({"prizes": 3, "beacon_signature": signature(5)}),
+        )
+        .await;
+    assert_eq!(drawn.status, StatusCode::CREATED, "{}", drawn.body);
+    let eligible = app.get("/draws/browser/eligible").await.body;
+
+    let dir = std::env::temp_dir().join(format!("tally-browser-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, value: &Value| {
+        std::fs::write(dir.join(name), value.to_string()).unwrap();
+    };
+    write("winners.json", &drawn.body);
+    write("eligible.json", &eligible);
+    write("draw.json", &closed);
+    std::fs::write(dir.join("networks.json"), networks_json()).unwrap();
+    let mut seed = drawn.body.clone();
+    seed["proof"]["seed"] = json!(hex::encode(&[1; 32]));
+    write("winners-seed.json", &seed);
+    let set = listed(&eligible);
+    let mut winner = drawn.body.clone();
+    let other = set
+        .tickets()
+        .find(|t| json!(t) != drawn.body["prizes"][0]["ticket"])
+        .unwrap();
+    winner["proof"]["picks"][0]["ticket"] = json!(other);
+    winner["prizes"][0]["ticket"] = json!(other);
+    write("winners-winner.json", &winner);
+    let mut list = eligible.clone();
+    let mut bitmap = set.to_bitmap();
+    bitmap[0] ^= 1;
+    list["bitmap"] = json!(STANDARD.encode(&bitmap));
+    write("eligible-list.json", &list);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(api::local_server::serve(
+        listener,
+        api::local_router(world.state.clone()),
+        async {
+            stopped.await.ok();
+        },
+    ));
+    let (files, page) = (dir.clone(), page.clone());
+    // The server answers on this runtime while node waits on another thread.
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("node")
+            .arg(format!("{root}/web/test/verify-page.mjs"))
+            .arg(format!("http://{address}"))
+            .arg("browser")
+            .arg(&files)
+            .arg(&page)
+            .output()
+            .expect("node runs (make test installs Node.js packages and Chromium)")
+    })
+    .await
+    .unwrap();
+    stop.send(()).ok();
+    server.await.unwrap().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let said = String::from_utf8_lossy(&output.stdout);
+    println!("{said}");
+    assert!(
+        output.status.success() && said.contains(" 0 failed"),
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }
