@@ -107,19 +107,13 @@ impl TicketService {
         }
     }
 
-    /// The draw as it reads now. A draw past its `closes_at` whose close has not run yet
-    /// is closed and frozen first, so that its answer shows the frozen list from the
-    /// close on.
     #[instrument(skip(self))]
     pub async fn get_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
-        let mut draw = self
+        let draw = self
             .store()
             .get_draw(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        if draw.frozen.is_none() && draw.status_at(Utc::now()) == DrawStatus::Closed {
-            draw = self.closed_and_frozen(draw).await?;
-        }
         self.summary(draw).await
     }
 

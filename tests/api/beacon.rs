@@ -558,3 +558,94 @@ async fn the_browser_page_passes_a_true_draw_and_turns_red_at_the_tampered_step(
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// W5 and V1 under concurrency: voids race the close on several instances. Each void
+/// lands once, either before the freeze (out of the list) or after it (a late void, still
+/// in the list), never both; every close answers the same frozen list, and that list is
+/// exactly the sold tickets less the voids before the freeze.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn voids_racing_the_close_land_once_before_or_after_the_freeze() {
+    const PAYMENTS: usize = 60;
+    let app = crate::helpers::spawn_app().await;
+    let created = app
+        .post("/draws", &json!({"draw_id": "race", "total_tickets": 400}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    for i in 0..PAYMENTS {
+        let body = json!({"payment_id": format!("p{i}"), "quantity": 1 + i % 5,
+                          "payer_id": format!("payer-{}", i % 7)});
+        assert!(
+            app.post("/draws/race/purchases", &body)
+                .await
+                .status
+                .is_success()
+        );
+    }
+    let mut tasks = Vec::new();
+    for worker in 0..6usize {
+        let store = crate::helpers::store_on(app.store.table(), None).await;
+        let instance = crate::helpers::router(store);
+        tasks.push(tokio::spawn(async move {
+            let mut closes = Vec::new();
+            // Workers void every other purchase between them; two of them also close.
+            for i in (worker..PAYMENTS).step_by(6).filter(|i| i % 2 == 0) {
+                let void = crate::helpers::settle(
+                    &instance,
+                    &format!("/draws/race/purchases/p{i}/void"),
+                    &json!({"reason": "refund"}).to_string(),
+                )
+                .await;
+                assert_eq!(void.status, StatusCode::OK, "{}", void.body);
+                if worker < 2 && i % 3 == 0 {
+                    closes.push(crate::helpers::settle(&instance, "/draws/race/close", "{}").await);
+                }
+            }
+            closes
+        }));
+    }
+    let mut closes = Vec::new();
+    for task in tasks {
+        closes.extend(task.await.unwrap());
+    }
+    closes.push(app.post("/draws/race/close", &json!({})).await);
+    let frozen = &closes[0].body;
+    for close in &closes {
+        assert_eq!(close.status, StatusCode::OK, "{}", close.body);
+        for field in ["eligible_digest", "eligible_count", "frozen_at"] {
+            assert_eq!(close.body[field], frozen[field], "{field}");
+        }
+    }
+    let items = app.scan().await;
+    let voided = crate::invariants::voids_and_caps(&items, "race", u64::MAX);
+    let sold: Vec<u64> = crate::invariants::sold_tickets(&items, 400)
+        .into_values()
+        .flatten()
+        .collect();
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for ticket in crate::helpers::of_kind(&items, "ticket") {
+        let number = crate::helpers::attr_n(ticket, "number");
+        match ticket
+            .get("list_pk")
+            .and_then(|v| v.as_s().ok())
+            .map(String::as_str)
+        {
+            Some("DRAW#race#VOIDS") => before.push(number),
+            Some("DRAW#race#LATE_VOIDS") => after.push(number),
+            _ => assert!(
+                !voided.contains(&number),
+                "void ticket {number} is not listed"
+            ),
+        }
+    }
+    assert_eq!(before.len() + after.len(), voided.len());
+    let eligible = app.get("/draws/race/eligible").await.body;
+    assert_eq!(eligible["eligible_digest"], frozen["eligible_digest"]);
+    let mut expected: Vec<u64> = sold.into_iter().filter(|t| !before.contains(t)).collect();
+    expected.sort();
+    assert_eq!(listed(&eligible).tickets().collect::<Vec<_>>(), expected);
+    let draw = app.get("/draws/race").await.body;
+    assert_eq!(
+        (draw["voided"].as_u64(), draw["late_voided"].as_u64()),
+        (Some(before.len() as u64), Some(after.len() as u64))
+    );
+}
