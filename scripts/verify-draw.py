@@ -54,8 +54,13 @@ def pick_index(seed, digest, pick, beacon, remaining):
         attempt += 1
 
 
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
 def millis(text):
-    return int(datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+    """An RFC 3339 time as Unix milliseconds, in integers (a float would round)."""
+    since = datetime.datetime.fromisoformat(text.replace("Z", "+00:00")) - EPOCH
+    return since.days * 86_400_000 + since.seconds * 1000 + since.microseconds // 1000
 
 
 def round_after(network, at_ms):

@@ -207,3 +207,31 @@ fn millis(text: &str) -> Result<i64, String> {
         .map(|t| t.timestamp_millis())
         .map_err(|_| format!("{text:?} is not an RFC 3339 time"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::winners::check::Outcome;
+
+    #[test]
+    fn what_is_no_draw_answer_fails_the_format_step_with_its_reason() {
+        let trusted = BeaconNetworks::default();
+        let eligible = r#"{"total_tickets": 8, "eligible_count": 1, "eligible_digest": "00", "bitmap": "AQ=="}"#;
+        let old = r#"{"prizes": [], "proof": {"algorithm": "tally-draw-v1", "seed": "", "seed_commitment": "", "total_tickets": 8, "prizes": 1, "eligible_count": 1, "eligible_digest": "", "frozen_at": "", "beacon": null, "picks": []}}"#;
+        for (winners, eligible, reason) in [
+            ("{}", eligible, "the winners answer"),
+            ("not json", eligible, "the winners answer"),
+            (old, eligible, "tally-draw-v1"),
+            (old, "[]", "the eligible list"),
+        ] {
+            let report = check_answers(winners, eligible, None, &trusted);
+            assert_eq!(report.steps.len(), 1);
+            assert_eq!(
+                (report.steps[0].id, report.steps[0].outcome),
+                ("format", Outcome::Fail)
+            );
+            assert!(report.steps[0].detail.contains(reason), "{report:?}");
+            assert!(!report.passed());
+        }
+    }
+}
