@@ -2,17 +2,21 @@
 
 .PHONY: run test lint openapi bench cold-start build sam invoke clean
 
-## Start DynamoDB Local (data in .dynamodb/) and the HTTP API on http://127.0.0.1:3000.
+## Start DynamoDB Local (data in .dynamodb/) and the HTTP API on http://127.0.0.1:3000,
+## with the browser verifier at /verify.
 run:
 	scripts/run-local.sh
 
 ## Install what the tests need and run every test: template lint and least-privilege
-## check, unit and integration tests against a fresh DynamoDB Local, the HTTP API fuzzed
-## against openapi.json with Schemathesis, and Lambda binaries invoked through cargo lambda.
+## check, unit and integration tests against a fresh DynamoDB Local (the browser verifier
+## in headless Chromium among them), the HTTP API fuzzed against openapi.json with
+## Schemathesis, and Lambda binaries invoked through cargo lambda.
 test:
-	scripts/pip-tool.sh cfn-lint
+	scripts/pip-tool.sh cfn-lint py-ecc
 	cfn-lint template.yaml
 	scripts/check-template.py template.yaml
+	scripts/browser.sh
+	scripts/verify-page.sh
 	scripts/with-dynamodb.sh cargo test --locked
 	scripts/with-dynamodb.sh scripts/schemathesis.sh
 	scripts/with-dynamodb.sh scripts/invoke-test.sh
@@ -22,10 +26,13 @@ test:
 openapi:
 	cargo run --locked --quiet --bin tally -- contract --openapi openapi.json --events docs/events
 
-## Formatting and lints, as CI runs them.
+## Formatting and lints, as CI runs them (the browser verifier's WebAssembly too).
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
+	scripts/wasm-target.sh
+	cargo fmt --manifest-path web/verifier/Cargo.toml -- --check
+	cargo clippy --locked --manifest-path web/verifier/Cargo.toml --target wasm32-unknown-unknown --target-dir target/verifier -- -D warnings
 
 ## Cold-start every Lambda function (init time, memory), draw the winners of large draws,
 ## sell out a draw with 64 concurrent buyers against the naive approach, import orders in
@@ -55,4 +62,4 @@ invoke:
 
 clean:
 	cargo clean
-	rm -rf .dynamodb scripts/dynamodb-local/node_modules
+	rm -rf .dynamodb scripts/dynamodb-local/node_modules web/test/node_modules

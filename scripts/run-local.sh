@@ -9,6 +9,8 @@ api_port=${TALLY_PORT:-3000}
 
 cd "$root"
 cargo build --bin tally
+# The browser verifier, served at /verify.
+scripts/verify-page.sh >/dev/null
 pid=$(DYNAMODB_LOG="$root/.dynamodb/dynamodb.log" scripts/dynamodb-local.sh start "$dynamodb_port" "$root/.dynamodb/data")
 trap 'kill "$pid" 2>/dev/null || true' EXIT INT TERM
 echo "DynamoDB Local on http://127.0.0.1:$dynamodb_port (data in .dynamodb/data)"

@@ -30,6 +30,7 @@ pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::Problem;
 
 use crate::domain::secret::DeploymentSecret;
+use crate::domain::winners::BeaconNetworks;
 use crate::orders::OrderService;
 use crate::secrets;
 use crate::store::{Store, StoreConfig, env_number};
@@ -87,16 +88,21 @@ impl AppState {
 
     /// The services on `store` with the deployment `secret`, and with
     /// `TALLY_REQUEST_TIMEOUT_MS`, `TALLY_DRAWING_TIMEOUT_MS`, `TALLY_BODY_READ_TIMEOUT_MS`,
-    /// `TALLY_CACHED_DRAWS` and `TALLY_SOURCE_BINDINGS` from the environment.
+    /// `TALLY_CACHED_DRAWS`, `TALLY_SOURCE_BINDINGS` and `TALLY_BEACON_NETWORKS` from the
+    /// environment.
     pub fn configured(store: Store, secret: DeploymentSecret) -> Result<Self, String> {
         let cached_draws = env_number("TALLY_CACHED_DRAWS")?
             .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
             .and_then(NonZeroUsize::new)
             .ok_or("TALLY_CACHED_DRAWS must be a positive number")?;
+        let networks =
+            BeaconNetworks::with_json(std::env::var("TALLY_BEACON_NETWORKS").ok().as_deref())
+                .map_err(|e| format!("TALLY_BEACON_NETWORKS: {e}"))?;
         Ok(Self {
             tickets: Arc::new(
                 TicketService::with_cached_draws(store.clone(), cached_draws)
-                    .with_deployment_secret(secret),
+                    .with_deployment_secret(secret)
+                    .with_networks(networks),
             ),
             orders: Arc::new(OrderService::new(store)),
             request_timeout: env_number("TALLY_REQUEST_TIMEOUT_MS")?
@@ -115,14 +121,35 @@ pub fn router(state: AppState) -> Router {
     finish(tickets::routes().merge(orders::routes()), state)
 }
 
-/// Every route and `GET /openapi.json`, the document of the others, for `tally serve`.
+/// Every route, `GET /openapi.json` (the document of the others) and `GET /verify` (the
+/// browser verifier), for `tally serve`.
 pub fn local_router(state: AppState) -> Router {
     finish(
         tickets::routes()
             .merge(orders::routes())
-            .route("/openapi.json", get(serve_openapi)),
+            .route("/openapi.json", get(serve_openapi))
+            .route("/verify", get(serve_verify_page)),
         state,
     )
+}
+
+/// Where `scripts/verify-page.sh` writes the browser verifier, from the repository's root;
+/// `TALLY_VERIFY_PAGE` names another file.
+const VERIFY_PAGE: &str = "target/verify-page/verify.html";
+
+/// The browser verifier: one static file, read when asked for, so a rebuilt page is served
+/// without a restart.
+async fn serve_verify_page() -> Response {
+    let path = std::env::var("TALLY_VERIFY_PAGE").unwrap_or_else(|_| VERIFY_PAGE.to_owned());
+    match tokio::fs::read(&path).await {
+        Ok(page) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response(),
+        Err(_) => Problem::new(
+            StatusCode::NOT_FOUND,
+            "verify_page_not_built",
+            "the verifier page is not built: run scripts/verify-page.sh (make run does)",
+        )
+        .into_response(),
+    }
 }
 
 async fn serve_openapi() -> impl IntoResponse {

@@ -7,6 +7,7 @@ use super::permutation::PermutationKey;
 use super::schedule::{Phase, Schedule};
 use super::seed::DrawSeed;
 use super::stripes::StripeLayout;
+use super::winners::{BeaconNetwork, RoundSignature};
 
 /// The largest draw.
 pub const MAX_TOTAL_TICKETS: u64 = 10_000_000;
@@ -175,9 +176,8 @@ impl DrawStatus {
 /// The longest draw name.
 pub const MAX_NAME_LEN: usize = 200;
 
-/// The longest beacon description and beacon value.
-pub const MAX_BEACON_LEN: usize = 200;
-pub const MAX_BEACON_VALUE_LEN: usize = 1_024;
+/// The longest beacon signature, in hex: a G2 signature is 96 bytes.
+pub const MAX_SIGNATURE_HEX_LEN: usize = 192;
 
 /// A draw as stored: its settings, its secrets and where it stands.
 #[derive(Debug, Clone)]
@@ -186,26 +186,58 @@ pub struct Draw {
     pub name: Option<String>,
     pub config: DrawConfig,
     pub schedule: Schedule,
-    /// The public randomness beacon whose value the winners will hash, as declared now.
-    pub beacon: Option<String>,
-    /// The beacon as the create declared it: what tells a repeated create from another.
+    /// The drand network whose round the winners will hash, as declared now.
+    pub beacon: Option<BeaconNetwork>,
+    /// The beacon network's name as the create declared it: what tells a repeated create
+    /// from another.
     pub created_beacon: Option<String>,
     /// Secret; orders the tickets.
     pub key: PermutationKey,
     /// Secret until the winners are drawn; `seed_commitment` is its hash.
     pub seed: DrawSeed,
     pub status: DrawStatus,
-    /// Tickets of voided purchases.
+    /// Tickets of purchases voided before the freeze: out of the eligible list.
     pub voided: u64,
+    /// Tickets of purchases voided after the freeze: recorded, still in the list.
+    pub late_voided: u64,
+    /// The eligible list fixed at the close, once it is.
+    pub frozen: Option<Frozen>,
     pub winners: Option<WinnersRecord>,
+    /// A redraw asked for whose round is not resolved yet.
+    pub pending_redraw: Option<PendingRedraw>,
     pub created_at: DateTime<Utc>,
+}
+
+/// The eligible list as the close fixed it, and the beacon round fixed with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frozen {
+    pub eligible_count: u64,
+    /// Hex SHA-256 of the eligible bitmap.
+    pub eligible_digest: String,
+    pub frozen_at: DateTime<Utc>,
+    /// The first round of the draw's network published more than the margin after
+    /// `frozen_at`; `None` for a draw without a beacon.
+    pub beacon_round: Option<u64>,
+}
+
+/// A redraw asked for with its reason; its pick waits for its round's signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRedraw {
+    pub prize: u32,
+    /// The pick it will make: the next one.
+    pub pick: u64,
+    pub reason: String,
+    pub requested_at: DateTime<Utc>,
+    /// The first round published more than the margin after `requested_at`.
+    pub beacon_round: u64,
 }
 
 /// What the draw item records of its winners; the picks are items of their own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WinnersRecord {
     pub prizes: u32,
-    pub beacon_value: Option<String>,
+    /// The draw's round and its signature, when the draw has a beacon.
+    pub beacon: Option<RoundSignature>,
     pub eligible_count: u64,
     /// Hex SHA-256 of the eligible bitmap.
     pub eligible_digest: String,
@@ -317,7 +349,10 @@ mod tests {
             seed: DrawSeed::generate(),
             status: DrawStatus::Open,
             voided: 0,
+            late_voided: 0,
+            frozen: None,
             winners: None,
+            pending_redraw: None,
             created_at: at("2026-11-01T00:00:00Z"),
         };
         assert_eq!(

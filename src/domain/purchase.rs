@@ -65,9 +65,7 @@ impl PurchaseRequest {
     }
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub(crate) use super::winners::hex::encode as hex;
 
 /// The longest reason of a void or a redraw.
 pub const MAX_REASON_LEN: usize = 500;

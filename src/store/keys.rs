@@ -66,6 +66,11 @@ pub(crate) fn draw_voids(draw: &DrawId) -> String {
     format!("DRAW#{draw}#VOIDS")
 }
 
+/// The index partition of a draw's tickets voided after its freeze.
+pub(crate) fn draw_late_voids(draw: &DrawId) -> String {
+    format!("DRAW#{draw}#LATE_VOIDS")
+}
+
 /// An index sort key that orders by time, then id: RFC 3339 UTC times of one width sort
 /// as text.
 pub(crate) fn newest_first(at: &str, id: &str) -> String {

@@ -178,8 +178,19 @@ impl Store {
         self.page(query, limit, decode_draw).await
     }
 
-    /// Every voided ticket of a draw, in ascending order, as the index has them.
+    /// Every ticket of a draw voided before its freeze, in ascending order, as the index
+    /// has them.
     pub async fn voided_tickets(&self, draw_id: &DrawId) -> Result<Vec<u64>, StoreError> {
+        self.indexed_tickets(keys::draw_voids(draw_id)).await
+    }
+
+    /// Every ticket of a draw voided after its freeze, in ascending order, as the index
+    /// has them.
+    pub async fn late_voided_tickets(&self, draw_id: &DrawId) -> Result<Vec<u64>, StoreError> {
+        self.indexed_tickets(keys::draw_late_voids(draw_id)).await
+    }
+
+    async fn indexed_tickets(&self, partition: String) -> Result<Vec<u64>, StoreError> {
         let mut tickets = Vec::new();
         let mut after: Option<(String, After)> = None;
         loop {
@@ -187,7 +198,7 @@ impl Store {
                 index: keys::LIST_INDEX,
                 pk_name: keys::LIST_PK,
                 sk_name: keys::LIST_SK,
-                partition: keys::draw_voids(draw_id),
+                partition: partition.clone(),
                 start: after.as_ref().map(|(pk, a)| (pk.clone(), a)),
                 newest_first: false,
             };

@@ -1,13 +1,14 @@
 //! The void transaction: a purchase and its tickets become void all at once, the draw
-//! counts them, and a capped draw gives the payer's allowance back, unless the winners
-//! were drawn.
+//! counts them, and a capped draw gives the payer's allowance back. Before the draw's
+//! freeze the tickets leave the eligible list; after it they are recorded as late voids
+//! and the list stays as frozen.
 
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
 use super::allowances::HELD;
 use super::codec::{key, n, s, timestamp};
-use super::draws::{VOIDED, WINNERS};
+use super::draws::{FROZEN, LATE_VOIDED, VOIDED};
 use super::error::build_error;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::{Transaction, Verdict};
@@ -22,20 +23,23 @@ pub enum VoidOutcome {
     /// It was void already: the purchase as it is.
     AlreadyVoid(Purchase),
     NotFound,
-    WinnersDrawn,
+    /// The draw was frozen meanwhile (or, for a late void, is not frozen): read it again.
+    FreezeMoved,
     /// Another transaction held one of the items, or DynamoDB throttled: try again.
     Contended,
 }
 
 impl Store {
     /// Voids `purchase` (as read) for `reason`. `capped`: the draw has a `max_per_payer`,
-    /// so the payer's allowance gets the tickets back.
+    /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
+    /// void is counted and indexed as a late one; the draw's condition checks it.
     pub async fn void_purchase(
         &self,
         purchase: &Purchase,
         reason: &str,
         at: DateTime<Utc>,
         capped: bool,
+        late: bool,
     ) -> Result<VoidOutcome, StoreError> {
         let draw_id = &purchase.draw_id;
         let quantity = u64::from(purchase.quantity);
@@ -60,12 +64,21 @@ impl Store {
                 ),
             update(keys::draw(draw_id))
                 .update_expression("ADD #voided :q")
-                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#winners)")
+                .condition_expression(if late {
+                    "attribute_exists(#pk) AND attribute_exists(#frozen)"
+                } else {
+                    "attribute_exists(#pk) AND attribute_not_exists(#frozen)"
+                })
                 .expression_attribute_names("#pk", PARTITION_KEY)
-                .expression_attribute_names("#voided", VOIDED)
-                .expression_attribute_names("#winners", WINNERS)
+                .expression_attribute_names("#voided", if late { LATE_VOIDED } else { VOIDED })
+                .expression_attribute_names("#frozen", FROZEN)
                 .expression_attribute_values(":q", n(quantity)),
         ];
+        let voids = if late {
+            keys::draw_late_voids(draw_id)
+        } else {
+            keys::draw_voids(draw_id)
+        };
         for &number in &purchase.tickets {
             updates.push(
                 update(keys::ticket(draw_id, number))
@@ -76,7 +89,7 @@ impl Store {
                     .expression_attribute_names("#list_pk", keys::LIST_PK)
                     .expression_attribute_names("#list_sk", keys::LIST_SK)
                     .expression_attribute_values(":void", s(VOID))
-                    .expression_attribute_values(":voids", s(keys::draw_voids(draw_id)))
+                    .expression_attribute_values(":voids", s(voids.as_str()))
                     .expression_attribute_values(":n", s(keys::ticket_sort(number)))
                     .expression_attribute_values(":payment", s(purchase.payment_id.as_str())),
             );
@@ -129,7 +142,7 @@ impl Store {
                     });
                 }
                 (0, Verdict::ConditionFailed(None)) => return Ok(VoidOutcome::NotFound),
-                (1, Verdict::ConditionFailed(_)) => return Ok(VoidOutcome::WinnersDrawn),
+                (1, Verdict::ConditionFailed(_)) => return Ok(VoidOutcome::FreezeMoved),
                 (position, Verdict::ConditionFailed(_)) => {
                     return Err(StoreError::Invariant(format!(
                         "item {position} of the void of {} refused it",

@@ -1,18 +1,22 @@
 //! The winners: the draw item's record of them and one item per pick, written in one
-//! transaction; a redraw adds one pick and moves the draw's pick count in another.
+//! transaction; a redraw is asked for on the draw item, then adds one pick and moves the
+//! draw's pick count in another.
 
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
-use super::draws::{PICKS, STATUS, VOIDED, WINNERS, decode_draw, encode_winners};
+use super::draws::{
+    FROZEN, PENDING_REDRAW, PICKS, STATUS, WINNERS, decode_draw, encode_pending, encode_winners,
+};
 use super::error::build_error;
 use super::purchases::decode_ticket;
 use super::table::{Transaction, Verdict, put_if_absent};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::draw::{Draw, DrawStatus, WinnersRecord};
+use crate::domain::draw::{Draw, DrawStatus, PendingRedraw, WinnersRecord};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::purchase::Ticket;
+use crate::domain::winners::RoundSignature;
 
 /// One pick as stored: the ticket, who holds it, and for a redraw why it was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +28,10 @@ pub struct PickItem {
     pub payer_id: Option<PayerId>,
     /// Why the prize's previous winner was replaced; `None` for the first pick of a prize.
     pub reason: Option<String>,
+    /// When a redraw was asked for.
+    pub requested_at: Option<DateTime<Utc>>,
+    /// A redraw's own round and its signature, when the draw has a beacon.
+    pub beacon: Option<RoundSignature>,
     pub at: DateTime<Utc>,
 }
 
@@ -51,6 +59,13 @@ fn encode_pick(draw_id: &DrawId, pick: &PickItem) -> Item {
     if let Some(reason) = &pick.reason {
         item.insert("reason".into(), s(reason));
     }
+    if let Some(at) = pick.requested_at {
+        item.insert("requested_at".into(), timestamp(at));
+    }
+    if let Some(beacon) = &pick.beacon {
+        item.insert("beacon_round".into(), n(beacon.round));
+        item.insert("beacon_signature".into(), s(&beacon.signature));
+    }
     item.insert("at".into(), timestamp(pick.at));
     item
 }
@@ -64,45 +79,46 @@ pub(crate) fn decode_pick(item: &Item) -> Result<PickItem, StoreError> {
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
         payer_id: r.opt_str("payer_id")?.and_then(|v| PayerId::parse(v).ok()),
         reason: r.opt_str("reason")?.map(str::to_owned),
+        requested_at: r
+            .opt_str("requested_at")?
+            .map(|v| parse_timestamp(v).ok_or_else(|| r.corrupt("`requested_at`".into())))
+            .transpose()?,
+        beacon: match (r.opt_num("beacon_round")?, r.opt_str("beacon_signature")?) {
+            (Some(round), Some(signature)) => Some(RoundSignature {
+                round,
+                signature: signature.to_owned(),
+            }),
+            _ => None,
+        },
         at: r.parsed("at", parse_timestamp)?,
     })
 }
 
 impl Store {
-    /// Records the winners once: the draw must be closed, without winners, and have
-    /// exactly `voided` voided tickets (the count the eligible list was computed with).
+    /// Records the winners once: the draw must be closed and frozen, without winners.
     pub async fn record_winners(
         &self,
         draw_id: &DrawId,
         record: &WinnersRecord,
-        voided: u64,
         picks: &[PickItem],
     ) -> Result<Recorded, StoreError> {
-        let voided_as_read = if voided == 0 {
-            "attribute_not_exists(#voided)"
-        } else {
-            "#voided = :voided"
-        };
-        let mut update = Update::builder()
+        let update = Update::builder()
             .table_name(self.table())
             .set_key(Some(key(keys::draw(draw_id))))
             .update_expression("SET #winners = :winners, #picks = :picks")
-            .condition_expression(format!(
+            .condition_expression(
                 "attribute_exists(#pk) AND attribute_not_exists(#winners) \
-                 AND #status = :closed AND {voided_as_read}"
-            ))
+                 AND attribute_exists(#frozen) AND #status = :closed",
+            )
             .expression_attribute_names("#pk", PARTITION_KEY)
             .expression_attribute_names("#winners", WINNERS)
             .expression_attribute_names("#picks", PICKS)
+            .expression_attribute_names("#frozen", FROZEN)
             .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#voided", VOIDED)
             .expression_attribute_values(":winners", encode_winners(record))
             .expression_attribute_values(":picks", n(picks.len()))
             .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        if voided > 0 {
-            update = update.expression_attribute_values(":voided", n(voided));
-        }
         let mut items = vec![
             TransactWriteItem::builder()
                 .update(update.build().map_err(build_error)?)
@@ -118,27 +134,69 @@ impl Store {
         self.transact_draw(items).await
     }
 
-    /// Records pick `pick.pick` of a redraw, if the draw has made exactly the picks before
-    /// it.
-    pub async fn record_redraw(
+    /// Asks for a redraw: the draw keeps it until its pick is recorded, if it has made
+    /// exactly the picks before it and no other redraw waits.
+    pub async fn request_redraw(
         &self,
         draw_id: &DrawId,
-        pick: &PickItem,
+        pending: &PendingRedraw,
     ) -> Result<Recorded, StoreError> {
         let update = Update::builder()
             .table_name(self.table())
             .set_key(Some(key(keys::draw(draw_id))))
-            .update_expression("SET #picks = :next")
-            .condition_expression("attribute_exists(#winners) AND #picks = :before")
+            .update_expression("SET #pending = :pending")
+            .condition_expression(
+                "attribute_exists(#winners) AND attribute_not_exists(#pending) \
+                 AND #picks = :before",
+            )
             .expression_attribute_names("#winners", WINNERS)
+            .expression_attribute_names("#pending", PENDING_REDRAW)
             .expression_attribute_names("#picks", PICKS)
-            .expression_attribute_values(":next", n(pick.pick))
-            .expression_attribute_values(":before", n(pick.pick - 1))
+            .expression_attribute_values(":pending", encode_pending(pending))
+            .expression_attribute_values(":before", n(pending.pick - 1))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build_error)?;
+        self.transact_draw(vec![TransactWriteItem::builder().update(update).build()])
+            .await
+    }
+
+    /// Records pick `pick.pick` of a redraw, if the draw has made exactly the picks before
+    /// it; `pending`: the pick resolves the redraw the draw waits for, which it clears.
+    pub async fn record_redraw(
+        &self,
+        draw_id: &DrawId,
+        pick: &PickItem,
+        pending: bool,
+    ) -> Result<Recorded, StoreError> {
+        let mut update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(key(keys::draw(draw_id))))
+            .expression_attribute_names("#winners", WINNERS)
+            .expression_attribute_names("#picks", PICKS)
+            .expression_attribute_names("#pending", PENDING_REDRAW)
+            .expression_attribute_values(":next", n(pick.pick))
+            .expression_attribute_values(":before", n(pick.pick - 1))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        update = if pending {
+            update
+                .update_expression("SET #picks = :next REMOVE #pending")
+                .condition_expression(
+                    "attribute_exists(#winners) AND #picks = :before AND #pending.#pick = :next",
+                )
+                .expression_attribute_names("#pick", "pick")
+        } else {
+            update
+                .update_expression("SET #picks = :next")
+                .condition_expression(
+                    "attribute_exists(#winners) AND #picks = :before \
+                     AND attribute_not_exists(#pending)",
+                )
+        };
         let items = vec![
-            TransactWriteItem::builder().update(update).build(),
+            TransactWriteItem::builder()
+                .update(update.build().map_err(build_error)?)
+                .build(),
             put_if_absent(self.table(), encode_pick(draw_id, pick), false)?,
         ];
         self.transact_draw(items).await

@@ -1,9 +1,11 @@
 //! Closing a draw, resumably. First the draw item says `closing`, then every stripe cursor
 //! is closed (a purchase transaction fails on a closed cursor), then the draw says
-//! `closed`. So the draw never reads `closed` while a purchase can still commit, and a
-//! close interrupted half way is finished by closing again: a repeat closes only the
-//! stripes still open, so it converges even when DynamoDB keeps failing some calls.
+//! `closed`, then its eligible list is frozen (`freeze.rs`). So the draw never reads
+//! `closed` while a purchase can still commit, and a close interrupted half way is
+//! finished by closing again: a repeat closes only the stripes still open and freezes a
+//! list not frozen yet, so it converges even when DynamoDB keeps failing some calls.
 
+use chrono::Utc;
 use futures::{StreamExt, TryStreamExt};
 use tracing::{info, instrument};
 
@@ -15,8 +17,8 @@ use crate::domain::ids::DrawId;
 const CLOSE_CONCURRENCY: usize = 16;
 
 impl TicketService {
-    /// Closes the draw; once this returns, no purchase can commit. Closing a closed draw
-    /// changes nothing.
+    /// Closes the draw and freezes its eligible list; once this returns, no purchase can
+    /// commit and no void changes the list. Closing a closed draw changes nothing.
     #[instrument(skip(self))]
     pub async fn close_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
         let draw = self
@@ -27,35 +29,54 @@ impl TicketService {
         if let Some(cache) = self.cached(draw_id) {
             cache.view().closed = true;
         }
-        self.seal(&draw).await?;
-        self.get_draw(draw_id).await
+        let closed = self.seal(draw).await?;
+        let frozen = self.freeze(closed).await?;
+        self.summary(frozen).await
     }
 
     /// The steps of a close after the first: every open stripe is closed, then the draw
     /// says `closed`. Nothing after it can change which tickets were sold.
-    pub(super) async fn seal(&self, draw: &Draw) -> Result<(), TicketError> {
+    async fn seal(&self, draw: Draw) -> Result<Draw, TicketError> {
         let draw_id = &draw.draw_id;
-        if draw.status != DrawStatus::Closed {
-            let all: Vec<u32> = (0..draw.config.stripes()).collect();
-            let open: Vec<u32> = self
-                .store()
-                .read_stripes(draw_id, &all)
-                .await?
-                .into_iter()
-                .filter(|(_, state)| !state.closed)
-                .map(|(stripe, _)| stripe)
-                .collect();
-            futures::stream::iter(open)
-                .map(|s| self.store().close_stripe(draw_id, s))
-                .buffer_unordered(CLOSE_CONCURRENCY)
-                .try_collect::<()>()
-                .await?;
-            self.store()
-                .mark_draw_closed(draw_id)
-                .await?
-                .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-            info!("draw closed");
+        if draw.status == DrawStatus::Closed {
+            return Ok(draw);
         }
-        Ok(())
+        let all: Vec<u32> = (0..draw.config.stripes()).collect();
+        let open: Vec<u32> = self
+            .store()
+            .read_stripes(draw_id, &all)
+            .await?
+            .into_iter()
+            .filter(|(_, state)| !state.closed)
+            .map(|(stripe, _)| stripe)
+            .collect();
+        futures::stream::iter(open)
+            .map(|s| self.store().close_stripe(draw_id, s))
+            .buffer_unordered(CLOSE_CONCURRENCY)
+            .try_collect::<()>()
+            .await?;
+        let closed = self
+            .store()
+            .mark_draw_closed(draw_id)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        info!("draw closed");
+        Ok(closed)
+    }
+
+    /// The draw closed for good and its list frozen: a draw past its `closes_at` is closed
+    /// now (every stripe, so that no purchase sent before `closes_at` can still land), a
+    /// closed one is frozen if a close stopped before; any other draw must be closed first.
+    pub(super) async fn closed_and_frozen(&self, draw: Draw) -> Result<Draw, TicketError> {
+        if draw.frozen.is_some() {
+            return Ok(draw);
+        }
+        if draw.status == DrawStatus::Closed {
+            return self.freeze(draw).await;
+        }
+        if draw.status_at(Utc::now()) != DrawStatus::Closed {
+            return Err(TicketError::DrawOpen(draw.draw_id));
+        }
+        Ok(self.close_draw(&draw.draw_id).await?.draw)
     }
 }

@@ -9,6 +9,7 @@ use crate::domain::ids::DrawId;
 use crate::domain::permutation::PermutationKey;
 use crate::domain::schedule::Schedule;
 use crate::domain::seed::DrawSeed;
+use crate::domain::winners::BeaconNetwork;
 use crate::store::Inserted;
 use crate::store::draws::BeaconChange;
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
@@ -20,6 +21,7 @@ pub struct NewDraw {
     pub name: Option<String>,
     pub config: DrawConfig,
     pub schedule: Schedule,
+    /// The name of the drand network whose round the winners will hash.
     pub beacon: Option<String>,
 }
 
@@ -56,18 +58,26 @@ impl TicketService {
     pub async fn create_draw(&self, new: NewDraw) -> Result<CreatedDraw, TicketError> {
         let config = new.config.check_fits(MAX_TRANSACTION_ITEMS)?;
         let named = new.draw_id.is_some();
+        let network = new
+            .beacon
+            .as_deref()
+            .map(|name| self.network(name))
+            .transpose()?;
         let draw = Draw {
             draw_id: new.draw_id.unwrap_or_else(DrawId::generate),
             name: new.name,
             config,
             schedule: new.schedule,
-            created_beacon: new.beacon.clone(),
-            beacon: new.beacon,
+            created_beacon: new.beacon,
+            beacon: network,
             key: PermutationKey::generate(),
             seed: DrawSeed::generate(),
             status: DrawStatus::Open,
             voided: 0,
+            late_voided: 0,
+            frozen: None,
             winners: None,
+            pending_redraw: None,
             created_at: Utc::now(),
         };
         tracing::Span::current().record("draw_id", draw.draw_id.as_str());
@@ -138,6 +148,22 @@ impl TicketService {
         self.summary(draw).await
     }
 
+    /// A network this deployment trusts.
+    fn network(&self, name: &str) -> Result<BeaconNetwork, TicketError> {
+        self.networks
+            .get(name)
+            .cloned()
+            .ok_or_else(|| TicketError::UnknownBeaconNetwork {
+                name: name.to_owned(),
+                known: self
+                    .networks
+                    .names()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            })
+    }
+
     /// The draw with the sum of its cursors.
     pub(super) async fn summary(&self, draw: Draw) -> Result<DrawSummary, TicketError> {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
@@ -150,18 +176,22 @@ impl TicketService {
         })
     }
 
-    /// Declares (`Some`) or withdraws (`None`) the public beacon whose value the winners
-    /// will hash, while the draw sells; never once it is closing, closed or past
-    /// `closes_at`. Setting the beacon it has is a no-op, so a repeat is safe.
+    /// Declares (`Some`, a network's name) or withdraws (`None`) the drand network whose
+    /// round the winners will hash, while the draw sells; never once it is closing, closed
+    /// or past `closes_at`. Setting the beacon it has is a no-op, so a repeat is safe.
     #[instrument(skip(self))]
     pub async fn set_beacon(
         &self,
         draw_id: &DrawId,
         beacon: Option<String>,
     ) -> Result<DrawSummary, TicketError> {
+        let beacon = beacon
+            .as_deref()
+            .map(|name| self.network(name))
+            .transpose()?;
         match self
             .store()
-            .set_beacon(draw_id, beacon.as_deref(), Utc::now())
+            .set_beacon(draw_id, beacon.as_ref(), Utc::now())
             .await?
         {
             None => Err(TicketError::DrawNotFound(draw_id.clone())),

@@ -8,6 +8,7 @@
 mod cache;
 mod close;
 mod draws;
+mod freeze;
 mod lists;
 mod purchase;
 mod void;
@@ -22,12 +23,14 @@ use tracing::instrument;
 pub use cache::DEFAULT_CACHED_DRAWS;
 pub use draws::{DrawSummary, NewDraw};
 pub use lists::{DrawFilter, PurchasesPage};
-pub use winners::{Prize, Replaced, Winners};
+pub use winners::{BeaconInput, Prize, Replaced, Winners};
 
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
 use crate::domain::secret::DeploymentSecret;
+use crate::domain::winners::BeaconNetworks;
+pub use crate::orders::Clock;
 use crate::store::{Store, StoreError};
 use cache::{DrawCache, DrawCaches};
 use purchase::PurchaseRun;
@@ -60,10 +63,25 @@ pub enum TicketError {
     WinnersDrawn(DrawId),
     #[error("the winners of draw {0} are not drawn yet")]
     WinnersNotDrawn(DrawId),
-    #[error("the draw declared a beacon: `beacon_value` is required")]
-    BeaconValueRequired,
-    #[error("the draw declared no beacon, so it takes no `beacon_value`")]
+    #[error("no beacon network is called {name:?}")]
+    UnknownBeaconNetwork { name: String, known: Vec<String> },
+    #[error("the draw uses round {round} of its beacon: `beacon_signature` is required")]
+    BeaconSignatureRequired { round: u64 },
+    #[error("`beacon_signature` is not the network's signature of round {round}")]
+    InvalidBeaconSignature { round: u64 },
+    #[error("this uses round {round}, not round {given}")]
+    WrongBeaconRound { round: u64, given: u64 },
+    #[error("round {round} is published at {publishes_at}, not yet")]
+    BeaconNotPublished {
+        round: u64,
+        publishes_at: DateTime<Utc>,
+    },
+    #[error("the draw declared no beacon, so it takes no `beacon_signature`")]
     BeaconNotDeclared,
+    #[error("a redraw of prize {0} waits for its round: resolve it first")]
+    RedrawPending(u32),
+    #[error("ask for the redraw without a signature first: its round is fixed then")]
+    RedrawNotRequested,
     #[error("{eligible} tickets are eligible, fewer than the {wanted} picks asked for")]
     NotEnoughEligible { eligible: u64, wanted: u64 },
     #[error("the draw has no prize {0}")]
@@ -103,6 +121,8 @@ pub struct TicketService {
     draws: DrawCaches,
     /// Keys the purchase fingerprints.
     secret: DeploymentSecret,
+    clock: Clock,
+    networks: Arc<BeaconNetworks>,
 }
 
 impl TicketService {
@@ -120,6 +140,22 @@ impl TicketService {
             store,
             draws: DrawCaches::new(draws),
             secret: DeploymentSecret::local(),
+            clock: Arc::new(Utc::now),
+            networks: Arc::new(BeaconNetworks::default()),
+        }
+    }
+
+    /// The same service with another clock: tests set the time instead of waiting for a
+    /// beacon round.
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
+    }
+
+    /// The same service trusting `networks` (quicknet is always among them).
+    pub fn with_networks(self, networks: BeaconNetworks) -> Self {
+        Self {
+            networks: Arc::new(networks),
+            ..self
         }
     }
 
@@ -130,6 +166,12 @@ impl TicketService {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The time now, to the millisecond as stored.
+    fn now(&self) -> DateTime<Utc> {
+        let now = (self.clock)();
+        DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
     }
 
     #[instrument(skip(self))]

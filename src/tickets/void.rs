@@ -1,7 +1,7 @@
-//! Voiding a purchase (a refund, a chargeback): its tickets are never sold again and
-//! cannot win.
+//! Voiding a purchase (a refund, a chargeback): its tickets are never sold again. Before
+//! the draw's freeze they leave the eligible list; after it the void is recorded as late
+//! and the list stays as frozen (a late-voided winner is flagged and redrawn in public).
 
-use chrono::Utc;
 use tracing::{info, instrument, warn};
 
 use super::{TicketError, TicketService};
@@ -15,7 +15,7 @@ const MAX_ATTEMPTS: u32 = 8;
 
 impl TicketService {
     /// Voids a purchase and its tickets, all or nothing, once: a repeat answers the voided
-    /// purchase. Refused once the winners are drawn.
+    /// purchase.
     #[instrument(skip(self, reason))]
     pub async fn void_purchase(
         &self,
@@ -23,35 +23,35 @@ impl TicketService {
         payment_id: &PaymentId,
         reason: &str,
     ) -> Result<Purchase, TicketError> {
-        let draw = self
-            .store()
-            .get_draw(draw_id)
-            .await?
-            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        let capped = draw.config.max_per_payer().is_some();
         for attempt in 1..=MAX_ATTEMPTS {
+            let draw = self
+                .store()
+                .get_draw(draw_id)
+                .await?
+                .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+            let capped = draw.config.max_per_payer().is_some();
+            let late = draw.frozen.is_some();
             // What to write is read; whether it may be written is the transaction's
-            // condition (not void yet, no winners).
+            // condition (not void yet, frozen or not as read).
             let purchase = self.get_purchase(draw_id, payment_id).await?;
             if purchase.void.is_some() {
                 return Ok(purchase);
             }
             match self
                 .store()
-                .void_purchase(&purchase, reason, Utc::now(), capped)
+                .void_purchase(&purchase, reason, self.now(), capped, late)
                 .await?
             {
                 VoidOutcome::Voided(purchase) => {
-                    info!(tickets = ?purchase.tickets, "purchase voided");
+                    info!(tickets = ?purchase.tickets, late, "purchase voided");
                     return Ok(purchase);
                 }
                 VoidOutcome::AlreadyVoid(purchase) => return Ok(purchase),
                 VoidOutcome::NotFound => {
                     return Err(TicketError::PurchaseNotFound(payment_id.clone()));
                 }
-                VoidOutcome::WinnersDrawn => {
-                    return Err(TicketError::WinnersDrawn(draw_id.clone()));
-                }
+                // Frozen meanwhile: the void becomes a late one.
+                VoidOutcome::FreezeMoved => {}
                 VoidOutcome::Contended => backoff(attempt).await,
             }
         }

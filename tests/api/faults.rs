@@ -349,7 +349,15 @@ async fn a_close_under_faults_is_repeated_until_closed_and_then_nothing_sells() 
     };
     assert!(interrupted > 0, "no close was interrupted");
     assert_eq!(closed.body["status"], "closed");
+    // W5: the close froze the list once, as the list served from then on.
+    assert_eq!(closed.body["eligible_count"], 3, "{}", closed.body);
     proxy.set(Faults::default());
+    let eligible = app.get("/draws/shut/eligible").await.body;
+    assert_eq!(eligible["eligible_digest"], closed.body["eligible_digest"]);
+    assert_eq!(
+        app.get("/draws/shut").await.body["frozen_at"],
+        closed.body["frozen_at"]
+    );
     // Every stripe refuses now, on this instance and on a new one.
     for (i, seller) in [&instance, &app.router].into_iter().enumerate() {
         let late = post_json(
@@ -501,13 +509,13 @@ async fn voids_winners_and_redraws_under_faults_settle_exactly_once() {
         b.body
     );
     assert_eq!(a.body, b.body, "the twins redrew differently");
-    let late = settle(
-        &twins[0],
-        &format!("/draws/fv/purchases/{}/void", bought[1]),
-        &json!({"reason": "late"}).to_string(),
+    // A void after the freeze is recorded once and changes no winner.
+    let (late, again) = both(
+        format!("/draws/fv/purchases/{}/void", bought[1]),
+        json!({"reason": "late"}),
     )
     .await;
-    assert_eq!(late.code(), "winners_drawn");
+    assert_eq!((late.status, &late.body), (StatusCode::OK, &again.body));
     let counts = proxy.counts();
     assert!(counts.errors_after + counts.lost_after > 0, "{counts:?}");
     proxy.set(Faults::default());
@@ -518,9 +526,18 @@ async fn voids_winners_and_redraws_under_faults_settle_exactly_once() {
     let voided = voids_and_caps(&items, "fv", CAP);
     assert_eq!(of_kind(&items, "pick").len(), 4);
     let winners = app.get("/draws/fv/winners").await.body;
-    assert_eq!(winners, a.body);
+    assert_eq!(winners["prizes"], a.body["prizes"]);
+    assert_eq!(winners["proof"]["picks"], a.body["proof"]["picks"]);
     assert_eq!(winners["history"].as_array().unwrap().len(), 1);
+    let late: Vec<u64> = tickets_of(&late);
+    assert_eq!(
+        winners["proof"]["late_voids"].as_array().unwrap().len(),
+        late.len()
+    );
     for prize in winners["prizes"].as_array().unwrap() {
-        assert!(!voided.contains(&prize["ticket"].as_u64().unwrap()));
+        let ticket = prize["ticket"].as_u64().unwrap();
+        // Voided before the freeze: never a winner; after it: flagged.
+        assert_eq!(prize["voided"], late.contains(&ticket));
+        assert!(!voided.contains(&ticket) || late.contains(&ticket));
     }
 }

@@ -71,13 +71,16 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         name: None,
         config: DrawConfig::new(10, None, None).unwrap(),
         schedule: Default::default(),
-        beacon: Some("drand quicknet round 1".into()),
-        created_beacon: Some("drand quicknet round 1".into()),
+        beacon: Some(tally::domain::winners::BeaconNetwork::quicknet()),
+        created_beacon: Some("quicknet".into()),
         key: PermutationKey::generate(),
         seed: DrawSeed::generate(),
         status: DrawStatus::Open,
         voided: 0,
+        late_voided: 0,
+        frozen: None,
         winners: None,
+        pending_redraw: None,
         created_at: Utc::now(),
     };
     assert!(matches!(

@@ -1,5 +1,6 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
+mod beacon;
 mod callers;
 mod changes;
 mod claims;
@@ -33,4 +34,5 @@ mod series_scale;
 mod stale_counter;
 mod stream;
 mod tickets;
+mod verifiers;
 mod winners;

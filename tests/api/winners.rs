@@ -1,9 +1,7 @@
 //! W1-W4: the seed is committed before any sale and revealed with the winners; winners are
 //! distinct eligible tickets drawn once; anyone recomputes them (the Rust and the Python
 //! verifier, which reject a tampered seed, list or winner); a redraw keeps its history.
-
-use std::path::PathBuf;
-use std::process::Command;
+//! Draws without a beacon here; tests/api/beacon.rs has the drand draws.
 
 use axum::http::StatusCode;
 use base64::Engine;
@@ -12,17 +10,15 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{Reply, TestApp, spawn_app, tickets_of};
+use crate::verifiers::{Verdicts, verifiers_accept};
 
-const BEACON: &str = "drand quicknet round 12345678";
-const BEACON_VALUE: &str = "8f2ac6a3b1d0e4f5a6978877665544332211ffeeddccbbaa0099887766554433";
-
-/// A draw of 200 tickets with a declared beacon, 8 payments of 5 from 4 payers, the
-/// fourth payment voided, closed.
+/// A draw of 200 tickets, 8 payments of 5 from 4 payers, the fourth payment voided,
+/// closed.
 async fn closed_draw(app: &TestApp, id: &str) -> (Value, Vec<u64>) {
     let created = app
         .post(
             "/draws",
-            &json!({"draw_id": id, "total_tickets": 200, "max_per_purchase": 10, "beacon": BEACON}),
+            &json!({"draw_id": id, "total_tickets": 200, "max_per_purchase": 10}),
         )
         .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
@@ -48,10 +44,7 @@ async fn closed_draw(app: &TestApp, id: &str) -> (Value, Vec<u64>) {
     assert_eq!(void.status, StatusCode::OK, "{}", void.body);
     // Winners need a closed draw.
     let early = app
-        .post(
-            &format!("/draws/{id}/winners"),
-            &json!({"prizes": 3, "beacon_value": BEACON_VALUE}),
-        )
+        .post(&format!("/draws/{id}/winners"), &json!({"prizes": 3}))
         .await;
     assert_eq!(early.code(), "draw_open", "{}", early.body);
     let closed = app.post(&format!("/draws/{id}/close"), &json!({})).await;
@@ -59,7 +52,7 @@ async fn closed_draw(app: &TestApp, id: &str) -> (Value, Vec<u64>) {
     (created.body, voided)
 }
 
-fn winning_tickets(reply: &Reply) -> Vec<u64> {
+pub fn winning_tickets(reply: &Reply) -> Vec<u64> {
     reply.body["prizes"]
         .as_array()
         .unwrap()
@@ -78,44 +71,6 @@ fn bitmap_tickets(eligible: &Value) -> Vec<u64> {
         .collect()
 }
 
-/// Writes the answers to files and runs both verifiers on them: (Rust passed, Python
-/// passed).
-fn verifiers_accept(name: &str, winners: &Value, eligible: &Value) -> (bool, bool) {
-    let dir = std::env::temp_dir().join(format!("tally-verify-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let write = |file: &str, value: &Value| -> PathBuf {
-        let path = dir.join(file);
-        std::fs::write(&path, value.to_string()).unwrap();
-        path
-    };
-    let (w, e) = (
-        write("winners.json", winners),
-        write("eligible.json", eligible),
-    );
-    let rust = Command::new(env!("CARGO_BIN_EXE_tally"))
-        .args(["verify-draw", "--winners"])
-        .arg(&w)
-        .arg("--eligible")
-        .arg(&e)
-        .output()
-        .unwrap();
-    let script = format!("{}/scripts/verify-draw.py", env!("CARGO_MANIFEST_DIR"));
-    let python = Command::new("python3")
-        .arg(script)
-        .arg(&w)
-        .arg(&e)
-        .output()
-        .unwrap();
-    // The Python check fails with exit 1 and a reason, never with a crash.
-    assert!(
-        python.status.code() == Some(0) || python.status.code() == Some(1),
-        "{}",
-        String::from_utf8_lossy(&python.stderr)
-    );
-    std::fs::remove_dir_all(&dir).ok();
-    (rust.status.success(), python.status.success())
-}
-
 #[tokio::test]
 async fn winners_are_distinct_eligible_drawn_once_and_verified_by_rust_and_python() {
     let app = spawn_app().await;
@@ -123,13 +78,18 @@ async fn winners_are_distinct_eligible_drawn_once_and_verified_by_rust_and_pytho
     let commitment = created["seed_commitment"].as_str().unwrap().to_owned();
     assert_eq!(commitment.len(), 64);
 
-    let without = app.post("/draws/fair/winners", &json!({"prizes": 3})).await;
-    assert_eq!(without.code(), "beacon_value_required", "{}", without.body);
+    let signed = app
+        .post(
+            "/draws/fair/winners",
+            &json!({"prizes": 3, "beacon_signature": "ab"}),
+        )
+        .await;
+    assert_eq!(signed.code(), "beacon_not_declared", "{}", signed.body);
     let too_many = app
         .post("/draws/fair/winners", &json!({"prizes": 100}))
         .await;
     assert_eq!(too_many.code(), "invalid_prizes");
-    let body = json!({"prizes": 3, "beacon_value": BEACON_VALUE});
+    let body = json!({"prizes": 3});
     let drawn = app.post("/draws/fair/winners", &body).await;
     assert_eq!(drawn.status, StatusCode::CREATED, "{}", drawn.body);
     let tickets = winning_tickets(&drawn);
@@ -147,8 +107,10 @@ async fn winners_are_distinct_eligible_drawn_once_and_verified_by_rust_and_pytho
         let payment = prize["payment_id"].as_str().unwrap();
         let bought = app.get(&format!("/draws/fair/purchases/{payment}")).await;
         assert!(tickets_of(&bought).contains(&prize["ticket"].as_u64().unwrap()));
-        assert_eq!(prize["payer_id"], bought.body["payer_id"]);
+        assert_eq!(prize["voided"], false);
     }
+    // The public answer names purchases, never payers.
+    assert!(!drawn.raw.contains("payer"), "{}", drawn.raw);
     // W1: the revealed seed hashes to the commitment published at creation.
     let proof = &drawn.body["proof"];
     let seed = proof["seed"].as_str().unwrap();
@@ -158,31 +120,42 @@ async fn winners_are_distinct_eligible_drawn_once_and_verified_by_rust_and_pytho
         .collect();
     assert_eq!(hex(&Sha256::digest(&seed_bytes)), commitment);
     assert_eq!(proof["seed_commitment"], commitment.as_str());
-    assert_eq!(proof["algorithm"], "tally-draw-v1");
-    assert_eq!(proof["beacon"], BEACON);
-    assert_eq!(proof["beacon_value"], BEACON_VALUE);
+    assert_eq!(proof["algorithm"], "tally-draw-v2");
+    assert!(proof["beacon"].is_null());
     assert_eq!(proof["eligible_count"], 35);
 
     // W4: the same body again gets the same winners; another body is refused.
     let again = app.post("/draws/fair/winners", &body).await;
     assert_eq!(again.status, StatusCode::OK);
     assert_eq!(again.body, drawn.body);
-    let other = app
-        .post(
-            "/draws/fair/winners",
-            &json!({"prizes": 2, "beacon_value": BEACON_VALUE}),
-        )
-        .await;
+    let other = app.post("/draws/fair/winners", &json!({"prizes": 2})).await;
     assert_eq!(other.code(), "winners_drawn");
-    // W2: no void after the winners.
+    // W5: a void after the freeze is recorded, and changes neither list nor winners.
+    let loser = (0..8)
+        .map(|i| format!("p{i}"))
+        .find(|p| {
+            p != "p3"
+                && drawn.body["prizes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|w| w["payment_id"] != p.as_str())
+        })
+        .unwrap();
     let late_void = app
         .post(
-            "/draws/fair/purchases/p0/void",
+            &format!("/draws/fair/purchases/{loser}/void"),
             &json!({"reason": "refund"}),
         )
         .await;
-    assert_eq!(late_void.code(), "winners_drawn", "{}", late_void.body);
-    assert!(app.get("/draws/fair").await.body["drawn_at"].is_string());
+    assert_eq!(late_void.status, StatusCode::OK, "{}", late_void.body);
+    let draw = app.get("/draws/fair").await.body;
+    assert!(draw["drawn_at"].is_string());
+    assert_eq!(
+        (draw["voided"].as_u64(), draw["late_voided"].as_u64()),
+        (Some(5), Some(5))
+    );
+    assert_eq!(draw["eligible_digest"], proof["eligible_digest"]);
 
     // The eligible list: exactly the sold tickets less the voided ones, and its digest.
     let eligible = app.get("/draws/fair/eligible").await;
@@ -221,15 +194,23 @@ async fn winners_are_distinct_eligible_drawn_once_and_verified_by_rust_and_pytho
     assert_eq!(winning_tickets(&repeated), after);
     let read = app.get("/draws/fair/winners").await;
     assert_eq!(read.body, redrawn.body);
+    assert_eq!(
+        read.body["proof"]["late_voids"].as_array().unwrap().len(),
+        5
+    );
+    assert_eq!(read.body["proof"]["picks"][3]["reason"], reason["reason"]);
 
     // W3: both verifiers recompute the draw, redraw included, and reject tampering.
     let (winners, list) = (read.body.clone(), eligible.body.clone());
-    assert_eq!(verifiers_accept("true", &winners, &list), (true, true));
+    assert_eq!(
+        verifiers_accept("true", &winners, &list, Some(&draw), None),
+        Verdicts::BOTH_PASS
+    );
     let mut seed_tampered = winners.clone();
     seed_tampered["proof"]["seed"] = json!(hex(&Sha256::digest(b"another seed")));
     assert_eq!(
-        verifiers_accept("seed", &seed_tampered, &list),
-        (false, false)
+        verifiers_accept("seed", &seed_tampered, &list, None, None),
+        Verdicts::fail("commitment")
     );
     let mut list_tampered = list.clone();
     let mut bytes = bitmap.clone();
@@ -237,40 +218,65 @@ async fn winners_are_distinct_eligible_drawn_once_and_verified_by_rust_and_pytho
     bytes[(spare / 8) as usize] |= 1 << (spare % 8);
     list_tampered["bitmap"] = json!(STANDARD.encode(&bytes));
     assert_eq!(
-        verifiers_accept("list", &winners, &list_tampered),
-        (false, false)
+        verifiers_accept("list", &winners, &list_tampered, None, None),
+        Verdicts::fail("eligible")
+    );
+    // The list's own count and digest count too.
+    let mut count_tampered = list.clone();
+    count_tampered["eligible_count"] = json!(34);
+    assert_eq!(
+        verifiers_accept("count", &winners, &count_tampered, None, None),
+        Verdicts::fail("eligible")
     );
     let mut winner_tampered = winners.clone();
     let other_ticket = listed.iter().find(|t| !after.contains(t)).unwrap();
     winner_tampered["proof"]["picks"][0]["ticket"] = json!(other_ticket);
     winner_tampered["prizes"][0]["ticket"] = json!(other_ticket);
     assert_eq!(
-        verifiers_accept("winner", &winner_tampered, &list),
-        (false, false)
+        verifiers_accept("winner", &winner_tampered, &list, None, None),
+        Verdicts::fail("pick")
     );
 }
 
 #[tokio::test]
-async fn a_beacon_is_set_until_the_close_and_a_value_needs_one_declared() {
+async fn a_beacon_names_a_known_network_until_the_close() {
     let app = spawn_app().await;
     let created = app
         .post("/draws", &json!({"draw_id": "b", "total_tickets": 10}))
         .await;
     assert!(created.body["beacon"].is_null());
-    let set = app.patch("/draws/b", &json!({"beacon": BEACON})).await;
+    let set = app
+        .patch("/draws/b", &json!({"beacon": {"network": "quicknet"}}))
+        .await;
     assert_eq!(set.status, StatusCode::OK, "{}", set.body);
-    assert_eq!(set.body["beacon"], BEACON);
+    let beacon = &set.body["beacon"];
+    assert_eq!(beacon["network"], "quicknet");
+    assert_eq!(beacon["scheme"], "bls-unchained-g1-rfc9380");
+    assert_eq!(beacon["genesis_time"], 1_692_803_367);
+    assert_eq!(beacon["period"], 3);
+    // The round is fixed at the close, not before.
+    assert!(beacon["round"].is_null());
     // The commitment never changes.
     assert_eq!(set.body["seed_commitment"], created.body["seed_commitment"]);
+    let unknown = app
+        .patch("/draws/b", &json!({"beacon": {"network": "elsewhere"}}))
+        .await;
+    assert_eq!(unknown.code(), "unknown_beacon_network", "{}", unknown.body);
+    assert_eq!(unknown.body["known"], json!(["quicknet"]));
+    // A free-text beacon is no beacon.
+    for text in [
+        json!("drand quicknet round 1"),
+        json!({"network": "a b"}),
+        json!(5),
+    ] {
+        let refused = app.patch("/draws/b", &json!({"beacon": text})).await;
+        assert_eq!(refused.code(), "invalid_beacon", "{}", refused.body);
+    }
     let cleared = app.patch("/draws/b", &json!({"beacon": null})).await;
     assert!(cleared.body["beacon"].is_null());
     assert_eq!(
         app.patch("/draws/b", &json!({})).await.code(),
         "invalid_body"
-    );
-    assert_eq!(
-        app.patch("/draws/b", &json!({"beacon": 5})).await.code(),
-        "invalid_beacon"
     );
     let bought = json!({"payment_id": "p", "quantity": 2});
     assert!(
@@ -279,27 +285,26 @@ async fn a_beacon_is_set_until_the_close_and_a_value_needs_one_declared() {
             .status
             .is_success()
     );
-    assert_eq!(
-        app.post("/draws/b/close", &json!({})).await.status,
-        StatusCode::OK
-    );
-    let late = app.patch("/draws/b", &json!({"beacon": BEACON})).await;
-    assert_eq!(late.code(), "draw_closed", "{}", late.body);
-    // Without a declared beacon, a value chosen at draw time is refused.
-    let chosen = app
-        .post(
-            "/draws/b/winners",
-            &json!({"prizes": 1, "beacon_value": "7"}),
-        )
+    let closed = app.post("/draws/b/close", &json!({})).await;
+    assert_eq!(closed.status, StatusCode::OK);
+    assert_eq!(closed.body["eligible_count"], 2);
+    let late = app
+        .patch("/draws/b", &json!({"beacon": {"network": "quicknet"}}))
         .await;
-    assert_eq!(chosen.code(), "beacon_not_declared");
+    assert_eq!(late.code(), "draw_closed", "{}", late.body);
     let drawn = app.post("/draws/b/winners", &json!({"prizes": 1})).await;
     assert_eq!(drawn.status, StatusCode::CREATED, "{}", drawn.body);
-    assert!(drawn.body["proof"]["beacon_value"].is_null());
+    assert!(drawn.body["proof"]["beacon"].is_null());
     let eligible = app.get("/draws/b/eligible").await;
     assert_eq!(
-        verifiers_accept("nobeacon", &drawn.body, &eligible.body),
-        (true, true)
+        verifiers_accept(
+            "nobeacon",
+            &drawn.body,
+            &eligible.body,
+            Some(&closed.body),
+            None
+        ),
+        Verdicts::BOTH_PASS
     );
     let more = app.post("/draws/b/winners", &json!({"prizes": 3})).await;
     assert_eq!(more.code(), "winners_drawn");

@@ -114,10 +114,34 @@ impl From<TicketError> for Problem {
             TicketError::WinnersNotDrawn(_) => {
                 Problem::new(StatusCode::NOT_FOUND, "winners_not_drawn", detail)
             }
-            TicketError::BeaconValueRequired => {
-                Problem::bad_request("beacon_value_required", detail)
+            TicketError::UnknownBeaconNetwork { known, .. } => {
+                Problem::bad_request("unknown_beacon_network", detail).with("known", known)
             }
+            TicketError::BeaconSignatureRequired { round } => {
+                Problem::bad_request("beacon_signature_required", detail).with("round", round)
+            }
+            TicketError::InvalidBeaconSignature { round } => {
+                Problem::bad_request("invalid_beacon_signature", detail).with("round", round)
+            }
+            TicketError::WrongBeaconRound { round, .. } => {
+                Problem::bad_request("wrong_beacon_round", detail).with("round", round)
+            }
+            TicketError::BeaconNotPublished {
+                round,
+                publishes_at,
+            } => Problem::new(StatusCode::CONFLICT, "beacon_not_published", detail)
+                .with("round", round)
+                .with(
+                    "publishes_at",
+                    publishes_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                ),
             TicketError::BeaconNotDeclared => Problem::bad_request("beacon_not_declared", detail),
+            TicketError::RedrawPending(prize) => {
+                Problem::new(StatusCode::CONFLICT, "redraw_pending", detail).with("prize", prize)
+            }
+            TicketError::RedrawNotRequested => {
+                Problem::new(StatusCode::CONFLICT, "redraw_not_requested", detail)
+            }
             TicketError::NotEnoughEligible { eligible, .. } => {
                 Problem::new(StatusCode::CONFLICT, "not_enough_eligible", detail)
                     .with("eligible", eligible)

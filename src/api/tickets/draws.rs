@@ -14,9 +14,10 @@ use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
 use super::{DrawPath, free_text};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus, MAX_BEACON_LEN, MAX_NAME_LEN};
+use crate::domain::draw::{Draw, DrawConfig, DrawStatus, MAX_NAME_LEN};
 use crate::domain::ids::DrawId;
 use crate::domain::schedule::Schedule;
+use crate::domain::winners::{BeaconNetwork, MAX_NETWORK_NAME_LEN};
 use crate::json_input::optional_rfc3339;
 use crate::tickets::{DrawSummary, NewDraw};
 
@@ -51,10 +52,69 @@ pub(super) struct CreateDrawBody {
     #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(default, deserialize_with = "optional_rfc3339")]
     closes_at: Option<DateTime<Utc>>,
-    /// The public randomness whose value the winners will hash: free text, 1 to 200
-    /// characters.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
-    beacon: Option<String>,
+    /// The drand network whose round the winners will hash; Tally fixes the round at
+    /// the close.
+    beacon: Option<BeaconBody>,
+}
+
+/// A drand network by name: `quicknet`, or one the deployment adds.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BeaconBody {
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    network: String,
+}
+
+impl BeaconBody {
+    fn name(self) -> Result<String, Problem> {
+        let valid = (1..=MAX_NETWORK_NAME_LEN).contains(&self.network.len())
+            && self
+                .network
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(Problem::bad_request(
+                "invalid_beacon",
+                format!(
+                    "`beacon.network` is 1 to {MAX_NETWORK_NAME_LEN} letters, digits, `-` or `_`"
+                ),
+            ));
+        }
+        Ok(self.network)
+    }
+}
+
+/// The draw's drand network and, from the close on, the round its winners use.
+#[derive(Serialize, ToSchema)]
+pub(super) struct BeaconFields {
+    network: String,
+    scheme: &'static str,
+    /// Hex, as the network's chain information publishes it.
+    public_key: String,
+    /// Unix seconds of round 1.
+    genesis_time: i64,
+    /// Seconds between rounds.
+    period: u32,
+    /// Fixed at the close: the first round published more than 30 s after `frozen_at`.
+    round: Option<u64>,
+    /// When `round` is published.
+    round_published_at: Option<String>,
+}
+
+impl BeaconFields {
+    pub(super) fn new(network: &BeaconNetwork, round: Option<u64>) -> Self {
+        Self {
+            network: network.name().to_owned(),
+            scheme: network.scheme().as_str(),
+            public_key: network.public_key_hex(),
+            genesis_time: network.genesis_time(),
+            period: network.period(),
+            round,
+            round_published_at: round.and_then(|r| {
+                chrono::DateTime::from_timestamp_millis(network.published_at_ms(r)).map(timestamp)
+            }),
+        }
+    }
 }
 
 /// What every response says of a draw, lists included.
@@ -69,11 +129,20 @@ pub(super) struct DrawFields {
     status: DrawStatus,
     opens_at: Option<String>,
     closes_at: Option<String>,
-    beacon: Option<String>,
+    beacon: Option<BeaconFields>,
     /// Hex SHA-256 of the secret seed, from the first response on.
     seed_commitment: String,
-    /// Tickets of voided purchases: never sold again, never winning.
+    /// Tickets voided before the freeze: never sold again, never winning.
     voided: u64,
+    /// Tickets voided after the freeze: recorded, still in the frozen list; a winner
+    /// among them is flagged and redrawn with a reason.
+    late_voided: u64,
+    /// When the eligible list was frozen, at the close.
+    frozen_at: Option<String>,
+    /// The eligible tickets, fixed at the close.
+    eligible_count: Option<u64>,
+    /// Hex SHA-256 of the eligible bitmap, fixed at the close: keep this answer.
+    eligible_digest: Option<String>,
     /// When the winners were drawn.
     drawn_at: Option<String>,
     created_at: String,
@@ -91,9 +160,16 @@ impl DrawFields {
             status,
             opens_at: draw.schedule.opens_at().map(timestamp),
             closes_at: draw.schedule.closes_at().map(timestamp),
-            beacon: draw.beacon,
+            beacon: draw
+                .beacon
+                .as_ref()
+                .map(|n| BeaconFields::new(n, draw.frozen.as_ref().and_then(|f| f.beacon_round))),
             seed_commitment: draw.seed.commitment(),
             voided: draw.voided,
+            late_voided: draw.late_voided,
+            frozen_at: draw.frozen.as_ref().map(|f| timestamp(f.frozen_at)),
+            eligible_count: draw.frozen.as_ref().map(|f| f.eligible_count),
+            eligible_digest: draw.frozen.as_ref().map(|f| f.eligible_digest.clone()),
             drawn_at: draw.winners.map(|w| timestamp(w.drawn_at)),
             created_at: timestamp(draw.created_at),
         }
@@ -135,7 +211,7 @@ impl From<DrawSummary> for DrawBody {
             headers(("location" = String, description = "The draw's path"))),
         (status = 200, description = "The same draw existed", body = DrawBody,
             headers(("location" = String, description = "The draw's path"))),
-        (status = 400, description = "`invalid_total_tickets`, `invalid_max_per_purchase`, `invalid_max_per_payer`, `invalid_stripes`, `invalid_opens_at`, `invalid_closes_at`, `invalid_schedule`, `invalid_beacon`, `invalid_draw_id`, `invalid_name`"),
+        (status = 400, description = "`invalid_total_tickets`, `invalid_max_per_purchase`, `invalid_max_per_payer`, `invalid_stripes`, `invalid_opens_at`, `invalid_closes_at`, `invalid_schedule`, `invalid_beacon`, `unknown_beacon_network` (with `known`), `invalid_draw_id`, `invalid_name`"),
         (status = 409, description = "`draw_exists`: the id is taken by another body"),
     )
 )]
@@ -149,7 +225,7 @@ pub(super) async fn create_draw(
         config: DrawConfig::new(body.total_tickets, body.max_per_purchase, body.stripes)?
             .with_max_per_payer(body.max_per_payer)?,
         schedule: Schedule::new(body.opens_at, body.closes_at)?,
-        beacon: free_text("beacon", body.beacon, MAX_BEACON_LEN)?,
+        beacon: body.beacon.map(BeaconBody::name).transpose()?,
     };
     let created = state.tickets.create_draw(new).await?;
     let location = format!("/draws/{}", created.summary.draw.draw_id);
@@ -185,12 +261,13 @@ pub(super) async fn get_draw(
     Ok(Json(state.tickets.get_draw(&draw_id).await?.into()))
 }
 
-/// `{"beacon": "..."}` declares the beacon, `{"beacon": null}` withdraws it.
+/// `{"beacon": {"network": "quicknet"}}` declares the beacon, `{"beacon": null}`
+/// withdraws it.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PatchDrawBody {
-    /// Free text, 1 to 200 characters, or `null`.
-    #[schema(value_type = Option<String>, required = true, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
+    /// A network by name, or `null`.
+    #[schema(value_type = Option<BeaconBody>, required = true)]
     beacon: Value,
 }
 
@@ -205,7 +282,7 @@ pub(super) struct PatchDrawBody {
     request_body = PatchDrawBody,
     responses(
         (status = 200, description = "The draw", body = DrawBody),
-        (status = 400, description = "`invalid_beacon`, `invalid_draw_id`"),
+        (status = 400, description = "`invalid_beacon`, `unknown_beacon_network` (with `known`), `invalid_draw_id`"),
         (status = 404, description = "`draw_not_found`"),
         (status = 409, description = "`draw_closed`"),
     )
@@ -218,13 +295,16 @@ pub(super) async fn patch_draw(
     let draw_id = DrawId::parse(&draw_id)?;
     let beacon = match body.beacon {
         Value::Null => None,
-        Value::String(text) => free_text("beacon", Some(text), MAX_BEACON_LEN)?,
-        _ => {
-            return Err(Problem::bad_request(
-                "invalid_beacon",
-                "`beacon` must be a string or null",
-            ));
-        }
+        value => Some(
+            serde_json::from_value::<BeaconBody>(value)
+                .map_err(|_| {
+                    Problem::bad_request(
+                        "invalid_beacon",
+                        "`beacon` must be {\"network\": NAME} or null",
+                    )
+                })?
+                .name()?,
+        ),
     };
     Ok(Json(
         state.tickets.set_beacon(&draw_id, beacon).await?.into(),
@@ -233,7 +313,9 @@ pub(super) async fn patch_draw(
 
 /// Close a draw
 ///
-/// Once it returns no purchase can commit. Closing a closed draw changes nothing.
+/// Once it returns no purchase can commit, and the eligible list is frozen: its digest,
+/// count and beacon round are in the answer from then on. Closing a closed draw changes
+/// nothing.
 #[utoipa::path(
     post,
     path = "/draws/{draw_id}/close",

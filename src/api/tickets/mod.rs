@@ -15,8 +15,10 @@ use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
 use super::problem::Problem;
 
-/// Routes that compute a draw's whole eligible list, and so get the longer deadline.
-pub(super) const DRAWING_ROUTES: [&str; 3] = [
+/// Routes that compute a draw's whole eligible list, and so get the longer deadline (the
+/// close freezes it).
+pub(super) const DRAWING_ROUTES: [&str; 4] = [
+    "/draws/{draw_id}/close",
     "/draws/{draw_id}/winners",
     "/draws/{draw_id}/winners/{prize}/redraw",
     "/draws/{draw_id}/eligible",

@@ -14,25 +14,54 @@ use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
-use super::{DrawPath, free_text, required_text};
-use crate::domain::draw::MAX_BEACON_VALUE_LEN;
+use super::draws::BeaconFields;
+use super::{DrawPath, required_text};
+use crate::domain::draw::MAX_SIGNATURE_HEX_LEN;
 use crate::domain::ids::DrawId;
 use crate::domain::purchase::{MAX_REASON_LEN, hex};
 use crate::domain::winners::{ALGORITHM, MAX_PRIZES};
 use crate::store::winners::PickItem;
-use crate::tickets::Winners;
+use crate::tickets::{BeaconInput, Winners};
 
-/// How many prizes to draw, and the beacon's value when the draw declared a beacon.
+/// How many prizes to draw, and the signature of the draw's beacon round when it has a
+/// beacon.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DrawWinnersBody {
     /// 1 to 99.
     #[schema(minimum = 1, maximum = 99)]
     prizes: u32,
-    /// The declared beacon's published value (1 to 1,024 characters): required when the
-    /// draw declared a beacon, refused otherwise.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,1024}$")]
-    beacon_value: Option<String>,
+    /// The signature of the draw's round (`beacon.round` of the draw), in hex as drand
+    /// publishes it: required when the draw has a beacon, refused otherwise.
+    #[schema(pattern = "^[0-9a-fA-F]{2,192}$")]
+    beacon_signature: Option<String>,
+    /// The round the signature is of, if you want it checked: it must be the draw's.
+    beacon_round: Option<u64>,
+}
+
+/// A beacon signature as a body gives it: hex of at most a G2 signature's length.
+fn beacon_input(
+    signature: Option<String>,
+    round: Option<u64>,
+) -> Result<Option<BeaconInput>, Problem> {
+    match signature {
+        Some(signature)
+            if signature.is_empty()
+                || signature.len() > MAX_SIGNATURE_HEX_LEN
+                || !signature.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            Err(Problem::bad_request(
+                "invalid_beacon_signature",
+                format!("`beacon_signature` is hex, at most {MAX_SIGNATURE_HEX_LEN} digits"),
+            ))
+        }
+        Some(signature) => Ok(Some(BeaconInput { signature, round })),
+        None if round.is_some() => Err(Problem::bad_request(
+            "beacon_signature_required",
+            "`beacon_round` comes with `beacon_signature`",
+        )),
+        None => Ok(None),
+    }
 }
 
 /// A prize and the ticket that holds it now.
@@ -40,10 +69,13 @@ pub(super) struct DrawWinnersBody {
 struct PrizeBody {
     prize: u32,
     ticket: u64,
+    /// The purchase that holds the ticket: the buyer recognises their own.
     payment_id: String,
-    payer_id: Option<String>,
     pick: u64,
     drawn_at: String,
+    /// The ticket was voided after the freeze: the operator redraws the prize with a
+    /// reason.
+    voided: bool,
 }
 
 /// A winner that a redraw replaced.
@@ -52,55 +84,99 @@ struct ReplacedBody {
     prize: u32,
     ticket: u64,
     payment_id: String,
-    payer_id: Option<String>,
     pick: u64,
     replaced_by_pick: u64,
     reason: Option<String>,
     replaced_at: String,
 }
 
+/// A redraw asked for, whose pick waits for its round.
+#[derive(Serialize, ToSchema)]
+struct PendingRedrawBody {
+    prize: u32,
+    pick: u64,
+    reason: String,
+    requested_at: String,
+    /// The first round published more than 30 s after `requested_at`: give its
+    /// signature to make the pick.
+    beacon_round: u64,
+    round_published_at: Option<String>,
+}
+
+/// A ticket voided after the freeze: it stays in the list.
+#[derive(Serialize, ToSchema)]
+struct LateVoidBody {
+    ticket: u64,
+    payment_id: String,
+}
+
 /// One pick of the procedure: the first ones go to the prizes, each later one is a
-/// redraw.
+/// redraw, with its reason, request time and (with a beacon) its own round.
 #[derive(Serialize, ToSchema)]
 struct PickBody {
     pick: u64,
     prize: u32,
     ticket: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requested_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    beacon_round: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    beacon_signature: Option<String>,
+}
+
+/// The draw's beacon in the proof: the network, the round and its signature.
+#[derive(Serialize, ToSchema)]
+struct ProofBeaconBody {
+    #[serde(flatten)]
+    network: BeaconFields,
+    signature: String,
 }
 
 /// Everything needed to recompute the winners, with the eligible list of
-/// `GET /draws/{draw_id}/eligible`.
+/// `GET /draws/{draw_id}/eligible`; no personal data.
 #[derive(Serialize, ToSchema)]
 struct ProofBody {
-    /// `tally-draw-v1`.
+    /// `tally-draw-v2`.
     algorithm: &'static str,
     seed: String,
     seed_commitment: String,
-    beacon: Option<String>,
-    beacon_value: Option<String>,
     total_tickets: u64,
     prizes: u32,
     eligible_count: u64,
     eligible_digest: String,
+    frozen_at: String,
+    beacon: Option<ProofBeaconBody>,
     picks: Vec<PickBody>,
+    /// Every ticket voided after the freeze.
+    late_voids: Vec<LateVoidBody>,
 }
 
-/// The winners with the proof that anyone can recompute them from.
+/// The winners with the proof that anyone can recompute them from. It names tickets and
+/// purchases, never payers: it is meant to be published.
 #[derive(Serialize, ToSchema)]
 pub(super) struct WinnersBody {
     draw_id: String,
     prizes: Vec<PrizeBody>,
     history: Vec<ReplacedBody>,
+    pending_redraw: Option<PendingRedrawBody>,
     proof: ProofBody,
-}
-
-fn payer(pick: &PickItem) -> Option<String> {
-    pick.payer_id.as_ref().map(|p| p.to_string())
 }
 
 impl From<&Winners> for WinnersBody {
     fn from(winners: &Winners) -> Self {
         let draw = &winners.draw;
+        let frozen_at = draw
+            .frozen
+            .as_ref()
+            .map_or(winners.record.drawn_at, |f| f.frozen_at);
+        let published = |round: u64| {
+            draw.beacon.as_ref().and_then(|n| {
+                chrono::DateTime::from_timestamp_millis(n.published_at_ms(round)).map(timestamp)
+            })
+        };
         Self {
             draw_id: draw.draw_id.to_string(),
             prizes: winners
@@ -110,9 +186,9 @@ impl From<&Winners> for WinnersBody {
                     prize: p.prize,
                     ticket: p.pick.ticket,
                     payment_id: p.pick.payment_id.to_string(),
-                    payer_id: payer(p.pick),
                     pick: p.pick.pick,
                     drawn_at: timestamp(p.pick.at),
+                    voided: p.voided,
                 })
                 .collect(),
             history: winners
@@ -122,30 +198,44 @@ impl From<&Winners> for WinnersBody {
                     prize: r.pick.prize,
                     ticket: r.pick.ticket,
                     payment_id: r.pick.payment_id.to_string(),
-                    payer_id: payer(r.pick),
                     pick: r.pick.pick,
                     replaced_by_pick: r.replaced_by.pick,
                     reason: r.replaced_by.reason.clone(),
                     replaced_at: timestamp(r.replaced_by.at),
                 })
                 .collect(),
+            pending_redraw: draw.pending_redraw.as_ref().map(|p| PendingRedrawBody {
+                prize: p.prize,
+                pick: p.pick,
+                reason: p.reason.clone(),
+                requested_at: timestamp(p.requested_at),
+                beacon_round: p.beacon_round,
+                round_published_at: published(p.beacon_round),
+            }),
             proof: ProofBody {
                 algorithm: ALGORITHM,
                 seed: draw.seed.reveal(),
                 seed_commitment: draw.seed.commitment(),
-                beacon: draw.beacon.clone(),
-                beacon_value: winners.record.beacon_value.clone(),
                 total_tickets: draw.config.total_tickets(),
                 prizes: winners.record.prizes,
                 eligible_count: winners.record.eligible_count,
                 eligible_digest: winners.record.eligible_digest.clone(),
-                picks: winners
-                    .picks
+                frozen_at: timestamp(frozen_at),
+                beacon: draw
+                    .beacon
+                    .as_ref()
+                    .zip(winners.record.beacon.as_ref())
+                    .map(|(network, round)| ProofBeaconBody {
+                        network: BeaconFields::new(network, Some(round.round)),
+                        signature: round.signature.clone(),
+                    }),
+                picks: winners.picks.iter().map(pick_body).collect(),
+                late_voids: winners
+                    .late_voids
                     .iter()
-                    .map(|p| PickBody {
-                        pick: p.pick,
-                        prize: p.prize,
-                        ticket: p.ticket,
+                    .map(|t| LateVoidBody {
+                        ticket: t.number,
+                        payment_id: t.payment_id.to_string(),
                     })
                     .collect(),
             },
@@ -153,9 +243,22 @@ impl From<&Winners> for WinnersBody {
     }
 }
 
+fn pick_body(pick: &PickItem) -> PickBody {
+    PickBody {
+        pick: pick.pick,
+        prize: pick.prize,
+        ticket: pick.ticket,
+        reason: pick.reason.clone(),
+        requested_at: pick.requested_at.map(timestamp),
+        beacon_round: pick.beacon.as_ref().map(|b| b.round),
+        beacon_signature: pick.beacon.as_ref().map(|b| b.signature.clone()),
+    }
+}
+
 /// Draw the winners
 ///
-/// Once: the same body again answers `200` with the same winners. A draw past its
+/// Once, from the list frozen at the close and, with a beacon, the randomness of the
+/// draw's round: the same body again answers `200` with the same winners. A draw past its
 /// `closes_at` is closed first.
 #[utoipa::path(
     post,
@@ -166,9 +269,9 @@ impl From<&Winners> for WinnersBody {
     responses(
         (status = 201, description = "Drawn now", body = WinnersBody),
         (status = 200, description = "Drawn before with this body", body = WinnersBody),
-        (status = 400, description = "`invalid_prizes`, `beacon_value_required`, `beacon_not_declared`, `invalid_beacon_value`, `invalid_draw_id`"),
+        (status = 400, description = "`invalid_prizes`, `beacon_signature_required` (with `round`), `invalid_beacon_signature` (with `round`), `wrong_beacon_round` (with `round`), `beacon_not_declared`, `invalid_draw_id`"),
         (status = 404, description = "`draw_not_found`"),
-        (status = 409, description = "`draw_open` (close it first), `winners_drawn` (with another body), `not_enough_eligible` (with `eligible`)"),
+        (status = 409, description = "`draw_open` (close it first), `beacon_not_published` (with `round` and `publishes_at`), `winners_drawn` (with another body), `not_enough_eligible` (with `eligible`)"),
     )
 )]
 pub(super) async fn draw_winners(
@@ -183,10 +286,10 @@ pub(super) async fn draw_winners(
             format!("`prizes` must be between 1 and {MAX_PRIZES}"),
         ));
     }
-    let beacon_value = free_text("beacon_value", body.beacon_value, MAX_BEACON_VALUE_LEN)?;
+    let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;
     let winners = state
         .tickets
-        .draw_winners(&draw_id, body.prizes, beacon_value)
+        .draw_winners(&draw_id, body.prizes, beacon)
         .await?;
     let status = if winners.drawn_now {
         StatusCode::CREATED
@@ -217,7 +320,8 @@ pub(super) async fn get_winners(
     Ok(Json(WinnersBody::from(&winners)))
 }
 
-/// Why a prize is drawn again.
+/// Why a prize is drawn again, and (to make the pick of a redraw asked for) the
+/// signature of its round.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RedrawBody {
@@ -225,6 +329,11 @@ pub(super) struct RedrawBody {
     /// redraw with the same reason makes the request a repeat.
     #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,500}$")]
     reason: Option<String>,
+    /// The signature of `pending_redraw.beacon_round`, in hex: makes the pick.
+    #[schema(pattern = "^[0-9a-fA-F]{2,192}$")]
+    beacon_signature: Option<String>,
+    /// The round the signature is of, if you want it checked.
+    beacon_round: Option<u64>,
 }
 
 /// A prize of a draw.
@@ -241,7 +350,9 @@ pub(super) struct PrizePath {
 /// Redraw a prize
 ///
 /// The prize's winner is replaced by the next pick of the same procedure; `history`
-/// keeps the replaced winner.
+/// keeps the replaced winner. In a draw with a beacon, the first call (a reason, no
+/// signature) asks for the redraw and answers `202` with `pending_redraw`, whose round is
+/// fixed then; the same reason with that round's signature makes the pick.
 #[utoipa::path(
     post,
     path = "/draws/{draw_id}/winners/{prize}/redraw",
@@ -250,10 +361,11 @@ pub(super) struct PrizePath {
     request_body = RedrawBody,
     responses(
         (status = 201, description = "Redrawn now", body = WinnersBody),
-        (status = 200, description = "The prize's latest redraw had this reason", body = WinnersBody),
-        (status = 400, description = "`invalid_reason`, `invalid_prize`, `invalid_draw_id`"),
+        (status = 202, description = "Asked for now: `pending_redraw` names the round", body = WinnersBody),
+        (status = 200, description = "The prize's latest redraw had this reason, or it waits for its round", body = WinnersBody),
+        (status = 400, description = "`invalid_reason`, `invalid_prize`, `invalid_draw_id`, `invalid_beacon_signature` (with `round`), `wrong_beacon_round` (with `round`), `beacon_signature_required`, `beacon_not_declared`"),
         (status = 404, description = "`prize_not_found`, `winners_not_drawn`, `draw_not_found`"),
-        (status = 409, description = "`winner_changed` (another redraw replaced that winner meanwhile), `not_enough_eligible` (with `eligible`)"),
+        (status = 409, description = "`winner_changed` (another redraw replaced that winner meanwhile), `redraw_pending` (with `prize`: another redraw waits for its round), `redraw_not_requested` (ask without a signature first), `beacon_not_published` (with `round` and `publishes_at`), `not_enough_eligible` (with `eligible`)"),
     )
 )]
 pub(super) async fn redraw(
@@ -266,11 +378,15 @@ pub(super) async fn redraw(
         Problem::bad_request("invalid_prize", "the prize must be a positive integer")
     })?;
     let reason = required_text("reason", body.reason, MAX_REASON_LEN)?;
-    let winners = state.tickets.redraw(&draw_id, prize, &reason).await?;
-    let status = if winners.drawn_now {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
+    let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;
+    let winners = state
+        .tickets
+        .redraw(&draw_id, prize, &reason, beacon)
+        .await?;
+    let status = match (winners.drawn_now, &winners.draw.pending_redraw) {
+        (true, Some(_)) => StatusCode::ACCEPTED,
+        (true, None) => StatusCode::CREATED,
+        (false, _) => StatusCode::OK,
     };
     Ok((status, Json(WinnersBody::from(&winners))))
 }
@@ -291,7 +407,8 @@ pub(super) struct EligibleBody {
 
 /// The eligible list
 ///
-/// Once the winners are drawn, the very list they were drawn from.
+/// The list frozen at the close: the very list the winners are drawn from. A draw past
+/// its `closes_at` is closed first.
 #[utoipa::path(
     get,
     path = "/draws/{draw_id}/eligible",

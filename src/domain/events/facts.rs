@@ -59,14 +59,16 @@ pub struct WinnersDrawn {
     pub draw_id: String,
     /// How many prizes were drawn.
     pub prizes: u32,
-    /// How many tickets could win: sold and not voided when the draw closed.
+    /// How many tickets could win: sold and not voided when the list was frozen at the
+    /// close.
     pub eligible_count: u64,
     /// Hex SHA-256 of the eligible list, as `GET /draws/{draw_id}/eligible` serves it.
     pub eligible_digest: String,
-    /// The declared beacon's value that the drawing hashed, when the draw declared one.
+    /// The round of the draw's drand network that the drawing hashed, when the draw
+    /// declared a beacon.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
-    pub beacon_value: Option<String>,
+    pub beacon_round: Option<u64>,
     /// When the winners were drawn (RFC 3339, UTC, milliseconds).
     pub drawn_at: String,
 }

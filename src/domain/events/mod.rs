@@ -118,7 +118,7 @@ impl DomainEvent {
             prizes: record.prizes,
             eligible_count: record.eligible_count,
             eligible_digest: record.eligible_digest.clone(),
-            beacon_value: record.beacon_value.clone(),
+            beacon_round: record.beacon.as_ref().map(|b| b.round),
             drawn_at: timestamp(record.drawn_at),
         })
     }

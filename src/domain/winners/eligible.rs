@@ -1,14 +1,8 @@
-//! The eligible list of `tally-draw-v1` and its public form: a bitmap of `total_tickets`
+//! The eligible list of `tally-draw-v2` and its public form: a bitmap of `total_tickets`
 //! bits where bit `i` stands for ticket `i + 1`, in byte `i / 8` at bit `i % 8` counted
 //! from the least significant bit. The padding bits of the last byte are zero.
 
-use std::num::NonZeroUsize;
-use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use sha2::{Digest, Sha256};
-
-use crate::domain::permutation::Permutation;
 
 /// Why a bitmap or a list of voided tickets does not fit the draw.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,26 +29,11 @@ pub struct EligibleSet {
 }
 
 impl EligibleSet {
-    /// The sold tickets: the images under `permutation` of the sold permutation indices,
-    /// plus one, computed on `threads` threads.
-    pub fn sold(permutation: &Permutation, sold: &[Range<u64>], threads: NonZeroUsize) -> Self {
-        let total = permutation.size();
-        let words: Vec<AtomicU64> = (0..total.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-        std::thread::scope(|scope| {
-            for part in split(sold, threads.get()) {
-                let words = &words;
-                scope.spawn(move || {
-                    for index in part.into_iter().flatten() {
-                        let bit = permutation.apply(index);
-                        words[(bit / 64) as usize].fetch_or(1 << (bit % 64), Ordering::Relaxed);
-                    }
-                });
-            }
-        });
-        Self {
-            total,
-            words: words.into_iter().map(AtomicU64::into_inner).collect(),
-        }
+    /// A set of `total` tickets from its words: bit `i % 64` of word `i / 64` is ticket
+    /// `i + 1`.
+    pub(super) fn from_words(total: u64, words: Vec<u64>) -> Self {
+        debug_assert_eq!(words.len() as u64, total.div_ceil(64));
+        Self { total, words }
     }
 
     /// Takes voided tickets out; each must have been sold.
@@ -140,28 +119,6 @@ impl EligibleSet {
     }
 }
 
-/// Cuts the sold ranges into `parts` runs of about equal length.
-fn split(ranges: &[Range<u64>], parts: usize) -> Vec<Vec<Range<u64>>> {
-    let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-    let share = total.div_ceil(parts as u64).max(1);
-    let mut out = vec![Vec::new()];
-    let mut filled = 0;
-    for range in ranges {
-        let mut start = range.start;
-        while start < range.end {
-            if filled == share {
-                out.push(Vec::new());
-                filled = 0;
-            }
-            let end = range.end.min(start + (share - filled));
-            out.last_mut().expect("never empty").push(start..end);
-            filled += end - start;
-            start = end;
-        }
-    }
-    out
-}
-
 /// Words per block of the running counts that find the n-th remaining ticket.
 const BLOCK_WORDS: usize = 64;
 
@@ -224,36 +181,11 @@ impl Remaining {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::permutation::PermutationKey;
-
-    fn threads(n: usize) -> NonZeroUsize {
-        NonZeroUsize::new(n).unwrap()
-    }
-
-    #[test]
-    fn sold_tickets_are_the_images_of_the_sold_indices_on_any_number_of_threads() {
-        let permutation = Permutation::new(1_000, &PermutationKey::from_bytes(&[4; 16]).unwrap());
-        let sold = [0..10, 500..510, 990..1_000];
-        let expected: Vec<u64> = {
-            let mut t: Vec<u64> = sold
-                .iter()
-                .flat_map(|r| r.clone())
-                .map(|i| permutation.apply(i) + 1)
-                .collect();
-            t.sort();
-            t
-        };
-        for n in [1, 2, 3, 7] {
-            let set = EligibleSet::sold(&permutation, &sold, threads(n));
-            assert_eq!(set.tickets().collect::<Vec<_>>(), expected, "{n} threads");
-            assert_eq!(set.count(), 30);
-        }
-    }
+    use crate::domain::winners::sold::tests::sold_set;
 
     #[test]
     fn the_bitmap_is_lsb_first_in_ticket_order_and_round_trips() {
-        let permutation = Permutation::new(12, &PermutationKey::from_bytes(&[1; 16]).unwrap());
-        let mut set = EligibleSet::sold(&permutation, &[0..6, 6..12], threads(1));
+        let mut set = sold_set(12, &[0..6, 6..12]);
         set.remove_voided(&[2, 9, 10, 11, 12]).unwrap();
         // Tickets 1, 3..=8: byte 0 = 0b1111_1101; byte 1 holds tickets 9..=12 and padding.
         assert_eq!(set.to_bitmap(), vec![0b1111_1101, 0]);
@@ -275,8 +207,7 @@ mod tests {
     #[test]
     fn remaining_hands_out_the_nth_ticket_in_ascending_order() {
         let total = 20_000u64;
-        let permutation = Permutation::new(total, &PermutationKey::from_bytes(&[9; 16]).unwrap());
-        let set = EligibleSet::sold(&permutation, &[0..7_000, 12_000..15_000], threads(2));
+        let set = sold_set(total, &[0..7_000, 12_000..15_000]);
         let mut list: Vec<u64> = set.tickets().collect();
         let mut remaining = Remaining::new(&set);
         for index in [0u64, 9_999, 4_321, 17, 5_000, 0] {

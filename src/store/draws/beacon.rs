@@ -8,9 +8,10 @@ use super::super::codec::{key, s, timestamp};
 use super::super::error::sdk_error;
 use super::super::table::unless_held;
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
-use super::item::{BEACON, CLOSES_AT, STATUS, decode_draw};
+use super::item::{BEACON, CLOSES_AT, STATUS, decode_draw, encode_network};
 use crate::domain::draw::{Draw, DrawStatus};
 use crate::domain::ids::DrawId;
+use crate::domain::winners::BeaconNetwork;
 
 /// What a change of the beacon found.
 #[derive(Debug)]
@@ -28,7 +29,7 @@ impl Store {
     pub async fn set_beacon(
         &self,
         draw_id: &DrawId,
-        beacon: Option<&str>,
+        beacon: Option<&BeaconNetwork>,
         now: DateTime<Utc>,
     ) -> Result<Option<BeaconChange>, StoreError> {
         unless_held(|| self.set_beacon_once(draw_id, beacon, now)).await
@@ -37,7 +38,7 @@ impl Store {
     async fn set_beacon_once(
         &self,
         draw_id: &DrawId,
-        beacon: Option<&str>,
+        beacon: Option<&BeaconNetwork>,
         now: DateTime<Utc>,
     ) -> Result<Option<BeaconChange>, StoreError> {
         self.write_meter().single_write(1);
@@ -61,7 +62,7 @@ impl Store {
         request = match beacon {
             Some(beacon) => request
                 .update_expression("SET #beacon = :beacon")
-                .expression_attribute_values(":beacon", s(beacon)),
+                .expression_attribute_values(":beacon", encode_network(beacon)),
             None => request.update_expression("REMOVE #beacon"),
         };
         match request.send().await {

@@ -1,5 +1,5 @@
-//! The draw item's attributes: settings, secrets, status, voids and the record of the
-//! winners.
+//! The draw item's attributes: settings, secrets, status, voids, the frozen eligible
+//! list, the record of the winners and a pending redraw.
 
 use std::collections::HashMap;
 
@@ -8,11 +8,12 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::super::{PARTITION_KEY, StoreError, keys};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus, WinnersRecord};
+use crate::domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
 use crate::domain::ids::DrawId;
 use crate::domain::permutation::PermutationKey;
 use crate::domain::schedule::Schedule;
 use crate::domain::seed::DrawSeed;
+use crate::domain::winners::{BeaconNetwork, RoundSignature, Scheme};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
 /// earlier write.
@@ -23,8 +24,14 @@ pub(crate) const STATUS: &str = "status";
 pub(super) const BEACON: &str = "beacon";
 const CREATED_BEACON: &str = "created_beacon";
 pub(super) const CLOSES_AT: &str = "closes_at";
-/// Tickets of voided purchases.
+/// Tickets of purchases voided before the freeze.
 pub(crate) const VOIDED: &str = "voided";
+/// Tickets of purchases voided after the freeze.
+pub(crate) const LATE_VOIDED: &str = "late_voided";
+/// The eligible list fixed at the close (a map), once it is.
+pub(crate) const FROZEN: &str = "frozen";
+/// A redraw whose round is not resolved yet (a map).
+pub(crate) const PENDING_REDRAW: &str = "pending_redraw";
 /// What the draw records of its winners (a map), once drawn.
 pub(crate) const WINNERS: &str = "winners";
 /// Picks made: the prizes, then one per redraw.
@@ -50,7 +57,7 @@ pub(super) fn encode_draw(draw: &Draw) -> Item {
         item.insert(CLOSES_AT.into(), timestamp(at));
     }
     if let Some(beacon) = &draw.beacon {
-        item.insert(BEACON.into(), s(beacon));
+        item.insert(BEACON.into(), encode_network(beacon));
     }
     if let Some(beacon) = &draw.created_beacon {
         item.insert(CREATED_BEACON.into(), s(beacon));
@@ -77,6 +84,74 @@ pub(super) fn encode_draw(draw: &Draw) -> Item {
     item
 }
 
+/// A drand network as the draw keeps it: its definition when it was declared, so that a
+/// change of the deployment's networks never changes a draw's.
+pub(crate) fn encode_network(network: &BeaconNetwork) -> AttributeValue {
+    AttributeValue::M(HashMap::from([
+        ("name".to_owned(), s(network.name())),
+        ("scheme".to_owned(), s(network.scheme().as_str())),
+        ("public_key".to_owned(), s(network.public_key_hex())),
+        ("genesis_time".to_owned(), n(network.genesis_time())),
+        ("period".to_owned(), n(network.period())),
+    ]))
+}
+
+fn decode_network(map: &Item) -> Result<BeaconNetwork, StoreError> {
+    let r = Reader::new(map);
+    let scheme = r.parsed("scheme", Scheme::parse)?;
+    BeaconNetwork::new(
+        r.str("name")?,
+        scheme,
+        r.str("public_key")?,
+        r.num("genesis_time")?,
+        r.num("period")?,
+    )
+    .map_err(|e| r.corrupt(e.to_string()))
+}
+
+pub(crate) fn encode_frozen(frozen: &Frozen) -> AttributeValue {
+    let mut map = HashMap::from([
+        ("eligible_count".to_owned(), n(frozen.eligible_count)),
+        ("eligible_digest".to_owned(), s(&frozen.eligible_digest)),
+        ("frozen_at".to_owned(), timestamp(frozen.frozen_at)),
+    ]);
+    if let Some(round) = frozen.beacon_round {
+        map.insert("beacon_round".to_owned(), n(round));
+    }
+    AttributeValue::M(map)
+}
+
+fn decode_frozen(map: &Item) -> Result<Frozen, StoreError> {
+    let r = Reader::new(map);
+    Ok(Frozen {
+        eligible_count: r.num("eligible_count")?,
+        eligible_digest: r.str("eligible_digest")?.to_owned(),
+        frozen_at: r.parsed("frozen_at", parse_timestamp)?,
+        beacon_round: r.opt_num("beacon_round")?,
+    })
+}
+
+pub(crate) fn encode_pending(pending: &PendingRedraw) -> AttributeValue {
+    AttributeValue::M(HashMap::from([
+        ("prize".to_owned(), n(pending.prize)),
+        ("pick".to_owned(), n(pending.pick)),
+        ("reason".to_owned(), s(&pending.reason)),
+        ("requested_at".to_owned(), timestamp(pending.requested_at)),
+        ("beacon_round".to_owned(), n(pending.beacon_round)),
+    ]))
+}
+
+fn decode_pending(map: &Item) -> Result<PendingRedraw, StoreError> {
+    let r = Reader::new(map);
+    Ok(PendingRedraw {
+        prize: r.num("prize")?,
+        pick: r.num("pick")?,
+        reason: r.str("reason")?.to_owned(),
+        requested_at: r.parsed("requested_at", parse_timestamp)?,
+        beacon_round: r.num("beacon_round")?,
+    })
+}
+
 pub(crate) fn encode_winners(record: &WinnersRecord) -> AttributeValue {
     let mut map = HashMap::from([
         ("prizes".to_owned(), n(record.prizes)),
@@ -84,8 +159,9 @@ pub(crate) fn encode_winners(record: &WinnersRecord) -> AttributeValue {
         ("eligible_digest".to_owned(), s(&record.eligible_digest)),
         ("drawn_at".to_owned(), timestamp(record.drawn_at)),
     ]);
-    if let Some(value) = &record.beacon_value {
-        map.insert("beacon_value".to_owned(), s(value));
+    if let Some(beacon) = &record.beacon {
+        map.insert("beacon_round".to_owned(), n(beacon.round));
+        map.insert("beacon_signature".to_owned(), s(&beacon.signature));
     }
     AttributeValue::M(map)
 }
@@ -95,9 +171,16 @@ fn decode_winners(draw: &Reader, picks: u64) -> Result<Option<WinnersRecord>, St
         return Ok(None);
     };
     let r = Reader::new(map);
+    let beacon = match (r.opt_num("beacon_round")?, r.opt_str("beacon_signature")?) {
+        (Some(round), Some(signature)) => Some(RoundSignature {
+            round,
+            signature: signature.to_owned(),
+        }),
+        _ => None,
+    };
     Ok(Some(WinnersRecord {
         prizes: r.num("prizes")?,
-        beacon_value: r.opt_str("beacon_value")?.map(str::to_owned),
+        beacon,
         eligible_count: r.num("eligible_count")?,
         eligible_digest: r.str("eligible_digest")?.to_owned(),
         picks,
@@ -137,7 +220,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         name: r.opt_str("name")?.map(str::to_owned),
         config,
         schedule,
-        beacon: r.opt_str(BEACON)?.map(str::to_owned),
+        beacon: r.map(BEACON)?.map(decode_network).transpose()?,
         created_beacon: r.opt_str(CREATED_BEACON)?.map(str::to_owned),
         key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
             .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
@@ -145,7 +228,10 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
             .ok_or_else(|| corrupt("`seed` has the wrong length"))?,
         status: r.parsed(STATUS, DrawStatus::parse)?,
         voided: r.opt_num(VOIDED)?.unwrap_or(0),
+        late_voided: r.opt_num(LATE_VOIDED)?.unwrap_or(0),
+        frozen: r.map(FROZEN)?.map(decode_frozen).transpose()?,
         winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
+        pending_redraw: r.map(PENDING_REDRAW)?.map(decode_pending).transpose()?,
         created_at: r.parsed("created_at", parse_timestamp)?,
     })
 }

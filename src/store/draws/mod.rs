@@ -2,6 +2,7 @@
 //! claims of stripe ends, the cursors.
 
 mod beacon;
+mod freeze;
 mod item;
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -9,7 +10,11 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditi
 use chrono::Utc;
 
 pub use beacon::BeaconChange;
-pub(crate) use item::{PICKS, STATUS, VOIDED, WINNERS, decode_draw, encode_winners, winners_of};
+pub use freeze::Freeze;
+pub(crate) use item::{
+    FROZEN, LATE_VOIDED, PENDING_REDRAW, PICKS, STATUS, VOIDED, WINNERS, decode_draw,
+    encode_pending, encode_winners, winners_of,
+};
 
 use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::sdk_error;

@@ -1,6 +1,7 @@
 //! The eligible list of a closed draw, from the table: the sold permutation indices that
-//! the stripe cursors name, their images under the draw's permutation, less the voided
-//! tickets.
+//! the stripe cursors name, their images under the draw's permutation, less the tickets
+//! voided before the freeze. This is the one function that says which tickets may win:
+//! the freeze and every later read of the list call it.
 
 use std::num::NonZeroUsize;
 use std::ops::Range;
@@ -45,36 +46,17 @@ impl TicketService {
             sold.push(indices.start..indices.start + counters.bottom);
             sold.push(indices.end - counters.top..indices.end);
         }
-        let mut reads = 0;
         let voided = loop {
-            let voided = self.store().voided_tickets(&draw.draw_id).await?;
-            reads += 1;
-            match (voided.len() as u64).cmp(&draw.voided) {
-                std::cmp::Ordering::Equal => break voided,
-                // A void committed after the draw was read: read the draw again.
-                std::cmp::Ordering::Greater => {
-                    draw = self
-                        .store()
-                        .get_draw(&draw.draw_id)
-                        .await?
-                        .ok_or_else(|| TicketError::DrawNotFound(draw.draw_id.clone()))?;
-                }
-                std::cmp::Ordering::Less if reads < INDEX_READS => {
-                    tokio::time::sleep(INDEX_WAIT).await;
-                }
-                std::cmp::Ordering::Less => {
-                    warn!(
-                        listed = voided.len(),
-                        voided = draw.voided,
-                        "the index of voided tickets lags"
-                    );
-                    return Err(StoreError::Unavailable {
-                        operation: "Query",
-                        reason: "the index of voided tickets lags behind the draw".into(),
-                    }
-                    .into());
-                }
+            let voided = self.indexed_voids(&draw, false).await?;
+            if voided.len() as u64 == draw.voided {
+                break voided;
             }
+            // A void committed after the draw was read: read the draw again.
+            draw = self
+                .store()
+                .get_draw(&draw.draw_id)
+                .await?
+                .ok_or_else(|| TicketError::DrawNotFound(draw.draw_id.clone()))?;
         };
         let permutation = Permutation::new(draw.config.total_tickets(), &draw.key);
         let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
@@ -94,5 +76,41 @@ impl TicketService {
             "eligible list computed"
         );
         Ok(Eligible { set, draw })
+    }
+
+    /// The voided tickets of `draw` from the index (voided before the freeze, or after it
+    /// when `late`): at least as many as the draw counts, read strongly consistent, so a
+    /// lagging index is waited for, never trusted.
+    pub(super) async fn indexed_voids(
+        &self,
+        draw: &Draw,
+        late: bool,
+    ) -> Result<Vec<u64>, TicketError> {
+        let expected = if late { draw.late_voided } else { draw.voided };
+        for read in 1..=INDEX_READS {
+            let listed = if late {
+                self.store().late_voided_tickets(&draw.draw_id).await?
+            } else {
+                self.store().voided_tickets(&draw.draw_id).await?
+            };
+            if listed.len() as u64 >= expected {
+                return Ok(listed);
+            }
+            if read < INDEX_READS {
+                tokio::time::sleep(INDEX_WAIT).await;
+            } else {
+                warn!(
+                    listed = listed.len(),
+                    voided = expected,
+                    late,
+                    "the index of voided tickets lags"
+                );
+            }
+        }
+        Err(StoreError::Unavailable {
+            operation: "Query",
+            reason: "the index of voided tickets lags behind the draw".into(),
+        }
+        .into())
     }
 }

@@ -1,33 +1,43 @@
-//! Drawing the winners once, redrawing a prize with a reason, and reading them back with
-//! everything needed to check them (`tally-draw-v1`, docs/winners.md).
+//! Drawing the winners once, from the list frozen at the close and the beacon round fixed
+//! with it; redrawing a prize with a reason and a round of its own; reading them back with
+//! everything needed to check them (`tally-draw-v2`, docs/winners.md).
 
 mod eligible;
 mod redraw;
 
 use std::collections::HashMap;
 
-use chrono::Utc;
+use sha2::{Digest, Sha256};
 use tracing::{info, instrument};
 
 pub(crate) use eligible::Eligible;
 
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, DrawStatus, WinnersRecord};
+use crate::domain::draw::{Draw, WinnersRecord};
 use crate::domain::ids::DrawId;
-use crate::domain::purchase::hex;
-use crate::domain::winners::{DrawInputs, EligibleSet, Picks};
+use crate::domain::purchase::{Ticket, hex};
+use crate::domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
 use crate::store::winners::{PickItem, Recorded};
 use crate::store::{StoreError, backoff};
 
-/// Attempts at recording the winners while voids or other writers move the draw.
+/// Attempts at recording the winners while other writers move the draw.
 const MAX_ATTEMPTS: u32 = 8;
 
-/// A drawn draw: its record (the seed is public now) and every pick in order.
+/// A beacon round's signature as a request gives it, and the round it says it is of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BeaconInput {
+    pub signature: String,
+    pub round: Option<u64>,
+}
+
+/// A drawn draw: its record (the seed is public now), every pick in order, and the
+/// tickets voided after the freeze.
 #[derive(Debug, Clone)]
 pub struct Winners {
     pub draw: Draw,
     pub record: WinnersRecord,
     pub picks: Vec<PickItem>,
+    pub late_voids: Vec<Ticket>,
     /// `false` when this call found them drawn (a repeat).
     pub drawn_now: bool,
 }
@@ -37,6 +47,8 @@ pub struct Winners {
 pub struct Prize<'a> {
     pub prize: u32,
     pub pick: &'a PickItem,
+    /// The ticket was voided after the freeze: a redraw with a reason replaces it.
+    pub voided: bool,
 }
 
 /// A winner that a redraw replaced, with the redraw's reason and time.
@@ -51,7 +63,12 @@ impl Winners {
         (1..=self.record.prizes)
             .filter_map(|prize| {
                 let pick = self.picks.iter().rev().find(|p| p.prize == prize)?;
-                Some(Prize { prize, pick })
+                let voided = self.late_voids.iter().any(|t| t.number == pick.ticket);
+                Some(Prize {
+                    prize,
+                    pick,
+                    voided,
+                })
             })
             .collect()
     }
@@ -71,53 +88,49 @@ impl Winners {
     }
 
     pub fn inputs(&self) -> Result<DrawInputs, StoreError> {
-        inputs(
-            &self.draw,
-            self.record.beacon_value.clone(),
-            &self.record.eligible_digest,
-        )
+        inputs(&self.draw, &self.record.eligible_digest)
     }
 }
 
-fn inputs(
-    draw: &Draw,
-    beacon_value: Option<String>,
-    digest: &str,
-) -> Result<DrawInputs, StoreError> {
-    let digest = (0..32)
-        .map(|i| u8::from_str_radix(digest.get(2 * i..2 * i + 2).unwrap_or(""), 16).ok())
-        .collect::<Option<Vec<u8>>>()
-        .and_then(|d| d.try_into().ok())
+fn inputs(draw: &Draw, digest: &str) -> Result<DrawInputs, StoreError> {
+    let digest = crate::domain::winners::hex::decode32(digest)
         .ok_or_else(|| StoreError::Invariant("the stored eligible digest is not hex".into()))?;
     Ok(DrawInputs {
-        seed: draw.seed.clone(),
-        beacon_value: beacon_value.unwrap_or_default(),
+        seed: *draw.seed.as_bytes(),
         digest,
     })
 }
 
+/// SHA-256 of a round's signature: the randomness a pick hashes; empty without a beacon.
+fn randomness(beacon: Option<&RoundSignature>) -> Vec<u8> {
+    beacon
+        .and_then(|b| crate::domain::winners::hex::decode(&b.signature))
+        .map_or_else(Vec::new, |sig| Sha256::digest(sig).to_vec())
+}
+
 impl TicketService {
-    /// Draws the winners of a closed draw once: `prizes` picks from the eligible tickets.
-    /// The same request again answers the same winners; another is refused.
-    #[instrument(skip(self))]
+    /// Draws the winners of a closed draw once: `prizes` picks from the frozen eligible
+    /// list, with the randomness of the draw's beacon round. The same request again
+    /// answers the same winners; another is refused.
+    #[instrument(skip(self, beacon))]
     pub async fn draw_winners(
         &self,
         draw_id: &DrawId,
         prizes: u32,
-        beacon_value: Option<String>,
+        beacon: Option<BeaconInput>,
     ) -> Result<Winners, TicketError> {
         for attempt in 1..=MAX_ATTEMPTS {
             let draw = self.readable_draw(draw_id).await?;
             if draw.winners.is_some() {
-                return self.same_winners(draw, prizes, &beacon_value).await;
+                return self.same_winners(draw, prizes, beacon.as_ref()).await;
             }
-            let draw = self.sealed(draw).await?;
-            match (&draw.beacon, &beacon_value) {
-                (Some(_), None) => return Err(TicketError::BeaconValueRequired),
-                (None, Some(_)) => return Err(TicketError::BeaconNotDeclared),
-                _ => {}
-            }
-            let Eligible { set, draw } = self.eligible(draw).await?;
+            let draw = self.closed_and_frozen(draw).await?;
+            let frozen = draw
+                .frozen
+                .clone()
+                .ok_or_else(|| StoreError::Invariant("a frozen draw has no list".into()))?;
+            let round = self.verified_round(&draw, frozen.beacon_round, beacon.as_ref())?;
+            let Eligible { set, draw } = self.frozen_list(draw).await?;
             if set.count() < u64::from(prizes) {
                 return Err(TicketError::NotEnoughEligible {
                     eligible: set.count(),
@@ -126,35 +139,41 @@ impl TicketService {
             }
             let record = WinnersRecord {
                 prizes,
-                beacon_value: beacon_value.clone(),
-                eligible_count: set.count(),
-                eligible_digest: hex(&set.digest()),
+                beacon: round,
+                eligible_count: frozen.eligible_count,
+                eligible_digest: frozen.eligible_digest,
                 picks: u64::from(prizes),
-                drawn_at: Utc::now(),
+                drawn_at: self.now(),
             };
-            let inputs = inputs(&draw, beacon_value.clone(), &record.eligible_digest)?;
-            let chosen: Vec<(u64, u64)> = Picks::new(&set, inputs).take(prizes as usize).collect();
+            let chosen = Picks::new(&set, inputs(&draw, &record.eligible_digest)?)
+                .take(prizes as usize, &randomness(record.beacon.as_ref()));
             let picks = self
-                .pick_items(&draw, &chosen, |pick| (pick as u32, None), record.drawn_at)
+                .pick_items(
+                    &draw,
+                    &chosen,
+                    |pick| (pick as u32, None, None),
+                    record.drawn_at,
+                )
                 .await?;
             match self
                 .store()
-                .record_winners(draw_id, &record, draw.voided, &picks)
+                .record_winners(draw_id, &record, &picks)
                 .await?
             {
                 Recorded::Recorded => {
                     info!(prizes, eligible = record.eligible_count, "winners drawn");
+                    let late_voids = self.late_voids(&draw).await?;
                     return Ok(Winners {
                         draw,
                         record,
                         picks,
+                        late_voids,
                         drawn_now: true,
                     });
                 }
                 Recorded::Refused(now) if now.winners.is_some() => {
-                    return self.same_winners(*now, prizes, &beacon_value).await;
+                    return self.same_winners(*now, prizes, beacon.as_ref()).await;
                 }
-                // A void landed meanwhile: the list is computed again.
                 Recorded::Refused(_) => {}
                 Recorded::Contended => backoff(attempt).await,
             }
@@ -165,6 +184,49 @@ impl TicketService {
         .into())
     }
 
+    /// The round's signature checked against the draw's network: `None` for a draw
+    /// without a beacon (which takes none). A round not published yet by this service's
+    /// clock is refused before its signature is looked at.
+    fn verified_round(
+        &self,
+        draw: &Draw,
+        round: Option<u64>,
+        given: Option<&BeaconInput>,
+    ) -> Result<Option<RoundSignature>, TicketError> {
+        let (network, round, given) = match (&draw.beacon, round, given) {
+            (None, _, None) => return Ok(None),
+            (None, _, Some(_)) => return Err(TicketError::BeaconNotDeclared),
+            (Some(_), None, _) => {
+                return Err(StoreError::Invariant("a beacon draw froze no round".into()).into());
+            }
+            (Some(_), Some(round), None) => {
+                return Err(TicketError::BeaconSignatureRequired { round });
+            }
+            (Some(network), Some(round), Some(given)) => (network, round, given),
+        };
+        if let Some(other) = given.round.filter(|&r| r != round) {
+            return Err(TicketError::WrongBeaconRound {
+                round,
+                given: other,
+            });
+        }
+        let publishes_at = network.published_at_ms(round);
+        if self.now().timestamp_millis() < publishes_at {
+            return Err(TicketError::BeaconNotPublished {
+                round,
+                publishes_at: chrono::DateTime::from_timestamp_millis(publishes_at)
+                    .unwrap_or_default(),
+            });
+        }
+        network
+            .randomness(round, &given.signature)
+            .map_err(|_| TicketError::InvalidBeaconSignature { round })?;
+        Ok(Some(RoundSignature {
+            round,
+            signature: given.signature.to_ascii_lowercase(),
+        }))
+    }
+
     /// The winners and their picks, once drawn.
     #[instrument(skip(self))]
     pub async fn get_winners(&self, draw_id: &DrawId) -> Result<Winners, TicketError> {
@@ -172,21 +234,27 @@ impl TicketService {
         self.winners_of(draw).await
     }
 
-    /// The eligible list of a closed draw; once the winners are drawn, the very list they
-    /// were drawn from.
+    /// The eligible list of a closed draw, frozen at its close: the very list the winners
+    /// are drawn from.
     #[instrument(skip(self))]
     pub async fn get_eligible(&self, draw_id: &DrawId) -> Result<(Draw, EligibleSet), TicketError> {
         let draw = self.readable_draw(draw_id).await?;
-        let Eligible { set, draw } = self.eligible(draw).await?;
-        if let Some(record) = &draw.winners
-            && record.eligible_digest != hex(&set.digest())
-        {
+        let draw = self.closed_and_frozen(draw).await?;
+        let Eligible { set, draw } = self.frozen_list(draw).await?;
+        Ok((draw, set))
+    }
+
+    /// The list of a frozen draw, computed again and checked against its digest.
+    async fn frozen_list(&self, draw: Draw) -> Result<Eligible, TicketError> {
+        let digest = draw.frozen.as_ref().map(|f| f.eligible_digest.clone());
+        let eligible = self.eligible(draw).await?;
+        if digest.as_deref() != Some(hex(&eligible.set.digest()).as_str()) {
             return Err(StoreError::Invariant(
-                "the eligible list no longer matches the digest of the winners".into(),
+                "the eligible list no longer matches the digest frozen at the close".into(),
             )
             .into());
         }
-        Ok((draw, set))
+        Ok(eligible)
     }
 
     async fn readable_draw(&self, draw_id: &DrawId) -> Result<Draw, TicketError> {
@@ -196,31 +264,31 @@ impl TicketService {
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))
     }
 
-    /// The draw closed for good: a draw past its `closes_at` is closed now (every stripe,
-    /// so that no purchase sent before `closes_at` can still land); any other draw must
-    /// have been closed.
-    async fn sealed(&self, draw: Draw) -> Result<Draw, TicketError> {
-        if draw.status == DrawStatus::Closed {
-            return Ok(draw);
-        }
-        if draw.status_at(Utc::now()) != DrawStatus::Closed {
-            return Err(TicketError::DrawOpen(draw.draw_id));
-        }
-        Ok(self.close_draw(&draw.draw_id).await?.draw)
-    }
-
     async fn winners_of(&self, draw: Draw) -> Result<Winners, TicketError> {
         let record = draw
             .winners
             .clone()
             .ok_or_else(|| TicketError::WinnersNotDrawn(draw.draw_id.clone()))?;
         let picks = self.store().get_picks(&draw.draw_id, record.picks).await?;
+        let late_voids = self.late_voids(&draw).await?;
         Ok(Winners {
             draw,
             record,
             picks,
+            late_voids,
             drawn_now: false,
         })
+    }
+
+    /// The tickets voided after the freeze, with their purchases.
+    async fn late_voids(&self, draw: &Draw) -> Result<Vec<Ticket>, TicketError> {
+        if draw.late_voided == 0 {
+            return Ok(Vec::new());
+        }
+        let numbers = self.indexed_voids(draw, true).await?;
+        let mut tickets = self.store().get_tickets(&draw.draw_id, &numbers).await?;
+        tickets.sort_by_key(|t| t.number);
+        Ok(tickets)
     }
 
     /// Drawn already: the same request gets the winners, another is refused.
@@ -228,10 +296,18 @@ impl TicketService {
         &self,
         draw: Draw,
         prizes: u32,
-        beacon_value: &Option<String>,
+        beacon: Option<&BeaconInput>,
     ) -> Result<Winners, TicketError> {
         let winners = self.winners_of(draw).await?;
-        if winners.record.prizes != prizes || &winners.record.beacon_value != beacon_value {
+        let same_beacon = match (&winners.record.beacon, beacon) {
+            (None, None) => true,
+            (Some(drawn), Some(given)) => {
+                drawn.signature.eq_ignore_ascii_case(&given.signature)
+                    && given.round.is_none_or(|r| r == drawn.round)
+            }
+            _ => false,
+        };
+        if winners.record.prizes != prizes || !same_beacon {
             return Err(TicketError::WinnersDrawn(winners.draw.draw_id));
         }
         Ok(winners)
@@ -242,8 +318,8 @@ impl TicketService {
         &self,
         draw: &Draw,
         chosen: &[(u64, u64)],
-        prize_and_reason: impl Fn(u64) -> (u32, Option<String>),
-        at: chrono::DateTime<Utc>,
+        details: impl Fn(u64) -> (u32, Option<String>, Option<RoundSignature>),
+        at: chrono::DateTime<chrono::Utc>,
     ) -> Result<Vec<PickItem>, TicketError> {
         let numbers: Vec<u64> = chosen.iter().map(|c| c.1).collect();
         let holders: HashMap<u64, _> = self
@@ -259,7 +335,7 @@ impl TicketService {
                 let holder = holders.get(&ticket).ok_or_else(|| {
                     StoreError::Invariant(format!("eligible ticket {ticket} has no item"))
                 })?;
-                let (prize, reason) = prize_and_reason(pick);
+                let (prize, reason, beacon) = details(pick);
                 Ok(PickItem {
                     pick,
                     prize,
@@ -267,6 +343,8 @@ impl TicketService {
                     payment_id: holder.payment_id.clone(),
                     payer_id: holder.payer_id.clone(),
                     reason,
+                    requested_at: None,
+                    beacon,
                     at,
                 })
             })

@@ -1,27 +1,32 @@
 //! Redrawing one prize: its winner is replaced by the next pick of the same procedure, and
-//! the replaced winner stays in the history with the reason.
+//! the replaced winner stays in the history with the reason. In a draw with a beacon the
+//! redraw is asked for first, which fixes a round published after the request; the pick
+//! is made once that round's signature is given, so nobody knows the replacement when
+//! asking for it.
 
-use chrono::Utc;
 use tracing::{info, instrument};
 
 use super::super::{TicketError, TicketService};
-use super::{Eligible, MAX_ATTEMPTS, Winners};
+use super::{BeaconInput, Eligible, MAX_ATTEMPTS, Winners, inputs, randomness};
+use crate::domain::draw::PendingRedraw;
 use crate::domain::ids::DrawId;
-use crate::domain::purchase::hex;
-use crate::domain::winners::Picks;
+use crate::domain::winners::{Picks, RoundSignature};
 use crate::store::winners::Recorded;
 use crate::store::{StoreError, backoff};
 
 impl TicketService {
     /// Replaces the winner of `prize` with the next pick. A redraw is known by its prize
     /// and reason: when the prize's latest redraw has the same reason, this is a repeat
-    /// and answers the winners as they are.
-    #[instrument(skip(self, reason))]
+    /// and answers the winners as they are. In a draw with a beacon, the first call asks
+    /// for the redraw (the answer's `pending_redraw` names its round) and a call with the
+    /// round's signature makes the pick.
+    #[instrument(skip(self, reason, beacon))]
     pub async fn redraw(
         &self,
         draw_id: &DrawId,
         prize: u32,
         reason: &str,
+        beacon: Option<BeaconInput>,
     ) -> Result<Winners, TicketError> {
         let mut replacing = None;
         for attempt in 1..=MAX_ATTEMPTS {
@@ -38,56 +43,121 @@ impl TicketService {
             if current.reason.as_deref() == Some(reason) {
                 return Ok(winners);
             }
+            let pending = winners.draw.pending_redraw.clone();
+            let round = match (&pending, &winners.draw.beacon) {
+                (Some(p), _) if p.prize != prize || p.reason != reason => {
+                    return Err(TicketError::RedrawPending(p.prize));
+                }
+                // Asked for already: a repeat without the signature answers it as it is.
+                (Some(p), _) => match &beacon {
+                    None => return Ok(winners),
+                    Some(_) => {
+                        self.verified_round(&winners.draw, Some(p.beacon_round), beacon.as_ref())?
+                    }
+                },
+                (None, Some(network)) => {
+                    if beacon.is_some() {
+                        return Err(TicketError::RedrawNotRequested);
+                    }
+                    let requested_at = self.now();
+                    let asked = PendingRedraw {
+                        prize,
+                        pick: winners.record.picks + 1,
+                        reason: reason.to_owned(),
+                        requested_at,
+                        beacon_round: network.round_after(requested_at.timestamp_millis()),
+                    };
+                    match self.store().request_redraw(draw_id, &asked).await? {
+                        Recorded::Recorded => {
+                            info!(prize, round = asked.beacon_round, "redraw asked for");
+                            let mut winners = winners;
+                            winners.draw.pending_redraw = Some(asked);
+                            winners.drawn_now = true;
+                            return Ok(winners);
+                        }
+                        Recorded::Refused(_) => continue,
+                        Recorded::Contended => {
+                            backoff(attempt).await;
+                            continue;
+                        }
+                    }
+                }
+                (None, None) => self.verified_round(&winners.draw, None, beacon.as_ref())?,
+            };
             // The winner this request set out to replace was replaced by another redraw.
             if *replacing.get_or_insert(current.pick) != current.pick {
                 return Err(TicketError::WinnerChanged(prize));
             }
-            let Eligible { set, .. } = self.eligible(winners.draw.clone()).await?;
-            if hex(&set.digest()) != winners.record.eligible_digest {
-                return Err(StoreError::Invariant(
-                    "the eligible list no longer matches the digest of the winners".into(),
-                )
-                .into());
-            }
-            let made = winners.record.picks;
-            let Some(next) = Picks::new(&set, winners.inputs()?).nth(made as usize) else {
-                return Err(TicketError::NotEnoughEligible {
-                    eligible: set.count(),
-                    wanted: made + 1,
-                });
-            };
-            let at = Utc::now();
-            let reason = reason.to_owned();
-            let mut items = self
-                .pick_items(
-                    &winners.draw,
-                    &[next],
-                    |_| (prize, Some(reason.clone())),
-                    at,
-                )
-                .await?;
-            let pick = items.pop().expect("one pick");
-            match self.store().record_redraw(draw_id, &pick).await? {
-                Recorded::Recorded => {
-                    info!(
-                        prize,
-                        pick = pick.pick,
-                        ticket = pick.ticket,
-                        "prize redrawn"
-                    );
-                    let mut winners = winners;
-                    winners.record.picks = pick.pick;
-                    winners.picks.push(pick);
-                    winners.drawn_now = true;
-                    return Ok(winners);
-                }
-                Recorded::Refused(_) => {}
-                Recorded::Contended => backoff(attempt).await,
+            match self
+                .record_pick(&winners, prize, reason, pending, round)
+                .await?
+            {
+                Some(winners) => return Ok(winners),
+                None => backoff(attempt).await,
             }
         }
         Err(StoreError::Contention {
             attempts: MAX_ATTEMPTS,
         }
         .into())
+    }
+
+    /// Makes and records the next pick for `prize`, with the randomness of `round`;
+    /// `None` when the draw moved meanwhile.
+    async fn record_pick(
+        &self,
+        winners: &Winners,
+        prize: u32,
+        reason: &str,
+        pending: Option<PendingRedraw>,
+        round: Option<RoundSignature>,
+    ) -> Result<Option<Winners>, TicketError> {
+        let Eligible { set, .. } = self.frozen_list(winners.draw.clone()).await?;
+        let made = winners.record.picks;
+        let picked: Vec<u64> = winners.picks.iter().map(|p| p.ticket).collect();
+        let mut picks = Picks::after(
+            &set,
+            inputs(&winners.draw, &winners.record.eligible_digest)?,
+            &picked,
+        )
+        .map_err(|e| StoreError::Invariant(e.to_string()))?;
+        let Some(next) = picks.pick(&randomness(round.as_ref())) else {
+            return Err(TicketError::NotEnoughEligible {
+                eligible: set.count(),
+                wanted: made + 1,
+            });
+        };
+        let at = self.now();
+        let mut items = self
+            .pick_items(
+                &winners.draw,
+                &[next],
+                |_| (prize, Some(reason.to_owned()), round.clone()),
+                at,
+            )
+            .await?;
+        let mut pick = items.pop().expect("one pick");
+        pick.requested_at = Some(pending.as_ref().map_or(at, |p| p.requested_at));
+        match self
+            .store()
+            .record_redraw(&winners.draw.draw_id, &pick, pending.is_some())
+            .await?
+        {
+            Recorded::Recorded => {
+                info!(
+                    prize,
+                    pick = pick.pick,
+                    ticket = pick.ticket,
+                    "prize redrawn"
+                );
+                let mut winners = winners.clone();
+                winners.record.picks = pick.pick;
+                winners.draw.pending_redraw = None;
+                winners.picks.push(pick);
+                winners.drawn_now = true;
+                Ok(Some(winners))
+            }
+            Recorded::Refused(_) | Recorded::Contended => Ok(None),
+        }
     }
 }

@@ -17,7 +17,10 @@ use tally::domain::ids::{DrawId, PayerId, PaymentId};
 use tally::domain::permutation::{Permutation, PermutationKey};
 use tally::domain::purchase::PurchaseRequest;
 use tally::domain::seed::DrawSeed;
-use tally::domain::winners::{DrawInputs, EligibleSet, PickRecord, Picks, PublicProof, verify};
+use tally::domain::winners::{
+    BeaconNetworks, DrawInputs, EligibleSet, PickRecord, Picks, ProofPick, PublicList, PublicProof,
+    check, hex,
+};
 use tally::store::Store;
 use tally::tickets::{NewDraw, TicketError, TicketService};
 
@@ -80,11 +83,10 @@ pub(super) fn synthetic(args: &WinnersBenchArgs) -> Result<(), String> {
         let digest = set.digest();
         let listed = started.elapsed();
         let inputs = DrawInputs {
-            seed: DrawSeed::generate(),
-            beacon_value: "drand quicknet round 12345678".into(),
+            seed: *DrawSeed::generate().as_bytes(),
             digest,
         };
-        let picks: Vec<(u64, u64)> = Picks::new(&set, inputs).take(100).collect();
+        let picks = Picks::new(&set, inputs).take(100, &[7; 32]);
         let drawn = started.elapsed();
         let cpu = cpu_seconds()
             .zip(cpu_before)
@@ -196,26 +198,47 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
         .await
         .map_err(|e| e.to_string())?;
     let serving = timed.elapsed();
+    let digest = hex::decode32(&winners.record.eligible_digest).ok_or("digest")?;
     let proof = PublicProof {
-        seed: winners.draw.seed.clone(),
-        seed_commitment: winners.draw.seed.commitment(),
-        beacon_value: String::new(),
+        seed: *winners.draw.seed.as_bytes(),
+        seed_commitment: hex::decode32(&winners.draw.seed.commitment()).ok_or("commitment")?,
         total_tickets: total,
         eligible_count: winners.record.eligible_count,
-        eligible_digest: winners.record.eligible_digest.clone(),
+        eligible_digest: digest,
+        frozen_at_ms: 0,
         prizes: winners.record.prizes,
+        network: None,
+        beacon: None,
         picks: winners
             .picks
             .iter()
-            .map(|p| PickRecord {
-                pick: p.pick,
-                prize: p.prize,
-                ticket: p.ticket,
+            .map(|p| ProofPick {
+                record: PickRecord {
+                    pick: p.pick,
+                    prize: p.prize,
+                    ticket: p.ticket,
+                },
+                requested_at_ms: None,
+                beacon: None,
             })
             .collect(),
+        published_prizes: winners
+            .prizes()
+            .iter()
+            .map(|p| (p.prize, p.pick.ticket))
+            .collect(),
+    };
+    let list = PublicList {
+        total_tickets: total,
+        bitmap: eligible.to_bitmap(),
+        eligible_count: eligible.count(),
+        eligible_digest: digest,
     };
     let timed = Instant::now();
-    verify(&proof, &eligible.to_bitmap()).map_err(|e| e.to_string())?;
+    let report = check(&proof, &list, None, &BeaconNetworks::default());
+    if let Some(failure) = report.failure() {
+        return Err(failure);
+    }
     println!(
         "  POST winners (10 prizes, {} eligible): {}; GET eligible: {}; verified in {}",
         winners.record.eligible_count,

@@ -1,0 +1,65 @@
+//! Freezing a closed draw's eligible list: computed once, by the one function that says
+//! which tickets may win (`eligible`), and written with its digest, its count, the time
+//! and the beacon round that time fixes. A void after it is recorded as late and never
+//! changes the list.
+
+use tracing::{info, instrument};
+
+use super::winners::Eligible;
+use super::{TicketError, TicketService};
+use crate::domain::draw::{Draw, Frozen};
+use crate::domain::purchase::hex;
+use crate::store::draws::Freeze;
+use crate::store::{StoreError, backoff};
+
+/// Attempts while voids keep landing between the list's read and its freeze.
+const MAX_ATTEMPTS: u32 = 8;
+
+impl TicketService {
+    /// The draw with its eligible list frozen; `draw` must be closed. A void that lands
+    /// while the list is computed makes the freeze's condition fail, and the list is
+    /// computed again, with a later time and so a later round.
+    #[instrument(skip_all, fields(draw_id = %draw.draw_id))]
+    pub(super) async fn freeze(&self, draw: Draw) -> Result<Draw, TicketError> {
+        let mut draw = draw;
+        for attempt in 1..=MAX_ATTEMPTS {
+            if draw.frozen.is_some() {
+                return Ok(draw);
+            }
+            let Eligible { set, draw: read } = self.eligible(draw).await?;
+            let frozen_at = self.now();
+            let frozen = Frozen {
+                eligible_count: set.count(),
+                eligible_digest: hex(&set.digest()),
+                frozen_at,
+                beacon_round: read
+                    .beacon
+                    .as_ref()
+                    .map(|network| network.round_after(frozen_at.timestamp_millis())),
+            };
+            match self
+                .store()
+                .freeze_draw(&read.draw_id, &frozen, read.voided)
+                .await?
+            {
+                None => return Err(TicketError::DrawNotFound(read.draw_id)),
+                Some(Freeze::Frozen(now)) => {
+                    info!(
+                        eligible = frozen.eligible_count,
+                        round = ?frozen.beacon_round,
+                        "eligible list frozen"
+                    );
+                    return Ok(now);
+                }
+                Some(Freeze::Moved(now)) => {
+                    draw = now;
+                    backoff(attempt).await;
+                }
+            }
+        }
+        Err(StoreError::Contention {
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+}
