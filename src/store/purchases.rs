@@ -117,15 +117,7 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
         quantity: r.num("quantity")?,
-        payer_id: r
-            .opt_str("payer_id")?
-            .map(|v| {
-                PayerId::parse(v).map_err(|_| StoreError::Corrupt {
-                    key: r.str(super::PARTITION_KEY).unwrap_or("?").to_owned(),
-                    reason: "`payer_id` is invalid".into(),
-                })
-            })
-            .transpose()?,
+        payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
         tickets: r.num_list("tickets")?,
         fingerprint: r.str("fingerprint")?.to_owned(),
         created_at: r.parsed("created_at", parse_timestamp)?,
@@ -151,7 +143,7 @@ pub(crate) fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         number: r.num("number")?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
-        payer_id: r.opt_str("payer_id")?.and_then(|v| PayerId::parse(v).ok()),
+        payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
         voided: r.opt_str(STATUS)? == Some(VOID),
     })
 }

@@ -142,6 +142,63 @@ async fn a_cap_per_payer_refuses_with_what_is_left_and_a_void_gives_it_back() {
     assert_eq!(invalid.code(), "invalid_max_per_payer");
 }
 
+/// P1 against a payer who varies the spelling of one id: the variants that look the
+/// same are refused, and the composed and decomposed forms of one id share one cap.
+#[tokio::test]
+async fn a_cap_per_payer_holds_against_invisible_and_decomposed_variants_of_one_id() {
+    let app = spawn_app().await;
+    create(
+        &app,
+        json!({"draw_id": "dodge", "total_tickets": 100, "max_per_purchase": 10, "max_per_payer": 4}),
+    )
+    .await;
+    let first = app
+        .post(
+            "/draws/dodge/purchases",
+            &buy("d1", 3, "ren\u{e9}@example.com"),
+        )
+        .await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    for (i, dodge) in [
+        "ren\u{e9}@example.com\u{200b}",
+        " ren\u{e9}@example.com",
+        "ren\u{e9}@example.com\u{2028}",
+        "\u{202e}ren\u{e9}@example.com",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let reply = app
+            .post("/draws/dodge/purchases", &buy(&format!("x{i}"), 3, dodge))
+            .await;
+        assert_eq!(
+            reply.code(),
+            "invalid_payer_id",
+            "{dodge:?}: {}",
+            reply.body
+        );
+    }
+    // "e" and a combining acute accent: the same payer, at the cap after one more.
+    let decomposed = "rene\u{301}@example.com";
+    let over = app
+        .post("/draws/dodge/purchases", &buy("d2", 3, decomposed))
+        .await;
+    assert_eq!(
+        (over.code(), over.body["left"].as_u64()),
+        ("payer_limit", Some(1)),
+        "{}",
+        over.body
+    );
+    let listed = app
+        .get("/draws/dodge/payers/rene%CC%81%40example.com/purchases")
+        .await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    assert_eq!(
+        listed.body["purchases"][0]["payer_id"],
+        "ren\u{e9}@example.com"
+    );
+}
+
 fn at(offset: chrono::TimeDelta) -> String {
     (Utc::now() + offset).to_rfc3339_opts(SecondsFormat::Millis, true)
 }

@@ -25,9 +25,13 @@ pub(super) struct PurchaseBody {
     /// 1 to the draw's `max_per_purchase`.
     #[schema(minimum = 1)]
     quantity: u32,
-    /// Who paid: 1 to 256 characters without control characters; required by a draw
-    /// with `max_per_payer`.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
+    /// Who paid, best a stable account id: 1 to 256 characters, compared in Unicode NFC
+    /// (case counts), without control, invisible, bidirectional-control or
+    /// line-separator characters or whitespace at either end; required by a draw with
+    /// `max_per_payer`.
+    #[schema(
+        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff](?:[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]{0,254}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff])?$"
+    )]
     payer_id: Option<String>,
     /// Opaque to Tally and never stored (only a keyed fingerprint of the body is).
     #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
