@@ -1,6 +1,7 @@
 //! The rules of Tally, free of AWS types.
 
 pub mod audit;
+pub mod availability;
 pub mod chain;
 pub mod draw;
 pub mod events;

@@ -42,6 +42,9 @@ pub struct PurchaseRequest {
     pub draw_id: DrawId,
     pub payment_id: PaymentId,
     pub quantity: u32,
+    /// The numbers the buyer chose, ascending and distinct (`quantity` of them); `None`
+    /// for a lucky dip.
+    pub numbers: Option<Vec<u64>>,
     pub payer_id: Option<PayerId>,
     /// Opaque to Tally and never stored: only its hash enters the fingerprint.
     pub token: Option<String>,
@@ -63,6 +66,13 @@ impl PurchaseRequest {
                 None => mac.update(&[0]),
             }
         }
+        // After the fields a lucky dip has, so that its fingerprint stays what it was.
+        if let Some(numbers) = &self.numbers {
+            mac.update(b"numbers");
+            for number in numbers {
+                mac.update(&number.to_be_bytes());
+            }
+        }
         hex(&mac.finalize().into_bytes())
     }
 }
@@ -82,6 +92,8 @@ pub struct Purchase {
     pub quantity: u32,
     pub payer_id: Option<PayerId>,
     pub tickets: Vec<u64>,
+    /// The buyer chose the numbers.
+    pub chosen: bool,
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
     pub void: Option<Void>,
@@ -113,6 +125,7 @@ mod tests {
             draw_id: DrawId::parse("d").unwrap(),
             payment_id: PaymentId::parse("p").unwrap(),
             quantity,
+            numbers: None,
             payer_id: payer.map(|p| PayerId::parse(p).unwrap()),
             token: token.map(str::to_owned),
         }
@@ -134,6 +147,10 @@ mod tests {
             request(3, None, None),
             request(3, Some("ann"), Some("")),
             request(3, None, Some("ann")),
+            PurchaseRequest {
+                numbers: Some(vec![1, 2, 3]),
+                ..request(3, Some("ann"), None)
+            },
         ] {
             assert_ne!(
                 base.fingerprint(&key(1)),

@@ -48,6 +48,7 @@ async fn requests_per_purchase_stay_flat_from_first_to_last_tenth() {
                     draw_id: draw_id.clone(),
                     payment_id: PaymentId::parse(&format!("b{buyer}-{n}")).unwrap(),
                     quantity,
+                    numbers: None,
                     payer_id: None,
                     token: None,
                 };
@@ -93,6 +94,7 @@ fn request(payment: &str, quantity: u32) -> PurchaseRequest {
         draw_id: DrawId::parse("refusals").unwrap(),
         payment_id: PaymentId::parse(payment).unwrap(),
         quantity,
+        numbers: None,
         payer_id: None,
         token: None,
     }

@@ -30,6 +30,7 @@ async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
         draw_id: DrawId::parse(draw).unwrap(),
         payment_id: PaymentId::parse(payment).unwrap(),
         quantity: 1,
+        numbers: None,
         payer_id: None,
         token: None,
     };
@@ -221,6 +222,7 @@ async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
         draw_id: DrawId::parse("crumbs").unwrap(),
         payment_id: PaymentId::parse(payment).unwrap(),
         quantity,
+        numbers: None,
         payer_id: None,
         token: None,
     };

@@ -1,6 +1,7 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
 mod changes;
+mod chosen;
 mod concurrency;
 mod cost;
 mod events;

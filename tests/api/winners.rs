@@ -68,7 +68,7 @@ fn winning_tickets(reply: &Reply) -> Vec<u64> {
         .collect()
 }
 
-fn bitmap_tickets(eligible: &Value) -> Vec<u64> {
+pub fn bitmap_tickets(eligible: &Value) -> Vec<u64> {
     let bytes = STANDARD
         .decode(eligible["bitmap"].as_str().unwrap())
         .unwrap();
@@ -80,7 +80,7 @@ fn bitmap_tickets(eligible: &Value) -> Vec<u64> {
 
 /// Writes the answers to files and runs both verifiers on them: (Rust passed, Python
 /// passed).
-fn verifiers_accept(name: &str, winners: &Value, eligible: &Value) -> (bool, bool) {
+pub fn verifiers_accept(name: &str, winners: &Value, eligible: &Value) -> (bool, bool) {
     let dir = std::env::temp_dir().join(format!("tally-verify-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let write = |file: &str, value: &Value| -> PathBuf {

@@ -15,16 +15,20 @@ use super::{DrawPath, free_text, required_text};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::purchase::{MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest};
 
-/// A paid purchase of `quantity` tickets.
+/// A paid purchase: `quantity` tickets by lucky dip, or the `numbers` the buyer chose.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PurchaseBody {
     /// The idempotency key: the same id with the same body answers the same tickets.
     #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     payment_id: String,
-    /// 1 to the draw's `max_per_purchase`.
+    /// A lucky dip of 1 to the draw's `max_per_purchase` tickets; give this or `numbers`.
     #[schema(minimum = 1)]
-    quantity: u32,
+    quantity: Option<u32>,
+    /// The numbers the buyer chose: 1 to `max_per_purchase` distinct numbers of the draw,
+    /// all or nothing (`409 numbers_taken` lists those sold); give this or `quantity`.
+    #[schema(min_items = 1)]
+    numbers: Option<Vec<u64>>,
     /// Who paid, best a stable account id: 1 to 256 characters, compared in Unicode NFC
     /// (case counts), without control, invisible, bidirectional-control or
     /// line-separator characters or whitespace at either end; required by a draw with
@@ -55,8 +59,10 @@ pub(super) struct PurchaseResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     payer_id: Option<String>,
-    /// The numbers, in the order they were sold.
+    /// The numbers, in the order they were sold (ascending when chosen).
     tickets: Vec<u64>,
+    /// `true` when the buyer chose the numbers, `false` for a lucky dip.
+    chosen: bool,
     status: PurchaseStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -97,6 +103,7 @@ impl From<Purchase> for PurchaseResponse {
             quantity: purchase.quantity,
             payer_id: purchase.payer_id.map(|p| p.to_string()),
             tickets: purchase.tickets,
+            chosen: purchase.chosen,
             status: if purchase.void.is_some() {
                 PurchaseStatus::Void
             } else {
@@ -111,6 +118,7 @@ impl From<Purchase> for PurchaseResponse {
 
 /// Buy tickets
 ///
+/// A lucky dip (`quantity`) or the numbers the buyer chose (`numbers`, all or nothing).
 /// `payment_id` is the idempotency key: the same body again answers `200` with the same
 /// tickets and allocates nothing; a voided purchase replays as voided.
 #[utoipa::path(
@@ -122,9 +130,9 @@ impl From<Purchase> for PurchaseResponse {
     responses(
         (status = 201, description = "Sold", body = PurchaseResponse),
         (status = 200, description = "A replay of this purchase", body = PurchaseResponse),
-        (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
+        (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_numbers`, `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
         (status = 404, description = "`draw_not_found`"),
-        (status = 409, description = "`idempotency_conflict`, `sold_out` (with `remaining`), `tickets_fragmented` (with `remaining`), `draw_closed`, `draw_not_open` (with `opens_at`), `payer_limit` (with `max_per_payer` and `left`)"),
+        (status = 409, description = "`idempotency_conflict`, `numbers_taken` (with `numbers`, those sold), `sold_out` (with `remaining`), `tickets_fragmented` (with `remaining`), `draw_closed`, `draw_not_open` (with `opens_at`), `payer_limit` (with `max_per_payer` and `left`)"),
     )
 )]
 pub(super) async fn purchase(
@@ -132,10 +140,12 @@ pub(super) async fn purchase(
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<PurchaseBody>,
 ) -> Result<impl IntoResponse, Problem> {
+    let (quantity, numbers) = selection(body.quantity, body.numbers)?;
     let request = PurchaseRequest {
         draw_id: DrawId::parse(&draw_id)?,
         payment_id: PaymentId::parse(&body.payment_id)?,
-        quantity: body.quantity,
+        quantity,
+        numbers,
         payer_id: body.payer_id.as_deref().map(PayerId::parse).transpose()?,
         token: free_text("token", body.token, MAX_FREE_TEXT_LEN)?,
     };
@@ -146,6 +156,29 @@ pub(super) async fn purchase(
         StatusCode::CREATED
     };
     Ok((status, Json(PurchaseResponse::from(receipt.purchase))))
+}
+
+/// A lucky dip's quantity, or the chosen numbers (sorted) and their count: one of the two.
+fn selection(
+    quantity: Option<u32>,
+    numbers: Option<Vec<u64>>,
+) -> Result<(u32, Option<Vec<u64>>), Problem> {
+    match (quantity, numbers) {
+        (Some(quantity), None) => Ok((quantity, None)),
+        (None, Some(mut numbers)) => {
+            numbers.sort_unstable();
+            let count = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
+            Ok((count, Some(numbers)))
+        }
+        (Some(_), Some(_)) => Err(Problem::bad_request(
+            "invalid_numbers",
+            "give `quantity` for a lucky dip or `numbers` for chosen numbers, not both",
+        )),
+        (None, None) => Err(Problem::bad_request(
+            "invalid_quantity",
+            "`quantity` (a lucky dip) or `numbers` (chosen numbers) is required",
+        )),
+    }
 }
 
 /// Read a purchase

@@ -88,6 +88,7 @@ impl DomainEvent {
             payer_id: purchase.payer_id.as_ref().map(ToString::to_string),
             quantity: purchase.quantity,
             tickets: purchase.tickets.clone(),
+            chosen: purchase.chosen,
             created_at: timestamp(purchase.created_at),
         })
     }
@@ -248,6 +249,7 @@ mod tests {
             quantity: 1,
             payer_id: None,
             tickets: vec![7],
+            chosen: false,
             fingerprint: "f".into(),
             created_at: Utc::now(),
             void: None,

@@ -1,6 +1,6 @@
 //! The eligible list of a closed draw, from the table: the sold permutation indices that
-//! the stripe cursors name, their images under the draw's permutation, less the voided
-//! tickets.
+//! the stripe cursors name and the chosen ones ahead of them, their images under the
+//! draw's permutation, less the voided tickets.
 
 use std::num::NonZeroUsize;
 use std::ops::Range;
@@ -39,11 +39,18 @@ impl TicketService {
         for (stripe, state) in self.store().read_stripes(&draw.draw_id, &all).await? {
             let indices = layout.indices(stripe);
             let counters = state.counters;
-            if counters.bottom + counters.top > indices.end - indices.start {
+            if state.sold() > indices.end - indices.start {
                 return Err(StoreError::Invariant(format!("stripe {stripe} is oversold")).into());
             }
             sold.push(indices.start..indices.start + counters.bottom);
             sold.push(indices.end - counters.top..indices.end);
+            // Numbers buyers chose ahead of both cursors.
+            sold.extend(
+                state
+                    .chosen
+                    .iter()
+                    .map(|o| indices.start + o..indices.start + o + 1),
+            );
         }
         let mut reads = 0;
         let voided = loop {
