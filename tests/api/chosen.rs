@@ -13,7 +13,11 @@ use tally::domain::purchase::PurchaseRequest;
 use tally::store::RequestCounter;
 use tally::tickets::{NewDraw, TicketError, TicketService};
 
-use crate::helpers::{TestApp, fresh_store, get, settle, spawn_app, store_on, tickets_of};
+use crate::fault_proxy::FaultProxy;
+use crate::faults::{every_fault, twin_payments};
+use crate::helpers::{
+    TestApp, endpoint, fresh_store, get, settle, spawn_app, store_on, tickets_of,
+};
 use crate::invariants::sold_tickets;
 use crate::winners::{bitmap_tickets, verifiers_accept};
 
@@ -348,4 +352,84 @@ async fn choosers_and_lucky_dips_at_once_never_sell_a_number_twice() {
     assert_eq!(bitmap_tickets(&eligible), (1..=TOTAL).collect::<Vec<_>>());
     let proof = app.get("/draws/mix/winners").await.body;
     assert_eq!(verifiers_accept("chosen", &proof, &eligible), (true, true));
+}
+
+/// One answer: status, problem code, and the tickets of a success.
+type Answer = (StatusCode, String, Option<Vec<u64>>);
+
+/// The same under faults: choosers and lucky dips through a proxy that throttles, fails,
+/// and loses answers after commits; every payment is sent by two instances and repeated
+/// on 503. Both twins get the same answer, and the table holds exactly what was answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn choosers_under_faults_settle_every_payment_exactly_once() {
+    const TOTAL: u64 = 300;
+    const PAYMENTS: usize = 120;
+    let app = spawn_app().await;
+    create(
+        &app,
+        json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5}),
+    )
+    .await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(every_fault(0.04));
+    // Even payments choose from a hot set of 60 numbers, odd ones dip.
+    let replies = twin_payments(
+        &proxy,
+        app.store.table(),
+        "/draws/faulty/purchases",
+        PAYMENTS,
+        |i| {
+            let payment = format!("pay-{i}");
+            if i % 2 == 0 {
+                let mut rng = StdRng::seed_from_u64(i as u64);
+                let picked: BTreeSet<u64> =
+                    (0..1 + i % 3).map(|_| rng.random_range(1..=60)).collect();
+                json!({"payment_id": payment, "numbers": picked})
+            } else {
+                json!({"payment_id": payment, "quantity": 1 + i % 5})
+            }
+        },
+    )
+    .await;
+    let answers: BTreeMap<String, Vec<Answer>> = replies
+        .into_iter()
+        .map(|(payment, replies)| {
+            let answers = replies
+                .iter()
+                .map(|r| {
+                    (
+                        r.status,
+                        r.code().to_owned(),
+                        r.status.is_success().then(|| tickets_of(r)),
+                    )
+                })
+                .collect();
+            (payment, answers)
+        })
+        .collect();
+    let counts = proxy.counts();
+    assert!(
+        counts.throttled > 0 && counts.errors_after > 0 && counts.lost_after > 0,
+        "not every fault happened: {counts:?}"
+    );
+    let mut sold = BTreeMap::new();
+    for (payment, replies) in &answers {
+        for (status, code, _) in replies {
+            assert!(
+                status.is_success() || ["numbers_taken", "sold_out"].contains(&code.as_str()),
+                "{payment}: {status} {code}"
+            );
+        }
+        assert_eq!(replies[0].2, replies[1].2, "{payment}: the twins disagree");
+        if let Some(tickets) = &replies[0].2 {
+            sold.insert(payment.clone(), tickets.clone());
+        }
+    }
+    assert!(
+        answers.values().any(|r| r[0].1 == "numbers_taken"),
+        "no chooser met a sold number"
+    );
+    assert_eq!(sold_tickets(&app.scan().await, TOTAL), sold);
+    let draw = app.get("/draws/faulty").await.body;
+    assert_eq!(draw["sold"], sold.values().map(Vec::len).sum::<usize>());
 }
