@@ -197,6 +197,8 @@ pub struct Draw {
     pub status: DrawStatus,
     /// Tickets of voided purchases.
     pub voided: u64,
+    /// Of those, postal entries.
+    pub postal_voided: u64,
     pub winners: Option<WinnersRecord>,
     pub created_at: DateTime<Utc>,
 }
@@ -317,6 +319,7 @@ mod tests {
             seed: DrawSeed::generate(),
             status: DrawStatus::Open,
             voided: 0,
+            postal_voided: 0,
             winners: None,
             created_at: at("2026-11-01T00:00:00Z"),
         };

@@ -32,6 +32,33 @@ impl fmt::Debug for FingerprintKey {
     }
 }
 
+/// How an entry came in: paid online, or free by post (a prize draw's free entry route,
+/// with the same chance). Both take part in the draw alike and count toward caps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    #[default]
+    Online,
+    Postal,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Online => "online",
+            Self::Postal => "postal",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "online" => Some(Self::Online),
+            "postal" => Some(Self::Postal),
+            _ => None,
+        }
+    }
+}
+
 /// The longest `payer_id` and `token`.
 pub const MAX_FREE_TEXT_LEN: usize = 256;
 
@@ -48,6 +75,7 @@ pub struct PurchaseRequest {
     pub payer_id: Option<PayerId>,
     /// Opaque to Tally and never stored: only its hash enters the fingerprint.
     pub token: Option<String>,
+    pub channel: Channel,
 }
 
 impl PurchaseRequest {
@@ -73,6 +101,9 @@ impl PurchaseRequest {
                 mac.update(&number.to_be_bytes());
             }
         }
+        if self.channel != Channel::Online {
+            mac.update(self.channel.as_str().as_bytes());
+        }
         hex(&mac.finalize().into_bytes())
     }
 }
@@ -94,6 +125,7 @@ pub struct Purchase {
     pub tickets: Vec<u64>,
     /// The buyer chose the numbers.
     pub chosen: bool,
+    pub channel: Channel,
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
     pub void: Option<Void>,
@@ -128,6 +160,7 @@ mod tests {
             numbers: None,
             payer_id: payer.map(|p| PayerId::parse(p).unwrap()),
             token: token.map(str::to_owned),
+            channel: Channel::Online,
         }
     }
 
@@ -149,6 +182,10 @@ mod tests {
             request(3, None, Some("ann")),
             PurchaseRequest {
                 numbers: Some(vec![1, 2, 3]),
+                ..request(3, Some("ann"), None)
+            },
+            PurchaseRequest {
+                channel: Channel::Postal,
                 ..request(3, Some("ann"), None)
             },
         ] {

@@ -12,7 +12,7 @@ use super::table::{Transaction, Verdict, put_if_absent};
 use super::{Store, StoreError, keys};
 use crate::domain::draw::MAX_PER_PURCHASE_CAP;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::purchase::{Purchase, Ticket, Void};
+use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
 use crate::domain::stripes::{ChosenTake, StripeTake};
 
 // The largest purchase fits one transaction: its record, its tickets, a cursor and the
@@ -26,6 +26,8 @@ pub(crate) const VOID_REASON: &str = "void_reason";
 pub(crate) const VOIDED_AT: &str = "voided_at";
 /// A purchase of numbers the buyer chose says so.
 const CHOSEN: &str = "chosen";
+/// A purchase that came in by another channel than online says which.
+const CHANNEL: &str = "channel";
 
 /// Why DynamoDB cancelled a purchase transaction, item by item.
 #[derive(Debug, Default)]
@@ -109,6 +111,10 @@ fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
     if purchase.chosen {
         item.insert(CHOSEN.into(), AttributeValue::Bool(true));
     }
+    // Absent for the default, online.
+    if purchase.channel != Channel::Online {
+        item.insert(CHANNEL.into(), s(purchase.channel.as_str()));
+    }
     item.insert("fingerprint".into(), s(&purchase.fingerprint));
     item.insert("created_at".into(), created_at);
     item
@@ -130,6 +136,13 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
         payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
         tickets: r.num_list("tickets")?,
         chosen: r.flag(CHOSEN),
+        channel: match r.opt_str(CHANNEL)? {
+            Some(channel) => Channel::parse(channel).ok_or_else(|| StoreError::Corrupt {
+                key: r.str(super::PARTITION_KEY).unwrap_or("?").to_owned(),
+                reason: format!("unknown channel `{channel}`"),
+            })?,
+            None => Channel::Online,
+        },
         fingerprint: r.str("fingerprint")?.to_owned(),
         created_at: r.parsed("created_at", parse_timestamp)?,
         void,
@@ -184,12 +197,18 @@ impl Store {
             true,
         )?);
         roles.push(Role::Record);
+        // A postal purchase is counted on the first stripe it writes: the draw's postal
+        // entries are the sum over its stripes, read with the cursors.
+        let mut postal = match purchase.channel {
+            Channel::Postal => u64::from(purchase.quantity),
+            Channel::Online => 0,
+        };
         for take in takes {
-            items.push(self.dip_update(&purchase.draw_id, take)?);
+            items.push(self.dip_update(&purchase.draw_id, take, std::mem::take(&mut postal))?);
             roles.push(Role::Stripe(take.stripe));
         }
         for take in chosen {
-            items.push(self.choose_update(&purchase.draw_id, take)?);
+            items.push(self.choose_update(&purchase.draw_id, take, std::mem::take(&mut postal))?);
             roles.push(Role::Stripe(take.stripe));
         }
         for &number in &purchase.tickets {

@@ -17,6 +17,8 @@ pub(crate) const BOTTOM: &str = "c";
 /// Tickets sold downwards from the stripe's end.
 pub(crate) const TOP: &str = "t";
 pub(crate) const CLOSED: &str = "closed";
+/// Postal entries of the purchases that wrote this stripe first.
+const POSTAL: &str = "postal";
 /// A chosen offset ahead of both counters is an attribute of its own, `x<offset>`, so that
 /// a purchase can condition on single offsets and add or drop them without touching
 /// the others.
@@ -32,6 +34,8 @@ pub struct StripeState {
     pub counters: StripeCounters,
     pub closed: bool,
     pub chosen: Chosen,
+    /// Postal entries counted on this stripe.
+    pub postal: u64,
 }
 
 impl StripeState {
@@ -49,6 +53,7 @@ impl StripeState {
             },
             closed: reader.flag(CLOSED),
             chosen,
+            postal: reader.opt_num(POSTAL)?.unwrap_or(0),
         })
     }
 
@@ -64,6 +69,7 @@ struct StripeUpdate {
     conditions: Vec<String>,
     sets: Vec<String>,
     removes: Vec<String>,
+    adds: Vec<String>,
     names: usize,
 }
 
@@ -80,6 +86,7 @@ impl StripeUpdate {
             conditions: vec!["attribute_not_exists(#closed)".to_owned()],
             sets: Vec::new(),
             removes: Vec::new(),
+            adds: Vec::new(),
             names: 0,
         }
     }
@@ -110,6 +117,15 @@ impl StripeUpdate {
         ));
     }
 
+    /// Counts `postal` entries on the stripe (none when 0).
+    fn count_postal(&mut self, postal: u64) {
+        if postal > 0 {
+            self.name("#postal", POSTAL);
+            self.value(":postal", n(postal));
+            self.adds.push("#postal :postal".to_owned());
+        }
+    }
+
     fn build(self) -> Result<TransactWriteItem, StoreError> {
         let mut expression = String::new();
         if !self.sets.is_empty() {
@@ -119,6 +135,10 @@ impl StripeUpdate {
         if !self.removes.is_empty() {
             expression.push_str(" REMOVE ");
             expression.push_str(&self.removes.join(", "));
+        }
+        if !self.adds.is_empty() {
+            expression.push_str(" ADD ");
+            expression.push_str(&self.adds.join(", "));
         }
         let update = self
             .update
@@ -134,11 +154,13 @@ impl Store {
     /// A lucky dip's write of one stripe end: the counter moves from the value the view
     /// knew past the offsets taken and the chosen ones it passes (which leave the set),
     /// on the condition that the counter is unchanged, the other end has not come this
-    /// far, the offsets taken are not chosen and the ones passed are.
+    /// far, the offsets taken are not chosen and the ones passed are. `postal` entries
+    /// are counted on the stripe.
     pub(crate) fn dip_update(
         &self,
         draw_id: &DrawId,
         take: &StripeTake,
+        postal: u64,
     ) -> Result<TransactWriteItem, StoreError> {
         let (mine, other) = match take.side {
             Side::Bottom => (BOTTOM, TOP),
@@ -169,15 +191,18 @@ impl Store {
             update.conditions.push(format!("attribute_exists({name})"));
             update.removes.push(name);
         }
+        update.count_postal(postal);
         update.build()
     }
 
     /// A purchase of chosen numbers on one stripe: each offset joins the chosen set, on
-    /// the condition that no cursor has reached it and nobody chose it before.
+    /// the condition that no cursor has reached it and nobody chose it before. `postal`
+    /// entries are counted on the stripe.
     pub(crate) fn choose_update(
         &self,
         draw_id: &DrawId,
         take: &ChosenTake,
+        postal: u64,
     ) -> Result<TransactWriteItem, StoreError> {
         let mut update = StripeUpdate::new(self, draw_id, take.stripe);
         update.name("#bottom", BOTTOM);
@@ -192,6 +217,7 @@ impl Store {
                 .push(format!("attribute_not_exists({name})"));
             update.sets.push(format!("{name} = :yes"));
         }
+        update.count_postal(postal);
         update.build()
     }
 }

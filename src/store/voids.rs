@@ -7,12 +7,12 @@ use chrono::{DateTime, Utc};
 
 use super::allowances::HELD;
 use super::codec::{key, n, s, timestamp};
-use super::draws::{VOIDED, WINNERS};
+use super::draws::{POSTAL_VOIDED, VOIDED, WINNERS};
 use super::error::build_error;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::{Transaction, Verdict};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::purchase::{Purchase, Void};
+use crate::domain::purchase::{Channel, Purchase, Void};
 
 /// How a void transaction ended.
 #[derive(Debug)]
@@ -44,6 +44,19 @@ impl Store {
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
         };
+        let mut draw_update = update(keys::draw(draw_id))
+            .update_expression("ADD #voided :q")
+            .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#winners)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_names("#voided", VOIDED)
+            .expression_attribute_names("#winners", WINNERS)
+            .expression_attribute_values(":q", n(quantity));
+        // A postal purchase also counts among the postal entries voided.
+        if purchase.channel == Channel::Postal {
+            draw_update = draw_update
+                .update_expression("ADD #voided :q, #postal_voided :q")
+                .expression_attribute_names("#postal_voided", POSTAL_VOIDED);
+        }
         let mut updates = vec![
             update(keys::purchase(draw_id, &purchase.payment_id))
                 .update_expression("SET #status = :void, #reason = :reason, #at = :at")
@@ -58,13 +71,7 @@ impl Store {
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
                 ),
-            update(keys::draw(draw_id))
-                .update_expression("ADD #voided :q")
-                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#winners)")
-                .expression_attribute_names("#pk", PARTITION_KEY)
-                .expression_attribute_names("#voided", VOIDED)
-                .expression_attribute_names("#winners", WINNERS)
-                .expression_attribute_values(":q", n(quantity)),
+            draw_update,
         ];
         for &number in &purchase.tickets {
             updates.push(

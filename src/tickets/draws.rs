@@ -28,6 +28,8 @@ pub struct NewDraw {
 pub struct DrawSummary {
     pub draw: Draw,
     pub sold: u64,
+    /// Of those, postal entries.
+    pub postal: u64,
     /// The status at the moment of the read: past `closes_at` a draw reads closed.
     pub status: DrawStatus,
 }
@@ -64,6 +66,7 @@ impl TicketService {
             seed: DrawSeed::generate(),
             status: DrawStatus::Open,
             voided: 0,
+            postal_voided: 0,
             winners: None,
             created_at: Utc::now(),
         };
@@ -81,6 +84,7 @@ impl TicketService {
                     summary: DrawSummary {
                         draw,
                         sold: 0,
+                        postal: 0,
                         status,
                     },
                     created: true,
@@ -112,11 +116,22 @@ impl TicketService {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
         let sold = stripes.iter().map(|(_, s)| s.sold()).sum();
+        let postal = stripes.iter().map(|(_, s)| s.postal).sum();
         Ok(DrawSummary {
             status: draw.status_at(Utc::now()),
             draw,
             sold,
+            postal,
         })
+    }
+
+    /// The postal entries of a closed draw that are eligible: counted on its stripes, less
+    /// the voided ones.
+    pub async fn eligible_postal(&self, draw: &Draw) -> Result<u64, TicketError> {
+        let all: Vec<u32> = (0..draw.config.stripes()).collect();
+        let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
+        let postal: u64 = stripes.iter().map(|(_, s)| s.postal).sum();
+        Ok(postal.saturating_sub(draw.postal_voided))
     }
 
     /// Declares (`Some`) or withdraws (`None`) the public beacon whose value the winners

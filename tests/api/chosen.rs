@@ -205,6 +205,7 @@ async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
             numbers: Some(picked),
             payer_id: None,
             token: None,
+            channel: Default::default(),
         };
         seller.purchase(request).await.unwrap();
     }
@@ -221,6 +222,7 @@ async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
             numbers: None,
             payer_id: None,
             token: None,
+            channel: Default::default(),
         };
         match dipper.purchase(request).await {
             Ok(receipt) => {

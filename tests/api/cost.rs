@@ -80,6 +80,7 @@ async fn lucky_dip_requests(draw: &str, chosen: u64) -> (f64, f64, f64) {
                 numbers: Some(picked),
                 payer_id: None,
                 token: None,
+                channel: Default::default(),
             })
             .await
             .unwrap();
@@ -104,6 +105,7 @@ async fn lucky_dip_requests(draw: &str, chosen: u64) -> (f64, f64, f64) {
                     numbers: None,
                     payer_id: None,
                     token: None,
+                    channel: Default::default(),
                 };
                 match service.purchase(request).await {
                     Ok(_) => {
@@ -144,6 +146,7 @@ fn request(payment: &str, quantity: u32) -> PurchaseRequest {
         numbers: None,
         payer_id: None,
         token: None,
+        channel: Default::default(),
     }
 }
 

@@ -33,6 +33,7 @@ async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
         numbers: None,
         payer_id: None,
         token: None,
+        channel: Default::default(),
     };
     for draw in ["a", "b", "c"] {
         seller
@@ -78,6 +79,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         seed: DrawSeed::generate(),
         status: DrawStatus::Open,
         voided: 0,
+        postal_voided: 0,
         winners: None,
         created_at: Utc::now(),
     };
@@ -225,6 +227,7 @@ async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
         numbers: None,
         payer_id: None,
         token: None,
+        channel: Default::default(),
     };
     // 100 tickets left, one per stripe: 50 need 50 cursors, 50 tickets and the record.
     let refused = seller.purchase(request("whale", 50)).await;

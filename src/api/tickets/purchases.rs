@@ -13,7 +13,9 @@ use super::super::problem::Problem;
 use super::super::timestamp;
 use super::{DrawPath, free_text, required_text};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::purchase::{MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest};
+use crate::domain::purchase::{
+    Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest,
+};
 
 /// A paid purchase: `quantity` tickets by lucky dip, or the `numbers` the buyer chose.
 #[derive(Deserialize, ToSchema)]
@@ -40,6 +42,10 @@ pub(super) struct PurchaseBody {
     /// Opaque to Tally and never stored (only a keyed fingerprint of the body is).
     #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
     token: Option<String>,
+    /// `online` (the default) or `postal`: a free entry by post, which takes part in the
+    /// draw like any other and counts toward caps.
+    #[schema(value_type = Option<Channel>)]
+    channel: Option<String>,
 }
 
 /// `active`, or `void` with the reason and time.
@@ -63,6 +69,7 @@ pub(super) struct PurchaseResponse {
     tickets: Vec<u64>,
     /// `true` when the buyer chose the numbers, `false` for a lucky dip.
     chosen: bool,
+    channel: Channel,
     status: PurchaseStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -104,6 +111,7 @@ impl From<Purchase> for PurchaseResponse {
             payer_id: purchase.payer_id.map(|p| p.to_string()),
             tickets: purchase.tickets,
             chosen: purchase.chosen,
+            channel: purchase.channel,
             status: if purchase.void.is_some() {
                 PurchaseStatus::Void
             } else {
@@ -130,7 +138,7 @@ impl From<Purchase> for PurchaseResponse {
     responses(
         (status = 201, description = "Sold", body = PurchaseResponse),
         (status = 200, description = "A replay of this purchase", body = PurchaseResponse),
-        (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_numbers`, `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
+        (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_numbers`, `invalid_channel`, `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
         (status = 404, description = "`draw_not_found`"),
         (status = 409, description = "`idempotency_conflict`, `numbers_taken` (with `numbers`, those sold), `sold_out` (with `remaining`), `tickets_fragmented` (with `remaining`), `draw_closed`, `draw_not_open` (with `opens_at`), `payer_limit` (with `max_per_payer` and `left`)"),
     )
@@ -148,6 +156,12 @@ pub(super) async fn purchase(
         numbers,
         payer_id: body.payer_id.as_deref().map(PayerId::parse).transpose()?,
         token: free_text("token", body.token, MAX_FREE_TEXT_LEN)?,
+        channel: match body.channel.as_deref() {
+            None => Channel::Online,
+            Some(raw) => Channel::parse(raw).ok_or_else(|| {
+                Problem::bad_request("invalid_channel", "`channel` must be online or postal")
+            })?,
+        },
     };
     let receipt = state.tickets.purchase(request).await?;
     let status = if receipt.replayed {

@@ -85,6 +85,13 @@ struct ProofBody {
     picks: Vec<PickBody>,
 }
 
+/// Eligible entries by channel: `online` and free `postal` ones, which had the same chance.
+#[derive(Serialize, ToSchema)]
+struct EligibleEntries {
+    online: u64,
+    postal: u64,
+}
+
 /// The winners with the proof that anyone can recompute them from.
 #[derive(Serialize, ToSchema)]
 pub(super) struct WinnersBody {
@@ -92,16 +99,23 @@ pub(super) struct WinnersBody {
     prizes: Vec<PrizeBody>,
     history: Vec<ReplacedBody>,
     proof: ProofBody,
+    /// The proof's `eligible_count` by channel.
+    eligible_entries: EligibleEntries,
 }
 
 fn payer(pick: &PickItem) -> Option<String> {
     pick.payer_id.as_ref().map(|p| p.to_string())
 }
 
-impl From<&Winners> for WinnersBody {
-    fn from(winners: &Winners) -> Self {
+impl WinnersBody {
+    /// The winners, with `postal` of their eligible entries postal.
+    fn new(winners: &Winners, postal: u64) -> Self {
         let draw = &winners.draw;
         Self {
+            eligible_entries: EligibleEntries {
+                online: winners.record.eligible_count - postal,
+                postal,
+            },
             draw_id: draw.draw_id.to_string(),
             prizes: winners
                 .prizes()
@@ -193,7 +207,13 @@ pub(super) async fn draw_winners(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(WinnersBody::from(&winners))))
+    Ok((
+        status,
+        Json(WinnersBody::new(
+            &winners,
+            state.tickets.eligible_postal(&winners.draw).await?,
+        )),
+    ))
 }
 
 /// Read the winners
@@ -214,7 +234,10 @@ pub(super) async fn get_winners(
 ) -> Result<Json<WinnersBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     let winners = state.tickets.get_winners(&draw_id).await?;
-    Ok(Json(WinnersBody::from(&winners)))
+    Ok(Json(WinnersBody::new(
+        &winners,
+        state.tickets.eligible_postal(&winners.draw).await?,
+    )))
 }
 
 /// Why a prize is drawn again.
@@ -272,7 +295,13 @@ pub(super) async fn redraw(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(WinnersBody::from(&winners))))
+    Ok((
+        status,
+        Json(WinnersBody::new(
+            &winners,
+            state.tickets.eligible_postal(&winners.draw).await?,
+        )),
+    ))
 }
 
 /// The eligible list: `bitmap` is the base64 (RFC 4648, with padding) of

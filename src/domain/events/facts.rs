@@ -23,6 +23,8 @@ pub struct PurchaseCreated {
     pub tickets: Vec<u64>,
     /// `true` when the buyer chose the numbers, `false` for a lucky dip.
     pub chosen: bool,
+    /// `online`, or `postal` for a free entry by post.
+    pub channel: String,
     /// When the purchase committed (RFC 3339, UTC, milliseconds).
     pub created_at: String,
 }

@@ -89,6 +89,7 @@ impl DomainEvent {
             quantity: purchase.quantity,
             tickets: purchase.tickets.clone(),
             chosen: purchase.chosen,
+            channel: purchase.channel.as_str().to_owned(),
             created_at: timestamp(purchase.created_at),
         })
     }
@@ -250,6 +251,7 @@ mod tests {
             payer_id: None,
             tickets: vec![7],
             chosen: false,
+            channel: Default::default(),
             fingerprint: "f".into(),
             created_at: Utc::now(),
             void: None,

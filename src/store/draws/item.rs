@@ -25,6 +25,8 @@ const CREATED_BEACON: &str = "created_beacon";
 pub(super) const CLOSES_AT: &str = "closes_at";
 /// Tickets of voided purchases.
 pub(crate) const VOIDED: &str = "voided";
+/// Of those, postal entries.
+pub(crate) const POSTAL_VOIDED: &str = "postal_voided";
 /// What the draw records of its winners (a map), once drawn.
 pub(crate) const WINNERS: &str = "winners";
 /// Picks made: the prizes, then one per redraw.
@@ -145,6 +147,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
             .ok_or_else(|| corrupt("`seed` has the wrong length"))?,
         status: r.parsed(STATUS, DrawStatus::parse)?,
         voided: r.opt_num(VOIDED)?.unwrap_or(0),
+        postal_voided: r.opt_num(POSTAL_VOIDED)?.unwrap_or(0),
         winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
         created_at: r.parsed("created_at", parse_timestamp)?,
     })

@@ -9,7 +9,9 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditi
 use chrono::Utc;
 
 pub use beacon::BeaconChange;
-pub(crate) use item::{PICKS, STATUS, VOIDED, WINNERS, decode_draw, encode_winners, winners_of};
+pub(crate) use item::{
+    PICKS, POSTAL_VOIDED, STATUS, VOIDED, WINNERS, decode_draw, encode_winners, winners_of,
+};
 
 use super::codec::{Reader, key, n, s, timestamp};
 use super::error::sdk_error;

@@ -297,6 +297,7 @@ impl<'a> PurchaseRun<'a> {
                 None => self.cache.numbers(&takes),
             },
             chosen: self.request.numbers.is_some(),
+            channel: self.request.channel,
             fingerprint: self.fingerprint.clone(),
             created_at: self.created_at,
             void: None,

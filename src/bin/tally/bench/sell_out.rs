@@ -138,6 +138,7 @@ async fn tally_sell_out(
                     numbers: None,
                     payer_id: None,
                     token: None,
+                    channel: Default::default(),
                 };
                 let start = Instant::now();
                 match service.purchase(request).await {
