@@ -202,6 +202,8 @@ pub struct Draw {
     pub late_voided: u64,
     /// The eligible list fixed at the close, once it is.
     pub frozen: Option<Frozen>,
+    /// Of those, postal entries.
+    pub postal_voided: u64,
     pub winners: Option<WinnersRecord>,
     /// A redraw asked for whose round is not resolved yet.
     pub pending_redraw: Option<PendingRedraw>,
@@ -351,6 +353,7 @@ mod tests {
             voided: 0,
             late_voided: 0,
             frozen: None,
+            postal_voided: 0,
             winners: None,
             pending_redraw: None,
             created_at: at("2026-11-01T00:00:00Z"),

@@ -77,27 +77,70 @@ id_type!(
     ExternalRef, "external_ref", 128, "letters, digits, '.', '_', ':' and '-'", is_reference
 );
 
-/// Who paid: 1 to 256 characters without control characters (an e-mail address, a
-/// customer number). Free text may hold the key separator, so keys use its SHA-256.
+/// Who paid: 1 to 256 characters (an e-mail address, a customer number), compared in
+/// Unicode NFC. Refused: control characters, characters that print as nothing
+/// (zero-width spaces and joiners, the word joiner, the byte-order mark, the soft hyphen),
+/// bidirectional controls, line and paragraph separators, and whitespace at either end:
+/// each let one payer pass for several while looking like one. Case counts: the id is
+/// the integrator's own (an account number may differ from another by case alone), so
+/// Tally cannot fold it; integrators should pass a stable account id, not what a buyer
+/// typed. Free text may hold the key separator, so keys use its SHA-256.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PayerId(String);
+
+/// Characters that print as nothing, or reorder or break the text around them.
+fn is_deceptive(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
+}
 
 impl PayerId {
     pub const FIELD: &'static str = "payer_id";
     pub const MAX_LEN: usize = 256;
 
+    /// A payer id as a request gives it, in NFC.
     pub fn parse(value: &str) -> Result<Self, InvalidId> {
-        if value.is_empty()
-            || value.chars().count() > Self::MAX_LEN
-            || value.chars().any(char::is_control)
+        let normalized = icu_normalizer::ComposingNormalizerBorrowed::new_nfc().normalize(value);
+        if normalized.is_empty()
+            || normalized.chars().count() > Self::MAX_LEN
+            || normalized
+                .chars()
+                .any(|c| c.is_control() || is_deceptive(c))
+            || normalized.starts_with(char::is_whitespace)
+            || normalized.ends_with(char::is_whitespace)
         {
             return Err(InvalidId {
                 field: Self::FIELD,
                 max_len: Self::MAX_LEN,
-                allowed: "any characters but control characters",
+                allowed: "any characters but control, invisible, bidirectional-control and line-separator characters, without whitespace at either end",
             });
         }
-        Ok(Self(value.to_owned()))
+        Ok(Self(normalized.into_owned()))
+    }
+
+    /// A payer id read back from the table, as it was stored (ids stored before the
+    /// rules of [`PayerId::parse`] tightened keep reading).
+    pub(crate) fn stored(value: &str) -> Self {
+        Self(value.to_owned())
     }
 
     pub fn as_str(&self) -> &str {
@@ -163,6 +206,7 @@ mod tests {
         assert_eq!(payer.key_part().len(), 64);
         assert!(payer.key_part().chars().all(|c| c.is_ascii_hexdigit()));
         assert!(PayerId::parse(&"é".repeat(256)).is_ok());
+        assert!(PayerId::parse("Ann Smith").is_ok());
         for bad in ["", "a\nb", &"x".repeat(257)] {
             assert_eq!(
                 PayerId::parse(bad).unwrap_err().field,
@@ -170,6 +214,38 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_payer_cannot_pass_for_several_with_invisible_or_reordering_characters() {
+        for dodge in [
+            "ann@example.com\u{200B}",
+            " ann@example.com",
+            "ann@example.com ",
+            "ann@example.com\u{2028}",
+            "\u{202E}ann@example.com",
+            "ann\u{2066}@example.com",
+            "an\u{00AD}n@example.com",
+            "\u{FEFF}ann@example.com",
+            "ann@example.com\u{E0041}",
+            "\u{3000}ann@example.com",
+        ] {
+            assert!(PayerId::parse(dodge).is_err(), "{dodge:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn payer_ids_are_compared_in_nfc_and_case_counts() {
+        // "é" composed and as "e" + combining acute are one payer.
+        let composed = PayerId::parse("ren\u{00E9}@example.com").unwrap();
+        let decomposed = PayerId::parse("rene\u{0301}@example.com").unwrap();
+        assert_eq!(composed, decomposed);
+        assert_eq!(composed.key_part(), decomposed.key_part());
+        assert_eq!(decomposed.as_str(), "ren\u{00E9}@example.com");
+        assert_ne!(
+            PayerId::parse("ANN@example.com").unwrap(),
+            PayerId::parse("ann@example.com").unwrap()
+        );
     }
 
     #[test]

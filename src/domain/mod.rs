@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod audit;
+pub mod availability;
 pub mod chain;
 pub mod draw;
 pub mod events;

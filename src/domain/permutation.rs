@@ -81,6 +81,30 @@ impl Permutation {
         }
     }
 
+    /// The index whose image is `image`, which must be below `size`: the network run
+    /// backwards, walking the same cycle the other way.
+    pub fn invert(&self, image: u64) -> u64 {
+        assert!(image < self.size, "image {image} outside 0..{}", self.size);
+        let mut value = image;
+        loop {
+            value = self.decrypt(value);
+            if value < self.size {
+                return value;
+            }
+        }
+    }
+
+    fn decrypt(&self, value: u64) -> u64 {
+        let mut left = value >> self.half_bits;
+        let mut right = value & self.half_mask;
+        for round in (0..ROUNDS).rev() {
+            let earlier = left;
+            left = right ^ self.round_function(round, earlier);
+            right = earlier;
+        }
+        (left << self.half_bits) | right
+    }
+
     fn encrypt(&self, value: u64) -> u64 {
         let mut left = value >> self.half_bits;
         let mut right = value & self.half_mask;
@@ -166,6 +190,20 @@ mod tests {
     fn is_a_bijection_for_large_and_power_of_two_sizes() {
         for size in [4_096, 65_536, 65_537, 1_000_003, 2_097_152] {
             assert_bijection(size, &key(7));
+        }
+    }
+
+    #[test]
+    fn invert_undoes_apply_for_every_index() {
+        for size in [1, 2, 3, 17, 1_000, 4_096, 65_537] {
+            let permutation = Permutation::new(size, &key(5));
+            for index in 0..size {
+                assert_eq!(
+                    permutation.invert(permutation.apply(index)),
+                    index,
+                    "size {size}"
+                );
+            }
         }
     }
 

@@ -30,6 +30,33 @@ impl fmt::Debug for FingerprintKey {
     }
 }
 
+/// How an entry came in: paid online, or free by post (a prize draw's free entry route,
+/// with the same chance). Both take part in the draw alike and count toward caps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    #[default]
+    Online,
+    Postal,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Online => "online",
+            Self::Postal => "postal",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "online" => Some(Self::Online),
+            "postal" => Some(Self::Postal),
+            _ => None,
+        }
+    }
+}
+
 /// The longest `payer_id` and `token`.
 pub const MAX_FREE_TEXT_LEN: usize = 256;
 
@@ -40,9 +67,13 @@ pub struct PurchaseRequest {
     pub draw_id: DrawId,
     pub payment_id: PaymentId,
     pub quantity: u32,
+    /// The numbers the buyer chose, ascending and distinct (`quantity` of them); `None`
+    /// for a lucky dip.
+    pub numbers: Option<Vec<u64>>,
     pub payer_id: Option<PayerId>,
     /// Opaque to Tally and never stored: only its hash enters the fingerprint.
     pub token: Option<String>,
+    pub channel: Channel,
 }
 
 impl PurchaseRequest {
@@ -61,6 +92,16 @@ impl PurchaseRequest {
                 None => mac.update(&[0]),
             }
         }
+        // After the fields a lucky dip has, so that its fingerprint stays what it was.
+        if let Some(numbers) = &self.numbers {
+            mac.update(b"numbers");
+            for number in numbers {
+                mac.update(&number.to_be_bytes());
+            }
+        }
+        if self.channel != Channel::Online {
+            mac.update(self.channel.as_str().as_bytes());
+        }
         hex(&mac.finalize().into_bytes())
     }
 }
@@ -78,6 +119,9 @@ pub struct Purchase {
     pub quantity: u32,
     pub payer_id: Option<PayerId>,
     pub tickets: Vec<u64>,
+    /// The buyer chose the numbers.
+    pub chosen: bool,
+    pub channel: Channel,
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
     pub void: Option<Void>,
@@ -109,8 +153,10 @@ mod tests {
             draw_id: DrawId::parse("d").unwrap(),
             payment_id: PaymentId::parse("p").unwrap(),
             quantity,
+            numbers: None,
             payer_id: payer.map(|p| PayerId::parse(p).unwrap()),
             token: token.map(str::to_owned),
+            channel: Channel::Online,
         }
     }
 
@@ -133,6 +179,14 @@ mod tests {
             request(3, None, None),
             request(3, Some("ann"), Some("")),
             request(3, None, Some("ann")),
+            PurchaseRequest {
+                numbers: Some(vec![1, 2, 3]),
+                ..request(3, Some("ann"), None)
+            },
+            PurchaseRequest {
+                channel: Channel::Postal,
+                ..request(3, Some("ann"), None)
+            },
         ] {
             assert_ne!(
                 base.fingerprint(&key(1)),

@@ -12,6 +12,7 @@ mod metrics;
 pub mod orders;
 pub mod purchases;
 pub mod stream;
+mod stripes;
 mod table;
 pub mod voids;
 pub mod winners;

@@ -1,22 +1,19 @@
 //! The purchase transaction, and purchase and ticket items.
 
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Get, ReturnValuesOnConditionCheckFailure, TransactGetItem, TransactWriteItem,
-    Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, Get, TransactGetItem};
 
 use super::allowances::{HELD, PayerCap};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
-use super::draws::{BOTTOM, CLOSED, StripeState, TOP};
+use super::draws::StripeState;
 use super::error::{build_error, sdk_error};
 use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
 use super::table::{Transaction, Verdict, put_if_absent};
 use super::{Store, StoreError, keys};
 use crate::domain::draw::MAX_PER_PURCHASE_CAP;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::purchase::{Purchase, Ticket, Void};
-use crate::domain::stripes::{Side, StripeTake};
+use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
+use crate::domain::stripes::{ChosenTake, StripeTake};
 
 // The largest purchase fits one transaction: its record, its tickets, a cursor and the
 // payer's allowance.
@@ -27,6 +24,10 @@ pub(crate) const STATUS: &str = "status";
 pub(crate) const VOID: &str = "void";
 pub(crate) const VOID_REASON: &str = "void_reason";
 pub(crate) const VOIDED_AT: &str = "voided_at";
+/// A purchase of numbers the buyer chose says so.
+const CHOSEN: &str = "chosen";
+/// A purchase that came in by another channel than online says which.
+const CHANNEL: &str = "channel";
 
 /// Why DynamoDB cancelled a purchase transaction, item by item.
 #[derive(Debug, Default)]
@@ -60,6 +61,14 @@ pub struct CursorRead {
     pub purchase: PurchaseRead,
     /// Requests sent.
     pub requests: u32,
+}
+
+/// What an item of a purchase transaction stands for, to read its cancellation reason.
+enum Role {
+    Record,
+    Stripe(u32),
+    Ticket(u64),
+    Allowance,
 }
 
 /// The result of one purchase transaction.
@@ -99,6 +108,13 @@ fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
         "tickets".into(),
         AttributeValue::L(purchase.tickets.iter().map(n).collect()),
     );
+    if purchase.chosen {
+        item.insert(CHOSEN.into(), AttributeValue::Bool(true));
+    }
+    // Absent for the default, online.
+    if purchase.channel != Channel::Online {
+        item.insert(CHANNEL.into(), s(purchase.channel.as_str()));
+    }
     item.insert("fingerprint".into(), s(&purchase.fingerprint));
     item.insert("created_at".into(), created_at);
     item
@@ -117,16 +133,16 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
         quantity: r.num("quantity")?,
-        payer_id: r
-            .opt_str("payer_id")?
-            .map(|v| {
-                PayerId::parse(v).map_err(|_| StoreError::Corrupt {
-                    key: r.str(super::PARTITION_KEY).unwrap_or("?").to_owned(),
-                    reason: "`payer_id` is invalid".into(),
-                })
-            })
-            .transpose()?,
+        payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
         tickets: r.num_list("tickets")?,
+        chosen: r.flag(CHOSEN),
+        channel: match r.opt_str(CHANNEL)? {
+            Some(channel) => Channel::parse(channel).ok_or_else(|| StoreError::Corrupt {
+                key: r.str(super::PARTITION_KEY).unwrap_or("?").to_owned(),
+                reason: format!("unknown channel `{channel}`"),
+            })?,
+            None => Channel::Online,
+        },
         fingerprint: r.str("fingerprint")?.to_owned(),
         created_at: r.parsed("created_at", parse_timestamp)?,
         void,
@@ -151,61 +167,49 @@ pub(crate) fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         number: r.num("number")?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
-        payer_id: r.opt_str("payer_id")?.and_then(|v| PayerId::parse(v).ok()),
+        payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
         voided: r.opt_str(STATUS)? == Some(VOID),
     })
 }
 
 impl Store {
-    /// One atomic write: the purchase record (the idempotency record), every stripe cursor
-    /// moved from its expected value, one item per ticket, each new, and in a capped draw
-    /// the payer's allowance, which must have room for the purchase.
+    /// One atomic write: the purchase record (the idempotency record), every stripe it
+    /// touches (a lucky dip's cursors moved from their expected values, chosen offsets
+    /// added ahead of them), one item per ticket, each new, and in a capped draw the
+    /// payer's allowance, which must have room for the purchase.
     pub async fn commit_purchase(
         &self,
         purchase: &Purchase,
         takes: &[StripeTake],
+        chosen: &[ChosenTake],
         cap: Option<PayerCap>,
     ) -> Result<Commit, StoreError> {
-        let mut items = Vec::with_capacity(2 + takes.len() + purchase.tickets.len());
+        let first_stripe = takes
+            .first()
+            .map(|t| t.stripe)
+            .or_else(|| chosen.first().map(|c| c.stripe))
+            .unwrap_or(0);
+        let mut items = Vec::with_capacity(2 + takes.len() + chosen.len() + purchase.tickets.len());
+        let mut roles = Vec::with_capacity(items.capacity());
         items.push(put_if_absent(
             self.table(),
-            encode_purchase(purchase, takes.first().map_or(0, |t| t.stripe)),
+            encode_purchase(purchase, first_stripe),
             true,
         )?);
+        roles.push(Role::Record);
+        // A postal purchase is counted on the first stripe it writes: the draw's postal
+        // entries are the sum over its stripes, read with the cursors.
+        let mut postal = match purchase.channel {
+            Channel::Postal => u64::from(purchase.quantity),
+            Channel::Online => 0,
+        };
         for take in takes {
-            let (mine, other) = match take.side {
-                Side::Bottom => (BOTTOM, TOP),
-                Side::Top => (TOP, BOTTOM),
-            };
-            let expected = if take.cursor == 0 {
-                "attribute_not_exists(#mine)"
-            } else {
-                "#mine = :old"
-            };
-            let mut update = Update::builder()
-                .table_name(self.table())
-                .set_key(Some(key(keys::stripe(&purchase.draw_id, take.stripe))))
-                .update_expression("SET #mine = :new")
-                .condition_expression(format!(
-                    "{expected} AND (attribute_not_exists(#other) OR #other <= :other_max) \
-                     AND attribute_not_exists(#closed)"
-                ))
-                .expression_attribute_names("#mine", mine)
-                .expression_attribute_names("#other", other)
-                .expression_attribute_names("#closed", CLOSED)
-                .expression_attribute_values(":new", n(take.cursor + take.count))
-                .expression_attribute_values(":other_max", n(take.other_at_most))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                );
-            if take.cursor > 0 {
-                update = update.expression_attribute_values(":old", n(take.cursor));
-            }
-            items.push(
-                TransactWriteItem::builder()
-                    .update(update.build().map_err(build_error)?)
-                    .build(),
-            );
+            items.push(self.dip_update(&purchase.draw_id, take, std::mem::take(&mut postal))?);
+            roles.push(Role::Stripe(take.stripe));
+        }
+        for take in chosen {
+            items.push(self.choose_update(&purchase.draw_id, take, std::mem::take(&mut postal))?);
+            roles.push(Role::Stripe(take.stripe));
         }
         for &number in &purchase.tickets {
             items.push(put_if_absent(
@@ -213,10 +217,11 @@ impl Store {
                 encode_ticket(purchase, number),
                 false,
             )?);
+            roles.push(Role::Ticket(number));
         }
-        let allowance_at = items.len();
         if let Some(cap) = cap {
             items.push(self.take_allowance(purchase, cap)?);
+            roles.push(Role::Allowance);
         }
         let verdicts = match self.transact(items, 0).await? {
             Transaction::Committed => {
@@ -234,19 +239,27 @@ impl Store {
             Transaction::Cancelled(verdicts) => verdicts,
         };
         let mut cancellation = Cancellation::default();
-        // Verdicts come in item order: purchase, stripes, tickets.
-        for (position, verdict) in verdicts.into_iter().enumerate() {
-            match verdict {
-                Verdict::Passed => {}
-                Verdict::Conflict => cancellation.conflict = true,
-                Verdict::Throttled => cancellation.throttled = true,
-                Verdict::ConditionFailed(item) if position == 0 => {
+        for (role, verdict) in roles.into_iter().zip(verdicts) {
+            let item = match verdict {
+                Verdict::Passed => continue,
+                Verdict::Conflict => {
+                    cancellation.conflict = true;
+                    continue;
+                }
+                Verdict::Throttled => {
+                    cancellation.throttled = true;
+                    continue;
+                }
+                Verdict::ConditionFailed(item) => item,
+            };
+            match role {
+                Role::Record => {
                     let item = item.ok_or_else(|| {
                         StoreError::Invariant("purchase exists but was not returned".into())
                     })?;
                     cancellation.existing = Some(decode_purchase(&item)?);
                 }
-                Verdict::ConditionFailed(item) if position == allowance_at => {
+                Role::Allowance => {
                     let held = item
                         .as_ref()
                         .map(|i| Reader::new(i).opt_num(HELD))
@@ -254,20 +267,15 @@ impl Store {
                         .flatten();
                     cancellation.payer_held = Some(held.unwrap_or(0));
                 }
-                Verdict::ConditionFailed(item) if position <= takes.len() => {
+                Role::Stripe(stripe) => {
                     let state = item
                         .as_ref()
                         .map(StripeState::decode)
                         .transpose()?
                         .unwrap_or_default();
-                    cancellation
-                        .stale_stripes
-                        .push((takes[position - 1].stripe, state));
+                    cancellation.stale_stripes.push((stripe, state));
                 }
-                Verdict::ConditionFailed(_) => {
-                    let number = purchase.tickets[position - 1 - takes.len()];
-                    cancellation.taken_tickets.push(number);
-                }
+                Role::Ticket(number) => cancellation.taken_tickets.push(number),
             }
         }
         Ok(Commit::Cancelled(Box::new(cancellation)))

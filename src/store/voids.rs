@@ -8,12 +8,12 @@ use chrono::{DateTime, Utc};
 
 use super::allowances::HELD;
 use super::codec::{key, n, s, timestamp};
-use super::draws::{FROZEN, LATE_VOIDED, VOIDED};
+use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED};
 use super::error::build_error;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::{Transaction, Verdict};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::purchase::{Purchase, Void};
+use crate::domain::purchase::{Channel, Purchase, Void};
 
 /// How a void transaction ended.
 #[derive(Debug)]
@@ -48,6 +48,24 @@ impl Store {
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
         };
+        let mut draw_update = update(keys::draw(draw_id))
+            .update_expression("ADD #voided :q")
+            .condition_expression(if late {
+                "attribute_exists(#pk) AND attribute_exists(#frozen)"
+            } else {
+                "attribute_exists(#pk) AND attribute_not_exists(#frozen)"
+            })
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_names("#voided", if late { LATE_VOIDED } else { VOIDED })
+            .expression_attribute_names("#frozen", FROZEN)
+            .expression_attribute_values(":q", n(quantity));
+        // A postal purchase voided before the freeze also leaves the postal entries; after
+        // it, the frozen list (and its count by channel) stays as it was.
+        if purchase.channel == Channel::Postal && !late {
+            draw_update = draw_update
+                .update_expression("ADD #voided :q, #postal_voided :q")
+                .expression_attribute_names("#postal_voided", POSTAL_VOIDED);
+        }
         let mut updates = vec![
             update(keys::purchase(draw_id, &purchase.payment_id))
                 .update_expression("SET #status = :void, #reason = :reason, #at = :at")
@@ -62,17 +80,7 @@ impl Store {
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
                 ),
-            update(keys::draw(draw_id))
-                .update_expression("ADD #voided :q")
-                .condition_expression(if late {
-                    "attribute_exists(#pk) AND attribute_exists(#frozen)"
-                } else {
-                    "attribute_exists(#pk) AND attribute_not_exists(#frozen)"
-                })
-                .expression_attribute_names("#pk", PARTITION_KEY)
-                .expression_attribute_names("#voided", if late { LATE_VOIDED } else { VOIDED })
-                .expression_attribute_names("#frozen", FROZEN)
-                .expression_attribute_values(":q", n(quantity)),
+            draw_update,
         ];
         let voids = if late {
             keys::draw_late_voids(draw_id)

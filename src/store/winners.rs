@@ -77,7 +77,7 @@ pub(crate) fn decode_pick(item: &Item) -> Result<PickItem, StoreError> {
         prize: r.num("prize")?,
         ticket: r.num("ticket")?,
         payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
-        payer_id: r.opt_str("payer_id")?.and_then(|v| PayerId::parse(v).ok()),
+        payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
         reason: r.opt_str("reason")?.map(str::to_owned),
         requested_at: r
             .opt_str("requested_at")?

@@ -12,7 +12,7 @@ use crate::domain::ids::DrawId;
 use crate::domain::permutation::Permutation;
 use crate::domain::purchase::FingerprintKey;
 use crate::domain::secret::DeploymentSecret;
-use crate::domain::stripes::{Side, StripeTake, StripeView};
+use crate::domain::stripes::{StripeTake, StripeView};
 use crate::store::draws::{StripeClaim, StripeState};
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
 
@@ -43,7 +43,7 @@ pub(super) struct CachedView {
 impl CachedView {
     /// Records what the table says of a stripe.
     pub(super) fn learn(&mut self, stripe: u32, state: &StripeState) {
-        self.stripes.learn(stripe, state.counters);
+        self.stripes.learn(stripe, state.counters, &state.chosen);
         self.closed |= state.closed;
         self.epoch += 1;
     }
@@ -88,14 +88,21 @@ impl DrawCache {
         takes
             .iter()
             .flat_map(|t| {
-                let stripe = layout.indices(t.stripe);
-                match t.side {
-                    Side::Bottom => stripe.start + t.cursor..stripe.start + t.cursor + t.count,
-                    Side::Top => stripe.end - t.cursor - t.count..stripe.end - t.cursor,
-                }
+                let start = layout.indices(t.stripe).start;
+                t.taken.iter().map(move |offset| start + offset)
             })
             .map(|index| self.permutation.apply(index) + 1)
             .collect()
+    }
+
+    pub(super) fn permutation(&self) -> &Permutation {
+        &self.permutation
+    }
+
+    /// The stripe and offset of ticket `number` (in `1..=total_tickets`).
+    pub(super) fn locate(&self, number: u64) -> (u32, u64) {
+        let index = self.permutation.invert(number - 1);
+        self.draw.config.layout().locate(index)
     }
 }
 

@@ -30,6 +30,8 @@ pub struct NewDraw {
 pub struct DrawSummary {
     pub draw: Draw,
     pub sold: u64,
+    /// Of those, postal entries.
+    pub postal: u64,
     /// The status at the moment of the read: past `closes_at` a draw reads closed.
     pub status: DrawStatus,
 }
@@ -76,6 +78,7 @@ impl TicketService {
             voided: 0,
             late_voided: 0,
             frozen: None,
+            postal_voided: 0,
             winners: None,
             pending_redraw: None,
             created_at: Utc::now(),
@@ -99,6 +102,7 @@ impl TicketService {
                     summary: DrawSummary {
                         draw,
                         sold: 0,
+                        postal: 0,
                         status,
                     },
                     created: true,
@@ -169,11 +173,22 @@ impl TicketService {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
         let sold = stripes.iter().map(|(_, s)| s.sold()).sum();
+        let postal = stripes.iter().map(|(_, s)| s.postal).sum();
         Ok(DrawSummary {
             status: draw.status_at(Utc::now()),
             draw,
             sold,
+            postal,
         })
+    }
+
+    /// The postal entries of a closed draw that are eligible: counted on its stripes, less
+    /// the voided ones.
+    pub async fn eligible_postal(&self, draw: &Draw) -> Result<u64, TicketError> {
+        let all: Vec<u32> = (0..draw.config.stripes()).collect();
+        let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
+        let postal: u64 = stripes.iter().map(|(_, s)| s.postal).sum();
+        Ok(postal.saturating_sub(draw.postal_voided))
     }
 
     /// Declares (`Some`, a network's name) or withdraws (`None`) the drand network whose

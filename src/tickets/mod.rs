@@ -5,6 +5,7 @@
 //! bound of each stripe cursor, so that a purchase usually costs one transaction and no
 //! read.
 
+mod availability;
 mod cache;
 mod close;
 mod draws;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use tracing::instrument;
 
+pub use availability::Grid;
 pub use cache::DEFAULT_CACHED_DRAWS;
 pub use draws::{DrawSummary, NewDraw};
 pub use lists::{DrawFilter, PurchasesPage};
@@ -92,6 +94,10 @@ pub enum TicketError {
     InvalidQuantity { max: u32 },
     #[error("only {remaining} tickets remain")]
     SoldOut { remaining: u64 },
+    #[error("numbers {0:?} are sold")]
+    NumbersTaken(Vec<u64>),
+    #[error("{0}")]
+    InvalidNumbers(String),
     #[error("{remaining} tickets remain, spread over more stripes than one purchase can take")]
     TooFragmented { remaining: u64 },
     #[error("payment id {0} was used for a different purchase")]
@@ -202,14 +208,19 @@ impl TicketService {
     /// Sells `quantity` tickets to one payment, all or nothing, exactly once per payment id.
     #[instrument(skip_all, fields(draw_id = %request.draw_id, payment_id = %request.payment_id, quantity = request.quantity))]
     pub async fn purchase(&self, request: PurchaseRequest) -> Result<PurchaseReceipt, TicketError> {
-        // A process new to the draw reads it and opens its first stripe in one request.
+        // A process new to the draw reads it and opens its first stripe in one request;
+        // numbers the buyer chose need no stripe of their own.
         let (cache, requests) = match self.cached(&request.draw_id) {
             Some(cache) => (cache, 0),
+            None if request.numbers.is_some() => (self.draw_cache(&request.draw_id).await?, 1),
             None => (self.open_draw(&request.draw_id).await?, 1),
         };
         let max = cache.draw.config.max_per_purchase();
         if !(1..=max).contains(&request.quantity) {
             return Err(TicketError::InvalidQuantity { max });
+        }
+        if let Some(numbers) = &request.numbers {
+            check_numbers(numbers, cache.draw.config.total_tickets(), request.quantity)?;
         }
         if cache.draw.config.max_per_payer().is_some() && request.payer_id.is_none() {
             return Err(TicketError::PayerRequired);
@@ -250,4 +261,25 @@ impl TicketService {
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         Ok(self.draws.keep(DrawCache::new(draw, &self.secret)))
     }
+}
+
+/// Chosen numbers must be `quantity` distinct numbers of the draw, in ascending order (the
+/// API sorts them).
+fn check_numbers(numbers: &[u64], total: u64, quantity: u32) -> Result<(), TicketError> {
+    if numbers.len() != quantity as usize {
+        return Err(TicketError::InvalidNumbers(
+            "`numbers` and `quantity` disagree".into(),
+        ));
+    }
+    if let Some(&outside) = numbers.iter().find(|n| !(1..=total).contains(*n)) {
+        return Err(TicketError::InvalidNumbers(format!(
+            "number {outside} is outside 1..={total}"
+        )));
+    }
+    if numbers.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(TicketError::InvalidNumbers(
+            "`numbers` must be distinct".into(),
+        ));
+    }
+    Ok(())
 }

@@ -70,6 +70,17 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
     )
     .await;
     assert_eq!(other.status, StatusCode::CREATED);
+    // Numbers a buyer chose, unless the lucky dips took one of them; then the grid.
+    let chosen = invoke(&router, "choose.json").await;
+    let chose = chosen.status == StatusCode::CREATED;
+    assert!(chose || chosen.code() == "numbers_taken", "{}", chosen.body);
+    let grid = invoke(&router, "get-availability.json").await;
+    assert_eq!(grid.status, StatusCode::OK, "{}", grid.body);
+    let sold = 3 + 5 + if chose { 3 } else { 0 };
+    assert_eq!(
+        (grid.body["sold"].as_u64(), grid.body["free"].as_u64()),
+        (Some(sold), Some(100 - sold))
+    );
     let closed = invoke(&router, "close-draw.json").await;
     assert_eq!(closed.status, StatusCode::OK);
     assert_eq!(closed.body["status"], "closed");
@@ -86,7 +97,12 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
     assert_eq!(redrawn.status, StatusCode::CREATED, "{}", redrawn.body);
     assert_eq!(invoke(&router, "get-winners.json").await.body, redrawn.body);
     let eligible = invoke(&router, "get-eligible.json").await;
-    assert_eq!(eligible.body["eligible_count"], 5, "{}", eligible.body);
+    assert_eq!(
+        eligible.body["eligible_count"],
+        if chose { 8 } else { 5 },
+        "{}",
+        eligible.body
+    );
 }
 
 #[tokio::test]

@@ -32,7 +32,7 @@ const TIGHT: Timeouts = Timeouts {
 };
 
 /// Each kind of fault on a share of every DynamoDB call.
-fn every_fault(share: f64) -> Faults {
+pub fn every_fault(share: f64) -> Faults {
     Faults {
         throttle: share,
         error_before: share,
@@ -40,6 +40,40 @@ fn every_fault(share: f64) -> Faults {
         lost_after: share,
         ..Faults::default()
     }
+}
+
+/// Sends `payments` bodies (`body(i)`, whose `payment_id` names the payment) to `path`,
+/// each by two instances at once as a retried webhook would be, through the proxy; each
+/// repeats its 503s. Every payment's two answers, by payment id.
+pub async fn twin_payments(
+    proxy: &FaultProxy,
+    table: &str,
+    path: &'static str,
+    payments: usize,
+    body: fn(usize) -> serde_json::Value,
+) -> BTreeMap<String, Vec<Reply>> {
+    let mut tasks = Vec::new();
+    for _twin in 0..2 {
+        for chunk in 0..8usize {
+            let instance = faulty_instance(proxy, table, Duration::from_secs(10)).await;
+            tasks.push(tokio::spawn(async move {
+                let mut answers = Vec::new();
+                for i in (chunk..payments).step_by(8) {
+                    let body = body(i);
+                    let reply = settle(&instance, path, &body.to_string()).await;
+                    answers.push((body["payment_id"].as_str().unwrap_or("").to_owned(), reply));
+                }
+                answers
+            }));
+        }
+    }
+    let mut answers: BTreeMap<String, Vec<Reply>> = BTreeMap::new();
+    for task in tasks {
+        for (payment, reply) in task.await.unwrap() {
+            answers.entry(payment).or_default().push(reply);
+        }
+    }
+    answers
 }
 
 /// One Lambda instance whose DynamoDB calls go through the proxy.
@@ -60,31 +94,14 @@ async fn a_sell_out_under_faults_settles_every_payment_exactly_once() {
     assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
     let proxy = FaultProxy::start(&endpoint()).await;
     proxy.set(every_fault(0.04));
-    // Every payment is sent by two instances at once, as a retried webhook would be.
-    let mut tasks = Vec::new();
-    for _twin in 0..2 {
-        for chunk in 0..8usize {
-            let instance =
-                faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await;
-            tasks.push(tokio::spawn(async move {
-                let mut answers = Vec::new();
-                for i in (chunk..PAYMENTS).step_by(8) {
-                    let payment = format!("pay-{i}");
-                    let body = json!({"payment_id": payment, "quantity": 1 + i % 5});
-                    let reply =
-                        settle(&instance, "/draws/faulty/purchases", &body.to_string()).await;
-                    answers.push((payment, reply));
-                }
-                answers
-            }));
-        }
-    }
-    let mut answers: BTreeMap<String, Vec<Reply>> = BTreeMap::new();
-    for task in tasks {
-        for (payment, reply) in task.await.unwrap() {
-            answers.entry(payment).or_default().push(reply);
-        }
-    }
+    let answers = twin_payments(
+        &proxy,
+        app.store.table(),
+        "/draws/faulty/purchases",
+        PAYMENTS,
+        |i| json!({"payment_id": format!("pay-{i}"), "quantity": 1 + i % 5}),
+    )
+    .await;
     let counts = proxy.counts();
     assert!(
         counts.throttled > 0

@@ -30,8 +30,10 @@ async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
         draw_id: DrawId::parse(draw).unwrap(),
         payment_id: PaymentId::parse(payment).unwrap(),
         quantity: 1,
+        numbers: None,
         payer_id: None,
         token: None,
+        channel: Default::default(),
     };
     for draw in ["a", "b", "c"] {
         seller
@@ -79,6 +81,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         voided: 0,
         late_voided: 0,
         frozen: None,
+        postal_voided: 0,
         winners: None,
         pending_redraw: None,
         created_at: Utc::now(),
@@ -224,8 +227,10 @@ async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
         draw_id: DrawId::parse("crumbs").unwrap(),
         payment_id: PaymentId::parse(payment).unwrap(),
         quantity,
+        numbers: None,
         payer_id: None,
         token: None,
+        channel: Default::default(),
     };
     // 100 tickets left, one per stripe: 50 need 50 cursors, 50 tickets and the record.
     let refused = seller.purchase(request("whale", 50)).await;

@@ -142,6 +142,135 @@ async fn a_cap_per_payer_refuses_with_what_is_left_and_a_void_gives_it_back() {
     assert_eq!(invalid.code(), "invalid_max_per_payer");
 }
 
+/// P1 against a payer who varies the spelling of one id: the variants that look the
+/// same are refused, and the composed and decomposed forms of one id share one cap.
+#[tokio::test]
+async fn a_cap_per_payer_holds_against_invisible_and_decomposed_variants_of_one_id() {
+    let app = spawn_app().await;
+    create(
+        &app,
+        json!({"draw_id": "dodge", "total_tickets": 100, "max_per_purchase": 10, "max_per_payer": 4}),
+    )
+    .await;
+    let first = app
+        .post(
+            "/draws/dodge/purchases",
+            &buy("d1", 3, "ren\u{e9}@example.com"),
+        )
+        .await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    for (i, dodge) in [
+        "ren\u{e9}@example.com\u{200b}",
+        " ren\u{e9}@example.com",
+        "ren\u{e9}@example.com\u{2028}",
+        "\u{202e}ren\u{e9}@example.com",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let reply = app
+            .post("/draws/dodge/purchases", &buy(&format!("x{i}"), 3, dodge))
+            .await;
+        assert_eq!(
+            reply.code(),
+            "invalid_payer_id",
+            "{dodge:?}: {}",
+            reply.body
+        );
+    }
+    // "e" and a combining acute accent: the same payer, at the cap after one more.
+    let decomposed = "rene\u{301}@example.com";
+    let over = app
+        .post("/draws/dodge/purchases", &buy("d2", 3, decomposed))
+        .await;
+    assert_eq!(
+        (over.code(), over.body["left"].as_u64()),
+        ("payer_limit", Some(1)),
+        "{}",
+        over.body
+    );
+    let listed = app
+        .get("/draws/dodge/payers/rene%CC%81%40example.com/purchases")
+        .await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    assert_eq!(
+        listed.body["purchases"][0]["payer_id"],
+        "ren\u{e9}@example.com"
+    );
+}
+
+/// Free postal entries take part like paid ones: they count toward the cap, are
+/// replayed and voided alike, and the draw and the winners count entries by channel.
+#[tokio::test]
+async fn postal_entries_count_toward_caps_and_are_counted_by_channel() {
+    let app = spawn_app().await;
+    create(
+        &app,
+        json!({"draw_id": "free", "total_tickets": 50, "max_per_purchase": 5, "max_per_payer": 4}),
+    )
+    .await;
+    let post = |payment: &str, quantity: u64, payer: &str| json!({"payment_id": payment, "quantity": quantity, "payer_id": payer, "channel": "postal"});
+    assert_eq!(
+        app.post("/draws/free/purchases", &buy("a1", 2, "ann"))
+            .await
+            .body["channel"],
+        "online"
+    );
+    let postal = app
+        .post("/draws/free/purchases", &post("a2", 2, "ann"))
+        .await;
+    assert_eq!(
+        (postal.status, &postal.body["channel"]),
+        (StatusCode::CREATED, &json!("postal"))
+    );
+    let over = app
+        .post("/draws/free/purchases", &post("a3", 1, "ann"))
+        .await;
+    assert_eq!(over.code(), "payer_limit");
+    assert_eq!(
+        app.post("/draws/free/purchases", &post("b1", 3, "bob"))
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        app.post("/draws/free/purchases", &post("b1", 3, "bob"))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.post("/draws/free/purchases", &buy("b1", 3, "bob"))
+            .await
+            .code(),
+        "idempotency_conflict"
+    );
+    let mut wrong = post("c1", 1, "cy");
+    wrong["channel"] = json!("fax");
+    assert_eq!(
+        app.post("/draws/free/purchases", &wrong).await.code(),
+        "invalid_channel"
+    );
+    let draw = app.get("/draws/free").await.body;
+    assert_eq!(
+        (&draw["sold"], &draw["entries"]),
+        (&json!(7), &json!({"online": 2, "postal": 5}))
+    );
+    app.post(
+        "/draws/free/purchases/b1/void",
+        &json!({"reason": "duplicate entry"}),
+    )
+    .await;
+    app.post("/draws/free/close", &json!({})).await;
+    let winners = app.post("/draws/free/winners", &json!({"prizes": 1})).await;
+    assert_eq!(winners.status, StatusCode::CREATED, "{}", winners.body);
+    assert_eq!(winners.body["proof"]["eligible_count"], 4);
+    assert_eq!(
+        winners.body["eligible_entries"],
+        json!({"online": 2, "postal": 2})
+    );
+}
+
 fn at(offset: chrono::TimeDelta) -> String {
     (Utc::now() + offset).to_rfc3339_opts(SecondsFormat::Millis, true)
 }

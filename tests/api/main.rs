@@ -3,6 +3,7 @@
 mod beacon;
 mod callers;
 mod changes;
+mod chosen;
 mod claims;
 mod concurrency;
 mod cost;

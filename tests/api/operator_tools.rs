@@ -28,7 +28,8 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
         let bought = app
             .post(
                 "/draws/out/purchases",
-                &json!({"payment_id": format!("p{i}"), "quantity": 1 + i % 4, "payer_id": payer}),
+                &json!({"payment_id": format!("p{i}"), "quantity": 1 + i % 4, "payer_id": payer,
+                        "channel": if i % 5 == 0 { "postal" } else { "online" }}),
             )
             .await;
         assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
@@ -60,9 +61,13 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
         String::from_utf8_lossy(&output.stderr)
     );
     let sold: usize = (0..30).map(|i| 1 + i % 4).sum();
+    let postal: usize = (0..30).filter(|i| i % 5 == 0).map(|i| 1 + i % 4).sum();
     let said = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
-        said.contains(&format!("30 purchases ({sold} tickets)")),
+        said.contains(&format!(
+            "30 purchases ({sold} tickets: {} online, {postal} postal)",
+            sold - postal
+        )),
         "{said}"
     );
     let mut reader = csv::Reader::from_path(&file).unwrap();
@@ -73,17 +78,26 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
         .map(str::to_owned)
         .collect();
     assert_eq!(
-        &header[..5],
-        ["payment_id", "payer_id", "quantity", "tickets", "status"]
+        &header[..6],
+        [
+            "payment_id",
+            "payer_id",
+            "quantity",
+            "tickets",
+            "channel",
+            "status"
+        ]
     );
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     std::fs::remove_file(&file).ok();
     assert_eq!(rows.len(), 30);
     let p4 = rows.iter().find(|r| &r[0] == "p4").unwrap();
     assert_eq!(
-        (&p4[1], &p4[4], &p4[6]),
+        (&p4[1], &p4[5], &p4[7]),
         ("payer, \"4\"", "void", "refund, partial")
     );
+    let p5 = rows.iter().find(|r| &r[0] == "p5").unwrap();
+    assert_eq!((&p5[4], &p4[4]), ("postal", "online"));
     let tickets: usize = rows.iter().map(|r| r[3].split(' ').count()).sum();
     assert_eq!(tickets, sold);
 

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 use tally::api::{self, AppState};
 use tally::domain::ids::{DrawId, PayerId, PaymentId};
-use tally::domain::purchase::{FingerprintKey, PurchaseRequest};
+use tally::domain::purchase::{Channel, FingerprintKey, PurchaseRequest};
 use tally::domain::secret::DeploymentSecret;
 use tally::tickets::TicketService;
 
@@ -97,6 +97,8 @@ async fn a_short_token_is_not_found_from_the_table_alone_but_is_with_the_deploym
         quantity: 2,
         payer_id: Some(PayerId::parse("ann").unwrap()),
         token: Some(token.to_owned()),
+        numbers: None,
+        channel: Channel::Online,
     };
     let key = FingerprintKey::derive(&secret, &draw_id);
     let found: Vec<String> = (42_000..43_000)
@@ -173,6 +175,8 @@ async fn the_deployment_secret_is_read_from_secrets_manager_and_a_weak_one_refus
         quantity: 1,
         payer_id: None,
         token: Some("1".into()),
+        numbers: None,
+        channel: Channel::Online,
     };
     assert_eq!(
         request.fingerprint(&FingerprintKey::derive(&secret, &draw)),

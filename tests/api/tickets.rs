@@ -670,8 +670,10 @@ async fn a_process_new_to_a_closed_draw_learns_it_from_its_first_claim() {
             draw_id: tally::domain::ids::DrawId::parse("shut").unwrap(),
             payment_id: tally::domain::ids::PaymentId::parse("late").unwrap(),
             quantity: 1,
+            numbers: None,
             payer_id: None,
             token: None,
+            channel: Default::default(),
         })
         .await;
     assert!(

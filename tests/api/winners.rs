@@ -61,7 +61,7 @@ pub fn winning_tickets(reply: &Reply) -> Vec<u64> {
         .collect()
 }
 
-fn bitmap_tickets(eligible: &Value) -> Vec<u64> {
+pub fn bitmap_tickets(eligible: &Value) -> Vec<u64> {
     let bytes = STANDARD
         .decode(eligible["bitmap"].as_str().unwrap())
         .unwrap();

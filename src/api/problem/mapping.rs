@@ -158,6 +158,10 @@ impl From<TicketError> for Problem {
             TicketError::SoldOut { remaining } => {
                 Problem::new(StatusCode::CONFLICT, "sold_out", detail).with("remaining", remaining)
             }
+            TicketError::NumbersTaken(numbers) => {
+                Problem::new(StatusCode::CONFLICT, "numbers_taken", detail).with("numbers", numbers)
+            }
+            TicketError::InvalidNumbers(_) => Problem::bad_request("invalid_numbers", detail),
             TicketError::TooFragmented { remaining } => {
                 Problem::new(StatusCode::CONFLICT, "tickets_fragmented", detail)
                     .with("remaining", remaining)

@@ -176,6 +176,13 @@ impl DrawFields {
     }
 }
 
+/// Entries sold by channel, voided ones included.
+#[derive(Serialize, ToSchema)]
+pub(super) struct Entries {
+    online: u64,
+    postal: u64,
+}
+
 /// A draw with its live counts.
 #[derive(Serialize, ToSchema)]
 pub(super) struct DrawBody {
@@ -184,6 +191,8 @@ pub(super) struct DrawBody {
     /// Tickets sold, voided ones included.
     sold: u64,
     remaining: u64,
+    /// `sold` by channel.
+    entries: Entries,
 }
 
 impl From<DrawSummary> for DrawBody {
@@ -191,6 +200,10 @@ impl From<DrawSummary> for DrawBody {
         Self {
             sold: summary.sold,
             remaining: summary.remaining(),
+            entries: Entries {
+                online: summary.sold - summary.postal,
+                postal: summary.postal,
+            },
             draw: DrawFields::new(summary.draw, summary.status),
         }
     }

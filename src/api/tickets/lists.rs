@@ -87,8 +87,10 @@ pub(super) struct PurchasesBody {
 pub(super) struct PayerPath {
     #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     draw_id: String,
-    /// 1 to 256 characters without control characters, URL-encoded.
-    #[param(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
+    /// As the purchases gave it (compared in Unicode NFC), URL-encoded.
+    #[param(
+        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff](?:[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]{0,254}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff])?$"
+    )]
     payer_id: String,
 }
 

@@ -1,5 +1,6 @@
-//! Ticket routes: draws, purchases and voids, lists, winners.
+//! Ticket routes: draws, purchases and voids, lists, the grid of free numbers, winners.
 
+mod availability;
 mod draws;
 mod lists;
 mod purchases;
@@ -35,6 +36,7 @@ super::routes::route_table!(
     purchases::void_purchase,
     lists::payer_purchases,
     purchases::get_ticket,
+    availability::get_availability,
     winners::draw_winners,
     winners::get_winners,
     winners::redraw,

@@ -13,25 +13,39 @@ use super::super::problem::Problem;
 use super::super::timestamp;
 use super::{DrawPath, free_text, required_text};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::purchase::{MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest};
+use crate::domain::purchase::{
+    Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest,
+};
 
-/// A paid purchase of `quantity` tickets.
+/// A paid purchase: `quantity` tickets by lucky dip, or the `numbers` the buyer chose.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PurchaseBody {
     /// The idempotency key: the same id with the same body answers the same tickets.
     #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     payment_id: String,
-    /// 1 to the draw's `max_per_purchase`.
+    /// A lucky dip of 1 to the draw's `max_per_purchase` tickets; give this or `numbers`.
     #[schema(minimum = 1)]
-    quantity: u32,
-    /// Who paid: 1 to 256 characters without control characters; required by a draw
-    /// with `max_per_payer`.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
+    quantity: Option<u32>,
+    /// The numbers the buyer chose: 1 to `max_per_purchase` distinct numbers of the draw,
+    /// all or nothing (`409 numbers_taken` lists those sold); give this or `quantity`.
+    #[schema(min_items = 1)]
+    numbers: Option<Vec<u64>>,
+    /// Who paid, best a stable account id: 1 to 256 characters, compared in Unicode NFC
+    /// (case counts), without control, invisible, bidirectional-control or
+    /// line-separator characters or whitespace at either end; required by a draw with
+    /// `max_per_payer`.
+    #[schema(
+        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff](?:[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]{0,254}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff])?$"
+    )]
     payer_id: Option<String>,
     /// Opaque to Tally and never stored (only a keyed fingerprint of the body is).
     #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
     token: Option<String>,
+    /// `online` (the default) or `postal`: a free entry by post, which takes part in the
+    /// draw like any other and counts toward caps.
+    #[schema(value_type = Option<Channel>)]
+    channel: Option<String>,
 }
 
 /// `active`, or `void` with the reason and time.
@@ -51,8 +65,11 @@ pub(super) struct PurchaseResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     payer_id: Option<String>,
-    /// The numbers, in the order they were sold.
+    /// The numbers, in the order they were sold (ascending when chosen).
     tickets: Vec<u64>,
+    /// `true` when the buyer chose the numbers, `false` for a lucky dip.
+    chosen: bool,
+    channel: Channel,
     status: PurchaseStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -93,6 +110,8 @@ impl From<Purchase> for PurchaseResponse {
             quantity: purchase.quantity,
             payer_id: purchase.payer_id.map(|p| p.to_string()),
             tickets: purchase.tickets,
+            chosen: purchase.chosen,
+            channel: purchase.channel,
             status: if purchase.void.is_some() {
                 PurchaseStatus::Void
             } else {
@@ -107,6 +126,7 @@ impl From<Purchase> for PurchaseResponse {
 
 /// Buy tickets
 ///
+/// A lucky dip (`quantity`) or the numbers the buyer chose (`numbers`, all or nothing).
 /// `payment_id` is the idempotency key: the same body again answers `200` with the same
 /// tickets and allocates nothing; a voided purchase replays as voided.
 #[utoipa::path(
@@ -118,9 +138,9 @@ impl From<Purchase> for PurchaseResponse {
     responses(
         (status = 201, description = "Sold", body = PurchaseResponse),
         (status = 200, description = "A replay of this purchase", body = PurchaseResponse),
-        (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
+        (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_numbers`, `invalid_channel`, `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
         (status = 404, description = "`draw_not_found`"),
-        (status = 409, description = "`idempotency_conflict`, `sold_out` (with `remaining`), `tickets_fragmented` (with `remaining`), `draw_closed`, `draw_not_open` (with `opens_at`), `payer_limit` (with `max_per_payer` and `left`)"),
+        (status = 409, description = "`idempotency_conflict`, `numbers_taken` (with `numbers`, those sold), `sold_out` (with `remaining`), `tickets_fragmented` (with `remaining`), `draw_closed`, `draw_not_open` (with `opens_at`), `payer_limit` (with `max_per_payer` and `left`)"),
     )
 )]
 pub(super) async fn purchase(
@@ -128,12 +148,20 @@ pub(super) async fn purchase(
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<PurchaseBody>,
 ) -> Result<impl IntoResponse, Problem> {
+    let (quantity, numbers) = selection(body.quantity, body.numbers)?;
     let request = PurchaseRequest {
         draw_id: DrawId::parse(&draw_id)?,
         payment_id: PaymentId::parse(&body.payment_id)?,
-        quantity: body.quantity,
+        quantity,
+        numbers,
         payer_id: body.payer_id.as_deref().map(PayerId::parse).transpose()?,
         token: free_text("token", body.token, MAX_FREE_TEXT_LEN)?,
+        channel: match body.channel.as_deref() {
+            None => Channel::Online,
+            Some(raw) => Channel::parse(raw).ok_or_else(|| {
+                Problem::bad_request("invalid_channel", "`channel` must be online or postal")
+            })?,
+        },
     };
     let receipt = state.tickets.purchase(request).await?;
     let status = if receipt.replayed {
@@ -142,6 +170,29 @@ pub(super) async fn purchase(
         StatusCode::CREATED
     };
     Ok((status, Json(PurchaseResponse::from(receipt.purchase))))
+}
+
+/// A lucky dip's quantity, or the chosen numbers (sorted) and their count: one of the two.
+fn selection(
+    quantity: Option<u32>,
+    numbers: Option<Vec<u64>>,
+) -> Result<(u32, Option<Vec<u64>>), Problem> {
+    match (quantity, numbers) {
+        (Some(quantity), None) => Ok((quantity, None)),
+        (None, Some(mut numbers)) => {
+            numbers.sort_unstable();
+            let count = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
+            Ok((count, Some(numbers)))
+        }
+        (Some(_), Some(_)) => Err(Problem::bad_request(
+            "invalid_numbers",
+            "give `quantity` for a lucky dip or `numbers` for chosen numbers, not both",
+        )),
+        (None, None) => Err(Problem::bad_request(
+            "invalid_quantity",
+            "`quantity` (a lucky dip) or `numbers` (chosen numbers) is required",
+        )),
+    }
 }
 
 /// Read a purchase

@@ -154,6 +154,13 @@ struct ProofBody {
     late_voids: Vec<LateVoidBody>,
 }
 
+/// Eligible entries by channel: `online` and free `postal` ones, which had the same chance.
+#[derive(Serialize, ToSchema)]
+struct EligibleEntries {
+    online: u64,
+    postal: u64,
+}
+
 /// The winners with the proof that anyone can recompute them from. It names tickets and
 /// purchases, never payers: it is meant to be published.
 #[derive(Serialize, ToSchema)]
@@ -163,10 +170,13 @@ pub(super) struct WinnersBody {
     history: Vec<ReplacedBody>,
     pending_redraw: Option<PendingRedrawBody>,
     proof: ProofBody,
+    /// The proof's `eligible_count` by channel.
+    eligible_entries: EligibleEntries,
 }
 
-impl From<&Winners> for WinnersBody {
-    fn from(winners: &Winners) -> Self {
+impl WinnersBody {
+    /// The winners, with `postal` of their eligible entries postal.
+    fn new(winners: &Winners, postal: u64) -> Self {
         let draw = &winners.draw;
         let frozen_at = draw
             .frozen
@@ -178,6 +188,10 @@ impl From<&Winners> for WinnersBody {
             })
         };
         Self {
+            eligible_entries: EligibleEntries {
+                online: winners.record.eligible_count - postal,
+                postal,
+            },
             draw_id: draw.draw_id.to_string(),
             prizes: winners
                 .prizes()
@@ -296,7 +310,13 @@ pub(super) async fn draw_winners(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(WinnersBody::from(&winners))))
+    Ok((
+        status,
+        Json(WinnersBody::new(
+            &winners,
+            state.tickets.eligible_postal(&winners.draw).await?,
+        )),
+    ))
 }
 
 /// Read the winners
@@ -317,7 +337,10 @@ pub(super) async fn get_winners(
 ) -> Result<Json<WinnersBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     let winners = state.tickets.get_winners(&draw_id).await?;
-    Ok(Json(WinnersBody::from(&winners)))
+    Ok(Json(WinnersBody::new(
+        &winners,
+        state.tickets.eligible_postal(&winners.draw).await?,
+    )))
 }
 
 /// Why a prize is drawn again, and (to make the pick of a redraw asked for) the
@@ -388,7 +411,13 @@ pub(super) async fn redraw(
         (true, None) => StatusCode::CREATED,
         (false, _) => StatusCode::OK,
     };
-    Ok((status, Json(WinnersBody::from(&winners))))
+    Ok((
+        status,
+        Json(WinnersBody::new(
+            &winners,
+            state.tickets.eligible_postal(&winners.draw).await?,
+        )),
+    ))
 }
 
 /// The eligible list: `bitmap` is the base64 (RFC 4648, with padding) of

@@ -1,5 +1,6 @@
 //! `tally export-draw DRAW_ID`: every purchase of a draw as CSV (payment, payer, tickets,
-//! status), with a progress bar counting the tickets sold.
+//! channel, status), with a progress bar counting the tickets sold, and the entries by
+//! channel at the end.
 
 use std::path::PathBuf;
 
@@ -7,6 +8,7 @@ use clap::Args;
 use futures::TryStreamExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tally::domain::ids::DrawId;
+use tally::domain::purchase::Channel;
 use tally::store::{Store, StoreConfig};
 use tally::tickets::TicketService;
 
@@ -46,12 +48,14 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
         "payer_id",
         "quantity",
         "tickets",
+        "channel",
         "status",
         "created_at",
         "void_reason",
         "voided_at",
     ])?;
     let mut purchases = 0u64;
+    let mut postal = 0u64;
     let mut stream = std::pin::pin!(service.export_purchases(&summary.draw));
     while let Some(purchase) = stream.try_next().await.map_err(|e| e.to_string())? {
         let tickets: Vec<String> = purchase.tickets.iter().map(u64::to_string).collect();
@@ -63,6 +67,7 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
             purchase.payer_id.as_ref().map_or("", |p| p.as_str()),
             &purchase.quantity.to_string(),
             &tickets.join(" "),
+            purchase.channel.as_str(),
             if purchase.void.is_some() {
                 "void"
             } else {
@@ -73,13 +78,17 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
             &purchase.void.as_ref().map_or(String::new(), |v| time(v.at)),
         ])?;
         purchases += 1;
+        if purchase.channel == Channel::Postal {
+            postal += u64::from(purchase.quantity);
+        }
         bar.inc(u64::from(purchase.quantity));
     }
     csv.flush()?;
     bar.finish_and_clear();
     println!(
-        "{purchases} purchases ({} tickets) of draw {draw_id} written to {}",
+        "{purchases} purchases ({} tickets: {} online, {postal} postal) of draw {draw_id} written to {}",
         bar.position(),
+        bar.position() - postal,
         path.display()
     );
     Ok(())

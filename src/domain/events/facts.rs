@@ -19,8 +19,12 @@ pub struct PurchaseCreated {
     pub payer_id: Option<String>,
     /// How many tickets were sold.
     pub quantity: u32,
-    /// The ticket numbers, in the order they were sold.
+    /// The ticket numbers, in the order they were sold (ascending when chosen).
     pub tickets: Vec<u64>,
+    /// `true` when the buyer chose the numbers, `false` for a lucky dip.
+    pub chosen: bool,
+    /// `online`, or `postal` for a free entry by post.
+    pub channel: String,
     /// When the purchase committed (RFC 3339, UTC, milliseconds).
     pub created_at: String,
 }

@@ -91,6 +91,8 @@ impl DomainEvent {
             payer_id: purchase.payer_id.as_ref().map(ToString::to_string),
             quantity: purchase.quantity,
             tickets: purchase.tickets.clone(),
+            chosen: purchase.chosen,
+            channel: purchase.channel.as_str().to_owned(),
             created_at: timestamp(purchase.created_at),
         })
     }
@@ -272,6 +274,8 @@ mod tests {
             quantity: 1,
             payer_id: None,
             tickets: vec![7],
+            chosen: false,
+            channel: Default::default(),
             fingerprint: "f".into(),
             created_at: Utc::now(),
             void: None,

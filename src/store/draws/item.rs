@@ -32,6 +32,8 @@ pub(crate) const LATE_VOIDED: &str = "late_voided";
 pub(crate) const FROZEN: &str = "frozen";
 /// A redraw whose round is not resolved yet (a map).
 pub(crate) const PENDING_REDRAW: &str = "pending_redraw";
+/// Of those, postal entries.
+pub(crate) const POSTAL_VOIDED: &str = "postal_voided";
 /// What the draw records of its winners (a map), once drawn.
 pub(crate) const WINNERS: &str = "winners";
 /// Picks made: the prizes, then one per redraw.
@@ -230,6 +232,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         voided: r.opt_num(VOIDED)?.unwrap_or(0),
         late_voided: r.opt_num(LATE_VOIDED)?.unwrap_or(0),
         frozen: r.map(FROZEN)?.map(decode_frozen).transpose()?,
+        postal_voided: r.opt_num(POSTAL_VOIDED)?.unwrap_or(0),
         winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
         pending_redraw: r.map(PENDING_REDRAW)?.map(decode_pending).transpose()?,
         created_at: r.parsed("created_at", parse_timestamp)?,

@@ -12,31 +12,21 @@ use chrono::Utc;
 pub use beacon::BeaconChange;
 pub use freeze::Freeze;
 pub(crate) use item::{
-    FROZEN, LATE_VOIDED, PENDING_REDRAW, PICKS, STATUS, VOIDED, WINNERS, decode_draw,
-    encode_pending, encode_winners, winners_of,
+    FROZEN, LATE_VOIDED, PENDING_REDRAW, PICKS, POSTAL_VOIDED, STATUS, VOIDED, WINNERS,
+    decode_draw, encode_pending, encode_winners, winners_of,
 };
 
-use super::codec::{Item, Reader, key, n, s, timestamp};
+use super::codec::{Reader, key, n, s, timestamp};
 use super::error::sdk_error;
 use super::table::{Inserted, PutNew, unless_held};
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::draw::{Draw, DrawStatus};
 use crate::domain::ids::DrawId;
-use crate::domain::stripes::StripeCounters;
 use item::{PERM_KEY, encode_draw};
 
-/// What the table holds for one stripe. A stripe nobody sold from has no item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StripeState {
-    pub counters: StripeCounters,
-    pub closed: bool,
-}
+use super::stripes::CLOSED;
+pub use super::stripes::StripeState;
 
-/// Tickets sold upwards from the stripe's start.
-pub(crate) const BOTTOM: &str = "c";
-/// Tickets sold downwards from the stripe's end.
-pub(crate) const TOP: &str = "t";
-pub(crate) const CLOSED: &str = "closed";
 /// Stripes handed out so far, on the draw item.
 const OPENED: &str = "opened";
 /// Stripes known to have run out, on the draw item.
@@ -52,23 +42,6 @@ pub struct StripeClaim {
     pub count: u32,
     /// Stripes that some process has seen run out.
     pub sold_out: Vec<u32>,
-}
-
-impl StripeState {
-    pub(crate) fn decode(item: &Item) -> Result<Self, StoreError> {
-        let reader = Reader::new(item);
-        Ok(Self {
-            counters: StripeCounters {
-                bottom: reader.opt_num(BOTTOM)?.unwrap_or(0),
-                top: reader.opt_num(TOP)?.unwrap_or(0),
-            },
-            closed: reader.flag(CLOSED),
-        })
-    }
-
-    pub fn sold(&self) -> u64 {
-        self.counters.bottom + self.counters.top
-    }
 }
 
 impl Store {

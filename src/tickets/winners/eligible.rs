@@ -1,7 +1,7 @@
 //! The eligible list of a closed draw, from the table: the sold permutation indices that
-//! the stripe cursors name, their images under the draw's permutation, less the tickets
-//! voided before the freeze. This is the one function that says which tickets may win:
-//! the freeze and every later read of the list call it.
+//! the stripe cursors name and the chosen ones ahead of them, their images under the
+//! draw's permutation, less the tickets voided before the freeze. This is the one function
+//! that says which tickets may win: the freeze and every later read of the list call it.
 
 use std::num::NonZeroUsize;
 use std::ops::Range;
@@ -40,11 +40,18 @@ impl TicketService {
         for (stripe, state) in self.store().read_stripes(&draw.draw_id, &all).await? {
             let indices = layout.indices(stripe);
             let counters = state.counters;
-            if counters.bottom + counters.top > indices.end - indices.start {
+            if state.sold() > indices.end - indices.start {
                 return Err(StoreError::Invariant(format!("stripe {stripe} is oversold")).into());
             }
             sold.push(indices.start..indices.start + counters.bottom);
             sold.push(indices.end - counters.top..indices.end);
+            // Numbers buyers chose ahead of both cursors.
+            sold.extend(
+                state
+                    .chosen
+                    .iter()
+                    .map(|o| indices.start + o..indices.start + o + 1),
+            );
         }
         let voided = loop {
             let voided = self.indexed_voids(&draw, false).await?;

@@ -7,6 +7,7 @@
 mod audit;
 mod ceiling;
 mod cold_start;
+mod grid;
 mod import_parse;
 mod orders;
 mod sell_out;
@@ -40,12 +41,17 @@ pub struct BenchArgs {
     audit: audit::AuditBenchArgs,
     #[command(flatten)]
     winners: winners::WinnersBenchArgs,
+    #[command(flatten)]
+    grid: grid::GridBenchArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     // First, so that its peak memory is measured before other parts grow the process.
     if !args.winners.skip_winners {
         winners::synthetic(&args.winners)?;
+    }
+    if !args.grid.skip_grid {
+        grid::synthetic(&args.grid)?;
     }
     import_parse::run(&args.import_parse)?;
     if args.tickets.skip_tickets

@@ -137,8 +137,10 @@ async fn tally_sell_out(
                     draw_id: draw_id.clone(),
                     payment_id: PaymentId::parse(&format!("pay-{payment}")).expect("valid id"),
                     quantity,
+                    numbers: None,
                     payer_id: None,
                     token: None,
+                    channel: Default::default(),
                 };
                 let start = Instant::now();
                 match buy(&service, request, &repeats).await {

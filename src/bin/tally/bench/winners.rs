@@ -153,8 +153,10 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
                     draw_id: draw_id.clone(),
                     payment_id: payment.clone(),
                     quantity: 50,
+                    numbers: None,
                     payer_id: Some(PayerId::parse(&format!("payer-{}", n % 97)).expect("valid")),
                     token: None,
+                    channel: Default::default(),
                 };
                 match service.purchase(request).await {
                     Ok(_) => payments.push(payment),

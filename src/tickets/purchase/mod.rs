@@ -1,9 +1,12 @@
 //! One purchase, as a small state machine: plan from what this process knows, then claim
-//! stripe ends, read the cursors, commit, or refuse; learn from every cancellation.
+//! stripe ends, read the cursors, commit, or refuse; learn from every cancellation. A
+//! purchase of numbers the buyer chose plans in `choose.rs` and shares the rest.
 //!
 //! The table decides every race (conditional writes in one transaction); these steps only
 //! choose what to ask for. A cursor that moved under us comes back in the cancellation
 //! reasons, so most purchases cost one transaction and no read.
+
+mod choose;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +20,7 @@ use super::cache::{BusyGuard, DrawCache};
 use super::{PurchaseReceipt, TicketError};
 use crate::domain::purchase::{Purchase, PurchaseRequest};
 use crate::domain::schedule::Phase;
-use crate::domain::stripes::{Plan, StripeTake};
+use crate::domain::stripes::{ChosenTake, Plan, StripeTake};
 use crate::store::allowances::PayerCap;
 use crate::store::purchases::{Cancellation, Commit, PurchaseRead};
 use crate::store::{Store, StoreError, backoff};
@@ -44,6 +47,8 @@ enum Step {
     /// Ask the draw's counter for this many more stripe ends.
     Claim(u32),
     Commit(Vec<StripeTake>),
+    /// Take the numbers the buyer chose, stripe by stripe.
+    CommitChosen(Vec<ChosenTake>),
     Refuse(Refusal),
 }
 
@@ -57,6 +62,8 @@ enum Refusal {
         remaining: u64,
     },
     Fragmented,
+    /// Chosen numbers that are sold.
+    Taken(Vec<u64>),
     /// The payer's allowance has no room: what is left, when known.
     PayerLimit {
         left: Option<u64>,
@@ -119,8 +126,9 @@ impl<'a> PurchaseRun<'a> {
                 Step::Refresh => self.refresh().await,
                 Step::Claim(count) => self.claim(count).await,
                 Step::Refuse(refusal) => return self.refuse(refusal).await,
-                Step::Commit(_) if self.attempts == MAX_ATTEMPTS => break,
-                Step::Commit(takes) => self.commit(takes).await,
+                Step::Commit(_) | Step::CommitChosen(_) if self.attempts == MAX_ATTEMPTS => break,
+                Step::Commit(takes) => self.commit(takes, Vec::new()).await,
+                Step::CommitChosen(chosen) => self.commit(Vec::new(), chosen).await,
             };
             if let Some(receipt) = outcome? {
                 return Ok(receipt);
@@ -157,6 +165,9 @@ impl<'a> PurchaseRun<'a> {
             .is_some_and(|max| quantity > max)
         {
             return Step::Refuse(Refusal::PayerLimit { left: None });
+        }
+        if let Some(numbers) = &self.request.numbers {
+            return self.choose(numbers.clone());
         }
         let view = self.cache.view();
         let plan = view.stripes.plan(quantity, &mut self.rng);
@@ -268,20 +279,26 @@ impl<'a> PurchaseRun<'a> {
                 }
             }
             Refusal::NotEnough { remaining } => TicketError::SoldOut { remaining },
+            Refusal::Taken(numbers) => TicketError::NumbersTaken(numbers),
             Refusal::Fragmented => TicketError::TooFragmented {
                 remaining: self.cache.view().stripes.remaining(),
             },
         })
     }
 
-    /// Sends the purchase transaction for `takes`.
-    async fn commit(&mut self, takes: Vec<StripeTake>) -> Outcome {
+    /// Sends the purchase transaction for lucky-dip `takes` or `chosen` numbers.
+    async fn commit(&mut self, takes: Vec<StripeTake>, chosen: Vec<ChosenTake>) -> Outcome {
         let purchase = Purchase {
             draw_id: self.request.draw_id.clone(),
             payment_id: self.request.payment_id.clone(),
             quantity: self.request.quantity,
             payer_id: self.request.payer_id.clone(),
-            tickets: self.cache.numbers(&takes),
+            tickets: match &self.request.numbers {
+                Some(numbers) => numbers.clone(),
+                None => self.cache.numbers(&takes),
+            },
+            chosen: self.request.numbers.is_some(),
+            channel: self.request.channel,
             fingerprint: self.fingerprint.clone(),
             created_at: self.created_at,
             void: None,
@@ -297,11 +314,18 @@ impl<'a> PurchaseRun<'a> {
         let sent = Instant::now();
         let commit = {
             let _busy = BusyGuard::new(&self.cache, &takes);
-            self.store.commit_purchase(&purchase, &takes, cap).await?
+            self.store
+                .commit_purchase(&purchase, &takes, &chosen, cap)
+                .await?
         };
         match commit {
             Commit::Committed => {
-                self.cache.view().stripes.committed(&takes);
+                let mut view = self.cache.view();
+                view.stripes.committed(&takes);
+                for take in &chosen {
+                    view.stripes.chose(take.stripe, &take.offsets);
+                }
+                drop(view);
                 metrics::PURCHASES.add(1);
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                 info!(
@@ -317,7 +341,12 @@ impl<'a> PurchaseRun<'a> {
                 }))
             }
             Commit::Cancelled(cancellation) => {
-                self.learn(&takes, *cancellation, sent.elapsed()).await
+                let touched: Vec<u32> = takes
+                    .iter()
+                    .map(|t| t.stripe)
+                    .chain(chosen.iter().map(|c| c.stripe))
+                    .collect();
+                self.learn(&touched, *cancellation, sent.elapsed()).await
             }
         }
     }
@@ -326,13 +355,13 @@ impl<'a> PurchaseRun<'a> {
     /// retrying at once would meet the same crowd again.
     async fn learn(
         &mut self,
-        takes: &[StripeTake],
+        stripes: &[u32],
         cancellation: Cancellation,
         took: Duration,
     ) -> Outcome {
         debug!(
             attempt = self.attempts,
-            stripes = ?takes.iter().map(|t| t.stripe).collect::<Vec<_>>(),
+            ?stripes,
             stale = ?cancellation.stale_stripes,
             conflict = cancellation.conflict,
             throttled = cancellation.throttled,
@@ -367,9 +396,11 @@ impl<'a> PurchaseRun<'a> {
                 let max = self.cache.draw.config.max_per_payer().unwrap_or(0);
                 self.payer_left = Some(max.saturating_sub(held));
             }
-            // A miss corrects the stripes it touched; a miss on stripes that others sell
-            // from means the rest of the view is old too, and one read corrects it all.
-            let shared_miss = view.stripes.all_handed()
+            // A miss corrects the stripes it touched; a lucky dip's miss on stripes that
+            // others sell from means the rest of the view is old too, and one read
+            // corrects it all. Chosen numbers need only the stripes they lie in.
+            let shared_miss = self.request.numbers.is_none()
+                && view.stripes.all_handed()
                 && cancellation
                     .stale_stripes
                     .iter()

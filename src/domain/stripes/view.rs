@@ -1,92 +1,8 @@
-//! The split of a draw's permutation into stripes, and the choice of stripes for one
-//! purchase. Pure logic: no I/O.
-
-use std::ops::Range;
+//! One process's view of a draw's stripes, and the lucky dip's plan.
 
 use rand::{Rng, RngExt};
 
-/// The permutation indices `0..total` cut into `stripes` consecutive ranges.
-///
-/// Stripes are opened in index order, and they shrink along that order: from about 1.75
-/// times the mean size to a quarter of it. Early buyers get long runs (few claims), and
-/// when the last stripe is opened the buyers hold little, so the end of a draw, where
-/// buyers must share stripes, is short.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StripeLayout {
-    total: u64,
-    stripes: u32,
-}
-
-impl StripeLayout {
-    pub fn new(total: u64, stripes: u32) -> Self {
-        Self { total, stripes }
-    }
-
-    /// The fewest stripes that hold `quantity` tickets when taken whole, largest first.
-    pub fn stripes_to_hold(&self, quantity: u64) -> u32 {
-        let mut lengths: Vec<u64> = (0..self.stripes).map(|s| self.len(s)).collect();
-        lengths.sort_unstable_by(|a, b| b.cmp(a));
-        let mut held = 0;
-        for (count, length) in (1..).zip(lengths) {
-            held += length;
-            if held >= quantity {
-                return count;
-            }
-        }
-        self.stripes
-    }
-
-    pub fn stripes(&self) -> u32 {
-        self.stripes
-    }
-
-    /// Start of stripe `i`: `i + (total - stripes) * F(i / stripes)` with
-    /// `F(x) = 1.75x - 0.75x²`, so that every stripe holds at least one index.
-    fn start(&self, i: u32) -> u64 {
-        let (i, s) = (u128::from(i), u128::from(self.stripes));
-        let spare = u128::from(self.total - u64::from(self.stripes));
-        let start = i + spare * (7 * i * s - 3 * i * i) / (4 * s * s);
-        start as u64
-    }
-
-    pub fn indices(&self, stripe: u32) -> Range<u64> {
-        self.start(stripe)..self.start(stripe + 1)
-    }
-
-    pub fn len(&self, stripe: u32) -> u64 {
-        let range = self.indices(stripe);
-        range.end - range.start
-    }
-}
-
-/// Which end of a stripe a purchase sells from. The buyer that opened a stripe sells
-/// upwards from its start; once every stripe is open, other buyers sell downwards from its
-/// end. Each end has its own counter, so the two never invalidate each other's view; they
-/// only meet when the stripe runs out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    Bottom,
-    Top,
-}
-
-/// Tickets taken from one end of one stripe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StripeTake {
-    pub stripe: u32,
-    pub side: Side,
-    /// That end's counter before this purchase (the value the write is conditioned on).
-    pub cursor: u64,
-    pub count: u64,
-    /// The largest value the other end's counter may have for these tickets to be free.
-    pub other_at_most: u64,
-}
-
-/// What the table holds for one stripe: tickets sold from each end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StripeCounters {
-    pub bottom: u64,
-    pub top: u64,
-}
+use super::{Chosen, Side, StripeCounters, StripeLayout, StripeTake};
 
 /// What one purchase attempt should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +35,9 @@ pub struct StripeView {
     transaction_items: usize,
     /// Lower bounds of the counters: a counter only grows.
     known: Vec<StripeCounters>,
+    /// Offsets that buyers chose ahead of the known counters. The set only grows until a
+    /// cursor passes a member, so what the view holds is a subset of the table's.
+    chosen: Vec<Chosen>,
     /// Purchases of this process in flight per stripe.
     busy: Vec<u32>,
     /// The end of each stripe that this process sells from.
@@ -137,6 +56,7 @@ impl StripeView {
             layout,
             transaction_items,
             known: vec![StripeCounters::default(); stripes],
+            chosen: vec![Chosen::new(); stripes],
             busy: vec![0; stripes],
             owned: vec![None; stripes],
             sold_out: vec![false; stripes],
@@ -170,11 +90,13 @@ impl StripeView {
         self.owned[stripe as usize].is_some()
     }
 
-    /// Records what the table says of a stripe.
-    pub fn learn(&mut self, stripe: u32, counters: StripeCounters) {
+    /// Records what the table says of a stripe: its counters and its chosen offsets.
+    pub fn learn(&mut self, stripe: u32, counters: StripeCounters, chosen: &Chosen) {
         let known = &mut self.known[stripe as usize];
         known.bottom = known.bottom.max(counters.bottom);
         known.top = known.top.max(counters.top);
+        self.chosen[stripe as usize].extend(chosen);
+        self.prune(stripe);
     }
 
     /// Records a committed purchase: its counters, and the ends it sold from as ours.
@@ -185,9 +107,37 @@ impl StripeView {
                 Side::Bottom => &mut known.bottom,
                 Side::Top => &mut known.top,
             };
-            *counter = (*counter).max(take.cursor + take.count);
+            *counter = (*counter).max(take.next_cursor());
             self.owned[take.stripe as usize].get_or_insert(take.side);
+            self.prune(take.stripe);
         }
+    }
+
+    /// Records chosen offsets that a committed purchase took.
+    pub fn chose(&mut self, stripe: u32, offsets: &[u64]) {
+        self.chosen[stripe as usize].extend(offsets);
+        self.prune(stripe);
+    }
+
+    /// Drops chosen offsets that a cursor has passed: its count covers them now.
+    fn prune(&mut self, stripe: u32) {
+        let len = self.layout.len(stripe);
+        let known = self.known[stripe as usize];
+        self.chosen[stripe as usize].retain(|&o| o >= known.bottom && o < len - known.top);
+    }
+
+    /// What the view knows of a stripe: its counters (lower bounds) and chosen offsets.
+    pub fn known(&self, stripe: u32) -> (StripeCounters, &Chosen) {
+        (self.known[stripe as usize], &self.chosen[stripe as usize])
+    }
+
+    pub fn layout(&self) -> StripeLayout {
+        self.layout
+    }
+
+    /// Items one purchase transaction may hold.
+    pub fn transaction_items(&self) -> usize {
+        self.transaction_items
     }
 
     /// Records that `stripe` has run out.
@@ -229,7 +179,7 @@ impl StripeView {
                 break;
             };
             let room = match side {
-                Side::Bottom => self.layout.len(stripe),
+                Side::Bottom => self.room(stripe),
                 // Stripes we hold, or whose bottom this same claim would bring.
                 Side::Top if self.owns(stripe) || u64::from(stripe) >= self.handed => 0,
                 Side::Top => self.room(stripe),
@@ -256,7 +206,7 @@ impl StripeView {
         let known = self.known[stripe as usize];
         self.layout
             .len(stripe)
-            .saturating_sub(known.bottom + known.top)
+            .saturating_sub(known.bottom + known.top + self.chosen[stripe as usize].len() as u64)
     }
 
     pub fn remaining(&self) -> u64 {
@@ -339,6 +289,29 @@ impl StripeView {
         Plan::Take(takes)
     }
 
+    /// The first `count` offsets from `cursor` on at one end of a stripe that nobody
+    /// chose, and the chosen ones passed on the way.
+    fn walk(&self, stripe: u32, side: Side, cursor: u64, count: u64) -> (Vec<u64>, Vec<u64>) {
+        let len = self.layout.len(stripe);
+        let chosen = &self.chosen[stripe as usize];
+        let mut taken = Vec::with_capacity(count as usize);
+        let mut skipped = Vec::new();
+        let mut step = cursor;
+        while (taken.len() as u64) < count && step < len {
+            let offset = match side {
+                Side::Bottom => step,
+                Side::Top => len - 1 - step,
+            };
+            if chosen.contains(&offset) {
+                skipped.push(offset);
+            } else {
+                taken.push(offset);
+            }
+            step += 1;
+        }
+        (taken, skipped)
+    }
+
     /// Takes `quantity` from the tiers of candidates, best tier first. The first tier (our
     /// own ends, whose counters are fresh) is used up emptiest first. In the others the
     /// first stripe in their order that fits the rest wins; without one the roomiest is
@@ -362,18 +335,20 @@ impl StripeView {
             })?;
             let count = self.room(stripe).min(need);
             let known = self.known[stripe as usize];
-            let (cursor, other) = match side {
-                Side::Bottom => (known.bottom, known.top),
-                Side::Top => (known.top, known.bottom),
+            let cursor = match side {
+                Side::Bottom => known.bottom,
+                Side::Top => known.top,
             };
+            let (taken, skipped) = self.walk(stripe, side, cursor, count);
+            let next = cursor + count + skipped.len() as u64;
             takes.push(StripeTake {
                 stripe,
                 side,
                 cursor,
-                count,
-                other_at_most: self.layout.len(stripe) - cursor - count,
+                taken,
+                skipped,
+                other_at_most: self.layout.len(stripe) - next,
             });
-            debug_assert!(other + cursor + count <= self.layout.len(stripe));
             need -= count;
         }
         Some(takes)
@@ -414,38 +389,18 @@ mod tests {
         StripeCounters { bottom, top }
     }
 
+    /// Learns what a table read says of a stripe nobody chose numbers of.
+    fn learn(stripe: u32, counters: StripeCounters, view: &mut StripeView) {
+        view.learn(stripe, counters, &Chosen::new());
+    }
+
     /// Every stripe open and sold out from its bottom but for the given rooms.
     fn all_open_with_rooms(view: &mut StripeView, rooms: &[(u32, u64)]) {
         view.claimed(u64::from(view.layout.stripes()), 0);
         for s in 0..view.layout.stripes() {
             let room = rooms.iter().find(|r| r.0 == s).map_or(0, |r| r.1);
-            view.learn(s, counters(view.layout.len(s) - room, 0));
+            learn(s, counters(view.layout.len(s) - room, 0), view);
         }
-    }
-
-    #[test]
-    fn stripes_cover_every_index_exactly_once() {
-        for (total, stripes) in [(1, 1), (10, 3), (1_000, 7), (10_000_000, 1_024)] {
-            let layout = DrawConfig::new(total, None, Some(stripes))
-                .unwrap()
-                .layout();
-            let mut next = 0;
-            for s in 0..stripes {
-                let range = layout.indices(s);
-                assert_eq!(range.start, next);
-                assert!(range.end > range.start);
-                next = range.end;
-            }
-            assert_eq!(next, total);
-        }
-    }
-
-    #[test]
-    fn stripes_shrink_in_the_order_they_are_opened() {
-        let layout = DrawConfig::new(10_000, None, Some(100)).unwrap().layout();
-        assert_eq!(layout.len(0), 173);
-        assert_eq!(layout.len(99), 27);
-        assert!((1..100).all(|s| layout.len(s) <= layout.len(s - 1)));
     }
 
     #[test]
@@ -466,13 +421,14 @@ mod tests {
                 stripe: 4,
                 side: Side::Bottom,
                 cursor: 0,
-                count: 3,
+                taken: vec![0, 1, 2],
+                skipped: vec![],
                 other_at_most: len - 3
             }]
         );
         view.committed(&plan);
         assert_eq!(view.room(4), len - 3);
-        view.learn(4, counters(len - 2, 0));
+        learn(4, counters(len - 2, 0), &mut view);
         assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
     }
 
@@ -482,9 +438,9 @@ mod tests {
         view.claimed(2, 1);
         view.claimed(5, 1);
         let len2 = view.layout.len(2);
-        view.learn(2, counters(len2 - 3, 0));
+        learn(2, counters(len2 - 3, 0), &mut view);
         let picked = |plan: Plan| -> Vec<(u32, u64)> {
-            takes(plan).iter().map(|t| (t.stripe, t.count)).collect()
+            takes(plan).iter().map(|t| (t.stripe, t.count())).collect()
         };
         assert_eq!(picked(view.plan(2, &mut rng())), vec![(2, 2)]);
         // The three left in stripe 2 go first rather than stay behind as crumbs.
@@ -510,8 +466,8 @@ mod tests {
         // Counter values 9, 10 and 11: the bottom of stripe 9, the tops of 9 and 8.
         view.claimed(9, 3);
         assert!(view.all_open());
-        view.learn(8, counters(view.layout.len(8), 0));
-        view.learn(9, counters(view.layout.len(9) - 6, 0));
+        learn(8, counters(view.layout.len(8), 0), &mut view);
+        learn(9, counters(view.layout.len(9) - 6, 0), &mut view);
         let plan = takes(view.plan(4, &mut rng()));
         assert_eq!(plan.len(), 1);
         let cursor = view.layout.len(9) - 6;
@@ -529,7 +485,8 @@ mod tests {
                 stripe: 6,
                 side: Side::Top,
                 cursor: 0,
-                count: 4,
+                taken: vec![len - 1, len - 2, len - 3, len - 4],
+                skipped: vec![],
                 other_at_most: len - 4
             }]
         );
@@ -556,7 +513,7 @@ mod tests {
         assert_eq!(view.plan(2, &mut rng()), Plan::Claim(2));
         view.claimed(10, 4);
         let plan = takes(view.plan(6, &mut rng()));
-        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 6);
+        assert_eq!(plan.iter().map(|t| t.count()).sum::<u64>(), 6);
         assert!(
             plan.iter()
                 .all(|t| t.side == Side::Top && [6, 8].contains(&t.stripe))
@@ -568,7 +525,7 @@ mod tests {
         let mut view = view(1_000, 10);
         view.claimed(8, 1);
         let len8 = view.layout.len(8);
-        view.learn(8, counters(len8 - 3, 0));
+        learn(8, counters(len8 - 3, 0), &mut view);
         // 3 left in stripe 8; stripe 9 holds the rest of a purchase of its size + 3.
         let quantity = 3 + view.layout.len(9);
         assert_eq!(view.plan(quantity, &mut rng()), Plan::Claim(1));
@@ -583,7 +540,7 @@ mod tests {
         all_open_with_rooms(&mut view, &[(3, 4), (6, 5)]);
         view.claimed(20, 0);
         let plan = takes(view.plan(5, &mut rng()));
-        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 5);
+        assert_eq!(plan.iter().map(|t| t.count()).sum::<u64>(), 5);
         assert!(plan.iter().all(|t| t.side == Side::Top));
     }
 
@@ -591,7 +548,7 @@ mod tests {
     fn a_stripe_recorded_as_sold_out_has_no_room_and_is_reported_until_recorded() {
         let mut view = view(1_000, 10);
         view.claimed(0, 2);
-        view.learn(1, counters(view.layout.len(1), 0));
+        learn(1, counters(view.layout.len(1), 0), &mut view);
         assert_eq!(view.unreported_sold_out(), vec![1]);
         view.sold_out(1);
         view.sold_out(4);
@@ -620,7 +577,7 @@ mod tests {
         let view = view_with_top_of_six();
         assert_eq!(view.plan(6, &mut rng()), Plan::NotEnough { remaining: 5 });
         let plan = takes(view.plan(5, &mut rng()));
-        assert_eq!(plan.iter().map(|t| t.count).sum::<u64>(), 5);
+        assert_eq!(plan.iter().map(|t| t.count()).sum::<u64>(), 5);
     }
 
     #[test]
@@ -629,7 +586,7 @@ mod tests {
         let mut view = view(6_000, 60);
         view.claimed(120, 0);
         for s in 0..60 {
-            view.learn(s, counters(view.layout.len(s) - 1, 0));
+            learn(s, counters(view.layout.len(s) - 1, 0), &mut view);
         }
         assert_eq!(view.plan(50, &mut rng()), Plan::TooFragmented);
         assert_eq!(takes(view.plan(49, &mut rng())).len(), 49);
@@ -646,18 +603,8 @@ mod tests {
         let mut view = view(100, 10);
         view.claimed(20, 0);
         for s in 0..10 {
-            view.learn(s, counters(view.layout.len(s) - 1, 0));
+            learn(s, counters(view.layout.len(s) - 1, 0), &mut view);
         }
         assert_eq!(view.plan(11, &mut rng()), Plan::NotEnough { remaining: 10 });
-    }
-
-    #[test]
-    fn the_fewest_stripes_holding_a_purchase_are_the_largest() {
-        let layout = StripeLayout::new(10_000, 100);
-        assert_eq!(layout.stripes_to_hold(1), 1);
-        assert_eq!(layout.stripes_to_hold(173), 1);
-        assert_eq!(layout.stripes_to_hold(174), 2);
-        assert_eq!(StripeLayout::new(1_024, 1_024).stripes_to_hold(50), 50);
-        assert_eq!(StripeLayout::new(5, 5).stripes_to_hold(50), 5);
     }
 }

@@ -1,0 +1,129 @@
+//! Numbers a buyer chose: where each sits in the stripes, whether the view knows it sold,
+//! and what a purchase of them writes to each stripe.
+
+use super::StripeView;
+
+/// The chosen numbers of one stripe, as a purchase writes them: each offset joins the
+/// stripe's chosen set, on the condition that neither cursor has reached it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChosenTake {
+    pub stripe: u32,
+    /// Offsets from the stripe's first index, ascending.
+    pub offsets: Vec<u64>,
+    /// The largest bottom counter that leaves every offset unsold.
+    pub bottom_at_most: u64,
+    /// The largest top counter that leaves every offset unsold.
+    pub top_at_most: u64,
+}
+
+/// What a purchase of chosen numbers should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Take(Vec<ChosenTake>),
+    /// The view knows these numbers (positions in the request) are sold: counters only
+    /// grow and a chosen number stays sold, so a refusal on them is never premature.
+    Taken(Vec<usize>),
+    /// The numbers lie in more stripes than one transaction can update.
+    TooSpread,
+}
+
+impl StripeView {
+    /// The writes for chosen numbers, each given as `(stripe, offset)`; `extra_items` are
+    /// the items of the transaction besides tickets and stripes (the record, an allowance).
+    pub fn choose(&self, located: &[(u32, u64)], extra_items: usize) -> Choice {
+        let taken: Vec<usize> = located
+            .iter()
+            .enumerate()
+            .filter(|(_, (stripe, offset))| self.is_sold(*stripe, *offset))
+            .map(|(position, _)| position)
+            .collect();
+        if !taken.is_empty() {
+            return Choice::Taken(taken);
+        }
+        let mut takes: Vec<ChosenTake> = Vec::new();
+        for &(stripe, offset) in located {
+            let top = self.layout().len(stripe) - 1 - offset;
+            match takes.iter_mut().find(|t| t.stripe == stripe) {
+                Some(take) => {
+                    take.offsets.push(offset);
+                    take.bottom_at_most = take.bottom_at_most.min(offset);
+                    take.top_at_most = take.top_at_most.min(top);
+                }
+                None => takes.push(ChosenTake {
+                    stripe,
+                    offsets: vec![offset],
+                    bottom_at_most: offset,
+                    top_at_most: top,
+                }),
+            }
+        }
+        if extra_items + located.len() + takes.len() > self.transaction_items() {
+            return Choice::TooSpread;
+        }
+        for take in &mut takes {
+            take.offsets.sort_unstable();
+        }
+        Choice::Take(takes)
+    }
+
+    /// Whether the view knows the offset sold: behind a counter, or chosen.
+    pub fn is_sold(&self, stripe: u32, offset: u64) -> bool {
+        let (counters, chosen) = self.known(stripe);
+        offset < counters.bottom
+            || offset >= self.layout().len(stripe) - counters.top
+            || chosen.contains(&offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Chosen, StripeCounters, StripeLayout};
+    use super::*;
+
+    fn view() -> StripeView {
+        StripeView::new(StripeLayout::new(1_000, 10), 100)
+    }
+
+    #[test]
+    fn chosen_numbers_are_grouped_by_stripe_with_the_counters_that_leave_them_free() {
+        let view = view();
+        let len = view.layout().len(3);
+        let Choice::Take(takes) = view.choose(&[(3, 40), (7, 2), (3, 5)], 1) else {
+            panic!("expected takes");
+        };
+        assert_eq!(takes.len(), 2);
+        assert_eq!(
+            takes[0],
+            ChosenTake {
+                stripe: 3,
+                offsets: vec![5, 40],
+                bottom_at_most: 5,
+                top_at_most: len - 41,
+            }
+        );
+    }
+
+    #[test]
+    fn numbers_behind_a_counter_or_chosen_before_are_known_sold() {
+        let mut view = view();
+        let len = view.layout().len(3);
+        view.learn(
+            3,
+            StripeCounters { bottom: 10, top: 5 },
+            &Chosen::from([20, 30]),
+        );
+        assert_eq!(
+            view.choose(&[(3, 9), (3, 10), (3, len - 5), (3, 20), (3, 21)], 1),
+            Choice::Taken(vec![0, 2, 3])
+        );
+        assert_eq!(view.room(3), len - 10 - 5 - 2);
+    }
+
+    #[test]
+    fn numbers_spread_beyond_one_transaction_are_refused() {
+        let view = StripeView::new(StripeLayout::new(1_000, 100), 100);
+        let spread: Vec<(u32, u64)> = (0..50).map(|s| (s, 0)).collect();
+        assert_eq!(view.choose(&spread, 1), Choice::TooSpread);
+        assert!(matches!(view.choose(&spread[..49], 1), Choice::Take(_)));
+    }
+}

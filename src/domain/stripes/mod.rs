@@ -1,0 +1,61 @@
+//! The split of a draw's permutation into stripes, what the table holds of each, and the
+//! choice of stripes for one purchase: by lucky dip (`StripeView::plan`) or by the
+//! numbers a buyer chose (`StripeView::choose`). Pure logic: no I/O.
+
+mod choose;
+mod layout;
+mod view;
+
+use std::collections::BTreeSet;
+
+pub use choose::{Choice, ChosenTake};
+pub use layout::StripeLayout;
+pub use view::{Plan, StripeView};
+
+/// Which end of a stripe a purchase sells from. The buyer that opened a stripe sells
+/// upwards from its start; once every stripe is open, other buyers sell downwards from its
+/// end. Each end has its own counter, so the two never invalidate each other's view; they
+/// only meet when the stripe runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Bottom,
+    Top,
+}
+
+/// Tickets taken from one end of one stripe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StripeTake {
+    pub stripe: u32,
+    pub side: Side,
+    /// That end's counter before this purchase (the value the write is conditioned on).
+    pub cursor: u64,
+    /// The offsets in the stripe (from its first index) this purchase takes, in the order
+    /// the cursor meets them.
+    pub taken: Vec<u64>,
+    /// Offsets the cursor passes over because buyers chose their numbers: sold already.
+    pub skipped: Vec<u64>,
+    /// The largest value the other end's counter may have for these tickets to be free.
+    pub other_at_most: u64,
+}
+
+impl StripeTake {
+    pub fn count(&self) -> u64 {
+        self.taken.len() as u64
+    }
+
+    /// The end's counter once this purchase commits.
+    pub fn next_cursor(&self) -> u64 {
+        self.cursor + self.count() + self.skipped.len() as u64
+    }
+}
+
+/// What the table holds for one stripe: tickets sold from each end by lucky dip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StripeCounters {
+    pub bottom: u64,
+    pub top: u64,
+}
+
+/// Offsets of a stripe that buyers chose while no cursor had reached them. Once a cursor
+/// passes one, the cursor's count says it is sold, and it leaves the set.
+pub type Chosen = BTreeSet<u64>;

@@ -1,0 +1,59 @@
+//! The grid of a number picker: which numbers are free right now, read from every stripe
+//! with strongly consistent reads, so a number shown sold is sold; a number shown free may
+//! be sold a moment later, and a purchase of it then answers `numbers_taken`.
+
+use std::num::NonZeroUsize;
+
+use chrono::{DateTime, Utc};
+use tracing::{info, instrument};
+
+use super::{TicketError, TicketService};
+use crate::domain::availability::{Availability, availability};
+use crate::domain::ids::DrawId;
+use crate::domain::stripes::{Chosen, StripeCounters};
+use crate::store::StoreError;
+
+/// A draw's free numbers at one moment.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    pub draw_id: DrawId,
+    pub availability: Availability,
+    /// When the stripes were read.
+    pub read_at: DateTime<Utc>,
+}
+
+impl TicketService {
+    #[instrument(skip(self))]
+    pub async fn availability(&self, draw_id: &DrawId) -> Result<Grid, TicketError> {
+        let cache = self.draw_cache(draw_id).await?;
+        let draw = &cache.draw;
+        let all: Vec<u32> = (0..draw.config.stripes()).collect();
+        let read_at = Utc::now();
+        let stripes: Vec<(StripeCounters, Chosen)> = self
+            .store()
+            .read_stripes(draw_id, &all)
+            .await?
+            .into_iter()
+            .map(|(_, state)| (state.counters, state.chosen))
+            .collect();
+        let permutation = cache.permutation().clone();
+        let layout = draw.config.layout();
+        let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+        let started = std::time::Instant::now();
+        let availability = tokio::task::spawn_blocking(move || {
+            availability(&permutation, layout, &stripes, threads)
+        })
+        .await
+        .map_err(|e| StoreError::Invariant(format!("the grid was not computed: {e}")))?;
+        info!(
+            free = availability.free,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "availability computed"
+        );
+        Ok(Grid {
+            draw_id: draw_id.clone(),
+            availability,
+            read_at,
+        })
+    }
+}

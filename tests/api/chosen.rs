@@ -1,0 +1,441 @@
+//! Numbers buyers choose: all or nothing, once, never sold twice, skipped by the lucky
+//! dip without a cancelled transaction per number, counted by the draw and eligible.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::http::StatusCode;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use serde_json::{Value, json};
+use tally::domain::draw::DrawConfig;
+use tally::domain::ids::{DrawId, PaymentId};
+use tally::domain::purchase::PurchaseRequest;
+use tally::store::RequestCounter;
+use tally::tickets::{NewDraw, TicketError, TicketService};
+
+use crate::fault_proxy::FaultProxy;
+use crate::faults::{every_fault, twin_payments};
+use crate::helpers::{
+    TestApp, endpoint, fresh_store, get, settle, spawn_app, store_on, tickets_of,
+};
+use crate::invariants::sold_tickets;
+use crate::verifiers::{Verdicts, verifiers_accept};
+use crate::winners::bitmap_tickets;
+
+async fn create(app: &TestApp, body: Value) {
+    let created = app.post("/draws", &body).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+}
+
+#[tokio::test]
+async fn chosen_numbers_are_sold_all_or_nothing_once_per_payment() {
+    let app = spawn_app().await;
+    create(&app, json!({"draw_id": "pick", "total_tickets": 100})).await;
+    let bought = app
+        .post(
+            "/draws/pick/purchases",
+            &json!({"payment_id": "p1", "numbers": [77, 7]}),
+        )
+        .await;
+    assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    assert_eq!(tickets_of(&bought), vec![7, 77]);
+    assert_eq!(
+        (
+            bought.body["quantity"].as_u64(),
+            bought.body["chosen"].as_bool()
+        ),
+        (Some(2), Some(true))
+    );
+    // T4: the same body (in any order) replays; another body under the id is refused.
+    let replay = app
+        .post(
+            "/draws/pick/purchases",
+            &json!({"payment_id": "p1", "numbers": [7, 77]}),
+        )
+        .await;
+    assert_eq!(
+        (replay.status, tickets_of(&replay)),
+        (StatusCode::OK, vec![7, 77])
+    );
+    let other_body = app
+        .post(
+            "/draws/pick/purchases",
+            &json!({"payment_id": "p1", "numbers": [7, 78]}),
+        )
+        .await;
+    assert_eq!(other_body.code(), "idempotency_conflict");
+    let dip_body = app
+        .post(
+            "/draws/pick/purchases",
+            &json!({"payment_id": "p1", "quantity": 2}),
+        )
+        .await;
+    assert_eq!(dip_body.code(), "idempotency_conflict");
+    // All or nothing: one sold number refuses the whole purchase, and names it.
+    let clash = app
+        .post(
+            "/draws/pick/purchases",
+            &json!({"payment_id": "p2", "numbers": [78, 77, 79]}),
+        )
+        .await;
+    assert_eq!(clash.status, StatusCode::CONFLICT);
+    assert_eq!(
+        (clash.code(), &clash.body["numbers"]),
+        ("numbers_taken", &json!([77]))
+    );
+    let free = app
+        .post(
+            "/draws/pick/purchases",
+            &json!({"payment_id": "p3", "numbers": [78, 79]}),
+        )
+        .await;
+    assert_eq!(free.status, StatusCode::CREATED, "{}", free.body);
+    for (body, code) in [
+        (
+            json!({"payment_id": "b1", "numbers": [0]}),
+            "invalid_numbers",
+        ),
+        (
+            json!({"payment_id": "b2", "numbers": [101]}),
+            "invalid_numbers",
+        ),
+        (
+            json!({"payment_id": "b3", "numbers": [5, 5]}),
+            "invalid_numbers",
+        ),
+        (
+            json!({"payment_id": "b4", "numbers": [5], "quantity": 1}),
+            "invalid_numbers",
+        ),
+        (
+            json!({"payment_id": "b5", "numbers": []}),
+            "invalid_quantity",
+        ),
+        (json!({"payment_id": "b6"}), "invalid_quantity"),
+        (
+            json!({"payment_id": "b7", "numbers": (1..=21).collect::<Vec<u64>>()}),
+            "invalid_quantity",
+        ),
+    ] {
+        let refused = app.post("/draws/pick/purchases", &body).await;
+        assert_eq!(
+            (refused.status, refused.code()),
+            (StatusCode::BAD_REQUEST, code),
+            "{body}"
+        );
+    }
+    let draw = app.get("/draws/pick").await.body;
+    assert_eq!(
+        (draw["sold"].as_u64(), draw["remaining"].as_u64()),
+        (Some(4), Some(96))
+    );
+    // A lucky dip never gets a chosen number, and the eligible list has them all.
+    let dip = app
+        .post(
+            "/draws/pick/purchases",
+            &json!({"payment_id": "d1", "quantity": 20}),
+        )
+        .await;
+    let dipped: BTreeSet<u64> = tickets_of(&dip).into_iter().collect();
+    assert!(
+        dipped.is_disjoint(&BTreeSet::from([7, 77, 78, 79])),
+        "{dipped:?}"
+    );
+    // The grid shows exactly the unsold numbers free.
+    let grid = app.get("/draws/pick/availability").await;
+    assert_eq!(grid.status, StatusCode::OK, "{}", grid.body);
+    let sold: BTreeSet<u64> = dipped.iter().copied().chain([7, 77, 78, 79]).collect();
+    let free: Vec<u64> = (1..=100).filter(|n| !sold.contains(n)).collect();
+    let shown = bitmap_tickets(&json!({"bitmap": grid.body["bitmap"], "total_tickets": 100}));
+    assert_eq!(shown, free);
+    assert_eq!(
+        (
+            grid.body["free"].as_u64(),
+            grid.body["held"].as_u64(),
+            grid.body["sold"].as_u64()
+        ),
+        (Some(76), Some(0), Some(24))
+    );
+    app.post("/draws/pick/close", &json!({})).await;
+    let eligible = app.get("/draws/pick/eligible").await.body;
+    let expected: Vec<u64> = dipped
+        .iter()
+        .copied()
+        .chain([7, 77, 78, 79])
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(bitmap_tickets(&eligible), expected);
+}
+
+/// The lucky dip passes over chosen numbers: it learns a stripe's chosen numbers from one
+/// cancelled transaction at most, not one per number it meets, and sells every other
+/// number exactly once.
+#[tokio::test]
+async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
+    const TOTAL: u64 = 600;
+    const STRIPES: u32 = 6;
+    let counter = RequestCounter::default();
+    let store = fresh_store(Some(counter.clone())).await;
+    let draw_id = DrawId::parse("skip").unwrap();
+    let seller = TicketService::new(store.clone());
+    seller
+        .create_draw(NewDraw {
+            draw_id: Some(draw_id.clone()),
+            name: None,
+            config: DrawConfig::new(TOTAL, Some(10), Some(STRIPES)).unwrap(),
+            schedule: Default::default(),
+            beacon: None,
+        })
+        .await
+        .unwrap();
+    // A third of the numbers chosen first, ten at a time.
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut numbers: Vec<u64> = (1..=TOTAL).collect();
+    for i in (1..numbers.len()).rev() {
+        numbers.swap(i, rng.random_range(0..=i));
+    }
+    let chosen: BTreeSet<u64> = numbers[..200].iter().copied().collect();
+    for (i, chunk) in numbers[..200].chunks(10).enumerate() {
+        let mut picked = chunk.to_vec();
+        picked.sort_unstable();
+        let request = PurchaseRequest {
+            draw_id: draw_id.clone(),
+            payment_id: PaymentId::parse(&format!("c{i}")).unwrap(),
+            quantity: 10,
+            numbers: Some(picked),
+            payer_id: None,
+            token: None,
+            channel: Default::default(),
+        };
+        seller.purchase(request).await.unwrap();
+    }
+    // A process that never saw them sells out the rest.
+    let dipper = TicketService::new(store_on(store.table(), Some(counter.clone())).await);
+    let mut dipped = BTreeSet::new();
+    let mut purchases = 0;
+    let before = counter.get();
+    for n in 0.. {
+        let request = PurchaseRequest {
+            draw_id: draw_id.clone(),
+            payment_id: PaymentId::parse(&format!("d{n}")).unwrap(),
+            quantity: 1 + (n % 10) as u32,
+            numbers: None,
+            payer_id: None,
+            token: None,
+            channel: Default::default(),
+        };
+        match dipper.purchase(request).await {
+            Ok(receipt) => {
+                purchases += 1;
+                for ticket in receipt.purchase.tickets {
+                    assert!(!chosen.contains(&ticket), "a dip sold chosen {ticket}");
+                    assert!(dipped.insert(ticket), "{ticket} sold twice");
+                }
+            }
+            Err(TicketError::SoldOut { remaining: 0 }) => break,
+            Err(TicketError::SoldOut { .. }) => {}
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(dipped.len() as u64 + 200, TOTAL);
+    // Each purchase is one transaction; each stripe end may cost a claim and one miss
+    // that teaches its chosen numbers, and the end of the draw a few reads.
+    let requests = counter.get() - before;
+    let ends = 2 * u64::from(STRIPES);
+    assert!(
+        requests <= purchases + 2 * ends + 8,
+        "{requests} requests for {purchases} purchases over {STRIPES} stripes"
+    );
+}
+
+/// T1-T5 with chosen numbers: 64 instances sell out 1,000 numbers at once, half of them
+/// choosing overlapping numbers from a hot set of 120, the rest by lucky dip, each
+/// payment sent twice; the table is read back, then the draw closed and its winners
+/// drawn and verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn choosers_and_lucky_dips_at_once_never_sell_a_number_twice() {
+    const TOTAL: u64 = 1_000;
+    const CLIENTS: usize = 64;
+    let app = spawn_app().await;
+    create(
+        &app,
+        json!({"draw_id": "mix", "total_tickets": TOTAL, "max_per_purchase": 10}),
+    )
+    .await;
+    let mut tasks = Vec::new();
+    for client in 0..CLIENTS {
+        let router = crate::helpers::router(store_on(app.store.table(), None).await);
+        tasks.push(tokio::spawn(async move {
+            let mut rng = StdRng::seed_from_u64(client as u64);
+            let mut answers = Vec::new();
+            for n in 0..12 {
+                let payment = format!("c{client}-{n}");
+                let body = if client % 2 == 0 {
+                    let picked: BTreeSet<u64> = (0..rng.random_range(1..=3))
+                        .map(|_| rng.random_range(1..=120))
+                        .collect();
+                    json!({"payment_id": payment, "numbers": picked})
+                } else {
+                    json!({"payment_id": payment, "quantity": rng.random_range(1..=5)})
+                };
+                for _twice in 0..2 {
+                    let reply = settle(&router, "/draws/mix/purchases", &body.to_string()).await;
+                    answers.push((
+                        payment.clone(),
+                        body.clone(),
+                        reply.status,
+                        reply.code().to_owned(),
+                        reply.body.clone(),
+                    ));
+                }
+            }
+            answers
+        }));
+    }
+    let mut sold: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for task in tasks {
+        for (payment, body, status, code, reply) in task.await.unwrap() {
+            match (status, code.as_str()) {
+                (StatusCode::CREATED | StatusCode::OK, _) => {
+                    let tickets: Vec<u64> = reply["tickets"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t.as_u64().unwrap())
+                        .collect();
+                    if let Some(numbers) = body["numbers"].as_array() {
+                        let asked: Vec<u64> = numbers.iter().map(|n| n.as_u64().unwrap()).collect();
+                        assert_eq!(tickets, asked, "{payment}: other numbers than chosen");
+                    }
+                    let earlier = sold.insert(payment.clone(), tickets.clone());
+                    assert!(
+                        earlier.is_none_or(|e| e == tickets),
+                        "{payment}: the twins differ"
+                    );
+                }
+                (StatusCode::CONFLICT, "numbers_taken") => {
+                    assert!(body["numbers"].is_array(), "{payment}");
+                    let taken = reply["numbers"].as_array().unwrap();
+                    assert!(!taken.is_empty());
+                }
+                (StatusCode::CONFLICT, "sold_out") => {}
+                (status, code) => panic!("{payment}: {status} {code} {reply}"),
+            }
+        }
+    }
+    // The rest of the draw by lucky dip, so that it sells out.
+    for n in 0.. {
+        let reply = settle(
+            &app.router,
+            "/draws/mix/purchases",
+            &json!({"payment_id": format!("rest-{n}"), "quantity": 1}).to_string(),
+        )
+        .await;
+        if reply.code() == "sold_out" {
+            break;
+        }
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+        sold.insert(format!("rest-{n}"), tickets_of(&reply));
+    }
+    // T1, T2, T3, T5 on the table, and the table agrees with the answers.
+    assert_eq!(sold_tickets(&app.scan().await, TOTAL), sold);
+    let total: usize = sold.values().map(Vec::len).sum();
+    assert_eq!(total as u64, TOTAL, "every number sold exactly once");
+    let draw = get(&app.router, "/draws/mix").await.body;
+    assert_eq!(
+        (draw["sold"].as_u64(), draw["remaining"].as_u64()),
+        (Some(TOTAL), Some(0))
+    );
+    // Closed and drawn: every number is eligible, and both verifiers agree.
+    app.post("/draws/mix/close", &json!({})).await;
+    let winners = app.post("/draws/mix/winners", &json!({"prizes": 3})).await;
+    assert_eq!(winners.status, StatusCode::CREATED, "{}", winners.body);
+    let eligible = app.get("/draws/mix/eligible").await.body;
+    assert_eq!(bitmap_tickets(&eligible), (1..=TOTAL).collect::<Vec<_>>());
+    let proof = app.get("/draws/mix/winners").await.body;
+    assert_eq!(
+        verifiers_accept("chosen", &proof, &eligible, None, None),
+        Verdicts::BOTH_PASS
+    );
+}
+
+/// One answer: status, problem code, and the tickets of a success.
+type Answer = (StatusCode, String, Option<Vec<u64>>);
+
+/// The same under faults: choosers and lucky dips through a proxy that throttles, fails,
+/// and loses answers after commits; every payment is sent by two instances and repeated
+/// on 503. Both twins get the same answer, and the table holds exactly what was answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn choosers_under_faults_settle_every_payment_exactly_once() {
+    const TOTAL: u64 = 300;
+    const PAYMENTS: usize = 120;
+    let app = spawn_app().await;
+    create(
+        &app,
+        json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5}),
+    )
+    .await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(every_fault(0.04));
+    // Even payments choose from a hot set of 60 numbers, odd ones dip.
+    let replies = twin_payments(
+        &proxy,
+        app.store.table(),
+        "/draws/faulty/purchases",
+        PAYMENTS,
+        |i| {
+            let payment = format!("pay-{i}");
+            if i % 2 == 0 {
+                let mut rng = StdRng::seed_from_u64(i as u64);
+                let picked: BTreeSet<u64> =
+                    (0..1 + i % 3).map(|_| rng.random_range(1..=60)).collect();
+                json!({"payment_id": payment, "numbers": picked})
+            } else {
+                json!({"payment_id": payment, "quantity": 1 + i % 5})
+            }
+        },
+    )
+    .await;
+    let answers: BTreeMap<String, Vec<Answer>> = replies
+        .into_iter()
+        .map(|(payment, replies)| {
+            let answers = replies
+                .iter()
+                .map(|r| {
+                    (
+                        r.status,
+                        r.code().to_owned(),
+                        r.status.is_success().then(|| tickets_of(r)),
+                    )
+                })
+                .collect();
+            (payment, answers)
+        })
+        .collect();
+    let counts = proxy.counts();
+    assert!(
+        counts.throttled > 0 && counts.errors_after > 0 && counts.lost_after > 0,
+        "not every fault happened: {counts:?}"
+    );
+    let mut sold = BTreeMap::new();
+    for (payment, replies) in &answers {
+        for (status, code, _) in replies {
+            assert!(
+                status.is_success() || ["numbers_taken", "sold_out"].contains(&code.as_str()),
+                "{payment}: {status} {code}"
+            );
+        }
+        assert_eq!(replies[0].2, replies[1].2, "{payment}: the twins disagree");
+        if let Some(tickets) = &replies[0].2 {
+            sold.insert(payment.clone(), tickets.clone());
+        }
+    }
+    assert!(
+        answers.values().any(|r| r[0].1 == "numbers_taken"),
+        "no chooser met a sold number"
+    );
+    assert_eq!(sold_tickets(&app.scan().await, TOTAL), sold);
+    let draw = app.get("/draws/faulty").await.body;
+    assert_eq!(draw["sold"], sold.values().map(Vec::len).sum::<usize>());
+}
