@@ -55,13 +55,13 @@ async fn a_bad_field_is_named_with_what_it_takes_and_what_it_was_sent() {
             "/draws/words/purchases",
             json!({"payment_id": "p", "quantity": 1, "colour": "red"}),
             "invalid_body",
-            "`colour` is not a field here; the fields are `payment_id`, `quantity`, `payer_id`, `token`",
+            "`colour` is not a field here; the fields are `payment_id`, `quantity`, `numbers`, `payer_id`, `token`, `channel`",
         ),
         (
             "/draws/words/purchases",
             json!({"payment_id": "p"}),
-            "invalid_body",
-            "`quantity` is required",
+            "invalid_quantity",
+            "`quantity` (a lucky dip) or `numbers` (chosen numbers) is required",
         ),
         (
             "/draws",
