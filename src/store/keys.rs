@@ -105,7 +105,12 @@ pub(crate) fn series_counter(series: &SeriesId, period: &Period) -> String {
 
 /// A number of a series: its series, period and counter. The rendered text is not part
 /// of it, so no series can take, block or shadow another's numbers.
-pub(crate) fn order_number(series: &SeriesId, period: &Period, counter: u64) -> String {
+/// `period` is a validated [`Period`], or the text of one read back from a stored order.
+pub(crate) fn order_number(
+    series: &SeriesId,
+    period: &impl std::fmt::Display,
+    counter: u64,
+) -> String {
     format!("ORDER#{series}#{period}#{counter}")
 }
 

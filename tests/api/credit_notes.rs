@@ -60,9 +60,21 @@ async fn a_credit_note_corrects_a_live_invoice_and_refuses_a_void_or_unknown_one
     let other = app.post("/orders", &credit_note("c1", &third)).await;
     assert_problem(&other, StatusCode::CONFLICT, "idempotency_conflict");
 
-    // The invoice shows its credit note where it is read by its number and listed.
+    // The invoice shows its credit note wherever it is read: by its number, by its
+    // reference, in a repost's answer and in the listing.
     let read = app.get(&format!("/series/INV/orders/{first}")).await;
     assert_eq!(read.body["credit_notes"], json!([note_number]));
+    let by_ref = app.get("/sources/erp/orders/i1").await;
+    assert_eq!(
+        by_ref.body["credit_notes"],
+        json!([note_number]),
+        "{}",
+        by_ref.body
+    );
+    let repost = json!({"series": "INV", "source": "erp", "external_ref": "i1"});
+    let reposted = app.post("/orders", &repost).await;
+    assert_eq!(reposted.status, StatusCode::OK, "{}", reposted.body);
+    assert_eq!(reposted.body["credit_notes"], json!([note_number]));
     let listed = app.get("/series/INV/orders").await;
     assert_eq!(
         listed.body["orders"][0]["credit_notes"],

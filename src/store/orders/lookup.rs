@@ -36,11 +36,16 @@ impl Store {
         source: &SourceId,
         external_ref: &ExternalRef,
     ) -> Result<Option<Order>, StoreError> {
-        self.get_consistent(keys::order_ref(source, external_ref))
+        let order = self
+            .get_consistent(keys::order_ref(source, external_ref))
             .await?
             .as_ref()
             .map(decode_order)
-            .transpose()
+            .transpose()?;
+        Ok(match order {
+            Some(order) => self.with_credit_notes(vec![order]).await?.pop(),
+            None => None,
+        })
     }
 
     /// The orders already on record for these references.
@@ -53,12 +58,43 @@ impl Store {
             .iter()
             .map(|r| key(keys::order_ref(source, r)))
             .collect();
-        let mut found = HashMap::new();
-        for item in self.batch_get(keys).await? {
-            let order = decode_order(&item)?;
-            found.insert(order.external_ref.clone(), order);
+        let orders = self
+            .batch_get(keys)
+            .await?
+            .iter()
+            .map(decode_order)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self
+            .with_credit_notes(orders)
+            .await?
+            .into_iter()
+            .map(|order| (order.external_ref.clone(), order))
+            .collect())
+    }
+
+    /// A reference item keeps the order as it was numbered (and voided); its credit notes
+    /// are added to its number item alone, so they are read from there.
+    async fn with_credit_notes(&self, mut orders: Vec<Order>) -> Result<Vec<Order>, StoreError> {
+        if orders.is_empty() {
+            return Ok(orders);
         }
-        Ok(found)
+        let keys = orders
+            .iter()
+            .map(|o| key(keys::order_number(&o.series, &o.period, o.counter)))
+            .collect();
+        let mut notes = HashMap::new();
+        for item in self.batch_get(keys).await? {
+            let numbered = decode_order(&item)?;
+            let at = (numbered.series, numbered.period, numbered.counter);
+            notes.insert(at, numbered.credit_notes);
+        }
+        for order in &mut orders {
+            let at = (order.series.clone(), order.period.clone(), order.counter);
+            if let Some(credit_notes) = notes.remove(&at) {
+                order.credit_notes = credit_notes;
+            }
+        }
+        Ok(orders)
     }
 
     /// The entries (orders, or moves kept under the number they end at) stored under
