@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use tracing::warn;
 
 use super::problem::Problem;
-use super::{AppState, tickets};
+use super::{AppState, routes};
 
 /// Answers `408` when the body is still arriving at the body read timeout (or at the
 /// request timeout, if that is shorter), `503 outcome_unknown` when a request outlives
@@ -34,7 +34,7 @@ pub(super) async fn deadline(
     let drawing = request
         .extensions()
         .get::<MatchedPath>()
-        .is_some_and(|path| tickets::DRAWING_ROUTES.contains(&path.as_str()));
+        .is_some_and(|path| routes::is_drawing(request.method(), path.as_str()));
     let timeout = if drawing {
         state.drawing_timeout
     } else {

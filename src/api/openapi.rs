@@ -215,12 +215,4 @@ mod tests {
         }
         assert_ne!(operations, 0);
     }
-
-    #[test]
-    fn the_routes_with_the_longer_deadline_are_documented_routes() {
-        let doc = openapi();
-        for path in tickets::DRAWING_ROUTES {
-            assert!(doc.paths.paths.contains_key(path), "{path}");
-        }
-    }
 }

@@ -21,6 +21,7 @@ use crate::domain::order::Order;
 pub const MAX_ORDER_BODY_BYTES: usize = 6 * 1024 * 1024;
 
 super::routes::route_table!(
+    Orders:
     series::get_series,
     series::put_series,
     series::patch_series,
@@ -33,7 +34,7 @@ super::routes::route_table!(
     create::create_series_order,
     create::create_series_batch,
     lookup::get_order,
-    lookup::get_order_by_ref,
+    lookup::get_order_by_ref;
 );
 
 pub(super) fn routes() -> Router<AppState> {

@@ -16,31 +16,25 @@ use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
 use super::problem::Problem;
 
-/// Routes that compute a draw's whole eligible list, and so get the longer deadline (the
-/// close freezes it).
-pub(super) const DRAWING_ROUTES: [&str; 4] = [
-    "/draws/{draw_id}/close",
-    "/draws/{draw_id}/winners",
-    "/draws/{draw_id}/winners/{prize}/redraw",
-    "/draws/{draw_id}/eligible",
-];
-
 super::routes::route_table!(
-    draws::create_draw,
-    lists::list_draws,
-    draws::get_draw,
-    draws::patch_draw,
-    draws::close_draw,
-    purchases::purchase,
-    purchases::get_purchase,
-    purchases::void_purchase,
-    lists::payer_purchases,
-    purchases::get_ticket,
-    availability::get_availability,
-    winners::draw_winners,
-    winners::get_winners,
-    winners::redraw,
-    winners::get_eligible,
+    Tickets:
+        draws::create_draw,
+        lists::list_draws,
+        draws::get_draw,
+        draws::patch_draw,
+        purchases::purchase,
+        purchases::get_purchase,
+        purchases::void_purchase,
+        lists::payer_purchases,
+        purchases::get_ticket,
+        availability::get_availability,
+        winners::get_winners;
+    // Whole-draw computations: the close freezes the eligible list.
+    Drawing:
+        draws::close_draw,
+        winners::draw_winners,
+        winners::redraw,
+        winners::get_eligible;
 );
 
 pub(super) fn routes() -> Router<AppState> {
