@@ -10,6 +10,9 @@ mod schema;
 
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
+use utoipa::PartialSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::Schema;
 
 pub use facts::{
     CounterMoved, DrawClosed, OrderCreated, OrderVoided, PrizeAwarded, PurchaseCreated,
@@ -54,38 +57,73 @@ pub struct Award {
     pub at: DateTime<Utc>,
 }
 
-/// One fact, as published.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DomainEvent {
-    PurchaseCreated(PurchaseCreated),
-    PurchaseVoided(PurchaseVoided),
-    DrawClosed(DrawClosed),
-    WinnersDrawn(WinnersDrawn),
-    PrizeAwarded(PrizeAwarded),
-    OrderCreated(OrderCreated),
-    OrderVoided(OrderVoided),
-    CounterMoved(CounterMoved),
-    RangeRunningLow(RangeRunningLow),
+/// Declares every kind of event once: its variant of [`DomainEvent`] and its `detail`
+/// type (both named for the fact, the type in `facts`), and its EventBridge
+/// `detail-type`. The matches, [`DomainEvent::DETAIL_TYPES`] and the schemas all follow
+/// from it: adding an event is one entry here plus its type.
+macro_rules! domain_events {
+    ($($fact:ident => $detail_type:literal),+ $(,)?) => {
+        /// One fact, as published.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum DomainEvent {
+            $($fact($fact)),+
+        }
+
+        $(impl $fact {
+            /// Its EventBridge `detail-type`.
+            pub const DETAIL_TYPE: &'static str = $detail_type;
+        })+
+
+        impl DomainEvent {
+            /// The EventBridge `detail-type` of each kind of event.
+            pub const DETAIL_TYPES: &'static [&'static str] = &[$($detail_type),+];
+
+            pub fn detail_type(&self) -> &'static str {
+                match self {
+                    $(Self::$fact(_) => $fact::DETAIL_TYPE),+
+                }
+            }
+
+            pub fn event_id(&self) -> &str {
+                match self {
+                    $(Self::$fact(e) => &e.event_id),+
+                }
+            }
+
+            /// The event's `detail`, as JSON text.
+            pub fn detail(&self) -> String {
+                let detail = match self {
+                    $(Self::$fact(e) => serde_json::to_string(e)),+
+                };
+                detail.expect("events serialise")
+            }
+
+            /// Each kind's `detail-type` and the JSON Schema of its `detail`, in the order
+            /// of [`Self::DETAIL_TYPES`].
+            fn detail_schemas() -> Vec<(&'static str, RefOr<Schema>)> {
+                vec![$(($detail_type, <$fact as PartialSchema>::schema())),+]
+            }
+        }
+    };
+}
+
+domain_events! {
+    PurchaseCreated => "Purchase Created",
+    PurchaseVoided => "Purchase Voided",
+    DrawClosed => "Draw Closed",
+    WinnersDrawn => "Winners Drawn",
+    PrizeAwarded => "Prize Awarded",
+    OrderCreated => "Order Created",
+    OrderVoided => "Order Voided",
+    CounterMoved => "Counter Moved",
+    RangeRunningLow => "Range Running Low",
 }
 
 impl DomainEvent {
-    /// The EventBridge `detail-type` of each kind of event.
-    pub const DETAIL_TYPES: [&'static str; 9] = [
-        "Purchase Created",
-        "Purchase Voided",
-        "Draw Closed",
-        "Winners Drawn",
-        "Prize Awarded",
-        "Order Created",
-        "Order Voided",
-        "Counter Moved",
-        "Range Running Low",
-    ];
-
     pub fn purchase_created(purchase: &Purchase) -> Self {
         let (draw_id, payment_id) = (purchase.draw_id.as_str(), purchase.payment_id.as_str());
         Self::PurchaseCreated(PurchaseCreated {
-            event_id: event_id("Purchase Created", &[draw_id, payment_id]),
+            event_id: event_id(PurchaseCreated::DETAIL_TYPE, &[draw_id, payment_id]),
             draw_id: draw_id.to_owned(),
             payment_id: payment_id.to_owned(),
             payer_id: purchase.payer_id.as_ref().map(ToString::to_string),
@@ -102,7 +140,7 @@ impl DomainEvent {
         let void = purchase.void.as_ref()?;
         let (draw_id, payment_id) = (purchase.draw_id.as_str(), purchase.payment_id.as_str());
         Some(Self::PurchaseVoided(PurchaseVoided {
-            event_id: event_id("Purchase Voided", &[draw_id, payment_id]),
+            event_id: event_id(PurchaseVoided::DETAIL_TYPE, &[draw_id, payment_id]),
             draw_id: draw_id.to_owned(),
             payment_id: payment_id.to_owned(),
             payer_id: purchase.payer_id.as_ref().map(ToString::to_string),
@@ -115,7 +153,7 @@ impl DomainEvent {
 
     pub fn winners_drawn(draw_id: &DrawId, record: &WinnersRecord) -> Self {
         Self::WinnersDrawn(WinnersDrawn {
-            event_id: event_id("Winners Drawn", &[draw_id.as_str()]),
+            event_id: event_id(WinnersDrawn::DETAIL_TYPE, &[draw_id.as_str()]),
             draw_id: draw_id.to_string(),
             prizes: record.prizes,
             eligible_count: record.eligible_count,
@@ -129,7 +167,7 @@ impl DomainEvent {
     pub fn prize_awarded(draw_id: &DrawId, award: &Award) -> Self {
         let pick = award.pick.pick.to_string();
         Self::PrizeAwarded(PrizeAwarded {
-            event_id: event_id("Prize Awarded", &[draw_id.as_str(), &pick]),
+            event_id: event_id(PrizeAwarded::DETAIL_TYPE, &[draw_id.as_str(), &pick]),
             draw_id: draw_id.to_string(),
             prize: award.pick.prize,
             pick: award.pick.pick,
@@ -143,7 +181,7 @@ impl DomainEvent {
 
     pub fn draw_closed(draw_id: &DrawId, closed_at: DateTime<Utc>) -> Self {
         Self::DrawClosed(DrawClosed {
-            event_id: event_id("Draw Closed", &[draw_id.as_str()]),
+            event_id: event_id(DrawClosed::DETAIL_TYPE, &[draw_id.as_str()]),
             draw_id: draw_id.to_string(),
             closed_at: timestamp(closed_at),
         })
@@ -154,7 +192,10 @@ impl DomainEvent {
         let series = order.series.as_str();
         let counter = order.counter.to_string();
         Self::OrderCreated(OrderCreated {
-            event_id: event_id("Order Created", &[series, &order.period, &counter]),
+            event_id: event_id(
+                OrderCreated::DETAIL_TYPE,
+                &[series, &order.period, &counter],
+            ),
             series: series.to_owned(),
             order_number: order.order_number.clone(),
             period: order.period.clone(),
@@ -171,7 +212,7 @@ impl DomainEvent {
         let series = order.series.as_str();
         let counter = order.counter.to_string();
         Some(Self::OrderVoided(OrderVoided {
-            event_id: event_id("Order Voided", &[series, &order.period, &counter]),
+            event_id: event_id(OrderVoided::DETAIL_TYPE, &[series, &order.period, &counter]),
             series: series.to_owned(),
             order_number: order.order_number.clone(),
             period: order.period.clone(),
@@ -188,7 +229,7 @@ impl DomainEvent {
         let series = moved.series.as_str();
         let from = moved.from.to_string();
         Self::CounterMoved(CounterMoved {
-            event_id: event_id("Counter Moved", &[series, period, &from]),
+            event_id: event_id(CounterMoved::DETAIL_TYPE, &[series, period, &from]),
             series: series.to_owned(),
             period: period.to_owned(),
             from: moved.from,
@@ -203,7 +244,7 @@ impl DomainEvent {
         let series = low.series.as_str();
         let from = low.range.from.to_string();
         Self::RangeRunningLow(RangeRunningLow {
-            event_id: event_id("Range Running Low", &[series, &from]),
+            event_id: event_id(RangeRunningLow::DETAIL_TYPE, &[series, &from]),
             series: series.to_owned(),
             authority_ref: low.range.authority_ref.clone(),
             from: low.range.from,
@@ -215,50 +256,6 @@ impl DomainEvent {
             reached_at: timestamp(low.at),
         })
     }
-
-    pub fn detail_type(&self) -> &'static str {
-        match self {
-            Self::PurchaseCreated(_) => Self::DETAIL_TYPES[0],
-            Self::PurchaseVoided(_) => Self::DETAIL_TYPES[1],
-            Self::DrawClosed(_) => Self::DETAIL_TYPES[2],
-            Self::WinnersDrawn(_) => Self::DETAIL_TYPES[3],
-            Self::PrizeAwarded(_) => Self::DETAIL_TYPES[4],
-            Self::OrderCreated(_) => Self::DETAIL_TYPES[5],
-            Self::OrderVoided(_) => Self::DETAIL_TYPES[6],
-            Self::CounterMoved(_) => Self::DETAIL_TYPES[7],
-            Self::RangeRunningLow(_) => Self::DETAIL_TYPES[8],
-        }
-    }
-
-    pub fn event_id(&self) -> &str {
-        match self {
-            Self::PurchaseCreated(e) => &e.event_id,
-            Self::PurchaseVoided(e) => &e.event_id,
-            Self::DrawClosed(e) => &e.event_id,
-            Self::WinnersDrawn(e) => &e.event_id,
-            Self::PrizeAwarded(e) => &e.event_id,
-            Self::OrderCreated(e) => &e.event_id,
-            Self::OrderVoided(e) => &e.event_id,
-            Self::CounterMoved(e) => &e.event_id,
-            Self::RangeRunningLow(e) => &e.event_id,
-        }
-    }
-
-    /// The event's `detail`, as JSON text.
-    pub fn detail(&self) -> String {
-        let detail = match self {
-            Self::PurchaseCreated(e) => serde_json::to_string(e),
-            Self::PurchaseVoided(e) => serde_json::to_string(e),
-            Self::DrawClosed(e) => serde_json::to_string(e),
-            Self::WinnersDrawn(e) => serde_json::to_string(e),
-            Self::PrizeAwarded(e) => serde_json::to_string(e),
-            Self::OrderCreated(e) => serde_json::to_string(e),
-            Self::OrderVoided(e) => serde_json::to_string(e),
-            Self::CounterMoved(e) => serde_json::to_string(e),
-            Self::RangeRunningLow(e) => serde_json::to_string(e),
-        };
-        detail.expect("events serialise")
-    }
 }
 
 #[cfg(test)]
@@ -267,7 +264,8 @@ mod tests {
     use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
     use crate::domain::order::OrderData;
 
-    fn purchase(draw: &str, payment: &str) -> Purchase {
+    /// A purchase of ticket 7, not void.
+    pub(super) fn purchase(draw: &str, payment: &str) -> Purchase {
         Purchase {
             draw_id: DrawId::parse(draw).unwrap(),
             payment_id: PaymentId::parse(payment).unwrap(),

@@ -2,13 +2,8 @@
 //! consumers to validate against (`docs/events/*.schema.json`).
 
 use serde_json::{Value, json};
-use utoipa::PartialSchema;
 
 use super::DomainEvent;
-use super::facts::{
-    CounterMoved, DrawClosed, OrderCreated, OrderVoided, PrizeAwarded, PurchaseCreated,
-    PurchaseVoided, RangeRunningLow, WinnersDrawn,
-};
 
 /// The JSON Schema of one kind of event.
 pub struct EventSchema {
@@ -30,20 +25,8 @@ impl EventSchema {
 
 /// Every kind of event, in the order of [`DomainEvent::DETAIL_TYPES`].
 pub fn schemas() -> Vec<EventSchema> {
-    let details = [
-        PurchaseCreated::schema(),
-        PurchaseVoided::schema(),
-        DrawClosed::schema(),
-        WinnersDrawn::schema(),
-        PrizeAwarded::schema(),
-        OrderCreated::schema(),
-        OrderVoided::schema(),
-        CounterMoved::schema(),
-        RangeRunningLow::schema(),
-    ];
-    DomainEvent::DETAIL_TYPES
+    DomainEvent::detail_schemas()
         .into_iter()
-        .zip(details)
         .map(|(detail_type, detail)| {
             let mut schema = serde_json::to_value(detail).expect("a schema serialises");
             if let Value::Object(members) = &mut schema {
@@ -77,19 +60,151 @@ mod tests {
         }
     }
 
+    /// One event of each kind, as the stream reader makes them.
+    fn one_of_each() -> Vec<DomainEvent> {
+        use chrono::Utc;
+
+        use crate::domain::draw::WinnersRecord;
+        use crate::domain::events::Award;
+        use crate::domain::ids::{DrawId, ExternalRef, SeriesId, SourceId};
+        use crate::domain::order::{self, Move, Order, OrderData, Reason};
+        use crate::domain::purchase;
+        use crate::domain::series::{AuthorisedRange, RangeLow};
+        use crate::domain::winners::PickRecord;
+
+        let draw = DrawId::parse("d").unwrap();
+        let series = SeriesId::parse("S").unwrap();
+        let reason = Reason::parse("refund").unwrap();
+        let mut purchase = crate::domain::events::tests::purchase("d", "p");
+        purchase.void = Some(purchase::Void {
+            reason: "refund".into(),
+            at: Utc::now(),
+        });
+        let order = Order {
+            order_number: "S26000001".into(),
+            series: series.clone(),
+            source: SourceId::parse("erp").unwrap(),
+            external_ref: ExternalRef::parse("PO-1").unwrap(),
+            data: OrderData::parse(None).unwrap(),
+            fingerprint: "f".into(),
+            period: "2026".into(),
+            counter: 1,
+            created_at: Utc::now(),
+            hash: None,
+            void: Some(order::Void {
+                reason: reason.clone(),
+                at: Utc::now(),
+            }),
+            corrects: None,
+            credit_notes: Vec::new(),
+        };
+        let winners = WinnersRecord {
+            prizes: 1,
+            beacon: None,
+            eligible_count: 1,
+            eligible_digest: "00".into(),
+            picks: 1,
+            drawn_at: Utc::now(),
+        };
+        let award = Award {
+            pick: PickRecord {
+                pick: 0,
+                prize: 1,
+                ticket: 7,
+            },
+            payment_id: purchase.payment_id.clone(),
+            payer_id: None,
+            redraw_reason: None,
+            at: Utc::now(),
+        };
+        let moved = Move {
+            series: series.clone(),
+            from: 2,
+            to: 5,
+            reason,
+            at: Utc::now(),
+            hash: None,
+        };
+        let low = RangeLow {
+            series,
+            range: AuthorisedRange::new(1, 100, "CAF-1", None).unwrap(),
+            percent: 90,
+            mark: 90,
+            at: Utc::now(),
+        };
+        vec![
+            DomainEvent::purchase_created(&purchase),
+            DomainEvent::purchase_voided(&purchase).unwrap(),
+            DomainEvent::draw_closed(&draw, Utc::now()),
+            DomainEvent::winners_drawn(&draw, &winners),
+            DomainEvent::prize_awarded(&draw, &award),
+            DomainEvent::order_created(&order),
+            DomainEvent::order_voided(&order).unwrap(),
+            DomainEvent::counter_moved("2026", &moved),
+            DomainEvent::range_running_low(&low),
+        ]
+    }
+
     #[test]
-    fn each_schema_is_titled_with_its_detail_type_and_describes_its_fields() {
-        let all = schemas();
-        assert_eq!(all.len(), DomainEvent::DETAIL_TYPES.len());
-        for schema in all {
+    fn each_kind_of_event_is_described_by_the_schema_titled_with_its_detail_type() {
+        let schemas = schemas();
+        let events = one_of_each();
+        let mut kinds: Vec<_> = events.iter().map(DomainEvent::detail_type).collect();
+        kinds.sort_unstable();
+        let mut declared = DomainEvent::DETAIL_TYPES.to_vec();
+        declared.sort_unstable();
+        assert_eq!(kinds, declared, "one event of each kind, no more");
+        for event in events {
+            let title = event.detail_type();
+            let schema = schemas
+                .iter()
+                .find(|s| serde_json::from_str::<Value>(&s.json).unwrap()["title"] == title)
+                .unwrap_or_else(|| panic!("no schema is titled {title}"));
+            let schema: Value = serde_json::from_str(&schema.json).unwrap();
+            let detail: Value = serde_json::from_str(&event.detail()).unwrap();
+            let properties = schema["properties"].as_object().unwrap();
+            for member in detail.as_object().unwrap().keys() {
+                assert!(properties.contains_key(member), "{title}: {member}");
+            }
+            for required in schema["required"].as_array().unwrap() {
+                let required = required.as_str().unwrap();
+                assert!(detail.get(required).is_some(), "{title}: {required}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_events_page_and_folder_list_every_kind_of_event_and_no_other() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let page = std::fs::read_to_string(format!("{root}/docs/events.md")).unwrap();
+        let mut listed: Vec<String> = std::fs::read_dir(format!("{root}/docs/events"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        listed.sort_unstable();
+        let mut expected: Vec<String> = schemas().iter().map(EventSchema::file_name).collect();
+        expected.sort_unstable();
+        assert_eq!(
+            listed, expected,
+            "docs/events/ holds one schema per kind of event"
+        );
+        for detail_type in DomainEvent::DETAIL_TYPES {
+            assert!(
+                page.contains(&format!("| `{detail_type}` |")),
+                "docs/events.md's table does not describe `{detail_type}`"
+            );
+        }
+    }
+
+    #[test]
+    fn each_schema_describes_its_fields() {
+        for schema in schemas() {
             let value: Value = serde_json::from_str(&schema.json).unwrap();
-            assert_eq!(value["title"], schema.detail_type);
             assert!(value["description"].is_string(), "{}", schema.detail_type);
             for (name, field) in value["properties"].as_object().unwrap() {
                 assert!(field["description"].is_string(), "{name}");
             }
         }
-        let first = &schemas()[0];
-        assert_eq!(first.file_name(), "purchase-created.schema.json");
+        assert_eq!(schemas()[0].file_name(), "purchase-created.schema.json");
     }
 }
