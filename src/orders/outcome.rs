@@ -2,75 +2,62 @@
 
 use crate::domain::order::{NewOrder, Order};
 
-/// Why one order of a request was not numbered. Callers branch on it (the queue retries
-/// what may pass, the API picks a status), so it is a type, not a string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RejectionCode {
+/// Declares each rejection code once, with its documentation and the string callers see:
+/// [`RejectionCode::ALL`], [`RejectionCode::as_str`] and [`RejectionCode::parse`] follow
+/// from the one list, so a new code cannot be left out of any of them.
+macro_rules! rejection_codes {
+    ($($(#[doc = $doc:literal])+ $code:ident => $text:literal,)+) => {
+        /// Why one order of a request was not numbered. Callers branch on it (the queue
+        /// retries what may pass, the API picks a status), so it is a type, not a string.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum RejectionCode {
+            $($(#[doc = $doc])+ $code,)+
+        }
+
+        impl RejectionCode {
+            pub const ALL: &'static [RejectionCode] = &[$(Self::$code),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$code => $text,)+
+                }
+            }
+        }
+    };
+}
+
+rejection_codes! {
     /// The reference is not `[A-Za-z0-9._:-]{1,128}`.
-    InvalidExternalRef,
+    InvalidExternalRef => "invalid_external_ref",
     /// `data` is not a JSON object.
-    InvalidData,
+    InvalidData => "invalid_data",
     /// `data` is larger than its limit.
-    DataTooLarge,
+    DataTooLarge => "data_too_large",
     /// The item is not an object with `external_ref` and optional `data`.
-    InvalidOrder,
+    InvalidOrder => "invalid_order",
     /// The reference already has an order with another body.
-    IdempotencyConflict,
+    IdempotencyConflict => "idempotency_conflict",
     /// Too many writers at once; posting the item again is safe.
-    Contention,
+    Contention => "contention",
     /// A credit series' order does not name the invoice it corrects.
-    CorrectsRequired,
+    CorrectsRequired => "corrects_required",
     /// `corrects` is not an order number, or the series credits no other series.
-    InvalidCorrects,
+    InvalidCorrects => "invalid_corrects",
     /// The credited series has no invoice with that number.
-    InvoiceNotFound,
+    InvoiceNotFound => "invoice_not_found",
     /// The invoice is void: a credit note corrects a live invoice only.
-    InvoiceVoid,
+    InvoiceVoid => "invoice_void",
     /// The next number would break the series' `max_length` or exact width.
-    SeriesExhausted,
+    SeriesExhausted => "series_exhausted",
     /// Every authorised range is used up.
-    RangeExhausted,
+    RangeExhausted => "range_exhausted",
     /// The authorised ranges left have expired.
-    RangeExpired,
+    RangeExpired => "range_expired",
 }
 
 impl RejectionCode {
-    pub const ALL: [RejectionCode; 13] = [
-        Self::InvalidExternalRef,
-        Self::InvalidData,
-        Self::DataTooLarge,
-        Self::InvalidOrder,
-        Self::IdempotencyConflict,
-        Self::Contention,
-        Self::CorrectsRequired,
-        Self::InvalidCorrects,
-        Self::InvoiceNotFound,
-        Self::InvoiceVoid,
-        Self::SeriesExhausted,
-        Self::RangeExhausted,
-        Self::RangeExpired,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InvalidExternalRef => "invalid_external_ref",
-            Self::InvalidData => "invalid_data",
-            Self::DataTooLarge => "data_too_large",
-            Self::InvalidOrder => "invalid_order",
-            Self::IdempotencyConflict => "idempotency_conflict",
-            Self::Contention => "contention",
-            Self::CorrectsRequired => "corrects_required",
-            Self::InvalidCorrects => "invalid_corrects",
-            Self::InvoiceNotFound => "invoice_not_found",
-            Self::InvoiceVoid => "invoice_void",
-            Self::SeriesExhausted => "series_exhausted",
-            Self::RangeExhausted => "range_exhausted",
-            Self::RangeExpired => "range_expired",
-        }
-    }
-
     pub fn parse(code: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.as_str() == code)
+        Self::ALL.iter().copied().find(|c| c.as_str() == code)
     }
 
     /// Whether the same item posted again may succeed.
@@ -163,10 +150,24 @@ mod tests {
 
     #[test]
     fn codes_round_trip_and_only_contention_is_retryable() {
-        for code in RejectionCode::ALL {
+        for &code in RejectionCode::ALL {
             assert_eq!(RejectionCode::parse(code.as_str()), Some(code));
             assert_eq!(code.is_retryable(), code == RejectionCode::Contention);
         }
         assert_eq!(RejectionCode::parse("nope"), None);
+    }
+
+    #[test]
+    fn each_code_reads_as_its_name_in_snake_case() {
+        for &code in RejectionCode::ALL {
+            let mut snake = String::new();
+            for c in format!("{code:?}").chars() {
+                if c.is_ascii_uppercase() && !snake.is_empty() {
+                    snake.push('_');
+                }
+                snake.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(code.as_str(), snake);
+        }
     }
 }
