@@ -14,6 +14,7 @@ pub mod purchases;
 pub mod stream;
 mod stripes;
 mod table;
+mod transaction;
 pub mod voids;
 pub mod winners;
 

@@ -8,7 +8,8 @@ use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::draws::StripeState;
 use super::error::{build_error, sdk_error};
 use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
-use super::table::{Transaction, Verdict, put_if_absent};
+use super::table::{Verdict, put_if_absent};
+use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
 use crate::domain::draw::MAX_PER_PURCHASE_CAP;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
@@ -189,14 +190,11 @@ impl Store {
             .map(|t| t.stripe)
             .or_else(|| chosen.first().map(|c| c.stripe))
             .unwrap_or(0);
-        let mut items = Vec::with_capacity(2 + takes.len() + chosen.len() + purchase.tickets.len());
-        let mut roles = Vec::with_capacity(items.capacity());
-        items.push(put_if_absent(
-            self.table(),
-            encode_purchase(purchase, first_stripe),
-            true,
-        )?);
-        roles.push(Role::Record);
+        let mut tx = Roled::with_capacity(2 + takes.len() + chosen.len() + purchase.tickets.len());
+        tx.push(
+            Role::Record,
+            put_if_absent(self.table(), encode_purchase(purchase, first_stripe), true)?,
+        );
         // A postal purchase is counted on the first stripe it writes: the draw's postal
         // entries are the sum over its stripes, read with the cursors.
         let mut postal = match purchase.channel {
@@ -204,42 +202,38 @@ impl Store {
             Channel::Online => 0,
         };
         for take in takes {
-            items.push(self.dip_update(&purchase.draw_id, take, std::mem::take(&mut postal))?);
-            roles.push(Role::Stripe(take.stripe));
+            let update = self.dip_update(&purchase.draw_id, take, std::mem::take(&mut postal))?;
+            tx.push(Role::Stripe(take.stripe), update);
         }
         for take in chosen {
-            items.push(self.choose_update(&purchase.draw_id, take, std::mem::take(&mut postal))?);
-            roles.push(Role::Stripe(take.stripe));
+            let update =
+                self.choose_update(&purchase.draw_id, take, std::mem::take(&mut postal))?;
+            tx.push(Role::Stripe(take.stripe), update);
         }
         for &number in &purchase.tickets {
-            items.push(put_if_absent(
-                self.table(),
-                encode_ticket(purchase, number),
-                false,
-            )?);
-            roles.push(Role::Ticket(number));
+            let item = put_if_absent(self.table(), encode_ticket(purchase, number), false)?;
+            tx.push(Role::Ticket(number), item);
         }
         if let Some(cap) = cap {
-            items.push(self.take_allowance(purchase, cap)?);
-            roles.push(Role::Allowance);
+            tx.push(Role::Allowance, self.take_allowance(purchase, cap)?);
         }
-        let verdicts = match self.transact(items, 0).await? {
-            Transaction::Committed => {
+        let verdicts = match self.transact_roled(tx).await? {
+            RoledOutcome::Committed => {
                 // The record enters the `list` index, and the `payer` index when it has one.
                 self.write_meter()
                     .index_write(1 + u64::from(purchase.payer_id.is_some()));
                 return Ok(Commit::Committed);
             }
-            Transaction::Busy => {
+            RoledOutcome::Busy => {
                 return Ok(Commit::Cancelled(Box::new(Cancellation {
                     conflict: true,
                     ..Cancellation::default()
                 })));
             }
-            Transaction::Cancelled(verdicts) => verdicts,
+            RoledOutcome::Cancelled(verdicts) => verdicts,
         };
         let mut cancellation = Cancellation::default();
-        for (role, verdict) in roles.into_iter().zip(verdicts) {
+        for (role, verdict) in verdicts {
             let item = match verdict {
                 Verdict::Passed => continue,
                 Verdict::Conflict => {

@@ -11,7 +11,8 @@ use super::codec::{key, n, s, timestamp};
 use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED};
 use super::error::build_error;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
-use super::table::{Transaction, Verdict};
+use super::table::Verdict;
+use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::purchase::{Channel, Purchase, Void};
 
@@ -27,6 +28,14 @@ pub enum VoidOutcome {
     FreezeMoved,
     /// Another transaction held one of the items, or DynamoDB throttled: try again.
     Contended,
+}
+
+/// What an item of a void transaction stands for.
+enum Role {
+    Purchase,
+    Draw,
+    Ticket(u64),
+    Allowance,
 }
 
 impl Store {
@@ -67,20 +76,23 @@ impl Store {
                 .expression_attribute_names("#postal_voided", POSTAL_VOIDED);
         }
         let mut updates = vec![
-            update(keys::purchase(draw_id, &purchase.payment_id))
-                .update_expression("SET #status = :void, #reason = :reason, #at = :at")
-                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#status)")
-                .expression_attribute_names("#pk", PARTITION_KEY)
-                .expression_attribute_names("#status", STATUS)
-                .expression_attribute_names("#reason", VOID_REASON)
-                .expression_attribute_names("#at", VOIDED_AT)
-                .expression_attribute_values(":void", s(VOID))
-                .expression_attribute_values(":reason", s(reason))
-                .expression_attribute_values(":at", timestamp(at))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                ),
-            draw_update,
+            (
+                Role::Purchase,
+                update(keys::purchase(draw_id, &purchase.payment_id))
+                    .update_expression("SET #status = :void, #reason = :reason, #at = :at")
+                    .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#status)")
+                    .expression_attribute_names("#pk", PARTITION_KEY)
+                    .expression_attribute_names("#status", STATUS)
+                    .expression_attribute_names("#reason", VOID_REASON)
+                    .expression_attribute_names("#at", VOIDED_AT)
+                    .expression_attribute_values(":void", s(VOID))
+                    .expression_attribute_values(":reason", s(reason))
+                    .expression_attribute_values(":at", timestamp(at))
+                    .return_values_on_condition_check_failure(
+                        ReturnValuesOnConditionCheckFailure::AllOld,
+                    ),
+            ),
+            (Role::Draw, draw_update),
         ];
         let voids = if late {
             keys::draw_late_voids(draw_id)
@@ -88,7 +100,8 @@ impl Store {
             keys::draw_voids(draw_id)
         };
         for &number in &purchase.tickets {
-            updates.push(
+            updates.push((
+                Role::Ticket(number),
                 update(keys::ticket(draw_id, number))
                     .update_expression("SET #status = :void, #list_pk = :voids, #list_sk = :n")
                     .condition_expression("#payment = :payment")
@@ -100,28 +113,26 @@ impl Store {
                     .expression_attribute_values(":voids", s(voids.as_str()))
                     .expression_attribute_values(":n", s(keys::ticket_sort(number)))
                     .expression_attribute_values(":payment", s(purchase.payment_id.as_str())),
-            );
+            ));
         }
         if let (true, Some(payer)) = (capped, &purchase.payer_id) {
-            updates.push(
+            updates.push((
+                Role::Allowance,
                 update(keys::payer(draw_id, payer))
                     .update_expression("ADD #held :back")
                     .condition_expression("attribute_exists(#pk)")
                     .expression_attribute_names("#pk", PARTITION_KEY)
                     .expression_attribute_names("#held", HELD)
                     .expression_attribute_values(":back", n(-(quantity as i64))),
-            );
+            ));
         }
-        let items = updates
-            .into_iter()
-            .map(|u| {
-                u.build()
-                    .map(|u| TransactWriteItem::builder().update(u).build())
-                    .map_err(build_error)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let verdicts = match self.transact(items, 0).await? {
-            Transaction::Committed => {
+        let mut tx = Roled::with_capacity(updates.len());
+        for (role, update) in updates {
+            let update = update.build().map_err(build_error)?;
+            tx.push(role, TransactWriteItem::builder().update(update).build());
+        }
+        let verdicts = match self.transact_roled(tx).await? {
+            RoledOutcome::Committed => {
                 // Each voided ticket enters the `list` index.
                 self.write_meter()
                     .index_write(purchase.tickets.len() as u64);
@@ -132,16 +143,15 @@ impl Store {
                 });
                 return Ok(VoidOutcome::Voided(voided));
             }
-            Transaction::Busy => return Ok(VoidOutcome::Contended),
-            Transaction::Cancelled(verdicts) => verdicts,
+            RoledOutcome::Busy => return Ok(VoidOutcome::Contended),
+            RoledOutcome::Cancelled(verdicts) => verdicts,
         };
         let mut contended = false;
-        // Verdicts come in item order: purchase, draw, tickets, allowance.
-        for (position, verdict) in verdicts.into_iter().enumerate() {
-            match (position, verdict) {
+        for (role, verdict) in verdicts {
+            match (role, verdict) {
                 (_, Verdict::Passed) => {}
                 (_, Verdict::Conflict | Verdict::Throttled) => contended = true,
-                (0, Verdict::ConditionFailed(Some(item))) => {
+                (Role::Purchase, Verdict::ConditionFailed(Some(item))) => {
                     let existing = decode_purchase(&item)?;
                     return Ok(match existing.void {
                         Some(_) => VoidOutcome::AlreadyVoid(existing),
@@ -149,11 +159,19 @@ impl Store {
                         None => VoidOutcome::Contended,
                     });
                 }
-                (0, Verdict::ConditionFailed(None)) => return Ok(VoidOutcome::NotFound),
-                (1, Verdict::ConditionFailed(_)) => return Ok(VoidOutcome::FreezeMoved),
-                (position, Verdict::ConditionFailed(_)) => {
+                (Role::Purchase, Verdict::ConditionFailed(None)) => {
+                    return Ok(VoidOutcome::NotFound);
+                }
+                (Role::Draw, Verdict::ConditionFailed(_)) => return Ok(VoidOutcome::FreezeMoved),
+                (Role::Ticket(number), Verdict::ConditionFailed(_)) => {
                     return Err(StoreError::Invariant(format!(
-                        "item {position} of the void of {} refused it",
+                        "ticket {number} of {draw_id} is not held by {}",
+                        purchase.payment_id
+                    )));
+                }
+                (Role::Allowance, Verdict::ConditionFailed(_)) => {
+                    return Err(StoreError::Invariant(format!(
+                        "the allowance of {}'s payer in {draw_id} is missing",
                         purchase.payment_id
                     )));
                 }

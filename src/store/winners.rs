@@ -11,7 +11,8 @@ use super::draws::{
 };
 use super::error::build_error;
 use super::purchases::decode_ticket;
-use super::table::{Transaction, Verdict, put_if_absent};
+use super::table::{Verdict, put_if_absent};
+use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::draw::{Draw, DrawStatus, PendingRedraw, WinnersRecord};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
@@ -94,6 +95,14 @@ pub(crate) fn decode_pick(item: &Item) -> Result<PickItem, StoreError> {
     })
 }
 
+/// What an item of a drawing's transaction stands for.
+enum Role {
+    /// The draw's conditional update.
+    Draw,
+    /// A new pick item, by its position in the draw's picks.
+    Pick(u64),
+}
+
 impl Store {
     /// Records the winners once: the draw must be closed and frozen, without winners.
     pub async fn record_winners(
@@ -119,19 +128,8 @@ impl Store {
             .expression_attribute_values(":picks", n(picks.len()))
             .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        let mut items = vec![
-            TransactWriteItem::builder()
-                .update(update.build().map_err(build_error)?)
-                .build(),
-        ];
-        for pick in picks {
-            items.push(put_if_absent(
-                self.table(),
-                encode_pick(draw_id, pick),
-                false,
-            )?);
-        }
-        self.transact_draw(items).await
+        self.transact_draw(draw_id, update.build().map_err(build_error)?, picks)
+            .await
     }
 
     /// Asks for a redraw: the draw keeps it until its pick is recorded, if it has made
@@ -157,8 +155,7 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build_error)?;
-        self.transact_draw(vec![TransactWriteItem::builder().update(update).build()])
-            .await
+        self.transact_draw(draw_id, update, &[]).await
     }
 
     /// Records pick `pick.pick` of a redraw, if the draw has made exactly the picks before
@@ -193,33 +190,49 @@ impl Store {
                      AND attribute_not_exists(#pending)",
                 )
         };
-        let items = vec![
-            TransactWriteItem::builder()
-                .update(update.build().map_err(build_error)?)
-                .build(),
-            put_if_absent(self.table(), encode_pick(draw_id, pick), false)?,
-        ];
-        self.transact_draw(items).await
+        let update = update.build().map_err(build_error)?;
+        self.transact_draw(draw_id, update, std::slice::from_ref(pick))
+            .await
     }
 
-    /// Sends a transaction whose first item is the draw's conditional update.
-    async fn transact_draw(&self, items: Vec<TransactWriteItem>) -> Result<Recorded, StoreError> {
-        let verdicts = match self.transact(items, 0).await? {
-            Transaction::Committed => return Ok(Recorded::Recorded),
-            Transaction::Busy => return Ok(Recorded::Contended),
-            Transaction::Cancelled(verdicts) => verdicts,
+    /// Sends the draw's conditional update and the new items of `picks` as one
+    /// transaction.
+    async fn transact_draw(
+        &self,
+        draw_id: &DrawId,
+        update: Update,
+        picks: &[PickItem],
+    ) -> Result<Recorded, StoreError> {
+        let mut tx = Roled::with_capacity(1 + picks.len());
+        tx.push(
+            Role::Draw,
+            TransactWriteItem::builder().update(update).build(),
+        );
+        for pick in picks {
+            let item = put_if_absent(self.table(), encode_pick(draw_id, pick), false)?;
+            tx.push(Role::Pick(pick.pick), item);
+        }
+        let verdicts = match self.transact_roled(tx).await? {
+            RoledOutcome::Committed => return Ok(Recorded::Recorded),
+            RoledOutcome::Busy => return Ok(Recorded::Contended),
+            RoledOutcome::Cancelled(verdicts) => verdicts,
         };
         let mut contended = false;
-        for (position, verdict) in verdicts.into_iter().enumerate() {
-            match (position, verdict) {
+        for (role, verdict) in verdicts {
+            match (role, verdict) {
                 (_, Verdict::Passed) => {}
                 (_, Verdict::Conflict | Verdict::Throttled) => contended = true,
-                (0, Verdict::ConditionFailed(Some(item))) => {
+                (Role::Draw, Verdict::ConditionFailed(Some(item))) => {
                     return Ok(Recorded::Refused(Box::new(decode_draw(&item)?)));
                 }
-                (position, Verdict::ConditionFailed(_)) => {
+                (Role::Draw, Verdict::ConditionFailed(None)) => {
                     return Err(StoreError::Invariant(format!(
-                        "pick item {position} exists while the draw's count says it does not"
+                        "draw {draw_id} refused a pick but was not returned"
+                    )));
+                }
+                (Role::Pick(pick), Verdict::ConditionFailed(_)) => {
+                    return Err(StoreError::Invariant(format!(
+                        "pick {pick} of {draw_id} exists while the draw's count says it does not"
                     )));
                 }
             }

@@ -12,7 +12,8 @@ use aws_sdk_dynamodb::types::{
 use super::super::codec::{Item, key, s};
 use super::super::error::build_error;
 use super::super::metrics::item_units;
-use super::super::table::{Transaction, Verdict, put_if_absent};
+use super::super::table::{Verdict, put_if_absent};
+use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::codec::{
     CREDIT_NOTES, VOIDED_AT, decode_order, encode_move, encode_order, encode_range_low,
@@ -86,22 +87,6 @@ enum Role {
     Low,
 }
 
-/// The items of a transaction, each with its role.
-#[derive(Default)]
-struct Items {
-    items: Vec<TransactWriteItem>,
-    roles: Vec<Role>,
-    /// Index units of updates to indexed items.
-    index_updates: u64,
-}
-
-impl Items {
-    fn push(&mut self, role: Role, item: TransactWriteItem) {
-        self.items.push(item);
-        self.roles.push(role);
-    }
-}
-
 impl Store {
     /// Writes orders of one period atomically, with what `extras` asks for.
     pub async fn commit_orders(
@@ -111,7 +96,7 @@ impl Store {
         orders: &[Order],
         extras: &OrdersExtras<'_>,
     ) -> Result<OrdersCommit, StoreError> {
-        let mut tx = Items::default();
+        let mut tx = Roled::with_capacity(3 + 3 * orders.len());
         if let Some(advance) = extras.advance {
             let update = gapless_counter_update(self.table(), series_id, period, advance)?;
             tx.push(Role::Counter, update);
@@ -135,36 +120,36 @@ impl Store {
                 put_if_absent(self.table(), item, true)?,
             );
             // The list index holds its text: keys only, one unit.
-            tx.index_updates += 1;
+            tx.add_index_updates(1);
             if let Some(Some(invoice)) = extras.invoices.get(index) {
                 let update = self.credit_invoice(invoice, &order.order_number)?;
                 tx.push(Role::Invoice(index), update);
-                tx.index_updates += invoice_index_units(invoice, &order.order_number);
+                tx.add_index_updates(invoice_index_units(invoice, &order.order_number));
             }
         }
         if let Some(low) = extras.low {
             let item = encode_range_low(low);
             tx.push(Role::Low, put_if_absent(self.table(), item, false)?);
         }
-        let roles = tx.roles;
-        let verdicts = match self.transact(tx.items, tx.index_updates).await? {
-            Transaction::Committed => return Ok(OrdersCommit::Committed),
-            Transaction::Busy => {
+        let verdicts = match self.transact_roled(tx).await? {
+            RoledOutcome::Committed => return Ok(OrdersCommit::Committed),
+            RoledOutcome::Busy => {
                 return Ok(OrdersCommit::Cancelled(OrdersCancellation {
                     conflict: true,
                     ..OrdersCancellation::default()
                 }));
             }
-            Transaction::Cancelled(verdicts) => verdicts,
+            RoledOutcome::Cancelled(verdicts) => verdicts,
         };
         let mut cancellation = OrdersCancellation::default();
         // Numbers are written under the counter: a number item in the way is a bug while
         // the counter is the writer's (always, in a fast series, whose numbers were
         // reserved). A gapless writer whose claim was taken over finds the counter moved
         // on, and the next writer may have written those numbers: it claims again.
-        let counter_held =
-            extras.advance.is_none() || matches!(verdicts.first(), Some(Verdict::Passed));
-        for (role, verdict) in roles.into_iter().zip(verdicts) {
+        let counter_held = !verdicts.iter().any(|(role, verdict)| {
+            matches!(role, Role::Counter) && !matches!(verdict, Verdict::Passed)
+        });
+        for (role, verdict) in verdicts {
             let item = match verdict {
                 Verdict::Passed => continue,
                 Verdict::Conflict | Verdict::Throttled => {
