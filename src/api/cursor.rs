@@ -6,7 +6,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::problem::Problem;
+use super::problem::{Code, Problem};
 use super::timestamp;
 use crate::domain::ids::DrawId;
 use crate::store::lists::After;
@@ -19,7 +19,7 @@ pub const MAX_LIST_CURSOR_CHARS: usize = 120;
 pub const COUNTER_CURSOR_CHARS: usize = 16;
 
 fn invalid() -> Problem {
-    Problem::bad_request("invalid_cursor", "`cursor` is not one this API gave")
+    Problem::new(Code::InvalidCursor, "`cursor` is not one this API gave")
 }
 
 /// The cursor after `after`, an entry of an index list (the draws, a payer's purchases).

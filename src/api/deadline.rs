@@ -11,14 +11,14 @@ use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body::{Frame, SizeHint};
 use tokio::time::Instant;
 use tracing::warn;
 
-use super::problem::Problem;
+use super::problem::{Code, Problem};
 use super::{AppState, routes};
 
 /// Answers `408` when the body is still arriving at the body read timeout (or at the
@@ -52,10 +52,7 @@ pub(super) async fn deadline(
             timeout_ms = body_timeout.as_millis() as u64,
             "request body timed out"
         );
-        let mut response = Problem::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "body_timeout",
-            format!(
+        let mut response = Problem::new(Code::BodyTimeout, format!(
                 "the request body did not arrive within {} ms, so nothing was done; send the request again",
                 body_timeout.as_millis()
             ),

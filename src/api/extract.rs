@@ -9,7 +9,7 @@ use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 use serde_path_to_error::Segment;
 
-use super::problem::Problem;
+use super::problem::{Code, Problem};
 use crate::json_input::explain;
 
 /// The largest request body of the ticket routes.
@@ -47,8 +47,7 @@ where
             && !ct.ends_with("+json")
         {
             return Err(Problem::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
+                Code::UnsupportedMediaType,
                 format!("send the body as application/json, not {ct}"),
             ));
         }
@@ -58,8 +57,7 @@ where
             .map_or(MAX_BODY_BYTES, |l| l.0);
         let too_large = || {
             Problem::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
+                Code::BodyTooLarge,
                 format!("the body is larger than {limit} bytes"),
             )
             .with("limit", limit)
@@ -78,7 +76,7 @@ where
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 too_large()
             } else {
-                Problem::bad_request("unreadable_body", "the request body could not be read")
+                Problem::new(Code::UnreadableBody, "the request body could not be read")
             }
         })?;
         parse_body(&bytes).map(JsonBody)
@@ -93,15 +91,15 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     use serde_json::error::Category;
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         None => {
-            return Err(Problem::bad_request(
-                "malformed_json",
+            return Err(Problem::new(
+                Code::MalformedJson,
                 "the body is empty: send a JSON object",
             ));
         }
         Some(b'{') => {}
         Some(_) => {
-            return Err(Problem::bad_request(
-                "invalid_body",
+            return Err(Problem::new(
+                Code::InvalidBody,
                 "the body must be a JSON object",
             ));
         }
@@ -116,19 +114,17 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
         let inner = err.into_inner();
         let unknown = inner.to_string().starts_with("unknown field");
         match (inner.classify(), field) {
-            (Category::Data, Some(field)) if !unknown => {
-                Problem::bad_request(format!("invalid_{field}"), detail)
-            }
-            (Category::Data, _) => Problem::bad_request("invalid_body", detail),
+            (Category::Data, Some(field)) if !unknown => Problem::new(Code::invalid(field), detail),
+            (Category::Data, _) => Problem::new(Code::InvalidBody, detail),
             (Category::Syntax | Category::Eof | Category::Io, _) => {
-                Problem::bad_request("malformed_json", detail)
+                Problem::new(Code::MalformedJson, detail)
             }
         }
     })?;
     // Trailing characters after the value.
     deserializer
         .end()
-        .map_err(|err| Problem::bad_request("malformed_json", explain(&err, ".", "the body")))?;
+        .map_err(|err| Problem::new(Code::MalformedJson, explain(&err, ".", "the body")))?;
     Ok(value)
 }
 
@@ -166,7 +162,7 @@ where
         Query::<T>::from_request_parts(parts, state)
             .await
             .map(|Query(value)| QueryParams(value))
-            .map_err(|rejection| Problem::bad_request("invalid_query", rejection.body_text()))
+            .map_err(|rejection| Problem::new(Code::InvalidQuery, rejection.body_text()))
     }
 }
 
@@ -182,8 +178,8 @@ fn path_problem(rejection: PathRejection) -> Problem {
         _ => None,
     };
     match key {
-        Some(key) => Problem::bad_request(format!("invalid_{key}"), detail),
-        None => Problem::bad_request("invalid_path", detail),
+        Some(key) => Problem::new(Code::invalid(key), detail),
+        None => Problem::new(Code::InvalidPath, detail),
     }
 }
 
@@ -202,7 +198,7 @@ mod tests {
 
     fn code(json: &str) -> String {
         let problem = parse_body::<Body>(json.as_bytes()).unwrap_err();
-        problem.code().to_owned()
+        problem.code().as_str().into_owned()
     }
 
     #[test]

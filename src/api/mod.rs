@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -27,7 +27,7 @@ pub use caller::{SOURCE_BINDINGS_VAR, SourceBindings};
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;
-pub use problem::Problem;
+pub use problem::{Code, Problem};
 
 use crate::domain::secret::DeploymentSecret;
 use crate::domain::winners::BeaconNetworks;
@@ -144,8 +144,7 @@ async fn serve_verify_page() -> Response {
     match tokio::fs::read(&path).await {
         Ok(page) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response(),
         Err(_) => Problem::new(
-            StatusCode::NOT_FOUND,
-            "verify_page_not_built",
+            Code::VerifyPageNotBuilt,
             "the verifier page is not built: run scripts/verify-page.sh (make run does)",
         )
         .into_response(),
@@ -177,13 +176,10 @@ fn timestamp(at: chrono::DateTime<chrono::Utc>) -> String {
 
 fn finish(routes: Router<AppState>, state: AppState) -> Router {
     routes
-        .fallback(|| async {
-            Problem::new(StatusCode::NOT_FOUND, "route_not_found", "no such route")
-        })
+        .fallback(|| async { Problem::new(Code::RouteNotFound, "no such route") })
         .method_not_allowed_fallback(|| async {
             Problem::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
+                Code::MethodNotAllowed,
                 "this route does not take that method",
             )
         })

@@ -29,6 +29,8 @@ use tracing::{info, instrument};
 
 pub use change::SeriesChange;
 pub use ledger::{AUDIT_PAGE, Audit, AuditScope, ListedPage};
+#[cfg(test)]
+pub(crate) use outcome::tests::snake_case;
 pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 
 use crate::domain::access::SourceAccess;

@@ -145,7 +145,7 @@ impl ItemOutcome {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -157,17 +157,22 @@ mod tests {
         assert_eq!(RejectionCode::parse("nope"), None);
     }
 
+    /// `InvalidExternalRef` as `invalid_external_ref`.
+    pub(crate) fn snake_case(name: &str) -> String {
+        let mut snake = String::new();
+        for c in name.chars() {
+            if c.is_ascii_uppercase() && !snake.is_empty() {
+                snake.push('_');
+            }
+            snake.push(c.to_ascii_lowercase());
+        }
+        snake
+    }
+
     #[test]
     fn each_code_reads_as_its_name_in_snake_case() {
         for &code in RejectionCode::ALL {
-            let mut snake = String::new();
-            for c in format!("{code:?}").chars() {
-                if c.is_ascii_uppercase() && !snake.is_empty() {
-                    snake.push('_');
-                }
-                snake.push(c.to_ascii_lowercase());
-            }
-            assert_eq!(code.as_str(), snake);
+            assert_eq!(code.as_str(), snake_case(&format!("{code:?}")));
         }
     }
 }

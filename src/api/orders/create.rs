@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 use super::super::AppState;
 use super::super::caller::Caller;
 use super::super::extract::{JsonBody, PathParams};
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::{OrderResponse, SeriesPath};
 use crate::orders::requests::{
     OrderBatch, OrderRequest, RequestError, SeriesOrder, SeriesOrderBatch, SingleOrder,
@@ -24,23 +24,16 @@ impl From<RequestError> for Problem {
         match err {
             RequestError::Id(err) => err.into(),
             RequestError::Order(rejection) => rejection.into(),
-            RequestError::BatchSize => Problem::bad_request("invalid_batch_size", err.to_string()),
-            RequestError::Shape(detail) => Problem::bad_request("invalid_body", detail),
+            RequestError::BatchSize => Problem::new(Code::InvalidBatchSize, err.to_string()),
+            RequestError::Shape(detail) => Problem::new(Code::InvalidBody, detail),
         }
     }
 }
 
 impl From<Rejection> for Problem {
     fn from(rejection: Rejection) -> Self {
-        let status = if rejection.code.is_retryable() {
-            StatusCode::SERVICE_UNAVAILABLE
-        } else if rejection.code.is_conflict() {
-            StatusCode::CONFLICT
-        } else {
-            StatusCode::BAD_REQUEST
-        };
-        let problem = Problem::new(status, rejection.code.as_str(), rejection.detail);
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        let problem = Problem::new(rejection.code.into(), rejection.detail);
+        if rejection.code.is_retryable() {
             problem.retry_after(rejection.retry_after.unwrap_or(1))
         } else {
             problem

@@ -9,7 +9,7 @@ use super::super::AppState;
 use super::super::caller::Caller;
 use super::super::cursor::{counter_after, counter_cursor};
 use super::super::extract::{PathParams, QueryParams};
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::{OrderResponse, SeriesPath};
 use crate::domain::audit::{AuditState, Break, Entry};
@@ -115,8 +115,8 @@ pub(super) async fn list_orders(
             .ok()
             .filter(|l| (1..=MAX_LIMIT).contains(l))
             .ok_or_else(|| {
-                Problem::bad_request(
-                    "invalid_limit",
+                Problem::new(
+                    Code::InvalidLimit,
                     format!("`limit` must be between 1 and {MAX_LIMIT}"),
                 )
             })?,
@@ -241,7 +241,7 @@ pub(super) async fn audit(
         .as_deref()
         .map(|text| {
             AuditState::decode(text).ok_or_else(|| {
-                Problem::bad_request("invalid_cursor", "`cursor` is not one this API gave")
+                Problem::new(Code::InvalidCursor, "`cursor` is not one this API gave")
             })
         })
         .transpose()?;

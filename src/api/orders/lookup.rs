@@ -8,7 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::super::AppState;
 use super::super::caller::Caller;
 use super::super::extract::{JsonBody, PathParams};
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::OrderResponse;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::{MAX_NUMBER_TEXT, Reason, is_number_text};
@@ -57,8 +57,8 @@ fn order_number(raw: &str) -> Result<&str, Problem> {
     if is_number_text(raw) {
         Ok(raw)
     } else {
-        Err(Problem::bad_request(
-            "invalid_order_number",
+        Err(Problem::new(
+            Code::InvalidOrderNumber,
             format!(
                 "an order number holds 1 to {MAX_NUMBER_TEXT} letters, digits, '-', '_', '/' and '.'"
             ),

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::SeriesPath;
 use crate::domain::ids::SeriesId;
@@ -356,24 +356,21 @@ pub(super) async fn patch_series(
         (None, None) => None,
         (Some(next), Some(reason)) => {
             if !(2..=MAX_COUNTER).contains(&next) {
-                return Err(Problem::bad_request(
-                    "invalid_next",
+                return Err(Problem::new(
+                    Code::InvalidNext,
                     format!("`next` must be between 2 and {MAX_COUNTER}"),
                 ));
             }
             Some((next, Reason::parse(reason)?))
         }
         (Some(_), None) => {
-            return Err(Problem::bad_request(
-                "invalid_reason",
+            return Err(Problem::new(
+                Code::InvalidReason,
                 "a move of the counter needs a `reason`",
             ));
         }
         (None, Some(_)) => {
-            return Err(Problem::bad_request(
-                "invalid_body",
-                "`reason` goes with `next`",
-            ));
+            return Err(Problem::new(Code::InvalidBody, "`reason` goes with `next`"));
         }
     };
     let change = SeriesChange {
@@ -393,8 +390,8 @@ pub(super) async fn patch_series(
         && change.ranges.is_none()
         && change.range_low_percent.is_none()
     {
-        return Err(Problem::bad_request(
-            "invalid_body",
+        return Err(Problem::new(
+            Code::InvalidBody,
             "give `format`, `next` with `reason`, `validation_code`, `ranges` or `range_low_percent`",
         ));
     }

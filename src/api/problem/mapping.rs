@@ -1,10 +1,9 @@
 //! Each error of the services and the domain becomes a problem with its stable code.
 
-use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tracing::{error, warn};
 
-use super::Problem;
+use super::{Code, Problem};
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::InvalidId;
 use crate::domain::order::InvalidReason;
@@ -16,31 +15,31 @@ use crate::tickets::TicketError;
 
 impl From<InvalidId> for Problem {
     fn from(err: InvalidId) -> Self {
-        Problem::bad_request(format!("invalid_{}", err.field), err.to_string())
+        Problem::new(Code::invalid(err.field), err.to_string())
     }
 }
 
 impl From<DrawConfigError> for Problem {
     fn from(err: DrawConfigError) -> Self {
         let code = match err {
-            DrawConfigError::TotalTickets => "invalid_total_tickets",
-            DrawConfigError::MaxPerPurchase => "invalid_max_per_purchase",
+            DrawConfigError::TotalTickets => Code::InvalidTotalTickets,
+            DrawConfigError::MaxPerPurchase => Code::InvalidMaxPerPurchase,
             DrawConfigError::Stripes | DrawConfigError::PurchaseTooSpread { .. } => {
-                "invalid_stripes"
+                Code::InvalidStripes
             }
-            DrawConfigError::MaxPerPayer => "invalid_max_per_payer",
+            DrawConfigError::MaxPerPayer => Code::InvalidMaxPerPayer,
         };
-        Problem::bad_request(code, err.to_string())
+        Problem::new(code, err.to_string())
     }
 }
 
 impl From<ScheduleError> for Problem {
     fn from(err: ScheduleError) -> Self {
         let code = match err {
-            ScheduleError::OutOfRange(field) => format!("invalid_{field}"),
-            ScheduleError::Order => "invalid_schedule".to_owned(),
+            ScheduleError::OutOfRange(field) => Code::invalid(field),
+            ScheduleError::Order => Code::InvalidSchedule,
         };
-        Problem::bad_request(code, err.to_string())
+        Problem::new(code, err.to_string())
     }
 }
 
@@ -50,18 +49,14 @@ impl From<StoreError> for Problem {
             StoreError::Throttled => {
                 warn!(error = %err, "throttled by DynamoDB");
                 Problem::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "throttled",
+                    Code::Throttled,
                     "the service is busy; retry after the indicated delay",
                 )
                 .retry_after(1)
             }
             StoreError::Contention { .. } => {
                 warn!(error = %err, "contention");
-                Problem::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "contention",
-                    "too many concurrent requests for the same numbers; retry after the indicated delay",
+                Problem::new(Code::Contention, "too many concurrent requests for the same numbers; retry after the indicated delay",
                 )
                 .retry_after(1)
             }
@@ -73,11 +68,7 @@ impl From<StoreError> for Problem {
             }
             StoreError::Service { .. } | StoreError::Corrupt { .. } | StoreError::Invariant(_) => {
                 error!(error = %err, "internal error");
-                Problem::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal_error",
-                    "an internal error occurred",
-                )
+                Problem::new(Code::InternalError, "an internal error occurred")
             }
         }
     }
@@ -87,97 +78,74 @@ impl From<TicketError> for Problem {
     fn from(err: TicketError) -> Self {
         let detail = err.to_string();
         match err {
-            TicketError::DrawNotFound(_) => {
-                Problem::new(StatusCode::NOT_FOUND, "draw_not_found", detail)
-            }
-            TicketError::DrawExists(_) => Problem::new(StatusCode::CONFLICT, "draw_exists", detail),
+            TicketError::DrawNotFound(_) => Problem::new(Code::DrawNotFound, detail),
+            TicketError::DrawExists(_) => Problem::new(Code::DrawExists, detail),
             TicketError::InvalidConfig(err) => err.into(),
-            TicketError::DrawClosed(_) => Problem::new(StatusCode::CONFLICT, "draw_closed", detail),
-            TicketError::ClosesAtPassed(_) => Problem::bad_request("invalid_closes_at", detail),
-            TicketError::DrawNotOpen { opens_at, .. } => {
-                Problem::new(StatusCode::CONFLICT, "draw_not_open", detail).with(
+            TicketError::DrawClosed(_) => Problem::new(Code::DrawClosed, detail),
+            TicketError::ClosesAtPassed(_) => Problem::new(Code::InvalidClosesAt, detail),
+            TicketError::DrawNotOpen { opens_at, .. } => Problem::new(Code::DrawNotOpen, detail)
+                .with(
                     "opens_at",
                     opens_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                )
-            }
-            TicketError::PayerRequired => Problem::bad_request("payer_id_required", detail),
+                ),
+            TicketError::PayerRequired => Problem::new(Code::PayerIdRequired, detail),
             TicketError::PayerLimit {
                 max_per_payer,
                 left,
-            } => Problem::new(StatusCode::CONFLICT, "payer_limit", detail)
+            } => Problem::new(Code::PayerLimit, detail)
                 .with("max_per_payer", max_per_payer)
                 .with("left", left),
-            TicketError::DrawOpen(_) => Problem::new(StatusCode::CONFLICT, "draw_open", detail),
-            TicketError::WinnersDrawn(_) => {
-                Problem::new(StatusCode::CONFLICT, "winners_drawn", detail)
-            }
-            TicketError::WinnersNotDrawn(_) => {
-                Problem::new(StatusCode::NOT_FOUND, "winners_not_drawn", detail)
-            }
+            TicketError::DrawOpen(_) => Problem::new(Code::DrawOpen, detail),
+            TicketError::WinnersDrawn(_) => Problem::new(Code::WinnersDrawn, detail),
+            TicketError::WinnersNotDrawn(_) => Problem::new(Code::WinnersNotDrawn, detail),
             TicketError::UnknownBeaconNetwork { known, .. } => {
-                Problem::bad_request("unknown_beacon_network", detail).with("known", known)
+                Problem::new(Code::UnknownBeaconNetwork, detail).with("known", known)
             }
             TicketError::BeaconSignatureRequired { round } => {
-                Problem::bad_request("beacon_signature_required", detail).with("round", round)
+                Problem::new(Code::BeaconSignatureRequired, detail).with("round", round)
             }
             TicketError::InvalidBeaconSignature { round } => {
-                Problem::bad_request("invalid_beacon_signature", detail).with("round", round)
+                Problem::new(Code::InvalidBeaconSignature, detail).with("round", round)
             }
             TicketError::WrongBeaconRound { round, .. } => {
-                Problem::bad_request("wrong_beacon_round", detail).with("round", round)
+                Problem::new(Code::WrongBeaconRound, detail).with("round", round)
             }
             TicketError::BeaconNotPublished {
                 round,
                 publishes_at,
-            } => Problem::new(StatusCode::CONFLICT, "beacon_not_published", detail)
+            } => Problem::new(Code::BeaconNotPublished, detail)
                 .with("round", round)
                 .with(
                     "publishes_at",
                     publishes_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
                 ),
-            TicketError::BeaconNotDeclared => Problem::bad_request("beacon_not_declared", detail),
+            TicketError::BeaconNotDeclared => Problem::new(Code::BeaconNotDeclared, detail),
             TicketError::RedrawPending(prize) => {
-                Problem::new(StatusCode::CONFLICT, "redraw_pending", detail).with("prize", prize)
+                Problem::new(Code::RedrawPending, detail).with("prize", prize)
             }
-            TicketError::RedrawNotRequested => {
-                Problem::new(StatusCode::CONFLICT, "redraw_not_requested", detail)
-            }
+            TicketError::RedrawNotRequested => Problem::new(Code::RedrawNotRequested, detail),
             TicketError::NotEnoughEligible { eligible, .. } => {
-                Problem::new(StatusCode::CONFLICT, "not_enough_eligible", detail)
-                    .with("eligible", eligible)
+                Problem::new(Code::NotEnoughEligible, detail).with("eligible", eligible)
             }
-            TicketError::PrizeNotFound(_) => {
-                Problem::new(StatusCode::NOT_FOUND, "prize_not_found", detail)
-            }
-            TicketError::WinnerChanged(_) => {
-                Problem::new(StatusCode::CONFLICT, "winner_changed", detail)
-            }
+            TicketError::PrizeNotFound(_) => Problem::new(Code::PrizeNotFound, detail),
+            TicketError::WinnerChanged(_) => Problem::new(Code::WinnerChanged, detail),
             TicketError::InvalidQuantity { max } => {
-                Problem::bad_request("invalid_quantity", detail).with("max_per_purchase", max)
+                Problem::new(Code::InvalidQuantity, detail).with("max_per_purchase", max)
             }
             TicketError::SoldOut { remaining } => {
-                Problem::new(StatusCode::CONFLICT, "sold_out", detail).with("remaining", remaining)
+                Problem::new(Code::SoldOut, detail).with("remaining", remaining)
             }
             TicketError::NumbersTaken(numbers) => {
-                Problem::new(StatusCode::CONFLICT, "numbers_taken", detail).with("numbers", numbers)
+                Problem::new(Code::NumbersTaken, detail).with("numbers", numbers)
             }
-            TicketError::InvalidNumbers(_) => Problem::bad_request("invalid_numbers", detail),
+            TicketError::InvalidNumbers(_) => Problem::new(Code::InvalidNumbers, detail),
             TicketError::TooFragmented { remaining } => {
-                Problem::new(StatusCode::CONFLICT, "tickets_fragmented", detail)
-                    .with("remaining", remaining)
+                Problem::new(Code::TicketsFragmented, detail).with("remaining", remaining)
             }
-            TicketError::IdempotencyConflict(_) => {
-                Problem::new(StatusCode::CONFLICT, "idempotency_conflict", detail)
-            }
-            TicketError::PurchaseNotFound(_) => {
-                Problem::new(StatusCode::NOT_FOUND, "purchase_not_found", detail)
-            }
-            TicketError::TicketOutOfRange { .. } => {
-                Problem::bad_request("ticket_out_of_range", detail)
-            }
-            TicketError::TicketNotSold(_) => {
-                Problem::new(StatusCode::NOT_FOUND, "ticket_not_sold", detail)
-            }
+            TicketError::IdempotencyConflict(_) => Problem::new(Code::IdempotencyConflict, detail),
+            TicketError::PurchaseNotFound(_) => Problem::new(Code::PurchaseNotFound, detail),
+            TicketError::TicketOutOfRange { .. } => Problem::new(Code::TicketOutOfRange, detail),
+            TicketError::TicketNotSold(_) => Problem::new(Code::TicketNotSold, detail),
             TicketError::Store(err) => err.into(),
         }
     }
@@ -185,33 +153,33 @@ impl From<TicketError> for Problem {
 
 impl From<InvalidReason> for Problem {
     fn from(err: InvalidReason) -> Self {
-        Problem::bad_request("invalid_reason", err.to_string())
+        Problem::new(Code::InvalidReason, err.to_string())
     }
 }
 
 impl From<SeriesError> for Problem {
     fn from(err: SeriesError) -> Self {
         let code = match &err {
-            SeriesError::Format(_) => "invalid_format",
-            SeriesError::Reset => "invalid_reset",
-            SeriesError::ResetNeedsToken { .. } => "format_missing_date_token",
-            SeriesError::Start | SeriesError::StartTooWide { .. } => "invalid_start",
-            SeriesError::Timezone => "invalid_timezone",
-            SeriesError::FiscalYearStart => "invalid_fiscal_year_start",
-            SeriesError::MaxLength => "invalid_max_length",
-            SeriesError::CharacterRule => "invalid_allowed_characters",
-            SeriesError::TooLong { .. } => "number_too_long",
-            SeriesError::CharacterRefused { .. } => "character_not_allowed",
-            SeriesError::ValidationCode => "invalid_validation_code",
-            SeriesError::CodeMissing => "validation_code_required",
-            SeriesError::Ranges(_) => "invalid_ranges",
+            SeriesError::Format(_) => Code::InvalidFormat,
+            SeriesError::Reset => Code::InvalidReset,
+            SeriesError::ResetNeedsToken { .. } => Code::FormatMissingDateToken,
+            SeriesError::Start | SeriesError::StartTooWide { .. } => Code::InvalidStart,
+            SeriesError::Timezone => Code::InvalidTimezone,
+            SeriesError::FiscalYearStart => Code::InvalidFiscalYearStart,
+            SeriesError::MaxLength => Code::InvalidMaxLength,
+            SeriesError::CharacterRule => Code::InvalidAllowedCharacters,
+            SeriesError::TooLong { .. } => Code::NumberTooLong,
+            SeriesError::CharacterRefused { .. } => Code::CharacterNotAllowed,
+            SeriesError::ValidationCode => Code::InvalidValidationCode,
+            SeriesError::CodeMissing => Code::ValidationCodeRequired,
+            SeriesError::Ranges(_) => Code::InvalidRanges,
             SeriesError::RangeInUse(_) => {
-                return Problem::new(StatusCode::CONFLICT, "range_in_use", err.to_string());
+                return Problem::new(Code::RangeInUse, err.to_string());
             }
-            SeriesError::LowPercent => "invalid_range_low_percent",
-            SeriesError::Credits(_) => "invalid_credits",
+            SeriesError::LowPercent => Code::InvalidRangeLowPercent,
+            SeriesError::Credits(_) => Code::InvalidCredits,
         };
-        let problem = Problem::bad_request(code, err.to_string());
+        let problem = Problem::new(code, err.to_string());
         match err {
             SeriesError::TooLong { number, max } => {
                 problem.with("number", number).with("max_length", max)
@@ -230,15 +198,9 @@ impl From<OrderError> for Problem {
     fn from(err: OrderError) -> Self {
         let detail = err.to_string();
         match err {
-            OrderError::SeriesNotFound(_) => {
-                Problem::new(StatusCode::NOT_FOUND, "series_not_found", detail)
-            }
-            OrderError::SeriesExists(_) => {
-                Problem::new(StatusCode::CONFLICT, "series_exists", detail)
-            }
-            OrderError::OrderNotFound => {
-                Problem::new(StatusCode::NOT_FOUND, "order_not_found", detail)
-            }
+            OrderError::SeriesNotFound(_) => Problem::new(Code::SeriesNotFound, detail),
+            OrderError::SeriesExists(_) => Problem::new(Code::SeriesExists, detail),
+            OrderError::OrderNotFound => Problem::new(Code::OrderNotFound, detail),
             OrderError::AmbiguousNumber(orders) => {
                 let candidates: Vec<Value> = orders
                     .iter()
@@ -247,29 +209,21 @@ impl From<OrderError> for Problem {
                                "counter": o.counter, "order_number": o.order_number})
                     })
                     .collect();
-                Problem::new(StatusCode::CONFLICT, "ambiguous_order_number", detail)
-                    .with("candidates", candidates)
+                Problem::new(Code::AmbiguousOrderNumber, detail).with("candidates", candidates)
             }
             OrderError::AlreadyVoided { reason, .. } => {
-                Problem::new(StatusCode::CONFLICT, "already_voided", detail).with("reason", reason)
+                Problem::new(Code::AlreadyVoided, detail).with("reason", reason)
             }
             OrderError::MoveNotForward { last } => {
-                Problem::new(StatusCode::CONFLICT, "move_not_forward", detail)
-                    .with("next", last + 1)
+                Problem::new(Code::MoveNotForward, detail).with("next", last + 1)
             }
-            OrderError::FormatInUse => Problem::new(StatusCode::CONFLICT, "format_in_use", detail),
-            OrderError::CodeInUse => Problem::new(StatusCode::CONFLICT, "code_in_use", detail),
-            OrderError::TooManyFormats(_) => {
-                Problem::new(StatusCode::CONFLICT, "too_many_formats", detail)
-            }
-            OrderError::InvoiceCredited { .. } => {
-                Problem::new(StatusCode::CONFLICT, "invoice_credited", detail)
-            }
-            OrderError::SourceNotAllowed(_) => {
-                Problem::new(StatusCode::FORBIDDEN, "source_not_allowed", detail)
-            }
+            OrderError::FormatInUse => Problem::new(Code::FormatInUse, detail),
+            OrderError::CodeInUse => Problem::new(Code::CodeInUse, detail),
+            OrderError::TooManyFormats(_) => Problem::new(Code::TooManyFormats, detail),
+            OrderError::InvoiceCredited { .. } => Problem::new(Code::InvoiceCredited, detail),
+            OrderError::SourceNotAllowed(_) => Problem::new(Code::SourceNotAllowed, detail),
             OrderError::Series(err) => err.into(),
-            OrderError::Period(_) => Problem::bad_request("invalid_period", detail),
+            OrderError::Period(_) => Problem::new(Code::InvalidPeriod, detail),
             OrderError::Store(err) => err.into(),
         }
     }

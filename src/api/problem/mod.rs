@@ -1,6 +1,9 @@
 //! RFC 9457 problem details: the one place where errors become HTTP responses.
 
+mod code;
 mod mapping;
+
+pub use code::Code;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -13,26 +16,21 @@ use crate::telemetry::metrics;
 /// An error response: `application/problem+json` with a snake_case `code` member.
 #[derive(Debug)]
 pub struct Problem {
-    status: StatusCode,
-    code: String,
+    code: Code,
     detail: String,
     extra: Map<String, Value>,
     retry_after: Option<u32>,
 }
 
 impl Problem {
-    pub fn new(status: StatusCode, code: impl Into<String>, detail: impl Into<String>) -> Self {
+    /// A problem of `code`, answered with the code's status.
+    pub fn new(code: Code, detail: impl Into<String>) -> Self {
         Self {
-            status,
-            code: code.into(),
+            code,
             detail: detail.into(),
             extra: Map::new(),
             retry_after: None,
         }
-    }
-
-    pub fn bad_request(code: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, code, detail)
     }
 
     pub fn with(mut self, member: &str, value: impl Into<Value>) -> Self {
@@ -46,17 +44,17 @@ impl Problem {
     }
 
     pub fn status(&self) -> StatusCode {
-        self.status
+        self.code.status()
     }
 
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> &Code {
         &self.code
     }
 
     /// DynamoDB failed or did not answer in time: whatever the request asked may or may
     /// not have been done. Every Tally request is safe to repeat as it was.
     pub fn outcome_unknown(detail: impl Into<String>) -> Self {
-        Problem::new(StatusCode::SERVICE_UNAVAILABLE, "outcome_unknown", detail).retry_after(1)
+        Problem::new(Code::OutcomeUnknown, detail).retry_after(1)
     }
 }
 
@@ -86,19 +84,21 @@ pub(super) struct ProblemBody {
 
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            metrics::SERVICE_UNAVAILABLE.add(&self.code, 1);
+        let status = self.code.status();
+        let code = self.code.as_str().into_owned();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            metrics::SERVICE_UNAVAILABLE.add(&code, 1);
         }
         let body = ProblemBody {
             kind: "about:blank",
-            title: self.status.canonical_reason().unwrap_or("Error"),
-            status: self.status.as_u16(),
+            title: status.canonical_reason().unwrap_or("Error"),
+            status: status.as_u16(),
             detail: self.detail,
-            code: self.code,
+            code,
             extra: self.extra,
         };
         let body = serde_json::to_string(&body).expect("a problem serialises");
-        let mut response = (self.status, body).into_response();
+        let mut response = (status, body).into_response();
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::{DrawPath, free_text};
 use crate::domain::draw::{Draw, DrawConfig, DrawStatus, MAX_NAME_LEN};
@@ -73,8 +73,8 @@ impl BeaconBody {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !valid {
-            return Err(Problem::bad_request(
-                "invalid_beacon",
+            return Err(Problem::new(
+                Code::InvalidBeacon,
                 format!(
                     "`beacon.network` is 1 to {MAX_NETWORK_NAME_LEN} letters, digits, `-` or `_`"
                 ),
@@ -311,8 +311,8 @@ pub(super) async fn patch_draw(
         value => Some(
             serde_json::from_value::<BeaconBody>(value)
                 .map_err(|_| {
-                    Problem::bad_request(
-                        "invalid_beacon",
+                    Problem::new(
+                        Code::InvalidBeacon,
                         "`beacon` must be {\"network\": NAME} or null",
                     )
                 })?

@@ -9,7 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::super::AppState;
 use super::super::cursor::{list_after, list_cursor};
 use super::super::extract::{PathParams, QueryParams};
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::draws::DrawFields;
 use super::purchases::PurchaseResponse;
 use crate::domain::draw::DrawStatus;
@@ -56,8 +56,8 @@ impl PageParams {
                 .ok()
                 .filter(|l| (1..=MAX_LIMIT).contains(l))
                 .ok_or_else(|| {
-                    Problem::bad_request(
-                        "invalid_limit",
+                    Problem::new(
+                        Code::InvalidLimit,
                         format!("`limit` must be a whole number from 1 to {MAX_LIMIT}"),
                     )
                 }),
@@ -158,8 +158,8 @@ pub(super) async fn list_draws(
     let filter = match query.status.as_deref() {
         None => DrawFilter::All,
         Some(raw) => DrawFilter::Status(DrawStatus::parse(raw).ok_or_else(|| {
-            Problem::bad_request(
-                "invalid_status",
+            Problem::new(
+                Code::InvalidStatus,
                 "`status` must be scheduled, open, closing or closed",
             )
         })?),

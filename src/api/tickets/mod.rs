@@ -14,7 +14,7 @@ use utoipa::IntoParams;
 
 use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
-use super::problem::Problem;
+use super::problem::{Code, Problem};
 
 super::routes::route_table!(
     Tickets:
@@ -54,7 +54,7 @@ pub(super) struct DrawPath {
 
 /// Free text that is stored and echoed: bounded, and without control characters.
 pub(super) fn free_text(
-    field: &str,
+    field: &'static str,
     value: Option<String>,
     max_len: usize,
 ) -> Result<Option<String>, Problem> {
@@ -62,8 +62,8 @@ pub(super) fn free_text(
         Some(v)
             if v.is_empty() || v.chars().count() > max_len || v.chars().any(char::is_control) =>
         {
-            Err(Problem::bad_request(
-                format!("invalid_{field}"),
+            Err(Problem::new(
+                Code::invalid(field),
                 format!("`{field}` must be 1 to {max_len} characters without control characters"),
             ))
         }
@@ -73,13 +73,13 @@ pub(super) fn free_text(
 
 /// Free text that must be given.
 pub(super) fn required_text(
-    field: &str,
+    field: &'static str,
     value: Option<String>,
     max_len: usize,
 ) -> Result<String, Problem> {
     free_text(field, value, max_len)?.ok_or_else(|| {
-        Problem::bad_request(
-            format!("invalid_{field}"),
+        Problem::new(
+            Code::invalid(field),
             format!("`{field}` is required: 1 to {max_len} characters"),
         )
     })

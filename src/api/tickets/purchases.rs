@@ -9,7 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::{DrawPath, free_text, required_text};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
@@ -159,7 +159,7 @@ pub(super) async fn purchase(
         channel: match body.channel.as_deref() {
             None => Channel::Online,
             Some(raw) => Channel::parse(raw).ok_or_else(|| {
-                Problem::bad_request("invalid_channel", "`channel` must be online or postal")
+                Problem::new(Code::InvalidChannel, "`channel` must be online or postal")
             })?,
         },
     };
@@ -184,12 +184,12 @@ fn selection(
             let count = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
             Ok((count, Some(numbers)))
         }
-        (Some(_), Some(_)) => Err(Problem::bad_request(
-            "invalid_numbers",
+        (Some(_), Some(_)) => Err(Problem::new(
+            Code::InvalidNumbers,
             "give `quantity` for a lucky dip or `numbers` for chosen numbers, not both",
         )),
-        (None, None) => Err(Problem::bad_request(
-            "invalid_quantity",
+        (None, None) => Err(Problem::new(
+            Code::InvalidQuantity,
             "`quantity` (a lucky dip) or `numbers` (chosen numbers) is required",
         )),
     }
@@ -292,8 +292,8 @@ pub(super) async fn get_ticket(
 ) -> Result<Json<TicketBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     let number: u64 = number.parse().map_err(|_| {
-        Problem::bad_request(
-            "invalid_ticket_number",
+        Problem::new(
+            Code::InvalidTicketNumber,
             "the ticket number must be a positive integer",
         )
     })?;

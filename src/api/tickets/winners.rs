@@ -12,7 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::draws::BeaconFields;
 use super::{DrawPath, required_text};
@@ -50,14 +50,14 @@ fn beacon_input(
                 || signature.len() > MAX_SIGNATURE_HEX_LEN
                 || !signature.bytes().all(|b| b.is_ascii_hexdigit()) =>
         {
-            Err(Problem::bad_request(
-                "invalid_beacon_signature",
+            Err(Problem::new(
+                Code::InvalidBeaconSignature,
                 format!("`beacon_signature` is hex, at most {MAX_SIGNATURE_HEX_LEN} digits"),
             ))
         }
         Some(signature) => Ok(Some(BeaconInput { signature, round })),
-        None if round.is_some() => Err(Problem::bad_request(
-            "beacon_signature_required",
+        None if round.is_some() => Err(Problem::new(
+            Code::BeaconSignatureRequired,
             "`beacon_round` comes with `beacon_signature`",
         )),
         None => Ok(None),
@@ -295,8 +295,8 @@ pub(super) async fn draw_winners(
 ) -> Result<impl IntoResponse, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
     if !(1..=MAX_PRIZES).contains(&body.prizes) {
-        return Err(Problem::bad_request(
-            "invalid_prizes",
+        return Err(Problem::new(
+            Code::InvalidPrizes,
             format!("`prizes` must be between 1 and {MAX_PRIZES}"),
         ));
     }
@@ -397,9 +397,9 @@ pub(super) async fn redraw(
     JsonBody(body): JsonBody<RedrawBody>,
 ) -> Result<impl IntoResponse, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
-    let prize: u32 = prize.parse().map_err(|_| {
-        Problem::bad_request("invalid_prize", "the prize must be a positive integer")
-    })?;
+    let prize: u32 = prize
+        .parse()
+        .map_err(|_| Problem::new(Code::InvalidPrize, "the prize must be a positive integer"))?;
     let reason = required_text("reason", body.reason, MAX_REASON_LEN)?;
     let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;
     let winners = state
