@@ -12,8 +12,13 @@ use utoipa::openapi::{
 };
 use utoipa::{PartialSchema, ToSchema};
 
-use super::problem::ProblemBody;
-use super::{orders, tickets};
+use std::collections::BTreeMap;
+
+use axum::http::Method;
+use serde_json::{Value, json};
+
+use super::problem::{Code, ProblemBody};
+use super::{orders, routes, tickets};
 
 /// The media type of every error answer.
 const PROBLEM_JSON: &str = "application/problem+json";
@@ -65,6 +70,7 @@ pub fn openapi() -> OpenApi {
         .schemas
         .insert(ProblemBody::name().into_owned(), ProblemBody::schema());
     components.responses.extend(shared_responses());
+    add_codes(&mut doc);
     for item in doc.paths.paths.values_mut() {
         let operations = [
             &mut item.get,
@@ -152,6 +158,108 @@ fn shared_responses() -> Vec<(String, RefOr<utoipa::openapi::Response>)> {
     .collect()
 }
 
+/// Gives each operation's error responses its codes, by status, as the enum of the
+/// problem's `code`: the handler's own codes (its route table's list) and those its
+/// parameters and body may answer (`invalid_<name>`, `malformed_json`, ...).
+fn add_codes(doc: &mut OpenApi) {
+    let schemas = serde_json::to_value(&doc.components).expect("the document serialises");
+    for route in routes::declared() {
+        let Some(item) = doc.paths.paths.get_mut(&route.path) else {
+            continue;
+        };
+        for method in &route.methods {
+            let operation = match *method {
+                Method::GET => &mut item.get,
+                Method::PUT => &mut item.put,
+                Method::POST => &mut item.post,
+                Method::PATCH => &mut item.patch,
+                Method::DELETE => &mut item.delete,
+                _ => continue,
+            };
+            let Some(operation) = operation else { continue };
+            let read = serde_json::to_value(&*operation).expect("the document serialises");
+            let mut codes = route.codes.to_vec();
+            codes.extend(input_codes(&schemas["schemas"], &read));
+            for (status, response) in error_responses(&codes) {
+                let response = serde_json::from_value(response).expect("a response reads");
+                operation
+                    .responses
+                    .responses
+                    .insert(status, RefOr::T(response));
+            }
+        }
+    }
+}
+
+/// The codes an operation answers for its parameters and its JSON body.
+fn input_codes(schemas: &Value, operation: &Value) -> Vec<Code> {
+    let mut codes = Vec::new();
+    for parameter in operation["parameters"].as_array().into_iter().flatten() {
+        let name = parameter["name"].as_str().unwrap_or_default().to_owned();
+        match parameter["in"].as_str() {
+            Some("path") => codes.extend([Code::invalid(name), Code::InvalidPath]),
+            Some("query") => codes.push(Code::InvalidQuery),
+            _ => {}
+        }
+    }
+    let body = &operation["requestBody"]["content"]["application/json"]["schema"];
+    if !body.is_null() {
+        codes.extend([Code::MalformedJson, Code::InvalidBody, Code::UnreadableBody]);
+        let schema = match body["$ref"].as_str() {
+            Some(reference) => {
+                let name = reference.rsplit('/').next().unwrap_or_default();
+                &schemas[name]
+            }
+            None => body,
+        };
+        for member in schema["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(m, _)| m)
+        {
+            codes.push(Code::invalid(member.clone()));
+        }
+    }
+    codes
+}
+
+/// One problem response per client-error status of `codes`, its `code` an enum of them.
+fn error_responses(codes: &[Code]) -> BTreeMap<String, Value> {
+    let mut by_status: BTreeMap<String, Vec<&Code>> = BTreeMap::new();
+    for code in codes {
+        let listed = by_status
+            .entry(code.status().as_u16().to_string())
+            .or_default();
+        if code.status().is_client_error() && !listed.iter().any(|c| c.as_str() == code.as_str()) {
+            listed.push(code);
+        }
+    }
+    by_status
+        .into_iter()
+        .filter(|(_, codes)| !codes.is_empty())
+        .map(|(status, codes)| {
+            let description = codes
+                .iter()
+                .map(|code| match code.members() {
+                    [] => format!("`{}`", code.as_str()),
+                    members => format!("`{}` (with `{}`)", code.as_str(), members.join("`, `")),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let names: Vec<_> = codes.iter().map(|code| code.as_str()).collect();
+            let response = json!({
+                "description": description,
+                "content": {PROBLEM_JSON: {"schema": {"allOf": [
+                    {"$ref": format!("#/components/schemas/{}", ProblemBody::name())},
+                    {"type": "object", "properties": {"code": {"type": "string", "enum": names}}},
+                ]}}},
+            });
+            (status, response)
+        })
+        .collect()
+}
+
 /// Gives every error of `operation` the problem document, and adds the shared responses.
 fn complete(operation: &mut Operation) {
     let responses = &mut operation.responses.responses;
@@ -214,5 +322,43 @@ mod tests {
             }
         }
         assert_ne!(operations, 0);
+    }
+
+    #[test]
+    fn every_code_is_documented_and_each_route_lists_its_codes_by_status() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let text = doc.to_string();
+        for code in Code::FIXED {
+            // The browser verifier's page is served by `tally serve` alone.
+            if *code != Code::VerifyPageNotBuilt {
+                assert!(
+                    text.contains(&format!("\"{}\"", code.as_str()))
+                        || text.contains(&format!("`{}`", code.as_str())),
+                    "{code:?} is in no route's list"
+                );
+            }
+        }
+        let purchase = &doc["paths"]["/draws/{draw_id}/purchases"]["post"]["responses"];
+        let enum_of = |status: &str| {
+            purchase[status]["content"][PROBLEM_JSON]["schema"]["allOf"][1]["properties"]["code"]["enum"].clone()
+        };
+        assert!(
+            enum_of("409")
+                .as_array()
+                .unwrap()
+                .contains(&json!("sold_out"))
+        );
+        assert!(
+            enum_of("400")
+                .as_array()
+                .unwrap()
+                .contains(&json!("invalid_payment_id"))
+        );
+        assert!(
+            !enum_of("400")
+                .as_array()
+                .unwrap()
+                .contains(&json!("sold_out"))
+        );
     }
 }

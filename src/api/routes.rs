@@ -18,6 +18,7 @@ use axum::routing::{MethodFilter, MethodRouter};
 use utoipa::openapi::path::HttpMethod;
 use utoipa_axum::PathItemExt;
 
+use super::problem::Code;
 use super::{AppState, orders, tickets};
 
 /// The Lambda function of template.yaml that serves a route.
@@ -38,21 +39,24 @@ pub(super) struct Route {
     pub function: Function,
     pub path: String,
     pub methods: Vec<Method>,
+    /// The codes of the handler's own errors.
+    pub codes: &'static [Code],
 }
 
 impl Route {
     /// The route of the handler annotated by `P`, served by `function`.
-    pub fn of<P: utoipa::Path>(function: Function) -> Self {
+    pub fn of<P: utoipa::Path>(function: Function, codes: &'static [Code]) -> Self {
         Self {
             function,
             path: P::path(),
             methods: P::methods().iter().map(http_method).collect(),
+            codes,
         }
     }
 }
 
 /// Every route of every table.
-fn declared() -> Vec<Route> {
+pub(super) fn declared() -> Vec<Route> {
     let mut routes = tickets::declared();
     routes.extend(orders::declared());
     routes
@@ -102,7 +106,8 @@ where
 
 /// `route_table!(Function: module::handler, ...; Function: ...)` defines `served()`, the
 /// router of these handlers, `declared()`, their routes with the function that serves
-/// each, and `documented()`, the same handlers with their OpenAPI paths and schemas.
+/// each and the codes of each handler's own errors (`module::HANDLER_CODES`), and
+/// `documented()`, the same handlers with their OpenAPI paths and schemas.
 macro_rules! route_table {
     ($($function:ident: $($module:ident :: $handler:ident),+);+ $(;)?) => {
         fn served() -> axum::Router<$crate::api::AppState> {
@@ -123,6 +128,7 @@ macro_rules! route_table {
                 pastey::paste! {
                     $crate::api::routes::Route::of::<$module::[<__path_ $handler>]>(
                         $crate::api::routes::Function::$function,
+                        $module::[<$handler:upper _CODES>],
                     )
                 },
             )+)+]

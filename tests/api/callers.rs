@@ -11,8 +11,8 @@ use lambda_http::RequestExt;
 use tally::api::{self, AppState, SourceBindings};
 
 use crate::events::invoke;
+use crate::helpers::assert_problem;
 use crate::helpers::{Reply, fresh_store, send};
-use crate::ledger::assert_problem;
 
 const BINDINGS: &str = "arn:aws:iam::123456789012:role/erp-connector=erp-1;\
                         arn:aws:iam::123456789012:role/web-shop=shop";

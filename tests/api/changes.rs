@@ -12,8 +12,9 @@ use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderInput, OrderService, SeriesChange};
 
+use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, fresh_store, spawn_app};
-use crate::ledger::{assert_problem, define, post_range};
+use crate::ledger::{define, post_range};
 
 /// Every page of a period's listing: (orders' counters, moves' (from, to)).
 async fn list_all(app: &TestApp, series: &str, limit: usize) -> (Vec<u64>, Vec<(u64, u64)>, usize) {

@@ -5,9 +5,9 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
+use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, settle, spawn_app, store_on};
 use crate::invariants::credit_links;
-use crate::ledger::assert_problem;
 
 /// An invoice series and a credit-note series that credits it.
 async fn invoices_and_credit_notes(app: &TestApp) {

@@ -1,6 +1,7 @@
 //! One isolated world per test: its own table in DynamoDB Local, its own services.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -30,6 +31,9 @@ pub struct Reply {
     pub body: Value,
     /// The body as sent, for what JSON values would round.
     pub raw: String,
+    /// The request's method and path (without its query).
+    pub method: Method,
+    pub path: String,
 }
 
 impl Reply {
@@ -126,6 +130,8 @@ pub async fn spawn_app_with_stream() -> TestApp {
 }
 
 pub async fn send(router: &Router, request: Request<Body>) -> Reply {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
     let response = router
         .clone()
         .oneshot(request)
@@ -151,7 +157,60 @@ pub async fn send(router: &Router, request: Request<Body>) -> Reply {
         headers,
         body,
         raw: String::from_utf8_lossy(&bytes).into_owned(),
+        method,
+        path,
     }
+}
+
+/// The reply is a problem document of `status` and `code`, and openapi.json lists `code`
+/// among the answers of that status of the route it was sent to (a code a route answers
+/// but does not declare fails here).
+pub fn assert_problem(reply: &Reply, status: StatusCode, code: &str) {
+    assert_eq!(reply.status, status, "{}", reply.body);
+    assert_eq!(reply.code(), code, "{}", reply.body);
+    assert_eq!(reply.content_type, "application/problem+json");
+    assert_eq!(reply.body["status"], status.as_u16());
+    assert!(reply.body["title"].is_string() && reply.body["detail"].is_string());
+    static DOCUMENT: LazyLock<Value> =
+        LazyLock::new(|| serde_json::from_str(include_str!("../../openapi.json")).unwrap());
+    let segments: Vec<_> = reply.path.split('/').collect();
+    let Some((route, item)) = DOCUMENT["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(route, _)| {
+            let parts: Vec<_> = route.split('/').collect();
+            parts.len() == segments.len()
+                && parts
+                    .iter()
+                    .zip(&segments)
+                    .all(|(part, segment)| part.starts_with('{') || part == segment)
+        })
+    else {
+        // No such route, or (below) no such method: the router's own fallback answers.
+        return;
+    };
+    let method = reply.method.as_str().to_ascii_lowercase();
+    let Some(operation) = item.get(&method) else {
+        return;
+    };
+    let mut response = &operation["responses"][status.as_str()];
+    if let Some(shared) = response["$ref"].as_str() {
+        let name = shared.rsplit('/').next().unwrap();
+        response = &DOCUMENT["components"]["responses"][name];
+    }
+    let listed = &response["content"]["application/problem+json"]["schema"]["allOf"][1]["properties"]
+        ["code"]["enum"];
+    let documented = match listed.as_array() {
+        Some(codes) => codes.iter().any(|c| c == code),
+        None => response["description"]
+            .as_str()
+            .is_some_and(|d| d.contains(&format!("`{code}`"))),
+    };
+    assert!(
+        documented,
+        "{method} {route} answers {status} `{code}`, which openapi.json does not list"
+    );
 }
 
 /// Posts until the answer is not a 503, as a well-behaved client (a payment webhook, an

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use crate::helpers::{Reply, TestApp, spawn_app};
+use crate::helpers::{TestApp, assert_problem, spawn_app};
 
 pub async fn define(app: &TestApp, id: &str, body: Value) {
     let reply = app.put(&format!("/series/{id}"), &body).await;
@@ -31,11 +31,6 @@ pub async fn post_range(app: &TestApp, series: &str, from: usize, to: usize) -> 
         .iter()
         .map(|r| r["order_number"].as_str().unwrap().to_owned())
         .collect()
-}
-
-pub fn assert_problem(reply: &Reply, status: StatusCode, code: &str) {
-    assert_eq!(reply.status, status, "{}", reply.body);
-    assert_eq!(reply.code(), code, "{}", reply.body);
 }
 
 #[tokio::test]

@@ -11,8 +11,9 @@ use serde_json::json;
 use tally::domain::ids::SeriesId;
 use tally::orders::{AuditScope, OrderService};
 
+use crate::helpers::assert_problem;
 use crate::helpers::spawn_app;
-use crate::ledger::{assert_problem, define, post_range};
+use crate::ledger::{define, post_range};
 
 #[tokio::test]
 async fn a_listing_of_one_starts_with_an_order_and_last_number_skips_a_move() {

@@ -6,9 +6,9 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
+use crate::helpers::assert_problem;
 use crate::helpers::spawn_app;
 use crate::invariants::numbered_orders;
-use crate::ledger::assert_problem;
 
 fn order(series: &str, reference: &str) -> Value {
     json!({"series": series, "source": "erp", "external_ref": reference})

@@ -10,13 +10,7 @@ use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
 
-use crate::helpers::{Reply, TestApp, fresh_store, spawn_app};
-
-fn assert_problem(reply: &Reply, status: StatusCode, code: &str) {
-    assert_eq!(reply.status, status, "{}", reply.body);
-    assert_eq!(reply.code(), code, "{}", reply.body);
-    assert_eq!(reply.content_type, "application/problem+json");
-}
+use crate::helpers::{Reply, TestApp, assert_problem, fresh_store, spawn_app};
 
 async fn put_series(app: &TestApp, id: &str, body: Value) -> Reply {
     app.put(&format!("/series/{id}"), &body).await

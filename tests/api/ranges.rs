@@ -8,9 +8,9 @@ use axum::http::StatusCode;
 use serde_json::json;
 use tally::store::stream::{ChangeKind, ItemChange};
 
+use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, attr_n, of_kind, settle, spawn_app, store_on};
 use crate::invariants::{credit_links, numbered_orders, within_ranges};
-use crate::ledger::assert_problem;
 
 const SOURCES: usize = 4;
 const PER_SOURCE: usize = 30;

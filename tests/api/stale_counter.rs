@@ -11,8 +11,9 @@ use tally::domain::order::{Move, Order, OrderData, Reason};
 use tally::domain::series::{Period, Reset};
 use tally::store::orders::{CounterAdvance, CounterMoved, OrdersCommit, OrdersExtras};
 
+use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, spawn_app};
-use crate::ledger::{assert_problem, define, post_range};
+use crate::ledger::{define, post_range};
 
 /// A gapless series `id` with numbers 1 to 10; its series id and period.
 async fn ten_numbers(app: &TestApp, id: &str) -> (SeriesId, Period) {

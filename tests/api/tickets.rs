@@ -3,7 +3,7 @@
 use axum::http::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{TestApp, attr_n, of_kind, spawn_app, tickets_of};
+use crate::helpers::{TestApp, assert_problem, attr_n, of_kind, spawn_app, tickets_of};
 
 async fn create_draw(app: &TestApp, id: &str, total: u64, extra: serde_json::Value) {
     let mut body = json!({"draw_id": id, "total_tickets": total});
@@ -12,14 +12,6 @@ async fn create_draw(app: &TestApp, id: &str, total: u64, extra: serde_json::Val
     }
     let reply = app.post("/draws", &body).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
-}
-
-fn assert_problem(reply: &crate::helpers::Reply, status: StatusCode, code: &str) {
-    assert_eq!(reply.status, status, "{}", reply.body);
-    assert_eq!(reply.code(), code, "{}", reply.body);
-    assert_eq!(reply.content_type, "application/problem+json");
-    assert_eq!(reply.body["status"], status.as_u16());
-    assert!(reply.body["title"].is_string() && reply.body["detail"].is_string());
 }
 
 #[tokio::test]

@@ -61,6 +61,23 @@ async fn number_one(
     }
 }
 
+/// The codes of `create_order`'s own errors (the document adds those of its parameters and body).
+pub(super) const CREATE_ORDER_CODES: &[Code] = &[
+    Code::InvalidExternalRef,
+    Code::InvalidData,
+    Code::DataTooLarge,
+    Code::CorrectsRequired,
+    Code::InvalidCorrects,
+    Code::SourceNotAllowed,
+    Code::SeriesNotFound,
+    Code::IdempotencyConflict,
+    Code::InvoiceNotFound,
+    Code::InvoiceVoid,
+    Code::SeriesExhausted,
+    Code::RangeExhausted,
+    Code::RangeExpired,
+];
+
 /// Number an order
 ///
 /// The same (`source`, `external_ref`) again with the same series and data answers `200`
@@ -73,10 +90,6 @@ async fn number_one(
     responses(
         (status = 201, description = "Numbered", body = OrderResponse),
         (status = 200, description = "The reference's existing order", body = OrderResponse),
-        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series`, `invalid_data` (not an object, nested deeper than 32 levels, or a key given twice), `data_too_large`, `corrects_required` (a credit series' order without `corrects`), `invalid_corrects`"),
-        (status = 403, description = "`source_not_allowed`: the caller's IAM identity is not bound to this source"),
-        (status = 404, description = "`series_not_found`"),
-        (status = 409, description = "`idempotency_conflict`: the reference is taken by an order with another body; `invoice_not_found`, `invoice_void` (credit notes); `series_exhausted`, `range_exhausted`, `range_expired`"),
     )
 )]
 pub(super) async fn create_order(
@@ -86,6 +99,9 @@ pub(super) async fn create_order(
 ) -> Result<impl IntoResponse, Problem> {
     number_one(&state, &caller, body.into_request()?).await
 }
+
+/// The codes of `create_series_order`'s own errors: those of `create_order`.
+pub(super) const CREATE_SERIES_ORDER_CODES: &[Code] = CREATE_ORDER_CODES;
 
 /// Number an order in a series
 ///
@@ -100,10 +116,6 @@ pub(super) async fn create_order(
     responses(
         (status = 201, description = "Numbered", body = OrderResponse),
         (status = 200, description = "The reference's existing order", body = OrderResponse),
-        (status = 400, description = "`invalid_external_ref`, `invalid_source`, `invalid_series_id`, `invalid_data`, `data_too_large`, `corrects_required`, `invalid_corrects`"),
-        (status = 403, description = "`source_not_allowed`"),
-        (status = 404, description = "`series_not_found`"),
-        (status = 409, description = "`idempotency_conflict`, `invoice_not_found`, `invoice_void`, `series_exhausted`, `range_exhausted`, `range_expired`"),
     )
 )]
 pub(super) async fn create_series_order(
@@ -153,6 +165,13 @@ pub(super) struct BatchResponse {
     results: Vec<BatchResult>,
 }
 
+/// The codes of `create_batch`'s own errors (the document adds those of its parameters and body).
+pub(super) const CREATE_BATCH_CODES: &[Code] = &[
+    Code::InvalidBatchSize,
+    Code::SourceNotAllowed,
+    Code::SeriesNotFound,
+];
+
 /// Number a batch
 ///
 /// New orders get increasing numbers in request order; known references are `existing`;
@@ -164,9 +183,6 @@ pub(super) struct BatchResponse {
     request_body = OrderBatch,
     responses(
         (status = 200, description = "One result per order", body = BatchResponse),
-        (status = 400, description = "`invalid_batch_size` (1 to 1,000 orders), `invalid_source`, `invalid_series`"),
-        (status = 403, description = "`source_not_allowed`"),
-        (status = 404, description = "`series_not_found`"),
     )
 )]
 pub(super) async fn create_batch(
@@ -176,6 +192,9 @@ pub(super) async fn create_batch(
 ) -> Result<Json<BatchResponse>, Problem> {
     number_batch(&state, &caller, body.into_request()?).await
 }
+
+/// The codes of `create_series_batch`'s own errors: those of `create_batch`.
+pub(super) const CREATE_SERIES_BATCH_CODES: &[Code] = CREATE_BATCH_CODES;
 
 /// Number a batch in a series
 ///
@@ -188,9 +207,6 @@ pub(super) async fn create_batch(
     request_body = SeriesOrderBatch,
     responses(
         (status = 200, description = "One result per order", body = BatchResponse),
-        (status = 400, description = "`invalid_batch_size`, `invalid_source`, `invalid_series_id`"),
-        (status = 403, description = "`source_not_allowed`"),
-        (status = 404, description = "`series_not_found`"),
     )
 )]
 pub(super) async fn create_series_batch(

@@ -85,6 +85,15 @@ pub(super) struct ListResponse {
     next_cursor: Option<String>,
 }
 
+/// The codes of `list_orders`'s own errors (the document adds those of its parameters and body).
+pub(super) const LIST_ORDERS_CODES: &[Code] = &[
+    Code::InvalidPeriod,
+    Code::InvalidLimit,
+    Code::InvalidCursor,
+    Code::InvalidQuery,
+    Code::SeriesNotFound,
+];
+
 /// List a period
 ///
 /// The period's orders in counter order (void ones included) and the declared moves
@@ -97,8 +106,6 @@ pub(super) struct ListResponse {
     params(SeriesPath, ListQuery),
     responses(
         (status = 200, description = "A page of the period", body = ListResponse),
-        (status = 400, description = "`invalid_period`, `invalid_limit`, `invalid_cursor`, `invalid_query`, `invalid_series_id`"),
-        (status = 404, description = "`series_not_found`"),
     )
 )]
 pub(super) async fn list_orders(
@@ -215,6 +222,14 @@ pub(super) struct AuditResponse {
     next_cursor: Option<String>,
 }
 
+/// The codes of `audit`'s own errors (the document adds those of its parameters and body).
+pub(super) const AUDIT_CODES: &[Code] = &[
+    Code::InvalidPeriod,
+    Code::InvalidQuery,
+    Code::InvalidCursor,
+    Code::SeriesNotFound,
+];
+
 /// Audit a period
 ///
 /// A period larger than one request audits within its time is audited in parts: follow
@@ -226,8 +241,6 @@ pub(super) struct AuditResponse {
     params(SeriesPath, AuditQuery),
     responses(
         (status = 200, description = "The period's audit, or its next part", body = AuditResponse),
-        (status = 400, description = "`invalid_period`, `invalid_query`, `invalid_series_id`, `invalid_cursor`"),
-        (status = 404, description = "`series_not_found`"),
     )
 )]
 pub(super) async fn audit(

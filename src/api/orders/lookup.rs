@@ -66,6 +66,13 @@ fn order_number(raw: &str) -> Result<&str, Problem> {
     }
 }
 
+/// The codes of `get_order`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_ORDER_CODES: &[Code] = &[
+    Code::InvalidOrderNumber,
+    Code::OrderNotFound,
+    Code::AmbiguousOrderNumber,
+];
+
 /// Look an order up in whichever series has it
 #[utoipa::path(
     get,
@@ -74,9 +81,6 @@ fn order_number(raw: &str) -> Result<&str, Problem> {
     params(OrderPath),
     responses(
         (status = 200, description = "The order", body = OrderResponse),
-        (status = 400, description = "`invalid_order_number`"),
-        (status = 404, description = "`order_not_found` (also an order of a source the caller is not bound to)"),
-        (status = 409, description = "`ambiguous_order_number`: the number of orders of several series (with `candidates`)"),
     )
 )]
 pub(super) async fn get_order(
@@ -93,6 +97,14 @@ pub(super) async fn get_order(
     Ok(Json(order.into()))
 }
 
+/// The codes of `get_series_order`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_SERIES_ORDER_CODES: &[Code] = &[
+    Code::InvalidOrderNumber,
+    Code::OrderNotFound,
+    Code::SeriesNotFound,
+    Code::AmbiguousOrderNumber,
+];
+
 /// Look an order up within a series
 #[utoipa::path(
     get,
@@ -101,9 +113,6 @@ pub(super) async fn get_order(
     params(SeriesOrderPath),
     responses(
         (status = 200, description = "The order", body = OrderResponse),
-        (status = 400, description = "`invalid_order_number`, `invalid_series_id`"),
-        (status = 404, description = "`order_not_found`, `series_not_found`"),
-        (status = 409, description = "`ambiguous_order_number` (with `candidates`)"),
     )
 )]
 pub(super) async fn get_series_order(
@@ -122,6 +131,17 @@ pub(super) async fn get_series_order(
     Ok(Json(order.into()))
 }
 
+/// The codes of `void_order`'s own errors (the document adds those of its parameters and body).
+pub(super) const VOID_ORDER_CODES: &[Code] = &[
+    Code::InvalidReason,
+    Code::InvalidOrderNumber,
+    Code::OrderNotFound,
+    Code::SeriesNotFound,
+    Code::AlreadyVoided,
+    Code::InvoiceCredited,
+    Code::AmbiguousOrderNumber,
+];
+
 /// Void an order
 ///
 /// It keeps its number and its link in the chain; voiding again with the same reason
@@ -134,9 +154,6 @@ pub(super) async fn get_series_order(
     request_body = VoidBody,
     responses(
         (status = 200, description = "The voided order", body = OrderResponse),
-        (status = 400, description = "`invalid_reason`, `invalid_order_number`, `invalid_series_id`"),
-        (status = 404, description = "`order_not_found`, `series_not_found`"),
-        (status = 409, description = "`already_voided` (for another `reason`, which the problem gives), `invoice_credited` (an invoice with credit notes stays live), `ambiguous_order_number` (with `candidates`)"),
     )
 )]
 pub(super) async fn void_order(
@@ -158,6 +175,13 @@ pub(super) async fn void_order(
     Ok(Json(order.into()))
 }
 
+/// The codes of `get_order_by_ref`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_ORDER_BY_REF_CODES: &[Code] = &[
+    Code::InvalidExternalRef,
+    Code::SourceNotAllowed,
+    Code::OrderNotFound,
+];
+
 /// Look an order up by its reference
 #[utoipa::path(
     get,
@@ -166,9 +190,6 @@ pub(super) async fn void_order(
     params(ReferencePath),
     responses(
         (status = 200, description = "The order", body = OrderResponse),
-        (status = 400, description = "`invalid_source`, `invalid_external_ref`"),
-        (status = 403, description = "`source_not_allowed`: the caller's IAM identity is not bound to this source"),
-        (status = 404, description = "`order_not_found`"),
     )
 )]
 pub(super) async fn get_order_by_ref(

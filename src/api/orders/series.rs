@@ -245,6 +245,26 @@ impl From<SeriesStatus> for SeriesResponse {
     }
 }
 
+/// The codes of `put_series`'s own errors (the document adds those of its parameters and body).
+pub(super) const PUT_SERIES_CODES: &[Code] = &[
+    Code::InvalidFormat,
+    Code::InvalidReset,
+    Code::InvalidStart,
+    Code::InvalidTimezone,
+    Code::InvalidFiscalYearStart,
+    Code::FormatMissingDateToken,
+    Code::InvalidMaxLength,
+    Code::InvalidAllowedCharacters,
+    Code::NumberTooLong,
+    Code::CharacterNotAllowed,
+    Code::InvalidValidationCode,
+    Code::ValidationCodeRequired,
+    Code::InvalidRanges,
+    Code::InvalidRangeLowPercent,
+    Code::InvalidCredits,
+    Code::SeriesExists,
+];
+
 /// Define a series
 ///
 /// `201` when created, `200` when an identical definition exists.
@@ -257,8 +277,6 @@ impl From<SeriesStatus> for SeriesResponse {
     responses(
         (status = 201, description = "Created", body = SeriesResponse),
         (status = 200, description = "The same definition existed", body = SeriesResponse),
-        (status = 400, description = "`invalid_format`, `invalid_reset`, `invalid_start`, `invalid_gapless`, `invalid_timezone`, `invalid_fiscal_year_start`, `format_missing_date_token`, `invalid_series_id`, `invalid_max_length`, `invalid_allowed_characters`, `number_too_long` (the first number, named, is longer than `max_length`), `character_not_allowed` (the first number holds a character the rule refuses, named), `invalid_validation_code`, `validation_code_required` (the format shows `{code}`), `invalid_ranges`, `invalid_range_low_percent`, `invalid_credits`"),
-        (status = 409, description = "`series_exists`: defined otherwise"),
     )
 )]
 pub(super) async fn put_series(
@@ -309,6 +327,9 @@ pub(super) async fn put_series(
     Ok((status, Json(SeriesResponse::from(series))))
 }
 
+/// The codes of `get_series`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_SERIES_CODES: &[Code] = &[Code::member("series_id"), Code::SeriesNotFound];
+
 /// Read a series
 #[utoipa::path(
     get,
@@ -317,8 +338,6 @@ pub(super) async fn put_series(
     params(SeriesPath),
     responses(
         (status = 200, description = "The series with its current period and last number", body = SeriesResponse),
-        (status = 400, description = "`invalid_series_id`"),
-        (status = 404, description = "`series_not_found`"),
     )
 )]
 pub(super) async fn get_series(
@@ -328,6 +347,27 @@ pub(super) async fn get_series(
     let series_id = SeriesId::parse(&series_id)?;
     Ok(Json(state.orders.series_status(&series_id).await?.into()))
 }
+
+/// The codes of `patch_series`'s own errors (the document adds those of its parameters and body).
+pub(super) const PATCH_SERIES_CODES: &[Code] = &[
+    Code::InvalidNext,
+    Code::InvalidReason,
+    Code::InvalidBody,
+    Code::InvalidFormat,
+    Code::FormatMissingDateToken,
+    Code::NumberTooLong,
+    Code::CharacterNotAllowed,
+    Code::InvalidValidationCode,
+    Code::ValidationCodeRequired,
+    Code::InvalidRanges,
+    Code::InvalidRangeLowPercent,
+    Code::SeriesNotFound,
+    Code::MoveNotForward,
+    Code::FormatInUse,
+    Code::TooManyFormats,
+    Code::CodeInUse,
+    Code::RangeInUse,
+];
 
 /// Move the counter, change the format
 ///
@@ -341,9 +381,6 @@ pub(super) async fn get_series(
     request_body = ChangeBody,
     responses(
         (status = 200, description = "The series as `GET` answers it", body = SeriesResponse),
-        (status = 400, description = "`invalid_next`, `invalid_reason`, `invalid_body` (nothing to change, or `reason` without `next`), `invalid_format`, `format_missing_date_token`, `invalid_series_id`, `number_too_long`, `character_not_allowed`, `invalid_validation_code`, `validation_code_required`, `invalid_ranges`, `invalid_range_low_percent`"),
-        (status = 404, description = "`series_not_found`"),
-        (status = 409, description = "`move_not_forward` (with `next`, the next number now), `format_in_use`, `too_many_formats`, `code_in_use` (the series numbers), `range_in_use` (a range the series numbers in changed or disappeared, or a new one starts before the counter)"),
     )
 )]
 pub(super) async fn patch_series(

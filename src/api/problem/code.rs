@@ -7,9 +7,10 @@ use axum::http::StatusCode;
 
 use crate::orders::RejectionCode;
 
-/// `Name = STATUS "code",` declares [`Code::Name`], answered with `StatusCode::STATUS`.
+/// `Name = STATUS "code" ["member", ...],` declares [`Code::Name`], answered with
+/// `StatusCode::STATUS`, whose problem documents carry the members listed (if any).
 macro_rules! problem_codes {
-    ($($code:ident = $status:ident $text:literal,)+) => {
+    ($($code:ident = $status:ident $text:literal $([$($member:literal),+])?,)+) => {
         /// What went wrong, for programs: the `code` of a problem document.
         #[derive(Debug, Clone, PartialEq, Eq)]
         pub enum Code {
@@ -31,6 +32,14 @@ macro_rules! problem_codes {
                 }
             }
 
+            /// The members a problem of this code carries besides the standard ones.
+            pub fn members(&self) -> &'static [&'static str] {
+                match self {
+                    $(Self::$code => &[$($($member),+)?],)+
+                    Self::Invalid(_) => &[],
+                }
+            }
+
             pub fn as_str(&self) -> Cow<'static, str> {
                 match self {
                     $(Self::$code => Cow::Borrowed($text),)+
@@ -43,15 +52,15 @@ macro_rules! problem_codes {
 
 problem_codes! {
     BeaconNotDeclared = BAD_REQUEST "beacon_not_declared",
-    BeaconSignatureRequired = BAD_REQUEST "beacon_signature_required",
-    CharacterNotAllowed = BAD_REQUEST "character_not_allowed",
+    BeaconSignatureRequired = BAD_REQUEST "beacon_signature_required" ["round"],
+    CharacterNotAllowed = BAD_REQUEST "character_not_allowed" ["number", "character"],
     CorrectsRequired = BAD_REQUEST "corrects_required",
     DataTooLarge = BAD_REQUEST "data_too_large",
     FormatMissingDateToken = BAD_REQUEST "format_missing_date_token",
     InvalidAllowedCharacters = BAD_REQUEST "invalid_allowed_characters",
     InvalidBatchSize = BAD_REQUEST "invalid_batch_size",
     InvalidBeacon = BAD_REQUEST "invalid_beacon",
-    InvalidBeaconSignature = BAD_REQUEST "invalid_beacon_signature",
+    InvalidBeaconSignature = BAD_REQUEST "invalid_beacon_signature" ["round"],
     InvalidBody = BAD_REQUEST "invalid_body",
     InvalidChannel = BAD_REQUEST "invalid_channel",
     InvalidClosesAt = BAD_REQUEST "invalid_closes_at",
@@ -74,7 +83,7 @@ problem_codes! {
     InvalidPeriod = BAD_REQUEST "invalid_period",
     InvalidPrize = BAD_REQUEST "invalid_prize",
     InvalidPrizes = BAD_REQUEST "invalid_prizes",
-    InvalidQuantity = BAD_REQUEST "invalid_quantity",
+    InvalidQuantity = BAD_REQUEST "invalid_quantity" ["max_per_purchase"],
     InvalidQuery = BAD_REQUEST "invalid_query",
     InvalidRangeLowPercent = BAD_REQUEST "invalid_range_low_percent",
     InvalidRanges = BAD_REQUEST "invalid_ranges",
@@ -89,13 +98,13 @@ problem_codes! {
     InvalidTotalTickets = BAD_REQUEST "invalid_total_tickets",
     InvalidValidationCode = BAD_REQUEST "invalid_validation_code",
     MalformedJson = BAD_REQUEST "malformed_json",
-    NumberTooLong = BAD_REQUEST "number_too_long",
+    NumberTooLong = BAD_REQUEST "number_too_long" ["number", "max_length"],
     PayerIdRequired = BAD_REQUEST "payer_id_required",
     TicketOutOfRange = BAD_REQUEST "ticket_out_of_range",
-    UnknownBeaconNetwork = BAD_REQUEST "unknown_beacon_network",
+    UnknownBeaconNetwork = BAD_REQUEST "unknown_beacon_network" ["known"],
     UnreadableBody = BAD_REQUEST "unreadable_body",
     ValidationCodeRequired = BAD_REQUEST "validation_code_required",
-    WrongBeaconRound = BAD_REQUEST "wrong_beacon_round",
+    WrongBeaconRound = BAD_REQUEST "wrong_beacon_round" ["round"],
     SourceNotAllowed = FORBIDDEN "source_not_allowed",
     DrawNotFound = NOT_FOUND "draw_not_found",
     OrderNotFound = NOT_FOUND "order_not_found",
@@ -108,36 +117,36 @@ problem_codes! {
     WinnersNotDrawn = NOT_FOUND "winners_not_drawn",
     MethodNotAllowed = METHOD_NOT_ALLOWED "method_not_allowed",
     BodyTimeout = REQUEST_TIMEOUT "body_timeout",
-    AlreadyVoided = CONFLICT "already_voided",
-    AmbiguousOrderNumber = CONFLICT "ambiguous_order_number",
-    BeaconNotPublished = CONFLICT "beacon_not_published",
+    AlreadyVoided = CONFLICT "already_voided" ["reason"],
+    AmbiguousOrderNumber = CONFLICT "ambiguous_order_number" ["candidates"],
+    BeaconNotPublished = CONFLICT "beacon_not_published" ["round", "publishes_at"],
     CodeInUse = CONFLICT "code_in_use",
     DrawClosed = CONFLICT "draw_closed",
     DrawExists = CONFLICT "draw_exists",
-    DrawNotOpen = CONFLICT "draw_not_open",
+    DrawNotOpen = CONFLICT "draw_not_open" ["opens_at"],
     DrawOpen = CONFLICT "draw_open",
     FormatInUse = CONFLICT "format_in_use",
     IdempotencyConflict = CONFLICT "idempotency_conflict",
     InvoiceCredited = CONFLICT "invoice_credited",
     InvoiceNotFound = CONFLICT "invoice_not_found",
     InvoiceVoid = CONFLICT "invoice_void",
-    MoveNotForward = CONFLICT "move_not_forward",
-    NotEnoughEligible = CONFLICT "not_enough_eligible",
-    NumbersTaken = CONFLICT "numbers_taken",
-    PayerLimit = CONFLICT "payer_limit",
+    MoveNotForward = CONFLICT "move_not_forward" ["next"],
+    NotEnoughEligible = CONFLICT "not_enough_eligible" ["eligible"],
+    NumbersTaken = CONFLICT "numbers_taken" ["numbers"],
+    PayerLimit = CONFLICT "payer_limit" ["max_per_payer", "left"],
     RangeExhausted = CONFLICT "range_exhausted",
     RangeExpired = CONFLICT "range_expired",
     RangeInUse = CONFLICT "range_in_use",
     RedrawNotRequested = CONFLICT "redraw_not_requested",
-    RedrawPending = CONFLICT "redraw_pending",
+    RedrawPending = CONFLICT "redraw_pending" ["prize"],
     SeriesExhausted = CONFLICT "series_exhausted",
     SeriesExists = CONFLICT "series_exists",
-    SoldOut = CONFLICT "sold_out",
-    TicketsFragmented = CONFLICT "tickets_fragmented",
+    SoldOut = CONFLICT "sold_out" ["remaining"],
+    TicketsFragmented = CONFLICT "tickets_fragmented" ["remaining"],
     TooManyFormats = CONFLICT "too_many_formats",
     WinnerChanged = CONFLICT "winner_changed",
     WinnersDrawn = CONFLICT "winners_drawn",
-    BodyTooLarge = PAYLOAD_TOO_LARGE "body_too_large",
+    BodyTooLarge = PAYLOAD_TOO_LARGE "body_too_large" ["limit"],
     UnsupportedMediaType = UNSUPPORTED_MEDIA_TYPE "unsupported_media_type",
     InternalError = INTERNAL_SERVER_ERROR "internal_error",
     Contention = SERVICE_UNAVAILABLE "contention",
@@ -149,6 +158,11 @@ impl Code {
     /// `invalid_<name>`, for a member or parameter called `name`.
     pub fn invalid(name: impl Into<Cow<'static, str>>) -> Self {
         Self::Invalid(name.into())
+    }
+
+    /// [`Self::invalid`] for the lists of a route's codes.
+    pub const fn member(name: &'static str) -> Self {
+        Self::Invalid(Cow::Borrowed(name))
     }
 }
 

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::super::AppState;
 use super::super::extract::PathParams;
-use super::super::problem::Problem;
+use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::DrawPath;
 use crate::domain::ids::DrawId;
@@ -34,6 +34,9 @@ pub(super) struct AvailabilityBody {
     read_at: String,
 }
 
+/// The codes of `get_availability`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_AVAILABILITY_CODES: &[Code] = &[Code::member("draw_id"), Code::DrawNotFound];
+
 /// Free numbers
 ///
 /// What a number picker draws: a bitmap of the free numbers, read fresh from the table on
@@ -46,8 +49,6 @@ pub(super) struct AvailabilityBody {
     params(DrawPath),
     responses(
         (status = 200, description = "One bit per number, set when free", body = AvailabilityBody),
-        (status = 400, description = "`invalid_draw_id`"),
-        (status = 404, description = "`draw_not_found`"),
     )
 )]
 pub(super) async fn get_availability(

@@ -209,6 +209,19 @@ impl From<DrawSummary> for DrawBody {
     }
 }
 
+/// The codes of `create_draw`'s own errors (the document adds those of its parameters and body).
+pub(super) const CREATE_DRAW_CODES: &[Code] = &[
+    Code::InvalidTotalTickets,
+    Code::InvalidMaxPerPurchase,
+    Code::InvalidMaxPerPayer,
+    Code::InvalidStripes,
+    Code::InvalidClosesAt,
+    Code::InvalidSchedule,
+    Code::InvalidBeacon,
+    Code::UnknownBeaconNetwork,
+    Code::DrawExists,
+];
+
 /// Create a draw
 ///
 /// The same body again answers `200` with the existing draw, also once its `closes_at`
@@ -224,8 +237,6 @@ impl From<DrawSummary> for DrawBody {
             headers(("location" = String, description = "The draw's path"))),
         (status = 200, description = "The same draw existed", body = DrawBody,
             headers(("location" = String, description = "The draw's path"))),
-        (status = 400, description = "`invalid_total_tickets`, `invalid_max_per_purchase`, `invalid_max_per_payer`, `invalid_stripes`, `invalid_opens_at`, `invalid_closes_at`, `invalid_schedule`, `invalid_beacon`, `unknown_beacon_network` (with `known`), `invalid_draw_id`, `invalid_name`"),
-        (status = 409, description = "`draw_exists`: the id is taken by another body"),
     )
 )]
 pub(super) async fn create_draw(
@@ -254,6 +265,9 @@ pub(super) async fn create_draw(
     Ok((status, headers, Json(DrawBody::from(created.summary))))
 }
 
+/// The codes of `get_draw`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_DRAW_CODES: &[Code] = &[Code::member("draw_id"), Code::DrawNotFound];
+
 /// Read a draw
 #[utoipa::path(
     get,
@@ -262,8 +276,6 @@ pub(super) async fn create_draw(
     params(DrawPath),
     responses(
         (status = 200, description = "The draw with its live counts", body = DrawBody),
-        (status = 400, description = "`invalid_draw_id`"),
-        (status = 404, description = "`draw_not_found`"),
     )
 )]
 pub(super) async fn get_draw(
@@ -284,6 +296,14 @@ pub(super) struct PatchDrawBody {
     beacon: Value,
 }
 
+/// The codes of `patch_draw`'s own errors (the document adds those of its parameters and body).
+pub(super) const PATCH_DRAW_CODES: &[Code] = &[
+    Code::InvalidBeacon,
+    Code::UnknownBeaconNetwork,
+    Code::DrawNotFound,
+    Code::DrawClosed,
+];
+
 /// Declare or withdraw the beacon
 ///
 /// Allowed while the draw sells, never once it is closing, closed or past `closes_at`.
@@ -295,9 +315,6 @@ pub(super) struct PatchDrawBody {
     request_body = PatchDrawBody,
     responses(
         (status = 200, description = "The draw", body = DrawBody),
-        (status = 400, description = "`invalid_beacon`, `unknown_beacon_network` (with `known`), `invalid_draw_id`"),
-        (status = 404, description = "`draw_not_found`"),
-        (status = 409, description = "`draw_closed`"),
     )
 )]
 pub(super) async fn patch_draw(
@@ -324,6 +341,9 @@ pub(super) async fn patch_draw(
     ))
 }
 
+/// The codes of `close_draw`'s own errors (the document adds those of its parameters and body).
+pub(super) const CLOSE_DRAW_CODES: &[Code] = &[Code::member("draw_id"), Code::DrawNotFound];
+
 /// Close a draw
 ///
 /// Once it returns no purchase can commit, and the eligible list is frozen: its digest,
@@ -336,8 +356,6 @@ pub(super) async fn patch_draw(
     params(DrawPath),
     responses(
         (status = 200, description = "The closed draw", body = DrawBody),
-        (status = 400, description = "`invalid_draw_id`"),
-        (status = 404, description = "`draw_not_found`"),
     )
 )]
 pub(super) async fn close_draw(

@@ -94,6 +94,14 @@ pub(super) struct PayerPath {
     payer_id: String,
 }
 
+/// The codes of `payer_purchases`'s own errors (the document adds those of its parameters and body).
+pub(super) const PAYER_PURCHASES_CODES: &[Code] = &[
+    Code::InvalidLimit,
+    Code::InvalidCursor,
+    Code::InvalidQuery,
+    Code::DrawNotFound,
+];
+
 /// A buyer's purchases
 ///
 /// Served by an index that follows the table within moments.
@@ -104,8 +112,6 @@ pub(super) struct PayerPath {
     params(PayerPath, PageParams),
     responses(
         (status = 200, description = "A page of the payer's purchases", body = PurchasesBody),
-        (status = 400, description = "`invalid_payer_id`, `invalid_limit`, `invalid_cursor`, `invalid_draw_id`, `invalid_query`"),
-        (status = 404, description = "`draw_not_found`"),
     )
 )]
 pub(super) async fn payer_purchases(
@@ -133,6 +139,14 @@ pub(super) struct DrawsBody {
     cursor: Option<String>,
 }
 
+/// The codes of `list_draws`'s own errors (the document adds those of its parameters and body).
+pub(super) const LIST_DRAWS_CODES: &[Code] = &[
+    Code::InvalidStatus,
+    Code::InvalidLimit,
+    Code::InvalidCursor,
+    Code::InvalidQuery,
+];
+
 /// List the draws
 ///
 /// With a status filter a page may hold fewer than `limit` draws while `cursor` still
@@ -144,7 +158,6 @@ pub(super) struct DrawsBody {
     params(DrawListParams),
     responses(
         (status = 200, description = "A page of draws", body = DrawsBody),
-        (status = 400, description = "`invalid_status`, `invalid_limit`, `invalid_cursor`, `invalid_query`"),
     )
 )]
 pub(super) async fn list_draws(

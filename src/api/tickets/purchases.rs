@@ -124,6 +124,22 @@ impl From<Purchase> for PurchaseResponse {
     }
 }
 
+/// The codes of `purchase`'s own errors (the document adds those of its parameters and body).
+pub(super) const PURCHASE_CODES: &[Code] = &[
+    Code::InvalidQuantity,
+    Code::InvalidNumbers,
+    Code::InvalidChannel,
+    Code::PayerIdRequired,
+    Code::DrawNotFound,
+    Code::IdempotencyConflict,
+    Code::NumbersTaken,
+    Code::SoldOut,
+    Code::TicketsFragmented,
+    Code::DrawClosed,
+    Code::DrawNotOpen,
+    Code::PayerLimit,
+];
+
 /// Buy tickets
 ///
 /// A lucky dip (`quantity`) or the numbers the buyer chose (`numbers`, all or nothing).
@@ -138,9 +154,6 @@ impl From<Purchase> for PurchaseResponse {
     responses(
         (status = 201, description = "Sold", body = PurchaseResponse),
         (status = 200, description = "A replay of this purchase", body = PurchaseResponse),
-        (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_numbers`, `invalid_channel`, `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
-        (status = 404, description = "`draw_not_found`"),
-        (status = 409, description = "`idempotency_conflict`, `numbers_taken` (with `numbers`, those sold), `sold_out` (with `remaining`), `tickets_fragmented` (with `remaining`), `draw_closed`, `draw_not_open` (with `opens_at`), `payer_limit` (with `max_per_payer` and `left`)"),
     )
 )]
 pub(super) async fn purchase(
@@ -195,6 +208,9 @@ fn selection(
     }
 }
 
+/// The codes of `get_purchase`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_PURCHASE_CODES: &[Code] = &[Code::PurchaseNotFound, Code::DrawNotFound];
+
 /// Read a purchase
 #[utoipa::path(
     get,
@@ -203,8 +219,6 @@ fn selection(
     params(PurchasePath),
     responses(
         (status = 200, description = "The purchase", body = PurchaseResponse),
-        (status = 400, description = "`invalid_draw_id`, `invalid_payment_id`"),
-        (status = 404, description = "`purchase_not_found`, `draw_not_found`"),
     )
 )]
 pub(super) async fn get_purchase(
@@ -229,6 +243,14 @@ pub(super) struct VoidBody {
     reason: Option<String>,
 }
 
+/// The codes of `void_purchase`'s own errors (the document adds those of its parameters and body).
+pub(super) const VOID_PURCHASE_CODES: &[Code] = &[
+    Code::InvalidReason,
+    Code::PurchaseNotFound,
+    Code::DrawNotFound,
+    Code::WinnersDrawn,
+];
+
 /// Void a purchase
 ///
 /// A refund or a chargeback: the purchase and its tickets become `void`; they are never
@@ -241,9 +263,6 @@ pub(super) struct VoidBody {
     request_body = VoidBody,
     responses(
         (status = 200, description = "The voided purchase", body = PurchaseResponse),
-        (status = 400, description = "`invalid_reason`, `invalid_draw_id`, `invalid_payment_id`"),
-        (status = 404, description = "`purchase_not_found`, `draw_not_found`"),
-        (status = 409, description = "`winners_drawn`: the winners are final"),
     )
 )]
 pub(super) async fn void_purchase(
@@ -274,6 +293,14 @@ pub(super) struct TicketBody {
     status: PurchaseStatus,
 }
 
+/// The codes of `get_ticket`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_TICKET_CODES: &[Code] = &[
+    Code::InvalidTicketNumber,
+    Code::TicketOutOfRange,
+    Code::TicketNotSold,
+    Code::DrawNotFound,
+];
+
 /// Who holds a ticket
 #[utoipa::path(
     get,
@@ -282,8 +309,6 @@ pub(super) struct TicketBody {
     params(TicketPath),
     responses(
         (status = 200, description = "The ticket's purchase", body = TicketBody),
-        (status = 400, description = "`invalid_ticket_number`, `ticket_out_of_range`, `invalid_draw_id`"),
-        (status = 404, description = "`ticket_not_sold`, `draw_not_found`"),
     )
 )]
 pub(super) async fn get_ticket(

@@ -269,6 +269,20 @@ fn pick_body(pick: &PickItem) -> PickBody {
     }
 }
 
+/// The codes of `draw_winners`'s own errors (the document adds those of its parameters and body).
+pub(super) const DRAW_WINNERS_CODES: &[Code] = &[
+    Code::InvalidPrizes,
+    Code::BeaconSignatureRequired,
+    Code::InvalidBeaconSignature,
+    Code::WrongBeaconRound,
+    Code::BeaconNotDeclared,
+    Code::DrawNotFound,
+    Code::DrawOpen,
+    Code::BeaconNotPublished,
+    Code::WinnersDrawn,
+    Code::NotEnoughEligible,
+];
+
 /// Draw the winners
 ///
 /// Once, from the list frozen at the close and, with a beacon, the randomness of the
@@ -283,9 +297,6 @@ fn pick_body(pick: &PickItem) -> PickBody {
     responses(
         (status = 201, description = "Drawn now", body = WinnersBody),
         (status = 200, description = "Drawn before with this body", body = WinnersBody),
-        (status = 400, description = "`invalid_prizes`, `beacon_signature_required` (with `round`), `invalid_beacon_signature` (with `round`), `wrong_beacon_round` (with `round`), `beacon_not_declared`, `invalid_draw_id`"),
-        (status = 404, description = "`draw_not_found`"),
-        (status = 409, description = "`draw_open` (close it first), `beacon_not_published` (with `round` and `publishes_at`), `winners_drawn` (with another body), `not_enough_eligible` (with `eligible`)"),
     )
 )]
 pub(super) async fn draw_winners(
@@ -319,6 +330,9 @@ pub(super) async fn draw_winners(
     ))
 }
 
+/// The codes of `get_winners`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_WINNERS_CODES: &[Code] = &[Code::WinnersNotDrawn, Code::DrawNotFound];
+
 /// Read the winners
 #[utoipa::path(
     get,
@@ -327,8 +341,6 @@ pub(super) async fn draw_winners(
     params(DrawPath),
     responses(
         (status = 200, description = "The winners", body = WinnersBody),
-        (status = 400, description = "`invalid_draw_id`"),
-        (status = 404, description = "`winners_not_drawn`, `draw_not_found`"),
     )
 )]
 pub(super) async fn get_winners(
@@ -370,6 +382,24 @@ pub(super) struct PrizePath {
     prize: String,
 }
 
+/// The codes of `redraw`'s own errors (the document adds those of its parameters and body).
+pub(super) const REDRAW_CODES: &[Code] = &[
+    Code::InvalidReason,
+    Code::InvalidPrize,
+    Code::InvalidBeaconSignature,
+    Code::WrongBeaconRound,
+    Code::BeaconSignatureRequired,
+    Code::BeaconNotDeclared,
+    Code::PrizeNotFound,
+    Code::WinnersNotDrawn,
+    Code::DrawNotFound,
+    Code::WinnerChanged,
+    Code::RedrawPending,
+    Code::RedrawNotRequested,
+    Code::BeaconNotPublished,
+    Code::NotEnoughEligible,
+];
+
 /// Redraw a prize
 ///
 /// The prize's winner is replaced by the next pick of the same procedure; `history`
@@ -386,9 +416,6 @@ pub(super) struct PrizePath {
         (status = 201, description = "Redrawn now", body = WinnersBody),
         (status = 202, description = "Asked for now: `pending_redraw` names the round", body = WinnersBody),
         (status = 200, description = "The prize's latest redraw had this reason, or it waits for its round", body = WinnersBody),
-        (status = 400, description = "`invalid_reason`, `invalid_prize`, `invalid_draw_id`, `invalid_beacon_signature` (with `round`), `wrong_beacon_round` (with `round`), `beacon_signature_required`, `beacon_not_declared`"),
-        (status = 404, description = "`prize_not_found`, `winners_not_drawn`, `draw_not_found`"),
-        (status = 409, description = "`winner_changed` (another redraw replaced that winner meanwhile), `redraw_pending` (with `prize`: another redraw waits for its round), `redraw_not_requested` (ask without a signature first), `beacon_not_published` (with `round` and `publishes_at`), `not_enough_eligible` (with `eligible`)"),
     )
 )]
 pub(super) async fn redraw(
@@ -434,6 +461,10 @@ pub(super) struct EligibleBody {
     bitmap: String,
 }
 
+/// The codes of `get_eligible`'s own errors (the document adds those of its parameters and body).
+pub(super) const GET_ELIGIBLE_CODES: &[Code] =
+    &[Code::member("draw_id"), Code::DrawNotFound, Code::DrawOpen];
+
 /// The eligible list
 ///
 /// The list frozen at the close: the very list the winners are drawn from. A draw past
@@ -445,9 +476,6 @@ pub(super) struct EligibleBody {
     params(DrawPath),
     responses(
         (status = 200, description = "One bit per ticket", body = EligibleBody),
-        (status = 400, description = "`invalid_draw_id`"),
-        (status = 404, description = "`draw_not_found`"),
-        (status = 409, description = "`draw_open`: not closed yet"),
     )
 )]
 pub(super) async fn get_eligible(
