@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn early_sales_are_spread_over_the_whole_range() {
-        // The first 10% of a 100,000-ticket draw, counted in 20 equal bins of the number
+        // T6: the first 10% of a 100,000-ticket draw, counted in 20 equal bins of the number
         // range: a chi-square with 19 degrees of freedom stays below 43.8 (p = 0.001) for a
         // uniform spread, and is in the thousands for clustered output.
         let size = 100_000u64;

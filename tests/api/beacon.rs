@@ -36,8 +36,14 @@ fn fixture() -> Value {
 
 /// The network's definition, as TALLY_BEACON_NETWORKS takes it.
 pub fn networks_json() -> String {
+    network_json(GENESIS, PERIOD)
+}
+
+/// The test network named `test`, its round 1 at Unix second `genesis`, a round every
+/// `period` seconds.
+pub fn network_json(genesis: i64, period: i64) -> String {
     json!([{"name": "test", "scheme": "pedersen-bls-unchained",
-            "public_key": fixture()["public_key"], "genesis_time": GENESIS, "period": PERIOD}])
+            "public_key": fixture()["public_key"], "genesis_time": genesis, "period": period}])
     .to_string()
 }
 

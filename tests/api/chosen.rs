@@ -1,4 +1,4 @@
-//! Numbers buyers choose: all or nothing, once, never sold twice, skipped by the lucky
+//! N1: numbers buyers choose: all or nothing, once, never sold twice, skipped by the lucky
 //! dip without a cancelled transaction per number, counted by the draw and eligible.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,7 +141,7 @@ async fn chosen_numbers_are_sold_all_or_nothing_once_per_payment() {
         dipped.is_disjoint(&BTreeSet::from([7, 77, 78, 79])),
         "{dipped:?}"
     );
-    // The grid shows exactly the unsold numbers free.
+    // N2: the grid, read strongly consistent, shows exactly the unsold numbers free.
     let grid = app.get("/draws/pick/availability").await;
     assert_eq!(grid.status, StatusCode::OK, "{}", grid.body);
     let sold: BTreeSet<u64> = dipped.iter().copied().chain([7, 77, 78, 79]).collect();

@@ -199,7 +199,7 @@ async fn a_cap_per_payer_holds_against_invisible_and_decomposed_variants_of_one_
     );
 }
 
-/// Free postal entries take part like paid ones: they count toward the cap, are
+/// F1: free postal entries take part like paid ones: they count toward the cap, are
 /// replayed and voided alike, and the draw and the winners count entries by channel.
 #[tokio::test]
 async fn postal_entries_count_toward_caps_and_are_counted_by_channel() {

@@ -36,4 +36,5 @@ mod stale_counter;
 mod stream;
 mod tickets;
 mod verifiers;
+mod walkthrough;
 mod winners;

@@ -110,6 +110,10 @@ async fn run(command: Command, config: StoreConfig, location: &Location) -> Resu
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            // The address bound, so that port 0 (any free port) says which one it got.
+            let addr = listener
+                .local_addr()
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             println!(
                 "Tally is listening on http://{addr} (table {})",
                 config.table_name
