@@ -67,7 +67,10 @@ impl From<StoreError> for Problem {
                     "the database failed or did not answer in time, so whether the request took effect is unknown; repeat it as it was, which is always safe",
                 )
             }
-            StoreError::Service { .. } | StoreError::Corrupt { .. } | StoreError::Invariant(_) => {
+            StoreError::Service { .. }
+            | StoreError::Corrupt { .. }
+            | StoreError::Invariant(_)
+            | StoreError::TableLayout(_) => {
                 error!(error = %err, "internal error");
                 Problem::new(Code::InternalError, "an internal error occurred")
             }
