@@ -30,6 +30,7 @@ pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::{Code, Problem};
 
 use crate::domain::secret::DeploymentSecret;
+use crate::domain::time::rfc3339_millis as timestamp;
 use crate::domain::winners::BeaconNetworks;
 use crate::orders::OrderService;
 use crate::secrets;
@@ -167,11 +168,6 @@ pub fn tickets_router(state: AppState) -> Router {
 /// The series and order routes alone, for the order function.
 pub fn orders_router(state: AppState) -> Router {
     finish(orders::routes(), state)
-}
-
-/// RFC 3339 in UTC with milliseconds, as every response writes times.
-fn timestamp(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 fn finish(routes: Router<AppState>, state: AppState) -> Router {

@@ -5,8 +5,9 @@
 
 use sha2::{Digest, Sha256};
 
+use super::hex;
 use super::order::{Move, Order};
-use super::purchase::hex;
+use super::time::rfc3339_millis as time;
 
 /// A link of the chain.
 pub type Hash = [u8; 32];
@@ -19,11 +20,6 @@ pub const GENESIS: Hash = [0; 32];
 fn field(hasher: &mut Sha256, value: &str) {
     hasher.update((value.len() as u32).to_be_bytes());
     hasher.update(value.as_bytes());
-}
-
-/// The time as stored: RFC 3339 in UTC with milliseconds.
-fn time(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// `SHA-256(previous || "order" number series source external_ref data time)`, where
@@ -67,7 +63,7 @@ pub fn move_link(previous: &Hash, moved: &Move) -> Hash {
 }
 
 pub fn to_hex(hash: &Hash) -> String {
-    hex(hash)
+    hex::encode(hash)
 }
 
 /// A hash from its 64 hex digits.

@@ -150,7 +150,7 @@ impl PayerId {
     /// Hex SHA-256 of the id: what keys hold instead of the free text.
     pub fn key_part(&self) -> String {
         use sha2::{Digest, Sha256};
-        super::purchase::hex(&Sha256::digest(self.0.as_bytes()))
+        super::hex::encode(&Sha256::digest(self.0.as_bytes()))
     }
 }
 

@@ -15,4 +15,9 @@ pub mod secret;
 pub mod seed;
 pub mod series;
 pub mod stripes;
+pub mod time;
 pub mod winners;
+
+/// Lowercase hex, as every digest, seed, key and signature is written. It lives among
+/// the winners' files, which the browser verifier compiles too.
+pub use winners::hex;

@@ -6,8 +6,8 @@ use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
+use super::hex;
 use super::ids::{ExternalRef, SeriesId, SourceId};
-use super::purchase::hex;
 
 /// The largest `data` object, as sent.
 pub const MAX_DATA_BYTES: usize = 16 * 1024;
@@ -209,7 +209,7 @@ impl NewOrder {
             hasher.update([0]);
             hasher.update(invoice);
         }
-        hex(&hasher.finalize())
+        hex::encode(&hasher.finalize())
     }
 }
 

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
+use super::hex;
 use super::ids::{DrawId, PayerId, PaymentId};
 use super::secret::DeploymentSecret;
 
@@ -102,11 +103,9 @@ impl PurchaseRequest {
         if self.channel != Channel::Online {
             mac.update(self.channel.as_str().as_bytes());
         }
-        hex(&mac.finalize().into_bytes())
+        hex::encode(&mac.finalize().into_bytes())
     }
 }
-
-pub(crate) use super::winners::hex::encode as hex;
 
 /// The longest reason of a void or a redraw.
 pub const MAX_REASON_LEN: usize = 500;

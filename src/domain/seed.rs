@@ -6,7 +6,7 @@ use std::fmt;
 use rand::RngExt;
 use sha2::{Digest, Sha256};
 
-use super::purchase::hex;
+use super::hex;
 
 /// 32 secret bytes. Its `Debug` output never shows them. Nothing secret is ever derived
 /// from it: it becomes public with the winners.
@@ -32,12 +32,12 @@ impl DrawSeed {
 
     /// Hex SHA-256 of the seed: published with the draw from its creation on.
     pub fn commitment(&self) -> String {
-        hex(&Sha256::digest(self.0))
+        hex::encode(&Sha256::digest(self.0))
     }
 
     /// The seed in hex, as the winners reveal it.
     pub fn reveal(&self) -> String {
-        hex(&self.0)
+        hex::encode(&self.0)
     }
 }
 

@@ -7,6 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
 use super::{PARTITION_KEY, StoreError};
+use crate::domain::time::rfc3339_millis;
 
 pub(crate) type Item = HashMap<String, AttributeValue>;
 
@@ -24,7 +25,7 @@ pub(crate) fn key(pk: String) -> Item {
 
 /// Times are stored as RFC 3339 in UTC with milliseconds.
 pub(crate) fn timestamp(at: DateTime<Utc>) -> AttributeValue {
-    s(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    s(rfc3339_millis(at))
 }
 
 pub(crate) fn parse_timestamp(raw: &str) -> Option<DateTime<Utc>> {

@@ -28,6 +28,10 @@ pub enum StoreError {
     Corrupt { key: String, reason: String },
     #[error("invariant broken: {0}")]
     Invariant(String),
+    /// The table is not laid out as this version needs (an index is missing): an
+    /// operator's problem, not a bug.
+    #[error("{0}")]
+    TableLayout(String),
 }
 
 impl StoreError {
@@ -36,7 +40,10 @@ impl StoreError {
     pub fn is_transient(&self) -> bool {
         match self {
             Self::Throttled | Self::Unavailable { .. } | Self::Contention { .. } => true,
-            Self::Service { .. } | Self::Corrupt { .. } | Self::Invariant(_) => false,
+            Self::Service { .. }
+            | Self::Corrupt { .. }
+            | Self::Invariant(_)
+            | Self::TableLayout(_) => false,
         }
     }
 }

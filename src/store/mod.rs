@@ -158,9 +158,11 @@ impl Store {
     }
 
     /// Creates the table (on-demand, key `pk`, a stream of new and old images, the global
-    /// secondary indexes of `template.yaml`) unless it exists, adds an index an older table
-    /// lacks, and waits until it is active. For local use and tests; on AWS the SAM
-    /// template owns the table.
+    /// secondary indexes of `template.yaml`) unless it exists, and waits until it is
+    /// active. An existing table gets any other index it lacks, as long as it has the
+    /// period index: one without it was made by a layout that is not migrated, and is
+    /// refused first with [`StoreError::TableLayout`], which says to delete it. For local use and tests; on
+    /// AWS the SAM template owns the table.
     pub async fn ensure_table(&self) -> Result<(), StoreError> {
         self.create_table(Some(StreamViewType::NewAndOldImages))
             .await
@@ -246,7 +248,7 @@ impl Store {
         if has_index {
             Ok(())
         } else {
-            Err(StoreError::Invariant(format!(
+            Err(StoreError::TableLayout(format!(
                 "table {} has no {} index: it was made by an earlier version of Tally, whose layout is not migrated; delete it (locally: the .dynamodb/ folder) and start again",
                 self.table,
                 keys::PERIOD_INDEX

@@ -8,7 +8,7 @@ use tracing::{info, instrument};
 use super::winners::Eligible;
 use super::{TicketError, TicketService};
 use crate::domain::draw::{Draw, Frozen};
-use crate::domain::purchase::hex;
+use crate::domain::hex;
 use crate::store::draws::Freeze;
 use crate::store::{StoreError, backoff};
 
@@ -30,7 +30,7 @@ impl TicketService {
             let frozen_at = self.now();
             let frozen = Frozen {
                 eligible_count: set.count(),
-                eligible_digest: hex(&set.digest()),
+                eligible_digest: hex::encode(&set.digest()),
                 frozen_at,
                 beacon_round: read
                     .beacon

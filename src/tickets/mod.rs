@@ -48,7 +48,7 @@ pub enum TicketError {
     InvalidConfig(#[from] DrawConfigError),
     #[error("draw {0} is closed")]
     DrawClosed(DrawId),
-    #[error("`closes_at` ({}) has passed: a new draw must close in the future", .0.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))]
+    #[error("`closes_at` ({}) has passed: a new draw must close in the future", crate::domain::time::rfc3339_millis(*.0))]
     ClosesAtPassed(DateTime<Utc>),
     #[error("draw {draw_id} opens at {opens_at}")]
     DrawNotOpen {

@@ -14,6 +14,7 @@ use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::series::{Calendar, Reset, SeriesDefinition, Timezone};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
+use tally::store::StoreError;
 
 use crate::helpers::{fresh_store, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
@@ -360,9 +361,9 @@ async fn a_table_of_the_earlier_layout_is_refused_with_what_to_do() {
         .unwrap();
     let refused = store.ensure_table_without_stream().await;
     let _ = store.delete_table().await;
-    let message = refused
-        .expect_err("an earlier layout is refused")
-        .to_string();
+    let refused = refused.expect_err("an earlier layout is refused");
+    assert!(matches!(refused, StoreError::TableLayout(_)), "{refused:?}");
+    let message = refused.to_string();
     assert!(
         message.contains("has no period index") && message.contains("not migrated"),
         "{message}"

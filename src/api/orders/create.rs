@@ -63,6 +63,8 @@ async fn number_one(
 
 /// The codes of `create_order`'s own errors (the document adds those of its parameters and body).
 pub(super) const CREATE_ORDER_CODES: &[Code] = &[
+    // The body's `series` is read as a series id.
+    Code::member("series_id"),
     Code::InvalidExternalRef,
     Code::InvalidData,
     Code::DataTooLarge,
@@ -167,6 +169,8 @@ pub(super) struct BatchResponse {
 
 /// The codes of `create_batch`'s own errors (the document adds those of its parameters and body).
 pub(super) const CREATE_BATCH_CODES: &[Code] = &[
+    // The body's `series` is read as a series id.
+    Code::member("series_id"),
     Code::InvalidBatchSize,
     Code::SourceNotAllowed,
     Code::SeriesNotFound,

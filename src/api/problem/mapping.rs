@@ -9,6 +9,7 @@ use crate::domain::ids::InvalidId;
 use crate::domain::order::InvalidReason;
 use crate::domain::schedule::ScheduleError;
 use crate::domain::series::SeriesError;
+use crate::domain::time::rfc3339_millis;
 use crate::orders::OrderError;
 use crate::store::StoreError;
 use crate::tickets::TicketError;
@@ -66,7 +67,10 @@ impl From<StoreError> for Problem {
                     "the database failed or did not answer in time, so whether the request took effect is unknown; repeat it as it was, which is always safe",
                 )
             }
-            StoreError::Service { .. } | StoreError::Corrupt { .. } | StoreError::Invariant(_) => {
+            StoreError::Service { .. }
+            | StoreError::Corrupt { .. }
+            | StoreError::Invariant(_)
+            | StoreError::TableLayout(_) => {
                 error!(error = %err, "internal error");
                 Problem::new(Code::InternalError, "an internal error occurred")
             }
@@ -83,11 +87,9 @@ impl From<TicketError> for Problem {
             TicketError::InvalidConfig(err) => err.into(),
             TicketError::DrawClosed(_) => Problem::new(Code::DrawClosed, detail),
             TicketError::ClosesAtPassed(_) => Problem::new(Code::InvalidClosesAt, detail),
-            TicketError::DrawNotOpen { opens_at, .. } => Problem::new(Code::DrawNotOpen, detail)
-                .with(
-                    "opens_at",
-                    opens_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                ),
+            TicketError::DrawNotOpen { opens_at, .. } => {
+                Problem::new(Code::DrawNotOpen, detail).with("opens_at", rfc3339_millis(opens_at))
+            }
             TicketError::PayerRequired => Problem::new(Code::PayerIdRequired, detail),
             TicketError::PayerLimit {
                 max_per_payer,
@@ -115,10 +117,7 @@ impl From<TicketError> for Problem {
                 publishes_at,
             } => Problem::new(Code::BeaconNotPublished, detail)
                 .with("round", round)
-                .with(
-                    "publishes_at",
-                    publishes_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                ),
+                .with("publishes_at", rfc3339_millis(publishes_at)),
             TicketError::BeaconNotDeclared => Problem::new(Code::BeaconNotDeclared, detail),
             TicketError::RedrawPending(prize) => {
                 Problem::new(Code::RedrawPending, detail).with("prize", prize)

@@ -17,8 +17,9 @@ use super::super::timestamp;
 use super::draws::BeaconFields;
 use super::{DrawPath, required_text};
 use crate::domain::draw::MAX_SIGNATURE_HEX_LEN;
+use crate::domain::hex;
 use crate::domain::ids::DrawId;
-use crate::domain::purchase::{MAX_REASON_LEN, hex};
+use crate::domain::purchase::MAX_REASON_LEN;
 use crate::domain::winners::{ALGORITHM, MAX_PRIZES};
 use crate::store::winners::PickItem;
 use crate::tickets::{BeaconInput, Winners};
@@ -488,7 +489,7 @@ pub(super) async fn get_eligible(
         draw_id: draw.draw_id.to_string(),
         total_tickets: set.total(),
         eligible_count: set.count(),
-        eligible_digest: hex(&set.digest()),
+        eligible_digest: hex::encode(&set.digest()),
         encoding: "bitmap-lsb0-base64",
         bitmap: STANDARD.encode(set.to_bitmap()),
     }))

@@ -59,9 +59,7 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
     let mut stream = std::pin::pin!(service.export_purchases(&summary.draw));
     while let Some(purchase) = stream.try_next().await.map_err(|e| e.to_string())? {
         let tickets: Vec<String> = purchase.tickets.iter().map(u64::to_string).collect();
-        let time = |t: chrono::DateTime<chrono::Utc>| {
-            t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-        };
+        let time = tally::domain::time::rfc3339_millis;
         csv.write_record([
             purchase.payment_id.as_str(),
             purchase.payer_id.as_ref().map_or("", |p| p.as_str()),

@@ -199,8 +199,7 @@ pub async fn export(args: ExportArgs, config: StoreConfig) -> Result<(), String>
 
 /// One CSV row: an order, or a declared move (status `gap`, its first and last counter).
 fn row(entry: &Entry) -> [String; 11] {
-    let time =
-        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let time = tally::domain::time::rfc3339_millis;
     match entry {
         Entry::Order(o) => [
             o.counter.to_string(),

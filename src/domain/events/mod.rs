@@ -21,19 +21,16 @@ pub use facts::{
 pub use schema::{EventSchema, schemas};
 
 use super::draw::WinnersRecord;
+use super::hex;
 use super::ids::{DrawId, PayerId, PaymentId};
 use super::order::{Move, Order};
-use super::purchase::{Purchase, hex};
+use super::purchase::Purchase;
 use super::series::RangeLow;
+use super::time::rfc3339_millis as timestamp;
 use super::winners::PickRecord;
 
 /// Every event's `source`.
 pub const EVENT_SOURCE: &str = "tally";
-
-/// Times are written as RFC 3339 in UTC with milliseconds, as everywhere in Tally.
-fn timestamp(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
 
 /// A stable id for one fact: the same fact always gets the same id.
 fn event_id(detail_type: &str, fact: &[&str]) -> String {
@@ -43,7 +40,7 @@ fn event_id(detail_type: &str, fact: &[&str]) -> String {
         hasher.update([0]);
         hasher.update(part);
     }
-    hex(&hasher.finalize()[..16])
+    hex::encode(&hasher.finalize()[..16])
 }
 
 /// A pick and who holds its ticket, as the event tells it.

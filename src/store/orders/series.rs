@@ -19,8 +19,8 @@ use super::super::metrics::item_units;
 use super::super::table::{Inserted, PutNew, Transaction, Verdict};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::codec::{NUMBERED, REVISION, decode_series, encode_series};
+use crate::domain::hex;
 use crate::domain::ids::SeriesId;
-use crate::domain::purchase::hex;
 use crate::domain::series::{Period, Series};
 
 /// A value unique to one create request: finding its own token on the existing item tells
@@ -45,7 +45,7 @@ fn write_token(series: &Series) -> String {
     hasher.update(d.start.to_be_bytes());
     hasher.update(d.calendar.fiscal_year_start.to_be_bytes());
     hasher.update(series.created_at.timestamp_micros().to_be_bytes());
-    hex(&hasher.finalize()[..16])
+    hex::encode(&hasher.finalize()[..16])
 }
 
 /// The condition that a series is still as it was read: the same revision, and not

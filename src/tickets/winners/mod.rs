@@ -14,8 +14,9 @@ pub(crate) use eligible::Eligible;
 
 use super::{TicketError, TicketService};
 use crate::domain::draw::{Draw, WinnersRecord};
+use crate::domain::hex;
 use crate::domain::ids::DrawId;
-use crate::domain::purchase::{Ticket, hex};
+use crate::domain::purchase::Ticket;
 use crate::domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
 use crate::store::winners::{PickItem, Recorded};
 use crate::store::{StoreError, backoff};
@@ -248,7 +249,7 @@ impl TicketService {
     async fn frozen_list(&self, draw: Draw) -> Result<Eligible, TicketError> {
         let digest = draw.frozen.as_ref().map(|f| f.eligible_digest.clone());
         let eligible = self.eligible(draw).await?;
-        if digest.as_deref() != Some(hex(&eligible.set.digest()).as_str()) {
+        if digest.as_deref() != Some(hex::encode(&eligible.set.digest()).as_str()) {
             return Err(StoreError::Invariant(
                 "the eligible list no longer matches the digest frozen at the close".into(),
             )
