@@ -5,7 +5,7 @@
 //! and `413`/`415` for routes with a body) is added here once rather than on each handler.
 
 use utoipa::openapi::path::Operation;
-use utoipa::openapi::schema::Schema;
+use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, Schema, SchemaFormat, SchemaType};
 use utoipa::openapi::{
     Components, ContentBuilder, HeaderBuilder, InfoBuilder, LicenseBuilder, ObjectBuilder, OpenApi,
     Ref, RefOr, ResponseBuilder, Type,
@@ -68,8 +68,11 @@ pub fn openapi() -> OpenApi {
     let components = doc.components.get_or_insert_with(Components::new);
     components
         .schemas
-        .insert(ProblemBody::name().into_owned(), ProblemBody::schema());
+        .insert(ProblemBody::name().into_owned(), problem_schema());
     components.responses.extend(shared_responses());
+    for schema in components.schemas.values_mut() {
+        describe_counters(schema);
+    }
     add_codes(&mut doc);
     for item in doc.paths.paths.values_mut() {
         let operations = [
@@ -92,6 +95,170 @@ pub fn openapi_json() -> String {
     json.push('\n');
     json
 }
+
+/// The problem document, with the members that some problems add, each with its type.
+fn problem_schema() -> RefOr<Schema> {
+    let mut schema = ProblemBody::schema();
+    if let RefOr::T(Schema::Object(object)) = &mut schema {
+        object.additional_properties = None;
+        for (name, member) in problem_members() {
+            object.properties.insert(name.to_owned(), RefOr::T(member));
+        }
+    }
+    schema
+}
+
+/// The members some problems carry besides the standard five, and which problems.
+fn problem_members() -> Vec<(&'static str, Schema)> {
+    let scalar = |kind: Type, format: Option<KnownFormat>, description: &str| {
+        let builder = match kind {
+            Type::Integer => ObjectBuilder::new().minimum(Some(0)),
+            _ => ObjectBuilder::new(),
+        };
+        let builder = builder
+            .schema_type(kind)
+            .format(format.map(SchemaFormat::KnownFormat))
+            .description(Some(description));
+        Schema::Object(builder.build())
+    };
+    let whole = |description: &str| scalar(Type::Integer, None, description);
+    let text = |description: &str| scalar(Type::String, None, description);
+    let time = |description: &str| scalar(Type::String, Some(KnownFormat::DateTime), description);
+    let list = |items: Schema, description: &str| {
+        Schema::Array(
+            ArrayBuilder::new()
+                .items(RefOr::T(items))
+                .description(Some(description))
+                .build(),
+        )
+    };
+    let candidate = ObjectBuilder::new()
+        .property("series", text("The series"))
+        .property("period", text("The period"))
+        .property("counter", whole(COUNTER))
+        .property("order_number", text("The number as text"))
+        .required("series")
+        .required("period")
+        .required("counter")
+        .required("order_number")
+        .build();
+    vec![
+        (
+            "remaining",
+            whole("`sold_out`, `tickets_fragmented`: tickets left"),
+        ),
+        (
+            "left",
+            whole("`payer_limit`: how many more tickets the payer may buy"),
+        ),
+        (
+            "max_per_payer",
+            whole("`payer_limit`: the draw's cap per payer"),
+        ),
+        (
+            "max_per_purchase",
+            whole("`invalid_quantity`: the draw's largest purchase"),
+        ),
+        (
+            "limit",
+            whole("`body_too_large`: the largest body the route takes, in bytes"),
+        ),
+        ("opens_at", time("`draw_not_open`: when sales start")),
+        (
+            "publishes_at",
+            time("`beacon_not_published`: when the round is published"),
+        ),
+        ("round", whole("Beacon problems: the round that counts")),
+        (
+            "prize",
+            whole("`redraw_pending`: the prize whose redraw waits"),
+        ),
+        (
+            "eligible",
+            whole("`not_enough_eligible`: the eligible tickets"),
+        ),
+        (
+            "numbers",
+            list(
+                whole("A ticket number"),
+                "`numbers_taken`: the chosen numbers already sold",
+            ),
+        ),
+        (
+            "known",
+            list(
+                text("A network name"),
+                "`unknown_beacon_network`: the networks this deployment knows",
+            ),
+        ),
+        (
+            "candidates",
+            list(
+                Schema::Object(candidate),
+                "`ambiguous_order_number`: every order whose number has this text",
+            ),
+        ),
+        (
+            "reason",
+            text("`already_voided`: the reason of the void that stands"),
+        ),
+        (
+            "next",
+            whole(&format!(
+                "`move_not_forward`: the next counter now. {COUNTER}"
+            )),
+        ),
+        (
+            "number",
+            text("`number_too_long`, `character_not_allowed`: the number refused"),
+        ),
+        (
+            "max_length",
+            whole("`number_too_long`: the series' longest number"),
+        ),
+        (
+            "character",
+            text("`character_not_allowed`: the character refused"),
+        ),
+    ]
+}
+
+/// Members that hold a series' counter, or a count of counters.
+const COUNTER_MEMBERS: [&str; 8] = [
+    "counter",
+    "first_counter",
+    "last_counter",
+    "start",
+    "next",
+    "from",
+    "to",
+    "count",
+];
+
+/// Says of every integer counter member of `schema` that it may pass JavaScript's safe
+/// integers.
+fn describe_counters(schema: &mut RefOr<Schema>) {
+    let RefOr::T(Schema::Object(object)) = schema else {
+        return;
+    };
+    for (name, member) in object.properties.iter_mut() {
+        if let RefOr::T(Schema::Object(member)) = member
+            && COUNTER_MEMBERS.contains(&name.as_str())
+            && match &member.schema_type {
+                SchemaType::Type(one) => *one == Type::Integer,
+                SchemaType::Array(types) => types.contains(&Type::Integer),
+                SchemaType::AnyValue => false,
+            }
+        {
+            let described = member.description.take().unwrap_or_default();
+            member.description = Some(format!("{described}\n\n{COUNTER}").trim().to_owned());
+        }
+    }
+}
+
+/// What a counter's description says of its size.
+const COUNTER: &str = "Up to 10^18: beyond JavaScript's safe integers (2^53 - 1), \
+so read it as a 64-bit integer or a big integer, never as a double.";
 
 fn problem_response(description: &str) -> ResponseBuilder {
     ResponseBuilder::new()
@@ -292,6 +459,31 @@ fn complete(operation: &mut Operation) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_member_a_problem_adds_is_typed_in_the_document() {
+        let typed: Vec<&str> = problem_members()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        let sources = [
+            include_str!("problem/mapping.rs"),
+            include_str!("extract.rs"),
+        ];
+        let mut added = 0;
+        for source in sources {
+            for call in source.split(".with(").skip(1) {
+                let name = call.trim_start().trim_start_matches('"');
+                let name = &name[..name.find('"').unwrap()];
+                assert!(
+                    typed.contains(&name),
+                    "a problem adds `{name}`: type it in problem_members"
+                );
+                added += 1;
+            }
+        }
+        assert!(added > 15, "only {added} members found");
+    }
 
     #[test]
     fn the_committed_document_is_the_one_the_code_generates() {

@@ -130,18 +130,28 @@ pub(super) async fn create_series_order(
     number_one(&state, &caller, request).await
 }
 
+/// `created` (numbered now), `existing` (the reference's order, numbered before) or
+/// `rejected` (with a `code`).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum BatchStatus {
+    Created,
+    Existing,
+    Rejected,
+}
+
 /// What one order of a batch became.
 #[derive(Serialize, ToSchema)]
 struct BatchResult {
     /// Its place in the request.
     index: usize,
     /// `null` when the item had none that is a string.
+    #[schema(required = true)]
     external_ref: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     order_number: Option<String>,
-    /// `created`, `existing` or `rejected`.
-    status: &'static str,
+    status: BatchStatus,
     /// Why it was rejected: `invalid_external_ref`, `invalid_data`, `data_too_large`,
     /// `invalid_order`, `idempotency_conflict`, `corrects_required`, `invalid_corrects`,
     /// `invoice_not_found`, `invoice_void`, `series_exhausted`, `range_exhausted`,
@@ -244,9 +254,9 @@ async fn number_batch(
         .enumerate()
         .map(|(index, (outcome, external_ref))| {
             let (order, status, rejection) = match outcome {
-                ItemOutcome::Created(order) => (Some(order), "created", None),
-                ItemOutcome::Existing(order) => (Some(order), "existing", None),
-                ItemOutcome::Rejected(rejection) => (None, "rejected", Some(rejection)),
+                ItemOutcome::Created(order) => (Some(order), BatchStatus::Created, None),
+                ItemOutcome::Existing(order) => (Some(order), BatchStatus::Existing, None),
+                ItemOutcome::Rejected(rejection) => (None, BatchStatus::Rejected, Some(rejection)),
             };
             let voided = order.as_ref().is_some_and(|o| o.void.is_some());
             BatchResult {

@@ -54,6 +54,7 @@ struct MoveResponse {
     from: u64,
     to: u64,
     reason: String,
+    #[schema(format = DateTime)]
     moved_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -82,6 +83,7 @@ pub(super) struct ListResponse {
     /// Declared moves of the counter within this page, in counter order.
     moves: Vec<MoveResponse>,
     /// Pass it as `cursor` for the next page; `null` on the last.
+    #[schema(required = true)]
     next_cursor: Option<String>,
 }
 
@@ -162,7 +164,7 @@ struct GapResponse {
     #[schema(nullable = false)]
     reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, format = DateTime)]
     moved_at: Option<String>,
 }
 
@@ -186,8 +188,10 @@ struct ChainResponse {
     /// So far, when the audit is not `complete`.
     intact: bool,
     links: u64,
+    #[schema(required = true)]
     head: Option<String>,
     recomputed_head: String,
+    #[schema(required = true)]
     first_break: Option<BreakResponse>,
 }
 
@@ -209,16 +213,19 @@ pub(super) struct AuditResponse {
     /// `next_cursor` goes on.
     complete: bool,
     first_counter: u64,
+    #[schema(required = true)]
     last_counter: Option<u64>,
     orders: u64,
     voided: u64,
     gaps: Vec<GapResponse>,
     /// `null` for a fast series.
+    #[schema(required = true)]
     chain: Option<ChainResponse>,
     /// Invoices with credit notes, in this part.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     credited: Vec<CreditedResponse>,
     /// Pass it as `cursor` for the next part; `null` when `complete`.
+    #[schema(required = true)]
     next_cursor: Option<String>,
 }
 

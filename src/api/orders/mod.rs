@@ -52,6 +52,14 @@ pub(super) struct SeriesPath {
     series_id: String,
 }
 
+/// `active`, or `void` with the reason and time; a void order keeps its number.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum OrderStatus {
+    Active,
+    Void,
+}
+
 /// An order as every route answers it.
 #[derive(Serialize, ToSchema)]
 pub(super) struct OrderResponse {
@@ -65,26 +73,21 @@ pub(super) struct OrderResponse {
     /// As it was posted (`{}` when none was).
     #[schema(value_type = Object)]
     data: Box<RawValue>,
+    #[schema(format = DateTime)]
     created_at: String,
-    /// `active` or `void`.
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    status: OrderStatus,
+    #[schema(required = true)]
     void_reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(required = true, format = DateTime)]
     voided_at: Option<String>,
     /// Its link in the period's hash chain (gapless series).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(required = true)]
     hash: Option<String>,
     /// A credit note: the number of the invoice it corrects.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(required = true)]
     corrects: Option<String>,
     /// An invoice: the numbers of the credit notes that correct it, oldest first (shown
     /// where the invoice is read by its number and in listings).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     credit_notes: Vec<String>,
 }
 
@@ -100,9 +103,9 @@ impl From<Order> for OrderResponse {
             data: order.data.to_raw_value(),
             created_at: timestamp(order.created_at),
             status: if order.void.is_some() {
-                "void"
+                OrderStatus::Void
             } else {
-                "active"
+                OrderStatus::Active
             },
             void_reason: order.void.as_ref().map(|v| v.reason.as_str().to_owned()),
             voided_at: order.void.as_ref().map(|v| timestamp(v.at)),

@@ -29,6 +29,7 @@ pub(super) struct SeriesBody {
     /// `{series}{yy}{seq:6}` by default.
     format: Option<String>,
     /// `never`, `yearly` (the default), `monthly`, `daily` or `fiscal_yearly`.
+    #[schema(value_type = Option<Reset>)]
     reset: Option<String>,
     /// Every counter from the first to the last is used by exactly one order; `true` by
     /// default.
@@ -149,6 +150,7 @@ struct FormatResponse {
     version: u32,
     format: String,
     /// The first period numbered in it; `null` for the format the series was created with.
+    #[schema(required = true)]
     from: Option<String>,
 }
 
@@ -158,12 +160,12 @@ pub(super) struct SeriesResponse {
     series_id: String,
     format: String,
     formats: Vec<FormatResponse>,
-    /// `never`, `yearly`, `monthly`, `daily` or `fiscal_yearly`.
-    reset: &'static str,
+    reset: Reset,
     gapless: bool,
     start: u64,
     timezone: String,
     fiscal_year_start: u32,
+    #[schema(format = DateTime)]
     created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -211,7 +213,7 @@ impl From<Series> for SeriesResponse {
                     from: f.from.map(|p| p.to_string()),
                 })
                 .collect(),
-            reset: d.reset.as_str(),
+            reset: d.reset,
             gapless: d.gapless,
             start: d.start,
             timezone: d.calendar.timezone.as_str().to_owned(),

@@ -31,6 +31,7 @@ pub(super) struct AvailabilityBody {
     /// `ceil(total_tickets / 8)` bytes, base64.
     bitmap: String,
     /// When the stripes were read (strongly consistent): what was sold then is shown sold.
+    #[schema(format = DateTime)]
     read_at: String,
 }
 

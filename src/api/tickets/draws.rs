@@ -96,8 +96,10 @@ pub(super) struct BeaconFields {
     /// Seconds between rounds.
     period: u32,
     /// Fixed at the close: the first round published more than 30 s after `frozen_at`.
+    #[schema(required = true)]
     round: Option<u64>,
     /// When `round` is published.
+    #[schema(required = true, format = DateTime)]
     round_published_at: Option<String>,
 }
 
@@ -121,14 +123,19 @@ impl BeaconFields {
 #[derive(Serialize, ToSchema)]
 pub(super) struct DrawFields {
     draw_id: String,
+    #[schema(required = true)]
     name: Option<String>,
     total_tickets: u64,
     max_per_purchase: u32,
+    #[schema(required = true)]
     max_per_payer: Option<u64>,
     stripes: u32,
     status: DrawStatus,
+    #[schema(required = true, format = DateTime)]
     opens_at: Option<String>,
+    #[schema(required = true, format = DateTime)]
     closes_at: Option<String>,
+    #[schema(required = true)]
     beacon: Option<BeaconFields>,
     /// Hex SHA-256 of the secret seed, from the first response on.
     seed_commitment: String,
@@ -138,13 +145,18 @@ pub(super) struct DrawFields {
     /// among them is flagged and redrawn with a reason.
     late_voided: u64,
     /// When the eligible list was frozen, at the close.
+    #[schema(required = true, format = DateTime)]
     frozen_at: Option<String>,
     /// The eligible tickets, fixed at the close.
+    #[schema(required = true)]
     eligible_count: Option<u64>,
     /// Hex SHA-256 of the eligible bitmap, fixed at the close: keep this answer.
+    #[schema(required = true)]
     eligible_digest: Option<String>,
     /// When the winners were drawn.
+    #[schema(required = true, format = DateTime)]
     drawn_at: Option<String>,
+    #[schema(format = DateTime)]
     created_at: String,
 }
 

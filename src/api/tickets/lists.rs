@@ -78,6 +78,7 @@ fn cursor(next: Option<After>) -> Option<String> {
 pub(super) struct PurchasesBody {
     purchases: Vec<PurchaseResponse>,
     /// For the next page; `null` at the end.
+    #[schema(required = true)]
     cursor: Option<String>,
 }
 
@@ -136,6 +137,7 @@ pub(super) async fn payer_purchases(
 pub(super) struct DrawsBody {
     draws: Vec<DrawFields>,
     /// For the next page; `null` at the end.
+    #[schema(required = true)]
     cursor: Option<String>,
 }
 

@@ -62,8 +62,7 @@ pub(super) struct PurchaseResponse {
     draw_id: String,
     payment_id: String,
     quantity: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(required = true)]
     payer_id: Option<String>,
     /// The numbers, in the order they were sold (ascending when chosen).
     tickets: Vec<u64>,
@@ -71,12 +70,11 @@ pub(super) struct PurchaseResponse {
     chosen: bool,
     channel: Channel,
     status: PurchaseStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(required = true)]
     void_reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(required = true, format = DateTime)]
     voided_at: Option<String>,
+    #[schema(format = DateTime)]
     created_at: String,
 }
 
@@ -289,6 +287,7 @@ pub(super) struct TicketBody {
     draw_id: String,
     number: u64,
     payment_id: String,
+    #[schema(required = true)]
     payer_id: Option<String>,
     status: PurchaseStatus,
 }

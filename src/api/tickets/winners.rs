@@ -73,6 +73,7 @@ struct PrizeBody {
     /// The purchase that holds the ticket: the buyer recognises their own.
     payment_id: String,
     pick: u64,
+    #[schema(format = DateTime)]
     drawn_at: String,
     /// The ticket was voided after the freeze: the operator redraws the prize with a
     /// reason.
@@ -87,7 +88,9 @@ struct ReplacedBody {
     payment_id: String,
     pick: u64,
     replaced_by_pick: u64,
+    #[schema(required = true)]
     reason: Option<String>,
+    #[schema(format = DateTime)]
     replaced_at: String,
 }
 
@@ -97,10 +100,12 @@ struct PendingRedrawBody {
     prize: u32,
     pick: u64,
     reason: String,
+    #[schema(format = DateTime)]
     requested_at: String,
     /// The first round published more than 30 s after `requested_at`: give its
     /// signature to make the pick.
     beacon_round: u64,
+    #[schema(required = true, format = DateTime)]
     round_published_at: Option<String>,
 }
 
@@ -121,6 +126,7 @@ struct PickBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     requested_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     beacon_round: Option<u64>,
@@ -148,7 +154,9 @@ struct ProofBody {
     prizes: u32,
     eligible_count: u64,
     eligible_digest: String,
+    #[schema(format = DateTime)]
     frozen_at: String,
+    #[schema(required = true)]
     beacon: Option<ProofBeaconBody>,
     picks: Vec<PickBody>,
     /// Every ticket voided after the freeze.
@@ -169,6 +177,7 @@ pub(super) struct WinnersBody {
     draw_id: String,
     prizes: Vec<PrizeBody>,
     history: Vec<ReplacedBody>,
+    #[schema(required = true)]
     pending_redraw: Option<PendingRedrawBody>,
     proof: ProofBody,
     /// The proof's `eligible_count` by channel.

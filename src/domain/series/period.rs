@@ -11,7 +11,8 @@ use super::calendar::LocalDate;
 use super::format::ReadNumber;
 
 /// When a series starts counting again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Reset {
     Never,
     Yearly,
