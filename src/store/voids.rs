@@ -33,6 +33,8 @@ impl Store {
     /// Voids `purchase` (as read) for `reason`. `capped`: the draw has a `max_per_payer`,
     /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
     /// void is counted and indexed as a late one; the draw's condition checks it.
+    /// `award`: the smallest instant-winning number of the purchase, whose award item
+    /// (`store::instant`) becomes void with it.
     pub async fn void_purchase(
         &self,
         purchase: &Purchase,
@@ -40,6 +42,7 @@ impl Store {
         at: DateTime<Utc>,
         capped: bool,
         late: bool,
+        award: Option<u64>,
     ) -> Result<VoidOutcome, StoreError> {
         let draw_id = &purchase.draw_id;
         let quantity = u64::from(purchase.quantity);
@@ -112,7 +115,7 @@ impl Store {
                     .expression_attribute_values(":back", n(-(quantity as i64))),
             );
         }
-        let items = updates
+        let mut items = updates
             .into_iter()
             .map(|u| {
                 u.build()
@@ -120,6 +123,9 @@ impl Store {
                     .map_err(build_error)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(first) = award {
+            items.push(self.void_award(draw_id, &purchase.payment_id, first, at)?);
+        }
         let verdicts = match self.transact(items, 0).await? {
             Transaction::Committed => {
                 // Each voided ticket enters the `list` index.
@@ -136,7 +142,7 @@ impl Store {
             Transaction::Cancelled(verdicts) => verdicts,
         };
         let mut contended = false;
-        // Verdicts come in item order: purchase, draw, tickets, allowance.
+        // Verdicts come in item order: purchase, draw, tickets, allowance, award.
         for (position, verdict) in verdicts.into_iter().enumerate() {
             match (position, verdict) {
                 (_, Verdict::Passed) => {}

@@ -29,6 +29,7 @@ impl From<DrawConfigError> for Problem {
                 "invalid_stripes"
             }
             DrawConfigError::MaxPerPayer => "invalid_max_per_payer",
+            DrawConfigError::InstantWins(_) => "invalid_instant_wins",
         };
         Problem::bad_request(code, err.to_string())
     }
@@ -148,6 +149,9 @@ impl From<TicketError> for Problem {
             }
             TicketError::PrizeNotFound(_) => {
                 Problem::new(StatusCode::NOT_FOUND, "prize_not_found", detail)
+            }
+            TicketError::NoInstantWins(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "no_instant_wins", detail)
             }
             TicketError::WinnerChanged(_) => {
                 Problem::new(StatusCode::CONFLICT, "winner_changed", detail)

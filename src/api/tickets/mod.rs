@@ -2,6 +2,7 @@
 
 mod availability;
 mod draws;
+mod instant;
 mod lists;
 mod purchases;
 mod winners;
@@ -41,6 +42,7 @@ super::routes::route_table!(
     winners::get_winners,
     winners::redraw,
     winners::get_eligible,
+    instant::get_instant_wins,
 );
 
 pub(super) fn routes() -> Router<AppState> {

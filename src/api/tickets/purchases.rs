@@ -11,6 +11,7 @@ use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::Problem;
 use super::super::timestamp;
+use super::instant::InstantWinBody;
 use super::{DrawPath, free_text, required_text};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::purchase::{
@@ -80,6 +81,16 @@ pub(super) struct PurchaseResponse {
     created_at: String,
 }
 
+/// A purchase as its buyer's request answers it: with the instant prizes it won.
+#[derive(Serialize, ToSchema)]
+pub(super) struct PurchaseAnswer {
+    #[serde(flatten)]
+    purchase: PurchaseResponse,
+    /// Each ticket of this purchase that wins an instant prize (empty when none does,
+    /// or the draw has none); a replay answers the same.
+    instant_wins: Vec<InstantWinBody>,
+}
+
 /// A purchase of a draw.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
@@ -136,8 +147,8 @@ impl From<Purchase> for PurchaseResponse {
     params(DrawPath),
     request_body = PurchaseBody,
     responses(
-        (status = 201, description = "Sold", body = PurchaseResponse),
-        (status = 200, description = "A replay of this purchase", body = PurchaseResponse),
+        (status = 201, description = "Sold", body = PurchaseAnswer),
+        (status = 200, description = "A replay of this purchase", body = PurchaseAnswer),
         (status = 400, description = "`invalid_quantity` (with `max_per_purchase`), `invalid_numbers`, `invalid_channel`, `invalid_payment_id`, `invalid_payer_id`, `invalid_token`, `payer_id_required`, `invalid_draw_id`"),
         (status = 404, description = "`draw_not_found`"),
         (status = 409, description = "`idempotency_conflict`, `numbers_taken` (with `numbers`, those sold), `sold_out` (with `remaining`), `tickets_fragmented` (with `remaining`), `draw_closed`, `draw_not_open` (with `opens_at`), `payer_limit` (with `max_per_payer` and `left`)"),
@@ -169,7 +180,13 @@ pub(super) async fn purchase(
     } else {
         StatusCode::CREATED
     };
-    Ok((status, Json(PurchaseResponse::from(receipt.purchase))))
+    Ok((
+        status,
+        Json(PurchaseAnswer {
+            instant_wins: InstantWinBody::list(&receipt.instant_wins),
+            purchase: PurchaseResponse::from(receipt.purchase),
+        }),
+    ))
 }
 
 /// A lucky dip's quantity, or the chosen numbers (sorted) and their count: one of the two.

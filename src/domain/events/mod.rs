@@ -12,13 +12,14 @@ use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
 pub use facts::{
-    CounterMoved, DrawClosed, OrderCreated, OrderVoided, PrizeAwarded, PurchaseCreated,
-    PurchaseVoided, RangeRunningLow, WinnersDrawn,
+    CounterMoved, DrawClosed, InstantWinAwarded, OrderCreated, OrderVoided, PrizeAwarded,
+    PurchaseCreated, PurchaseVoided, RangeRunningLow, WinnersDrawn,
 };
 pub use schema::{EventSchema, schemas};
 
 use super::draw::WinnersRecord;
 use super::ids::{DrawId, PayerId, PaymentId};
+use super::instant::InstantAward;
 use super::order::{Move, Order};
 use super::purchase::{Purchase, hex};
 use super::series::RangeLow;
@@ -66,11 +67,12 @@ pub enum DomainEvent {
     OrderVoided(OrderVoided),
     CounterMoved(CounterMoved),
     RangeRunningLow(RangeRunningLow),
+    InstantWinAwarded(InstantWinAwarded),
 }
 
 impl DomainEvent {
     /// The EventBridge `detail-type` of each kind of event.
-    pub const DETAIL_TYPES: [&'static str; 9] = [
+    pub const DETAIL_TYPES: [&'static str; 10] = [
         "Purchase Created",
         "Purchase Voided",
         "Draw Closed",
@@ -80,6 +82,7 @@ impl DomainEvent {
         "Order Voided",
         "Counter Moved",
         "Range Running Low",
+        "Instant Win Awarded",
     ];
 
     pub fn purchase_created(purchase: &Purchase) -> Self {
@@ -139,6 +142,27 @@ impl DomainEvent {
             redraw_reason: award.redraw_reason.clone(),
             awarded_at: timestamp(award.at),
         })
+    }
+
+    /// One event per prize of an award: a number is won at most once, so the draw and
+    /// the ticket name the fact.
+    pub fn instant_wins_awarded(draw_id: &DrawId, award: &InstantAward) -> Vec<Self> {
+        award
+            .wins
+            .iter()
+            .map(|win| {
+                let ticket = win.ticket.to_string();
+                Self::InstantWinAwarded(InstantWinAwarded {
+                    event_id: event_id("Instant Win Awarded", &[draw_id.as_str(), &ticket]),
+                    draw_id: draw_id.to_string(),
+                    ticket: win.ticket,
+                    prize: win.prize.clone(),
+                    payment_id: award.payment_id.to_string(),
+                    payer_id: award.payer_id.as_ref().map(ToString::to_string),
+                    awarded_at: timestamp(award.awarded_at),
+                })
+            })
+            .collect()
     }
 
     pub fn draw_closed(draw_id: &DrawId, closed_at: DateTime<Utc>) -> Self {
@@ -227,6 +251,7 @@ impl DomainEvent {
             Self::OrderVoided(_) => Self::DETAIL_TYPES[6],
             Self::CounterMoved(_) => Self::DETAIL_TYPES[7],
             Self::RangeRunningLow(_) => Self::DETAIL_TYPES[8],
+            Self::InstantWinAwarded(_) => Self::DETAIL_TYPES[9],
         }
     }
 
@@ -241,6 +266,7 @@ impl DomainEvent {
             Self::OrderVoided(e) => &e.event_id,
             Self::CounterMoved(e) => &e.event_id,
             Self::RangeRunningLow(e) => &e.event_id,
+            Self::InstantWinAwarded(e) => &e.event_id,
         }
     }
 
@@ -256,6 +282,7 @@ impl DomainEvent {
             Self::OrderVoided(e) => serde_json::to_string(e),
             Self::CounterMoved(e) => serde_json::to_string(e),
             Self::RangeRunningLow(e) => serde_json::to_string(e),
+            Self::InstantWinAwarded(e) => serde_json::to_string(e),
         };
         detail.expect("events serialise")
     }

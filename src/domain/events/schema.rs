@@ -6,8 +6,8 @@ use utoipa::PartialSchema;
 
 use super::DomainEvent;
 use super::facts::{
-    CounterMoved, DrawClosed, OrderCreated, OrderVoided, PrizeAwarded, PurchaseCreated,
-    PurchaseVoided, RangeRunningLow, WinnersDrawn,
+    CounterMoved, DrawClosed, InstantWinAwarded, OrderCreated, OrderVoided, PrizeAwarded,
+    PurchaseCreated, PurchaseVoided, RangeRunningLow, WinnersDrawn,
 };
 
 /// The JSON Schema of one kind of event.
@@ -40,6 +40,7 @@ pub fn schemas() -> Vec<EventSchema> {
         OrderVoided::schema(),
         CounterMoved::schema(),
         RangeRunningLow::schema(),
+        InstantWinAwarded::schema(),
     ];
     DomainEvent::DETAIL_TYPES
         .into_iter()

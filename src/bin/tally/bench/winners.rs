@@ -136,6 +136,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
             config,
             schedule: Default::default(),
             beacon: None,
+            instant_wins: Vec::new(),
         })
         .await
         .map_err(|e| e.to_string())?;
@@ -229,6 +230,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
             .iter()
             .map(|p| (p.prize, p.pick.ticket))
             .collect(),
+        instant: None,
     };
     let list = PublicList {
         total_tickets: total,
