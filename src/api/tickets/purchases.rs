@@ -86,8 +86,10 @@ pub(super) struct PurchaseResponse {
 pub(super) struct PurchaseAnswer {
     #[serde(flatten)]
     purchase: PurchaseResponse,
-    /// Each ticket of this purchase that wins an instant prize (empty when none does,
-    /// or the draw has none); a replay answers the same.
+    /// Each ticket of this purchase that wins an instant prize, present when one does;
+    /// a replay answers the same.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(nullable = false)]
     instant_wins: Vec<InstantWinBody>,
 }
 
