@@ -191,6 +191,18 @@ async fn a_winning_number_wins_at_once_once_and_a_void_voids_its_prize() {
     assert_eq!(awards[&winners[1]], ("w2".to_owned(), "void".to_owned()));
     assert_eq!(awards[&winners[2]], ("w2".to_owned(), "void".to_owned()));
     assert_eq!(awards[&winners[0]].1, "active");
+    // A free entry by post wins like a paid one.
+    let postal = app
+        .post(
+            "/draws/iw/purchases",
+            &json!({"payment_id": "post", "numbers": [winners[3]], "channel": "postal"}),
+        )
+        .await;
+    assert_eq!(postal.status, StatusCode::CREATED, "{}", postal.body);
+    assert_eq!(
+        wins_of(&postal.body, "instant_wins"),
+        BTreeMap::from([(winners[3], map[&winners[3]].clone())])
+    );
     // A draw without instant wins has none to show; bad entries are refused.
     create(&app, json!({"draw_id": "plain", "total_tickets": 10})).await;
     assert_eq!(
