@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks a drawn Tally draw from its public data alone (tally-draw-v2, docs/winners.md).
+"""Checks a drawn Tally draw from its public data alone (tally-draw-v2, and
+tally-instant-v1 for a draw with instant wins; docs/winners.md).
 
     scripts/verify-draw.py WINNERS.json ELIGIBLE.json [--draw DRAW.json] [--networks FILE]
 
@@ -21,6 +22,7 @@ import os
 import sys
 
 ALGORITHM = "tally-draw-v2"
+INSTANT_ALGORITHM = "tally-instant-v1"
 TWO_64 = 1 << 64
 MARGIN_MS = 30_000
 QUICKNET = {
@@ -52,6 +54,24 @@ def pick_index(seed, digest, pick, beacon, remaining):
         if x < TWO_64 - cut:
             return x % remaining
         attempt += 1
+
+
+def instant_map(key, total, counts):
+    """The winning numbers, slot by slot: each uniform over the numbers left, no bias."""
+    cut = TWO_64 % total
+    taken, slots = set(), []
+    for slot in range(1, sum(counts) + 1):
+        attempt = 0
+        while True:
+            message = (INSTANT_ALGORITHM.encode() + key + total.to_bytes(8, "big")
+                       + slot.to_bytes(8, "big") + attempt.to_bytes(8, "big"))
+            x = int.from_bytes(hashlib.sha256(message).digest()[:8], "big")
+            attempt += 1
+            if x < TWO_64 - cut and x % total + 1 not in taken:
+                taken.add(x % total + 1)
+                slots.append(x % total + 1)
+                break
+    return slots
 
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -242,6 +262,44 @@ class Check:
             self.steps.append(("FAIL", "prizes", "Each prize names its last pick",
                                "a prize does not name the last pick that went to it"))
 
+    def instant(self):
+        instant, total = self.proof["instant_wins"], self.proof["total_tickets"]
+        if instant["algorithm"] != INSTANT_ALGORITHM:
+            raise Failed("the instant wins' algorithm is not " + INSTANT_ALGORITHM)
+        key = bytes.fromhex(instant["key"])
+        if hashlib.sha256(key).hexdigest() != instant["commitment"]:
+            raise Failed("SHA-256 of the instant-win key is not its commitment")
+        kept = (self.kept or {}).get("instant_wins")
+        if kept and kept["commitment"] != instant["commitment"]:
+            raise Failed("the draw's answer you kept publishes another instant-win commitment")
+        counts = [p["count"] for p in instant["prizes"]]
+        if sum(counts) > total:
+            raise Failed("more instant prizes than tickets")
+        names = [p["prize"] for p in instant["prizes"] for _ in range(p["count"])]
+        recomputed = list(zip(instant_map(key, total, counts), names))
+        if recomputed != [(m["ticket"], m["prize"]) for m in instant["map"]]:
+            raise Failed("the published map differs from the one the key gives")
+        prize_of = dict(recomputed)
+        awarded = set()
+        for award in instant["awards"]:
+            if prize_of.get(award["ticket"]) != award["prize"]:
+                raise Failed("ticket %d is awarded %r, which the map does not give it"
+                             % (award["ticket"], award["prize"]))
+            if award["ticket"] in awarded:
+                raise Failed("ticket %d is awarded twice" % award["ticket"])
+            awarded.add(award["ticket"])
+        if hasattr(self, "tickets"):
+            eligible = set(self.tickets)
+            for ticket, _ in recomputed:
+                if ticket in eligible and ticket not in awarded:
+                    raise Failed("ticket %d was sold and wins an instant prize, but no award names it"
+                                 % ticket)
+            for award in instant["awards"]:
+                if award["status"] != "void" and award["ticket"] not in eligible:
+                    raise Failed("ticket %d has a live award but is not in the eligible list"
+                                 % award["ticket"])
+        return "%d winning numbers recomputed; %d awarded" % (len(recomputed), len(awarded))
+
     def run(self):
         if self.proof.get("algorithm") != ALGORITHM:
             self.steps.append(("FAIL", "format", "The files are a Tally draw's answers",
@@ -254,6 +312,12 @@ class Check:
         self.step("round", "Each beacon round was published after the list was frozen", self.rounds)
         signed = self.step("signature", "Each round's signature is the network's", self.signatures)
         self.picks(hasattr(self, "tickets") and listed == "pass" and signed != "FAIL")
+        title = "The instant wins follow from the key committed at creation"
+        if "instant_wins" in self.proof:
+            self.step("instant", title, self.instant)
+        elif (self.kept or {}).get("instant_wins"):
+            self.steps.append(("FAIL", "instant", title,
+                               "the draw showed an instant-win commitment, the proof has no instant wins"))
         return self.steps
 
 

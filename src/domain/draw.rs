@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::ids::DrawId;
+use super::instant::{InstantWins, InstantWinsError};
 use super::permutation::PermutationKey;
 use super::schedule::{Phase, Schedule};
 use super::seed::DrawSeed;
@@ -37,6 +38,8 @@ pub enum DrawConfigError {
     },
     #[error("`max_per_payer` must be between 1 and {MAX_TOTAL_TICKETS}")]
     MaxPerPayer,
+    #[error(transparent)]
+    InstantWins(#[from] InstantWinsError),
 }
 
 /// Validated settings of a draw.
@@ -47,6 +50,8 @@ pub struct DrawConfig {
     stripes: u32,
     /// The most non-voided tickets one payer may hold.
     max_per_payer: Option<u64>,
+    /// The draw has instant wins: a purchase that wins one also writes its award.
+    instant_wins: bool,
 }
 
 impl DrawConfig {
@@ -71,6 +76,7 @@ impl DrawConfig {
             max_per_purchase,
             stripes,
             max_per_payer: None,
+            instant_wins: false,
         })
     }
 
@@ -85,10 +91,21 @@ impl DrawConfig {
         })
     }
 
+    /// Marks a draw with instant wins, whose purchases may write one award item more.
+    pub fn with_instant_wins(self, instant_wins: bool) -> Self {
+        Self {
+            instant_wins,
+            ..self
+        }
+    }
+
     /// Items of a purchase transaction of `transaction_items` left for its record, its
-    /// tickets and its cursors: a capped draw also moves the payer's allowance.
+    /// tickets and its cursors: a capped draw also moves the payer's allowance, a draw
+    /// with instant wins keeps one item for a winning purchase's award.
     pub fn purchase_budget(&self, transaction_items: usize) -> usize {
-        transaction_items - usize::from(self.max_per_payer.is_some())
+        transaction_items
+            - usize::from(self.max_per_payer.is_some())
+            - usize::from(self.instant_wins)
     }
 
     /// Checks that the largest purchase fits one transaction of `transaction_items` items
@@ -195,6 +212,8 @@ pub struct Draw {
     pub key: PermutationKey,
     /// Secret until the winners are drawn; `seed_commitment` is its hash.
     pub seed: DrawSeed,
+    /// Prizes fixed on numbers at creation, won by whoever buys them.
+    pub instant_wins: Option<InstantWins>,
     pub status: DrawStatus,
     /// Tickets of purchases voided before the freeze: out of the eligible list.
     pub voided: u64,
@@ -265,6 +284,8 @@ impl Draw {
             && self.config == other.config
             && self.schedule == other.schedule
             && self.created_beacon == other.created_beacon
+            && self.instant_wins.as_ref().map(InstantWins::prizes)
+                == other.instant_wins.as_ref().map(InstantWins::prizes)
     }
 }
 
@@ -349,6 +370,7 @@ mod tests {
             created_beacon: None,
             key: PermutationKey::generate(),
             seed: DrawSeed::generate(),
+            instant_wins: None,
             status: DrawStatus::Open,
             voided: 0,
             late_voided: 0,

@@ -7,6 +7,7 @@ pub mod chain;
 pub mod draw;
 pub mod events;
 pub mod ids;
+pub mod instant;
 pub mod order;
 pub mod permutation;
 pub mod purchase;

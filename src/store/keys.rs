@@ -10,7 +10,8 @@ pub(crate) const PAYER_INDEX: &str = "payer";
 pub(crate) const PAYER_PK: &str = "payer_pk";
 pub(crate) const PAYER_SK: &str = "payer_sk";
 /// The global secondary index of lists: every draw ([`draw_list`]), a draw's purchases
-/// ([`draw_purchases`]), its voided tickets ([`draw_voids`]), and the numbers of every
+/// ([`draw_purchases`]), its voided tickets ([`draw_voids`]), its instant-win awards
+/// ([`draw_instant_awards`]), and the numbers of every
 /// series that render as one text ([`number_text`]).
 pub(crate) const LIST_INDEX: &str = "list";
 pub(crate) const LIST_PK: &str = "list_pk";
@@ -64,6 +65,16 @@ pub(crate) fn draw_purchases(draw: &DrawId, stripe: u32) -> String {
 /// The index partition of a draw's voided tickets.
 pub(crate) fn draw_voids(draw: &DrawId) -> String {
     format!("DRAW#{draw}#VOIDS")
+}
+
+/// The instant-win award of one transaction, by the smallest winning number it records.
+pub(crate) fn instant_award(draw: &DrawId, first: u64) -> String {
+    format!("DRAW#{draw}#INSTANT#{first}")
+}
+
+/// The index partition of a draw's instant-win awards.
+pub(crate) fn draw_instant_awards(draw: &DrawId) -> String {
+    format!("DRAW#{draw}#INSTANT_WINS")
 }
 
 /// The index partition of a draw's tickets voided after its freeze.

@@ -8,10 +8,12 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::codec::{Item, Reader, key, s};
 use super::draws::decode_draw;
 use super::error::sdk_error;
+use super::instant::decode_award;
 use super::purchases::decode_purchase;
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::draw::Draw;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
+use crate::domain::instant::InstantAward;
 use crate::domain::purchase::Purchase;
 
 /// Where a page starts: after the entry with this index sort key (a time and an id).
@@ -176,6 +178,33 @@ impl Store {
             newest_first: true,
         };
         self.page(query, limit, decode_draw).await
+    }
+
+    /// A page of a draw's instant-win awards, by smallest winning number.
+    pub(crate) async fn instant_award_page(
+        &self,
+        draw_id: &DrawId,
+        after: Option<&After>,
+    ) -> Result<Page<InstantAward>, StoreError> {
+        let start = match after {
+            Some(after) => {
+                let first: u64 = after.0.parse().map_err(|_| bad_cursor())?;
+                Some((keys::instant_award(draw_id, first), after))
+            }
+            None => None,
+        };
+        let query = IndexQuery {
+            index: keys::LIST_INDEX,
+            pk_name: keys::LIST_PK,
+            sk_name: keys::LIST_SK,
+            partition: keys::draw_instant_awards(draw_id),
+            start,
+            newest_first: false,
+        };
+        self.page(query, 100, |item| {
+            decode_award(item).map(|(_, award)| award)
+        })
+        .await
     }
 
     /// Every ticket of a draw voided before its freeze, in ascending order, as the index

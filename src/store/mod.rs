@@ -5,6 +5,7 @@ pub mod allowances;
 mod codec;
 pub mod draws;
 mod error;
+pub mod instant;
 mod keys;
 pub mod limits;
 pub mod lists;

@@ -13,12 +13,13 @@ use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
 use crate::domain::draw::MAX_PER_PURCHASE_CAP;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
+use crate::domain::instant::{InstantAward, InstantWin};
 use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
 use crate::domain::stripes::{ChosenTake, StripeTake};
 
-// The largest purchase fits one transaction: its record, its tickets, a cursor and the
-// payer's allowance.
-const _: () = assert!(MAX_PER_PURCHASE_CAP as usize + 3 <= MAX_TRANSACTION_ITEMS);
+// The largest purchase fits one transaction: its record, its tickets, a cursor, the
+// payer's allowance and an instant-win award.
+const _: () = assert!(MAX_PER_PURCHASE_CAP as usize + 4 <= MAX_TRANSACTION_ITEMS);
 
 /// A voided purchase or ticket says so.
 pub(crate) const STATUS: &str = "status";
@@ -70,6 +71,8 @@ enum Role {
     Stripe(u32),
     Ticket(u64),
     Allowance,
+    /// The award item keyed by this winning number.
+    Award(u64),
 }
 
 /// The result of one purchase transaction.
@@ -177,13 +180,15 @@ impl Store {
     /// One atomic write: the purchase record (the idempotency record), every stripe it
     /// touches (a lucky dip's cursors moved from their expected values, chosen offsets
     /// added ahead of them), one item per ticket, each new, and in a capped draw the
-    /// payer's allowance, which must have room for the purchase.
+    /// payer's allowance, which must have room for the purchase; in a draw with instant
+    /// wins, the award of `wins` (its winning tickets, ascending) when there are some.
     pub async fn commit_purchase(
         &self,
         purchase: &Purchase,
         takes: &[StripeTake],
         chosen: &[ChosenTake],
         cap: Option<PayerCap>,
+        wins: &[InstantWin],
     ) -> Result<Commit, StoreError> {
         let first_stripe = takes
             .first()
@@ -216,6 +221,16 @@ impl Store {
         }
         if let Some(cap) = cap {
             tx.push(Role::Allowance, self.take_allowance(purchase, cap)?);
+        }
+        let award = InstantAward {
+            payment_id: purchase.payment_id.clone(),
+            payer_id: purchase.payer_id.clone(),
+            wins: wins.to_vec(),
+            awarded_at: purchase.created_at,
+            voided: false,
+        };
+        if let Some(write) = self.award_write(&purchase.draw_id, &award)? {
+            tx.push(Role::Award(write.taken_number()), write.item);
         }
         let verdicts = match self.transact_roled(tx).await? {
             RoledOutcome::Committed => {
@@ -270,6 +285,7 @@ impl Store {
                     cancellation.stale_stripes.push((stripe, state));
                 }
                 Role::Ticket(number) => cancellation.taken_tickets.push(number),
+                Role::Award(number) => cancellation.taken_tickets.push(number),
             }
         }
         Ok(Commit::Cancelled(Box::new(cancellation)))

@@ -1,11 +1,12 @@
 //! The table's stream, read as domain facts: which item changes are purchases, voids,
-//! closes, drawings, awards, orders, order voids, counter moves and ranges running low.
+//! closes, drawings, awards, instant-win awards, orders, order voids, counter moves and ranges running low.
 //! Cursors, counters, claims, allowances, tickets, references and series definitions are
 //! mechanics, not facts.
 
 use super::StoreError;
 use super::codec::{Item, Reader, parse_timestamp};
 use super::draws::winners_of;
+use super::instant::{self, decode_award};
 use super::orders::{decode_move, decode_order, decode_range_low};
 use super::purchases::decode_purchase;
 use super::winners::decode_pick;
@@ -60,6 +61,10 @@ impl ItemChange {
                 events
             }
             (ChangeKind::Insert, Some("pick"), Some(item)) => vec![prize_awarded(item)?],
+            (ChangeKind::Insert, Some(instant::KIND), Some(item)) => {
+                let (draw_id, award) = decode_award(item)?;
+                DomainEvent::instant_wins_awarded(&draw_id, &award)
+            }
             (ChangeKind::Insert, Some("range_low"), Some(item)) => {
                 vec![DomainEvent::range_running_low(&decode_range_low(item)?)]
             }

@@ -36,12 +36,16 @@ enum Role {
     Draw,
     Ticket(u64),
     Allowance,
+    /// The award item keyed by this winning number.
+    Award(u64),
 }
 
 impl Store {
     /// Voids `purchase` (as read) for `reason`. `capped`: the draw has a `max_per_payer`,
     /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
     /// void is counted and indexed as a late one; the draw's condition checks it.
+    /// `award`: the smallest instant-winning number of the purchase, whose award item
+    /// (`store::instant`) becomes void with it.
     pub async fn void_purchase(
         &self,
         purchase: &Purchase,
@@ -49,6 +53,7 @@ impl Store {
         at: DateTime<Utc>,
         capped: bool,
         late: bool,
+        award: Option<u64>,
     ) -> Result<VoidOutcome, StoreError> {
         let draw_id = &purchase.draw_id;
         let quantity = u64::from(purchase.quantity);
@@ -131,6 +136,9 @@ impl Store {
             let update = update.build().map_err(build_error)?;
             tx.push(role, TransactWriteItem::builder().update(update).build());
         }
+        if let Some(first) = award {
+            tx.push(Role::Award(first), self.void_award(draw_id, &purchase.payment_id, first, at)?);
+        }
         let verdicts = match self.transact_roled(tx).await? {
             RoledOutcome::Committed => {
                 // Each voided ticket enters the `list` index.
@@ -172,6 +180,12 @@ impl Store {
                 (Role::Allowance, Verdict::ConditionFailed(_)) => {
                     return Err(StoreError::Invariant(format!(
                         "the allowance of {}'s payer in {draw_id} is missing",
+                        purchase.payment_id
+                    )));
+                }
+                (Role::Award(number), Verdict::ConditionFailed(_)) => {
+                    return Err(StoreError::Invariant(format!(
+                        "the instant award of ticket {number} in {draw_id} is not {}'s",
                         purchase.payment_id
                     )));
                 }

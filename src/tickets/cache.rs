@@ -9,10 +9,13 @@ use lru::LruCache;
 
 use crate::domain::draw::Draw;
 use crate::domain::ids::DrawId;
+use crate::domain::instant::{InstantKey, InstantWin};
 use crate::domain::permutation::Permutation;
 use crate::domain::purchase::FingerprintKey;
 use crate::domain::secret::DeploymentSecret;
 use crate::domain::stripes::{StripeTake, StripeView};
+use crate::domain::winners::InstantMap;
+use crate::store::StoreError;
 use crate::store::draws::{StripeClaim, StripeState};
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
 
@@ -25,6 +28,8 @@ pub(super) struct DrawCache {
     pub(super) draw: Draw,
     pub(super) fingerprint_key: FingerprintKey,
     permutation: Permutation,
+    /// The winning numbers of a draw with instant wins: secret until the winners.
+    instant_map: Option<InstantMap>,
     view: Mutex<CachedView>,
 }
 
@@ -50,8 +55,25 @@ impl CachedView {
 }
 
 impl DrawCache {
-    pub(super) fn new(draw: Draw, secret: &DeploymentSecret) -> Self {
-        Self {
+    /// Refuses a draw whose instant wins were committed under another deployment secret:
+    /// its map would not be the one committed.
+    pub(super) fn new(draw: Draw, secret: &DeploymentSecret) -> Result<Self, StoreError> {
+        let instant_map = draw
+            .instant_wins
+            .as_ref()
+            .map(|instant| {
+                let key = InstantKey::derive(secret, &draw.seed);
+                if key.commitment() != instant.commitment {
+                    return Err(StoreError::Invariant(format!(
+                        "draw {}: the deployment secret is not the one its instant wins were committed under",
+                        draw.draw_id
+                    )));
+                }
+                Ok(instant.map(&key, draw.config.total_tickets()))
+            })
+            .transpose()?;
+        Ok(Self {
+            instant_map,
             permutation: Permutation::new(draw.config.total_tickets(), &draw.key),
             fingerprint_key: FingerprintKey::derive(secret, &draw.draw_id),
             view: Mutex::new(CachedView {
@@ -64,7 +86,21 @@ impl DrawCache {
                 epoch: 0,
             }),
             draw,
+        })
+    }
+
+    /// What `tickets` (of one transaction) win, ascending; nothing in a draw without
+    /// instant wins.
+    pub(super) fn instant_wins(&self, tickets: &[u64]) -> Vec<InstantWin> {
+        match (&self.draw.instant_wins, &self.instant_map) {
+            (Some(instant), Some(map)) => instant.wins(map, tickets),
+            _ => Vec::new(),
         }
+    }
+
+    /// The draw's whole map, for the proof published with the winners.
+    pub(super) fn instant_map(&self) -> Option<&InstantMap> {
+        self.instant_map.as_ref()
     }
 
     /// Records what a claim of stripe ends answered.

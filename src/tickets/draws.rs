@@ -4,8 +4,9 @@ use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus};
+use crate::domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
 use crate::domain::ids::DrawId;
+use crate::domain::instant::{InstantKey, InstantPrize, InstantWins};
 use crate::domain::permutation::PermutationKey;
 use crate::domain::schedule::Schedule;
 use crate::domain::seed::DrawSeed;
@@ -23,6 +24,8 @@ pub struct NewDraw {
     pub schedule: Schedule,
     /// The name of the drand network whose round the winners will hash.
     pub beacon: Option<String>,
+    /// Prizes to fix on numbers now, won by whoever buys them (none: empty).
+    pub instant_wins: Vec<InstantPrize>,
 }
 
 /// A draw with its live counts, as it reads at one moment.
@@ -58,7 +61,19 @@ impl TicketService {
     /// a create that succeeded before then.
     #[instrument(skip_all, fields(draw_id))]
     pub async fn create_draw(&self, new: NewDraw) -> Result<CreatedDraw, TicketError> {
-        let config = new.config.check_fits(MAX_TRANSACTION_ITEMS)?;
+        let seed = DrawSeed::generate();
+        let instant_wins = match new.instant_wins {
+            prizes if prizes.is_empty() => None,
+            prizes => {
+                let key = InstantKey::derive(&self.secret, &seed);
+                let total = new.config.total_tickets();
+                Some(InstantWins::new(prizes, total, &key).map_err(DrawConfigError::from)?)
+            }
+        };
+        let config = new
+            .config
+            .with_instant_wins(instant_wins.is_some())
+            .check_fits(MAX_TRANSACTION_ITEMS)?;
         let named = new.draw_id.is_some();
         let network = new
             .beacon
@@ -73,7 +88,8 @@ impl TicketService {
             created_beacon: new.beacon,
             beacon: network,
             key: PermutationKey::generate(),
-            seed: DrawSeed::generate(),
+            seed,
+            instant_wins,
             status: DrawStatus::Open,
             voided: 0,
             late_voided: 0,

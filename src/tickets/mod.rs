@@ -10,6 +10,7 @@ mod cache;
 mod close;
 mod draws;
 mod freeze;
+mod instant;
 mod lists;
 mod purchase;
 mod void;
@@ -24,11 +25,13 @@ use tracing::instrument;
 pub use availability::Grid;
 pub use cache::DEFAULT_CACHED_DRAWS;
 pub use draws::{DrawSummary, NewDraw};
+pub use instant::{InstantReveal, InstantWinsView};
 pub use lists::{DrawFilter, PurchasesPage};
 pub use winners::{BeaconInput, Prize, Replaced, Winners};
 
 use crate::domain::draw::DrawConfigError;
 use crate::domain::ids::{DrawId, PaymentId};
+use crate::domain::instant::InstantWin;
 use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
 use crate::domain::secret::DeploymentSecret;
 use crate::domain::winners::BeaconNetworks;
@@ -88,6 +91,8 @@ pub enum TicketError {
     NotEnoughEligible { eligible: u64, wanted: u64 },
     #[error("the draw has no prize {0}")]
     PrizeNotFound(u32),
+    #[error("draw {0} was created without instant wins")]
+    NoInstantWins(DrawId),
     #[error("prize {0} was redrawn meanwhile for another reason")]
     WinnerChanged(u32),
     #[error("quantity must be between 1 and {max}")]
@@ -116,6 +121,8 @@ pub enum TicketError {
 #[derive(Debug, Clone)]
 pub struct PurchaseReceipt {
     pub purchase: Purchase,
+    /// The instant prizes its tickets won, ascending by ticket; a replay answers the same.
+    pub instant_wins: Vec<InstantWin>,
     pub replayed: bool,
     /// Transactions and reads this call sent (SDK retries not included).
     pub requests: u32,
@@ -243,7 +250,7 @@ impl TicketService {
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         let cache = self
             .draws
-            .keep(DrawCache::new(claim.draw.clone(), &self.secret));
+            .keep(DrawCache::new(claim.draw.clone(), &self.secret)?);
         // Another purchase of this process may have cached the draw meanwhile: the stripe
         // is ours all the same.
         cache.claimed(&claim);
@@ -259,7 +266,7 @@ impl TicketService {
             .get_draw(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        Ok(self.draws.keep(DrawCache::new(draw, &self.secret)))
+        Ok(self.draws.keep(DrawCache::new(draw, &self.secret)?))
     }
 }
 

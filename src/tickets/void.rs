@@ -1,6 +1,7 @@
 //! Voiding a purchase (a refund, a chargeback): its tickets are never sold again. Before
 //! the draw's freeze they leave the eligible list; after it the void is recorded as late
 //! and the list stays as frozen (a late-voided winner is flagged and redrawn in public).
+//! An instant prize the purchase won becomes void in the same transaction.
 
 use tracing::{info, instrument, warn};
 
@@ -23,6 +24,7 @@ impl TicketService {
         payment_id: &PaymentId,
         reason: &str,
     ) -> Result<Purchase, TicketError> {
+        let mut award = None;
         for attempt in 1..=MAX_ATTEMPTS {
             let draw = self
                 .store()
@@ -37,9 +39,13 @@ impl TicketService {
             if purchase.void.is_some() {
                 return Ok(purchase);
             }
+            if draw.instant_wins.is_some() && award.is_none() {
+                let wins = self.purchase_wins(draw_id, &purchase.tickets).await?;
+                award = Some(wins.first().map(|w| w.ticket));
+            }
             match self
                 .store()
-                .void_purchase(&purchase, reason, self.now(), capped, late)
+                .void_purchase(&purchase, reason, self.now(), capped, late, award.flatten())
                 .await?
             {
                 VoidOutcome::Voided(purchase) => {

@@ -98,14 +98,16 @@ impl BeaconApp {
         self.clock.store(at, Ordering::SeqCst);
     }
 
-    /// A closed draw of `id` on the test network: 10 payments of 4 tickets from 5
-    /// payers, the second voided before the close. Returns the close's answer.
+    /// A closed draw of `id` on the test network, with 10 instant prizes: 10 payments of
+    /// 4 tickets from 5 payers, the second voided before the close. Returns the close's
+    /// answer.
     pub async fn closed_draw(&self, id: &str) -> Value {
         let app = &self.app;
         let created = app
             .post(
                 "/draws",
-                &json!({"draw_id": id, "total_tickets": 100, "beacon": {"network": "test"}}),
+                &json!({"draw_id": id, "total_tickets": 100, "beacon": {"network": "test"},
+                        "instant_wins": [{"prize": "voucher", "count": 10}]}),
             )
             .await;
         assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
@@ -523,6 +525,12 @@ async fn the_browser_page_passes_a_true_draw_and_turns_red_at_the_tampered_step(
     winner["proof"]["picks"][0]["ticket"] = json!(other);
     winner["prizes"][0]["ticket"] = json!(other);
     write("winners-winner.json", &winner);
+    let mut moved = drawn.body.clone();
+    let first = moved["proof"]["instant_wins"]["map"][0]["ticket"]
+        .as_u64()
+        .unwrap();
+    moved["proof"]["instant_wins"]["map"][0]["ticket"] = json!(first % 100 + 1);
+    write("winners-instant.json", &moved);
     let mut list = eligible.clone();
     let mut bitmap = set.to_bitmap();
     bitmap[0] ^= 1;

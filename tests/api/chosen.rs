@@ -186,6 +186,7 @@ async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
             config: DrawConfig::new(TOTAL, Some(10), Some(STRIPES)).unwrap(),
             schedule: Default::default(),
             beacon: None,
+            instant_wins: Vec::new(),
         })
         .await
         .unwrap();

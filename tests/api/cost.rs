@@ -61,6 +61,7 @@ async fn lucky_dip_requests(draw: &str, chosen: u64) -> (f64, f64, f64) {
             config: DrawConfig::new(TOTAL, Some(10), None).unwrap(),
             schedule: Default::default(),
             beacon: None,
+            instant_wins: Vec::new(),
         })
         .await
         .unwrap();
@@ -164,6 +165,7 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
             config: DrawConfig::new(12, Some(5), Some(3)).unwrap(),
             schedule: Default::default(),
             beacon: None,
+            instant_wins: Vec::new(),
         })
         .await
         .unwrap();

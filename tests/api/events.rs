@@ -109,6 +109,15 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
         "{}",
         eligible.body
     );
+    // The draw's instant wins, with the map and its key now that the winners are drawn.
+    let instant = invoke(&router, "get-instant-wins.json").await;
+    assert_eq!(instant.status, StatusCode::OK, "{}", instant.body);
+    assert_eq!(
+        instant.body["proof"]["map"].as_array().map(Vec::len),
+        Some(5),
+        "{}",
+        instant.body
+    );
 }
 
 #[tokio::test]

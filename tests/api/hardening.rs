@@ -43,6 +43,7 @@ async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
                 config: DrawConfig::new(100, None, None).unwrap(),
                 schedule: Default::default(),
                 beacon: None,
+                instant_wins: Vec::new(),
             })
             .await
             .unwrap();
@@ -77,6 +78,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         created_beacon: Some("quicknet".into()),
         key: PermutationKey::generate(),
         seed: DrawSeed::generate(),
+        instant_wins: None,
         status: DrawStatus::Open,
         voided: 0,
         late_voided: 0,
@@ -217,6 +219,7 @@ async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
             config,
             schedule: Default::default(),
             beacon: None,
+            instant_wins: Vec::new(),
         })
         .await
         .unwrap();

@@ -5,10 +5,11 @@
 //
 // FILES_DIR holds the draw's answers (winners.json, eligible.json, draw.json,
 // networks.json) and tampered copies (winners-seed.json, winners-winner.json,
-// eligible-list.json). Checks that the page served at API_URL/verify passes every step
-// from the API, tells whether a ticket was in the draw, turns red at the right step for
-// each tampered file, and that the file PAGE_FILE, opened from disk, checks the draw
-// offline. Prints "verify page: N passed, M failed" and exits 1 if any failed.
+// winners-instant.json, eligible-list.json). Checks that the page served at
+// API_URL/verify passes every step from the API (instant wins included), tells whether a
+// ticket was in the draw, turns red at the right step for each tampered file, and that
+// the file PAGE_FILE, opened from disk, checks the draw offline. Prints "verify page: N
+// passed, M failed" and exits 1 if any failed.
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -83,7 +84,7 @@ async function checkFiles(page, winnersFile, eligibleFile, drawFile) {
 }
 
 const expectedSteps = ["commitment", "eligible", "frozen", "network", "round", "signature",
-  "pick", "prizes"];
+  "pick", "prizes", "instant"];
 
 try {
   // From the API, as a ticket holder would: every step passes.
@@ -115,6 +116,7 @@ try {
   for (const [name, winnersFile, eligibleFile, step] of [
     ["a tampered seed", "winners-seed.json", "eligible.json", "commitment"],
     ["a tampered winner", "winners-winner.json", "eligible.json", "pick"],
+    ["a moved instant win", "winners-instant.json", "eligible.json", "instant"],
     ["a tampered list", "winners.json", "eligible-list.json", "eligible"],
   ]) {
     const { page } = await openPage(api + "/verify", [api]);

@@ -18,6 +18,8 @@ mod check;
 mod eligible;
 #[path = "../../src/domain/winners/hex.rs"]
 mod hex;
+#[path = "../../src/domain/winners/instant.rs"]
+mod instant;
 #[path = "../../src/domain/winners/pick.rs"]
 mod pick;
 #[path = "../../src/domain/winners/public.rs"]

@@ -29,6 +29,7 @@ impl From<DrawConfigError> for Problem {
                 Code::InvalidStripes
             }
             DrawConfigError::MaxPerPayer => Code::InvalidMaxPerPayer,
+            DrawConfigError::InstantWins(_) => Code::InvalidInstantWins,
         };
         Problem::new(code, err.to_string())
     }
@@ -126,6 +127,7 @@ impl From<TicketError> for Problem {
             TicketError::NotEnoughEligible { eligible, .. } => {
                 Problem::new(Code::NotEnoughEligible, detail).with("eligible", eligible)
             }
+            TicketError::NoInstantWins(_) => Problem::new(Code::NoInstantWins, detail),
             TicketError::PrizeNotFound(_) => Problem::new(Code::PrizeNotFound, detail),
             TicketError::WinnerChanged(_) => Problem::new(Code::WinnerChanged, detail),
             TicketError::InvalidQuantity { max } => {

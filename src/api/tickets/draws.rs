@@ -16,6 +16,7 @@ use super::super::timestamp;
 use super::{DrawPath, free_text};
 use crate::domain::draw::{Draw, DrawConfig, DrawStatus, MAX_NAME_LEN};
 use crate::domain::ids::DrawId;
+use crate::domain::instant::InstantPrize;
 use crate::domain::schedule::Schedule;
 use crate::domain::winners::{BeaconNetwork, MAX_NETWORK_NAME_LEN};
 use crate::json_input::optional_rfc3339;
@@ -55,6 +56,39 @@ pub(super) struct CreateDrawBody {
     /// The drand network whose round the winners will hash; Tally fixes the round at
     /// the close.
     beacon: Option<BeaconBody>,
+    /// Prizes fixed on numbers now, each won at once by whoever buys its number: 1 to
+    /// 100 distinct prizes, 1,000 winning numbers at most, no more than `total_tickets`.
+    #[schema(max_items = 100)]
+    instant_wins: Option<Vec<InstantPrizeBody>>,
+}
+
+/// An instant prize and how many numbers win it.
+#[derive(Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InstantPrizeBody {
+    /// What the buyer wins, 1 to 200 characters, told apart from the others by it.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
+    prize: String,
+    #[schema(minimum = 1, maximum = 1_000)]
+    count: u32,
+}
+
+impl InstantPrizeBody {
+    pub(super) fn new(prize: &str, count: u32) -> Self {
+        Self {
+            prize: prize.to_owned(),
+            count,
+        }
+    }
+}
+
+/// The draw's instant prizes, never their numbers, and the commitment to the key the
+/// numbers derive from: keep it, the winners reveal the key.
+#[derive(Serialize, ToSchema)]
+pub(super) struct InstantWinsFields {
+    prizes: Vec<InstantPrizeBody>,
+    /// Hex SHA-256 of the instant-win key, from the first response on.
+    commitment: String,
 }
 
 /// A drand network by name: `quicknet`, or one the deployment adds.
@@ -139,6 +173,9 @@ pub(super) struct DrawFields {
     beacon: Option<BeaconFields>,
     /// Hex SHA-256 of the secret seed, from the first response on.
     seed_commitment: String,
+    /// Present when the draw was created with instant wins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instant_wins: Option<InstantWinsFields>,
     /// Tickets voided before the freeze: never sold again, never winning.
     voided: u64,
     /// Tickets voided after the freeze: recorded, still in the frozen list; a winner
@@ -177,6 +214,14 @@ impl DrawFields {
                 .as_ref()
                 .map(|n| BeaconFields::new(n, draw.frozen.as_ref().and_then(|f| f.beacon_round))),
             seed_commitment: draw.seed.commitment(),
+            instant_wins: draw.instant_wins.map(|i| InstantWinsFields {
+                prizes: i
+                    .prizes()
+                    .iter()
+                    .map(|p| InstantPrizeBody::new(&p.prize, p.count))
+                    .collect(),
+                commitment: i.commitment,
+            }),
             voided: draw.voided,
             late_voided: draw.late_voided,
             frozen_at: draw.frozen.as_ref().map(|f| timestamp(f.frozen_at)),
@@ -231,6 +276,7 @@ pub(super) const CREATE_DRAW_CODES: &[Code] = &[
     Code::InvalidSchedule,
     Code::InvalidBeacon,
     Code::UnknownBeaconNetwork,
+    Code::InvalidInstantWins,
     Code::DrawExists,
 ];
 
@@ -262,6 +308,15 @@ pub(super) async fn create_draw(
             .with_max_per_payer(body.max_per_payer)?,
         schedule: Schedule::new(body.opens_at, body.closes_at)?,
         beacon: body.beacon.map(BeaconBody::name).transpose()?,
+        instant_wins: body
+            .instant_wins
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| InstantPrize {
+                prize: p.prize,
+                count: p.count,
+            })
+            .collect(),
     };
     let created = state.tickets.create_draw(new).await?;
     let location = format!("/draws/{}", created.summary.draw.draw_id);

@@ -2,6 +2,7 @@
 
 mod availability;
 mod draws;
+mod instant;
 mod lists;
 mod purchases;
 mod winners;
@@ -28,7 +29,8 @@ super::routes::route_table!(
         lists::payer_purchases,
         purchases::get_ticket,
         availability::get_availability,
-        winners::get_winners;
+        winners::get_winners,
+        instant::get_instant_wins;
     // Whole-draw computations: the close freezes the eligible list.
     Drawing:
         draws::close_draw,

@@ -11,6 +11,7 @@ use super::super::AppState;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
+use super::instant::InstantWinBody;
 use super::{DrawPath, free_text, required_text};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::purchase::{
@@ -76,6 +77,18 @@ pub(super) struct PurchaseResponse {
     voided_at: Option<String>,
     #[schema(format = DateTime)]
     created_at: String,
+}
+
+/// A purchase as its buyer's request answers it: with the instant prizes it won.
+#[derive(Serialize, ToSchema)]
+pub(super) struct PurchaseAnswer {
+    #[serde(flatten)]
+    purchase: PurchaseResponse,
+    /// Each ticket of this purchase that wins an instant prize, present when one does;
+    /// a replay answers the same.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(nullable = false)]
+    instant_wins: Vec<InstantWinBody>,
 }
 
 /// A purchase of a draw.
@@ -150,8 +163,8 @@ pub(super) const PURCHASE_CODES: &[Code] = &[
     params(DrawPath),
     request_body = PurchaseBody,
     responses(
-        (status = 201, description = "Sold", body = PurchaseResponse),
-        (status = 200, description = "A replay of this purchase", body = PurchaseResponse),
+        (status = 201, description = "Sold", body = PurchaseAnswer),
+        (status = 200, description = "A replay of this purchase", body = PurchaseAnswer),
     )
 )]
 pub(super) async fn purchase(
@@ -180,7 +193,13 @@ pub(super) async fn purchase(
     } else {
         StatusCode::CREATED
     };
-    Ok((status, Json(PurchaseResponse::from(receipt.purchase))))
+    Ok((
+        status,
+        Json(PurchaseAnswer {
+            instant_wins: InstantWinBody::list(&receipt.instant_wins),
+            purchase: PurchaseResponse::from(receipt.purchase),
+        }),
+    ))
 }
 
 /// A lucky dip's quantity, or the chosen numbers (sorted) and their count: one of the two.

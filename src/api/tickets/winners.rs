@@ -15,6 +15,7 @@ use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::draws::BeaconFields;
+use super::instant::InstantProofBody;
 use super::{DrawPath, required_text};
 use crate::domain::draw::MAX_SIGNATURE_HEX_LEN;
 use crate::domain::hex;
@@ -161,6 +162,10 @@ struct ProofBody {
     picks: Vec<PickBody>,
     /// Every ticket voided after the freeze.
     late_voids: Vec<LateVoidBody>,
+    /// The instant wins' map and awards, in a draw created with some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    instant_wins: Option<InstantProofBody>,
 }
 
 /// Eligible entries by channel: `online` and free `postal` ones, which had the same chance.
@@ -262,6 +267,7 @@ impl WinnersBody {
                         payment_id: t.payment_id.to_string(),
                     })
                     .collect(),
+                instant_wins: winners.instant.as_ref().map(InstantProofBody::new),
             },
         }
     }

@@ -105,6 +105,28 @@ pub struct PrizeAwarded {
     pub awarded_at: String,
 }
 
+/// A purchase bought a number that wins an instant prize: published once its purchase
+/// committed, never before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct InstantWinAwarded {
+    /// The fact's id (32 hex digits): a delivery of the same fact carries the same id.
+    pub event_id: String,
+    /// The draw the ticket belongs to.
+    pub draw_id: String,
+    /// The winning ticket number.
+    pub ticket: u64,
+    /// The prize, as the draw was created with it.
+    pub prize: String,
+    /// The purchase that bought the ticket.
+    pub payment_id: String,
+    /// Who paid, when the purchase named a payer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub payer_id: Option<String>,
+    /// When the purchase committed (RFC 3339, UTC, milliseconds).
+    pub awarded_at: String,
+}
+
 /// A draw stopped selling: every stripe is closed, no purchase can commit any more.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct DrawClosed {

@@ -15,14 +15,15 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
 
 pub use facts::{
-    CounterMoved, DrawClosed, OrderCreated, OrderVoided, PrizeAwarded, PurchaseCreated,
-    PurchaseVoided, RangeRunningLow, WinnersDrawn,
+    CounterMoved, DrawClosed, InstantWinAwarded, OrderCreated, OrderVoided, PrizeAwarded,
+    PurchaseCreated, PurchaseVoided, RangeRunningLow, WinnersDrawn,
 };
 pub use schema::{EventSchema, schemas};
 
 use super::draw::WinnersRecord;
 use super::hex;
 use super::ids::{DrawId, PayerId, PaymentId};
+use super::instant::InstantAward;
 use super::order::{Move, Order};
 use super::purchase::Purchase;
 use super::series::RangeLow;
@@ -114,6 +115,7 @@ domain_events! {
     OrderVoided => "Order Voided",
     CounterMoved => "Counter Moved",
     RangeRunningLow => "Range Running Low",
+    InstantWinAwarded => "Instant Win Awarded",
 }
 
 impl DomainEvent {
@@ -174,6 +176,27 @@ impl DomainEvent {
             redraw_reason: award.redraw_reason.clone(),
             awarded_at: timestamp(award.at),
         })
+    }
+
+    /// One event per prize of an award: a number is won at most once, so the draw and
+    /// the ticket name the fact.
+    pub fn instant_wins_awarded(draw_id: &DrawId, award: &InstantAward) -> Vec<Self> {
+        award
+            .wins
+            .iter()
+            .map(|win| {
+                let ticket = win.ticket.to_string();
+                Self::InstantWinAwarded(InstantWinAwarded {
+                    event_id: event_id(InstantWinAwarded::DETAIL_TYPE, &[draw_id.as_str(), &ticket]),
+                    draw_id: draw_id.to_string(),
+                    ticket: win.ticket,
+                    prize: win.prize.clone(),
+                    payment_id: award.payment_id.to_string(),
+                    payer_id: award.payer_id.as_ref().map(ToString::to_string),
+                    awarded_at: timestamp(award.awarded_at),
+                })
+            })
+            .collect()
     }
 
     pub fn draw_closed(draw_id: &DrawId, closed_at: DateTime<Utc>) -> Self {

@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use super::beacon::{BeaconNetwork, BeaconNetworks, ROUND_MARGIN_MS};
 use super::eligible::EligibleSet;
 use super::hex;
+use super::instant::{InstantProof, check_instant};
 use super::pick::{DrawInputs, Picks};
 
 /// One pick as published: the prize it went to and the ticket.
@@ -54,6 +55,8 @@ pub struct PublicProof {
     pub picks: Vec<ProofPick>,
     /// The winner each prize names: (prize, ticket).
     pub published_prizes: Vec<(u32, u64)>,
+    /// The draw's instant wins, when it was created with some.
+    pub instant: Option<InstantProof>,
 }
 
 /// The eligible list as served: the bitmap and what the answer says of it.
@@ -73,6 +76,8 @@ pub struct KeptDraw {
     pub eligible_digest: Option<[u8; 32]>,
     pub frozen_at_ms: Option<i64>,
     pub round: Option<u64>,
+    /// The instant-win commitment the answer showed, when the draw has instant wins.
+    pub instant_commitment: Option<[u8; 32]>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -88,7 +93,7 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Step {
     /// Stable: `format`, `commitment`, `eligible`, `frozen`, `network`, `round`,
-    /// `signature`, `pick`, `prizes`.
+    /// `signature`, `pick`, `prizes`, and `instant` for a draw with instant wins.
     pub id: &'static str,
     pub title: String,
     pub outcome: Outcome,
@@ -200,7 +205,27 @@ pub fn check(
         "Each round's signature is the network's",
         signed,
     );
-    picks(proof, eligible.ok().as_ref(), randomness.ok(), &mut report);
+    picks(proof, eligible.as_ref().ok(), randomness.ok(), &mut report);
+    let kept_instant = kept.and_then(|k| k.instant_commitment);
+    match &proof.instant {
+        Some(instant) => report.add(
+            "instant",
+            "The instant wins follow from the key committed at creation",
+            check_instant(
+                instant,
+                proof.total_tickets,
+                kept_instant,
+                eligible.as_ref().ok(),
+            )
+            .map_err(Not::Failed),
+        ),
+        None if kept_instant.is_some() => report.add(
+            "instant",
+            "The instant wins follow from the key committed at creation",
+            fail("the draw showed an instant-win commitment, the proof has no instant wins"),
+        ),
+        None => {}
+    }
     report
 }
 
@@ -553,6 +578,7 @@ mod tests {
                 .map(|p| (p.prize, p.ticket))
                 .collect(),
             picks,
+            instant: None,
         };
         let list = PublicList {
             total_tickets: 300,
@@ -649,6 +675,7 @@ mod tests {
             eligible_digest: Some(proof.eligible_digest),
             frozen_at_ms: Some(proof.frozen_at_ms),
             round: Some(5),
+            instant_commitment: None,
         };
         assert!(check(&proof, &list, Some(&kept), &trusted).passed());
         let before_close = KeptDraw {

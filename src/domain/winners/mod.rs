@@ -10,6 +10,7 @@ mod beacon;
 mod check;
 mod eligible;
 pub mod hex;
+mod instant;
 mod pick;
 mod public;
 mod sold;
@@ -23,6 +24,7 @@ pub use check::{
     Step, check, current_winners,
 };
 pub use eligible::{EligibleError, EligibleSet};
+pub use instant::{INSTANT_ALGORITHM, InstantMap, InstantProof, PublishedAward};
 pub use pick::{ALGORITHM, DrawInputs, Picks};
 pub use public::check_answers;
 

@@ -11,6 +11,7 @@ use super::check::{
     KeptDraw, Not, PickRecord, ProofPick, PublicList, PublicProof, Report, RoundSignature, check,
 };
 use super::hex;
+use super::instant::{INSTANT_ALGORITHM, InstantProof, PublishedAward};
 use super::pick::ALGORITHM;
 
 #[derive(Deserialize)]
@@ -37,6 +38,37 @@ struct ProofAnswer {
     frozen_at: String,
     beacon: Option<BeaconAnswer>,
     picks: Vec<PickAnswer>,
+    #[serde(default)]
+    instant_wins: Option<InstantAnswer>,
+}
+
+#[derive(Deserialize)]
+struct InstantAnswer {
+    algorithm: String,
+    key: String,
+    commitment: String,
+    prizes: Vec<InstantPrizeAnswer>,
+    map: Vec<InstantTicketAnswer>,
+    awards: Vec<InstantAwardAnswer>,
+}
+
+#[derive(Deserialize)]
+struct InstantPrizeAnswer {
+    prize: String,
+    count: u32,
+}
+
+#[derive(Deserialize)]
+struct InstantTicketAnswer {
+    ticket: u64,
+    prize: String,
+}
+
+#[derive(Deserialize)]
+struct InstantAwardAnswer {
+    ticket: u64,
+    prize: String,
+    status: String,
 }
 
 #[derive(Deserialize)]
@@ -75,6 +107,13 @@ struct DrawAnswer {
     eligible_digest: Option<String>,
     frozen_at: Option<String>,
     beacon: Option<DrawBeaconAnswer>,
+    #[serde(default)]
+    instant_wins: Option<DrawInstantAnswer>,
+}
+
+#[derive(Deserialize)]
+struct DrawInstantAnswer {
+    commitment: String,
 }
 
 #[derive(Deserialize)]
@@ -172,6 +211,7 @@ fn read(winners: &str, eligible: &str, kept: Option<&str>) -> Result<Read, Strin
         beacon,
         picks,
         published_prizes: winners.prizes.iter().map(|p| (p.prize, p.ticket)).collect(),
+        instant: proof.instant_wins.map(instant_proof).transpose()?,
     };
     let list = PublicList {
         total_tickets: eligible.total_tickets,
@@ -195,10 +235,49 @@ fn read(winners: &str, eligible: &str, kept: Option<&str>) -> Result<Read, Strin
                     .transpose()?,
                 frozen_at_ms: draw.frozen_at.as_deref().map(millis).transpose()?,
                 round: draw.beacon.and_then(|b| b.round),
+                instant_commitment: draw
+                    .instant_wins
+                    .map(|i| digest(&i.commitment, "the kept instant-win commitment"))
+                    .transpose()?,
             })
         })
         .transpose()?;
     Ok((public, list, kept))
+}
+
+fn instant_proof(answer: InstantAnswer) -> Result<InstantProof, String> {
+    if answer.algorithm != INSTANT_ALGORITHM {
+        return Err(format!(
+            "the instant wins' algorithm is {}, this verifier checks {INSTANT_ALGORITHM}",
+            answer.algorithm
+        ));
+    }
+    let digest = |text: &str, what: &str| {
+        hex::decode32(text).ok_or_else(|| format!("{what} is not 32 bytes of hex"))
+    };
+    Ok(InstantProof {
+        key: digest(&answer.key, "the instant-win key")?,
+        commitment: digest(&answer.commitment, "the instant-win commitment")?,
+        prizes: answer
+            .prizes
+            .into_iter()
+            .map(|p| (p.prize, p.count))
+            .collect(),
+        map: answer
+            .map
+            .into_iter()
+            .map(|t| (t.ticket, t.prize))
+            .collect(),
+        awards: answer
+            .awards
+            .into_iter()
+            .map(|a| PublishedAward {
+                ticket: a.ticket,
+                prize: a.prize,
+                voided: a.status == "void",
+            })
+            .collect(),
+    })
 }
 
 /// An RFC 3339 time as Unix milliseconds.

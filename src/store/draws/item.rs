@@ -10,6 +10,7 @@ use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::super::{PARTITION_KEY, StoreError, keys};
 use crate::domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
 use crate::domain::ids::DrawId;
+use crate::domain::instant::{InstantPrize, InstantWins};
 use crate::domain::permutation::PermutationKey;
 use crate::domain::schedule::Schedule;
 use crate::domain::seed::DrawSeed;
@@ -38,6 +39,9 @@ pub(crate) const POSTAL_VOIDED: &str = "postal_voided";
 pub(crate) const WINNERS: &str = "winners";
 /// Picks made: the prizes, then one per redraw.
 pub(crate) const PICKS: &str = "picks";
+/// The instant prizes (a list of maps) and the commitment to their key.
+const INSTANT_PRIZES: &str = "instant_prizes";
+const INSTANT_COMMITMENT: &str = "instant_commitment";
 
 pub(super) fn encode_draw(draw: &Draw) -> Item {
     let mut item = key(keys::draw(&draw.draw_id));
@@ -72,6 +76,16 @@ pub(super) fn encode_draw(draw: &Draw) -> Item {
         SEED.into(),
         AttributeValue::B(Blob::new(draw.seed.as_bytes().as_slice())),
     );
+    if let Some(instant) = &draw.instant_wins {
+        let prizes = instant.prizes().iter().map(|p| {
+            AttributeValue::M(HashMap::from([
+                ("prize".to_owned(), s(&p.prize)),
+                ("count".to_owned(), n(p.count)),
+            ]))
+        });
+        item.insert(INSTANT_PRIZES.into(), AttributeValue::L(prizes.collect()));
+        item.insert(INSTANT_COMMITMENT.into(), s(&instant.commitment));
+    }
     item.insert(STATUS.into(), s(draw.status.as_str()));
     let created_at = timestamp(draw.created_at);
     item.insert(keys::LIST_PK.into(), s(keys::draw_list()));
@@ -196,6 +210,27 @@ pub(crate) fn winners_of(item: &Item) -> Result<Option<WinnersRecord>, StoreErro
     decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))
 }
 
+fn decode_instant(draw: &Reader) -> Result<Option<InstantWins>, StoreError> {
+    let Some(commitment) = draw.opt_str(INSTANT_COMMITMENT)? else {
+        return Ok(None);
+    };
+    let prizes = draw
+        .list(INSTANT_PRIZES)?
+        .iter()
+        .map(|entry| {
+            let map = entry
+                .as_m()
+                .map_err(|_| draw.corrupt("an instant prize is not a map".into()))?;
+            let r = Reader::new(map);
+            Ok(InstantPrize {
+                prize: r.str("prize")?.to_owned(),
+                count: r.num("count")?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(Some(InstantWins::stored(prizes, commitment.to_owned())))
+}
+
 pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     let r = Reader::new(item);
     let corrupt = |reason: &str| StoreError::Corrupt {
@@ -210,6 +245,8 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     )
     .and_then(|c| c.with_max_per_payer(max_per_payer))
     .map_err(|e| corrupt(&e.to_string()))?;
+    let instant_wins = decode_instant(&r)?;
+    let config = config.with_instant_wins(instant_wins.is_some());
     let time = |name| {
         r.opt_str(name)?
             .map(|v| parse_timestamp(v).ok_or_else(|| corrupt(&format!("`{name}` is not a time"))))
@@ -228,6 +265,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
             .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
         seed: DrawSeed::from_bytes(r.bytes(SEED)?)
             .ok_or_else(|| corrupt("`seed` has the wrong length"))?,
+        instant_wins,
         status: r.parsed(STATUS, DrawStatus::parse)?,
         voided: r.opt_num(VOIDED)?.unwrap_or(0),
         late_voided: r.opt_num(LATE_VOIDED)?.unwrap_or(0),

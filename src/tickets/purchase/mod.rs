@@ -309,13 +309,14 @@ impl<'a> PurchaseRun<'a> {
             .config
             .max_per_payer()
             .map(|max_per_payer| PayerCap { max_per_payer });
+        let wins = self.cache.instant_wins(&purchase.tickets);
         self.attempts += 1;
         self.requests += 1;
         let sent = Instant::now();
         let commit = {
             let _busy = BusyGuard::new(&self.cache, &takes);
             self.store
-                .commit_purchase(&purchase, &takes, &chosen, cap)
+                .commit_purchase(&purchase, &takes, &chosen, cap, &wins)
                 .await?
         };
         match commit {
@@ -330,12 +331,14 @@ impl<'a> PurchaseRun<'a> {
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                 info!(
                     tickets = ?purchase.tickets,
+                    instant_wins = wins.len(),
                     requests = self.requests,
                     attempts = self.attempts,
                     "purchase committed"
                 );
                 Ok(Some(PurchaseReceipt {
                     purchase,
+                    instant_wins: wins,
                     replayed: false,
                     requests: self.requests,
                 }))
@@ -426,6 +429,7 @@ impl<'a> PurchaseRun<'a> {
         }
         info!(tickets = ?existing.tickets, "purchase replayed");
         Ok(PurchaseReceipt {
+            instant_wins: self.cache.instant_wins(&existing.tickets),
             purchase: existing,
             replayed: true,
             requests: self.requests,

@@ -12,6 +12,7 @@ use tracing::{info, instrument};
 
 pub(crate) use eligible::Eligible;
 
+use super::instant::InstantReveal;
 use super::{TicketError, TicketService};
 use crate::domain::draw::{Draw, WinnersRecord};
 use crate::domain::hex;
@@ -41,6 +42,8 @@ pub struct Winners {
     pub late_voids: Vec<Ticket>,
     /// `false` when this call found them drawn (a repeat).
     pub drawn_now: bool,
+    /// The instant wins' key, map and awards, in a draw created with some.
+    pub instant: Option<InstantReveal>,
 }
 
 /// A prize and its winner: the last pick that went to it.
@@ -164,12 +167,14 @@ impl TicketService {
                 Recorded::Recorded => {
                     info!(prizes, eligible = record.eligible_count, "winners drawn");
                     let late_voids = self.late_voids(&draw).await?;
+                    let instant = self.revealed_instant_wins(&draw).await?;
                     return Ok(Winners {
                         draw,
                         record,
                         picks,
                         late_voids,
                         drawn_now: true,
+                        instant,
                     });
                 }
                 Recorded::Refused(now) if now.winners.is_some() => {
@@ -272,13 +277,27 @@ impl TicketService {
             .ok_or_else(|| TicketError::WinnersNotDrawn(draw.draw_id.clone()))?;
         let picks = self.store().get_picks(&draw.draw_id, record.picks).await?;
         let late_voids = self.late_voids(&draw).await?;
+        let instant = self.revealed_instant_wins(&draw).await?;
         Ok(Winners {
             draw,
             record,
             picks,
             late_voids,
             drawn_now: false,
+            instant,
         })
+    }
+
+    /// The instant wins' proof of a draw whose winners are drawn, with its awards.
+    async fn revealed_instant_wins(
+        &self,
+        draw: &Draw,
+    ) -> Result<Option<InstantReveal>, TicketError> {
+        if draw.instant_wins.is_none() {
+            return Ok(None);
+        }
+        let awards = self.store().instant_awards(&draw.draw_id).await?;
+        self.instant_reveal(draw, awards).await
     }
 
     /// The tickets voided after the freeze, with their purchases.

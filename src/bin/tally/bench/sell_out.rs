@@ -109,6 +109,7 @@ async fn tally_sell_out(
             config,
             schedule: Default::default(),
             beacon: None,
+            instant_wins: Vec::new(),
         })
         .await
         .map_err(|e| e.to_string())?;

@@ -14,8 +14,10 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tally::domain::draw::DrawConfig;
 use tally::domain::ids::{DrawId, PayerId, PaymentId};
+use tally::domain::instant::{InstantKey, InstantPrize, InstantWins, MAX_INSTANT_PRIZES};
 use tally::domain::permutation::{Permutation, PermutationKey};
 use tally::domain::purchase::PurchaseRequest;
+use tally::domain::secret::DeploymentSecret;
 use tally::domain::seed::DrawSeed;
 use tally::domain::winners::{
     BeaconNetworks, DrawInputs, EligibleSet, PickRecord, Picks, ProofPick, PublicList, PublicProof,
@@ -119,6 +121,27 @@ pub(super) fn synthetic(args: &WinnersBenchArgs) -> Result<(), String> {
             );
         }
     }
+    instant_map_cost(total)
+}
+
+/// What keeping the instant-win map out of the table costs a process: deriving the key
+/// from the deployment secret and the map from the key, once per draw it loads.
+fn instant_map_cost(total: u64) -> Result<(), String> {
+    let secret = DeploymentSecret::local();
+    let seed = DrawSeed::generate();
+    let prizes = vec![InstantPrize {
+        prize: "voucher".into(),
+        count: MAX_INSTANT_PRIZES,
+    }];
+    let started = Instant::now();
+    let key = InstantKey::derive(&secret, &seed);
+    let wins = InstantWins::new(prizes, total, &key).map_err(|e| e.to_string())?;
+    let map = wins.map(&key, total);
+    println!(
+        "  instant wins: key and map of {} winning numbers among {total}: {:.3} ms",
+        map.len(),
+        started.elapsed().as_secs_f64() * 1_000.0
+    );
     Ok(())
 }
 
@@ -136,6 +159,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
             config,
             schedule: Default::default(),
             beacon: None,
+            instant_wins: Vec::new(),
         })
         .await
         .map_err(|e| e.to_string())?;
@@ -229,6 +253,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
             .iter()
             .map(|p| (p.prize, p.pick.ticket))
             .collect(),
+        instant: None,
     };
     let list = PublicList {
         total_tickets: total,

@@ -1,0 +1,155 @@
+//! Instant-win awards: one item per transaction that sells winning numbers, written in
+//! that very transaction, so a prize is recorded exactly when its number is sold. It is
+//! keyed by the smallest winning number it records and written only if absent, so no
+//! number is awarded twice even if a bug let its ticket item be written twice; it enters
+//! the `list` index partition of the draw's awards, and the stream publishes it as
+//! `Instant Win Awarded` events.
+//!
+//! Every way of selling numbers calls [`Store::award_write`] with the winning tickets of
+//! one transaction (a lucky dip, chosen numbers, a chunk of a bundle, a converted hold)
+//! and adds the item it returns; [`AwardWrite::taken_number`] says how to read its
+//! cancellation reason. A draw with instant wins keeps one item of each purchase transaction for it
+//! (`DrawConfig::purchase_budget`).
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
+use chrono::{DateTime, Utc};
+
+use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::error::build_error;
+use super::lists::After;
+use super::purchases::{STATUS, VOID, VOIDED_AT};
+use super::table::put_if_absent;
+use super::{Store, StoreError, keys};
+use crate::domain::ids::{DrawId, PayerId, PaymentId};
+use crate::domain::instant::{InstantAward, InstantWin};
+
+/// The `kind` of an award item.
+pub(crate) const KIND: &str = "instant_win";
+const WINS: &str = "wins";
+const AWARDED_AT: &str = "awarded_at";
+
+/// The award item of one transaction, and how to read its verdict.
+pub(crate) struct AwardWrite {
+    pub(crate) item: TransactWriteItem,
+    /// The smallest winning number: the item's key.
+    first: u64,
+}
+
+impl AwardWrite {
+    /// How to read the item's cancellation reason: a conflict or throttling as for any
+    /// item; a failed condition means an award of this number exists, so its ticket is
+    /// sold, the same as a ticket item that exists: this number.
+    pub(crate) fn taken_number(&self) -> u64 {
+        self.first
+    }
+}
+
+fn encode_award(draw_id: &DrawId, award: &InstantAward, first: u64) -> Item {
+    let mut item = key(keys::instant_award(draw_id, first));
+    item.insert("kind".into(), s(KIND));
+    item.insert("draw_id".into(), s(draw_id.as_str()));
+    item.insert("payment_id".into(), s(award.payment_id.as_str()));
+    if let Some(payer) = &award.payer_id {
+        item.insert("payer_id".into(), s(payer.as_str()));
+    }
+    let wins = award.wins.iter().map(|w| {
+        AttributeValue::M(HashMap::from([
+            ("ticket".to_owned(), n(w.ticket)),
+            ("prize".to_owned(), s(&w.prize)),
+        ]))
+    });
+    item.insert(WINS.into(), AttributeValue::L(wins.collect()));
+    item.insert(AWARDED_AT.into(), timestamp(award.awarded_at));
+    item.insert(keys::LIST_PK.into(), s(keys::draw_instant_awards(draw_id)));
+    item.insert(keys::LIST_SK.into(), s(keys::ticket_sort(first)));
+    item
+}
+
+pub(crate) fn decode_award(item: &Item) -> Result<(DrawId, InstantAward), StoreError> {
+    let r = Reader::new(item);
+    let wins = r
+        .list(WINS)?
+        .iter()
+        .map(|win| {
+            let map = win
+                .as_m()
+                .map_err(|_| r.corrupt("an instant win is not a map".into()))?;
+            let w = Reader::new(map);
+            Ok(InstantWin {
+                ticket: w.num("ticket")?,
+                prize: w.str("prize")?.to_owned(),
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok((
+        r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
+        InstantAward {
+            payment_id: r.parsed("payment_id", |v| PaymentId::parse(v).ok())?,
+            payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
+            wins,
+            awarded_at: r.parsed(AWARDED_AT, parse_timestamp)?,
+            voided: r.opt_str(STATUS)? == Some(VOID),
+        },
+    ))
+}
+
+impl Store {
+    /// The award item of one transaction that sells `award.wins` (ascending, not empty:
+    /// `None` when nothing won).
+    pub(crate) fn award_write(
+        &self,
+        draw_id: &DrawId,
+        award: &InstantAward,
+    ) -> Result<Option<AwardWrite>, StoreError> {
+        let Some(first) = award.wins.first().map(|w| w.ticket) else {
+            return Ok(None);
+        };
+        Ok(Some(AwardWrite {
+            item: put_if_absent(self.table(), encode_award(draw_id, award, first), false)?,
+            first,
+        }))
+    }
+
+    /// The update that voids the award of `payment_id` keyed by `first`, for the void's
+    /// transaction.
+    pub(crate) fn void_award(
+        &self,
+        draw_id: &DrawId,
+        payment_id: &PaymentId,
+        first: u64,
+        at: DateTime<Utc>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(key(keys::instant_award(draw_id, first))))
+            .update_expression("SET #status = :void, #at = :at")
+            .condition_expression("#payment = :payment")
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#at", VOIDED_AT)
+            .expression_attribute_names("#payment", "payment_id")
+            .expression_attribute_values(":void", s(VOID))
+            .expression_attribute_values(":at", timestamp(at))
+            .expression_attribute_values(":payment", s(payment_id.as_str()))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// Every award of a draw, by smallest winning number, as the index has them (an
+    /// award just committed may be missing for a moment). A draw has at most
+    /// `MAX_INSTANT_PRIZES` awards.
+    pub async fn instant_awards(&self, draw_id: &DrawId) -> Result<Vec<InstantAward>, StoreError> {
+        let mut awards = Vec::new();
+        let mut after: Option<After> = None;
+        loop {
+            let page = self.instant_award_page(draw_id, after.as_ref()).await?;
+            awards.extend(page.items);
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(awards),
+            }
+        }
+    }
+}
