@@ -16,6 +16,9 @@ pub const MAX_TOTAL_TICKETS: u64 = 10_000_000;
 pub const MAX_PER_PURCHASE_CAP: u32 = 50;
 /// Used when a draw does not say.
 pub const DEFAULT_MAX_PER_PURCHASE: u32 = 20;
+/// How long a hold lives when a draw does not say, and the bounds of `hold_seconds`.
+pub const DEFAULT_HOLD_SECONDS: u32 = 600;
+pub const HOLD_SECONDS: std::ops::RangeInclusive<u32> = 30..=3_600;
 /// The most cursor items a draw may have.
 pub const MAX_STRIPES: u32 = 1_024;
 
@@ -37,6 +40,8 @@ pub enum DrawConfigError {
     },
     #[error("`max_per_payer` must be between 1 and {MAX_TOTAL_TICKETS}")]
     MaxPerPayer,
+    #[error("`hold_seconds` must be between 30 and 3600")]
+    HoldSeconds,
 }
 
 /// Validated settings of a draw.
@@ -47,6 +52,8 @@ pub struct DrawConfig {
     stripes: u32,
     /// The most non-voided tickets one payer may hold.
     max_per_payer: Option<u64>,
+    /// How long a hold lives (it never outlives the sale).
+    hold_seconds: u32,
 }
 
 impl DrawConfig {
@@ -71,7 +78,24 @@ impl DrawConfig {
             max_per_purchase,
             stripes,
             max_per_payer: None,
+            hold_seconds: DEFAULT_HOLD_SECONDS,
         })
+    }
+
+    /// Sets how long a hold lives (`None`: the default, 600 seconds).
+    pub fn with_hold_seconds(self, hold_seconds: Option<u32>) -> Result<Self, DrawConfigError> {
+        let hold_seconds = hold_seconds.unwrap_or(DEFAULT_HOLD_SECONDS);
+        if !HOLD_SECONDS.contains(&hold_seconds) {
+            return Err(DrawConfigError::HoldSeconds);
+        }
+        Ok(Self {
+            hold_seconds,
+            ..self
+        })
+    }
+
+    pub fn hold_seconds(&self) -> u32 {
+        self.hold_seconds
     }
 
     /// Caps the tickets one payer may hold (`None`: no cap).

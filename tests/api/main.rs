@@ -16,6 +16,7 @@ mod file_import;
 mod fuzz;
 mod hardening;
 mod helpers;
+mod holds;
 mod invariants;
 mod ledger;
 mod ledger_pages;

@@ -29,6 +29,7 @@ impl From<DrawConfigError> for Problem {
                 "invalid_stripes"
             }
             DrawConfigError::MaxPerPayer => "invalid_max_per_payer",
+            DrawConfigError::HoldSeconds => "invalid_hold_seconds",
         };
         Problem::bad_request(code, err.to_string())
     }
@@ -166,9 +167,16 @@ impl From<TicketError> for Problem {
                 Problem::new(StatusCode::CONFLICT, "tickets_fragmented", detail)
                     .with("remaining", remaining)
             }
-            TicketError::IdempotencyConflict(_) => {
+            TicketError::IdempotencyConflict(_) | TicketError::HoldConflict(_) => {
                 Problem::new(StatusCode::CONFLICT, "idempotency_conflict", detail)
             }
+            TicketError::HoldNotFound(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "hold_not_found", detail)
+            }
+            TicketError::HoldExpired(_) => {
+                Problem::new(StatusCode::CONFLICT, "hold_expired", detail)
+            }
+            TicketError::HoldUsed(_) => Problem::new(StatusCode::CONFLICT, "hold_used", detail),
             TicketError::PurchaseNotFound(_) => {
                 Problem::new(StatusCode::NOT_FOUND, "purchase_not_found", detail)
             }

@@ -2,6 +2,7 @@
 
 mod availability;
 mod draws;
+mod holds;
 mod lists;
 mod purchases;
 mod winners;
@@ -36,6 +37,9 @@ super::routes::route_table!(
     purchases::void_purchase,
     lists::payer_purchases,
     purchases::get_ticket,
+    holds::create_hold,
+    holds::get_hold,
+    holds::release_hold,
     availability::get_availability,
     winners::draw_winners,
     winners::get_winners,
