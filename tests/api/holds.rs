@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tally::api::{self, AppState};
 use tally::tickets::TicketService;
 
-use crate::helpers::{Reply, TestApp, fresh_store, send, tickets_of};
+use crate::helpers::{Reply, TestApp, fresh_store, send, store_on, tickets_of};
 
 /// An API whose ticket service reads a clock the test moves.
 pub struct HoldApp {
@@ -44,6 +44,21 @@ impl HoldApp {
         }
     }
 
+    /// Another instance (its own caches) on the same table, reading the same clock.
+    pub async fn instance(&self) -> axum::Router {
+        let store = store_on(self.app.store.table(), None).await;
+        let read = self.clock.clone();
+        let tickets = TicketService::new(store.clone()).with_clock(Arc::new(move || {
+            DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
+        }));
+        api::router(AppState {
+            tickets: Arc::new(tickets),
+            request_timeout: Duration::from_secs(120),
+            drawing_timeout: Duration::from_secs(120),
+            ..AppState::new(store)
+        })
+    }
+
     /// Moves the service's clock on by `seconds`.
     pub fn advance(&self, seconds: i64) {
         self.clock.fetch_add(seconds * 1_000, Ordering::SeqCst);
@@ -67,7 +82,7 @@ impl HoldApp {
         send(&self.app.router, request).await
     }
 
-    async fn draw(&self, body: Value) {
+    pub async fn draw(&self, body: Value) {
         let created = self.post("/draws", body).await;
         assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
     }
