@@ -16,6 +16,7 @@ mod file_import;
 mod fuzz;
 mod hardening;
 mod helpers;
+mod hold_faults;
 mod hold_races;
 mod holds;
 mod invariants;
