@@ -103,6 +103,14 @@ impl TicketService {
                 }
                 Commit::Cancelled(cancellation) => cancellation,
             };
+            // The close ended the hold with the sale: nothing is left to give back.
+            if cancellation
+                .stale_stripes
+                .iter()
+                .any(|(_, state)| state.closed)
+            {
+                return Ok(hold);
+            }
             // The allowance no longer counts the hold (given back as ended by a clock
             // ahead of ours): release the rest.
             capped &= cancellation.payer_held.is_none();

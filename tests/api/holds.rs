@@ -11,9 +11,24 @@ use axum::http::{Method, Request, StatusCode, header};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use tally::api::{self, AppState};
+use tally::store::Store;
 use tally::tickets::TicketService;
 
 use crate::helpers::{Reply, TestApp, fresh_store, send, store_on, tickets_of};
+
+/// The API on `store`, its ticket service reading `clock` (Unix ms).
+fn clocked_router(store: Store, clock: &Arc<AtomicI64>) -> axum::Router {
+    let read = clock.clone();
+    let tickets = TicketService::new(store.clone()).with_clock(Arc::new(move || {
+        DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
+    }));
+    api::router(AppState {
+        tickets: Arc::new(tickets),
+        request_timeout: Duration::from_secs(120),
+        drawing_timeout: Duration::from_secs(120),
+        ..AppState::new(store)
+    })
+}
 
 /// An API whose ticket service reads a clock the test moves.
 pub struct HoldApp {
@@ -25,20 +40,10 @@ impl HoldApp {
     pub async fn spawn() -> Self {
         let store = fresh_store(None).await;
         let clock = Arc::new(AtomicI64::new(Utc::now().timestamp_millis()));
-        let read = clock.clone();
-        let tickets = TicketService::new(store.clone()).with_clock(Arc::new(move || {
-            DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
-        }));
-        let state = AppState {
-            tickets: Arc::new(tickets),
-            request_timeout: Duration::from_secs(120),
-            drawing_timeout: Duration::from_secs(120),
-            ..AppState::new(store.clone())
-        };
         Self {
             app: TestApp {
+                router: clocked_router(store.clone(), &clock),
                 store,
-                router: api::router(state),
             },
             clock,
         }
@@ -47,16 +52,7 @@ impl HoldApp {
     /// Another instance (its own caches) on the same table, reading the same clock.
     pub async fn instance(&self) -> axum::Router {
         let store = store_on(self.app.store.table(), None).await;
-        let read = self.clock.clone();
-        let tickets = TicketService::new(store.clone()).with_clock(Arc::new(move || {
-            DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
-        }));
-        api::router(AppState {
-            tickets: Arc::new(tickets),
-            request_timeout: Duration::from_secs(120),
-            drawing_timeout: Duration::from_secs(120),
-            ..AppState::new(store)
-        })
+        clocked_router(store, &self.clock)
     }
 
     /// Moves the service's clock on by `seconds`.
@@ -438,4 +434,33 @@ async fn a_lucky_dip_passes_live_holds_and_sells_their_numbers_once_they_end() {
         "{}",
         closed.body
     );
+}
+
+#[tokio::test]
+async fn a_hold_ends_with_the_sale() {
+    let app = HoldApp::spawn().await;
+    app.draw(json!({"draw_id": "end", "total_tickets": 20}))
+        .await;
+    let held = app
+        .post("/draws/end/holds", json!({"hold_id": "e1", "numbers": [3]}))
+        .await;
+    assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
+    let closed = app.post("/draws/end/close", json!({})).await;
+    assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
+    assert_eq!(closed.body["eligible_count"], 0, "{}", closed.body);
+    let paid = app
+        .post(
+            "/draws/end/purchases",
+            json!({"payment_id": "p", "hold_id": "e1"}),
+        )
+        .await;
+    assert_eq!(paid.code(), "hold_expired", "{}", paid.body);
+    assert_eq!(
+        app.delete("/draws/end/holds/e1").await.status,
+        StatusCode::OK
+    );
+    let late = app
+        .post("/draws/end/holds", json!({"hold_id": "e2", "quantity": 1}))
+        .await;
+    assert_eq!(late.code(), "draw_closed", "{}", late.body);
 }

@@ -178,6 +178,8 @@ impl<'a> ConvertRun<'a> {
             let mut view = self.cache.view();
             for (stripe, state) in &cancellation.stale_stripes {
                 view.learn(*stripe, state);
+                // A hold never outlives the sale: the close ends it.
+                lost |= state.closed;
                 // A number of the hold that no longer carries its deadline was taken by
                 // a writer whose clock saw the hold end.
                 lost |= hold
