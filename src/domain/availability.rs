@@ -6,56 +6,60 @@ use std::num::NonZeroUsize;
 use std::ops::Range;
 
 use super::permutation::Permutation;
-use super::stripes::{Chosen, StripeCounters, StripeLayout};
+use super::stripes::{Chosen, Held, Standing, StripeCounters, StripeLayout, standings};
 use super::winners::EligibleSet;
 
-/// Free and sold numbers of a draw at one moment.
+/// Free, held and sold numbers of a draw at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Availability {
     pub total: u64,
     pub free: u64,
+    /// Numbers held by live holds.
+    pub held: u64,
     /// Sold numbers, voided ones included (they are never sold again).
     pub sold: u64,
     /// `ceil(total / 8)` bytes; a set bit is a free number.
     pub bitmap: Vec<u8>,
 }
 
-/// The free numbers, from each stripe's counters and chosen offsets. Numbers are the
-/// permutation's images of indices, so the smaller of the free and the sold indices is
-/// evaluated (on `threads` threads) and the bitmap inverted when those were the sold ones.
+/// What the table holds of one stripe: its counters, chosen and held offsets.
+pub type StripeMarks = (StripeCounters, Chosen, Held);
+
+/// The free numbers at `now` (Unix ms), from each stripe's counters, chosen and held
+/// offsets. Numbers are the permutation's images of indices, so the smaller of the free
+/// and the other indices is evaluated (on `threads` threads) and the bitmap inverted when
+/// those were the others.
 pub fn availability(
     permutation: &Permutation,
     layout: StripeLayout,
-    stripes: &[(StripeCounters, Chosen)],
+    stripes: &[StripeMarks],
+    now: i64,
     threads: NonZeroUsize,
 ) -> Availability {
     let total = permutation.size();
     let mut free: Vec<Range<u64>> = Vec::new();
-    let mut sold: Vec<Range<u64>> = Vec::new();
-    for (stripe, (counters, chosen)) in (0..).zip(stripes) {
-        let indices = layout.indices(stripe);
-        let ahead = (indices.start + counters.bottom).min(indices.end)
-            ..indices.end.saturating_sub(counters.top).max(indices.start);
-        sold.push(indices.start..ahead.start);
-        sold.push(ahead.end.max(ahead.start)..indices.end);
-        let mut next = ahead.start;
-        for &offset in chosen {
-            let index = indices.start + offset;
-            if !ahead.contains(&index) {
-                continue;
+    let mut taken: Vec<Range<u64>> = Vec::new();
+    let mut held = 0;
+    for (stripe, (counters, chosen, holds)) in (0..).zip(stripes) {
+        let start = layout.indices(stripe).start;
+        for (run, standing) in standings(layout.len(stripe), *counters, chosen, holds, now) {
+            let range = start + run.start..start + run.end;
+            match standing {
+                Standing::Free => free.push(range),
+                Standing::Held => {
+                    held += run.end - run.start;
+                    taken.push(range);
+                }
+                Standing::Sold => taken.push(range),
             }
-            free.push(next..index);
-            sold.push(index..index + 1);
-            next = index + 1;
         }
-        free.push(next..ahead.end.max(next));
     }
     let count = |ranges: &[Range<u64>]| -> u64 { ranges.iter().map(|r| r.end - r.start).sum() };
     let free_count = count(&free);
     let bitmap = if free_count <= total / 2 {
         EligibleSet::sold(permutation, &free, threads).to_bitmap()
     } else {
-        let mut bytes = EligibleSet::sold(permutation, &sold, threads).to_bitmap();
+        let mut bytes = EligibleSet::sold(permutation, &taken, threads).to_bitmap();
         for byte in &mut bytes {
             *byte = !*byte;
         }
@@ -69,7 +73,8 @@ pub fn availability(
     Availability {
         total,
         free: free_count,
-        sold: total - free_count,
+        held,
+        sold: total - free_count - held,
         bitmap,
     }
 }
@@ -94,18 +99,18 @@ mod tests {
         let one = NonZeroUsize::MIN;
         // Little sold (free numbers evaluated) and much sold (sold ones evaluated).
         for sold_share in [5u64, 95] {
-            let stripes: Vec<(StripeCounters, Chosen)> = (0..5)
+            let stripes: Vec<StripeMarks> = (0..5)
                 .map(|s| {
                     let len = layout.len(s);
                     let bottom = len * sold_share / 200;
                     let top = len * sold_share / 200;
                     let chosen = Chosen::from([bottom, bottom + 2, len - top - 1]);
-                    (StripeCounters { bottom, top }, chosen)
+                    (StripeCounters { bottom, top }, chosen, Held::new())
                 })
                 .collect();
-            let grid = availability(&permutation, layout, &stripes, one);
+            let grid = availability(&permutation, layout, &stripes, 0, one);
             let mut expected = Vec::new();
-            for (s, (counters, chosen)) in (0..).zip(&stripes) {
+            for (s, (counters, chosen, _)) in (0..).zip(&stripes) {
                 let indices = layout.indices(s);
                 for offset in counters.bottom..layout.len(s) - counters.top {
                     if !chosen.contains(&offset) {
@@ -128,12 +133,12 @@ mod tests {
         let total = 100;
         let layout = StripeLayout::new(total, 4);
         let permutation = Permutation::new(total, &PermutationKey::from_bytes(&[3; 16]).unwrap());
-        let new: Vec<(StripeCounters, Chosen)> = (0..4)
-            .map(|_| (StripeCounters::default(), Chosen::new()))
+        let new: Vec<StripeMarks> = (0..4)
+            .map(|_| (StripeCounters::default(), Chosen::new(), Held::new()))
             .collect();
-        let grid = availability(&permutation, layout, &new, NonZeroUsize::MIN);
+        let grid = availability(&permutation, layout, &new, 0, NonZeroUsize::MIN);
         assert_eq!((grid.free, free_numbers(&grid).len()), (100, 100));
-        let full: Vec<(StripeCounters, Chosen)> = (0..4)
+        let full: Vec<StripeMarks> = (0..4)
             .map(|s| {
                 (
                     StripeCounters {
@@ -141,10 +146,11 @@ mod tests {
                         top: 0,
                     },
                     Chosen::new(),
+                    Held::new(),
                 )
             })
             .collect();
-        let grid = availability(&permutation, layout, &full, NonZeroUsize::MIN);
+        let grid = availability(&permutation, layout, &full, 0, NonZeroUsize::MIN);
         assert_eq!((grid.free, grid.sold), (0, 100));
         assert!(grid.bitmap.iter().all(|&b| b == 0));
     }

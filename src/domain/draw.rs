@@ -17,6 +17,9 @@ pub const MAX_TOTAL_TICKETS: u64 = 10_000_000;
 pub const MAX_PER_PURCHASE_CAP: u32 = 50;
 /// Used when a draw does not say.
 pub const DEFAULT_MAX_PER_PURCHASE: u32 = 20;
+/// How long a hold lives when a draw does not say, and the bounds of `hold_seconds`.
+pub const DEFAULT_HOLD_SECONDS: u32 = 600;
+pub const HOLD_SECONDS: std::ops::RangeInclusive<u32> = 30..=3_600;
 /// The most cursor items a draw may have.
 pub const MAX_STRIPES: u32 = 1_024;
 
@@ -40,6 +43,8 @@ pub enum DrawConfigError {
     MaxPerPayer,
     #[error(transparent)]
     InstantWins(#[from] InstantWinsError),
+    #[error("`hold_seconds` must be between 30 and 3600")]
+    HoldSeconds,
 }
 
 /// Validated settings of a draw.
@@ -52,6 +57,8 @@ pub struct DrawConfig {
     max_per_payer: Option<u64>,
     /// The draw has instant wins: a purchase that wins one also writes its award.
     instant_wins: bool,
+    /// How long a hold lives (it never outlives the sale).
+    hold_seconds: u32,
 }
 
 impl DrawConfig {
@@ -77,7 +84,24 @@ impl DrawConfig {
             stripes,
             max_per_payer: None,
             instant_wins: false,
+            hold_seconds: DEFAULT_HOLD_SECONDS,
         })
+    }
+
+    /// Sets how long a hold lives (`None`: the default, 600 seconds).
+    pub fn with_hold_seconds(self, hold_seconds: Option<u32>) -> Result<Self, DrawConfigError> {
+        let hold_seconds = hold_seconds.unwrap_or(DEFAULT_HOLD_SECONDS);
+        if !HOLD_SECONDS.contains(&hold_seconds) {
+            return Err(DrawConfigError::HoldSeconds);
+        }
+        Ok(Self {
+            hold_seconds,
+            ..self
+        })
+    }
+
+    pub fn hold_seconds(&self) -> u32 {
+        self.hold_seconds
     }
 
     /// Caps the tickets one payer may hold (`None`: no cap).

@@ -65,6 +65,11 @@ id_type!(
 );
 
 id_type!(
+    /// The idempotency key of a hold: `[A-Za-z0-9_-]{1,64}`.
+    HoldId, "hold_id", 64, "letters, digits, '_' and '-'", is_word
+);
+
+id_type!(
     /// A numbering series: `[A-Za-z0-9_-]{1,32}`.
     SeriesId, "series_id", 32, "letters, digits, '_' and '-'", is_word
 );

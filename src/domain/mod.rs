@@ -6,6 +6,7 @@ pub mod availability;
 pub mod chain;
 pub mod draw;
 pub mod events;
+pub mod hold;
 pub mod ids;
 pub mod instant;
 pub mod order;

@@ -10,7 +10,7 @@ use super::hex;
 use super::ids::{DrawId, PayerId, PaymentId};
 use super::secret::DeploymentSecret;
 
-type HmacSha256 = Hmac<Sha256>;
+pub(crate) type HmacSha256 = Hmac<Sha256>;
 
 /// The per-draw key of purchase fingerprints. The fingerprint is stored with the purchase;
 /// keyed, it reveals nothing of the body (a short `token` cannot be guessed from it) to
@@ -22,6 +22,11 @@ pub struct FingerprintKey([u8; 32]);
 impl FingerprintKey {
     pub fn derive(secret: &DeploymentSecret, draw_id: &DrawId) -> Self {
         Self(secret.derive("token-fingerprint", draw_id.as_str().as_bytes()))
+    }
+
+    /// A MAC keyed with this key, for a fingerprint.
+    pub(crate) fn mac(&self) -> HmacSha256 {
+        HmacSha256::new_from_slice(&self.0).expect("HMAC takes any key")
     }
 }
 

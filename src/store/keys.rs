@@ -1,7 +1,7 @@
 //! Every key of the table, in one place. Built only from validated ids and periods, which
 //! cannot contain the `#` separator.
 
-use crate::domain::ids::{DrawId, ExternalRef, PayerId, PaymentId, SeriesId, SourceId};
+use crate::domain::ids::{DrawId, ExternalRef, HoldId, PayerId, PaymentId, SeriesId, SourceId};
 use crate::domain::series::Period;
 
 /// The global secondary index of a payer's purchases: `payer_pk` = [`payer`], `payer_sk` =
@@ -33,6 +33,10 @@ pub(crate) fn stripe(draw: &DrawId, stripe: u32) -> String {
 
 pub(crate) fn purchase(draw: &DrawId, payment: &PaymentId) -> String {
     format!("DRAW#{draw}#PURCHASE#{payment}")
+}
+
+pub(crate) fn hold(draw: &DrawId, hold: &HoldId) -> String {
+    format!("DRAW#{draw}#HOLD#{hold}")
 }
 
 pub(crate) fn ticket(draw: &DrawId, number: u64) -> String {

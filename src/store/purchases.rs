@@ -3,15 +3,18 @@
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Get, TransactGetItem};
 
-use super::allowances::{HELD, PayerCap};
+use super::allowances::{CountedHold, HELD, PayerCap, counted_holds};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::draws::StripeState;
 use super::error::{build_error, sdk_error};
+use super::holds::decode_hold;
 use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
+use super::stripes::ChosenWrite;
 use super::table::{Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
 use crate::domain::draw::MAX_PER_PURCHASE_CAP;
+use crate::domain::hold::Hold;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::instant::{InstantAward, InstantWin};
 use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
@@ -45,6 +48,10 @@ pub struct Cancellation {
     pub taken_tickets: Vec<u64>,
     /// The payer's allowance had no room for the purchase: what the payer held.
     pub payer_held: Option<u64>,
+    /// The holds counted in that allowance.
+    pub payer_holds: Vec<CountedHold>,
+    /// The hold of the transaction, as it was, when its condition failed.
+    pub hold: Option<Hold>,
 }
 
 /// A purchase record as read after a set of cursors.
@@ -65,9 +72,12 @@ pub struct CursorRead {
     pub requests: u32,
 }
 
-/// What an item of a purchase transaction stands for, to read its cancellation reason.
-enum Role {
+/// What an item of a purchase or hold transaction stands for, to read its cancellation
+/// reason.
+pub(crate) enum Role {
     Record,
+    /// The hold a transaction creates, converts or releases.
+    Hold,
     Stripe(u32),
     Ticket(u64),
     Allowance,
@@ -84,7 +94,7 @@ pub enum Commit {
 
 /// A new purchase record, listed in the index partitions of its payer and of its first
 /// stripe.
-fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
+pub(crate) fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
     let mut item = key(keys::purchase(&purchase.draw_id, &purchase.payment_id));
     item.insert("kind".into(), s("purchase"));
     item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
@@ -153,7 +163,7 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
     })
 }
 
-fn encode_ticket(purchase: &Purchase, number: u64) -> Item {
+pub(crate) fn encode_ticket(purchase: &Purchase, number: u64) -> Item {
     let mut item = key(keys::ticket(&purchase.draw_id, number));
     item.insert("kind".into(), s("ticket"));
     item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
@@ -176,6 +186,55 @@ pub(crate) fn decode_ticket(item: &Item) -> Result<Ticket, StoreError> {
     })
 }
 
+/// Reads a cancelled transaction item by item, by the role each item was added with.
+pub(crate) fn read_cancellation(
+    verdicts: Vec<(Role, Verdict)>,
+) -> Result<Cancellation, StoreError> {
+    let mut cancellation = Cancellation::default();
+    for (role, verdict) in verdicts {
+        let item = match verdict {
+            Verdict::Passed => continue,
+            Verdict::Conflict => {
+                cancellation.conflict = true;
+                continue;
+            }
+            Verdict::Throttled => {
+                cancellation.throttled = true;
+                continue;
+            }
+            Verdict::ConditionFailed(item) => item,
+        };
+        match role {
+            Role::Record => {
+                let item = item.ok_or_else(|| {
+                    StoreError::Invariant("purchase exists but was not returned".into())
+                })?;
+                cancellation.existing = Some(decode_purchase(&item)?);
+            }
+            Role::Allowance => {
+                let held = item
+                    .as_ref()
+                    .map(|i| Reader::new(i).opt_num(HELD))
+                    .transpose()?
+                    .flatten();
+                cancellation.payer_held = Some(held.unwrap_or(0));
+                cancellation.payer_holds = item.as_ref().map(counted_holds).unwrap_or_default();
+            }
+            Role::Stripe(stripe) => {
+                let state = item
+                    .as_ref()
+                    .map(StripeState::decode)
+                    .transpose()?
+                    .unwrap_or_default();
+                cancellation.stale_stripes.push((stripe, state));
+            }
+            Role::Ticket(number) | Role::Award(number) => cancellation.taken_tickets.push(number),
+            Role::Hold => cancellation.hold = item.as_ref().map(decode_hold).transpose()?,
+        }
+    }
+    Ok(cancellation)
+}
+
 impl Store {
     /// One atomic write: the purchase record (the idempotency record), every stripe it
     /// touches (a lucky dip's cursors moved from their expected values, chosen offsets
@@ -189,6 +248,7 @@ impl Store {
         chosen: &[ChosenTake],
         cap: Option<PayerCap>,
         wins: &[InstantWin],
+        now: i64,
     ) -> Result<Commit, StoreError> {
         let first_stripe = takes
             .first()
@@ -207,12 +267,18 @@ impl Store {
             Channel::Online => 0,
         };
         for take in takes {
-            let update = self.dip_update(&purchase.draw_id, take, std::mem::take(&mut postal))?;
+            let update =
+                self.dip_update(&purchase.draw_id, take, std::mem::take(&mut postal), now)?;
             tx.push(Role::Stripe(take.stripe), update);
         }
         for take in chosen {
-            let update =
-                self.choose_update(&purchase.draw_id, take, std::mem::take(&mut postal))?;
+            let update = self.choose_update(
+                &purchase.draw_id,
+                take,
+                ChosenWrite::Sell,
+                std::mem::take(&mut postal),
+                now,
+            )?;
             tx.push(Role::Stripe(take.stripe), update);
         }
         for &number in &purchase.tickets {
@@ -220,7 +286,14 @@ impl Store {
             tx.push(Role::Ticket(number), item);
         }
         if let Some(cap) = cap {
-            tx.push(Role::Allowance, self.take_allowance(purchase, cap)?);
+            let payer = purchase.payer_id.as_ref().ok_or_else(|| {
+                StoreError::Invariant("a capped draw sold to a purchase without payer".into())
+            })?;
+            let quantity = u64::from(purchase.quantity);
+            tx.push(
+                Role::Allowance,
+                self.take_allowance(&purchase.draw_id, payer, quantity, cap, None)?,
+            );
         }
         let award = InstantAward {
             payment_id: purchase.payment_id.clone(),
@@ -247,48 +320,7 @@ impl Store {
             }
             RoledOutcome::Cancelled(verdicts) => verdicts,
         };
-        let mut cancellation = Cancellation::default();
-        for (role, verdict) in verdicts {
-            let item = match verdict {
-                Verdict::Passed => continue,
-                Verdict::Conflict => {
-                    cancellation.conflict = true;
-                    continue;
-                }
-                Verdict::Throttled => {
-                    cancellation.throttled = true;
-                    continue;
-                }
-                Verdict::ConditionFailed(item) => item,
-            };
-            match role {
-                Role::Record => {
-                    let item = item.ok_or_else(|| {
-                        StoreError::Invariant("purchase exists but was not returned".into())
-                    })?;
-                    cancellation.existing = Some(decode_purchase(&item)?);
-                }
-                Role::Allowance => {
-                    let held = item
-                        .as_ref()
-                        .map(|i| Reader::new(i).opt_num(HELD))
-                        .transpose()?
-                        .flatten();
-                    cancellation.payer_held = Some(held.unwrap_or(0));
-                }
-                Role::Stripe(stripe) => {
-                    let state = item
-                        .as_ref()
-                        .map(StripeState::decode)
-                        .transpose()?
-                        .unwrap_or_default();
-                    cancellation.stale_stripes.push((stripe, state));
-                }
-                Role::Ticket(number) => cancellation.taken_tickets.push(number),
-                Role::Award(number) => cancellation.taken_tickets.push(number),
-            }
-        }
-        Ok(Commit::Cancelled(Box::new(cancellation)))
+        Ok(Commit::Cancelled(Box::new(read_cancellation(verdicts)?)))
     }
 
     /// Reads the cursors of `stripes`, then the purchase record of `payment_id` at a point

@@ -10,7 +10,7 @@ use super::codec::{Item, Reader, key, n};
 use super::error::build_error;
 use super::{Store, StoreError, keys};
 use crate::domain::ids::DrawId;
-use crate::domain::stripes::{Chosen, ChosenTake, Side, StripeCounters, StripeTake};
+use crate::domain::stripes::{Chosen, ChosenTake, Held, Side, StripeCounters, StripeTake};
 
 /// Tickets sold upwards from the stripe's start.
 pub(crate) const BOTTOM: &str = "c";
@@ -24,8 +24,29 @@ const POSTAL: &str = "postal";
 /// the others.
 const CHOSEN_PREFIX: char = 'x';
 
+/// A held offset is an attribute `h<offset>` holding the end of its hold (Unix ms), which
+/// conditions compare with the writer's clock.
+const HELD_PREFIX: char = 'h';
+
 fn chosen_name(offset: u64) -> String {
     format!("{CHOSEN_PREFIX}{offset}")
+}
+
+fn held_name(offset: u64) -> String {
+    format!("{HELD_PREFIX}{offset}")
+}
+
+/// What a write of offsets a buyer named does to each of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChosenWrite {
+    /// Sell them (chosen numbers bought directly).
+    Sell,
+    /// Hold them until `end` (Unix ms).
+    Hold { end: i64 },
+    /// Sell them to the hold that holds them until `end`.
+    Convert { end: i64 },
+    /// Give back the hold that holds them until `end`.
+    Release { end: i64 },
 }
 
 /// What the table holds for one stripe. A stripe nobody sold from has no item.
@@ -36,6 +57,7 @@ pub struct StripeState {
     pub chosen: Chosen,
     /// Postal entries counted on this stripe.
     pub postal: u64,
+    pub held: Held,
 }
 
 impl StripeState {
@@ -46,7 +68,15 @@ impl StripeState {
             .filter_map(|name| name.strip_prefix(CHOSEN_PREFIX))
             .filter_map(|digits| digits.parse::<u64>().ok())
             .collect();
+        let held = item
+            .iter()
+            .filter_map(|(name, value)| {
+                let offset = name.strip_prefix(HELD_PREFIX)?.parse::<u64>().ok()?;
+                Some((offset, value.as_n().ok()?.parse::<i64>().ok()?))
+            })
+            .collect();
         Ok(Self {
+            held,
             counters: StripeCounters {
                 bottom: reader.opt_num(BOTTOM)?.unwrap_or(0),
                 top: reader.opt_num(TOP)?.unwrap_or(0),
@@ -57,9 +87,15 @@ impl StripeState {
         })
     }
 
-    /// Tickets sold from the stripe: by either cursor, or chosen ahead of them.
-    pub fn sold(&self) -> u64 {
-        self.counters.bottom + self.counters.top + self.chosen.len() as u64
+    /// Tickets sold from a stripe of `len` offsets: by either cursor, or chosen ahead
+    /// of them, less the held offsets a cursor passed (held or free again, never sold).
+    pub fn sold(&self, len: u64) -> u64 {
+        let behind = self
+            .held
+            .keys()
+            .filter(|&&o| o < self.counters.bottom || o >= len.saturating_sub(self.counters.top))
+            .count() as u64;
+        (self.counters.bottom + self.counters.top + self.chosen.len() as u64).saturating_sub(behind)
     }
 }
 
@@ -71,6 +107,9 @@ struct StripeUpdate {
     removes: Vec<String>,
     adds: Vec<String>,
     names: usize,
+    /// Values, given to the update only if the expressions use them (DynamoDB refuses
+    /// unused ones).
+    values: Vec<(String, AttributeValue)>,
 }
 
 impl StripeUpdate {
@@ -88,20 +127,36 @@ impl StripeUpdate {
             removes: Vec::new(),
             adds: Vec::new(),
             names: 0,
+            values: Vec::new(),
         }
     }
 
     /// A placeholder for the attribute of a chosen offset.
     fn chosen(&mut self, offset: u64) -> String {
+        self.placeholder(chosen_name(offset))
+    }
+
+    /// A placeholder for the attribute of a held offset.
+    fn held(&mut self, offset: u64) -> String {
+        self.placeholder(held_name(offset))
+    }
+
+    fn placeholder(&mut self, name: String) -> String {
         let placeholder = format!("#x{}", self.names);
         self.names += 1;
-        self.update = std::mem::take(&mut self.update)
-            .expression_attribute_names(&placeholder, chosen_name(offset));
+        self.update =
+            std::mem::take(&mut self.update).expression_attribute_names(&placeholder, name);
         placeholder
     }
 
+    /// The writer's clock, for conditions on the end of holds.
+    fn now(&mut self, now: i64) {
+        self.value(":now", n(now));
+    }
+
     fn value(&mut self, name: &str, value: AttributeValue) {
-        self.update = std::mem::take(&mut self.update).expression_attribute_values(name, value);
+        self.values.retain(|(n, _)| n != name);
+        self.values.push((name.to_owned(), value));
     }
 
     fn name(&mut self, placeholder: &str, name: &str) {
@@ -126,6 +181,13 @@ impl StripeUpdate {
         }
     }
 
+    /// An offset whose hold ended by the writer's clock is taken: its mark goes.
+    fn hold_ended(&mut self, offset: u64) {
+        let held = self.held(offset);
+        self.conditions.push(format!("{held} <= :now"));
+        self.removes.push(held);
+    }
+
     fn build(self) -> Result<TransactWriteItem, StoreError> {
         let mut expression = String::new();
         if !self.sets.is_empty() {
@@ -140,10 +202,21 @@ impl StripeUpdate {
             expression.push_str(" ADD ");
             expression.push_str(&self.adds.join(", "));
         }
-        let update = self
-            .update
+        let condition = self.conditions.join(" AND ");
+        let mut builder = self.update;
+        for (name, value) in self.values {
+            let used = |text: &str| {
+                text.match_indices(name.as_str()).any(|(at, _)| {
+                    !text[at + name.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            };
+            if used(&expression) || used(&condition) {
+                builder = builder.expression_attribute_values(name, value);
+            }
+        }
+        let update = builder
             .update_expression(expression.trim())
-            .condition_expression(self.conditions.join(" AND "))
+            .condition_expression(condition)
             .build()
             .map_err(build_error)?;
         Ok(TransactWriteItem::builder().update(update).build())
@@ -156,11 +229,15 @@ impl Store {
     /// on the condition that the counter is unchanged, the other end has not come this
     /// far, the offsets taken are not chosen and the ones passed are. `postal` entries
     /// are counted on the stripe.
+    ///
+    /// Offsets held on the way are passed and stay held; offsets whose hold ended by `now`
+    /// (the writer's clock, Unix ms), ahead of the cursor or behind it, are taken back.
     pub(crate) fn dip_update(
         &self,
         draw_id: &DrawId,
         take: &StripeTake,
         postal: u64,
+        now: i64,
     ) -> Result<TransactWriteItem, StoreError> {
         let (mine, other) = match take.side {
             Side::Bottom => (BOTTOM, TOP),
@@ -180,11 +257,24 @@ impl Store {
             update.conditions.push("#mine = :old".to_owned());
         }
         update.counter_at_most("#other", ":other_max", take.other_at_most);
+        update.now(now);
         for &offset in &take.taken {
-            let name = update.chosen(offset);
-            update
-                .conditions
-                .push(format!("attribute_not_exists({name})"));
+            if take.ended.contains(&offset) {
+                update.hold_ended(offset);
+            } else {
+                let chosen = update.chosen(offset);
+                let held = update.held(offset);
+                update.conditions.push(format!(
+                    "attribute_not_exists({chosen}) AND attribute_not_exists({held})"
+                ));
+            }
+        }
+        for &offset in &take.returned {
+            update.hold_ended(offset);
+        }
+        for &offset in &take.passed {
+            let held = update.held(offset);
+            update.conditions.push(format!("attribute_exists({held})"));
         }
         for &offset in &take.skipped {
             let name = update.chosen(offset);
@@ -195,27 +285,81 @@ impl Store {
         update.build()
     }
 
-    /// A purchase of chosen numbers on one stripe: each offset joins the chosen set, on
-    /// the condition that no cursor has reached it and nobody chose it before. `postal`
-    /// entries are counted on the stripe.
+    /// A write of offsets a buyer named on one stripe (`write` says what it does to
+    /// them). Offsets ahead of the cursors are conditioned on no cursor having reached
+    /// them; offsets behind one (`returned`) on a hold that ended. To sell or hold, an
+    /// offset must be neither chosen nor held by a hold that lives at `now` (the writer's
+    /// clock, Unix ms); to convert or release, held by that very hold. `postal` entries
+    /// are counted on the stripe.
     pub(crate) fn choose_update(
         &self,
         draw_id: &DrawId,
         take: &ChosenTake,
+        write: ChosenWrite,
         postal: u64,
+        now: i64,
     ) -> Result<TransactWriteItem, StoreError> {
         let mut update = StripeUpdate::new(self, draw_id, take.stripe);
-        update.name("#bottom", BOTTOM);
-        update.name("#top", TOP);
-        update.counter_at_most("#bottom", ":bottom_max", take.bottom_at_most);
-        update.counter_at_most("#top", ":top_max", take.top_at_most);
+        update.now(now);
+        if !take.offsets.is_empty() && !matches!(write, ChosenWrite::Release { .. }) {
+            update.name("#bottom", BOTTOM);
+            update.name("#top", TOP);
+            update.counter_at_most("#bottom", ":bottom_max", take.bottom_at_most);
+            update.counter_at_most("#top", ":top_max", take.top_at_most);
+        }
+        let end = match write {
+            ChosenWrite::Sell => None,
+            ChosenWrite::Hold { end }
+            | ChosenWrite::Convert { end }
+            | ChosenWrite::Release { end } => Some(end),
+        };
+        if let Some(end) = end {
+            update.value(":end", n(end));
+        }
         update.value(":yes", AttributeValue::Bool(true));
-        for &offset in &take.offsets {
-            let name = update.chosen(offset);
-            update
-                .conditions
-                .push(format!("attribute_not_exists({name})"));
-            update.sets.push(format!("{name} = :yes"));
+        for (&offset, ahead) in take
+            .offsets
+            .iter()
+            .map(|o| (o, true))
+            .chain(take.returned.iter().map(|o| (o, false)))
+        {
+            let held = update.held(offset);
+            let free = format!("(attribute_not_exists({held}) OR {held} <= :now)");
+            match (write, ahead) {
+                (ChosenWrite::Sell | ChosenWrite::Hold { .. }, true) => {
+                    let chosen = update.chosen(offset);
+                    update
+                        .conditions
+                        .push(format!("attribute_not_exists({chosen}) AND {free}"));
+                    if write == ChosenWrite::Sell {
+                        update.sets.push(format!("{chosen} = :yes"));
+                        update.removes.push(held);
+                    } else {
+                        update.sets.push(format!("{held} = :end"));
+                    }
+                }
+                (ChosenWrite::Sell, false) => {
+                    update.conditions.push(format!("{held} <= :now"));
+                    update.removes.push(held);
+                }
+                (ChosenWrite::Hold { .. }, false) => {
+                    update.conditions.push(format!("{held} <= :now"));
+                    update.sets.push(format!("{held} = :end"));
+                }
+                (ChosenWrite::Convert { .. }, _) => {
+                    update.conditions.push(format!("{held} = :end"));
+                    if ahead {
+                        let chosen = update.chosen(offset);
+                        update.sets.push(format!("{chosen} = :yes"));
+                    }
+                    update.removes.push(held);
+                }
+                (ChosenWrite::Release { .. }, _) => {
+                    update.conditions.push(format!("{held} = :end"));
+                    update.value(":released", n(0));
+                    update.sets.push(format!("{held} = :released"));
+                }
+            }
         }
         update.count_postal(postal);
         update.build()
@@ -243,6 +387,6 @@ mod tests {
         assert_eq!(state.counters, StripeCounters { bottom: 12, top: 0 });
         assert!(state.closed);
         assert_eq!(state.chosen, Chosen::from([7, 40]));
-        assert_eq!(state.sold(), 14);
+        assert_eq!(state.sold(100), 14);
     }
 }

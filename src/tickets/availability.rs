@@ -8,9 +8,8 @@ use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
 use super::{TicketError, TicketService};
-use crate::domain::availability::{Availability, availability};
+use crate::domain::availability::{Availability, StripeMarks, availability};
 use crate::domain::ids::DrawId;
-use crate::domain::stripes::{Chosen, StripeCounters};
 use crate::store::StoreError;
 
 /// A draw's free numbers at one moment.
@@ -28,20 +27,21 @@ impl TicketService {
         let cache = self.draw_cache(draw_id).await?;
         let draw = &cache.draw;
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
-        let read_at = Utc::now();
-        let stripes: Vec<(StripeCounters, Chosen)> = self
+        let read_at = self.now();
+        let now = read_at.timestamp_millis();
+        let stripes: Vec<StripeMarks> = self
             .store()
             .read_stripes(draw_id, &all)
             .await?
             .into_iter()
-            .map(|(_, state)| (state.counters, state.chosen))
+            .map(|(_, state)| (state.counters, state.chosen, state.held))
             .collect();
         let permutation = cache.permutation().clone();
         let layout = draw.config.layout();
         let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
         let started = std::time::Instant::now();
         let availability = tokio::task::spawn_blocking(move || {
-            availability(&permutation, layout, &stripes, threads)
+            availability(&permutation, layout, &stripes, now, threads)
         })
         .await
         .map_err(|e| StoreError::Invariant(format!("the grid was not computed: {e}")))?;

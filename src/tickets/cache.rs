@@ -49,6 +49,7 @@ impl CachedView {
     /// Records what the table says of a stripe.
     pub(super) fn learn(&mut self, stripe: u32, state: &StripeState) {
         self.stripes.learn(stripe, state.counters, &state.chosen);
+        self.stripes.learn_held(stripe, &state.held);
         self.closed |= state.closed;
         self.epoch += 1;
     }
@@ -125,7 +126,10 @@ impl DrawCache {
             .iter()
             .flat_map(|t| {
                 let start = layout.indices(t.stripe).start;
-                t.taken.iter().map(move |offset| start + offset)
+                t.taken
+                    .iter()
+                    .chain(&t.returned)
+                    .map(move |offset| start + offset)
             })
             .map(|index| self.permutation.apply(index) + 1)
             .collect()
@@ -136,6 +140,12 @@ impl DrawCache {
     }
 
     /// The stripe and offset of ticket `number` (in `1..=total_tickets`).
+    /// The ticket number at `offset` of `stripe`.
+    pub(super) fn number(&self, stripe: u32, offset: u64) -> u64 {
+        let start = self.draw.config.layout().indices(stripe).start;
+        self.permutation.apply(start + offset) + 1
+    }
+
     pub(super) fn locate(&self, number: u64) -> (u32, u64) {
         let index = self.permutation.invert(number - 1);
         self.draw.config.layout().locate(index)

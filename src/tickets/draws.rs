@@ -188,7 +188,8 @@ impl TicketService {
     pub(super) async fn summary(&self, draw: Draw) -> Result<DrawSummary, TicketError> {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
-        let sold = stripes.iter().map(|(_, s)| s.sold()).sum();
+        let layout = draw.config.layout();
+        let sold = stripes.iter().map(|(i, s)| s.sold(layout.len(*i))).sum();
         let postal = stripes.iter().map(|(_, s)| s.postal).sum();
         Ok(DrawSummary {
             status: draw.status_at(Utc::now()),

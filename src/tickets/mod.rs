@@ -10,6 +10,7 @@ mod cache;
 mod close;
 mod draws;
 mod freeze;
+mod holds;
 mod instant;
 mod lists;
 mod purchase;
@@ -27,10 +28,11 @@ pub use cache::DEFAULT_CACHED_DRAWS;
 pub use draws::{DrawSummary, NewDraw};
 pub use instant::{InstantReveal, InstantWinsView};
 pub use lists::{DrawFilter, PurchasesPage};
+pub use purchase::{ConvertRequest, HoldReceipt};
 pub use winners::{BeaconInput, Prize, Replaced, Winners};
 
 use crate::domain::draw::DrawConfigError;
-use crate::domain::ids::{DrawId, PaymentId};
+use crate::domain::ids::{DrawId, HoldId, PaymentId};
 use crate::domain::instant::InstantWin;
 use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
 use crate::domain::secret::DeploymentSecret;
@@ -99,7 +101,7 @@ pub enum TicketError {
     InvalidQuantity { max: u32 },
     #[error("only {remaining} tickets remain")]
     SoldOut { remaining: u64 },
-    #[error("numbers {0:?} are sold")]
+    #[error("numbers {0:?} are sold or held")]
     NumbersTaken(Vec<u64>),
     #[error("{0}")]
     InvalidNumbers(String),
@@ -107,6 +109,14 @@ pub enum TicketError {
     TooFragmented { remaining: u64 },
     #[error("payment id {0} was used for a different purchase")]
     IdempotencyConflict(PaymentId),
+    #[error("hold id {0} was used for a different hold")]
+    HoldConflict(HoldId),
+    #[error("hold {0} does not exist")]
+    HoldNotFound(HoldId),
+    #[error("hold {0} has ended (expired or released): its numbers may be someone else's")]
+    HoldExpired(HoldId),
+    #[error("hold {0} was converted by another payment")]
+    HoldUsed(HoldId),
     #[error("purchase {0} does not exist")]
     PurchaseNotFound(PaymentId),
     #[error("ticket {number} is outside 1..={total}")]
@@ -232,7 +242,7 @@ impl TicketService {
         if cache.draw.config.max_per_payer().is_some() && request.payer_id.is_none() {
             return Err(TicketError::PayerRequired);
         }
-        PurchaseRun::new(&self.store, cache, request, requests)
+        PurchaseRun::new(&self.store, cache, request, requests, self.clock.clone())
             .run()
             .await
     }
@@ -272,7 +282,7 @@ impl TicketService {
 
 /// Chosen numbers must be `quantity` distinct numbers of the draw, in ascending order (the
 /// API sorts them).
-fn check_numbers(numbers: &[u64], total: u64, quantity: u32) -> Result<(), TicketError> {
+pub(super) fn check_numbers(numbers: &[u64], total: u64, quantity: u32) -> Result<(), TicketError> {
     if numbers.len() != quantity as usize {
         return Err(TicketError::InvalidNumbers(
             "`numbers` and `quantity` disagree".into(),

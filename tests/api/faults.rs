@@ -42,7 +42,7 @@ pub fn every_fault(share: f64) -> Faults {
     }
 }
 
-/// Sends `payments` bodies (`body(i)`, whose `payment_id` names the payment) to `path`,
+/// Sends `payments` bodies (`body(i)`, whose `payment_id` or else `hold_id` names it) to `path`,
 /// each by two instances at once as a retried webhook would be, through the proxy; each
 /// repeats its 503s. Every payment's two answers, by payment id.
 pub async fn twin_payments(
@@ -61,7 +61,8 @@ pub async fn twin_payments(
                 for i in (chunk..payments).step_by(8) {
                     let body = body(i);
                     let reply = settle(&instance, path, &body.to_string()).await;
-                    answers.push((body["payment_id"].as_str().unwrap_or("").to_owned(), reply));
+                    let id = body["payment_id"].as_str().or(body["hold_id"].as_str());
+                    answers.push((id.unwrap_or("").to_owned(), reply));
                 }
                 answers
             }));

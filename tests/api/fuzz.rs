@@ -89,6 +89,7 @@ fn routes() -> Vec<(Method, String, Vec<String>)> {
         let path = path
             .replace("{draw_id}", "fz")
             .replace("{payment_id}", "p1")
+            .replace("{hold_id}", "h1")
             .replace("{payer_id}", "ann")
             .replace("{number}", "1")
             .replace("{prize}", "1")

@@ -30,6 +30,7 @@ impl From<DrawConfigError> for Problem {
             }
             DrawConfigError::MaxPerPayer => Code::InvalidMaxPerPayer,
             DrawConfigError::InstantWins(_) => Code::InvalidInstantWins,
+            DrawConfigError::HoldSeconds => Code::InvalidHoldSeconds,
         };
         Problem::new(code, err.to_string())
     }
@@ -143,6 +144,10 @@ impl From<TicketError> for Problem {
             TicketError::TooFragmented { remaining } => {
                 Problem::new(Code::TicketsFragmented, detail).with("remaining", remaining)
             }
+            TicketError::HoldConflict(_) => Problem::new(Code::IdempotencyConflict, detail),
+            TicketError::HoldNotFound(_) => Problem::new(Code::HoldNotFound, detail),
+            TicketError::HoldExpired(_) => Problem::new(Code::HoldExpired, detail),
+            TicketError::HoldUsed(_) => Problem::new(Code::HoldUsed, detail),
             TicketError::IdempotencyConflict(_) => Problem::new(Code::IdempotencyConflict, detail),
             TicketError::PurchaseNotFound(_) => Problem::new(Code::PurchaseNotFound, detail),
             TicketError::TicketOutOfRange { .. } => Problem::new(Code::TicketOutOfRange, detail),

@@ -21,7 +21,7 @@ pub(super) struct AvailabilityBody {
     total_tickets: u64,
     /// Numbers anyone may buy now.
     free: u64,
-    /// Numbers held for a buyer: none until holds exist, so always 0.
+    /// Numbers held by live holds: neither free nor sold.
     held: u64,
     /// Numbers sold, voided ones included (they are never sold again).
     sold: u64,
@@ -63,7 +63,7 @@ pub(super) async fn get_availability(
         draw_id: grid.draw_id.to_string(),
         total_tickets: availability.total,
         free: availability.free,
-        held: 0,
+        held: availability.held,
         sold: availability.sold,
         encoding: "bitmap-lsb0-base64",
         bitmap: STANDARD.encode(&availability.bitmap),

@@ -45,6 +45,10 @@ pub(super) struct CreateDrawBody {
     /// The most non-voided tickets one payer may hold; purchases then need a `payer_id`.
     #[schema(minimum = 1)]
     max_per_payer: Option<u64>,
+    /// How long a hold keeps its numbers for the buyer: 30 to 3,600 seconds (600 by
+    /// default), never past the close.
+    #[schema(minimum = 30, maximum = 3_600)]
+    hold_seconds: Option<u32>,
     /// When sales start (RFC 3339, years 2000 to 9999).
     #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(default, deserialize_with = "optional_rfc3339")]
@@ -163,6 +167,7 @@ pub(super) struct DrawFields {
     max_per_purchase: u32,
     #[schema(required = true)]
     max_per_payer: Option<u64>,
+    hold_seconds: u32,
     stripes: u32,
     status: DrawStatus,
     #[schema(required = true, format = DateTime)]
@@ -205,6 +210,7 @@ impl DrawFields {
             total_tickets: draw.config.total_tickets(),
             max_per_purchase: draw.config.max_per_purchase(),
             max_per_payer: draw.config.max_per_payer(),
+            hold_seconds: draw.config.hold_seconds(),
             stripes: draw.config.stripes(),
             status,
             opens_at: draw.schedule.opens_at().map(timestamp),
@@ -271,6 +277,7 @@ pub(super) const CREATE_DRAW_CODES: &[Code] = &[
     Code::InvalidTotalTickets,
     Code::InvalidMaxPerPurchase,
     Code::InvalidMaxPerPayer,
+    Code::InvalidHoldSeconds,
     Code::InvalidStripes,
     Code::InvalidClosesAt,
     Code::InvalidSchedule,
@@ -305,7 +312,8 @@ pub(super) async fn create_draw(
         draw_id: body.draw_id.as_deref().map(DrawId::parse).transpose()?,
         name: free_text("name", body.name, MAX_NAME_LEN)?,
         config: DrawConfig::new(body.total_tickets, body.max_per_purchase, body.stripes)?
-            .with_max_per_payer(body.max_per_payer)?,
+            .with_max_per_payer(body.max_per_payer)?
+            .with_hold_seconds(body.hold_seconds)?,
         schedule: Schedule::new(body.opens_at, body.closes_at)?,
         beacon: body.beacon.map(BeaconBody::name).transpose()?,
         instant_wins: body

@@ -3,6 +3,7 @@
 mod availability;
 mod draws;
 mod instant;
+mod holds;
 mod lists;
 mod purchases;
 mod winners;
@@ -28,6 +29,9 @@ super::routes::route_table!(
         purchases::void_purchase,
         lists::payer_purchases,
         purchases::get_ticket,
+        holds::create_hold,
+        holds::get_hold,
+        holds::release_hold,
         availability::get_availability,
         winners::get_winners,
         instant::get_instant_wins;

@@ -13,10 +13,11 @@ use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::instant::InstantWinBody;
 use super::{DrawPath, free_text, required_text};
-use crate::domain::ids::{DrawId, PayerId, PaymentId};
+use crate::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
 use crate::domain::purchase::{
     Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest,
 };
+use crate::tickets::{ConvertRequest, PurchaseReceipt};
 
 /// A paid purchase: `quantity` tickets by lucky dip, or the `numbers` the buyer chose.
 #[derive(Deserialize, ToSchema)]
@@ -25,7 +26,12 @@ pub(super) struct PurchaseBody {
     /// The idempotency key: the same id with the same body answers the same tickets.
     #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     payment_id: String,
-    /// A lucky dip of 1 to the draw's `max_per_purchase` tickets; give this or `numbers`.
+    /// A live hold to pay for: the purchase gets exactly its numbers, once (give no
+    /// `quantity` nor `numbers` with it).
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    hold_id: Option<String>,
+    /// A lucky dip of 1 to the draw's `max_per_purchase` tickets; give this, `numbers` or
+    /// `hold_id`.
     #[schema(minimum = 1)]
     quantity: Option<u32>,
     /// The numbers the buyer chose: 1 to `max_per_purchase` distinct numbers of the draw,
@@ -149,11 +155,15 @@ pub(super) const PURCHASE_CODES: &[Code] = &[
     Code::DrawClosed,
     Code::DrawNotOpen,
     Code::PayerLimit,
+    Code::HoldNotFound,
+    Code::HoldExpired,
+    Code::HoldUsed,
 ];
 
 /// Buy tickets
 ///
-/// A lucky dip (`quantity`) or the numbers the buyer chose (`numbers`, all or nothing).
+/// A lucky dip (`quantity`), the numbers the buyer chose (`numbers`, all or nothing), or
+/// the numbers of a live hold (`hold_id`: once, before it expires).
 /// `payment_id` is the idempotency key: the same body again answers `200` with the same
 /// tickets and allocates nothing; a voided purchase replays as voided.
 #[utoipa::path(
@@ -172,6 +182,9 @@ pub(super) async fn purchase(
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<PurchaseBody>,
 ) -> Result<impl IntoResponse, Problem> {
+    if let Some(hold_id) = body.hold_id.clone() {
+        return convert_hold(&state, draw_id, hold_id, body).await;
+    }
     let (quantity, numbers) = selection(body.quantity, body.numbers)?;
     let request = PurchaseRequest {
         draw_id: DrawId::parse(&draw_id)?,
@@ -188,22 +201,55 @@ pub(super) async fn purchase(
         },
     };
     let receipt = state.tickets.purchase(request).await?;
+    Ok(answer(receipt))
+}
+
+/// `201` with a new purchase, `200` with a replay.
+fn answer(receipt: PurchaseReceipt) -> (StatusCode, Json<PurchaseAnswer>) {
     let status = if receipt.replayed {
         StatusCode::OK
     } else {
         StatusCode::CREATED
     };
-    Ok((
+    (
         status,
         Json(PurchaseAnswer {
             instant_wins: InstantWinBody::list(&receipt.instant_wins),
             purchase: PurchaseResponse::from(receipt.purchase),
         }),
-    ))
+    )
+}
+
+/// Pays for a hold: the body names the hold and nothing it would choose.
+async fn convert_hold(
+    state: &AppState,
+    draw_id: String,
+    hold_id: String,
+    body: PurchaseBody,
+) -> Result<(StatusCode, Json<PurchaseAnswer>), Problem> {
+    if body.quantity.is_some() || body.numbers.is_some() || body.channel.is_some() {
+        return Err(Problem::new(
+            Code::member("hold_id"),
+            "a purchase of a hold gets exactly its numbers: give no `quantity`, `numbers` or `channel` with `hold_id`",
+        ));
+    }
+    if body.payer_id.is_some() {
+        return Err(Problem::new(
+            Code::member("payer_id"),
+            "a purchase of a hold is the hold's payer's: give no `payer_id` with `hold_id`",
+        ));
+    }
+    let request = ConvertRequest {
+        draw_id: DrawId::parse(&draw_id)?,
+        payment_id: PaymentId::parse(&body.payment_id)?,
+        hold_id: HoldId::parse(&hold_id)?,
+        token: free_text("token", body.token, MAX_FREE_TEXT_LEN)?,
+    };
+    Ok(answer(state.tickets.convert(request).await?))
 }
 
 /// A lucky dip's quantity, or the chosen numbers (sorted) and their count: one of the two.
-fn selection(
+pub(super) fn selection(
     quantity: Option<u32>,
     numbers: Option<Vec<u64>>,
 ) -> Result<(u32, Option<Vec<u64>>), Problem> {

@@ -8,8 +8,10 @@ use super::StripeView;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChosenTake {
     pub stripe: u32,
-    /// Offsets from the stripe's first index, ascending.
+    /// Offsets from the stripe's first index ahead of both cursors, ascending.
     pub offsets: Vec<u64>,
+    /// Offsets behind a cursor whose hold is over, ascending: free again.
+    pub returned: Vec<u64>,
     /// The largest bottom counter that leaves every offset unsold.
     pub bottom_at_most: u64,
     /// The largest top counter that leaves every offset unsold.
@@ -40,38 +42,55 @@ impl StripeView {
         if !taken.is_empty() {
             return Choice::Taken(taken);
         }
-        let mut takes: Vec<ChosenTake> = Vec::new();
-        for &(stripe, offset) in located {
-            let top = self.layout().len(stripe) - 1 - offset;
-            match takes.iter_mut().find(|t| t.stripe == stripe) {
-                Some(take) => {
-                    take.offsets.push(offset);
-                    take.bottom_at_most = take.bottom_at_most.min(offset);
-                    take.top_at_most = take.top_at_most.min(top);
-                }
-                None => takes.push(ChosenTake {
-                    stripe,
-                    offsets: vec![offset],
-                    bottom_at_most: offset,
-                    top_at_most: top,
-                }),
-            }
-        }
+        let takes = self.group(located);
         if extra_items + located.len() + takes.len() > self.transaction_items() {
             return Choice::TooSpread;
-        }
-        for take in &mut takes {
-            take.offsets.sort_unstable();
         }
         Choice::Take(takes)
     }
 
-    /// Whether the view knows the offset sold: behind a counter, or chosen.
+    /// The writes of offsets named by the buyer (or by a hold), grouped by stripe: ahead
+    /// of the known counters, or behind one.
+    pub fn group(&self, located: &[(u32, u64)]) -> Vec<ChosenTake> {
+        let mut takes: Vec<ChosenTake> = Vec::new();
+        for &(stripe, offset) in located {
+            let len = self.layout().len(stripe);
+            let index = match takes.iter().position(|t| t.stripe == stripe) {
+                Some(index) => index,
+                None => {
+                    takes.push(ChosenTake {
+                        stripe,
+                        offsets: Vec::new(),
+                        returned: Vec::new(),
+                        bottom_at_most: len,
+                        top_at_most: len,
+                    });
+                    takes.len() - 1
+                }
+            };
+            let take = &mut takes[index];
+            if self.is_behind(stripe, offset) {
+                take.returned.push(offset);
+            } else {
+                take.offsets.push(offset);
+                take.bottom_at_most = take.bottom_at_most.min(offset);
+                take.top_at_most = take.top_at_most.min(len - 1 - offset);
+            }
+        }
+        for take in &mut takes {
+            take.offsets.sort_unstable();
+            take.returned.sort_unstable();
+        }
+        takes
+    }
+
+    /// Whether the view knows the offset sold or held: held by a live hold, or behind
+    /// a counter without a hold that ended, or chosen.
     pub fn is_sold(&self, stripe: u32, offset: u64) -> bool {
-        let (counters, chosen) = self.known(stripe);
-        offset < counters.bottom
-            || offset >= self.layout().len(stripe) - counters.top
-            || chosen.contains(&offset)
+        match self.hold_end(stripe, offset) {
+            Some(end) => end > self.now(),
+            None => self.is_behind(stripe, offset) || self.known(stripe).1.contains(&offset),
+        }
     }
 }
 
@@ -97,6 +116,7 @@ mod tests {
             ChosenTake {
                 stripe: 3,
                 offsets: vec![5, 40],
+                returned: vec![],
                 bottom_at_most: 5,
                 top_at_most: len - 41,
             }

@@ -4,13 +4,22 @@
 
 mod choose;
 mod layout;
+mod pick;
+mod standing;
 mod view;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use choose::{Choice, ChosenTake};
 pub use layout::StripeLayout;
+pub use standing::{Standing, standings};
 pub use view::{Plan, StripeView};
+
+/// Offsets of a stripe that holds cover, each with the end of its hold (Unix
+/// milliseconds; 0 once released). A hold lives while its end is after the writer's
+/// clock. A cursor passes a held offset without taking it, so an offset behind a cursor
+/// may still be held; once its hold ends it is free again, and a purchase takes it back.
+pub type Held = BTreeMap<u64, i64>;
 
 /// Which end of a stripe a purchase sells from. The buyer that opened a stripe sells
 /// upwards from its start; once every stripe is open, other buyers sell downwards from its
@@ -34,18 +43,26 @@ pub struct StripeTake {
     pub taken: Vec<u64>,
     /// Offsets the cursor passes over because buyers chose their numbers: sold already.
     pub skipped: Vec<u64>,
+    /// Held offsets the cursor passes over: they stay held behind it.
+    pub passed: Vec<u64>,
+    /// Offsets behind a cursor whose hold ended: this purchase takes them back.
+    pub returned: Vec<u64>,
+    /// Offsets among `taken` whose hold ended (their hold mark is dropped).
+    pub ended: Vec<u64>,
     /// The largest value the other end's counter may have for these tickets to be free.
     pub other_at_most: u64,
 }
 
 impl StripeTake {
+    /// Tickets this take sells: ahead of the cursor and taken back behind it.
     pub fn count(&self) -> u64 {
-        self.taken.len() as u64
+        (self.taken.len() + self.returned.len()) as u64
     }
 
-    /// The end's counter once this purchase commits.
+    /// The end's counter once this purchase commits: past what it takes ahead of it and
+    /// every chosen or held offset on the way.
     pub fn next_cursor(&self) -> u64 {
-        self.cursor + self.count() + self.skipped.len() as u64
+        self.cursor + (self.taken.len() + self.skipped.len() + self.passed.len()) as u64
     }
 }
 

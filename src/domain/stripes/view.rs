@@ -2,7 +2,7 @@
 
 use rand::{Rng, RngExt};
 
-use super::{Chosen, Side, StripeCounters, StripeLayout, StripeTake};
+use super::{Chosen, Held, Side, StripeCounters, StripeLayout, StripeTake};
 
 /// What one purchase attempt should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +38,10 @@ pub struct StripeView {
     /// Offsets that buyers chose ahead of the known counters. The set only grows until a
     /// cursor passes a member, so what the view holds is a subset of the table's.
     chosen: Vec<Chosen>,
+    /// Held offsets and the ends of their holds, as the table last said.
+    held: Vec<Held>,
+    /// The planner's clock (Unix milliseconds): a hold that ends by then is over.
+    now: i64,
     /// Purchases of this process in flight per stripe.
     busy: Vec<u32>,
     /// The end of each stripe that this process sells from.
@@ -57,6 +61,8 @@ impl StripeView {
             transaction_items,
             known: vec![StripeCounters::default(); stripes],
             chosen: vec![Chosen::new(); stripes],
+            held: vec![Held::new(); stripes],
+            now: 0,
             busy: vec![0; stripes],
             owned: vec![None; stripes],
             sold_out: vec![false; stripes],
@@ -99,9 +105,57 @@ impl StripeView {
         self.prune(stripe);
     }
 
+    /// Records the holds of a stripe as the table says (they come and go, so the newest
+    /// read replaces what the view held).
+    pub fn learn_held(&mut self, stripe: u32, held: &Held) {
+        self.held[stripe as usize].clone_from(held);
+    }
+
+    /// Sets the planner's clock (Unix milliseconds) before a plan.
+    pub fn at(&mut self, now: i64) {
+        self.now = now;
+    }
+
+    /// Records a hold of `offsets` until `end`, or its release (`end` 0).
+    pub fn hold(&mut self, stripe: u32, offsets: &[u64], end: i64) {
+        let held = &mut self.held[stripe as usize];
+        for &offset in offsets {
+            held.insert(offset, end);
+        }
+    }
+
+    /// The end of the hold on an offset, as the view knows it.
+    pub fn hold_end(&self, stripe: u32, offset: u64) -> Option<i64> {
+        self.held[stripe as usize].get(&offset).copied()
+    }
+
+    /// The planner's clock.
+    pub fn now(&self) -> i64 {
+        self.now
+    }
+
+    /// Whether the offset is behind one of the known counters.
+    pub fn is_behind(&self, stripe: u32, offset: u64) -> bool {
+        let known = self.known[stripe as usize];
+        offset < known.bottom || offset >= self.layout.len(stripe).saturating_sub(known.top)
+    }
+
+    /// Held offsets behind a cursor whose hold is over: free again.
+    fn returned(&self, stripe: u32) -> Vec<u64> {
+        self.held[stripe as usize]
+            .iter()
+            .filter(|&(&offset, &end)| end <= self.now && self.is_behind(stripe, offset))
+            .map(|(&offset, _)| offset)
+            .collect()
+    }
+
     /// Records a committed purchase: its counters, and the ends it sold from as ours.
     pub fn committed(&mut self, takes: &[StripeTake]) {
         for take in takes {
+            let held = &mut self.held[take.stripe as usize];
+            for offset in take.returned.iter().chain(&take.ended) {
+                held.remove(offset);
+            }
             let known = &mut self.known[take.stripe as usize];
             let counter = match take.side {
                 Side::Bottom => &mut known.bottom,
@@ -113,8 +167,13 @@ impl StripeView {
         }
     }
 
-    /// Records chosen offsets that a committed purchase took.
-    pub fn chose(&mut self, stripe: u32, offsets: &[u64]) {
+    /// Records chosen offsets that a committed purchase took: ahead of the cursors, and
+    /// `returned` behind them.
+    pub fn chose(&mut self, stripe: u32, offsets: &[u64], returned: &[u64]) {
+        let held = &mut self.held[stripe as usize];
+        for offset in offsets.iter().chain(returned) {
+            held.remove(offset);
+        }
         self.chosen[stripe as usize].extend(offsets);
         self.prune(stripe);
     }
@@ -151,6 +210,8 @@ impl StripeView {
     pub fn unreported_sold_out(&self) -> Vec<u32> {
         (0..self.layout.stripes())
             .filter(|&s| !self.sold_out[s as usize] && self.room(s) == 0)
+            // A stripe with holds may get numbers back when they end.
+            .filter(|&s| self.held[s as usize].is_empty())
             .collect()
     }
 
@@ -204,9 +265,17 @@ impl StripeView {
             return 0;
         }
         let known = self.known[stripe as usize];
-        self.layout
-            .len(stripe)
-            .saturating_sub(known.bottom + known.top + self.chosen[stripe as usize].len() as u64)
+        let (mut live_ahead, mut returned) = (0u64, 0u64);
+        for (&offset, &end) in &self.held[stripe as usize] {
+            match (end > self.now, self.is_behind(stripe, offset)) {
+                (true, false) => live_ahead += 1,
+                (false, true) => returned += 1,
+                _ => {}
+            }
+        }
+        self.layout.len(stripe).saturating_sub(
+            known.bottom + known.top + self.chosen[stripe as usize].len() as u64 + live_ahead,
+        ) + returned
     }
 
     pub fn remaining(&self) -> u64 {
@@ -251,7 +320,7 @@ impl StripeView {
                 Plan::TooFragmented
             };
         }
-        if let Some(takes) = self.span(std::slice::from_ref(&owned), quantity)
+        if let Some(takes) = self.span(std::slice::from_ref(&owned), quantity, rng)
             && takes.len() <= most
         {
             return Plan::Take(takes);
@@ -280,43 +349,96 @@ impl StripeView {
             .filter(|s| self.busy[*s as usize] > 0 && self.room(*s) > 0)
             .map(|s| (s, self.owned[s as usize].unwrap_or(Side::Top)))
             .collect();
-        let takes = self
-            .span(&[owned, others, busy], quantity)
-            .expect("the stripes hold at least the quantity");
+        let takes = self.span(&[owned, others, busy], quantity, rng);
+        let Some(takes) = takes else {
+            return Plan::TooFragmented;
+        };
         if takes.len() > most {
             return Plan::TooFragmented;
         }
         Plan::Take(takes)
     }
 
-    /// The first `count` offsets from `cursor` on at one end of a stripe that nobody
-    /// chose, and the chosen ones passed on the way.
-    fn walk(&self, stripe: u32, side: Side, cursor: u64, count: u64) -> (Vec<u64>, Vec<u64>) {
+    /// `count` free offsets of one end of a stripe: the first ones from `cursor` on, or
+    /// offsets behind a cursor whose hold is over, each ticket from either in proportion
+    /// to how many they hold, so the dip stays uniform over what is free.
+    fn walk(
+        &self,
+        stripe: u32,
+        side: Side,
+        cursor: u64,
+        count: u64,
+        rng: &mut impl Rng,
+    ) -> StripeTake {
         let len = self.layout.len(stripe);
+        let known = self.known[stripe as usize];
+        let other = match side {
+            Side::Bottom => known.top,
+            Side::Top => known.bottom,
+        };
         let chosen = &self.chosen[stripe as usize];
-        let mut taken = Vec::with_capacity(count as usize);
-        let mut skipped = Vec::new();
+        let held = &self.held[stripe as usize];
+        let mut pool = self.returned(stripe);
+        let mut ahead = self.room(stripe).saturating_sub(pool.len() as u64);
+        let mut take = StripeTake {
+            stripe,
+            side,
+            cursor,
+            taken: Vec::with_capacity(count as usize),
+            skipped: Vec::new(),
+            passed: Vec::new(),
+            returned: Vec::new(),
+            ended: Vec::new(),
+            other_at_most: 0,
+        };
         let mut step = cursor;
-        while (taken.len() as u64) < count && step < len {
-            let offset = match side {
-                Side::Bottom => step,
-                Side::Top => len - 1 - step,
-            };
-            if chosen.contains(&offset) {
-                skipped.push(offset);
-            } else {
-                taken.push(offset);
+        while take.count() < count {
+            let back = pool.len() as u64;
+            if back > 0 && rng.random_range(0..back + ahead) < back {
+                let pick = rng.random_range(0..pool.len());
+                take.returned.push(pool.swap_remove(pick));
+                continue;
             }
-            step += 1;
+            let mut found = false;
+            while !found && step < len.saturating_sub(other) {
+                let offset = match side {
+                    Side::Bottom => step,
+                    Side::Top => len - 1 - step,
+                };
+                step += 1;
+                match held.get(&offset) {
+                    _ if chosen.contains(&offset) => take.skipped.push(offset),
+                    Some(&end) if end > self.now => take.passed.push(offset),
+                    Some(_) => {
+                        take.ended.push(offset);
+                        take.taken.push(offset);
+                        found = true;
+                    }
+                    None => {
+                        take.taken.push(offset);
+                        found = true;
+                    }
+                }
+            }
+            if !found {
+                break;
+            }
+            ahead = ahead.saturating_sub(1);
         }
-        (taken, skipped)
+        take.other_at_most = len - take.next_cursor();
+        take
     }
 
     /// Takes `quantity` from the tiers of candidates, best tier first. The first tier (our
     /// own ends, whose counters are fresh) is used up emptiest first. In the others the
     /// first stripe in their order that fits the rest wins; without one the roomiest is
     /// taken and the search goes on. `None` when the candidates hold too little.
-    fn span(&self, tiers: &[Vec<(u32, Side)>], quantity: u64) -> Option<Vec<StripeTake>> {
+    fn span(
+        &self,
+        tiers: &[Vec<(u32, Side)>],
+        quantity: u64,
+        rng: &mut impl Rng,
+    ) -> Option<Vec<StripeTake>> {
         let mut takes: Vec<StripeTake> = Vec::new();
         let mut need = quantity;
         while need > 0 {
@@ -339,17 +461,12 @@ impl StripeView {
                 Side::Bottom => known.bottom,
                 Side::Top => known.top,
             };
-            let (taken, skipped) = self.walk(stripe, side, cursor, count);
-            let next = cursor + count + skipped.len() as u64;
-            takes.push(StripeTake {
-                stripe,
-                side,
-                cursor,
-                taken,
-                skipped,
-                other_at_most: self.layout.len(stripe) - next,
-            });
-            need -= count;
+            let take = self.walk(stripe, side, cursor, count, rng);
+            if take.count() == 0 {
+                return None;
+            }
+            need -= take.count();
+            takes.push(take);
         }
         Some(takes)
     }
@@ -423,6 +540,9 @@ mod tests {
                 cursor: 0,
                 taken: vec![0, 1, 2],
                 skipped: vec![],
+                passed: vec![],
+                returned: vec![],
+                ended: vec![],
                 other_at_most: len - 3
             }]
         );
@@ -487,6 +607,9 @@ mod tests {
                 cursor: 0,
                 taken: vec![len - 1, len - 2, len - 3, len - 4],
                 skipped: vec![],
+                passed: vec![],
+                returned: vec![],
+                ended: vec![],
                 other_at_most: len - 4
             }]
         );

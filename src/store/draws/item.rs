@@ -56,6 +56,7 @@ pub(super) fn encode_draw(draw: &Draw) -> Item {
     if let Some(max) = draw.config.max_per_payer() {
         item.insert("max_per_payer".into(), n(max));
     }
+    item.insert("hold_seconds".into(), n(draw.config.hold_seconds()));
     if let Some(at) = draw.schedule.opens_at() {
         item.insert("opens_at".into(), timestamp(at));
     }
@@ -244,6 +245,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         Some(r.num("stripes")?),
     )
     .and_then(|c| c.with_max_per_payer(max_per_payer))
+    .and_then(|c| c.with_hold_seconds(r.opt_num("hold_seconds").ok().flatten()))
     .map_err(|e| corrupt(&e.to_string()))?;
     let instant_wins = decode_instant(&r)?;
     let config = config.with_instant_wins(instant_wins.is_some());

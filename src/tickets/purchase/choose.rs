@@ -1,8 +1,8 @@
 //! The step that plans a purchase of numbers the buyer chose: where each number sits, and
-//! whether the view already knows one of them sold. What the view knows sold stays sold
-//! (counters only grow, a chosen number keeps its buyer), so `numbers_taken` is never
-//! premature; a number sold meanwhile fails the transaction, whose cancellation teaches
-//! the view its stripe, and the next plan refuses.
+//! whether the view already knows one of them sold or held. A hold may end and give its
+//! numbers back, so before `numbers_taken` the stripes in question are read once; a
+//! number sold meanwhile fails the transaction, whose cancellation teaches the view its
+//! stripe, and the next plan refuses.
 
 use super::{PurchaseRun, Refusal, Step};
 use crate::domain::stripes::Choice;
@@ -23,6 +23,13 @@ impl PurchaseRun<'_> {
         }
         match choice {
             Choice::Take(takes) => Step::CommitChosen(takes),
+            // Holds end and give numbers back: the stripes are read once before a refusal.
+            Choice::Taken(positions) if !self.read_taken => {
+                let mut stripes: Vec<u32> = positions.iter().map(|&p| located[p].0).collect();
+                stripes.sort_unstable();
+                stripes.dedup();
+                Step::ReadStripes(stripes)
+            }
             Choice::Taken(positions) => Step::Refuse(Refusal::Taken(
                 positions.iter().map(|&p| numbers[p]).collect(),
             )),

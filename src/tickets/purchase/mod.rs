@@ -1,12 +1,20 @@
 //! One purchase, as a small state machine: plan from what this process knows, then claim
 //! stripe ends, read the cursors, commit, or refuse; learn from every cancellation. A
-//! purchase of numbers the buyer chose plans in `choose.rs` and shares the rest.
+//! purchase of numbers the buyer chose plans in `choose.rs` and shares the rest; a hold
+//! is made in `hold.rs` and paid for in `convert.rs`.
 //!
 //! The table decides every race (conditional writes in one transaction); these steps only
 //! choose what to ask for. A cursor that moved under us comes back in the cancellation
 //! reasons, so most purchases cost one transaction and no read.
 
 mod choose;
+mod convert;
+mod hold;
+
+pub use convert::ConvertRequest;
+pub(super) use convert::ConvertRun;
+pub use hold::HoldReceipt;
+pub(super) use hold::HoldRun;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +25,7 @@ use rand::rngs::StdRng;
 use tracing::{debug, info, warn};
 
 use super::cache::{BusyGuard, DrawCache};
-use super::{PurchaseReceipt, TicketError};
+use super::{Clock, PurchaseReceipt, TicketError};
 use crate::domain::purchase::{Purchase, PurchaseRequest};
 use crate::domain::schedule::Phase;
 use crate::domain::stripes::{ChosenTake, Plan, StripeTake};
@@ -49,6 +57,8 @@ enum Step {
     Commit(Vec<StripeTake>),
     /// Take the numbers the buyer chose, stripe by stripe.
     CommitChosen(Vec<ChosenTake>),
+    /// Read these stripes: numbers the view takes for sold or held may be free again.
+    ReadStripes(Vec<u32>),
     Refuse(Refusal),
 }
 
@@ -81,6 +91,7 @@ pub(super) struct PurchaseRun<'a> {
     fingerprint: String,
     created_at: DateTime<Utc>,
     rng: StdRng,
+    clock: Clock,
     /// Transactions and reads sent (SDK retries not included).
     requests: u32,
     refreshes: u32,
@@ -93,6 +104,8 @@ pub(super) struct PurchaseRun<'a> {
     absent_at: Option<u64>,
     /// The payer's allowance refused the purchase: what is left for the payer.
     payer_left: Option<u64>,
+    /// The stripes of chosen numbers the view took for sold or held were read fresh.
+    read_taken: bool,
 }
 
 impl<'a> PurchaseRun<'a> {
@@ -102,14 +115,16 @@ impl<'a> PurchaseRun<'a> {
         cache: Arc<DrawCache>,
         request: PurchaseRequest,
         requests: u32,
+        clock: Clock,
     ) -> Self {
         Self {
             store,
             fingerprint: request.fingerprint(&cache.fingerprint_key),
             cache,
             request,
-            created_at: Utc::now(),
+            created_at: clock(),
             rng: StdRng::from_rng(&mut rand::rng()),
+            clock,
             requests,
             refreshes: 0,
             conflicts: 0,
@@ -117,6 +132,7 @@ impl<'a> PurchaseRun<'a> {
             epoch: 0,
             absent_at: None,
             payer_left: None,
+            read_taken: false,
         }
     }
 
@@ -125,6 +141,7 @@ impl<'a> PurchaseRun<'a> {
             let outcome = match self.next_step() {
                 Step::Refresh => self.refresh().await,
                 Step::Claim(count) => self.claim(count).await,
+                Step::ReadStripes(stripes) => self.read_stripes(&stripes).await,
                 Step::Refuse(refusal) => return self.refuse(refusal).await,
                 Step::Commit(_) | Step::CommitChosen(_) if self.attempts == MAX_ATTEMPTS => break,
                 Step::Commit(takes) => self.commit(takes, Vec::new()).await,
@@ -149,7 +166,9 @@ impl<'a> PurchaseRun<'a> {
     /// before every step, so no transaction is sent before `opens_at` or from `closes_at`.
     fn next_step(&mut self) -> Step {
         let quantity = u64::from(self.request.quantity);
-        match self.cache.draw.schedule.phase(Utc::now()) {
+        let now = (self.clock)();
+        self.cache.view().stripes.at(now.timestamp_millis());
+        match self.cache.draw.schedule.phase(now) {
             Phase::NotOpen => return Step::Refuse(Refusal::NotOpen),
             Phase::Over => return Step::Refuse(Refusal::Closed),
             Phase::Open => {}
@@ -224,6 +243,21 @@ impl<'a> PurchaseRun<'a> {
             PurchaseRead::Absent if alone => Some(view.epoch),
             PurchaseRead::Absent | PurchaseRead::Unknown => None,
         };
+        Ok(None)
+    }
+
+    /// Reads stripes fresh into the view.
+    async fn read_stripes(&mut self, stripes: &[u32]) -> Outcome {
+        self.requests += 1;
+        let states = self
+            .store
+            .read_stripes(&self.request.draw_id, stripes)
+            .await?;
+        let mut view = self.cache.view();
+        for (stripe, state) in &states {
+            view.learn(*stripe, state);
+        }
+        self.read_taken = true;
         Ok(None)
     }
 
@@ -316,7 +350,7 @@ impl<'a> PurchaseRun<'a> {
         let commit = {
             let _busy = BusyGuard::new(&self.cache, &takes);
             self.store
-                .commit_purchase(&purchase, &takes, &chosen, cap, &wins)
+                .commit_purchase(&purchase, &takes, &chosen, cap, &wins, self.now_millis())
                 .await?
         };
         match commit {
@@ -324,7 +358,8 @@ impl<'a> PurchaseRun<'a> {
                 let mut view = self.cache.view();
                 view.stripes.committed(&takes);
                 for take in &chosen {
-                    view.stripes.chose(take.stripe, &take.offsets);
+                    view.stripes
+                        .chose(take.stripe, &take.offsets, &take.returned);
                 }
                 drop(view);
                 metrics::PURCHASES.add(1);
@@ -395,7 +430,11 @@ impl<'a> PurchaseRun<'a> {
             self.absent_at = (alone && decided).then_some(view.epoch);
             // Every condition was checked at one point in time, the record's passed: the
             // payer is at the cap for this purchase.
-            if let (true, Some(held)) = (decided, cancellation.payer_held) {
+            // Holds of the payer that ended still count until given back, which happens
+            // first.
+            let now = self.now_millis();
+            let ended = cancellation.payer_holds.iter().any(|h| h.end <= now);
+            if let (true, Some(held), false) = (decided, cancellation.payer_held, ended) {
                 let max = self.cache.draw.config.max_per_payer().unwrap_or(0);
                 self.payer_left = Some(max.saturating_sub(held));
             }
@@ -411,6 +450,16 @@ impl<'a> PurchaseRun<'a> {
             view.stale |= shared_miss;
             shared_miss
         };
+        let now = self.now_millis();
+        let ended = cancellation.payer_holds.iter().any(|h| h.end <= now);
+        if let (Some(payer), Some(_), true) =
+            (&self.request.payer_id, cancellation.payer_held, ended)
+        {
+            self.requests += 1;
+            self.store
+                .give_back_ended_holds(&self.request.draw_id, payer, &cancellation.payer_holds, now)
+                .await?;
+        }
         if shared_miss {
             self.conflicts += 1;
             spread(took * self.conflicts.min(MISS_SPREAD_MAX)).await;
@@ -434,6 +483,13 @@ impl<'a> PurchaseRun<'a> {
             replayed: true,
             requests: self.requests,
         })
+    }
+}
+
+impl PurchaseRun<'_> {
+    /// The writer's clock, in Unix milliseconds, for conditions on the end of holds.
+    fn now_millis(&self) -> i64 {
+        (self.clock)().timestamp_millis()
     }
 }
 

@@ -12,6 +12,7 @@ use tracing::{info, warn};
 use super::super::{TicketError, TicketService};
 use crate::domain::draw::{Draw, DrawStatus};
 use crate::domain::permutation::Permutation;
+use crate::domain::stripes::{Standing, standings};
 use crate::domain::winners::EligibleSet;
 use crate::store::StoreError;
 
@@ -39,18 +40,17 @@ impl TicketService {
         let mut sold: Vec<Range<u64>> = Vec::new();
         for (stripe, state) in self.store().read_stripes(&draw.draw_id, &all).await? {
             let indices = layout.indices(stripe);
-            let counters = state.counters;
-            if state.sold() > indices.end - indices.start {
+            let len = indices.end - indices.start;
+            if state.sold(len) > len {
                 return Err(StoreError::Invariant(format!("stripe {stripe} is oversold")).into());
             }
-            sold.push(indices.start..indices.start + counters.bottom);
-            sold.push(indices.end - counters.top..indices.end);
-            // Numbers buyers chose ahead of both cursors.
+            // Sold offsets: behind the cursors and chosen ahead of them; held ones (never
+            // bought, whether or not their hold lives) are not.
+            let runs = standings(len, state.counters, &state.chosen, &state.held, i64::MAX);
             sold.extend(
-                state
-                    .chosen
-                    .iter()
-                    .map(|o| indices.start + o..indices.start + o + 1),
+                runs.into_iter()
+                    .filter(|(_, standing)| *standing == Standing::Sold)
+                    .map(|(run, _)| indices.start + run.start..indices.start + run.end),
             );
         }
         let voided = loop {

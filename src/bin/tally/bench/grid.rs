@@ -12,10 +12,10 @@ use base64::engine::general_purpose::STANDARD;
 use clap::Args;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use tally::domain::availability::availability;
+use tally::domain::availability::{StripeMarks, availability};
 use tally::domain::draw::DrawConfig;
 use tally::domain::permutation::{Permutation, PermutationKey};
-use tally::domain::stripes::{Chosen, StripeCounters};
+use tally::domain::stripes::{Held, StripeCounters};
 
 #[derive(Args)]
 pub struct GridBenchArgs {
@@ -32,7 +32,7 @@ pub(super) fn synthetic(args: &GridBenchArgs) -> Result<(), String> {
     let config = DrawConfig::new(total, None, None).map_err(|e| e.to_string())?;
     let layout = config.layout();
     let mut rng = StdRng::seed_from_u64(5);
-    let stripes: Vec<(StripeCounters, Chosen)> = (0..config.stripes())
+    let stripes: Vec<StripeMarks> = (0..config.stripes())
         .map(|s| {
             let len = layout.len(s);
             let bottom = len / 4;
@@ -40,7 +40,7 @@ pub(super) fn synthetic(args: &GridBenchArgs) -> Result<(), String> {
             let chosen = (bottom..len - top)
                 .filter(|_| rng.random_range(0..10) == 0)
                 .collect();
-            (StripeCounters { bottom, top }, chosen)
+            (StripeCounters { bottom, top }, chosen, Held::new())
         })
         .collect();
     let permutation = Permutation::new(total, &PermutationKey::generate());
@@ -51,7 +51,7 @@ pub(super) fn synthetic(args: &GridBenchArgs) -> Result<(), String> {
     );
     for threads in [NonZeroUsize::MIN, every] {
         let started = Instant::now();
-        let grid = availability(&permutation, layout, &stripes, threads);
+        let grid = availability(&permutation, layout, &stripes, 0, threads);
         let elapsed = started.elapsed();
         let encoded = STANDARD.encode(&grid.bitmap).len();
         println!(

@@ -1,0 +1,133 @@
+//! Holds as the service offers them: make one, read it, release it, pay for it. The steps
+//! of making and paying live in `purchase/hold.rs` and `purchase/convert.rs`.
+
+use tracing::{info, instrument};
+
+use super::purchase::{ConvertRequest, ConvertRun, HoldReceipt, HoldRun};
+use super::{PurchaseReceipt, TicketError, TicketService, check_numbers};
+use crate::domain::hold::{Hold, HoldEnd, HoldRequest, HoldStatus};
+use crate::domain::ids::{DrawId, HoldId};
+use crate::store::purchases::Commit;
+use crate::store::{StoreError, backoff};
+
+/// Transactions one release may send before it reports contention.
+const MAX_RELEASE_ATTEMPTS: u32 = 16;
+
+impl TicketService {
+    /// Holds numbers for one buyer until the draw's `hold_seconds` pass (never past the
+    /// close), all or nothing, exactly once per hold id.
+    #[instrument(skip_all, fields(draw_id = %request.draw_id, hold_id = %request.hold_id, quantity = request.quantity))]
+    pub async fn hold(&self, request: HoldRequest) -> Result<HoldReceipt, TicketError> {
+        let cache = self.draw_cache(&request.draw_id).await?;
+        let config = cache.draw.config;
+        let max = config.max_per_purchase();
+        if !(1..=max).contains(&request.quantity) {
+            return Err(TicketError::InvalidQuantity { max });
+        }
+        if let Some(numbers) = &request.numbers {
+            check_numbers(numbers, config.total_tickets(), request.quantity)?;
+        }
+        match (config.max_per_payer(), &request.payer_id) {
+            (Some(_), None) => return Err(TicketError::PayerRequired),
+            (Some(max_per_payer), Some(_)) if u64::from(request.quantity) > max_per_payer => {
+                return Err(TicketError::PayerLimit {
+                    max_per_payer,
+                    left: max_per_payer,
+                });
+            }
+            _ => {}
+        }
+        HoldRun::new(&self.store, cache, request, self.clock.clone())
+            .run()
+            .await
+    }
+
+    #[instrument(skip(self))]
+    pub async fn get_hold(&self, draw_id: &DrawId, hold_id: &HoldId) -> Result<Hold, TicketError> {
+        self.draw_cache(draw_id).await?;
+        self.store
+            .get_hold(draw_id, hold_id)
+            .await?
+            .ok_or_else(|| TicketError::HoldNotFound(hold_id.clone()))
+    }
+
+    /// What a hold is now, by this process's clock.
+    pub fn hold_status(&self, hold: &Hold) -> HoldStatus {
+        hold.status_at(self.now())
+    }
+
+    /// Buys exactly a live hold's numbers, once.
+    #[instrument(skip_all, fields(draw_id = %request.draw_id, payment_id = %request.payment_id, hold_id = %request.hold_id))]
+    pub async fn convert(&self, request: ConvertRequest) -> Result<PurchaseReceipt, TicketError> {
+        let cache = self.draw_cache(&request.draw_id).await?;
+        ConvertRun::new(&self.store, cache, request, self.clock.clone())
+            .run()
+            .await
+    }
+
+    /// Gives a live hold's numbers back at once. Releasing a hold that ended answers it
+    /// as it is.
+    #[instrument(skip(self))]
+    pub async fn release_hold(
+        &self,
+        draw_id: &DrawId,
+        hold_id: &HoldId,
+    ) -> Result<Hold, TicketError> {
+        let cache = self.draw_cache(draw_id).await?;
+        let mut capped = cache.draw.config.max_per_payer().is_some();
+        let mut conflicts = 0;
+        for _ in 0..MAX_RELEASE_ATTEMPTS {
+            let hold = self.get_hold(draw_id, hold_id).await?;
+            let now = self.now();
+            if hold.status_at(now) != HoldStatus::Held {
+                return Ok(hold);
+            }
+            let located: Vec<(u32, u64)> = hold.tickets.iter().map(|&n| cache.locate(n)).collect();
+            let takes = cache.view().stripes.group(&located);
+            let commit = self
+                .store
+                .release_hold(&hold, &takes, capped, now.timestamp_millis())
+                .await?;
+            let cancellation = match commit {
+                Commit::Committed => {
+                    let mut view = cache.view();
+                    for take in &takes {
+                        view.stripes.hold(take.stripe, &take.offsets, 0);
+                        view.stripes.hold(take.stripe, &take.returned, 0);
+                    }
+                    info!(tickets = ?hold.tickets, "hold released");
+                    return Ok(Hold {
+                        end: HoldEnd::Released,
+                        ..hold
+                    });
+                }
+                Commit::Cancelled(cancellation) => cancellation,
+            };
+            // The close ended the hold with the sale: nothing is left to give back.
+            if cancellation
+                .stale_stripes
+                .iter()
+                .any(|(_, state)| state.closed)
+            {
+                return Ok(hold);
+            }
+            // The allowance no longer counts the hold (given back as ended by a clock
+            // ahead of ours): release the rest.
+            capped &= cancellation.payer_held.is_none();
+            {
+                let mut view = cache.view();
+                for (stripe, state) in &cancellation.stale_stripes {
+                    view.learn(*stripe, state);
+                }
+            }
+            if cancellation.conflict || cancellation.throttled {
+                conflicts += 1;
+                backoff(conflicts).await;
+            }
+        }
+        Err(StoreError::Contention {
+            attempts: MAX_RELEASE_ATTEMPTS,
+        }
+        .into())
+    }
+}

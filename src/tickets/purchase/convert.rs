@@ -1,0 +1,242 @@
+//! Converting a hold into a purchase of exactly its numbers, once, while it lives: the
+//! purchase record, the hold marked converted (its deadline after the writer's clock),
+//! its numbers taken from the hold on their stripes, and one ticket item each, in one
+//! transaction. A repeat of the payment answers its purchase.
+
+use std::sync::Arc;
+
+use tracing::{info, warn};
+
+use super::super::cache::DrawCache;
+use super::super::{Clock, PurchaseReceipt, TicketError};
+use crate::domain::hold::{Hold, HoldEnd, HoldStatus, conversion_fingerprint};
+use crate::domain::ids::{DrawId, HoldId, PaymentId};
+use crate::domain::purchase::{Channel, Purchase};
+use crate::store::purchases::{Cancellation, Commit};
+use crate::store::{Store, StoreError, backoff};
+use crate::telemetry::metrics;
+
+/// Transactions one conversion may send before it reports contention.
+const MAX_ATTEMPTS: u32 = 16;
+
+/// A payment for a hold.
+#[derive(Debug, Clone)]
+pub struct ConvertRequest {
+    pub draw_id: DrawId,
+    pub payment_id: PaymentId,
+    pub hold_id: HoldId,
+    /// Opaque to Tally and never stored: only its hash enters the fingerprint.
+    pub token: Option<String>,
+}
+
+/// What a cancelled conversion says to do next.
+enum Next {
+    Again,
+    Done(Result<PurchaseReceipt, TicketError>),
+}
+
+pub(in crate::tickets) struct ConvertRun<'a> {
+    store: &'a Store,
+    cache: Arc<DrawCache>,
+    request: ConvertRequest,
+    fingerprint: String,
+    clock: Clock,
+    conflicts: u32,
+}
+
+impl<'a> ConvertRun<'a> {
+    pub(in crate::tickets) fn new(
+        store: &'a Store,
+        cache: Arc<DrawCache>,
+        request: ConvertRequest,
+        clock: Clock,
+    ) -> Self {
+        let fingerprint = conversion_fingerprint(
+            &cache.fingerprint_key,
+            &request.hold_id,
+            request.token.as_deref(),
+        );
+        Self {
+            store,
+            cache,
+            request,
+            fingerprint,
+            clock,
+            conflicts: 0,
+        }
+    }
+
+    pub(in crate::tickets) async fn run(mut self) -> Result<PurchaseReceipt, TicketError> {
+        let mut hold = self.read_hold().await?;
+        for _ in 0..MAX_ATTEMPTS {
+            let now = (self.clock)();
+            match (hold.status_at(now), &hold.end) {
+                (HoldStatus::Held, _) => {}
+                (HoldStatus::Converted, HoldEnd::Converted(paid))
+                    if *paid == self.request.payment_id =>
+                {
+                    return self.replay_record().await;
+                }
+                (HoldStatus::Converted, _) => {
+                    return self.unless_paid(TicketError::HoldUsed(hold.hold_id)).await;
+                }
+                (HoldStatus::Expired | HoldStatus::Released, _) => {
+                    return self
+                        .unless_paid(TicketError::HoldExpired(hold.hold_id))
+                        .await;
+                }
+            }
+            let purchase = self.purchase(&hold, now);
+            let located: Vec<(u32, u64)> =
+                hold.tickets.iter().map(|&n| self.cache.locate(n)).collect();
+            let takes = {
+                let mut view = self.cache.view();
+                view.stripes.at(now.timestamp_millis());
+                view.stripes.group(&located)
+            };
+            let capped = self.cache.draw.config.max_per_payer().is_some();
+            let wins = self.cache.instant_wins(&purchase.tickets);
+            let commit = self
+                .store
+                .convert_hold(&purchase, &hold, &takes, capped, &wins, now.timestamp_millis())
+                .await?;
+            match commit {
+                Commit::Committed => {
+                    let mut view = self.cache.view();
+                    for take in &takes {
+                        view.stripes
+                            .chose(take.stripe, &take.offsets, &take.returned);
+                    }
+                    drop(view);
+                    metrics::PURCHASES.add(1);
+                    metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
+                    info!(tickets = ?purchase.tickets, hold_id = %hold.hold_id, "hold converted");
+                    return Ok(PurchaseReceipt {
+                        purchase,
+                        instant_wins: wins,
+                        replayed: false,
+                        requests: 0,
+                    });
+                }
+                Commit::Cancelled(cancellation) => {
+                    match self.learn(&mut hold, *cancellation).await {
+                        Next::Again => {}
+                        Next::Done(result) => return result,
+                    }
+                }
+            }
+        }
+        warn!("conversion gave up under contention");
+        Err(StoreError::Contention {
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+
+    async fn read_hold(&self) -> Result<Hold, TicketError> {
+        match self
+            .store
+            .get_hold(&self.request.draw_id, &self.request.hold_id)
+            .await?
+        {
+            Some(hold) => Ok(hold),
+            None => Err(TicketError::HoldNotFound(self.request.hold_id.clone())),
+        }
+    }
+
+    /// The purchase a conversion at `now` writes.
+    fn purchase(&self, hold: &Hold, now: chrono::DateTime<chrono::Utc>) -> Purchase {
+        Purchase {
+            draw_id: hold.draw_id.clone(),
+            payment_id: self.request.payment_id.clone(),
+            quantity: hold.tickets.len() as u32,
+            payer_id: hold.payer_id.clone(),
+            tickets: hold.tickets.clone(),
+            chosen: hold.chosen,
+            channel: Channel::Online,
+            fingerprint: self.fingerprint.clone(),
+            created_at: now,
+            void: None,
+        }
+    }
+
+    /// Learns from a cancelled conversion.
+    async fn learn(&mut self, hold: &mut Hold, cancellation: Cancellation) -> Next {
+        if let Some(existing) = cancellation.existing {
+            return Next::Done(self.replay(existing));
+        }
+        if let Some(now_on_record) = cancellation.hold {
+            // Converted, released or expired meanwhile: decided on the next round.
+            *hold = now_on_record;
+            return Next::Again;
+        }
+        if cancellation.payer_held.is_some() {
+            // The payer's allowance no longer counts the hold: it was given back as ended.
+            return Next::Done(Err(TicketError::HoldExpired(hold.hold_id.clone())));
+        }
+        let end = hold.expires_at.timestamp_millis();
+        let mut lost = false;
+        {
+            let mut view = self.cache.view();
+            for (stripe, state) in &cancellation.stale_stripes {
+                view.learn(*stripe, state);
+                // A hold never outlives the sale: the close ends it.
+                lost |= state.closed;
+                // A number of the hold that no longer carries its deadline was taken by
+                // a writer whose clock saw the hold end.
+                lost |= hold
+                    .tickets
+                    .iter()
+                    .map(|&n| self.cache.locate(n))
+                    .any(|(s, o)| s == *stripe && state.held.get(&o) != Some(&end));
+            }
+        }
+        if lost {
+            return Next::Done(Err(TicketError::HoldExpired(hold.hold_id.clone())));
+        }
+        if cancellation.conflict || cancellation.throttled {
+            self.conflicts += 1;
+            backoff(self.conflicts).await;
+        }
+        Next::Again
+    }
+
+    /// The payment is on record: the same body gets that purchase, another a conflict.
+    fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
+        if existing.fingerprint != self.fingerprint {
+            return Err(TicketError::IdempotencyConflict(existing.payment_id));
+        }
+        Ok(PurchaseReceipt {
+            instant_wins: self.cache.instant_wins(&existing.tickets),
+            purchase: existing,
+            replayed: true,
+            requests: 0,
+        })
+    }
+
+    async fn replay_record(&self) -> Result<PurchaseReceipt, TicketError> {
+        match self
+            .store
+            .get_purchase(&self.request.draw_id, &self.request.payment_id)
+            .await?
+        {
+            Some(existing) => self.replay(existing),
+            None => Err(StoreError::Invariant(
+                "a converted hold names a payment that is not on record".into(),
+            )
+            .into()),
+        }
+    }
+
+    /// A refusal stands unless this payment is on record (a repeat still answers it).
+    async fn unless_paid(&self, refusal: TicketError) -> Result<PurchaseReceipt, TicketError> {
+        match self
+            .store
+            .get_purchase(&self.request.draw_id, &self.request.payment_id)
+            .await?
+        {
+            Some(existing) => self.replay(existing),
+            None => Err(refusal),
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! Creating a hold: plan its numbers (the buyer's, or free ones picked at random), write
+//! the hold in one transaction, learn from every cancellation. A hold moves no cursor: its
+//! numbers are marked held on their stripes with the hold's deadline, which every later
+//! write compares with its own clock.
+
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tracing::{debug, info, warn};
+
+use super::super::cache::DrawCache;
+use super::super::{Clock, TicketError};
+use crate::domain::hold::{Hold, HoldEnd, HoldRequest};
+use crate::domain::schedule::Phase;
+use crate::domain::stripes::{Choice, ChosenTake};
+use crate::store::allowances::PayerCap;
+use crate::store::purchases::{Cancellation, Commit};
+use crate::store::{Store, StoreError, backoff};
+
+/// Transactions one hold may send before it reports contention.
+const MAX_ATTEMPTS: u32 = 24;
+/// Items a hold's conversion adds to the hold's own numbers and stripes: the purchase
+/// record and the hold record.
+const CONVERSION_RECORDS: usize = 2;
+
+/// A hold and whether this call made it or found it.
+#[derive(Debug, Clone)]
+pub struct HoldReceipt {
+    pub hold: Hold,
+    pub replayed: bool,
+}
+
+/// What the next attempt should do.
+enum Plan {
+    Write(Vec<ChosenTake>, Vec<u64>),
+    /// Read these stripes before trusting a refusal.
+    Read(Vec<u32>),
+    Refuse(TicketError),
+}
+
+/// The state of one hold while it runs.
+pub(in crate::tickets) struct HoldRun<'a> {
+    store: &'a Store,
+    cache: Arc<DrawCache>,
+    request: HoldRequest,
+    fingerprint: String,
+    clock: Clock,
+    rng: StdRng,
+    /// Stripes were read fresh since the last refusal the view suggested.
+    refreshed: bool,
+    conflicts: u32,
+}
+
+impl<'a> HoldRun<'a> {
+    pub(in crate::tickets) fn new(
+        store: &'a Store,
+        cache: Arc<DrawCache>,
+        request: HoldRequest,
+        clock: Clock,
+    ) -> Self {
+        Self {
+            store,
+            fingerprint: request.fingerprint(&cache.fingerprint_key),
+            cache,
+            request,
+            clock,
+            rng: StdRng::from_rng(&mut rand::rng()),
+            refreshed: false,
+            conflicts: 0,
+        }
+    }
+
+    pub(in crate::tickets) async fn run(mut self) -> Result<HoldReceipt, TicketError> {
+        for _ in 0..MAX_ATTEMPTS {
+            let now = (self.clock)();
+            let (takes, tickets) = match self.plan(now) {
+                Plan::Write(takes, tickets) => (takes, tickets),
+                Plan::Read(stripes) => {
+                    self.read(&stripes).await?;
+                    continue;
+                }
+                Plan::Refuse(refusal) => return self.refuse(refusal).await,
+            };
+            let draw = &self.cache.draw;
+            let hold = Hold {
+                draw_id: self.request.draw_id.clone(),
+                hold_id: self.request.hold_id.clone(),
+                payer_id: self.request.payer_id.clone(),
+                tickets,
+                chosen: self.request.numbers.is_some(),
+                fingerprint: self.fingerprint.clone(),
+                created_at: now,
+                expires_at: Hold::deadline(now, draw.config.hold_seconds(), &draw.schedule),
+                end: HoldEnd::Open,
+            };
+            let cap = draw
+                .config
+                .max_per_payer()
+                .map(|max_per_payer| PayerCap { max_per_payer });
+            let commit = self
+                .store
+                .commit_hold(&hold, &takes, cap, now.timestamp_millis())
+                .await?;
+            match commit {
+                Commit::Committed => {
+                    let mut view = self.cache.view();
+                    let end = hold.expires_at.timestamp_millis();
+                    for take in &takes {
+                        view.stripes.hold(take.stripe, &take.offsets, end);
+                        view.stripes.hold(take.stripe, &take.returned, end);
+                    }
+                    drop(view);
+                    info!(tickets = ?hold.tickets, expires_at = %hold.expires_at, "hold created");
+                    return Ok(HoldReceipt {
+                        hold,
+                        replayed: false,
+                    });
+                }
+                Commit::Cancelled(cancellation) => {
+                    if let Some(receipt) = self.learn(*cancellation, now).await? {
+                        return Ok(receipt);
+                    }
+                }
+            }
+        }
+        warn!("hold gave up under contention");
+        Err(StoreError::Contention {
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+
+    /// Plans from the view as it is now.
+    fn plan(&mut self, now: chrono::DateTime<chrono::Utc>) -> Plan {
+        let draw = &self.cache.draw;
+        match draw.schedule.phase(now) {
+            Phase::NotOpen => {
+                return Plan::Refuse(TicketError::DrawNotOpen {
+                    draw_id: self.request.draw_id.clone(),
+                    opens_at: draw.schedule.opens_at().unwrap_or(draw.created_at),
+                });
+            }
+            Phase::Over => {
+                return Plan::Refuse(TicketError::DrawClosed(self.request.draw_id.clone()));
+            }
+            Phase::Open => {}
+        }
+        let mut view = self.cache.view();
+        if view.closed {
+            return Plan::Refuse(TicketError::DrawClosed(self.request.draw_id.clone()));
+        }
+        view.stripes.at(now.timestamp_millis());
+        let extra = CONVERSION_RECORDS;
+        if self.request.numbers.is_none() && view.stale && !self.refreshed {
+            return Plan::Read((0..draw.config.stripes()).collect());
+        }
+        let located = match &self.request.numbers {
+            Some(numbers) => numbers.iter().map(|&n| self.cache.locate(n)).collect(),
+            None => match view
+                .stripes
+                .pick_free(u64::from(self.request.quantity), &mut self.rng)
+            {
+                Some(picked) => picked,
+                None if !self.refreshed => {
+                    return Plan::Read((0..draw.config.stripes()).collect());
+                }
+                None => {
+                    return Plan::Refuse(TicketError::SoldOut {
+                        remaining: view.stripes.remaining(),
+                    });
+                }
+            },
+        };
+        match view.stripes.choose(&located, extra) {
+            Choice::Take(takes) => {
+                let tickets = match &self.request.numbers {
+                    Some(numbers) => numbers.clone(),
+                    None => located
+                        .iter()
+                        .map(|&(s, o)| self.cache.number(s, o))
+                        .collect(),
+                };
+                Plan::Write(takes, tickets)
+            }
+            // A number may have come free since the view learned it: read its stripe
+            // once before refusing.
+            Choice::Taken(positions) if !self.refreshed => {
+                let mut stripes: Vec<u32> = positions.iter().map(|&p| located[p].0).collect();
+                stripes.sort_unstable();
+                stripes.dedup();
+                Plan::Read(stripes)
+            }
+            Choice::Taken(positions) => {
+                let numbers = self.request.numbers.as_deref().unwrap_or_default();
+                Plan::Refuse(TicketError::NumbersTaken(
+                    positions
+                        .iter()
+                        .filter_map(|&p| numbers.get(p).copied())
+                        .collect(),
+                ))
+            }
+            Choice::TooSpread => Plan::Refuse(TicketError::TooFragmented {
+                remaining: view.stripes.remaining(),
+            }),
+        }
+    }
+
+    /// Reads stripes fresh into the view.
+    async fn read(&mut self, stripes: &[u32]) -> Result<(), TicketError> {
+        let states = self
+            .store
+            .read_stripes(&self.request.draw_id, stripes)
+            .await?;
+        let mut view = self.cache.view();
+        for (stripe, state) in &states {
+            view.learn(*stripe, state);
+        }
+        view.stale &= stripes.len() < self.cache.draw.config.stripes() as usize;
+        self.refreshed = true;
+        Ok(())
+    }
+
+    /// A refusal stands unless this very hold is on record (a repeat after a sell-out or
+    /// the close still answers its hold).
+    async fn refuse(&self, refusal: TicketError) -> Result<HoldReceipt, TicketError> {
+        match self
+            .store
+            .get_hold(&self.request.draw_id, &self.request.hold_id)
+            .await?
+        {
+            Some(existing) => self.replay(existing),
+            None => Err(refusal),
+        }
+    }
+
+    /// Learns from a cancelled hold: the hold on record, fresh stripes, the payer's
+    /// allowance (holds in it whose deadline passed are given back first).
+    async fn learn(
+        &mut self,
+        cancellation: Cancellation,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<HoldReceipt>, TicketError> {
+        debug!(
+            stale = ?cancellation.stale_stripes.len(),
+            conflict = cancellation.conflict,
+            "hold attempt cancelled"
+        );
+        if let Some(existing) = cancellation.hold {
+            return self.replay(existing).map(Some);
+        }
+        {
+            let mut view = self.cache.view();
+            for (stripe, state) in &cancellation.stale_stripes {
+                view.learn(*stripe, state);
+            }
+        }
+        let decided = !cancellation.conflict && !cancellation.throttled;
+        if let (true, Some(held)) = (decided, cancellation.payer_held) {
+            let now = now.timestamp_millis();
+            let payer = self
+                .request
+                .payer_id
+                .clone()
+                .ok_or(TicketError::PayerRequired)?;
+            if cancellation.payer_holds.iter().any(|h| h.end <= now) {
+                self.store
+                    .give_back_ended_holds(
+                        &self.request.draw_id,
+                        &payer,
+                        &cancellation.payer_holds,
+                        now,
+                    )
+                    .await?;
+                return Ok(None);
+            }
+            let max_per_payer = self.cache.draw.config.max_per_payer().unwrap_or(0);
+            return self
+                .refuse(TicketError::PayerLimit {
+                    max_per_payer,
+                    left: max_per_payer.saturating_sub(held),
+                })
+                .await
+                .map(Some);
+        }
+        if !decided {
+            self.conflicts += 1;
+            backoff(self.conflicts).await;
+        }
+        Ok(None)
+    }
+
+    /// The hold id is on record: the same body gets that hold, another body is a conflict.
+    fn replay(&self, existing: Hold) -> Result<HoldReceipt, TicketError> {
+        if existing.fingerprint != self.fingerprint {
+            return Err(TicketError::HoldConflict(existing.hold_id));
+        }
+        Ok(HoldReceipt {
+            hold: existing,
+            replayed: true,
+        })
+    }
+}
