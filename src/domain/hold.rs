@@ -5,8 +5,8 @@
 use chrono::{DateTime, Duration, Utc};
 use hmac::Mac;
 
-use super::ids::{DrawId, HoldId, PayerId, PaymentId};
 use super::hex;
+use super::ids::{DrawId, HoldId, PayerId, PaymentId};
 use super::purchase::FingerprintKey;
 use super::schedule::Schedule;
 

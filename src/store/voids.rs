@@ -137,7 +137,10 @@ impl Store {
             tx.push(role, TransactWriteItem::builder().update(update).build());
         }
         if let Some(first) = award {
-            tx.push(Role::Award(first), self.void_award(draw_id, &purchase.payment_id, first, at)?);
+            tx.push(
+                Role::Award(first),
+                self.void_award(draw_id, &purchase.payment_id, first, at)?,
+            );
         }
         let verdicts = match self.transact_roled(tx).await? {
             RoledOutcome::Committed => {

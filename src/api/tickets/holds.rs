@@ -146,10 +146,7 @@ pub(super) async fn create_hold(
     Ok((status, Json(HoldResponse::new(receipt.hold, now))))
 }
 
-pub(super) const GET_HOLD_CODES: &[Code] = &[
-    Code::HoldNotFound,
-    Code::DrawNotFound,
-];
+pub(super) const GET_HOLD_CODES: &[Code] = &[Code::HoldNotFound, Code::DrawNotFound];
 
 /// Read a hold
 #[utoipa::path(
@@ -172,10 +169,7 @@ pub(super) async fn get_hold(
     Ok(Json(HoldResponse::new(hold, status)))
 }
 
-pub(super) const RELEASE_HOLD_CODES: &[Code] = &[
-    Code::HoldNotFound,
-    Code::DrawNotFound,
-];
+pub(super) const RELEASE_HOLD_CODES: &[Code] = &[Code::HoldNotFound, Code::DrawNotFound];
 
 /// Release a hold
 ///

@@ -2,8 +2,8 @@
 
 mod availability;
 mod draws;
-mod instant;
 mod holds;
+mod instant;
 mod lists;
 mod purchases;
 mod winners;

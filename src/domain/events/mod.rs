@@ -187,7 +187,10 @@ impl DomainEvent {
             .map(|win| {
                 let ticket = win.ticket.to_string();
                 Self::InstantWinAwarded(InstantWinAwarded {
-                    event_id: event_id(InstantWinAwarded::DETAIL_TYPE, &[draw_id.as_str(), &ticket]),
+                    event_id: event_id(
+                        InstantWinAwarded::DETAIL_TYPE,
+                        &[draw_id.as_str(), &ticket],
+                    ),
                     draw_id: draw_id.to_string(),
                     ticket: win.ticket,
                     prize: win.prize.clone(),

@@ -32,7 +32,7 @@ pub struct ConvertRequest {
 /// What a cancelled conversion says to do next.
 enum Next {
     Again,
-    Done(Result<PurchaseReceipt, TicketError>),
+    Done(Box<Result<PurchaseReceipt, TicketError>>),
 }
 
 pub(in crate::tickets) struct ConvertRun<'a> {
@@ -98,7 +98,14 @@ impl<'a> ConvertRun<'a> {
             let wins = self.cache.instant_wins(&purchase.tickets);
             let commit = self
                 .store
-                .convert_hold(&purchase, &hold, &takes, capped, &wins, now.timestamp_millis())
+                .convert_hold(
+                    &purchase,
+                    &hold,
+                    &takes,
+                    capped,
+                    &wins,
+                    now.timestamp_millis(),
+                )
                 .await?;
             match commit {
                 Commit::Committed => {
@@ -121,7 +128,7 @@ impl<'a> ConvertRun<'a> {
                 Commit::Cancelled(cancellation) => {
                     match self.learn(&mut hold, *cancellation).await {
                         Next::Again => {}
-                        Next::Done(result) => return result,
+                        Next::Done(result) => return *result,
                     }
                 }
             }
@@ -163,7 +170,7 @@ impl<'a> ConvertRun<'a> {
     /// Learns from a cancelled conversion.
     async fn learn(&mut self, hold: &mut Hold, cancellation: Cancellation) -> Next {
         if let Some(existing) = cancellation.existing {
-            return Next::Done(self.replay(existing));
+            return Next::Done(Box::new(self.replay(existing)));
         }
         if let Some(now_on_record) = cancellation.hold {
             // Converted, released or expired meanwhile: decided on the next round.
@@ -172,7 +179,9 @@ impl<'a> ConvertRun<'a> {
         }
         if cancellation.payer_held.is_some() {
             // The payer's allowance no longer counts the hold: it was given back as ended.
-            return Next::Done(Err(TicketError::HoldExpired(hold.hold_id.clone())));
+            return Next::Done(Box::new(Err(TicketError::HoldExpired(
+                hold.hold_id.clone(),
+            ))));
         }
         let end = hold.expires_at.timestamp_millis();
         let mut lost = false;
@@ -192,7 +201,9 @@ impl<'a> ConvertRun<'a> {
             }
         }
         if lost {
-            return Next::Done(Err(TicketError::HoldExpired(hold.hold_id.clone())));
+            return Next::Done(Box::new(Err(TicketError::HoldExpired(
+                hold.hold_id.clone(),
+            ))));
         }
         if cancellation.conflict || cancellation.throttled {
             self.conflicts += 1;
