@@ -67,6 +67,7 @@ mod tests {
         use crate::domain::draw::WinnersRecord;
         use crate::domain::events::Award;
         use crate::domain::ids::{DrawId, ExternalRef, SeriesId, SourceId};
+        use crate::domain::instant::{InstantAward, InstantWin};
         use crate::domain::order::{self, Move, Order, OrderData, Reason};
         use crate::domain::purchase;
         use crate::domain::series::{AuthorisedRange, RangeLow};
@@ -132,7 +133,17 @@ mod tests {
             mark: 90,
             at: Utc::now(),
         };
-        vec![
+        let instant = InstantAward {
+            payment_id: purchase.payment_id.clone(),
+            payer_id: None,
+            wins: vec![InstantWin {
+                ticket: 7,
+                prize: "voucher".into(),
+            }],
+            awarded_at: Utc::now(),
+            voided: false,
+        };
+        let mut events = vec![
             DomainEvent::purchase_created(&purchase),
             DomainEvent::purchase_voided(&purchase).unwrap(),
             DomainEvent::draw_closed(&draw, Utc::now()),
@@ -142,7 +153,9 @@ mod tests {
             DomainEvent::order_voided(&order).unwrap(),
             DomainEvent::counter_moved("2026", &moved),
             DomainEvent::range_running_low(&low),
-        ]
+        ];
+        events.extend(DomainEvent::instant_wins_awarded(&draw, &instant));
+        events
     }
 
     #[test]
