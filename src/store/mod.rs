@@ -33,7 +33,6 @@ use aws_sdk_dynamodb::types::{
 };
 
 pub use crate::aws::Timeouts;
-pub(crate) use crate::aws::env_number;
 pub(crate) use codec::parse_timestamp;
 pub use error::StoreError;
 /// The period index's key attributes, for tools that write items of the same shape.
@@ -85,17 +84,6 @@ impl StoreConfig {
             endpoint: endpoint.filter(|e| !e.is_empty()),
             timeouts,
         })
-    }
-
-    /// `TABLE_NAME` (required), `DYNAMODB_ENDPOINT` and the timeouts.
-    pub fn from_env() -> Result<Self, String> {
-        let table_name = std::env::var("TABLE_NAME")
-            .map_err(|_| "TABLE_NAME is not set: name the DynamoDB table".to_owned())?;
-        Self::new(
-            table_name,
-            std::env::var("DYNAMODB_ENDPOINT").ok(),
-            Timeouts::from_env()?,
-        )
     }
 }
 

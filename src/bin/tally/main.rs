@@ -14,7 +14,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tally::api::{self, AppState};
-use tally::store::{Store, StoreConfig, Timeouts};
+use tally::settings::Settings;
+use tally::store::{Store, StoreConfig};
 
 use outcome::{Failure, Location, locate};
 
@@ -80,21 +81,28 @@ async fn main() -> ExitCode {
         | Command::Contract(_) => "warn",
         _ => "info",
     };
-    tally::telemetry::init(default_level);
+    let settings = match Settings::from_env() {
+        Ok(settings) => settings,
+        Err(message) => return Failure::CouldNotRun(message).report(),
+    };
+    tally::telemetry::init(&settings.log, default_level);
     let location = locate(cli.endpoint, &cli.table, |name| std::env::var(name).ok());
-    let config = match Timeouts::from_env()
-        .and_then(|timeouts| StoreConfig::new(cli.table, location.endpoint.clone(), timeouts))
-    {
+    let config = match StoreConfig::new(cli.table, location.endpoint.clone(), settings.timeouts) {
         Ok(config) => config,
         Err(message) => return Failure::CouldNotRun(message).report(),
     };
-    match run(cli.command, config, &location).await {
+    match run(cli.command, config, &location, settings).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
     }
 }
 
-async fn run(command: Command, config: StoreConfig, location: &Location) -> Result<(), Failure> {
+async fn run(
+    command: Command,
+    config: StoreConfig,
+    location: &Location,
+    settings: Settings,
+) -> Result<(), Failure> {
     match command {
         Command::Serve {
             addr,
@@ -105,8 +113,11 @@ async fn run(command: Command, config: StoreConfig, location: &Location) -> Resu
                 .ensure_table()
                 .await
                 .map_err(|e| Failure::from(e.to_string()).at(location))?;
-            let secret = tally::secrets::deployment_secret_from_env().await?;
-            let app = api::local_router(AppState::configured(store, secret)?);
+            let secret = settings.secret.load().await?;
+            let app = api::local_router(
+                AppState::configured(store, Some(secret), &settings.http),
+                settings.http.verify_page,
+            );
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -150,7 +161,9 @@ async fn run(command: Command, config: StoreConfig, location: &Location) -> Resu
             .await
             .map_err(|e| Failure::from(e).at(location))?),
         // Every check that fails is a finding; so is a file it cannot read (exit 1).
-        Command::VerifyDraw(args) => verify::run(args).await.map_err(Failure::Found),
+        Command::VerifyDraw(args) => verify::run(args, settings.http.networks)
+            .await
+            .map_err(Failure::Found),
         Command::Contract(args) => Ok(contract::run(args)?),
     }
 }
