@@ -27,7 +27,6 @@ pub mod api;
 pub mod aws;
 pub mod bus;
 pub mod domain;
-pub mod file_import;
 pub mod json_input;
 pub mod orders;
 pub mod queue;

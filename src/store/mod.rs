@@ -39,7 +39,8 @@ pub use error::StoreError;
 pub use keys::{COUNTER, PERIOD_KEY};
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 pub use table::Inserted;
-pub(crate) use table::{backoff, jittered_wait, random_token};
+pub use table::jittered_wait;
+pub(crate) use table::{backoff, random_token};
 
 use crate::aws;
 use error::sdk_error;

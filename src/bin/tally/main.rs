@@ -3,6 +3,8 @@
 mod bench;
 mod contract;
 mod export;
+mod export_draw;
+mod file_import;
 mod import;
 mod ledger;
 mod outcome;
@@ -58,9 +60,9 @@ enum Command {
     /// Audit a period of a series: counts, gaps and their causes, the hash chain.
     Audit(ledger::PeriodArgs),
     /// Write a period of a series as CSV, in counter order.
-    Export(ledger::ExportArgs),
+    Export(export::ExportArgs),
     /// Write every purchase of a draw as CSV (payment, payer, tickets, status).
-    ExportDraw(export::ExportArgs),
+    ExportDraw(export_draw::ExportArgs),
     /// Check a drawn draw from its public data alone (seed, eligible list, every pick).
     VerifyDraw(verify::VerifyArgs),
     /// Write the OpenAPI document of the HTTP API and the JSON Schema of each domain event.
@@ -154,10 +156,10 @@ async fn run(
         Command::Audit(args) => ledger::audit(args, config)
             .await
             .map_err(|f| f.at(location)),
-        Command::Export(args) => Ok(ledger::export(args, config)
+        Command::Export(args) => Ok(export::run(args, config)
             .await
             .map_err(|e| Failure::from(e).at(location))?),
-        Command::ExportDraw(args) => Ok(export::run(args, config)
+        Command::ExportDraw(args) => Ok(export_draw::run(args, config)
             .await
             .map_err(|e| Failure::from(e).at(location))?),
         // Every check that fails is a finding; so is a file it cannot read (exit 1).
