@@ -344,6 +344,20 @@ impl TestApp {
         patch(&self.router, path, body).await
     }
 
+    /// Creates the draw `body` describes, and checks that it was created.
+    pub async fn create_draw(&self, body: &Value) -> Reply {
+        let created = self.post("/draws", body).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+        created
+    }
+
+    /// Defines the series `series_id` as `body` says, and checks that it was created.
+    pub async fn define_series(&self, series_id: &str, body: &Value) -> Reply {
+        let created = self.put(&format!("/series/{series_id}"), body).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+        created
+    }
+
     /// Every item of the table, read back with strongly consistent scans.
     pub async fn scan(&self) -> Vec<Item> {
         scan(&self.store).await
