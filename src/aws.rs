@@ -37,40 +37,6 @@ impl Default for Timeouts {
     }
 }
 
-impl Timeouts {
-    /// The defaults, overridden by `DYNAMODB_CONNECT_TIMEOUT_MS`, `DYNAMODB_ATTEMPT_TIMEOUT_MS`,
-    /// `DYNAMODB_OPERATION_TIMEOUT_MS` and `DYNAMODB_MAX_ATTEMPTS`.
-    pub fn from_env() -> Result<Self, String> {
-        let defaults = Self::default();
-        let millis = |name: &str, default: Duration| -> Result<Duration, String> {
-            Ok(env_number(name)?.map_or(default, Duration::from_millis))
-        };
-        let timeouts = Self {
-            connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", defaults.connect)?,
-            attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", defaults.attempt)?,
-            operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", defaults.operation)?,
-            max_attempts: env_number("DYNAMODB_MAX_ATTEMPTS")?
-                .map_or(Ok(defaults.max_attempts), u32::try_from)
-                .map_err(|_| "DYNAMODB_MAX_ATTEMPTS is too large".to_owned())?,
-        };
-        if timeouts.max_attempts == 0 || timeouts.attempt.is_zero() {
-            return Err("DynamoDB attempts and their timeout must be positive".to_owned());
-        }
-        Ok(timeouts)
-    }
-}
-
-/// A positive integer from the environment, if set.
-pub(crate) fn env_number(name: &str) -> Result<Option<u64>, String> {
-    match std::env::var(name) {
-        Ok(raw) if !raw.is_empty() => raw
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("{name} must be a whole number, got {raw:?}")),
-        _ => Ok(None),
-    }
-}
-
 /// The shared configuration for clients of the service at `endpoint` (the AWS default
 /// when `None`).
 pub async fn sdk_config(endpoint: Option<&str>, timeouts: Timeouts) -> SdkConfig {

@@ -11,28 +11,13 @@ use crate::domain::events::{DomainEvent, EVENT_SOURCE};
 /// Entries one `PutEvents` call may carry.
 pub const MAX_ENTRIES_PER_PUT: usize = 10;
 
-/// Where the bus is.
+/// Where the bus is ([`crate::settings::Settings::bus`]).
 #[derive(Clone, Debug)]
 pub struct BusConfig {
     pub bus_name: String,
     /// Set for a local stand-in; unset on AWS.
     pub endpoint: Option<String>,
     pub timeouts: Timeouts,
-}
-
-impl BusConfig {
-    /// `EVENT_BUS_NAME` (required) and `EVENTBRIDGE_ENDPOINT`.
-    pub fn from_env() -> Result<Self, String> {
-        let bus_name = std::env::var("EVENT_BUS_NAME")
-            .map_err(|_| "EVENT_BUS_NAME is not set: name the EventBridge bus".to_owned())?;
-        Ok(Self {
-            bus_name,
-            endpoint: std::env::var("EVENTBRIDGE_ENDPOINT")
-                .ok()
-                .filter(|e| !e.is_empty()),
-            timeouts: Timeouts::default(),
-        })
-    }
 }
 
 /// The bus and the client that reaches it.

@@ -17,7 +17,8 @@
 //! - [`api`]: one axum router for Lambda and the local server, with the problem details
 //!   (RFC 9457) every error becomes; [`queue`] (SQS imports), [`stream`] (DynamoDB
 //!   stream to domain events) and [`bus`] (EventBridge) are the other ways in and out;
-//!   [`secrets`] reads the deployment secret once at start.
+//!   [`secrets`] reads the deployment secret once at start; [`settings`] reads the
+//!   environment, once, in each binary's `main`.
 //! - `src/bin/`: one small `main` per Lambda function, and the `tally` command line.
 //!
 //! Where to change what is listed in the README's map of the code.
@@ -26,11 +27,11 @@ pub mod api;
 pub mod aws;
 pub mod bus;
 pub mod domain;
-pub mod file_import;
 pub mod json_input;
 pub mod orders;
 pub mod queue;
 pub mod secrets;
+pub mod settings;
 pub mod store;
 pub mod stream;
 pub mod telemetry;

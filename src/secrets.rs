@@ -1,4 +1,4 @@
-//! The deployment secret, read once when a process starts (docs/security.md): from AWS
+//! The deployment secret, read once when a process that needs it starts (docs/security.md): from AWS
 //! Secrets Manager when `TALLY_DEPLOYMENT_SECRET_ARN` names a secret (the template sets it
 //! for the ticket functions, whose role alone may read it), else from
 //! `TALLY_DEPLOYMENT_SECRET`, else the public local default of `make run` and the tests.
@@ -10,22 +10,70 @@ use tracing::info;
 use crate::aws::{self, Timeouts};
 use crate::domain::secret::DeploymentSecret;
 
-/// Reads the deployment secret as the environment says.
-pub async fn deployment_secret_from_env() -> Result<DeploymentSecret, String> {
-    let set = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    if let Some(secret_id) = set("TALLY_DEPLOYMENT_SECRET_ARN") {
-        let endpoint = set("SECRETSMANAGER_ENDPOINT");
-        let secret = fetch(&secret_id, endpoint.as_deref()).await?;
-        info!("deployment secret read from AWS Secrets Manager");
-        return Ok(secret);
+/// Where the deployment secret is, as the environment says; nothing is read until
+/// [`Self::load`].
+#[derive(Clone, Debug)]
+pub enum SecretSource {
+    /// `TALLY_DEPLOYMENT_SECRET_ARN`, at `SECRETSMANAGER_ENDPOINT` when that is set.
+    SecretsManager {
+        secret_id: String,
+        endpoint: Option<String>,
+    },
+    /// `TALLY_DEPLOYMENT_SECRET`, the secret itself.
+    Given(Given),
+    /// Neither: the public local default.
+    LocalDefault,
+}
+
+/// A secret given in the environment, kept out of `Debug`.
+#[derive(Clone)]
+pub struct Given(String);
+
+impl std::fmt::Debug for Given {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Given(..)")
     }
-    if let Some(text) = set("TALLY_DEPLOYMENT_SECRET") {
-        info!("deployment secret read from TALLY_DEPLOYMENT_SECRET");
-        return DeploymentSecret::new(text.as_bytes())
-            .map_err(|e| format!("TALLY_DEPLOYMENT_SECRET: {e}"));
+}
+
+impl SecretSource {
+    /// The source `set` (the non-empty variables) names.
+    pub(crate) fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+        if let Some(secret_id) = set("TALLY_DEPLOYMENT_SECRET_ARN") {
+            Self::SecretsManager {
+                secret_id,
+                endpoint: set("SECRETSMANAGER_ENDPOINT"),
+            }
+        } else if let Some(text) = set("TALLY_DEPLOYMENT_SECRET") {
+            Self::Given(Given(text))
+        } else {
+            Self::LocalDefault
+        }
     }
-    info!("deployment secret: the local default (set TALLY_DEPLOYMENT_SECRET_ARN on AWS)");
-    Ok(DeploymentSecret::local())
+
+    /// Reads the deployment secret from where it is.
+    pub async fn load(&self) -> Result<DeploymentSecret, String> {
+        match self {
+            Self::SecretsManager {
+                secret_id,
+                endpoint,
+            } => {
+                let secret = fetch(secret_id, endpoint.as_deref()).await?;
+                info!("deployment secret read from AWS Secrets Manager");
+                Ok(secret)
+            }
+            Self::Given(Given(text)) => {
+                info!("deployment secret read from TALLY_DEPLOYMENT_SECRET");
+                DeploymentSecret::new(text.as_bytes())
+                    .map_err(|e| format!("TALLY_DEPLOYMENT_SECRET: {e}"))
+            }
+            Self::LocalDefault => {
+                info!(
+                    "deployment secret: the local default (set TALLY_DEPLOYMENT_SECRET_ARN on AWS)"
+                );
+                Ok(DeploymentSecret::local())
+            }
+        }
+    }
 }
 
 /// The secret string of `secret_id` (a name or an ARN) in AWS Secrets Manager, or at

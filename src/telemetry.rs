@@ -37,19 +37,40 @@ pub enum LogFormat {
 }
 
 impl LogFormat {
-    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda otherwise text without time;
-    /// elsewhere text, coloured only when stdout is a terminal (a log file or a pipe gets
-    /// no escape codes).
-    pub fn from_env() -> Self {
-        let lambda_format = std::env::var("AWS_LAMBDA_LOG_FORMAT").unwrap_or_default();
+    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda (`AWS_LAMBDA_FUNCTION_NAME` set)
+    /// otherwise text without time; elsewhere text, coloured only when stdout is a terminal
+    /// (a log file or a pipe gets no escape codes).
+    fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+        let lambda_format = set("AWS_LAMBDA_LOG_FORMAT").unwrap_or_default();
         if lambda_format.eq_ignore_ascii_case("json") {
             Self::Json
-        } else if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+        } else if set("AWS_LAMBDA_FUNCTION_NAME").is_some() {
             Self::TextWithoutTime
         } else if std::io::stdout().is_terminal() {
             Self::TerminalText
         } else {
             Self::Text
+        }
+    }
+}
+
+/// What the environment says of logs and metrics ([`crate::settings::Settings::log`]).
+#[derive(Clone, Debug)]
+pub struct LogSettings {
+    /// `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`.
+    pub directives: Option<String>,
+    pub format: LogFormat,
+    /// `TALLY_METRICS_NAMESPACE`.
+    pub metrics_namespace: Option<String>,
+}
+
+impl LogSettings {
+    /// The settings `set` (the non-empty variables) gives.
+    pub(crate) fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+        Self {
+            directives: set("AWS_LAMBDA_LOG_LEVEL").or_else(|| set("RUST_LOG")),
+            format: LogFormat::read(&set),
+            metrics_namespace: set("TALLY_METRICS_NAMESPACE"),
         }
     }
 }
@@ -136,19 +157,14 @@ where
         .with(documents.with_filter(FilterFn::new(is_metrics_document)))
 }
 
-/// Installs the process's subscriber on stdout. The level comes from
-/// `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`, else `default_level`; the metrics' namespace
-/// from `TALLY_METRICS_NAMESPACE`, else `Tally`.
-pub fn init(default_level: &str) {
-    if let Ok(namespace) = std::env::var("TALLY_METRICS_NAMESPACE")
-        && !namespace.is_empty()
-    {
-        metrics::set_namespace(namespace);
+/// Installs the process's subscriber on stdout, at the level `settings` ask for, else
+/// `default_level`; the metrics' namespace is theirs, else `Tally`.
+pub fn init(settings: &LogSettings, default_level: &str) {
+    if let Some(namespace) = &settings.metrics_namespace {
+        metrics::set_namespace(namespace.clone());
     }
-    let directives = std::env::var("AWS_LAMBDA_LOG_LEVEL")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| default_level.to_owned());
-    subscriber(&directives, LogFormat::from_env(), std::io::stdout).init();
+    let directives = settings.directives.as_deref().unwrap_or(default_level);
+    subscriber(directives, settings.format, std::io::stdout).init();
 }
 
 #[cfg(test)]

@@ -68,11 +68,6 @@ impl SourceBindings {
         Ok(Self(Some(bindings)))
     }
 
-    /// `TALLY_SOURCE_BINDINGS`, or open when unset.
-    pub fn from_env() -> Result<Self, String> {
-        Self::parse(&std::env::var(SOURCE_BINDINGS_VAR).unwrap_or_default())
-    }
-
     /// What the caller `identity` (an IAM ARN, `None` without IAM) may act as. A caller
     /// the bindings do not name may act as no source.
     pub fn access(&self, identity: Option<&str>) -> SourceAccess {

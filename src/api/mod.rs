@@ -11,7 +11,6 @@ mod problem;
 mod routes;
 mod tickets;
 
-use std::num::NonZeroUsize;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
@@ -31,12 +30,11 @@ pub use problem::{Code, Problem};
 
 use crate::domain::secret::DeploymentSecret;
 use crate::domain::time::rfc3339_millis as timestamp;
-use crate::domain::winners::BeaconNetworks;
 use crate::orders::OrderService;
-use crate::secrets;
-use crate::store::{Store, StoreConfig, env_number};
+use crate::settings::HttpSettings;
+use crate::store::Store;
 use crate::telemetry::metrics;
-use crate::tickets::{DEFAULT_CACHED_DRAWS, TicketService};
+use crate::tickets::TicketService;
 
 /// How long one request may take by default: within API Gateway's 30 s and the ticket
 /// function's 15 s timeout, so that the answer is a 503 problem, not the gateway's own.
@@ -78,42 +76,27 @@ impl AppState {
         }
     }
 
-    /// Reads the table's configuration (`TABLE_NAME`, `DYNAMODB_ENDPOINT`, the DynamoDB
-    /// timeouts) and the deployment secret, and builds the SDK client, once per process;
-    /// then as [`Self::configured`].
-    pub async fn from_env() -> Result<Self, String> {
-        let config = StoreConfig::from_env()?;
-        let secret = secrets::deployment_secret_from_env().await?;
-        Self::configured(Store::connect(&config, None).await, secret)
-    }
-
-    /// The services on `store` with the deployment `secret`, and with
-    /// `TALLY_REQUEST_TIMEOUT_MS`, `TALLY_DRAWING_TIMEOUT_MS`, `TALLY_BODY_READ_TIMEOUT_MS`,
-    /// `TALLY_CACHED_DRAWS`, `TALLY_SOURCE_BINDINGS` and `TALLY_BEACON_NETWORKS` from the
-    /// environment.
-    pub fn configured(store: Store, secret: DeploymentSecret) -> Result<Self, String> {
-        let cached_draws = env_number("TALLY_CACHED_DRAWS")?
-            .map_or(Some(DEFAULT_CACHED_DRAWS), |n| usize::try_from(n).ok())
-            .and_then(NonZeroUsize::new)
-            .ok_or("TALLY_CACHED_DRAWS must be a positive number")?;
-        let networks =
-            BeaconNetworks::with_json(std::env::var("TALLY_BEACON_NETWORKS").ok().as_deref())
-                .map_err(|e| format!("TALLY_BEACON_NETWORKS: {e}"))?;
-        Ok(Self {
-            tickets: Arc::new(
-                TicketService::with_cached_draws(store.clone(), cached_draws)
-                    .with_deployment_secret(secret)
-                    .with_networks(networks),
-            ),
+    /// The services on `store` as `settings` say, with the deployment `secret` when the
+    /// process serves the ticket routes (the order routes do not use it, and their
+    /// function does not load it).
+    pub fn configured(
+        store: Store,
+        secret: Option<DeploymentSecret>,
+        settings: &HttpSettings,
+    ) -> Self {
+        let tickets = TicketService::with_cached_draws(store.clone(), settings.cached_draws)
+            .with_networks(settings.networks.clone());
+        Self {
+            tickets: Arc::new(match secret {
+                Some(secret) => tickets.with_deployment_secret(secret),
+                None => tickets,
+            }),
             orders: Arc::new(OrderService::new(store)),
-            request_timeout: env_number("TALLY_REQUEST_TIMEOUT_MS")?
-                .map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis),
-            drawing_timeout: env_number("TALLY_DRAWING_TIMEOUT_MS")?
-                .map_or(DEFAULT_DRAWING_TIMEOUT, Duration::from_millis),
-            sources: Arc::new(SourceBindings::from_env()?),
-            body_timeout: env_number("TALLY_BODY_READ_TIMEOUT_MS")?
-                .map_or(DEFAULT_BODY_TIMEOUT, Duration::from_millis),
-        })
+            request_timeout: settings.request_timeout,
+            drawing_timeout: settings.drawing_timeout,
+            sources: Arc::new(settings.sources.clone()),
+            body_timeout: settings.body_timeout,
+        }
     }
 }
 
@@ -124,25 +107,24 @@ pub fn router(state: AppState) -> Router {
 
 /// Every route, `GET /openapi.json` (the document of the others) and `GET /verify` (the
 /// browser verifier), for `tally serve`.
-pub fn local_router(state: AppState) -> Router {
+pub fn local_router(state: AppState, verify_page: String) -> Router {
+    let verify_page = Arc::new(verify_page);
     finish(
         tickets::routes()
             .merge(orders::routes())
             .route("/openapi.json", get(serve_openapi))
-            .route("/verify", get(serve_verify_page)),
+            .route(
+                "/verify",
+                get(move || serve_verify_page(Arc::clone(&verify_page))),
+            ),
         state,
     )
 }
 
-/// Where `scripts/verify-page.sh` writes the browser verifier, from the repository's root;
-/// `TALLY_VERIFY_PAGE` names another file.
-const VERIFY_PAGE: &str = "target/verify-page/verify.html";
-
-/// The browser verifier: one static file, read when asked for, so a rebuilt page is served
+/// The browser verifier: one static file (`TALLY_VERIFY_PAGE`), read when asked for, so a rebuilt page is served
 /// without a restart.
-async fn serve_verify_page() -> Response {
-    let path = std::env::var("TALLY_VERIFY_PAGE").unwrap_or_else(|_| VERIFY_PAGE.to_owned());
-    match tokio::fs::read(&path).await {
+async fn serve_verify_page(path: Arc<String>) -> Response {
+    match tokio::fs::read(path.as_str()).await {
         Ok(page) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response(),
         Err(_) => Problem::new(
             Code::VerifyPageNotBuilt,

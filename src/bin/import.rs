@@ -4,14 +4,15 @@ use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use tally::orders::OrderService;
 use tally::queue::handle_delivery;
-use tally::store::{Store, StoreConfig};
+use tally::settings::Settings;
+use tally::store::Store;
 use tally::telemetry::metrics;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    tally::telemetry::init("info");
-    let config = StoreConfig::from_env()?;
-    let orders = OrderService::new(Store::connect(&config, None).await);
+    let settings = Settings::from_env()?;
+    tally::telemetry::init(&settings.log, "info");
+    let orders = OrderService::new(Store::connect(&settings.store()?, None).await);
     let orders = &orders;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         Ok::<_, Error>(metrics::scope(handle_delivery(orders, event.payload)).await)

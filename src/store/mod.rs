@@ -33,14 +33,14 @@ use aws_sdk_dynamodb::types::{
 };
 
 pub use crate::aws::Timeouts;
-pub(crate) use crate::aws::env_number;
 pub(crate) use codec::parse_timestamp;
 pub use error::StoreError;
 /// The period index's key attributes, for tools that write items of the same shape.
 pub use keys::{COUNTER, PERIOD_KEY};
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
 pub use table::Inserted;
-pub(crate) use table::{backoff, jittered_wait, random_token};
+pub use table::jittered_wait;
+pub(crate) use table::{backoff, random_token};
 
 use crate::aws;
 use error::sdk_error;
@@ -85,17 +85,6 @@ impl StoreConfig {
             endpoint: endpoint.filter(|e| !e.is_empty()),
             timeouts,
         })
-    }
-
-    /// `TABLE_NAME` (required), `DYNAMODB_ENDPOINT` and the timeouts.
-    pub fn from_env() -> Result<Self, String> {
-        let table_name = std::env::var("TABLE_NAME")
-            .map_err(|_| "TABLE_NAME is not set: name the DynamoDB table".to_owned())?;
-        Self::new(
-            table_name,
-            std::env::var("DYNAMODB_ENDPOINT").ok(),
-            Timeouts::from_env()?,
-        )
     }
 }
 

@@ -27,7 +27,7 @@ pub(crate) async fn backoff(attempt: u32) {
 
 /// Capped exponential backoff with full jitter: a random wait in
 /// `0..=min(cap, base * 2^attempt)`, so that clients that failed together spread out.
-pub(crate) fn jittered_wait(attempt: u32, base: Duration, cap: Duration) -> Duration {
+pub fn jittered_wait(attempt: u32, base: Duration, cap: Duration) -> Duration {
     let ceiling = base.saturating_mul(1 << attempt.min(16)).min(cap);
     let millis = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX);
     Duration::from_millis(rand::rng().random_range(0..=millis))

@@ -542,7 +542,7 @@ async fn the_browser_page_passes_a_true_draw_and_turns_red_at_the_tampered_step(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(api::local_server::serve(
         listener,
-        api::local_router(world.state.clone()),
+        api::local_router(world.state.clone(), page.clone()),
         async {
             stopped.await.ok();
         },

@@ -23,8 +23,7 @@ use crate::verifiers::{Verdicts, verifiers_accept};
 use crate::winners::bitmap_tickets;
 
 async fn create(app: &TestApp, body: Value) {
-    let created = app.post("/draws", &body).await;
-    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    app.create_draw(&body).await;
 }
 
 #[tokio::test]

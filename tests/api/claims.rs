@@ -64,10 +64,7 @@ async fn honouring(router: &Router, body: &serde_json::Value) -> (Reply, u32) {
 async fn a_claim_left_by_a_dead_writer_is_answered_with_the_time_it_still_holds() {
     let app = spawn_app().await;
     let series = json!({"format": "D{seq:4}", "reset": "never"});
-    assert_eq!(
-        app.put("/series/D", &series).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("D", &series).await;
     dead_writer(&app.store, "D", 15_000).await;
     let order = json!({"series": "D", "source": "erp", "external_ref": "a"});
     let blocked = app.post("/orders", &order).await;
@@ -94,10 +91,7 @@ async fn under_heavy_faults_a_client_honouring_retry_after_settles_every_order_i
     const MOST_TRIES: u32 = 10;
     let app = spawn_app().await;
     let series = json!({"format": "H{seq:4}", "reset": "never"});
-    assert_eq!(
-        app.put("/series/H", &series).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("H", &series).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     proxy.set(Faults {
         lost_after: 0.15,
@@ -151,10 +145,7 @@ async fn under_heavy_faults_a_client_honouring_retry_after_settles_every_order_i
 async fn a_request_cut_off_at_its_deadline_gives_its_claim_up_for_the_next_writer() {
     let app = spawn_app().await;
     let series = json!({"format": "C{seq:4}", "reset": "never"});
-    assert_eq!(
-        app.put("/series/C", &series).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("C", &series).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     // Its transaction is slower than its request may take: the request is cut off while
     // it holds the claim.

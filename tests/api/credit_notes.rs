@@ -12,13 +12,9 @@ use crate::invariants::credit_links;
 /// An invoice series and a credit-note series that credits it.
 async fn invoices_and_credit_notes(app: &TestApp) {
     let invoices = json!({"format": "F{yy}-{seq:5}", "reset": "yearly"});
-    assert_eq!(
-        app.put("/series/INV", &invoices).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("INV", &invoices).await;
     let notes = json!({"format": "NC{yy}-{seq:5}", "reset": "yearly", "credits": "INV"});
-    let created = app.put("/series/NC", &notes).await;
-    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let created = app.define_series("NC", &notes).await;
     assert_eq!(created.body["credits"], "INV");
 }
 

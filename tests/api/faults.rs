@@ -92,7 +92,7 @@ async fn a_sell_out_under_faults_settles_every_payment_exactly_once() {
     const PAYMENTS: usize = 120;
     let app = spawn_app().await;
     let draw = json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5});
-    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    app.create_draw(&draw).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     proxy.set(every_fault(0.04));
     let answers = twin_payments(
@@ -191,10 +191,7 @@ async fn import_under_faults(gapless: bool) {
     const ORDERS: usize = 100;
     let app = spawn_app().await;
     let definition = json!({"format": "F{seq:6}", "reset": "never", "gapless": gapless});
-    assert_eq!(
-        app.put("/series/F", &definition).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("F", &definition).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     proxy.set(every_fault(0.08));
     let mut tasks = Vec::new();
@@ -255,7 +252,7 @@ async fn a_fast_import_under_faults_keeps_every_number_once() {
 async fn a_frozen_endpoint_is_answered_with_a_503_in_time_and_a_repeat_settles() {
     let app = spawn_app().await;
     let draw = json!({"draw_id": "frozen", "total_tickets": 100});
-    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    app.create_draw(&draw).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     let timeout = Duration::from_secs(3);
     let instance = faulty_instance(&proxy, app.store.table(), timeout).await;
@@ -289,7 +286,7 @@ async fn a_frozen_endpoint_is_answered_with_a_503_in_time_and_a_repeat_settles()
 async fn a_killed_endpoint_is_a_503_and_a_repeat_on_another_instance_settles() {
     let app = spawn_app().await;
     let draw = json!({"draw_id": "killed", "total_tickets": 100});
-    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    app.create_draw(&draw).await;
     let series = json!({"format": "K{seq:4}", "reset": "never", "gapless": true});
     assert!(app.put("/series/K", &series).await.status.is_success());
     let proxy = FaultProxy::start(&endpoint()).await;
@@ -329,7 +326,7 @@ async fn a_killed_endpoint_is_a_503_and_a_repeat_on_another_instance_settles() {
 async fn a_close_under_faults_is_repeated_until_closed_and_then_nothing_sells() {
     let app = spawn_app().await;
     let draw = json!({"draw_id": "shut", "total_tickets": 2_000, "stripes": 200});
-    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    app.create_draw(&draw).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await;
     let bought = post_json(
@@ -394,10 +391,7 @@ async fn voids_and_a_move_under_faults_settle_once_and_keep_the_chain() {
     const BEFORE: usize = 60;
     let app = spawn_app().await;
     let definition = json!({"format": "VF{seq:5}", "reset": "never", "gapless": true});
-    assert_eq!(
-        app.put("/series/VF", &definition).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("VF", &definition).await;
     let orders: Vec<serde_json::Value> = (0..BEFORE)
         .map(|i| json!({"external_ref": format!("v{i}")}))
         .collect();
@@ -464,7 +458,7 @@ async fn voids_winners_and_redraws_under_faults_settle_exactly_once() {
     let app = spawn_app().await;
     let draw = json!({"draw_id": "fv", "total_tickets": TOTAL, "max_per_purchase": 5,
                       "max_per_payer": CAP});
-    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    app.create_draw(&draw).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     proxy.set(every_fault(0.05));
     let twins = [

@@ -1,16 +1,44 @@
 //! `tally import`: files of orders through the table and through a running API, run twice.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Json;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use tally::file_import::{Progress, Target, import, read_lines};
-use tally::orders::OrderService;
 
 use crate::helpers::{attr_s, of_kind, scan, spawn_app};
+
+/// Runs `tally import FILE --series SERIES --source SOURCE` with `more` arguments, off the
+/// test's runtime (a server it spawned keeps answering); its status, stdout and stderr.
+pub async fn tally_import(file: &Path, series: &str, source: &str, more: &[&str]) -> Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tally"));
+    command
+        .arg("import")
+        .arg(file)
+        .args(["--series", series, "--source", source])
+        .args(more);
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// The lines `tally import` wrote next to `file`, as JSON.
+fn rejected_lines(file: &Path) -> Vec<Value> {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".rejected.jsonl");
+    std::fs::read_to_string(name)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
 
 fn write(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tally-import-{}", std::process::id()));
@@ -42,30 +70,43 @@ async fn a_json_lines_file_imports_once_and_reports_its_bad_lines() {
     }
     text.push_str("{not json\n\n{\"external_ref\": \"bad ref\"}\n{\"external_ref\": \"line-7\", \"data\": {\"n\": 7}}\n");
     let path = write("orders.jsonl", &text);
-    let lines = read_lines(&path).unwrap();
-    assert_eq!(lines.len(), 253);
+    let table = [
+        "--table",
+        app.store.table(),
+        "--batch",
+        "100",
+        "--concurrency",
+        "3",
+    ];
 
-    let target = Target::Table(OrderService::new(app.store.clone()));
-    let progress = Progress::default();
-    let first = import(&target, "IMP", "erp-1", lines.clone(), 100, 3, &progress).await;
-    assert_eq!(progress.done(), 253);
-    assert_eq!((first.created, first.existing), (250, 1));
-    let codes: Vec<(usize, &str)> = first
-        .rejected
-        .iter()
-        .map(|r| (r.line, r.code.as_str()))
-        .collect();
+    let first = tally_import(&path, "IMP", "erp-1", &table).await;
+    assert_eq!(
+        first.status.code(),
+        Some(1),
+        "two lines rejected: a finding"
+    );
+    assert!(
+        stdout(&first).starts_with("created 250, existing 1, rejected 2 in "),
+        "{}",
+        stdout(&first)
+    );
+    let rejected = rejected_lines(&path);
+    let codes: Vec<(&Value, &Value)> = rejected.iter().map(|r| (&r["line"], &r["code"])).collect();
     assert_eq!(
         codes,
-        [(251, "malformed_line"), (253, "invalid_external_ref")]
+        [
+            (&json!(251), &json!("malformed_line")),
+            (&json!(253), &json!("invalid_external_ref"))
+        ]
     );
-    assert_eq!(first.rejected[1].input, "{\"external_ref\": \"bad ref\"}");
+    assert_eq!(rejected[1]["input"], "{\"external_ref\": \"bad ref\"}");
 
     // Running the same file again numbers nothing new.
-    let again = import(&target, "IMP", "erp-1", lines, 100, 3, &Progress::default()).await;
-    assert_eq!(
-        (again.created, again.existing, again.rejected.len()),
-        (0, 251, 2)
+    let again = tally_import(&path, "IMP", "erp-1", &table).await;
+    assert!(
+        stdout(&again).starts_with("created 0, existing 251, rejected 2 in "),
+        "{}",
+        stdout(&again)
     );
     let items = scan(&app.store).await;
     let mut numbers: Vec<&str> = of_kind(&items, "order")
@@ -99,21 +140,20 @@ async fn a_csv_file_imports_through_a_running_api() {
         "orders.csv",
         "external_ref,customer,total\nPO-1,ACME,10.00\n\"PO-2\",\"Smith, J\",5\nPO-3,short\n",
     );
-    let lines = read_lines(&path).unwrap();
-    let summary = import(
-        &Target::api(&base),
+    let summary = tally_import(
+        &path,
         "CSV",
         "shop",
-        lines,
-        2,
-        1,
-        &Progress::default(),
+        &["--api", &base, "--batch", "2", "--concurrency", "1"],
     )
     .await;
     server.abort();
-    assert_eq!((summary.created, summary.existing), (2, 0));
-    assert_eq!(summary.rejected.len(), 1);
-    assert_eq!(summary.rejected[0].line, 4);
+    assert!(
+        stdout(&summary).starts_with("created 2, existing 0, rejected 1 in "),
+        "{}",
+        stdout(&summary)
+    );
+    assert_eq!(rejected_lines(&path)[0]["line"], 4);
     let order = app.get("/sources/shop/orders/PO-2").await;
     assert_eq!(order.status, StatusCode::OK);
     assert_eq!(
@@ -154,30 +194,34 @@ async fn a_batch_is_sent_again_only_while_one_of_its_orders_may_still_pass() {
         "scripted.jsonl",
         "{\"external_ref\": \"a\"}\n{\"external_ref\": \"b\"}\n{\"external_ref\": \"c\"}\n",
     );
-    let lines = read_lines(&path).unwrap();
-    let progress = Progress::default();
-    let summary = import(&Target::api(&base), "S", "src", lines, 3, 1, &progress).await;
+    let summary = tally_import(
+        &path,
+        "S",
+        "src",
+        &["--api", &base, "--batch", "3", "--concurrency", "1"],
+    )
+    .await;
     server.abort();
 
     // Contention is retried; a code from a newer server is not, and keeps its text. The
     // order created by the first attempt stays created when the second finds it existing.
     assert_eq!(requests.load(Ordering::SeqCst), 2);
-    assert_eq!((summary.created, summary.existing), (2, 0));
-    let rejected: Vec<(usize, &str, &str, &str)> = summary
-        .rejected
-        .iter()
-        .map(|r| (r.line, r.code.as_str(), r.detail.as_str(), r.input.as_str()))
-        .collect();
-    assert_eq!(
-        rejected,
-        [(
-            3,
-            "quota_exceeded",
-            "quota_exceeded!",
-            "{\"external_ref\": \"c\"}"
-        )]
+    assert!(
+        stdout(&summary).starts_with("created 2, existing 0, rejected 1 in "),
+        "{}",
+        stdout(&summary)
     );
-    assert_eq!(progress.done(), 3);
+    assert_eq!(
+        rejected_lines(&path),
+        [json!({
+            "line": 3,
+            "code": "quota_exceeded",
+            "detail": "quota_exceeded!",
+            "input": "{\"external_ref\": \"c\"}"
+        })]
+    );
+    let stderr = String::from_utf8_lossy(&summary.stderr);
+    assert!(stderr.contains("3/3 orders  100%  "), "{stderr}");
 }
 
 #[tokio::test]
@@ -197,13 +241,7 @@ async fn the_import_command_logs_plain_progress_when_stderr_is_not_a_terminal() 
         "command.csv",
         "external_ref,total\nPO-1,1\nPO-2,2\nbad ref,3\nPO-3,4\n",
     );
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tally"))
-        .arg("import")
-        .arg(&path)
-        .args(["--series", "CLI", "--source", "cli", "--table"])
-        .arg(app.store.table())
-        .output()
-        .unwrap();
+    let output = tally_import(&path, "CLI", "cli", &["--table", app.store.table()]).await;
     let (stdout, stderr) = (
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr),
@@ -223,8 +261,7 @@ async fn the_import_command_logs_plain_progress_when_stderr_is_not_a_terminal() 
         !stderr.contains(['\r', '\u{1b}']),
         "no terminal drawing in a log: {stderr:?}"
     );
-    let rejected = std::fs::read_to_string(path.with_extension("csv.rejected.jsonl")).unwrap();
-    let rejected: Value = serde_json::from_str(rejected.trim_end()).unwrap();
+    let rejected = &rejected_lines(&path)[0];
     assert_eq!(rejected["line"], 4);
     assert_eq!(rejected["code"], "invalid_external_ref");
     assert_eq!(rejected["input"], "bad ref,3");

@@ -339,13 +339,12 @@ async fn nested_long_and_malformed_messages_and_import_lines_are_rejected_alone(
         ),
     )
     .unwrap();
-    let target = tally::file_import::Target::Table(OrderService::new(app.store.clone()));
     for (path, numbered) in [(&jsonl, vec!["i3"]), (&csv, vec!["c2"])] {
-        let lines = tally::file_import::read_lines(path).unwrap();
-        let progress = tally::file_import::Progress::default();
-        let summary =
-            tally::file_import::import(&target, "FZ", "file", lines, 100, 2, &progress).await;
-        assert!(summary.created >= numbered.len() as u64, "{summary:?}");
+        let table = ["--table", app.store.table(), "--concurrency", "2"];
+        let output = crate::file_import::tally_import(path, "FZ", "file", &table).await;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.starts_with("created "), "{stdout}");
+        assert!(!stdout.starts_with("created 0,"), "{stdout}");
         for reference in numbered {
             let found = app.get(&format!("/sources/file/orders/{reference}")).await;
             assert_eq!(found.status, StatusCode::OK, "{reference}: {}", found.body);

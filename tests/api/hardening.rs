@@ -111,8 +111,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
     ));
     // A client repeating its create after a 503 gets the draw; other settings conflict.
     let body = json!({"draw_id": "again", "name": "Spring", "total_tickets": 40});
-    let first = app.post("/draws", &body).await;
-    assert_eq!(first.status, StatusCode::CREATED);
+    let first = app.create_draw(&body).await;
     let bought = json!({"payment_id": "p", "quantity": 1});
     assert!(
         app.post("/draws/again/purchases", &bought)
@@ -132,7 +131,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
 async fn a_close_cut_short_reads_closing_until_a_repeat_finishes_it() {
     let app = spawn_app().await;
     let draw = json!({"draw_id": "half", "total_tickets": 400, "stripes": 8});
-    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    app.create_draw(&draw).await;
     let warm = router(store_on(app.store.table(), None).await);
     let buy = |payment: &str| json!({"payment_id": payment, "quantity": 1});
     assert_eq!(

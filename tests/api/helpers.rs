@@ -1,7 +1,7 @@
 //! One isolated world per test: its own table in DynamoDB Local, its own services.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, Once};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -13,7 +13,9 @@ use serde_json::Value;
 use tally::api::{self, AppState};
 use tally::domain::ids::DrawId;
 use tally::store::{RequestCounter, Store, StoreConfig, Timeouts};
+use tally::telemetry::{self, LogFormat};
 use tower::ServiceExt;
+use tracing_subscriber::fmt::TestWriter;
 
 /// The table item as a map of attribute values.
 pub type Item = HashMap<String, AttributeValue>;
@@ -58,9 +60,26 @@ pub const PATIENT: Timeouts = Timeouts {
     max_attempts: 3,
 };
 
-/// A configuration for `table` on the test's DynamoDB Local.
+/// A configuration for `table` on the test's DynamoDB Local. Every test with a table
+/// comes here first, so this is where the logs are turned on when asked.
 pub fn config(table: &str) -> StoreConfig {
+    show_logs_when_asked();
     StoreConfig::new(table, Some(endpoint()), PATIENT).expect("a valid table name")
+}
+
+/// With `TALLY_TEST_LOGS=1`, Tally's log lines (at `RUST_LOG`, else `info`) go to the test
+/// harness's captured output, which it shows for a failing test only.
+fn show_logs_when_asked() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var("TALLY_TEST_LOGS").is_ok_and(|v| v == "1") {
+            let directives = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned());
+            let subscriber =
+                telemetry::subscriber(&directives, LogFormat::Text, TestWriter::default);
+            // Another test binary's own subscriber may be there first: it wins.
+            let _ = tracing::subscriber::set_global_default(subscriber);
+        }
+    });
 }
 
 /// The whole API on `store`, like one Lambda instance, with a request timeout that fits
@@ -323,6 +342,20 @@ impl TestApp {
 
     pub async fn patch(&self, path: &str, body: &Value) -> Reply {
         patch(&self.router, path, body).await
+    }
+
+    /// Creates the draw `body` describes, and checks that it was created.
+    pub async fn create_draw(&self, body: &Value) -> Reply {
+        let created = self.post("/draws", body).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+        created
+    }
+
+    /// Defines the series `series_id` as `body` says, and checks that it was created.
+    pub async fn define_series(&self, series_id: &str, body: &Value) -> Reply {
+        let created = self.put(&format!("/series/{series_id}"), body).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+        created
     }
 
     /// Every item of the table, read back with strongly consistent scans.

@@ -43,7 +43,7 @@ fn agreed(id: &str, replies: &[Reply]) -> Option<Vec<u64>> {
 async fn holds_payments_and_releases_under_faults_settle_exactly_once() {
     let app = spawn_app().await;
     let draw = json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5});
-    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    app.create_draw(&draw).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     proxy.set(every_fault(0.04));
     // Even holds choose from a hot set of 40 numbers, odd ones dip.

@@ -112,8 +112,7 @@ fn assert_awards_follow_sales(
 }
 
 async fn create(app: &TestApp, body: Value) -> Value {
-    let created = app.post("/draws", &body).await;
-    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let created = app.create_draw(&body).await;
     created.body
 }
 

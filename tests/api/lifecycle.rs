@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 use crate::helpers::{TestApp, spawn_app, tickets_of};
 
 async fn create(app: &TestApp, body: Value) -> Value {
-    let created = app.post("/draws", &body).await;
-    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let created = app.create_draw(&body).await;
     created.body
 }
 

@@ -70,10 +70,7 @@ async fn an_exact_width_series_runs_out_instead_of_growing() {
     // Bulgaria: exactly ten digits. Here two, from 97, so that it runs out at once.
     let body = json!({"format": "{seq:2!}", "reset": "never", "start": 97,
                       "allowed_characters": "0-9"});
-    assert_eq!(
-        app.put("/series/BG", &body).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("BG", &body).await;
     let batch = json!({"series": "BG", "source": "erp", "orders": [
         {"external_ref": "a"}, {"external_ref": "b"}, {"external_ref": "c"}, {"external_ref": "d"}
     ]});
@@ -96,10 +93,7 @@ async fn an_exact_width_series_runs_out_instead_of_growing() {
     // A growing counter meets `max_length` the same way, in a fast series too.
     let fast = json!({"format": "Q{seq:1}", "reset": "never", "gapless": false, "start": 8,
                       "max_length": 2});
-    assert_eq!(
-        app.put("/series/Q", &fast).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("Q", &fast).await;
     let batch = json!({"series": "Q", "source": "erp", "orders": [
         {"external_ref": "q1"}, {"external_ref": "q2"}, {"external_ref": "q3"}
     ]});
@@ -127,10 +121,7 @@ async fn a_validation_code_is_rendered_and_frozen_once_the_series_numbers() {
         "validation_code_required",
     );
     let body = json!({"format": "{code}-{seq:1}", "reset": "never", "validation_code": "AAAA1111"});
-    assert_eq!(
-        app.put("/series/FT", &body).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("FT", &body).await;
     // Before the first number, the code may still change (a typo).
     let fixed = app
         .patch("/series/FT", &json!({"validation_code": "CSDF7T5H"}))

@@ -66,14 +66,8 @@ async fn two_series_with_colliding_formats_both_number_every_order() {
     // with the same format reaches the same texts later.
     let fast = json!({"format": "Q{seq:3}", "reset": "never", "gapless": false, "start": 101});
     let gapless = json!({"format": "Q{seq:3}", "reset": "never", "gapless": true});
-    assert_eq!(
-        app.put("/series/FASTQ", &fast).await.status,
-        StatusCode::CREATED
-    );
-    assert_eq!(
-        app.put("/series/GAPQ", &gapless).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("FASTQ", &fast).await;
+    app.define_series("GAPQ", &gapless).await;
     let mut tasks = Vec::new();
     for (series, source) in [("FASTQ", "a"), ("FASTQ", "b"), ("GAPQ", "c"), ("GAPQ", "d")] {
         let router = crate::helpers::router(store_on(app.store.table(), None).await);

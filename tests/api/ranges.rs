@@ -113,10 +113,7 @@ async fn a_gapless_series_across_two_ranges_under_four_sources_runs_out_with_one
     assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
     assert_eq!(defined.body["start"], 1);
     let notes = json!({"format": "NC{seq:4}", "reset": "never", "credits": "CL"});
-    assert_eq!(
-        app.put("/series/NCL", &notes).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("NCL", &notes).await;
     let mut tasks = Vec::new();
     for source in 0..SOURCES {
         let router = crate::helpers::router(store_on(app.store.table(), None).await);
@@ -187,10 +184,7 @@ async fn ranges_grow_by_patch_never_change_in_use_and_expire() {
         {"from": 1, "to": 5, "authority_ref": "DIAN-18760000001"},
         {"from": 11, "to": 15, "authority_ref": "DIAN-18760000002"}
     ]});
-    assert_eq!(
-        app.put("/series/FA", &body).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("FA", &body).await;
     let items: Vec<_> = (0..12)
         .map(|k| json!({"external_ref": format!("f{k}")}))
         .collect();
@@ -276,10 +270,7 @@ async fn ranges_grow_by_patch_never_change_in_use_and_expire() {
     let expired = json!({"format": "E{seq:3}", "reset": "never", "ranges": [
         {"from": 1, "to": 5, "authority_ref": "CAF-OLD", "valid_until": "2000-01-01T00:00:00Z"}
     ]});
-    assert_eq!(
-        app.put("/series/EX", &expired).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("EX", &expired).await;
     let refused = app
         .post(
             "/orders",
@@ -303,10 +294,7 @@ async fn a_move_past_the_low_share_writes_the_mark_once() {
     let app: TestApp = spawn_app().await;
     let body = json!({"format": "M{seq:3}", "reset": "never", "range_low_percent": 50,
                       "ranges": [{"from": 1, "to": 100, "authority_ref": "CAF-9"}]});
-    assert_eq!(
-        app.put("/series/MV", &body).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("MV", &body).await;
     let moved = app
         .patch(
             "/series/MV",

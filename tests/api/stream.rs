@@ -180,7 +180,7 @@ fn details(entries: &[Value], detail_type: &str) -> Vec<Value> {
 async fn the_stream_of_a_draw_and_a_series_becomes_one_event_per_fact() {
     let app = spawn_app_with_stream().await;
     let draw = json!({"draw_id": "evented", "total_tickets": 100});
-    assert_eq!(app.post("/draws", &draw).await.status, StatusCode::CREATED);
+    app.create_draw(&draw).await;
     let mut bought = BTreeMap::new();
     for (payment, quantity) in [("p1", 2), ("p2", 3), ("p3", 1)] {
         let body = json!({"payment_id": payment, "quantity": quantity, "payer_id": "ann"});
@@ -211,10 +211,7 @@ async fn the_stream_of_a_draw_and_a_series_becomes_one_event_per_fact() {
     let redrawn = app.post("/draws/evented/winners/1/redraw", &redraw).await;
     assert!(redrawn.status.is_success(), "{}", redrawn.body);
     let series = json!({"format": "EV{seq:4}", "reset": "never"});
-    assert_eq!(
-        app.put("/series/EV", &series).await.status,
-        StatusCode::CREATED
-    );
+    app.define_series("EV", &series).await;
     let orders = json!({"series": "EV", "source": "erp", "orders": [
         {"external_ref": "a", "data": {"secret": "customer data"}}, {"external_ref": "b"}]});
     assert_eq!(

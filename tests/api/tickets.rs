@@ -10,8 +10,7 @@ async fn create_draw(app: &TestApp, id: &str, total: u64, extra: serde_json::Val
     if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
         body.extend(extra.clone());
     }
-    let reply = app.post("/draws", &body).await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    app.create_draw(&body).await;
 }
 
 #[tokio::test]

@@ -1,93 +1,115 @@
-//! `tally export-draw DRAW_ID`: every purchase of a draw as CSV (payment, payer, tickets,
-//! channel, status), with a progress bar counting the tickets sold, and the entries by
-//! channel at the end.
+//! `tally export`: every entry of a period of a series as CSV, orders and declared moves in
+//! counter order, straight from the table, with a progress bar on a terminal.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Args;
-use futures::TryStreamExt;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tally::domain::ids::DrawId;
-use tally::domain::purchase::Channel;
+use tally::domain::access::SourceAccess;
+use tally::domain::audit::Entry;
+use tally::orders::{AUDIT_PAGE, OrderService};
 use tally::store::{Store, StoreConfig};
-use tally::tickets::TicketService;
 
+use super::ledger::{PeriodArgs, expected_entries, progress_bar};
 use super::spreadsheet::SpreadsheetCsv;
-
-/// `[#########>-----] 42000/100000 tickets  42%  ETA 7s` on a terminal.
-const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} tickets  {percent:>3}%  ETA {eta}";
 
 #[derive(Args)]
 pub struct ExportArgs {
-    draw_id: String,
-    /// Where the CSV goes (default: DRAW_ID.csv).
+    #[command(flatten)]
+    period: PeriodArgs,
+    /// Where the CSV goes (default: standard output).
     #[arg(long)]
-    output: Option<PathBuf>,
+    out: Option<PathBuf>,
 }
 
+const CSV_HEADER: [&str; 11] = [
+    "counter",
+    "to_counter",
+    "order_number",
+    "status",
+    "source",
+    "external_ref",
+    "created_at",
+    "reason",
+    "voided_at",
+    "data",
+    "hash",
+];
+
 pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
-    let draw_id = DrawId::parse(&args.draw_id).map_err(|e| e.to_string())?;
-    let service = TicketService::new(Store::connect(&config, None).await);
-    let summary = service
-        .get_draw(&draw_id)
-        .await
-        .map_err(|e| e.to_string())?;
-    let path = args
-        .output
-        .unwrap_or_else(|| PathBuf::from(format!("{draw_id}.csv")));
-    let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut csv = SpreadsheetCsv::new(std::io::BufWriter::new(file));
-    let bar = ProgressBar::with_draw_target(Some(summary.sold), ProgressDrawTarget::stderr())
-        .with_style(
-            ProgressStyle::with_template(BAR_TEMPLATE)
-                .map_err(|e| e.to_string())?
-                .progress_chars("#>-"),
-        );
-    csv.write_record([
-        "payment_id",
-        "payer_id",
-        "quantity",
-        "tickets",
-        "channel",
-        "status",
-        "created_at",
-        "void_reason",
-        "voided_at",
-    ])?;
-    let mut purchases = 0u64;
-    let mut postal = 0u64;
-    let mut stream = std::pin::pin!(service.export_purchases(&summary.draw));
-    while let Some(purchase) = stream.try_next().await.map_err(|e| e.to_string())? {
-        let tickets: Vec<String> = purchase.tickets.iter().map(u64::to_string).collect();
-        let time = tally::domain::time::rfc3339_millis;
-        csv.write_record([
-            purchase.payment_id.as_str(),
-            purchase.payer_id.as_ref().map_or("", |p| p.as_str()),
-            &purchase.quantity.to_string(),
-            &tickets.join(" "),
-            purchase.channel.as_str(),
-            if purchase.void.is_some() {
-                "void"
-            } else {
-                "active"
-            },
-            &time(purchase.created_at),
-            purchase.void.as_ref().map_or("", |v| v.reason.as_str()),
-            &purchase.void.as_ref().map_or(String::new(), |v| time(v.at)),
-        ])?;
-        purchases += 1;
-        if purchase.channel == Channel::Postal {
-            postal += u64::from(purchase.quantity);
+    let store = Store::connect(&config, None).await;
+    let service = Arc::new(OrderService::new(store.clone()));
+    let (series_id, total) = expected_entries(&service, &store, &args.period).await?;
+    let out: Box<dyn Write> = match &args.out {
+        Some(path) => {
+            Box::new(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
         }
-        bar.inc(u64::from(purchase.quantity));
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut csv = SpreadsheetCsv::new(out);
+    csv.write_record(CSV_HEADER)?;
+    let bar = progress_bar(total);
+    let mut after = 0;
+    let mut written = 0u64;
+    loop {
+        let page = service
+            .list_period(
+                &series_id,
+                args.period.period.as_deref(),
+                after,
+                AUDIT_PAGE,
+                &SourceAccess::All,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        for entry in &page.entries {
+            csv.write_record(row(entry))?;
+            written += 1;
+        }
+        bar.set_position(written);
+        match page.next_after {
+            Some(next) => after = next,
+            None => break,
+        }
     }
     csv.flush()?;
     bar.finish_and_clear();
-    println!(
-        "{purchases} purchases ({} tickets: {} online, {postal} postal) of draw {draw_id} written to {}",
-        bar.position(),
-        bar.position() - postal,
-        path.display()
-    );
+    eprintln!("{written} entries written");
     Ok(())
+}
+
+/// One CSV row: an order, or a declared move (status `gap`, its first and last counter).
+fn row(entry: &Entry) -> [String; 11] {
+    let time = tally::domain::time::rfc3339_millis;
+    match entry {
+        Entry::Order(o) => [
+            o.counter.to_string(),
+            String::new(),
+            o.order_number.clone(),
+            if o.void.is_some() { "void" } else { "active" }.to_owned(),
+            o.source.to_string(),
+            o.external_ref.to_string(),
+            time(o.created_at),
+            o.void
+                .as_ref()
+                .map_or(String::new(), |v| v.reason.as_str().to_owned()),
+            o.void.as_ref().map_or(String::new(), |v| time(v.at)),
+            o.data.as_raw().to_owned(),
+            o.hash.clone().unwrap_or_default(),
+        ],
+        Entry::Move(m) => [
+            m.from.to_string(),
+            m.to.to_string(),
+            String::new(),
+            "gap".to_owned(),
+            String::new(),
+            String::new(),
+            time(m.at),
+            m.reason.as_str().to_owned(),
+            String::new(),
+            String::new(),
+            m.hash.clone().unwrap_or_default(),
+        ],
+    }
 }

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::file_import::{NOT_SENT, Progress, Target, import, read_lines};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tally::domain::ids::SeriesId;
-use tally::file_import::{NOT_SENT, Progress, Target, import, read_lines};
 use tally::orders::OrderService;
 use tally::store::{Store, StoreConfig};
 

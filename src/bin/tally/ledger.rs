@@ -1,20 +1,16 @@
-//! `tally audit` and `tally export`: a period of a series, straight from the table, with a
-//! progress bar on a terminal (a plain line now and then when stderr is a log).
+//! `tally audit`: a period of a series, straight from the table, with a progress bar on a
+//! terminal (a plain line now and then when stderr is a log); what `tally export` shares
+//! with it.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use tally::domain::access::SourceAccess;
-use tally::domain::audit::{Break, Entry};
+use tally::domain::audit::Break;
 use tally::domain::ids::SeriesId;
-use tally::orders::{AUDIT_PAGE, AuditScope, OrderService};
+use tally::orders::{AuditScope, OrderService};
 use tally::store::{Store, StoreConfig};
 
-use super::spreadsheet::SpreadsheetCsv;
 use crate::outcome::Failure;
 
 /// `[#########>-----] 42000/100000 orders  42%  8500/s  ETA 7s`.
@@ -23,24 +19,15 @@ const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} entries  {percent:>3}%  {per_
 #[derive(Args)]
 pub struct PeriodArgs {
     #[arg(long)]
-    series: String,
+    pub series: String,
     /// The period: `all`, `2026`, `2026-11`, `2026-11-29` or `FY2027` (default: the
     /// current one).
     #[arg(long)]
-    period: Option<String>,
-}
-
-#[derive(Args)]
-pub struct ExportArgs {
-    #[command(flatten)]
-    period: PeriodArgs,
-    /// Where the CSV goes (default: standard output).
-    #[arg(long)]
-    out: Option<PathBuf>,
+    pub period: Option<String>,
 }
 
 /// A bar on stderr for `total` entries; indicatif hides it when stderr is not a terminal.
-fn progress_bar(total: u64) -> ProgressBar {
+pub fn progress_bar(total: u64) -> ProgressBar {
     let style = ProgressStyle::with_template(BAR_TEMPLATE)
         .expect("the template is valid")
         .progress_chars("#>-");
@@ -48,7 +35,7 @@ fn progress_bar(total: u64) -> ProgressBar {
 }
 
 /// The entries a period should hold: from its first counter to its last.
-async fn expected_entries(
+pub async fn expected_entries(
     service: &OrderService,
     store: &Store,
     args: &PeriodArgs,
@@ -138,97 +125,6 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure>
             chain.stored_head.as_deref().unwrap_or("none"),
             chain.recomputed_head
         ))),
-    }
-}
-
-const CSV_HEADER: [&str; 11] = [
-    "counter",
-    "to_counter",
-    "order_number",
-    "status",
-    "source",
-    "external_ref",
-    "created_at",
-    "reason",
-    "voided_at",
-    "data",
-    "hash",
-];
-
-pub async fn export(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
-    let store = Store::connect(&config, None).await;
-    let service = Arc::new(OrderService::new(store.clone()));
-    let (series_id, total) = expected_entries(&service, &store, &args.period).await?;
-    let out: Box<dyn Write> = match &args.out {
-        Some(path) => {
-            Box::new(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
-        }
-        None => Box::new(std::io::stdout().lock()),
-    };
-    let mut csv = SpreadsheetCsv::new(out);
-    csv.write_record(CSV_HEADER)?;
-    let bar = progress_bar(total);
-    let mut after = 0;
-    let mut written = 0u64;
-    loop {
-        let page = service
-            .list_period(
-                &series_id,
-                args.period.period.as_deref(),
-                after,
-                AUDIT_PAGE,
-                &SourceAccess::All,
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        for entry in &page.entries {
-            csv.write_record(row(entry))?;
-            written += 1;
-        }
-        bar.set_position(written);
-        match page.next_after {
-            Some(next) => after = next,
-            None => break,
-        }
-    }
-    csv.flush()?;
-    bar.finish_and_clear();
-    eprintln!("{written} entries written");
-    Ok(())
-}
-
-/// One CSV row: an order, or a declared move (status `gap`, its first and last counter).
-fn row(entry: &Entry) -> [String; 11] {
-    let time = tally::domain::time::rfc3339_millis;
-    match entry {
-        Entry::Order(o) => [
-            o.counter.to_string(),
-            String::new(),
-            o.order_number.clone(),
-            if o.void.is_some() { "void" } else { "active" }.to_owned(),
-            o.source.to_string(),
-            o.external_ref.to_string(),
-            time(o.created_at),
-            o.void
-                .as_ref()
-                .map_or(String::new(), |v| v.reason.as_str().to_owned()),
-            o.void.as_ref().map_or(String::new(), |v| time(v.at)),
-            o.data.as_raw().to_owned(),
-            o.hash.clone().unwrap_or_default(),
-        ],
-        Entry::Move(m) => [
-            m.from.to_string(),
-            m.to.to_string(),
-            String::new(),
-            "gap".to_owned(),
-            String::new(),
-            String::new(),
-            time(m.at),
-            m.reason.as_str().to_owned(),
-            String::new(),
-            String::new(),
-            m.hash.clone().unwrap_or_default(),
-        ],
     }
 }
 

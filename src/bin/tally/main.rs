@@ -3,6 +3,8 @@
 mod bench;
 mod contract;
 mod export;
+mod export_draw;
+mod file_import;
 mod import;
 mod ledger;
 mod outcome;
@@ -14,7 +16,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tally::api::{self, AppState};
-use tally::store::{Store, StoreConfig, Timeouts};
+use tally::settings::Settings;
+use tally::store::{Store, StoreConfig};
 
 use outcome::{Failure, Location, locate};
 
@@ -57,9 +60,9 @@ enum Command {
     /// Audit a period of a series: counts, gaps and their causes, the hash chain.
     Audit(ledger::PeriodArgs),
     /// Write a period of a series as CSV, in counter order.
-    Export(ledger::ExportArgs),
+    Export(export::ExportArgs),
     /// Write every purchase of a draw as CSV (payment, payer, tickets, status).
-    ExportDraw(export::ExportArgs),
+    ExportDraw(export_draw::ExportArgs),
     /// Check a drawn draw from its public data alone (seed, eligible list, every pick).
     VerifyDraw(verify::VerifyArgs),
     /// Write the OpenAPI document of the HTTP API and the JSON Schema of each domain event.
@@ -80,21 +83,28 @@ async fn main() -> ExitCode {
         | Command::Contract(_) => "warn",
         _ => "info",
     };
-    tally::telemetry::init(default_level);
+    let settings = match Settings::from_env() {
+        Ok(settings) => settings,
+        Err(message) => return Failure::CouldNotRun(message).report(),
+    };
+    tally::telemetry::init(&settings.log, default_level);
     let location = locate(cli.endpoint, &cli.table, |name| std::env::var(name).ok());
-    let config = match Timeouts::from_env()
-        .and_then(|timeouts| StoreConfig::new(cli.table, location.endpoint.clone(), timeouts))
-    {
+    let config = match StoreConfig::new(cli.table, location.endpoint.clone(), settings.timeouts) {
         Ok(config) => config,
         Err(message) => return Failure::CouldNotRun(message).report(),
     };
-    match run(cli.command, config, &location).await {
+    match run(cli.command, config, &location, settings).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
     }
 }
 
-async fn run(command: Command, config: StoreConfig, location: &Location) -> Result<(), Failure> {
+async fn run(
+    command: Command,
+    config: StoreConfig,
+    location: &Location,
+    settings: Settings,
+) -> Result<(), Failure> {
     match command {
         Command::Serve {
             addr,
@@ -105,8 +115,11 @@ async fn run(command: Command, config: StoreConfig, location: &Location) -> Resu
                 .ensure_table()
                 .await
                 .map_err(|e| Failure::from(e.to_string()).at(location))?;
-            let secret = tally::secrets::deployment_secret_from_env().await?;
-            let app = api::local_router(AppState::configured(store, secret)?);
+            let secret = settings.secret.load().await?;
+            let app = api::local_router(
+                AppState::configured(store, Some(secret), &settings.http),
+                settings.http.verify_page,
+            );
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -143,14 +156,16 @@ async fn run(command: Command, config: StoreConfig, location: &Location) -> Resu
         Command::Audit(args) => ledger::audit(args, config)
             .await
             .map_err(|f| f.at(location)),
-        Command::Export(args) => Ok(ledger::export(args, config)
+        Command::Export(args) => Ok(export::run(args, config)
             .await
             .map_err(|e| Failure::from(e).at(location))?),
-        Command::ExportDraw(args) => Ok(export::run(args, config)
+        Command::ExportDraw(args) => Ok(export_draw::run(args, config)
             .await
             .map_err(|e| Failure::from(e).at(location))?),
         // Every check that fails is a finding; so is a file it cannot read (exit 1).
-        Command::VerifyDraw(args) => verify::run(args).await.map_err(Failure::Found),
+        Command::VerifyDraw(args) => verify::run(args, settings.http.networks)
+            .await
+            .map_err(Failure::Found),
         Command::Contract(args) => Ok(contract::run(args)?),
     }
 }

@@ -34,14 +34,17 @@ pub struct VerifyArgs {
     networks: Option<PathBuf>,
 }
 
-pub async fn run(args: VerifyArgs) -> Result<(), String> {
-    let networks = match &args.networks {
+/// Checks the draw, trusting the networks of `--networks`, else `configured` (those of
+/// `TALLY_BEACON_NETWORKS`).
+pub async fn run(args: VerifyArgs, configured: BeaconNetworks) -> Result<(), String> {
+    let trusted = match &args.networks {
         Some(path) => {
-            Some(std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?)
+            let json =
+                std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            BeaconNetworks::with_json(Some(&json)).map_err(|e| e.to_string())?
         }
-        None => std::env::var("TALLY_BEACON_NETWORKS").ok(),
+        None => configured,
     };
-    let trusted = BeaconNetworks::with_json(networks.as_deref()).map_err(|e| e.to_string())?;
     let kept = args.draw.as_ref().map(read).transpose()?;
     let (winners, eligible, kept) = match (&args.api, &args.draw_id) {
         (Some(api), Some(draw_id)) => {

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::file_import::read_lines;
 use clap::Args;
-use tally::file_import::read_lines;
 
 #[derive(Args)]
 pub struct ImportParseArgs {

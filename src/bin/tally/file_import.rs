@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::orders::requests::OrderBatch;
-use crate::orders::{ItemOutcome, OrderService, RejectionCode};
-use crate::store::jittered_wait;
+use tally::orders::requests::OrderBatch;
+use tally::orders::{ItemOutcome, OrderService, RejectionCode};
+use tally::store::jittered_wait;
 
 /// Attempts per batch when the service is unavailable or contended.
 const BATCH_ATTEMPTS: u32 = 6;
