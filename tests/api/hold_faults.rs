@@ -121,7 +121,8 @@ async fn holds_payments_and_releases_under_faults_settle_exactly_once() {
     }
     proxy.set(every_fault(0.0));
     // The rest, released numbers included, sells out by lucky dip (H3).
-    for n in 0.. {
+    // Bounded: 1,000 rounds are far more than the draw has numbers for.
+    for n in 0..1_000 {
         let body = json!({"payment_id": format!("rest-{n}"), "quantity": 5});
         let reply = settle(&app.router, "/draws/faulty/purchases", &body.to_string()).await;
         match reply.code() {
@@ -133,8 +134,12 @@ async fn holds_payments_and_releases_under_faults_settle_exactly_once() {
                 let rest = reply.body["remaining"].clone();
                 let body = json!({"payment_id": format!("last-{n}"), "quantity": rest});
                 let last = settle(&app.router, "/draws/faulty/purchases", &body.to_string()).await;
-                assert_eq!(last.status, StatusCode::CREATED, "{}", last.body);
-                sold.insert(format!("last-{n}"), tickets_of(&last));
+                // `remaining` is the refusing process's view: a fresher read may find
+                // fewer, and the loop asks again; the table check below decides.
+                if last.code() != "sold_out" {
+                    assert_eq!(last.status, StatusCode::CREATED, "{}", last.body);
+                    sold.insert(format!("last-{n}"), tickets_of(&last));
+                }
             }
             other => panic!("rest: {other} {}", reply.body),
         }
