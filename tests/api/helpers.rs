@@ -241,7 +241,7 @@ pub async fn settle(router: &Router, path: &str, body: &str) -> Reply {
 
 /// As [`settle`], for any method.
 pub async fn settle_request(router: &Router, method: Method, path: &str, body: &str) -> Reply {
-    for _ in 0..200 {
+    for attempt in 0..200u64 {
         let request = Request::builder()
             .method(method.clone())
             .uri(path)
@@ -267,7 +267,8 @@ pub async fn settle_request(router: &Router, method: Method, path: &str, body: &
             "{}",
             reply.body
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Backing off as a client does: longer as the same request keeps failing.
+        tokio::time::sleep(Duration::from_millis((20 + 5 * attempt).min(500))).await;
     }
     panic!("{path}: still 503 after 200 attempts");
 }
