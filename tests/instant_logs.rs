@@ -184,10 +184,7 @@ async fn no_unsold_winning_number_or_map_key_reaches_an_answer_or_a_log_before_t
     for n in &unsold {
         for form in leaks(*n) {
             assert!(!names(&before, &form), "I2: the logs name {n} as {form}");
-            assert!(
-                !names(&answers, &form),
-                "I2: an answer names {n} as {form}"
-            );
+            assert!(!names(&answers, &form), "I2: an answer names {n} as {form}");
         }
     }
     let hidden_key = key.reveal();
