@@ -132,6 +132,19 @@ pub struct InstantAward {
     pub voided: bool,
 }
 
+impl InstantAward {
+    /// The award of `wins` (ascending) to the purchase that sells them.
+    pub fn of(purchase: &super::purchase::Purchase, wins: &[InstantWin]) -> Self {
+        Self {
+            payment_id: purchase.payment_id.clone(),
+            payer_id: purchase.payer_id.clone(),
+            wins: wins.to_vec(),
+            awarded_at: purchase.created_at,
+            voided: false,
+        }
+    }
+}
+
 /// The key a draw's instant-win map derives from: HMAC-SHA-256 under the deployment
 /// secret of the label `instant-win` and the draw's seed. It is never stored, so reading
 /// the table alone does not give the map; it is revealed with the winners, and its

@@ -224,13 +224,7 @@ impl Store {
                 self.end_counted_hold(&hold.draw_id, payer, &hold.hold_id, 0, true)?,
             );
         }
-        let award = InstantAward {
-            payment_id: purchase.payment_id.clone(),
-            payer_id: purchase.payer_id.clone(),
-            wins: wins.to_vec(),
-            awarded_at: purchase.created_at,
-            voided: false,
-        };
+        let award = InstantAward::of(purchase, wins);
         if let Some(write) = self.award_write(&purchase.draw_id, &award)? {
             transaction.add(Role::Award(write.taken_number()), write.item);
         }

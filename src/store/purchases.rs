@@ -295,13 +295,7 @@ impl Store {
                 self.take_allowance(&purchase.draw_id, payer, quantity, cap, None)?,
             );
         }
-        let award = InstantAward {
-            payment_id: purchase.payment_id.clone(),
-            payer_id: purchase.payer_id.clone(),
-            wins: wins.to_vec(),
-            awarded_at: purchase.created_at,
-            voided: false,
-        };
+        let award = InstantAward::of(purchase, wins);
         if let Some(write) = self.award_write(&purchase.draw_id, &award)? {
             tx.push(Role::Award(write.taken_number()), write.item);
         }
