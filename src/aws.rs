@@ -1,6 +1,6 @@
 //! The AWS SDK configuration every client of Tally shares: timeouts and retries, and for
 //! a local endpoint (DynamoDB Local, a test's stand-in for EventBridge) dummy credentials
-//! and a default region when the environment has none.
+//! and a default region when the environment names none (the settings read which it does).
 
 use std::time::Duration;
 
@@ -37,9 +37,45 @@ impl Default for Timeouts {
     }
 }
 
+/// What the environment gives the AWS SDK's own chain, as far as Tally needs to know: a
+/// local endpoint gets dummy credentials and a region only where it gives none, and the
+/// `tally` command reaches the table in AWS when it names a region or a profile. The SDK
+/// still reads the values themselves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AwsEnvironment {
+    /// `AWS_ACCESS_KEY_ID` is set.
+    pub credentials: bool,
+    /// `AWS_REGION` or `AWS_DEFAULT_REGION` is set.
+    pub region: bool,
+    /// `AWS_PROFILE` is set.
+    pub profile: bool,
+}
+
+impl AwsEnvironment {
+    /// Reads the variables through `set`, which answers `None` for an unset one.
+    pub fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+        Self {
+            credentials: set("AWS_ACCESS_KEY_ID").is_some(),
+            region: set("AWS_REGION")
+                .or_else(|| set("AWS_DEFAULT_REGION"))
+                .is_some(),
+            profile: set("AWS_PROFILE").is_some(),
+        }
+    }
+
+    /// A region or a profile says that an AWS account is meant.
+    pub fn names_an_account(&self) -> bool {
+        self.region || self.profile
+    }
+}
+
 /// The shared configuration for clients of the service at `endpoint` (the AWS default
 /// when `None`).
-pub async fn sdk_config(endpoint: Option<&str>, timeouts: Timeouts) -> SdkConfig {
+pub async fn sdk_config(
+    endpoint: Option<&str>,
+    timeouts: Timeouts,
+    environment: AwsEnvironment,
+) -> SdkConfig {
     let mut loader = aws_config::from_env()
         .timeout_config(
             TimeoutConfig::builder()
@@ -56,7 +92,7 @@ pub async fn sdk_config(endpoint: Option<&str>, timeouts: Timeouts) -> SdkConfig
         );
     if let Some(endpoint) = endpoint {
         loader = loader.endpoint_url(endpoint);
-        if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+        if !environment.credentials {
             loader = loader.credentials_provider(Credentials::new(
                 "local",
                 "local",
@@ -65,9 +101,7 @@ pub async fn sdk_config(endpoint: Option<&str>, timeouts: Timeouts) -> SdkConfig
                 "tally-local",
             ));
         }
-        if std::env::var_os("AWS_REGION").is_none()
-            && std::env::var_os("AWS_DEFAULT_REGION").is_none()
-        {
+        if !environment.region {
             loader = loader.region(Region::new("us-east-1"));
         }
     }

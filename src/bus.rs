@@ -5,7 +5,7 @@ use aws_sdk_eventbridge::error::DisplayErrorContext;
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 use tracing::warn;
 
-use crate::aws::{self, Timeouts};
+use crate::aws::{self, AwsEnvironment, Timeouts};
 use crate::domain::events::{DomainEvent, EVENT_SOURCE};
 
 /// Entries one `PutEvents` call may carry.
@@ -18,6 +18,8 @@ pub struct BusConfig {
     /// Set for a local stand-in; unset on AWS.
     pub endpoint: Option<String>,
     pub timeouts: Timeouts,
+    /// What the environment gives the SDK, for a local endpoint's defaults.
+    pub environment: AwsEnvironment,
 }
 
 /// The bus and the client that reaches it.
@@ -30,7 +32,12 @@ pub struct EventBus {
 impl EventBus {
     /// Builds the SDK client once per process.
     pub async fn connect(config: &BusConfig) -> Self {
-        let shared = aws::sdk_config(config.endpoint.as_deref(), config.timeouts).await;
+        let shared = aws::sdk_config(
+            config.endpoint.as_deref(),
+            config.timeouts,
+            config.environment,
+        )
+        .await;
         Self {
             client: Client::new(&shared),
             name: config.bus_name.clone(),

@@ -7,7 +7,7 @@ use aws_sdk_secretsmanager::Client;
 use aws_sdk_secretsmanager::error::DisplayErrorContext;
 use tracing::info;
 
-use crate::aws::{self, Timeouts};
+use crate::aws::{self, AwsEnvironment, Timeouts};
 use crate::domain::secret::DeploymentSecret;
 
 /// Where the deployment secret is, as the environment says; nothing is read until
@@ -18,6 +18,7 @@ pub enum SecretSource {
     SecretsManager {
         secret_id: String,
         endpoint: Option<String>,
+        environment: AwsEnvironment,
     },
     /// `TALLY_DEPLOYMENT_SECRET`, the secret itself.
     Given(Given),
@@ -42,6 +43,7 @@ impl SecretSource {
             Self::SecretsManager {
                 secret_id,
                 endpoint: set("SECRETSMANAGER_ENDPOINT"),
+                environment: AwsEnvironment::read(set),
             }
         } else if let Some(text) = set("TALLY_DEPLOYMENT_SECRET") {
             Self::Given(Given(text))
@@ -56,8 +58,9 @@ impl SecretSource {
             Self::SecretsManager {
                 secret_id,
                 endpoint,
+                environment,
             } => {
-                let secret = fetch(secret_id, endpoint.as_deref()).await?;
+                let secret = fetch(secret_id, endpoint.as_deref(), *environment).await?;
                 info!("deployment secret read from AWS Secrets Manager");
                 Ok(secret)
             }
@@ -78,8 +81,12 @@ impl SecretSource {
 
 /// The secret string of `secret_id` (a name or an ARN) in AWS Secrets Manager, or at
 /// `endpoint` (a local stand-in).
-pub async fn fetch(secret_id: &str, endpoint: Option<&str>) -> Result<DeploymentSecret, String> {
-    let shared = aws::sdk_config(endpoint, Timeouts::default()).await;
+pub async fn fetch(
+    secret_id: &str,
+    endpoint: Option<&str>,
+    environment: AwsEnvironment,
+) -> Result<DeploymentSecret, String> {
+    let shared = aws::sdk_config(endpoint, Timeouts::default(), environment).await;
     let output = Client::new(&shared)
         .get_secret_value()
         .secret_id(secret_id)

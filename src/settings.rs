@@ -1,15 +1,16 @@
 //! Every setting Tally takes from its environment, read once when a process starts, in
-//! its `main`, and handed down from there (docs/operations.md lists the variables). Only
-//! the AWS SDK's own chain (region, credentials) and the `tally` command's choice of
-//! table are read elsewhere, by the SDK and by that command's `main`. Each function uses the parts it needs; the
-//! order function, for one, never loads the deployment secret.
+//! its `main`, and handed down from there (docs/operations.md lists the variables). No
+//! other module reads the environment; only the AWS SDK reads its own chain's values
+//! (region, credentials), and the `tally` command's arguments fall back on theirs. Each
+//! function uses the parts it needs; the order function, for one, never loads the
+//! deployment secret.
 
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use crate::api::{DEFAULT_BODY_TIMEOUT, DEFAULT_DRAWING_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 use crate::api::{SOURCE_BINDINGS_VAR, SourceBindings};
-use crate::aws::Timeouts;
+use crate::aws::{AwsEnvironment, Timeouts};
 use crate::bus::BusConfig;
 use crate::domain::winners::BeaconNetworks;
 use crate::secrets::SecretSource;
@@ -39,6 +40,11 @@ pub struct Settings {
     pub secret: SecretSource,
     /// The log level and format, and the metrics' namespace.
     pub log: LogSettings,
+    /// Which of the AWS SDK's variables are set.
+    pub aws: AwsEnvironment,
+    /// `DYNAMODB_PORT`: where the `tally` command finds the DynamoDB Local of `make run`
+    /// when it is given no endpoint.
+    pub local_dynamodb_port: Option<u16>,
 }
 
 /// The HTTP API's settings.
@@ -98,6 +104,9 @@ impl Settings {
         if timeouts.max_attempts == 0 || timeouts.attempt.is_zero() {
             return Err("DynamoDB attempts and their timeout must be positive".to_owned());
         }
+        let local_dynamodb_port = number("DYNAMODB_PORT")?
+            .map(|port| u16::try_from(port).map_err(|_| "DYNAMODB_PORT must be a port number"))
+            .transpose()?;
         Ok(Self {
             table_name: var("TABLE_NAME"),
             dynamodb_endpoint: set("DYNAMODB_ENDPOINT"),
@@ -115,6 +124,8 @@ impl Settings {
             },
             secret: SecretSource::read(set),
             log: LogSettings::read(set),
+            aws: AwsEnvironment::read(set),
+            local_dynamodb_port,
         })
     }
 
@@ -124,7 +135,12 @@ impl Settings {
             .table_name
             .clone()
             .ok_or("TABLE_NAME is not set: name the DynamoDB table")?;
-        StoreConfig::new(table_name, self.dynamodb_endpoint.clone(), self.timeouts)
+        StoreConfig::new(
+            table_name,
+            self.dynamodb_endpoint.clone(),
+            self.timeouts,
+            self.aws,
+        )
     }
 
     /// The bus: `EVENT_BUS_NAME` (required) and `EVENTBRIDGE_ENDPOINT`.
@@ -137,6 +153,7 @@ impl Settings {
             bus_name,
             endpoint: self.eventbridge_endpoint.clone(),
             timeouts: Timeouts::default(),
+            environment: self.aws,
         })
     }
 }
@@ -192,6 +209,66 @@ mod tests {
     }
 
     #[test]
+    fn the_aws_variables_decide_the_local_defaults_and_where_the_command_looks() {
+        let bare = settings(&[]).unwrap();
+        assert_eq!(bare.aws, AwsEnvironment::default());
+        assert!(!bare.aws.names_an_account());
+        assert_eq!(bare.local_dynamodb_port, None);
+        let keyed = settings(&[
+            ("AWS_ACCESS_KEY_ID", "AKIA"),
+            ("DYNAMODB_PORT", "8123"),
+            ("TABLE_NAME", "t-1"),
+            ("EVENT_BUS_NAME", "b"),
+        ])
+        .unwrap();
+        assert!(keyed.aws.credentials && !keyed.aws.names_an_account());
+        assert_eq!(keyed.local_dynamodb_port, Some(8123));
+        assert_eq!(keyed.store().unwrap().environment, keyed.aws);
+        assert_eq!(keyed.bus().unwrap().environment, keyed.aws);
+        for name in ["AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"] {
+            let aws = settings(&[(name, "x")]).unwrap().aws;
+            assert!(aws.names_an_account() && !aws.credentials, "{name}");
+            assert_eq!(aws.region, name != "AWS_PROFILE", "{name}");
+            // Set but empty counts as unset, as for every variable.
+            assert_eq!(
+                settings(&[(name, "")]).unwrap().aws,
+                AwsEnvironment::default()
+            );
+        }
+    }
+
+    /// Reading the environment anywhere else would bypass the checks here: the source of
+    /// every other module calls no `std::env` function that reads a variable.
+    #[test]
+    fn no_other_module_reads_the_environment() {
+        let mut folders = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        ))];
+        let mut read = 0;
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && !path.ends_with("src/settings.rs")
+                {
+                    let source = std::fs::read_to_string(&path).unwrap();
+                    // `env::var`, `env::vars`, `env::var_os`.
+                    assert!(
+                        !source.contains("env::var"),
+                        "{} reads the environment: read it in Settings",
+                        path.display()
+                    );
+                    read += 1;
+                }
+            }
+        }
+        assert!(read > 50, "only {read} files read");
+    }
+
+    #[test]
     fn a_malformed_value_names_its_variable() {
         for (name, value) in [
             ("DYNAMODB_MAX_ATTEMPTS", "0"),
@@ -199,6 +276,7 @@ mod tests {
             ("TALLY_CACHED_DRAWS", "0"),
             ("TALLY_BEACON_NETWORKS", "[1"),
             ("TALLY_BODY_READ_TIMEOUT_MS", "-1"),
+            ("DYNAMODB_PORT", "80000"),
         ] {
             let error = settings(&[(name, value)]).unwrap_err();
             assert!(

@@ -14,7 +14,6 @@ use tally::api::{self, AppState};
 use tally::domain::ids::DrawId;
 use tally::domain::instant::InstantKey;
 use tally::domain::secret::DeploymentSecret;
-use tally::store::{Store, StoreConfig, Timeouts};
 use tally::tickets::TicketService;
 
 /// The ways an unsold winning number `n` could leak: as a ticket of an answer, as an
@@ -57,11 +56,7 @@ async fn call(
 #[tokio::test]
 async fn no_unsold_winning_number_or_map_key_reaches_an_answer_or_a_log_before_the_winners() {
     let captured = support::capture_logs("trace");
-    let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect("run through `make test`");
-    let table = format!("tally-instant-logs-{}", DrawId::generate());
-    let config = StoreConfig::new(table, Some(endpoint), Timeouts::default()).unwrap();
-    let store = Store::connect(&config, None).await;
-    store.ensure_table().await.unwrap();
+    let store = support::fresh_store("instant-logs", None).await;
     let secret = DeploymentSecret::new(DrawId::generate().as_str().repeat(3).as_bytes()).unwrap();
     let tickets = TicketService::new(store.clone()).with_deployment_secret(secret.clone());
     let router = api::router(AppState {

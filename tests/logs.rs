@@ -13,8 +13,7 @@ use std::sync::Arc;
 use tally::api::{self, AppState};
 use tally::domain::ids::DrawId;
 use tally::domain::secret::DeploymentSecret;
-use tally::store::{Store, StoreConfig, Timeouts};
-
+use tally::store::Store;
 use tally::tickets::TicketService;
 
 /// Sends a request; returns its status, and keeps the body in `answers`.
@@ -75,11 +74,7 @@ fn base64(bytes: &[u8]) -> String {
 #[tokio::test]
 async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_even_at_trace() {
     let captured = support::capture_logs("trace");
-    let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect("run through `make test`");
-    let table = format!("tally-logs-{}", DrawId::generate());
-    let config = StoreConfig::new(table, Some(endpoint), Timeouts::default()).unwrap();
-    let store = Store::connect(&config, None).await;
-    store.ensure_table().await.unwrap();
+    let store = support::fresh_store("logs", None).await;
     let secret_text = DrawId::generate().as_str().repeat(3);
     let secret = DeploymentSecret::new(secret_text.as_bytes()).unwrap();
     let fingerprint_key = secret.derive("token-fingerprint", b"secret");

@@ -13,9 +13,9 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use support::Captured;
 use tally::api::{self, AppState};
-use tally::domain::ids::{DrawId, SeriesId};
+use tally::domain::ids::SeriesId;
 use tally::domain::series::{Period, Reset};
-use tally::store::{RequestCounter, Store, StoreConfig, Timeouts};
+use tally::store::RequestCounter;
 use tally::telemetry::metrics::{ALL, DEFAULT_NAMESPACE};
 
 /// A dimension's name and value.
@@ -112,12 +112,8 @@ fn split(key: &str, value: &str, count: u64) -> (Dimension, u64) {
 #[tokio::test]
 async fn each_request_logs_what_it_did_as_embedded_metrics() {
     let captured = support::capture_logs("info");
-    let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect("run through `make test`");
-    let table = format!("tally-metrics-{}", DrawId::generate());
-    let config = StoreConfig::new(table, Some(endpoint), Timeouts::default()).unwrap();
     let counter = RequestCounter::default();
-    let store = Store::connect(&config, Some(counter.clone())).await;
-    store.ensure_table().await.unwrap();
+    let store = support::fresh_store("metrics", Some(counter.clone())).await;
     let router = api::router(AppState::new(store.clone()));
     let world = World { captured, counter };
 

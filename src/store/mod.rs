@@ -32,7 +32,7 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, StreamSpecification, StreamViewType,
 };
 
-pub use crate::aws::Timeouts;
+pub use crate::aws::{AwsEnvironment, Timeouts};
 pub(crate) use codec::parse_timestamp;
 pub use error::StoreError;
 /// The period index's key attributes, for tools that write items of the same shape.
@@ -65,6 +65,8 @@ pub struct StoreConfig {
     /// Set for DynamoDB Local; unset on AWS.
     pub endpoint: Option<String>,
     pub timeouts: Timeouts,
+    /// What the environment gives the SDK, for a local endpoint's defaults.
+    pub environment: AwsEnvironment,
 }
 
 impl StoreConfig {
@@ -73,6 +75,7 @@ impl StoreConfig {
         table_name: impl Into<String>,
         endpoint: Option<String>,
         timeouts: Timeouts,
+        environment: AwsEnvironment,
     ) -> Result<Self, String> {
         let table_name = table_name.into();
         if !(3..=255).contains(&table_name.len()) {
@@ -84,7 +87,18 @@ impl StoreConfig {
             table_name,
             endpoint: endpoint.filter(|e| !e.is_empty()),
             timeouts,
+            environment,
         })
+    }
+
+    /// Another table, reached as this one is.
+    pub fn on_table(&self, table_name: impl Into<String>) -> Result<Self, String> {
+        Self::new(
+            table_name,
+            self.endpoint.clone(),
+            self.timeouts,
+            self.environment,
+        )
     }
 }
 
@@ -100,7 +114,12 @@ impl Store {
 
     /// Builds the SDK client once per process, with the configured timeouts and retries.
     pub async fn connect(config: &StoreConfig, counter: Option<RequestCounter>) -> Self {
-        let shared = aws::sdk_config(config.endpoint.as_deref(), config.timeouts).await;
+        let shared = aws::sdk_config(
+            config.endpoint.as_deref(),
+            config.timeouts,
+            config.environment,
+        )
+        .await;
         // The SDK's retry quota is per partition and process; one per table keeps clients
         // of different tables (the tests' throw-away tables) from draining each other's.
         let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared)

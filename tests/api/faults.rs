@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::http::{Method, StatusCode};
 use serde_json::json;
-use tally::store::{Store, StoreConfig, Timeouts};
+use tally::store::{AwsEnvironment, Store, StoreConfig, Timeouts};
 
 use crate::fault_proxy::{FaultProxy, Faults};
 use crate::helpers::{
@@ -79,7 +79,13 @@ pub async fn twin_payments(
 
 /// One Lambda instance whose DynamoDB calls go through the proxy.
 pub async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: Duration) -> Router {
-    let config = StoreConfig::new(table, Some(proxy.endpoint()), TIGHT).unwrap();
+    let config = StoreConfig::new(
+        table,
+        Some(proxy.endpoint()),
+        TIGHT,
+        AwsEnvironment::default(),
+    )
+    .unwrap();
     let store = Store::connect(&config, None).await;
     let mut state = tally::api::AppState::new(store);
     state.request_timeout = request_timeout;

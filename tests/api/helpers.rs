@@ -12,7 +12,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tally::api::{self, AppState};
 use tally::domain::ids::DrawId;
-use tally::store::{RequestCounter, Store, StoreConfig, Timeouts};
+use tally::store::{AwsEnvironment, RequestCounter, Store, StoreConfig, Timeouts};
 use tally::telemetry::{self, LogFormat};
 use tower::ServiceExt;
 use tracing_subscriber::fmt::TestWriter;
@@ -64,7 +64,8 @@ pub const PATIENT: Timeouts = Timeouts {
 /// comes here first, so this is where the logs are turned on when asked.
 pub fn config(table: &str) -> StoreConfig {
     show_logs_when_asked();
-    StoreConfig::new(table, Some(endpoint()), PATIENT).expect("a valid table name")
+    StoreConfig::new(table, Some(endpoint()), PATIENT, AwsEnvironment::default())
+        .expect("a valid table name")
 }
 
 /// With `TALLY_TEST_LOGS=1`, Tally's log lines (at `RUST_LOG`, else `info`) go to the test

@@ -13,6 +13,7 @@ use tally::api::{self, AppState};
 use tally::domain::ids::{DrawId, PayerId, PaymentId};
 use tally::domain::purchase::{Channel, FingerprintKey, PurchaseRequest};
 use tally::domain::secret::DeploymentSecret;
+use tally::store::AwsEnvironment;
 use tally::tickets::TicketService;
 
 use crate::helpers::{fresh_store, post_json};
@@ -166,7 +167,9 @@ async fn the_deployment_secret_is_read_from_secrets_manager_and_a_weak_one_refus
         requests: Arc::default(),
     };
     let endpoint = start(&stand_in).await;
-    let secret = tally::secrets::fetch(arn, Some(&endpoint)).await.unwrap();
+    let secret = tally::secrets::fetch(arn, Some(&endpoint), AwsEnvironment::default())
+        .await
+        .unwrap();
     let draw = DrawId::parse("d").unwrap();
     let expected = DeploymentSecret::new(text.as_bytes()).unwrap();
     let request = PurchaseRequest {
@@ -188,7 +191,7 @@ async fn the_deployment_secret_is_read_from_secrets_manager_and_a_weak_one_refus
     assert_eq!(requests[0].1["SecretId"], arn);
 
     // Another secret id, or a secret too short to key anything, stops the start.
-    let missing = tally::secrets::fetch("other", Some(&endpoint))
+    let missing = tally::secrets::fetch("other", Some(&endpoint), AwsEnvironment::default())
         .await
         .unwrap_err();
     assert!(missing.contains("ResourceNotFoundException"), "{missing}");
@@ -198,7 +201,7 @@ async fn the_deployment_secret_is_read_from_secrets_manager_and_a_weak_one_refus
         requests: Arc::default(),
     };
     let endpoint = start(&weak).await;
-    let refused = tally::secrets::fetch(arn, Some(&endpoint))
+    let refused = tally::secrets::fetch(arn, Some(&endpoint), AwsEnvironment::default())
         .await
         .unwrap_err();
     assert!(refused.contains("at least 32 bytes"), "{refused}");

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tally::bus::{BusConfig, EventBus};
-use tally::store::{Store, Timeouts};
+use tally::store::{AwsEnvironment, Store, Timeouts};
 use tally::stream::handle_stream;
 
 use crate::helpers::{endpoint, spawn_app_with_stream};
@@ -84,6 +84,7 @@ pub async fn bus_on(sink: &EventSink) -> EventBus {
         bus_name: "tally-test".into(),
         endpoint: Some(sink.start().await),
         timeouts: Timeouts::default(),
+        environment: AwsEnvironment::default(),
     })
     .await
 }
@@ -103,7 +104,12 @@ async fn stream_records(store: &Store) -> Event {
         .latest_stream_arn()
         .unwrap()
         .to_owned();
-    let config = tally::aws::sdk_config(Some(&endpoint()), Timeouts::default()).await;
+    let config = tally::aws::sdk_config(
+        Some(&endpoint()),
+        Timeouts::default(),
+        AwsEnvironment::default(),
+    )
+    .await;
     let streams = aws_sdk_dynamodbstreams::Client::new(&config);
     let stream = streams
         .describe_stream()

@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use serde_json::Value;
+use tally::domain::ids::DrawId;
+use tally::store::{AwsEnvironment, RequestCounter, Store, StoreConfig, Timeouts};
 use tally::telemetry::LogFormat;
 use tower::ServiceExt;
 
@@ -64,4 +66,21 @@ pub async fn send(
         .await
         .unwrap();
     (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A store on a new table `tally-<name>-<id>`, with its stream, in the DynamoDB Local of
+/// `make test`; the test deletes it at its end.
+pub async fn fresh_store(name: &str, counter: Option<RequestCounter>) -> Store {
+    let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect("run through `make test`");
+    let table = format!("tally-{name}-{}", DrawId::generate());
+    let config = StoreConfig::new(
+        table,
+        Some(endpoint),
+        Timeouts::default(),
+        AwsEnvironment::default(),
+    )
+    .unwrap();
+    let store = Store::connect(&config, counter).await;
+    store.ensure_table().await.unwrap();
+    store
 }

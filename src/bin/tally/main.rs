@@ -88,8 +88,13 @@ async fn main() -> ExitCode {
         Err(message) => return Failure::CouldNotRun(message).report(),
     };
     tally::telemetry::init(&settings.log, default_level);
-    let location = locate(cli.endpoint, &cli.table, |name| std::env::var(name).ok());
-    let config = match StoreConfig::new(cli.table, location.endpoint.clone(), settings.timeouts) {
+    let location = locate(cli.endpoint, &cli.table, &settings);
+    let config = match StoreConfig::new(
+        cli.table,
+        location.endpoint.clone(),
+        settings.timeouts,
+        settings.aws,
+    ) {
         Ok(config) => config,
         Err(message) => return Failure::CouldNotRun(message).report(),
     };

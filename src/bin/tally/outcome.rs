@@ -7,11 +7,10 @@
 
 use std::process::ExitCode;
 
-/// DynamoDB Local's port under `make run`, unless `DYNAMODB_PORT` says otherwise.
-const LOCAL_PORT: &str = "8000";
+use tally::settings::Settings;
 
-/// Variables that mean an AWS environment is set up: then the table is the one in AWS.
-const AWS_VARIABLES: [&str; 3] = ["AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"];
+/// DynamoDB Local's port under `make run`, unless `DYNAMODB_PORT` says otherwise.
+const LOCAL_PORT: u16 = 8000;
 
 /// Why a command did not succeed.
 #[derive(Debug)]
@@ -69,27 +68,22 @@ pub struct Location {
     pub described: String,
 }
 
-/// The endpoint given (`--endpoint`, `DYNAMODB_ENDPOINT`); else AWS when an AWS
-/// environment is set up; else the DynamoDB Local that `make run` starts.
-pub fn locate(
-    given: Option<String>,
-    table: &str,
-    env: impl Fn(&str) -> Option<String>,
-) -> Location {
-    let set = |name: &str| env(name).filter(|value| !value.is_empty());
+/// The endpoint given (`--endpoint`, `DYNAMODB_ENDPOINT`); else AWS when the settings
+/// name a region or a profile; else the DynamoDB Local that `make run` starts.
+pub fn locate(given: Option<String>, table: &str, settings: &Settings) -> Location {
     if let Some(url) = given.filter(|url| !url.is_empty()) {
         return Location {
             described: format!("table {table} at {url}"),
             endpoint: Some(url),
         };
     }
-    if AWS_VARIABLES.iter().any(|name| set(name).is_some()) {
+    if settings.aws.names_an_account() {
         return Location {
             endpoint: None,
             described: format!("table {table} in AWS"),
         };
     }
-    let port = set("DYNAMODB_PORT").unwrap_or_else(|| LOCAL_PORT.to_owned());
+    let port = settings.local_dynamodb_port.unwrap_or(LOCAL_PORT);
     let url = format!("http://127.0.0.1:{port}");
     Location {
         described: format!(
@@ -103,13 +97,14 @@ pub fn locate(
 mod tests {
     use super::*;
 
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
+    fn env(pairs: &[(&str, &str)]) -> Settings {
+        Settings::read(|name| {
             pairs
                 .iter()
                 .find(|(key, _)| *key == name)
                 .map(|(_, value)| (*value).to_owned())
-        }
+        })
+        .unwrap()
     }
 
     #[test]
@@ -117,26 +112,26 @@ mod tests {
         let given = locate(
             Some("http://127.0.0.1:9".into()),
             "t",
-            env(&[("AWS_REGION", "eu-west-1")]),
+            &env(&[("AWS_REGION", "eu-west-1")]),
         );
         assert_eq!(given.endpoint.as_deref(), Some("http://127.0.0.1:9"));
-        let aws = locate(None, "t", env(&[("AWS_PROFILE", "ops")]));
+        let aws = locate(None, "t", &env(&[("AWS_PROFILE", "ops")]));
         assert_eq!(aws.endpoint, None);
         assert_eq!(aws.described, "table t in AWS");
-        let local = locate(None, "t", env(&[("AWS_REGION", "")]));
+        let local = locate(None, "t", &env(&[("AWS_REGION", "")]));
         assert_eq!(local.endpoint.as_deref(), Some("http://127.0.0.1:8000"));
         assert!(
             local.described.contains("DYNAMODB_ENDPOINT"),
             "{}",
             local.described
         );
-        let port = locate(Some(String::new()), "t", env(&[("DYNAMODB_PORT", "8123")]));
+        let port = locate(Some(String::new()), "t", &env(&[("DYNAMODB_PORT", "8123")]));
         assert_eq!(port.endpoint.as_deref(), Some("http://127.0.0.1:8123"));
     }
 
     #[test]
     fn only_a_reason_it_could_not_run_names_where_it_looked() {
-        let location = locate(None, "t", env(&[]));
+        let location = locate(None, "t", &env(&[]));
         match Failure::from("no series S").at(&location) {
             Failure::CouldNotRun(message) => assert!(
                 message.starts_with("no series S (table t at http://127.0.0.1:8000"),

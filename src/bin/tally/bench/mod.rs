@@ -71,13 +71,13 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
             "refusing to load {endpoint}: the bench runs against loopback only"
         ));
     }
-    cold_start::run(&args.cold_start, &endpoint, config.timeouts).await?;
+    cold_start::run(&args.cold_start, &config).await?;
     if args.tickets.skip_tickets && args.orders.skip_orders && args.skip_ceiling {
         return Ok(());
     }
     let table = format!("tally-bench-{}", DrawId::generate());
     let counter = RequestCounter::default();
-    let config = StoreConfig::new(table, Some(endpoint), config.timeouts)?;
+    let config = config.on_table(table)?;
     let store = Store::connect(&config, Some(counter.clone())).await;
     store
         .ensure_table_without_stream()

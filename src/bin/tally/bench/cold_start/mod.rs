@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use clap::Args;
 use tally::domain::ids::DrawId;
-use tally::store::{Store, StoreConfig, Timeouts};
+use tally::store::{Store, StoreConfig};
 
 use super::stats::percentile_ms;
 use bootstrap::{ACCOUNT, Bootstrap, FunctionEnv, Memory, REGION};
@@ -69,7 +69,8 @@ struct ColdStart {
     answer: String,
 }
 
-pub async fn run(args: &ColdStartArgs, endpoint: &str, timeouts: Timeouts) -> Result<(), String> {
+/// Measures each function's cold starts on tables reached as `config`'s is.
+pub async fn run(args: &ColdStartArgs, config: &StoreConfig) -> Result<(), String> {
     if args.skipped() {
         return Ok(());
     }
@@ -89,16 +90,7 @@ pub async fn run(args: &ColdStartArgs, endpoint: &str, timeouts: Timeouts) -> Re
             std::fs::read(event_file).map_err(|e| format!("{}: {e}", event_file.display()))?;
         let mut runs = Vec::with_capacity(args.cold_start_runs);
         for _ in 0..args.cold_start_runs.max(1) {
-            runs.push(
-                cold_start(
-                    function,
-                    &path,
-                    Bytes::from(event.clone()),
-                    endpoint,
-                    timeouts,
-                )
-                .await?,
-            );
+            runs.push(cold_start(function, &path, Bytes::from(event.clone()), config).await?);
         }
         print_row(function, size, &runs);
     }
@@ -152,11 +144,10 @@ async fn cold_start(
     function: &str,
     path: &Path,
     event: Bytes,
-    endpoint: &str,
-    timeouts: Timeouts,
+    config: &StoreConfig,
 ) -> Result<ColdStart, String> {
     let table = format!("tally-cold-start-{}", DrawId::generate());
-    let config = StoreConfig::new(table, Some(endpoint.to_owned()), timeouts)?;
+    let config = config.on_table(table)?;
     let store = Store::connect(&config, None).await;
     store
         .ensure_table_without_stream()
@@ -165,7 +156,10 @@ async fn cold_start(
     let env = FunctionEnv {
         function,
         table: store.table(),
-        dynamodb_endpoint: endpoint,
+        dynamodb_endpoint: config
+            .endpoint
+            .as_deref()
+            .ok_or("cold starts are measured against DynamoDB Local")?,
     };
     let result = measure(path, env, event).await;
     let _ = store.delete_table().await;
