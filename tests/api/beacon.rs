@@ -68,7 +68,7 @@ pub struct BeaconApp {
 
 impl BeaconApp {
     pub async fn spawn() -> Self {
-        let store = fresh_store(None).await;
+        let (store, table) = fresh_store(None).await;
         let clock = Arc::new(AtomicI64::new(GENESIS * 1_000));
         let read = clock.clone();
         let networks = BeaconNetworks::with_json(Some(&networks_json())).unwrap();
@@ -84,10 +84,7 @@ impl BeaconApp {
             ..AppState::new(store.clone())
         };
         Self {
-            app: TestApp {
-                store,
-                router: api::router(state.clone()),
-            },
+            app: TestApp::new(api::router(state.clone()), store, table),
             state,
             clock,
         }

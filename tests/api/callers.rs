@@ -33,7 +33,8 @@ async fn get_as(router: &axum::Router, as_of: &str, path: &str) -> Reply {
 
 #[tokio::test]
 async fn a_foreign_caller_is_refused_another_sources_post_repost_and_read() {
-    let mut state = AppState::new(fresh_store(None).await);
+    let (store, _table) = fresh_store(None).await;
+    let mut state = AppState::new(store);
     state.sources = Arc::new(SourceBindings::parse(BINDINGS).unwrap());
     let router = api::orders_router(state);
     assert_eq!(
@@ -94,7 +95,8 @@ async fn a_foreign_caller_is_refused_another_sources_post_repost_and_read() {
 
 #[tokio::test]
 async fn without_bindings_or_without_iam_every_source_is_allowed() {
-    let router = api::orders_router(AppState::new(fresh_store(None).await));
+    let (store, _table) = fresh_store(None).await;
+    let router = api::orders_router(AppState::new(store));
     assert_eq!(
         invoke(&router, "put-series.json").await.status,
         StatusCode::CREATED
@@ -102,7 +104,8 @@ async fn without_bindings_or_without_iam_every_source_is_allowed() {
     let post = invoke(&router, "create-series-order-foreign.json").await;
     assert_eq!(post.status, StatusCode::CREATED, "{}", post.body);
     // The local server's requests carry no IAM identity.
-    let mut state = AppState::new(fresh_store(None).await);
+    let (store, _other_table) = fresh_store(None).await;
+    let mut state = AppState::new(store);
     state.sources = Arc::new(SourceBindings::parse(BINDINGS).unwrap());
     let router = api::orders_router(state);
     let series = serde_json::json!({"format": "L{seq:3}", "reset": "never"});

@@ -247,7 +247,7 @@ fn utc(y: i32, m: u32, d: u32) -> DateTime<Utc> {
 
 #[tokio::test]
 async fn a_format_change_applies_to_periods_that_have_not_started() {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let now = Arc::new(Mutex::new(utc(2026, 6, 1)));
     let clock = now.clone();
     let service = OrderService::with_clock(store.clone(), Arc::new(move || *clock.lock().unwrap()));

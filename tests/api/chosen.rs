@@ -175,7 +175,7 @@ async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
     const TOTAL: u64 = 600;
     const STRIPES: u32 = 6;
     let counter = RequestCounter::default();
-    let store = fresh_store(Some(counter.clone())).await;
+    let (store, _table) = fresh_store(Some(counter.clone())).await;
     let draw_id = DrawId::parse("skip").unwrap();
     let seller = TicketService::new(store.clone());
     seller

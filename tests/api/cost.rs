@@ -51,7 +51,7 @@ async fn lucky_dips_among_chosen_numbers_never_pay_per_chosen_number() {
 /// chooser took `chosen` random numbers: the mean requests of a purchase among the first
 /// tenth of the tickets dipped, the last tenth, and all.
 async fn lucky_dip_requests(draw: &str, chosen: u64) -> (f64, f64, f64) {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let draw_id = DrawId::parse(draw).unwrap();
     let chooser = TicketService::new(store.clone());
     chooser
@@ -156,7 +156,7 @@ fn request(payment: &str, quantity: u32) -> PurchaseRequest {
 /// knowledge reads the record; a replay still gets its tickets.
 #[tokio::test]
 async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursors() {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let seller = TicketService::new(store.clone());
     seller
         .create_draw(NewDraw {
@@ -210,7 +210,7 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
 #[tokio::test]
 async fn a_gapless_batch_costs_one_claim_and_two_items_per_order() {
     let counter = tally::store::RequestCounter::default();
-    let store = fresh_store(Some(counter.clone())).await;
+    let (store, _table) = fresh_store(Some(counter.clone())).await;
     let service = OrderService::new(store.clone());
     let series = SeriesId::parse("GC").unwrap();
     let definition = SeriesDefinition::new("GC{seq:5}", Reset::Never, true, 1).unwrap();

@@ -17,7 +17,8 @@ pub async fn invoke(router: &axum::Router, file: &str) -> crate::helpers::Reply 
 
 #[tokio::test]
 async fn every_ticket_event_file_runs_through_the_ticket_function() {
-    let router = api::tickets_router(AppState::new(fresh_store(None).await));
+    let (store, _table) = fresh_store(None).await;
+    let router = api::tickets_router(AppState::new(store));
     let created = invoke(&router, "create-draw.json").await;
     assert_eq!(created.status, StatusCode::CREATED);
     assert_eq!(created.body["max_per_payer"], 10);
@@ -137,7 +138,8 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
 
 #[tokio::test]
 async fn every_order_event_file_runs_through_the_order_function() {
-    let router = api::orders_router(AppState::new(fresh_store(None).await));
+    let (store, _table) = fresh_store(None).await;
+    let router = api::orders_router(AppState::new(store));
     assert_eq!(
         invoke(&router, "put-series.json").await.status,
         StatusCode::CREATED

@@ -676,7 +676,7 @@ mod self_tests {
 
     #[tokio::test]
     async fn throttling_is_answered_without_forwarding_and_retried_by_the_sdk() {
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let proxy = FaultProxy::start(&endpoint()).await;
         proxy.set(Faults {
             throttle: 1.0,
@@ -699,7 +699,7 @@ mod self_tests {
 
     #[tokio::test]
     async fn an_error_before_forwarding_writes_nothing_and_spares_other_operations() {
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let proxy = FaultProxy::start(&endpoint()).await;
         proxy.set(Faults {
             error_before: 1.0,
@@ -728,7 +728,7 @@ mod self_tests {
 
     #[tokio::test]
     async fn an_error_after_forwarding_hides_a_committed_write() {
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let proxy = FaultProxy::start(&endpoint()).await;
         proxy.set(Faults {
             error_after: 1.0,
@@ -753,7 +753,7 @@ mod self_tests {
 
     #[tokio::test]
     async fn a_lost_answer_times_out_after_the_write_committed() {
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let proxy = FaultProxy::start(&endpoint()).await;
         proxy.set(Faults {
             lost_after: 1.0,
@@ -779,7 +779,7 @@ mod self_tests {
 
     #[tokio::test]
     async fn latency_delays_only_the_chosen_operations() {
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let proxy = FaultProxy::start(&endpoint()).await;
         let delay = Duration::from_millis(250);
         proxy.set(Faults {
@@ -808,7 +808,7 @@ mod self_tests {
 
     #[tokio::test]
     async fn a_frozen_proxy_holds_requests_until_thawed() {
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let proxy = FaultProxy::start(&endpoint()).await;
         let impatient = client_via(&store, &proxy, 1, IMPATIENT);
         let patient = client_via(&store, &proxy, 1, PATIENT);
@@ -846,7 +846,7 @@ mod self_tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn without_faults_concurrent_calls_all_pass() {
         const CALLS: u64 = 40;
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let proxy = FaultProxy::start(&endpoint()).await;
         let client = client_via(&store, &proxy, 1, PATIENT);
 
@@ -870,7 +870,7 @@ mod self_tests {
 
     #[tokio::test]
     async fn a_seed_replays_the_same_faults() {
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let mut runs = Vec::new();
         for _ in 0..2 {
             let proxy = FaultProxy::start_seeded(&endpoint(), 7).await;
@@ -891,7 +891,7 @@ mod self_tests {
 
     #[tokio::test]
     async fn a_dropped_proxy_closes_its_port_and_connections() {
-        let store = fresh_store(None).await;
+        let (store, _table) = fresh_store(None).await;
         let proxy = FaultProxy::start(&endpoint()).await;
         let address = proxy.address;
         let client = client_via(&store, &proxy, 1, PATIENT);

@@ -24,7 +24,7 @@ use crate::helpers::{
 #[tokio::test]
 async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
     let counter = RequestCounter::default();
-    let store = fresh_store(Some(counter.clone())).await;
+    let (store, _table) = fresh_store(Some(counter.clone())).await;
     let seller = TicketService::with_cached_draws(store.clone(), NonZeroUsize::new(2).unwrap());
     let buy = |draw: &str, payment: &str| PurchaseRequest {
         draw_id: DrawId::parse(draw).unwrap(),
@@ -209,7 +209,7 @@ async fn leave_one_ticket_per_stripe(store: &Store, draw: &str, config: DrawConf
 
 #[tokio::test]
 async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let config = DrawConfig::new(200, Some(50), Some(100)).unwrap();
     TicketService::new(store.clone())
         .create_draw(NewDraw {
@@ -349,7 +349,7 @@ async fn order_data_is_kept_and_compared_as_it_was_sent() {
 #[tokio::test]
 async fn a_cursor_the_api_never_gave_is_refused_before_any_request_to_the_table() {
     let counter = RequestCounter::default();
-    let store = fresh_store(Some(counter.clone())).await;
+    let (store, _table) = fresh_store(Some(counter.clone())).await;
     let router = router(store);
     let draw = post_json(
         &router,

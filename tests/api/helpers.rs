@@ -23,6 +23,8 @@ pub type Item = HashMap<String, AttributeValue>;
 pub struct TestApp {
     pub store: Store,
     pub router: Router,
+    /// Deletes the table when the app drops.
+    _table: TestTable,
 }
 
 /// A response: status, headers and the body as JSON (`Null` when empty).
@@ -93,20 +95,55 @@ pub fn router(store: Store) -> Router {
     })
 }
 
+/// A table of one test's own: the guard holds its name and deletes the table when it
+/// drops, at the end of the test whether it passed or failed, so that DynamoDB Local does
+/// not carry every earlier test's items through the run. Every helper that makes a table
+/// makes it under one of these.
+pub struct TestTable {
+    name: String,
+}
+
+impl TestTable {
+    /// A name no other test uses; whoever first needs the table creates it.
+    pub fn reserve() -> Self {
+        Self {
+            name: format!("tally-test-{}", DrawId::generate()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for TestTable {
+    /// Deletes the table on a runtime of its own: a drop cannot await, and the test's
+    /// runtime may be a single thread that this blocks. A table never created is no error.
+    fn drop(&mut self) {
+        let config = config(&self.name);
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async {
+                let _ = Store::connect(&config, None).await.delete_table().await;
+            });
+        })
+        .join();
+    }
+}
+
 /// A store on a fresh table of its own, without a stream (see
-/// [`Store::ensure_table_without_stream`]).
-pub async fn fresh_store(counter: Option<RequestCounter>) -> Store {
-    let store = Store::connect(&config(&new_table_name()), counter).await;
+/// [`Store::ensure_table_without_stream`]); the table lives as long as its guard.
+pub async fn fresh_store(counter: Option<RequestCounter>) -> (Store, TestTable) {
+    let table = TestTable::reserve();
+    let store = store_on(table.name(), counter).await;
     store
         .ensure_table_without_stream()
         .await
         .expect("create the test table");
-    store
-}
-
-/// A table name of its own for one test.
-pub fn new_table_name() -> String {
-    format!("tally-test-{}", DrawId::generate())
+    (store, table)
 }
 
 /// Another client (another "Lambda instance") on the same table, with its own caches.
@@ -114,39 +151,28 @@ pub async fn store_on(table: &str, counter: Option<RequestCounter>) -> Store {
     Store::connect(&config(table), counter).await
 }
 
-impl Drop for TestApp {
-    /// Deletes the test's table, so that DynamoDB Local does not carry every earlier
-    /// test's items through the run.
-    fn drop(&mut self) {
-        let table = self.store.table().to_owned();
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            runtime.block_on(async {
-                let _ = Store::connect(&config(&table), None)
-                    .await
-                    .delete_table()
-                    .await;
-            });
-        })
-        .join();
+impl TestApp {
+    /// `router` on `store`, whose table `table` guards.
+    pub fn new(router: Router, store: Store, table: TestTable) -> Self {
+        Self {
+            store,
+            router,
+            _table: table,
+        }
     }
 }
 
 pub async fn spawn_app() -> TestApp {
-    let store = fresh_store(None).await;
-    let router = router(store.clone());
-    TestApp { store, router }
+    let (store, table) = fresh_store(None).await;
+    TestApp::new(router(store.clone()), store, table)
 }
 
 /// As [`spawn_app`], on a table with the stream of `template.yaml`.
 pub async fn spawn_app_with_stream() -> TestApp {
-    let store = Store::connect(&config(&new_table_name()), None).await;
+    let table = TestTable::reserve();
+    let store = store_on(table.name(), None).await;
     store.ensure_table().await.expect("create the test table");
-    let router = router(store.clone());
-    TestApp { store, router }
+    TestApp::new(router(store.clone()), store, table)
 }
 
 pub async fn send(router: &Router, request: Request<Body>) -> Reply {

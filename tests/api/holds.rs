@@ -38,13 +38,10 @@ pub struct HoldApp {
 
 impl HoldApp {
     pub async fn spawn() -> Self {
-        let store = fresh_store(None).await;
+        let (store, table) = fresh_store(None).await;
         let clock = Arc::new(AtomicI64::new(Utc::now().timestamp_millis()));
         Self {
-            app: TestApp {
-                router: clocked_router(store.clone(), &clock),
-                store,
-            },
+            app: TestApp::new(clocked_router(store.clone(), &clock), store, table),
             clock,
         }
     }

@@ -38,6 +38,7 @@ mod secrets;
 mod series_scale;
 mod stale_counter;
 mod stream;
+mod test_tables;
 mod tickets;
 mod verifiers;
 mod walkthrough;

@@ -16,7 +16,7 @@ use tally::domain::series::{Calendar, Reset, SeriesDefinition, Timezone};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
 use tally::store::StoreError;
 
-use crate::helpers::{fresh_store, post_json, spawn_app, store_on};
+use crate::helpers::{TestTable, fresh_store, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
 
 /// Posts `count` orders of `source` into `series`, in batches of 10 alternating with single
@@ -199,7 +199,7 @@ fn utc(y: i32, m: u32, d: u32, h: u32, min: u32) -> DateTime<Utc> {
 
 #[tokio::test]
 async fn periods_follow_the_time_zone_across_new_year_and_a_change_of_daylight_saving_time() {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let (service, now) = service_at(store, utc(2026, 12, 31, 22, 30));
     let berlin = || Calendar::new(Timezone::parse("Europe/Berlin").unwrap(), 1).unwrap();
     let yearly = SeriesId::parse("YB").unwrap();
@@ -251,7 +251,7 @@ async fn periods_follow_the_time_zone_across_new_year_and_a_change_of_daylight_s
 
 #[tokio::test]
 async fn a_fiscal_year_starts_in_its_month_and_is_named_for_the_year_it_ends() {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let (service, now) = service_at(store, utc(2026, 3, 31, 21, 59));
     let fiscal = SeriesId::parse("FYS").unwrap();
     // Fiscal years start on 1 April, in Sydney (UTC+11 in March, +10 from 5 April).
@@ -330,7 +330,8 @@ async fn time_zones_and_fiscal_months_are_checked_and_shown() {
 #[tokio::test]
 async fn a_table_of_the_earlier_layout_is_refused_with_what_to_do() {
     // A table keyed like the text-keyed layout: the key alone, no period index.
-    let store = store_on(&crate::helpers::new_table_name(), None).await;
+    let table = TestTable::reserve();
+    let store = store_on(table.name(), None).await;
     store
         .client()
         .create_table()
@@ -353,9 +354,10 @@ async fn a_table_of_the_earlier_layout_is_refused_with_what_to_do() {
         .send()
         .await
         .unwrap();
-    let refused = store.ensure_table_without_stream().await;
-    let _ = store.delete_table().await;
-    let refused = refused.expect_err("an earlier layout is refused");
+    let refused = store
+        .ensure_table_without_stream()
+        .await
+        .expect_err("an earlier layout is refused");
     assert!(matches!(refused, StoreError::TableLayout(_)), "{refused:?}");
     let message = refused.to_string();
     assert!(

@@ -322,7 +322,7 @@ fn number(outcome: &ItemOutcome) -> String {
 
 #[tokio::test]
 async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting() {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let now = Arc::new(std::sync::Mutex::new(
         Utc.with_ymd_and_hms(2026, 12, 31, 23, 59, 59).unwrap(),
     ));
@@ -369,7 +369,7 @@ async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting(
 #[tokio::test]
 async fn a_fast_batch_of_a_thousand_costs_one_counter_update() {
     let counter = tally::store::RequestCounter::default();
-    let store = fresh_store(Some(counter.clone())).await;
+    let (store, _table) = fresh_store(Some(counter.clone())).await;
     let service = OrderService::new(store.clone());
     let series = SeriesId::parse("K").unwrap();
     let definition = SeriesDefinition::new("K{seq:5}", Reset::Never, false, 1).unwrap();

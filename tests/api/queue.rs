@@ -16,7 +16,7 @@ fn event() -> SqsEvent {
 
 #[tokio::test]
 async fn only_retryable_messages_are_reported_and_redelivery_makes_no_new_numbers() {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let orders = OrderService::new(store.clone());
     let definition = SeriesDefinition::new("UABC{yy}{seq:6}", Reset::Yearly, true, 1).unwrap();
     orders

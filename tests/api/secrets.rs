@@ -50,7 +50,7 @@ fn keys_from_the_table(material: &[&[u8]]) -> Vec<Vec<u8>> {
 
 #[tokio::test]
 async fn a_short_token_is_not_found_from_the_table_alone_but_is_with_the_deployment_secret() {
-    let store = fresh_store(None).await;
+    let (store, _table) = fresh_store(None).await;
     let secret = DeploymentSecret::new(DrawId::generate().as_str().repeat(2).as_bytes()).unwrap();
     let tickets = TicketService::new(store.clone()).with_deployment_secret(secret.clone());
     let router = api::router(AppState {
@@ -110,7 +110,6 @@ async fn a_short_token_is_not_found_from_the_table_alone_but_is_with_the_deploym
     // Another deployment's secret (the local default) opens nothing.
     let local = FingerprintKey::derive(&DeploymentSecret::local(), &draw_id);
     assert_ne!(request(token).fingerprint(&local), purchase.fingerprint);
-    store.delete_table().await.unwrap();
 }
 
 /// A stand-in for Secrets Manager's `GetSecretValue`: answers `secret` for `arn`, and

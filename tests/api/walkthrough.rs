@@ -22,7 +22,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use crate::beacon::{network_json, signature};
-use crate::helpers::{endpoint, new_table_name, store_on};
+use crate::helpers::{TestTable, endpoint};
 
 /// Seconds between two rounds of the test network.
 const ROUND_PERIOD: i64 = 3;
@@ -285,13 +285,13 @@ async fn the_api_walkthrough_runs_as_written() {
         .with_state(genesis);
     let drand_server = tokio::spawn(async move { axum::serve(drand, stand_in).await });
 
-    let dir: PathBuf = std::env::temp_dir().join(format!("tally-walkthrough-{}", new_table_name()));
+    let table = TestTable::reserve();
+    let dir: PathBuf = std::env::temp_dir().join(format!("tally-walkthrough-{}", table.name()));
     std::fs::create_dir_all(&dir).unwrap();
-    let table = new_table_name();
     let networks = network_json(genesis, ROUND_PERIOD);
     let tally = PathBuf::from(env!("CARGO_BIN_EXE_tally"));
     let outcome = {
-        let (dir, table, networks) = (dir.clone(), table.clone(), networks.clone());
+        let (dir, table, networks) = (dir.clone(), table.name().to_owned(), networks.clone());
         tokio::task::spawn_blocking(move || {
             let server = Server::start(&table, &networks, &dir.join("server.log"));
             let substitutions = substitutions(&server.address, &drand_url, &tally);
@@ -337,7 +337,6 @@ async fn the_api_walkthrough_runs_as_written() {
         .await
     };
     drand_server.abort();
-    let _ = store_on(&table, None).await.delete_table().await;
     let _ = std::fs::remove_dir_all(&dir);
     let ran = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic.into_panic()));
     assert!(ran > 30, "only {ran} blocks found in docs/api.md");
