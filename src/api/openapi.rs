@@ -27,7 +27,8 @@ const DESCRIPTION: &str = "\
 Collision-free raffle ticket numbers and order numbers.
 
 Every error is an RFC 9457 problem document (`application/problem+json`) with a stable \
-`code`; each operation lists the codes of its statuses. Besides those:
+`code`; each operation lists the codes of its statuses, each with what it means and what \
+to do. Besides those:
 
 - `400`: `malformed_json`, `invalid_body` (a missing or unknown member), \
 `invalid_<member>` (a member of the wrong type or out of range), `unreadable_body`, and \
@@ -279,10 +280,11 @@ fn shared_responses() -> Vec<(String, RefOr<utoipa::openapi::Response>)> {
             .minimum(Some(0))
             .build(),
     );
-    let unavailable = problem_response(
-        "`throttled`, `contention` or `outcome_unknown`: whether the request took effect is \
-         unknown; repeat it as it was after `Retry-After` seconds",
-    )
+    let unavailable = problem_response(&code_list(&[
+        Code::Throttled,
+        Code::Contention,
+        Code::OutcomeUnknown,
+    ]))
     .header(
         "retry-after",
         HeaderBuilder::new()
@@ -290,35 +292,15 @@ fn shared_responses() -> Vec<(String, RefOr<utoipa::openapi::Response>)> {
             .description(Some("Seconds to wait before repeating the request"))
             .build(),
     );
+    let one = |code: Code| problem_response(&code_list(&[code]));
     [
         (UNAVAILABLE, unavailable),
-        (
-            INTERNAL_ERROR,
-            problem_response("`internal_error`: a bug, with its details only in the logs"),
-        ),
-        (
-            BODY_TOO_LARGE,
-            problem_response("`body_too_large`: the body is larger than `limit` bytes"),
-        ),
-        (
-            UNSUPPORTED_MEDIA_TYPE,
-            problem_response("`unsupported_media_type`: send the body as `application/json`"),
-        ),
-        (
-            BODY_TIMEOUT,
-            problem_response(
-                "`body_timeout`: the body did not all arrive within the body read timeout; \
-                 nothing was done, and the connection is closed",
-            ),
-        ),
-        (
-            ROUTE_NOT_FOUND,
-            problem_response("`route_not_found`: no such route"),
-        ),
-        (
-            METHOD_NOT_ALLOWED,
-            problem_response("`method_not_allowed`: the path does not take that method"),
-        ),
+        (INTERNAL_ERROR, one(Code::InternalError)),
+        (BODY_TOO_LARGE, one(Code::BodyTooLarge)),
+        (UNSUPPORTED_MEDIA_TYPE, one(Code::UnsupportedMediaType)),
+        (BODY_TIMEOUT, one(Code::BodyTimeout)),
+        (ROUTE_NOT_FOUND, one(Code::RouteNotFound)),
+        (METHOD_NOT_ALLOWED, one(Code::MethodNotAllowed)),
     ]
     .into_iter()
     .map(|(name, response)| (name.to_owned(), RefOr::T(response.build())))
@@ -406,14 +388,7 @@ fn error_responses(codes: &[Code]) -> BTreeMap<String, Value> {
         .into_iter()
         .filter(|(_, codes)| !codes.is_empty())
         .map(|(status, codes)| {
-            let description = codes
-                .iter()
-                .map(|code| match code.members() {
-                    [] => format!("`{}`", code.as_str()),
-                    members => format!("`{}` (with `{}`)", code.as_str(), members.join("`, `")),
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
+            let description = code_list(codes.iter().copied());
             let names: Vec<_> = codes.iter().map(|code| code.as_str()).collect();
             let response = json!({
                 "description": description,
@@ -425,6 +400,22 @@ fn error_responses(codes: &[Code]) -> BTreeMap<String, Value> {
             (status, response)
         })
         .collect()
+}
+
+/// The codes as a Markdown list: each code, the members its problems add, and what it
+/// means for the caller.
+fn code_list<'a>(codes: impl IntoIterator<Item = &'a Code>) -> String {
+    codes
+        .into_iter()
+        .map(|code| {
+            let members = match code.members() {
+                [] => String::new(),
+                members => format!(" (with `{}`)", members.join("`, `")),
+            };
+            format!("- `{}`{members}: {}", code.as_str(), code.meaning())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Gives every error of `operation` the problem document, and adds the shared responses.
@@ -530,6 +521,34 @@ mod tests {
                 );
             }
         }
+        // Each code a response lists comes with its sentence, one line per code.
+        let mut described = 0;
+        for item in doc["paths"].as_object().unwrap().values() {
+            for operation in item.as_object().unwrap().values() {
+                for response in operation["responses"].as_object().unwrap().values() {
+                    let codes = &response["content"][PROBLEM_JSON]["schema"]["allOf"][1]["properties"]
+                        ["code"]["enum"];
+                    let lines: Vec<&str> = response["description"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .lines()
+                        .collect();
+                    for code in codes.as_array().into_iter().flatten() {
+                        let code = code.as_str().unwrap();
+                        let line = lines
+                            .iter()
+                            .find(|line| line.starts_with(&format!("- `{code}`")))
+                            .unwrap_or_else(|| panic!("`{code}` is listed without its sentence"));
+                        assert!(line.ends_with('.'), "{line}");
+                        described += 1;
+                    }
+                    assert_eq!(lines.len(), codes.as_array().map_or(lines.len(), Vec::len));
+                }
+            }
+        }
+        assert!(described > 100, "only {described} codes described");
+        let sold_out = Code::SoldOut.meaning();
+        assert!(text.contains(&format!("- `sold_out` (with `remaining`): {sold_out}")));
         let purchase = &doc["paths"]["/draws/{draw_id}/purchases"]["post"]["responses"];
         let enum_of = |status: &str| {
             purchase[status]["content"][PROBLEM_JSON]["schema"]["allOf"][1]["properties"]["code"]["enum"].clone()

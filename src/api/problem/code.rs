@@ -1,5 +1,6 @@
-//! Every problem code, declared once with its HTTP status: a problem is made from its
-//! code, so a new code cannot forget its status, and no code is spelled anywhere else.
+//! Every problem code, declared once with its HTTP status and what it means for the
+//! caller: a problem is made from its code, so a new code cannot forget its status, the
+//! OpenAPI document says each code's sentence, and no code is spelled anywhere else.
 
 use std::borrow::Cow;
 
@@ -7,10 +8,11 @@ use axum::http::StatusCode;
 
 use crate::orders::RejectionCode;
 
-/// `Name = STATUS "code" ["member", ...],` declares [`Code::Name`], answered with
-/// `StatusCode::STATUS`, whose problem documents carry the members listed (if any).
+/// `Name = STATUS "code" ["member", ...]: "meaning",` declares [`Code::Name`], answered
+/// with `StatusCode::STATUS`, whose problem documents carry the members listed (if any),
+/// and which means for the caller what the sentence says (and what to do about it).
 macro_rules! problem_codes {
-    ($($code:ident = $status:ident $text:literal $([$($member:literal),+])?,)+) => {
+    ($($code:ident = $status:ident $text:literal $([$($member:literal),+])?: $meaning:literal,)+) => {
         /// What went wrong, for programs: the `code` of a problem document.
         #[derive(Debug, Clone, PartialEq, Eq)]
         pub enum Code {
@@ -46,118 +48,280 @@ macro_rules! problem_codes {
                     Self::Invalid(name) => Cow::Owned(format!("invalid_{name}")),
                 }
             }
+
+            /// One sentence: what the code means for the caller, and what to do.
+            pub fn meaning(&self) -> Cow<'static, str> {
+                match self {
+                    $(Self::$code => Cow::Borrowed($meaning),)+
+                    Self::Invalid(name) => Cow::Owned(format!(
+                        "`{name}` has the wrong type, is out of range or breaks its format; \
+                         the `detail` says what it takes."
+                    )),
+                }
+            }
         }
     };
 }
 
 problem_codes! {
-    BeaconNotDeclared = BAD_REQUEST "beacon_not_declared",
-    BeaconSignatureRequired = BAD_REQUEST "beacon_signature_required" ["round"],
-    CharacterNotAllowed = BAD_REQUEST "character_not_allowed" ["number", "character"],
-    CorrectsRequired = BAD_REQUEST "corrects_required",
-    DataTooLarge = BAD_REQUEST "data_too_large",
-    FormatMissingDateToken = BAD_REQUEST "format_missing_date_token",
-    InvalidAllowedCharacters = BAD_REQUEST "invalid_allowed_characters",
-    InvalidBatchSize = BAD_REQUEST "invalid_batch_size",
-    InvalidBeacon = BAD_REQUEST "invalid_beacon",
-    InvalidBeaconSignature = BAD_REQUEST "invalid_beacon_signature" ["round"],
-    InvalidBody = BAD_REQUEST "invalid_body",
-    InvalidChannel = BAD_REQUEST "invalid_channel",
-    InvalidClosesAt = BAD_REQUEST "invalid_closes_at",
-    InvalidCorrects = BAD_REQUEST "invalid_corrects",
-    InvalidCredits = BAD_REQUEST "invalid_credits",
-    InvalidCursor = BAD_REQUEST "invalid_cursor",
-    InvalidData = BAD_REQUEST "invalid_data",
-    InvalidExternalRef = BAD_REQUEST "invalid_external_ref",
-    InvalidFiscalYearStart = BAD_REQUEST "invalid_fiscal_year_start",
-    InvalidFormat = BAD_REQUEST "invalid_format",
-    InvalidHoldSeconds = BAD_REQUEST "invalid_hold_seconds",
-    InvalidInstantWins = BAD_REQUEST "invalid_instant_wins",
-    InvalidLimit = BAD_REQUEST "invalid_limit",
-    InvalidMaxLength = BAD_REQUEST "invalid_max_length",
-    InvalidMaxPerPayer = BAD_REQUEST "invalid_max_per_payer",
-    InvalidMaxPerPurchase = BAD_REQUEST "invalid_max_per_purchase",
-    InvalidNext = BAD_REQUEST "invalid_next",
-    InvalidNumbers = BAD_REQUEST "invalid_numbers",
-    InvalidOrder = BAD_REQUEST "invalid_order",
-    InvalidOrderNumber = BAD_REQUEST "invalid_order_number",
-    InvalidPath = BAD_REQUEST "invalid_path",
-    InvalidPeriod = BAD_REQUEST "invalid_period",
-    InvalidPrize = BAD_REQUEST "invalid_prize",
-    InvalidPrizes = BAD_REQUEST "invalid_prizes",
-    InvalidQuantity = BAD_REQUEST "invalid_quantity" ["max_per_purchase"],
-    InvalidQuery = BAD_REQUEST "invalid_query",
-    InvalidRangeLowPercent = BAD_REQUEST "invalid_range_low_percent",
-    InvalidRanges = BAD_REQUEST "invalid_ranges",
-    InvalidReason = BAD_REQUEST "invalid_reason",
-    InvalidReset = BAD_REQUEST "invalid_reset",
-    InvalidSchedule = BAD_REQUEST "invalid_schedule",
-    InvalidStart = BAD_REQUEST "invalid_start",
-    InvalidStripes = BAD_REQUEST "invalid_stripes",
-    InvalidStatus = BAD_REQUEST "invalid_status",
-    InvalidTicketNumber = BAD_REQUEST "invalid_ticket_number",
-    InvalidTimezone = BAD_REQUEST "invalid_timezone",
-    InvalidTotalTickets = BAD_REQUEST "invalid_total_tickets",
-    InvalidValidationCode = BAD_REQUEST "invalid_validation_code",
-    MalformedJson = BAD_REQUEST "malformed_json",
-    NumberTooLong = BAD_REQUEST "number_too_long" ["number", "max_length"],
-    PayerIdRequired = BAD_REQUEST "payer_id_required",
-    TicketOutOfRange = BAD_REQUEST "ticket_out_of_range",
-    UnknownBeaconNetwork = BAD_REQUEST "unknown_beacon_network" ["known"],
-    UnreadableBody = BAD_REQUEST "unreadable_body",
-    ValidationCodeRequired = BAD_REQUEST "validation_code_required",
-    WrongBeaconRound = BAD_REQUEST "wrong_beacon_round" ["round"],
-    SourceNotAllowed = FORBIDDEN "source_not_allowed",
-    DrawNotFound = NOT_FOUND "draw_not_found",
-    HoldNotFound = NOT_FOUND "hold_not_found",
-    NoInstantWins = NOT_FOUND "no_instant_wins",
-    OrderNotFound = NOT_FOUND "order_not_found",
-    PrizeNotFound = NOT_FOUND "prize_not_found",
-    PurchaseNotFound = NOT_FOUND "purchase_not_found",
-    RouteNotFound = NOT_FOUND "route_not_found",
-    SeriesNotFound = NOT_FOUND "series_not_found",
-    TicketNotSold = NOT_FOUND "ticket_not_sold",
-    VerifyPageNotBuilt = NOT_FOUND "verify_page_not_built",
-    WinnersNotDrawn = NOT_FOUND "winners_not_drawn",
-    MethodNotAllowed = METHOD_NOT_ALLOWED "method_not_allowed",
-    BodyTimeout = REQUEST_TIMEOUT "body_timeout",
-    AlreadyVoided = CONFLICT "already_voided" ["reason"],
-    AmbiguousOrderNumber = CONFLICT "ambiguous_order_number" ["candidates"],
-    BeaconNotPublished = CONFLICT "beacon_not_published" ["round", "publishes_at"],
-    CodeInUse = CONFLICT "code_in_use",
-    DrawClosed = CONFLICT "draw_closed",
-    DrawExists = CONFLICT "draw_exists",
-    DrawNotOpen = CONFLICT "draw_not_open" ["opens_at"],
-    DrawOpen = CONFLICT "draw_open",
-    FormatInUse = CONFLICT "format_in_use",
-    HoldExpired = CONFLICT "hold_expired",
-    HoldUsed = CONFLICT "hold_used",
-    IdempotencyConflict = CONFLICT "idempotency_conflict",
-    InvoiceCredited = CONFLICT "invoice_credited",
-    InvoiceNotFound = CONFLICT "invoice_not_found",
-    InvoiceVoid = CONFLICT "invoice_void",
-    MoveNotForward = CONFLICT "move_not_forward" ["next"],
-    NotEnoughEligible = CONFLICT "not_enough_eligible" ["eligible"],
-    NumbersTaken = CONFLICT "numbers_taken" ["numbers"],
-    PayerLimit = CONFLICT "payer_limit" ["max_per_payer", "left"],
-    RangeExhausted = CONFLICT "range_exhausted",
-    RangeExpired = CONFLICT "range_expired",
-    RangeInUse = CONFLICT "range_in_use",
-    RedrawNotRequested = CONFLICT "redraw_not_requested",
-    RedrawPending = CONFLICT "redraw_pending" ["prize"],
-    SeriesExhausted = CONFLICT "series_exhausted",
-    SeriesExists = CONFLICT "series_exists",
-    SoldOut = CONFLICT "sold_out" ["remaining"],
-    TicketsFragmented = CONFLICT "tickets_fragmented" ["remaining"],
-    TooManyFormats = CONFLICT "too_many_formats",
-    WinnerChanged = CONFLICT "winner_changed",
-    WinnersDrawn = CONFLICT "winners_drawn",
-    BodyTooLarge = PAYLOAD_TOO_LARGE "body_too_large" ["limit"],
-    UnsupportedMediaType = UNSUPPORTED_MEDIA_TYPE "unsupported_media_type",
-    InternalError = INTERNAL_SERVER_ERROR "internal_error",
-    Contention = SERVICE_UNAVAILABLE "contention",
-    OutcomeUnknown = SERVICE_UNAVAILABLE "outcome_unknown",
-    Throttled = SERVICE_UNAVAILABLE "throttled",
+    BeaconNotDeclared = BAD_REQUEST "beacon_not_declared":
+        "the draw declared no beacon, so its winners take no `beacon_signature`; send the \
+         request without one.",
+    BeaconSignatureRequired = BAD_REQUEST "beacon_signature_required" ["round"]:
+        "the winners rest on beacon round `round`: send that round's signature as \
+         `beacon_signature`.",
+    CharacterNotAllowed = BAD_REQUEST "character_not_allowed" ["number", "character"]:
+        "`number` would hold `character`, which the series' `allowed_characters` refuse; \
+         change the format or the rule.",
+    CorrectsRequired = BAD_REQUEST "corrects_required":
+        "the series numbers credit notes: name the invoice each one corrects in `corrects`.",
+    DataTooLarge = BAD_REQUEST "data_too_large":
+        "the order's `data` is larger than its limit; send less of it.",
+    FormatMissingDateToken = BAD_REQUEST "format_missing_date_token":
+        "a series that resets needs a date token of its period in `format` (such as `{yy}` \
+         for yearly), or its numbers would repeat; add one.",
+    InvalidAllowedCharacters = BAD_REQUEST "invalid_allowed_characters":
+        "`allowed_characters` is empty, too long or not characters and ranges such as \
+         `A-Za-z0-9/-`; correct it.",
+    InvalidBatchSize = BAD_REQUEST "invalid_batch_size":
+        "the batch has no orders, or more than one batch may hold; split it into smaller \
+         batches.",
+    InvalidBeacon = BAD_REQUEST "invalid_beacon":
+        "`beacon.network` is not a network name (letters, digits, `-` and `_`); correct it.",
+    InvalidBeaconSignature = BAD_REQUEST "invalid_beacon_signature" ["round"]:
+        "`beacon_signature` is not the network's signature of round `round`; send the one \
+         the network published.",
+    InvalidBody = BAD_REQUEST "invalid_body":
+        "the body is not a JSON object, lacks a required member or has one the route does \
+         not take; the `detail` names it.",
+    InvalidChannel = BAD_REQUEST "invalid_channel":
+        "`channel` is neither `online` nor `postal`; send one of them, or leave it out for \
+         `online`.",
+    InvalidClosesAt = BAD_REQUEST "invalid_closes_at":
+        "`closes_at` is not an RFC 3339 date and time, or it has passed: a new draw must \
+         close in the future.",
+    InvalidCorrects = BAD_REQUEST "invalid_corrects":
+        "`corrects` is not an order number, or the series credits no other series; name an \
+         invoice of the series it credits.",
+    InvalidCredits = BAD_REQUEST "invalid_credits":
+        "`credits` names a series that does not exist, or the series itself; name another \
+         existing series.",
+    InvalidCursor = BAD_REQUEST "invalid_cursor":
+        "`cursor` is not one this listing gave; start again from the first page.",
+    InvalidData = BAD_REQUEST "invalid_data":
+        "the order's `data` is not a JSON object; send an object or leave it out.",
+    InvalidExternalRef = BAD_REQUEST "invalid_external_ref":
+        "`external_ref` is missing or not a valid reference; send the order's own reference \
+         in its source system.",
+    InvalidFiscalYearStart = BAD_REQUEST "invalid_fiscal_year_start":
+        "`fiscal_year_start` is not a month from 1 to 12.",
+    InvalidFormat = BAD_REQUEST "invalid_format":
+        "`format` cannot number orders (an unknown token, no `{seq}`, a width out of \
+         range); the `detail` says what to fix.",
+    InvalidHoldSeconds = BAD_REQUEST "invalid_hold_seconds":
+        "`hold_seconds` is outside 30 to 3600; choose a hold's lifetime within them.",
+    InvalidInstantWins = BAD_REQUEST "invalid_instant_wins":
+        "`instant_wins` is not a list of prizes this draw can hold; the `detail` says which \
+         one and why.",
+    InvalidLimit = BAD_REQUEST "invalid_limit":
+        "`limit` is not a page size this listing takes; ask for a smaller page.",
+    InvalidMaxLength = BAD_REQUEST "invalid_max_length":
+        "`max_length` is outside the lengths a number may have; choose one within them.",
+    InvalidMaxPerPayer = BAD_REQUEST "invalid_max_per_payer":
+        "`max_per_payer` is 0 or larger than a draw can be; send a positive cap, or none.",
+    InvalidMaxPerPurchase = BAD_REQUEST "invalid_max_per_purchase":
+        "`max_per_purchase` is 0 or larger than one purchase may take; send a smaller \
+         positive number.",
+    InvalidNext = BAD_REQUEST "invalid_next":
+        "`next` is not a counter a series can move to (2 up to the largest counter); \
+         correct it.",
+    InvalidNumbers = BAD_REQUEST "invalid_numbers":
+        "`numbers` are not distinct numbers of the draw, or not as many as `quantity`; the \
+         `detail` says which.",
+    InvalidOrder = BAD_REQUEST "invalid_order":
+        "an item of the batch is not an object with `external_ref` and optional `data`; \
+         correct that item.",
+    InvalidOrderNumber = BAD_REQUEST "invalid_order_number":
+        "the path's order number holds characters no order number has; send it as issued, a \
+         `/` as `%2F`.",
+    InvalidPath = BAD_REQUEST "invalid_path":
+        "a parameter of the path cannot be decoded (broken percent-encoding); encode it \
+         again.",
+    InvalidPeriod = BAD_REQUEST "invalid_period":
+        "`period` is not a period of the series' reset (such as `2026`, `2026-05`, \
+         `2026-05-31` or `all`); correct it.",
+    InvalidPrize = BAD_REQUEST "invalid_prize":
+        "the path's prize is not a positive whole number; name a prize as the winners list \
+         it.",
+    InvalidPrizes = BAD_REQUEST "invalid_prizes":
+        "`prizes` is 0 or more than a draw may award; ask for fewer.",
+    InvalidQuantity = BAD_REQUEST "invalid_quantity" ["max_per_purchase"]:
+        "`quantity` is 0 or more than `max_per_purchase`; buy at most that many at once.",
+    InvalidQuery = BAD_REQUEST "invalid_query":
+        "the query has a parameter the route does not take or a value of the wrong type; \
+         the `detail` says which.",
+    InvalidRangeLowPercent = BAD_REQUEST "invalid_range_low_percent":
+        "`range_low_percent` is outside 1 to 100.",
+    InvalidRanges = BAD_REQUEST "invalid_ranges":
+        "`ranges` are not ordered, disjoint counter ranges with an authority reference \
+         each; the `detail` says which one is wrong.",
+    InvalidReason = BAD_REQUEST "invalid_reason": "`reason` is empty or too long; say briefly why.",
+    InvalidReset = BAD_REQUEST "invalid_reset":
+        "`reset` is not one of `never`, `yearly`, `monthly`, `daily`, `fiscal_yearly`.",
+    InvalidSchedule = BAD_REQUEST "invalid_schedule":
+        "`opens_at` is not before `closes_at`; give the draw a time to sell.",
+    InvalidStart = BAD_REQUEST "invalid_start":
+        "`start` is 0, too large, or wider than the format's exact width; choose a first \
+         counter that fits.",
+    InvalidStripes = BAD_REQUEST "invalid_stripes":
+        "`stripes` is out of range, more than `total_tickets`, or too many for one purchase \
+         to fit a transaction; use fewer.",
+    InvalidStatus = BAD_REQUEST "invalid_status":
+        "`status` is not `scheduled`, `open`, `closing` or `closed`.",
+    InvalidTicketNumber = BAD_REQUEST "invalid_ticket_number":
+        "the path's ticket number is not a positive whole number.",
+    InvalidTimezone = BAD_REQUEST "invalid_timezone":
+        "`timezone` is not an IANA time zone name such as `Europe/Berlin`.",
+    InvalidTotalTickets = BAD_REQUEST "invalid_total_tickets":
+        "`total_tickets` is 0 or more than a draw may hold.",
+    InvalidValidationCode = BAD_REQUEST "invalid_validation_code":
+        "`validation_code` is not a short run of letters and digits; correct it.",
+    MalformedJson = BAD_REQUEST "malformed_json":
+        "the body is not JSON (or holds a number JSON cannot carry); the `detail` says \
+         where it breaks.",
+    NumberTooLong = BAD_REQUEST "number_too_long" ["number", "max_length"]:
+        "`number` would be longer than the series' `max_length`; shorten the format or \
+         allow longer numbers.",
+    PayerIdRequired = BAD_REQUEST "payer_id_required":
+        "the draw caps tickets per payer, so a purchase or hold must name its `payer_id`.",
+    TicketOutOfRange = BAD_REQUEST "ticket_out_of_range":
+        "the ticket number is beyond the draw's `total_tickets`.",
+    UnknownBeaconNetwork = BAD_REQUEST "unknown_beacon_network" ["known"]:
+        "this deployment knows no beacon network of that name; choose one of `known`.",
+    UnreadableBody = BAD_REQUEST "unreadable_body":
+        "the body could not be read to its end (a broken connection or encoding); nothing \
+         was done, so send it again.",
+    ValidationCodeRequired = BAD_REQUEST "validation_code_required":
+        "the format shows `{code}`: give the series a `validation_code`.",
+    WrongBeaconRound = BAD_REQUEST "wrong_beacon_round" ["round"]:
+        "the signature is of another round than the one that counts; send the signature of \
+         `round`.",
+    SourceNotAllowed = FORBIDDEN "source_not_allowed":
+        "the caller's role may not act as that `source`; call with the role bound to it.",
+    DrawNotFound = NOT_FOUND "draw_not_found":
+        "no draw has this id; create it first, or check the id.",
+    HoldNotFound = NOT_FOUND "hold_not_found": "no hold has this id in the draw.",
+    NoInstantWins = NOT_FOUND "no_instant_wins":
+        "the draw was created without instant wins, so it has none to show.",
+    OrderNotFound = NOT_FOUND "order_not_found":
+        "no order that this caller may see has that number or reference.",
+    PrizeNotFound = NOT_FOUND "prize_not_found": "the draw has no prize of that number.",
+    PurchaseNotFound = NOT_FOUND "purchase_not_found":
+        "no purchase has this payment id in the draw.",
+    RouteNotFound = NOT_FOUND "route_not_found": "no route has this path.",
+    SeriesNotFound = NOT_FOUND "series_not_found":
+        "no series has this id; define it first with `PUT /series/{series_id}`.",
+    TicketNotSold = NOT_FOUND "ticket_not_sold":
+        "nobody holds this ticket: it is not sold, or its purchase was voided.",
+    VerifyPageNotBuilt = NOT_FOUND "verify_page_not_built":
+        "the local server has no browser verifier to serve; build it with \
+         `scripts/verify-page.sh`.",
+    WinnersNotDrawn = NOT_FOUND "winners_not_drawn":
+        "the draw's winners are not drawn yet; ask again once they are.",
+    MethodNotAllowed = METHOD_NOT_ALLOWED "method_not_allowed":
+        "the path does not take this method.",
+    BodyTimeout = REQUEST_TIMEOUT "body_timeout":
+        "the body did not all arrive within the body read timeout; nothing was done, and \
+         the connection is closed.",
+    AlreadyVoided = CONFLICT "already_voided" ["reason"]:
+        "the order is void already, for the other `reason`; nothing changed.",
+    AmbiguousOrderNumber = CONFLICT "ambiguous_order_number" ["candidates"]:
+        "several orders have this number; ask again under the series and period of one of \
+         the `candidates`.",
+    BeaconNotPublished = CONFLICT "beacon_not_published" ["round", "publishes_at"]:
+        "beacon round `round` is not published yet; send its signature after \
+         `publishes_at`.",
+    CodeInUse = CONFLICT "code_in_use":
+        "the series has issued numbers, so its validation code is fixed.",
+    DrawClosed = CONFLICT "draw_closed": "the draw no longer sells or holds; nothing was bought.",
+    DrawExists = CONFLICT "draw_exists":
+        "a draw of this id exists with other settings; choose another id, or repeat the \
+         first request as it was.",
+    DrawNotOpen = CONFLICT "draw_not_open" ["opens_at"]:
+        "the draw does not sell yet; try again from `opens_at`.",
+    DrawOpen = CONFLICT "draw_open": "the draw still sells: close it before drawing its winners.",
+    FormatInUse = CONFLICT "format_in_use":
+        "a series that never resets keeps its format once it has issued a number.",
+    HoldExpired = CONFLICT "hold_expired":
+        "the hold expired or was released, so its numbers may be someone else's; hold or \
+         buy again.",
+    HoldUsed = CONFLICT "hold_used": "another payment has already converted this hold.",
+    IdempotencyConflict = CONFLICT "idempotency_conflict":
+        "this id or reference was used with another body; repeat the first body, or use a \
+         new id.",
+    InvoiceCredited = CONFLICT "invoice_credited":
+        "the invoice has credit notes, so it stays live, corrected by them; it cannot be \
+         voided.",
+    InvoiceNotFound = CONFLICT "invoice_not_found":
+        "the series this one credits has no invoice with the number in `corrects`.",
+    InvoiceVoid = CONFLICT "invoice_void":
+        "the invoice named in `corrects` is void; a credit note corrects a live invoice \
+         only.",
+    MoveNotForward = CONFLICT "move_not_forward" ["next"]:
+        "a counter moves forward only, and the next counter is already `next`; move to a \
+         later one.",
+    NotEnoughEligible = CONFLICT "not_enough_eligible" ["eligible"]:
+        "fewer tickets are eligible (`eligible`) than prizes asked for; ask for at most \
+         that many.",
+    NumbersTaken = CONFLICT "numbers_taken" ["numbers"]:
+        "the chosen `numbers` are sold or held by someone else; choose others.",
+    PayerLimit = CONFLICT "payer_limit" ["max_per_payer", "left"]:
+        "the payer would pass the draw's `max_per_payer`; buy at most `left` more.",
+    RangeExhausted = CONFLICT "range_exhausted":
+        "every authorised range of the series is used up; add a range before numbering \
+         more.",
+    RangeExpired = CONFLICT "range_expired":
+        "the series' remaining authorised ranges have expired; add a live range before \
+         numbering more.",
+    RangeInUse = CONFLICT "range_in_use":
+        "the change would alter a range already numbered from, or add one before the next \
+         counter; keep those as they are.",
+    RedrawNotRequested = CONFLICT "redraw_not_requested":
+        "ask for the redraw without a signature first: that fixes its round.",
+    RedrawPending = CONFLICT "redraw_pending" ["prize"]:
+        "the redraw of `prize` waits for its round's signature; resolve it first.",
+    SeriesExhausted = CONFLICT "series_exhausted":
+        "the next number would be longer than the series allows; change its format or \
+         `max_length`.",
+    SeriesExists = CONFLICT "series_exists":
+        "a series of this id exists with another definition; change it with `PATCH`, or \
+         choose another id.",
+    SoldOut = CONFLICT "sold_out" ["remaining"]:
+        "fewer tickets are left (`remaining`) than asked for; buy at most that many.",
+    TicketsFragmented = CONFLICT "tickets_fragmented" ["remaining"]:
+        "the `remaining` tickets are spread too thin for one purchase of this size; buy \
+         fewer at once.",
+    TooManyFormats = CONFLICT "too_many_formats":
+        "the series has had as many formats as it keeps; no further format change is \
+         possible.",
+    WinnerChanged = CONFLICT "winner_changed":
+        "the prize was redrawn meanwhile for another reason; read the winners again.",
+    WinnersDrawn = CONFLICT "winners_drawn":
+        "the draw's winners are drawn, so they, and its purchases, no longer change.",
+    BodyTooLarge = PAYLOAD_TOO_LARGE "body_too_large" ["limit"]:
+        "the body is larger than `limit` bytes; send a smaller one (split a batch).",
+    UnsupportedMediaType = UNSUPPORTED_MEDIA_TYPE "unsupported_media_type":
+        "send the body as `application/json`.",
+    InternalError = INTERNAL_SERVER_ERROR "internal_error":
+        "a bug in Tally, with its details only in the logs; report it.",
+    Contention = SERVICE_UNAVAILABLE "contention":
+        "too many requests wrote the same numbers at once; the outcome is unknown, so \
+         repeat the request as it was after `Retry-After`.",
+    OutcomeUnknown = SERVICE_UNAVAILABLE "outcome_unknown":
+        "DynamoDB failed or did not answer in time, so whether the request took effect is \
+         unknown; repeat it as it was after `Retry-After`.",
+    Throttled = SERVICE_UNAVAILABLE "throttled":
+        "DynamoDB throttled the request; repeat it as it was after `Retry-After`.",
 }
 
 impl Code {
@@ -204,6 +368,28 @@ mod tests {
             assert!(code.status().as_u16() >= 400, "{code:?}");
         }
         assert_eq!(Code::invalid("limit").as_str(), "invalid_limit");
+    }
+
+    /// The macro asks every code for its sentence; this checks that each one is a sentence
+    /// a caller can act on, not a placeholder.
+    #[test]
+    fn every_code_says_in_one_sentence_what_it_means() {
+        let family = Code::invalid("quantity");
+        for code in Code::FIXED.iter().chain([&family]) {
+            let meaning = code.meaning();
+            assert!(
+                meaning.len() >= 20 && meaning.len() <= 200,
+                "{code:?}: {meaning:?}"
+            );
+            assert!(
+                meaning.starts_with(|c: char| c.is_alphabetic() || c == '`')
+                    && meaning.ends_with('.')
+                    && meaning.matches(". ").count() == 0
+                    && !meaning.contains("  ")
+                    && !meaning.contains('\n'),
+                "{code:?}: say it in one plain sentence, not {meaning:?}"
+            );
+        }
     }
 
     #[test]
