@@ -1,14 +1,15 @@
 //! Numbers that holds give back (H3): a lucky dip that passed live holds leaves their
 //! marks behind it, and once the holds end any buyer takes those numbers back, from
-//! either end of the stripe, as often as there are some.
+//! either end of the stripe, as often as there are some; a process that learned of a
+//! hold another released answers sold out only from fresh stripes.
 
 use axum::Router;
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use serde_json::json;
 use tally::domain::ids::DrawId;
 use tally::domain::permutation::Permutation;
 
-use crate::helpers::{Reply, post_json, tickets_of};
+use crate::helpers::{Reply, post_json, send_raw, tickets_of};
 use crate::holds::HoldApp;
 
 /// The numbers of a one-stripe draw in the order of the stripe's offsets.
@@ -75,4 +76,29 @@ async fn the_top_end_takes_back_every_number_behind_the_bottom_one_after_one_tak
     taken.sort_unstable();
     assert_eq!(taken, held);
     assert_sold_out(&dip(&other, "back", "top3", 1).await, 0);
+}
+
+#[tokio::test]
+async fn sold_out_counts_the_numbers_a_hold_released_elsewhere_gave_back() {
+    let app = HoldApp::spawn().await;
+    app.draw(json!({"draw_id": "freed", "total_tickets": 10, "stripes": 1, "hold_seconds": 600}))
+        .await;
+    let hold = app
+        .post(
+            "/draws/freed/holds",
+            json!({"hold_id": "h", "numbers": [1, 2]}),
+        )
+        .await;
+    assert_eq!(hold.status, StatusCode::CREATED, "{}", hold.body);
+    let router = &app.app.router;
+    assert_eq!(bought(&dip(router, "freed", "rest", 8).await).len(), 8);
+    // Another process releases the hold: this one still knows it as live.
+    let other = app.instance().await;
+    let path = "/draws/freed/holds/h";
+    let json = "application/json";
+    let released = send_raw(&other, Method::DELETE, path, json, String::new()).await;
+    assert_eq!(released.body["status"], "released", "{}", released.body);
+    assert_sold_out(&dip(router, "freed", "three", 3).await, 2);
+    assert_eq!(bought(&dip(router, "freed", "two", 2).await), vec![1, 2]);
+    assert_sold_out(&dip(router, "freed", "one", 1).await, 0);
 }
