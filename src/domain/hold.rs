@@ -102,6 +102,15 @@ impl Hold {
         }
     }
 
+    /// The status at `now` once the close has reached the hold's numbers: a hold that
+    /// still lived ended with the sale, as its payment answers `hold_expired`.
+    pub fn status_after_close(&self, now: DateTime<Utc>) -> HoldStatus {
+        match self.status_at(now) {
+            HoldStatus::Held => HoldStatus::Expired,
+            ended => ended,
+        }
+    }
+
     /// The deadline of a hold made at `now`: `hold_seconds` later, never past the close.
     pub fn deadline(now: DateTime<Utc>, hold_seconds: u32, schedule: &Schedule) -> DateTime<Utc> {
         let end = now + Duration::seconds(i64::from(hold_seconds));
@@ -141,6 +150,21 @@ mod tests {
         );
         let paid = HoldEnd::Converted(PaymentId::parse("p").unwrap());
         assert_eq!(hold(paid).status_at(at(5_000)), HoldStatus::Converted);
+    }
+
+    #[test]
+    fn a_live_hold_reads_expired_once_the_close_reached_it_and_an_ended_one_as_it_ended() {
+        let at = |ms| DateTime::from_timestamp_millis(ms).unwrap();
+        assert_eq!(
+            hold(HoldEnd::Open).status_after_close(at(0)),
+            HoldStatus::Expired
+        );
+        assert_eq!(
+            hold(HoldEnd::Released).status_after_close(at(0)),
+            HoldStatus::Released
+        );
+        let paid = HoldEnd::Converted(PaymentId::parse("p").unwrap());
+        assert_eq!(hold(paid).status_after_close(at(0)), HoldStatus::Converted);
     }
 
     #[test]

@@ -248,14 +248,14 @@ impl Store {
         update.name("#other", other);
         update.value(":new", n(take.next_cursor()));
         update.sets.push("#mine = :new".to_owned());
-        if take.cursor == 0 {
-            update
-                .conditions
-                .push("attribute_not_exists(#mine)".to_owned());
+        update.value(":old", n(take.cursor));
+        // A take that only takes back offsets behind the other end leaves its own counter
+        // where it was, so a counter of zero may be stored or missing: both read as zero.
+        update.conditions.push(if take.cursor == 0 {
+            "(attribute_not_exists(#mine) OR #mine = :old)".to_owned()
         } else {
-            update.value(":old", n(take.cursor));
-            update.conditions.push("#mine = :old".to_owned());
-        }
+            "#mine = :old".to_owned()
+        });
         update.counter_at_most("#other", ":other_max", take.other_at_most);
         update.now(now);
         for &offset in &take.taken {

@@ -51,9 +51,24 @@ impl TicketService {
             .ok_or_else(|| TicketError::HoldNotFound(hold_id.clone()))
     }
 
-    /// What a hold is now, by this process's clock.
-    pub fn hold_status(&self, hold: &Hold) -> HoldStatus {
-        hold.status_at(self.now())
+    /// What a hold is now, by this process's clock. A hold that lives by its deadline is
+    /// read against its stripes: once the close has reached one of them, no payment for it
+    /// can commit, and it reads `expired`.
+    pub async fn hold_status(&self, hold: &Hold) -> Result<HoldStatus, TicketError> {
+        let now = self.now();
+        if hold.status_at(now) != HoldStatus::Held {
+            return Ok(hold.status_at(now));
+        }
+        let cache = self.draw_cache(&hold.draw_id).await?;
+        let mut stripes: Vec<u32> = hold.tickets.iter().map(|&n| cache.locate(n).0).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let states = self.store.read_stripes(&hold.draw_id, &stripes).await?;
+        Ok(if states.iter().any(|(_, state)| state.closed) {
+            hold.status_after_close(now)
+        } else {
+            hold.status_at(now)
+        })
     }
 
     /// Buys exactly a live hold's numbers, once.

@@ -169,10 +169,7 @@ async fn held_alone(router: &Router, hold: &str, numbers: &[u64]) {
     }
 }
 
-// Open defect: in some runs one purchase keeps answering 503 (a liveness fault of holds
-// under this mix, never a number sold twice); run it with `--ignored` until it is fixed.
 #[tokio::test]
-#[ignore = "one purchase can keep answering 503 under this mix of holds (open defect)"]
 async fn holds_choosers_and_lucky_dips_at_once_never_hold_or_sell_a_number_twice() {
     let app = HoldApp::spawn().await;
     app.draw(

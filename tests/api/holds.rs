@@ -442,9 +442,22 @@ async fn a_hold_ends_with_the_sale() {
         .post("/draws/end/holds", json!({"hold_id": "e1", "numbers": [3]}))
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
+    assert_eq!(app.get("/draws/end/holds/e1").await.body["status"], "held");
     let closed = app.post("/draws/end/close", json!({})).await;
     assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
     assert_eq!(closed.body["eligible_count"], 0, "{}", closed.body);
+    // Long before its deadline, the hold reads as ended: it can no longer be paid for.
+    let read = app.get("/draws/end/holds/e1").await;
+    assert_eq!(read.body["status"], "expired", "{}", read.body);
+    let repeat = app
+        .post("/draws/end/holds", json!({"hold_id": "e1", "numbers": [3]}))
+        .await;
+    assert_eq!(
+        (repeat.status, repeat.body["status"].as_str()),
+        (StatusCode::OK, Some("expired")),
+        "{}",
+        repeat.body
+    );
     let paid = app
         .post(
             "/draws/end/purchases",
@@ -452,9 +465,12 @@ async fn a_hold_ends_with_the_sale() {
         )
         .await;
     assert_eq!(paid.code(), "hold_expired", "{}", paid.body);
+    let released = app.delete("/draws/end/holds/e1").await;
     assert_eq!(
-        app.delete("/draws/end/holds/e1").await.status,
-        StatusCode::OK
+        (released.status, released.body["status"].as_str()),
+        (StatusCode::OK, Some("expired")),
+        "{}",
+        released.body
     );
     let late = app
         .post("/draws/end/holds", json!({"hold_id": "e2", "quantity": 1}))

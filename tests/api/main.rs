@@ -18,6 +18,7 @@ mod hardening;
 mod helpers;
 mod hold_faults;
 mod hold_races;
+mod hold_returns;
 mod holds;
 mod instant;
 mod invariants;

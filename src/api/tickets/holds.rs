@@ -51,15 +51,16 @@ pub(super) struct HoldResponse {
     tickets: Vec<u64>,
     /// `true` when the buyer chose the numbers, `false` for a lucky dip.
     chosen: bool,
-    /// `held` until `expires_at`, then `expired`; `released` or `converted` once a call
-    /// ended it.
+    /// `held` until `expires_at` or until the close, whichever comes first, then
+    /// `expired`; `released` or `converted` once a call ended it.
     status: HoldStatus,
     /// The payment that converted it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     payment_id: Option<String>,
     created_at: String,
-    /// When the hold ends: `hold_seconds` after it was made, never after the close.
+    /// When the hold ends: `hold_seconds` after it was made, never after `closes_at`. A
+    /// close before then ends it too (`status` says so).
     expires_at: String,
 }
 
@@ -142,7 +143,12 @@ pub(super) async fn create_hold(
     } else {
         StatusCode::CREATED
     };
-    let now = state.tickets.hold_status(&receipt.hold);
+    // A new hold lives: its transaction found every stripe of its numbers open.
+    let now = if receipt.replayed {
+        state.tickets.hold_status(&receipt.hold).await?
+    } else {
+        HoldStatus::Held
+    };
     Ok((status, Json(HoldResponse::new(receipt.hold, now))))
 }
 
@@ -165,7 +171,7 @@ pub(super) async fn get_hold(
     let draw_id = DrawId::parse(&draw_id)?;
     let hold_id = HoldId::parse(&hold_id)?;
     let hold = state.tickets.get_hold(&draw_id, &hold_id).await?;
-    let status = state.tickets.hold_status(&hold);
+    let status = state.tickets.hold_status(&hold).await?;
     Ok(Json(HoldResponse::new(hold, status)))
 }
 
@@ -191,6 +197,6 @@ pub(super) async fn release_hold(
     let draw_id = DrawId::parse(&draw_id)?;
     let hold_id = HoldId::parse(&hold_id)?;
     let hold = state.tickets.release_hold(&draw_id, &hold_id).await?;
-    let status = state.tickets.hold_status(&hold);
+    let status = state.tickets.hold_status(&hold).await?;
     Ok(Json(HoldResponse::new(hold, status)))
 }

@@ -129,6 +129,12 @@ impl StripeView {
         self.held[stripe as usize].get(&offset).copied()
     }
 
+    /// Whether the view knows held offsets on the stripe. A hold may have been released
+    /// or have ended since the view learned it, so its room may be short by them.
+    pub fn has_held(&self, stripe: u32) -> bool {
+        !self.held[stripe as usize].is_empty()
+    }
+
     /// The planner's clock.
     pub fn now(&self) -> i64 {
         self.now

@@ -63,7 +63,8 @@ enum Step {
 }
 
 /// Why a purchase cannot be served from what the view knows. Known cursors are lower
-/// bounds, so a refusal is never premature.
+/// bounds, so a refusal is never premature; holds are not, so a view that knows of some
+/// reads the stripes again before it answers sold out.
 enum Refusal {
     Closed,
     /// Before the draw's `opens_at`.
@@ -191,6 +192,7 @@ impl<'a> PurchaseRun<'a> {
         let view = self.cache.view();
         let plan = view.stripes.plan(quantity, &mut self.rng);
         let stale = view.stale && view.stripes.all_handed();
+        let held = (0..self.cache.draw.config.stripes()).any(|s| view.stripes.has_held(s));
         let closed = view.closed;
         self.epoch = view.epoch;
         drop(view);
@@ -204,6 +206,9 @@ impl<'a> PurchaseRun<'a> {
                 Step::Refresh
             }
             Plan::TooFragmented if self.refreshes == 0 => Step::Refresh,
+            // Holds the view knows of may have given numbers back since: sold out is
+            // answered from fresh stripes, with what really remains.
+            Plan::NotEnough { .. } if held && self.refreshes == 0 => Step::Refresh,
             Plan::Take(takes) => Step::Commit(takes),
             Plan::Claim(count) => Step::Claim(count),
             Plan::NotEnough { remaining } => Step::Refuse(Refusal::NotEnough { remaining }),
@@ -213,11 +218,12 @@ impl<'a> PurchaseRun<'a> {
 
     /// Reads the cursors of the draw that may still move, then the purchase record.
     async fn refresh(&mut self) -> Outcome {
-        // A full stripe stays full: only stripes that may have room are read again.
+        // A full stripe stays full unless holds give numbers back: only stripes that may
+        // have room are read again.
         let (open, epoch): (Vec<u32>, u64) = {
             let view = self.cache.view();
             let open = (0..self.cache.draw.config.stripes())
-                .filter(|&s| view.stripes.room(s) > 0)
+                .filter(|&s| view.stripes.room(s) > 0 || view.stripes.has_held(s))
                 .collect();
             (open, view.epoch)
         };
