@@ -2,19 +2,20 @@
 
 use chrono::{DateTime, Utc};
 
-use super::ids::DrawId;
+use super::ids::{DrawId, PaymentId};
 use super::instant::{InstantWins, InstantWinsError};
 use super::permutation::PermutationKey;
 use super::schedule::{Phase, Schedule};
 use super::seed::DrawSeed;
-use super::stripes::StripeLayout;
+use super::stripes::{StripeLayout, stripe_budget};
 use super::winners::{BeaconNetwork, RoundSignature};
 
 /// The largest draw.
 pub const MAX_TOTAL_TICKETS: u64 = 10_000_000;
-/// The most tickets one purchase may take. A purchase writes its record, one item per
-/// ticket and one cursor per stripe it touches: 1 + 50 + 49 fits a transaction of 100.
-pub const MAX_PER_PURCHASE_CAP: u32 = 50;
+/// The most tickets one purchase may take (a bundle). A purchase writes its record, one
+/// item per ticket and one cursor per stripe it touches; what does not fit one
+/// transaction of 100 items follows its commit (`store::bundles`).
+pub const MAX_PER_PURCHASE_CAP: u32 = 500;
 /// Used when a draw does not say.
 pub const DEFAULT_MAX_PER_PURCHASE: u32 = 20;
 /// How long a hold lives when a draw does not say, and the bounds of `hold_seconds`.
@@ -132,16 +133,17 @@ impl DrawConfig {
             - usize::from(self.instant_wins)
     }
 
-    /// Checks that the largest purchase fits one transaction of `transaction_items` items
-    /// (its record, a ticket each, a cursor per stripe, the payer's allowance when capped)
-    /// at least while the draw is new, so that no draw refuses its own largest purchase
+    /// Checks that the largest purchase can touch the stripes it needs in one transaction
+    /// of `transaction_items` items (its record, a cursor per stripe, the payer's
+    /// allowance when capped; tickets that do not fit follow) at least while the draw is new, so that no draw refuses its own largest purchase
     /// from the start.
     pub fn check_fits(self, transaction_items: usize) -> Result<Self, DrawConfigError> {
         let stripes_needed = self
             .layout()
             .stripes_to_hold(u64::from(self.max_per_purchase));
         let budget = self.purchase_budget(transaction_items);
-        if 1 + self.max_per_purchase as usize + stripes_needed as usize > budget {
+        let most = stripe_budget(budget - 1, self.max_per_purchase as usize);
+        if stripes_needed as usize > most {
             return Err(DrawConfigError::PurchaseTooSpread {
                 max_per_purchase: self.max_per_purchase,
                 stripes_needed,
@@ -243,6 +245,9 @@ pub struct Draw {
     pub voided: u64,
     /// Tickets of purchases voided after the freeze: recorded, still in the list.
     pub late_voided: u64,
+    /// Bundles whose void committed while some of their tickets are not marked void yet:
+    /// the eligible list finishes them before it trusts the index of voided tickets.
+    pub voiding: Vec<PaymentId>,
     /// The eligible list fixed at the close, once it is.
     pub frozen: Option<Frozen>,
     /// Of those, postal entries.
@@ -350,6 +355,19 @@ mod tests {
                 .check_fits(100)
                 .is_ok()
         );
+        // A bundle of 500 needs few stripes of a large draw, and more than 32 of a draw
+        // of one ticket per stripe.
+        let bundle = DrawConfig::new(100_000, Some(500), None).unwrap();
+        assert!(bundle.check_fits(100).is_ok());
+        assert_eq!(
+            DrawConfig::new(1_024, Some(500), Some(1_024))
+                .unwrap()
+                .check_fits(100),
+            Err(DrawConfigError::PurchaseTooSpread {
+                max_per_purchase: 500,
+                stripes_needed: 500
+            })
+        );
     }
 
     #[test]
@@ -398,6 +416,7 @@ mod tests {
             status: DrawStatus::Open,
             voided: 0,
             late_voided: 0,
+            voiding: Vec::new(),
             frozen: None,
             postal_voided: 0,
             winners: None,
@@ -443,7 +462,7 @@ mod tests {
             Err(DrawConfigError::MaxPerPurchase)
         );
         assert_eq!(
-            DrawConfig::new(10, Some(51), None),
+            DrawConfig::new(10, Some(501), None),
             Err(DrawConfigError::MaxPerPurchase)
         );
         assert_eq!(

@@ -129,6 +129,21 @@ pub struct Purchase {
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
     pub void: Option<Void>,
+    /// A bundle whose commit is done but whose follow-up writes are not all done yet.
+    pub unfinished: Option<Unfinished>,
+}
+
+/// What a purchase larger than one transaction (a bundle) still has to write after the
+/// transaction that decided it: ticket items that did not fit its commit, or void marks
+/// that did not fit its void. The deciding transaction holds every condition; the writes
+/// after it cannot fail on another buyer, and a repeat (or the close) finishes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfinished {
+    Tickets,
+    /// Marks of a void before the draw's freeze, or after it (`late`).
+    Void {
+        late: bool,
+    },
 }
 
 /// Why and when a purchase and its tickets were voided (a refund, a chargeback).

@@ -137,6 +137,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    pub(crate) fn str_set(&self, name: &str) -> Result<Vec<&'a str>, StoreError> {
+        match self.item.get(name) {
+            None => Ok(Vec::new()),
+            Some(AttributeValue::Ss(values)) => Ok(values.iter().map(String::as_str).collect()),
+            Some(_) => Err(self.corrupt(format!("`{name}` is not a string set"))),
+        }
+    }
+
     pub(crate) fn parsed<T>(
         &self,
         name: &str,

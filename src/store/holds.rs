@@ -8,6 +8,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::allowances::PayerCap;
+use super::bundles::{mark_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::error::build_error;
 use super::purchases::{Commit, Role, encode_purchase, encode_ticket, read_cancellation};
@@ -199,11 +200,16 @@ impl Store {
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
         let first_stripe = takes.first().map_or(0, |t| t.stripe);
+        let capped = capped && hold.payer_id.is_some();
+        let award = self.award_write(&purchase.draw_id, &InstantAward::of(purchase, wins))?;
+        let others = 2 + takes.len() + usize::from(capped) + usize::from(award.is_some());
+        let (inline, rest) = split_tickets(&purchase.tickets, others);
+        let mut record = encode_purchase(purchase, first_stripe);
+        if !rest.is_empty() {
+            mark_unfinished(&mut record);
+        }
         let mut transaction = HoldTransaction::new();
-        transaction.add(
-            Role::Record,
-            put_if_absent(self.table(), encode_purchase(purchase, first_stripe), true)?,
-        );
+        transaction.add(Role::Record, put_if_absent(self.table(), record, true)?);
         let update = self
             .hold_update(hold, now)
             .update_expression("SET #end = :converted, #payment = :payment")
@@ -212,7 +218,7 @@ impl Store {
             .expression_attribute_values(":payment", s(purchase.payment_id.as_str()));
         let write = ChosenWrite::Convert { end };
         transaction.hold_and_stripes(self, hold, update, takes, write, now)?;
-        for &number in &purchase.tickets {
+        for &number in inline {
             transaction.add(
                 Role::Ticket(number),
                 put_if_absent(self.table(), encode_ticket(purchase, number), false)?,
@@ -224,13 +230,16 @@ impl Store {
                 self.end_counted_hold(&hold.draw_id, payer, &hold.hold_id, 0, true)?,
             );
         }
-        let award = InstantAward::of(purchase, wins);
-        if let Some(write) = self.award_write(&purchase.draw_id, &award)? {
+        if let Some(write) = award {
             transaction.add(Role::Award(write.taken_number()), write.item);
         }
-        transaction
+        let commit = transaction
             .send(self, 1 + u64::from(purchase.payer_id.is_some()))
-            .await
+            .await?;
+        if let (Commit::Committed, false) = (&commit, rest.is_empty()) {
+            self.finish_tickets(purchase, rest).await?;
+        }
+        Ok(commit)
     }
 
     /// Releases a live hold at once: the hold (open, its deadline after `now`) marked

@@ -2,6 +2,7 @@
 //! keep numbers unique.
 
 pub mod allowances;
+mod bundles;
 mod codec;
 pub mod draws;
 mod error;

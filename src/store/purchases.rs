@@ -4,6 +4,7 @@ use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Get, TransactGetItem};
 
 use super::allowances::{CountedHold, HELD, PayerCap, counted_holds};
+use super::bundles::{decode_unfinished, mark_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::draws::StripeState;
 use super::error::{build_error, sdk_error};
@@ -13,16 +14,15 @@ use super::stripes::ChosenWrite;
 use super::table::{Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
-use crate::domain::draw::MAX_PER_PURCHASE_CAP;
 use crate::domain::hold::Hold;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::instant::{InstantAward, InstantWin};
 use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
-use crate::domain::stripes::{ChosenTake, StripeTake};
+use crate::domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
 
-// The largest purchase fits one transaction: its record, its tickets, a cursor, the
-// payer's allowance and an instant-win award.
-const _: () = assert!(MAX_PER_PURCHASE_CAP as usize + 4 <= MAX_TRANSACTION_ITEMS);
+// A bundle's commit holds its record, a cursor per stripe it may touch, the payer's
+// allowance, an instant-win award and a hold's record, with room for tickets.
+const _: () = assert!(BUNDLE_STRIPES + 4 < MAX_TRANSACTION_ITEMS);
 
 /// A voided purchase or ticket says so.
 pub(crate) const STATUS: &str = "status";
@@ -160,6 +160,7 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
         fingerprint: r.str("fingerprint")?.to_owned(),
         created_at: r.parsed("created_at", parse_timestamp)?,
         void,
+        unfinished: decode_unfinished(&r)?,
     })
 }
 
@@ -255,11 +256,17 @@ impl Store {
             .map(|t| t.stripe)
             .or_else(|| chosen.first().map(|c| c.stripe))
             .unwrap_or(0);
-        let mut tx = Roled::with_capacity(2 + takes.len() + chosen.len() + purchase.tickets.len());
-        tx.push(
-            Role::Record,
-            put_if_absent(self.table(), encode_purchase(purchase, first_stripe), true)?,
-        );
+        let award = InstantAward::of(purchase, wins);
+        let award = self.award_write(&purchase.draw_id, &award)?;
+        let others = 1 + takes.len() + chosen.len() + usize::from(cap.is_some());
+        let (inline, rest) =
+            split_tickets(&purchase.tickets, others + usize::from(award.is_some()));
+        let mut record = encode_purchase(purchase, first_stripe);
+        if !rest.is_empty() {
+            mark_unfinished(&mut record);
+        }
+        let mut tx = Roled::with_capacity(others + inline.len() + 1);
+        tx.push(Role::Record, put_if_absent(self.table(), record, true)?);
         // A postal purchase is counted on the first stripe it writes: the draw's postal
         // entries are the sum over its stripes, read with the cursors.
         let mut postal = match purchase.channel {
@@ -281,7 +288,7 @@ impl Store {
             )?;
             tx.push(Role::Stripe(take.stripe), update);
         }
-        for &number in &purchase.tickets {
+        for &number in inline {
             let item = put_if_absent(self.table(), encode_ticket(purchase, number), false)?;
             tx.push(Role::Ticket(number), item);
         }
@@ -295,8 +302,7 @@ impl Store {
                 self.take_allowance(&purchase.draw_id, payer, quantity, cap, None)?,
             );
         }
-        let award = InstantAward::of(purchase, wins);
-        if let Some(write) = self.award_write(&purchase.draw_id, &award)? {
+        if let Some(write) = award {
             tx.push(Role::Award(write.taken_number()), write.item);
         }
         let verdicts = match self.transact_roled(tx).await? {
@@ -304,6 +310,9 @@ impl Store {
                 // The record enters the `list` index, and the `payer` index when it has one.
                 self.write_meter()
                     .index_write(1 + u64::from(purchase.payer_id.is_some()));
+                if !rest.is_empty() {
+                    self.finish_tickets(purchase, rest).await?;
+                }
                 return Ok(Commit::Committed);
             }
             RoledOutcome::Busy => {

@@ -3,12 +3,15 @@
 //! freeze the tickets leave the eligible list; after it they are recorded as late voids
 //! and the list stays as frozen.
 
-use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
 use chrono::{DateTime, Utc};
 
 use super::allowances::HELD;
+use super::bundles::{mark_void_unfinished, split_tickets, void_ticket};
 use super::codec::{key, n, s, timestamp};
-use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED};
+use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED, VOIDING};
 use super::error::build_error;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::Verdict;
@@ -62,8 +65,14 @@ impl Store {
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
         };
+        let others = 2 + usize::from(capped) + usize::from(award.is_some());
+        let (inline, rest) = split_tickets(&purchase.tickets, others);
+        let bundle = !rest.is_empty();
+        // A postal purchase voided before the freeze also leaves the postal entries; after
+        // it, the frozen list (and its count by channel) stays as it was. A bundle whose
+        // marks do not all fit is named on the draw until they are written.
+        let mut adds = vec!["#voided :q"];
         let mut draw_update = update(keys::draw(draw_id))
-            .update_expression("ADD #voided :q")
             .condition_expression(if late {
                 "attribute_exists(#pk) AND attribute_exists(#frozen)"
             } else {
@@ -73,53 +82,36 @@ impl Store {
             .expression_attribute_names("#voided", if late { LATE_VOIDED } else { VOIDED })
             .expression_attribute_names("#frozen", FROZEN)
             .expression_attribute_values(":q", n(quantity));
-        // A postal purchase voided before the freeze also leaves the postal entries; after
-        // it, the frozen list (and its count by channel) stays as it was.
         if purchase.channel == Channel::Postal && !late {
+            adds.push("#postal_voided :q");
+            draw_update = draw_update.expression_attribute_names("#postal_voided", POSTAL_VOIDED);
+        }
+        if bundle {
+            adds.push("#voiding :payment");
             draw_update = draw_update
-                .update_expression("ADD #voided :q, #postal_voided :q")
-                .expression_attribute_names("#postal_voided", POSTAL_VOIDED);
+                .expression_attribute_names("#voiding", VOIDING)
+                .expression_attribute_values(
+                    ":payment",
+                    AttributeValue::Ss(vec![purchase.payment_id.as_str().to_owned()]),
+                );
         }
-        let mut updates = vec![
-            (
-                Role::Purchase,
-                update(keys::purchase(draw_id, &purchase.payment_id))
-                    .update_expression("SET #status = :void, #reason = :reason, #at = :at")
-                    .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#status)")
-                    .expression_attribute_names("#pk", PARTITION_KEY)
-                    .expression_attribute_names("#status", STATUS)
-                    .expression_attribute_names("#reason", VOID_REASON)
-                    .expression_attribute_names("#at", VOIDED_AT)
-                    .expression_attribute_values(":void", s(VOID))
-                    .expression_attribute_values(":reason", s(reason))
-                    .expression_attribute_values(":at", timestamp(at))
-                    .return_values_on_condition_check_failure(
-                        ReturnValuesOnConditionCheckFailure::AllOld,
-                    ),
-            ),
-            (Role::Draw, draw_update),
-        ];
-        let voids = if late {
-            keys::draw_late_voids(draw_id)
-        } else {
-            keys::draw_voids(draw_id)
-        };
-        for &number in &purchase.tickets {
-            updates.push((
-                Role::Ticket(number),
-                update(keys::ticket(draw_id, number))
-                    .update_expression("SET #status = :void, #list_pk = :voids, #list_sk = :n")
-                    .condition_expression("#payment = :payment")
-                    .expression_attribute_names("#status", STATUS)
-                    .expression_attribute_names("#payment", "payment_id")
-                    .expression_attribute_names("#list_pk", keys::LIST_PK)
-                    .expression_attribute_names("#list_sk", keys::LIST_SK)
-                    .expression_attribute_values(":void", s(VOID))
-                    .expression_attribute_values(":voids", s(voids.as_str()))
-                    .expression_attribute_values(":n", s(keys::ticket_sort(number)))
-                    .expression_attribute_values(":payment", s(purchase.payment_id.as_str())),
-            ));
+        let draw_update = draw_update.update_expression(format!("ADD {}", adds.join(", ")));
+        let mark = "SET #status = :void, #reason = :reason, #at = :at";
+        let mut purchase_update = update(keys::purchase(draw_id, &purchase.payment_id))
+            .update_expression(mark)
+            .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#status)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#reason", VOID_REASON)
+            .expression_attribute_names("#at", VOIDED_AT)
+            .expression_attribute_values(":void", s(VOID))
+            .expression_attribute_values(":reason", s(reason))
+            .expression_attribute_values(":at", timestamp(at))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        if bundle {
+            purchase_update = mark_void_unfinished(purchase_update, mark, late);
         }
+        let mut updates = vec![(Role::Purchase, purchase_update), (Role::Draw, draw_update)];
         if let (true, Some(payer)) = (capped, &purchase.payer_id) {
             updates.push((
                 Role::Allowance,
@@ -131,10 +123,17 @@ impl Store {
                     .expression_attribute_values(":back", n(-(quantity as i64))),
             ));
         }
-        let mut tx = Roled::with_capacity(updates.len());
+        let mut tx = Roled::with_capacity(updates.len() + inline.len());
         for (role, update) in updates {
             let update = update.build().map_err(build_error)?;
             tx.push(role, TransactWriteItem::builder().update(update).build());
+        }
+        for &number in inline {
+            let update = void_ticket(self.table(), purchase, number, late)?;
+            tx.push(
+                Role::Ticket(number),
+                TransactWriteItem::builder().update(update).build(),
+            );
         }
         if let Some(first) = award {
             tx.push(
@@ -145,8 +144,10 @@ impl Store {
         let verdicts = match self.transact_roled(tx).await? {
             RoledOutcome::Committed => {
                 // Each voided ticket enters the `list` index.
-                self.write_meter()
-                    .index_write(purchase.tickets.len() as u64);
+                self.write_meter().index_write(inline.len() as u64);
+                if bundle {
+                    self.finish_void(purchase, rest, late).await?;
+                }
                 let mut voided = purchase.clone();
                 voided.void = Some(Void {
                     reason: reason.to_owned(),

@@ -93,6 +93,7 @@ impl TicketService {
             status: DrawStatus::Open,
             voided: 0,
             late_voided: 0,
+            voiding: Vec::new(),
             frozen: None,
             postal_voided: 0,
             winners: None,

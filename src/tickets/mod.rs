@@ -282,6 +282,16 @@ impl TicketService {
 
 /// Chosen numbers must be `quantity` distinct numbers of the draw, in ascending order (the
 /// API sorts them).
+/// Chosen numbers that lie in more stripes, or more of them in one stripe, than one
+/// purchase writes: always the same answer for the same numbers, so a request error.
+pub(super) fn too_spread() -> TicketError {
+    TicketError::InvalidNumbers(format!(
+        "these numbers lie in more of the draw's stripes than one purchase can write: up to {} chosen numbers always fit, more only in a draw of at most {} stripes",
+        crate::domain::stripes::CHOSEN_ALWAYS_FIT,
+        crate::domain::stripes::BUNDLE_STRIPES
+    ))
+}
+
 pub(super) fn check_numbers(numbers: &[u64], total: u64, quantity: u32) -> Result<(), TicketError> {
     if numbers.len() != quantity as usize {
         return Err(TicketError::InvalidNumbers(

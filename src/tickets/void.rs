@@ -1,7 +1,8 @@
 //! Voiding a purchase (a refund, a chargeback): its tickets are never sold again. Before
 //! the draw's freeze they leave the eligible list; after it the void is recorded as late
 //! and the list stays as frozen (a late-voided winner is flagged and redrawn in public).
-//! An instant prize the purchase won becomes void in the same transaction.
+//! An instant prize the purchase won becomes void in the same transaction. A bundle's
+//! void marks that do not fit its transaction follow it (`store::bundles`).
 
 use tracing::{info, instrument, warn};
 
@@ -35,7 +36,9 @@ impl TicketService {
             let late = draw.frozen.is_some();
             // What to write is read; whether it may be written is the transaction's
             // condition (not void yet, frozen or not as read).
+            // A bundle cut short gets its tickets, or its void marks, first.
             let purchase = self.get_purchase(draw_id, payment_id).await?;
+            let purchase = self.store().finish(purchase).await?;
             if purchase.void.is_some() {
                 return Ok(purchase);
             }

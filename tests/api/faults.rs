@@ -77,6 +77,27 @@ pub async fn twin_payments(
     answers
 }
 
+/// Both answers of a twin pair agree: the same tickets, or the same refusal.
+pub fn agreed(id: &str, replies: &[Reply]) -> Option<Vec<u64>> {
+    let outcomes: Vec<(bool, String, Vec<u64>)> = replies
+        .iter()
+        .map(|r| {
+            let ok = r.status.is_success();
+            (
+                ok,
+                r.code().to_owned(),
+                if ok { tickets_of(r) } else { Vec::new() },
+            )
+        })
+        .collect();
+    let successes: Vec<&Vec<u64>> = outcomes.iter().filter(|o| o.0).map(|o| &o.2).collect();
+    assert!(
+        successes.windows(2).all(|w| w[0] == w[1]),
+        "{id}: the twins got different numbers: {outcomes:?}"
+    );
+    successes.first().map(|t| (*t).clone())
+}
+
 /// One Lambda instance whose DynamoDB calls go through the proxy.
 pub async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: Duration) -> Router {
     let config = StoreConfig::new(

@@ -82,6 +82,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         status: DrawStatus::Open,
         voided: 0,
         late_voided: 0,
+        voiding: Vec::new(),
         frozen: None,
         postal_voided: 0,
         winners: None,

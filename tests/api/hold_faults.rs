@@ -11,33 +11,12 @@ use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
 use crate::fault_proxy::FaultProxy;
-use crate::faults::{every_fault, faulty_instance, twin_payments};
-use crate::helpers::{Reply, endpoint, settle, settle_request, spawn_app, tickets_of};
+use crate::faults::{agreed, every_fault, faulty_instance, twin_payments};
+use crate::helpers::{endpoint, settle, settle_request, spawn_app, tickets_of};
 use crate::invariants::sold_tickets;
 
 const TOTAL: u64 = 200;
 const HOLDS: usize = 60;
-
-/// Both answers of a twin pair agree: the same tickets, or the same refusal.
-fn agreed(id: &str, replies: &[Reply]) -> Option<Vec<u64>> {
-    let outcomes: Vec<(bool, String, Vec<u64>)> = replies
-        .iter()
-        .map(|r| {
-            let ok = r.status.is_success();
-            (
-                ok,
-                r.code().to_owned(),
-                if ok { tickets_of(r) } else { Vec::new() },
-            )
-        })
-        .collect();
-    let successes: Vec<&Vec<u64>> = outcomes.iter().filter(|o| o.0).map(|o| &o.2).collect();
-    assert!(
-        successes.windows(2).all(|w| w[0] == w[1]),
-        "{id}: the twins got different numbers: {outcomes:?}"
-    );
-    successes.first().map(|t| (*t).clone())
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn holds_payments_and_releases_under_faults_settle_exactly_once() {

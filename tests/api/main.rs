@@ -1,6 +1,7 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
 mod beacon;
+mod bundles;
 mod callers;
 mod changes;
 mod chosen;

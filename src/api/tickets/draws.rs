@@ -35,8 +35,10 @@ pub(super) struct CreateDrawBody {
     /// The numbers sold are 1 to `total_tickets` (at most 10,000,000).
     #[schema(minimum = 1, maximum = 10_000_000)]
     total_tickets: u64,
-    /// The most tickets of one purchase: 1 to 50, 20 by default.
-    #[schema(minimum = 1, maximum = 50)]
+    /// The most tickets of one purchase: 1 to 500, 20 by default. A purchase of more than
+    /// about 90 tickets (a bundle) is still all or nothing; its ticket items that do not
+    /// fit its deciding transaction are written right after it.
+    #[schema(minimum = 1, maximum = 500)]
     max_per_purchase: Option<u32>,
     /// The cursors that concurrent buyers spread over (1 to 1,024); the default suits
     /// most draws.

@@ -300,6 +300,7 @@ mod tests {
             fingerprint: "f".into(),
             created_at: Utc::now(),
             void: None,
+            unfinished: None,
         }
     }
 

@@ -25,7 +25,8 @@ pub enum Choice {
     /// The view knows these numbers (positions in the request) are sold: counters only
     /// grow and a chosen number stays sold, so a refusal on them is never premature.
     Taken(Vec<usize>),
-    /// The numbers lie in more stripes than one transaction can update.
+    /// The numbers lie in more stripes than one purchase may touch (`stripe_budget`), or
+    /// too many lie in one stripe for one write of it (`STRIPE_WRITE_NAMES`).
     TooSpread,
 }
 
@@ -43,7 +44,11 @@ impl StripeView {
             return Choice::Taken(taken);
         }
         let takes = self.group(located);
-        if extra_items + located.len() + takes.len() > self.transaction_items() {
+        let items = self.transaction_items().saturating_sub(extra_items);
+        let crowded = takes
+            .iter()
+            .any(|t| 2 * t.offsets.len() + t.returned.len() > super::STRIPE_WRITE_NAMES);
+        if crowded || takes.len() > super::stripe_budget(items, located.len()) {
             return Choice::TooSpread;
         }
         Choice::Take(takes)
@@ -145,5 +150,25 @@ mod tests {
         let spread: Vec<(u32, u64)> = (0..50).map(|s| (s, 0)).collect();
         assert_eq!(view.choose(&spread, 1), Choice::TooSpread);
         assert!(matches!(view.choose(&spread[..49], 1), Choice::Take(_)));
+        // A bundle (too many tickets for one transaction) touches at most 32 stripes.
+        let view = StripeView::new(StripeLayout::new(10_000, 100), 100);
+        let bundle = |stripes: u32| -> Vec<(u32, u64)> {
+            (0..200u64).map(|i| (i as u32 % stripes, i / 64)).collect()
+        };
+        assert!(matches!(view.choose(&bundle(32), 1), Choice::Take(t) if t.len() == 32));
+        assert_eq!(view.choose(&bundle(33), 1), Choice::TooSpread);
+    }
+
+    #[test]
+    fn chosen_numbers_up_to_the_documented_count_always_fit() {
+        // The tightest draw: capped, with instant wins (98 items), record and allowance.
+        let view = StripeView::new(StripeLayout::new(100_000, 1_024), 98);
+        let n = super::super::CHOSEN_ALWAYS_FIT;
+        let spread: Vec<(u32, u64)> = (0..n as u32).map(|s| (s, 0)).collect();
+        assert!(matches!(view.choose(&spread, 2), Choice::Take(_)));
+        let one_stripe: Vec<(u32, u64)> = (0..n as u64).map(|o| (7, o)).collect();
+        assert!(matches!(view.choose(&one_stripe, 2), Choice::Take(_)));
+        let crowded: Vec<(u32, u64)> = (0..=n as u64).map(|o| (7, o)).collect();
+        assert_eq!(view.choose(&crowded, 2), Choice::TooSpread);
     }
 }

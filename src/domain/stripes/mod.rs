@@ -15,6 +15,37 @@ pub use layout::StripeLayout;
 pub use standing::{Standing, standings};
 pub use view::{Plan, StripeView};
 
+/// The most offsets' attributes one write of a stripe may name. DynamoDB caps a condition
+/// expression at 4 KB, and each named offset costs at most 40 bytes of it (a chosen
+/// number: `attribute_not_exists(#x1) AND (attribute_not_exists(#x2) OR #x2 <= :now)`
+/// names two); 88 names leave room for the cursor's own conditions. A lucky dip's take
+/// names two per free ticket and one per ticket whose hold ended, offset passed or offset
+/// taken back, so one stripe end gives at most 44 tickets per write.
+pub const STRIPE_WRITE_NAMES: usize = 88;
+
+/// The most tickets one write of a stripe takes (each names two attributes at most).
+pub const STRIPE_WRITE_TICKETS: u64 = (STRIPE_WRITE_NAMES / 2) as u64;
+
+/// Chosen numbers that one purchase or hold can always write, wherever they lie: each
+/// takes a ticket item and at most a stripe, two names of that stripe's write, and the
+/// record and an allowance take two items of the transaction.
+pub const CHOSEN_ALWAYS_FIT: usize = 44;
+
+/// The most stripes a purchase too large for one transaction (a bundle) may touch. Its
+/// commit transaction holds the record, every stripe it touches and as many ticket items
+/// as fit; the ticket items that do not fit follow it (`store::bundles`).
+pub const BUNDLE_STRIPES: usize = 32;
+
+/// Stripes a purchase of `quantity` tickets may touch when `items` items of its commit
+/// transaction are left for tickets and stripes: all the room its tickets leave, and
+/// never fewer than `BUNDLE_STRIPES` (then some tickets follow the commit).
+pub fn stripe_budget(items: usize, quantity: usize) -> usize {
+    items
+        .saturating_sub(quantity)
+        .max(BUNDLE_STRIPES.min(items))
+        .max(1)
+}
+
 /// Offsets of a stripe that holds cover, each with the end of its hold (Unix
 /// milliseconds; 0 once released). A hold lives while its end is after the writer's
 /// clock. A cursor passes a held offset without taking it, so an offset behind a cursor

@@ -11,11 +11,11 @@ const RANDOM_TRIES: u32 = 32;
 impl StripeView {
     /// `quantity` free offsets as `(stripe, offset)`: a stripe drawn in proportion to its
     /// room, as many of its free offsets as it has room for (each uniform among them),
-    /// then the next stripe, so a hold spans few stripes. `None` when the view knows of
-    /// fewer free numbers.
+    /// then the next stripe, so a hold spans few stripes; at most what one write of a
+    /// stripe names. `None` when the view knows of fewer free numbers that way.
     pub fn pick_free(&self, quantity: u64, rng: &mut impl Rng) -> Option<Vec<(u32, u64)>> {
         let mut rooms: Vec<(u32, u64)> = (0..self.layout().stripes())
-            .map(|s| (s, self.room(s)))
+            .map(|s| (s, self.room(s).min(super::STRIPE_WRITE_TICKETS)))
             .filter(|&(_, room)| room > 0)
             .collect();
         if rooms.iter().map(|r| r.1).sum::<u64>() < quantity {
@@ -101,7 +101,13 @@ mod tests {
         // Per stripe: its length - 10 - 5 - 2 chosen - 1 live hold ahead + 1 ended behind.
         assert_eq!(view.room(0), view.layout().len(0) - 17);
         let free: u64 = (0..4).map(|s| view.room(s)).sum();
-        assert!(view.pick_free(free, &mut rng).is_some());
-        assert!(view.pick_free(free + 1, &mut rng).is_none());
+        assert!(view.pick_free(free, &mut rng).is_none());
+        // One write of a stripe names at most 44 of its numbers.
+        let writable: u64 = (0..4)
+            .map(|s| view.room(s).min(super::super::STRIPE_WRITE_TICKETS))
+            .sum();
+        assert!(writable < free);
+        assert!(view.pick_free(writable, &mut rng).is_some());
+        assert!(view.pick_free(writable + 1, &mut rng).is_none());
     }
 }

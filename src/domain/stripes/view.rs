@@ -2,7 +2,10 @@
 
 use rand::{Rng, RngExt};
 
-use super::{Chosen, Held, Side, StripeCounters, StripeLayout, StripeTake};
+use super::{
+    Chosen, Held, STRIPE_WRITE_NAMES, STRIPE_WRITE_TICKETS, Side, StripeCounters, StripeLayout,
+    StripeTake,
+};
 
 /// What one purchase attempt should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,10 +249,10 @@ impl StripeView {
                 break;
             };
             let room = match side {
-                Side::Bottom => self.room(stripe),
+                Side::Bottom => self.takeable(stripe),
                 // Stripes we hold, or whose bottom this same claim would bring.
                 Side::Top if self.owns(stripe) || u64::from(stripe) >= self.handed => 0,
-                Side::Top => self.room(stripe),
+                Side::Top => self.takeable(stripe),
             };
             held += room;
             with_room += usize::from(room > 0);
@@ -290,12 +293,19 @@ impl StripeView {
 
     /// The most tickets that `cursors` stripes can hold: the sum of the largest rooms.
     fn reachable(&self, cursors: usize) -> u64 {
-        let mut rooms: Vec<u64> = (0..self.layout.stripes()).map(|s| self.room(s)).collect();
+        let mut rooms: Vec<u64> = (0..self.layout.stripes())
+            .map(|s| self.takeable(s))
+            .collect();
         if cursors < rooms.len() {
             rooms.select_nth_unstable_by(cursors, |a, b| b.cmp(a));
             rooms.truncate(cursors);
         }
         rooms.iter().sum()
+    }
+
+    /// What one write of stripe `s` can take: its room, at most `STRIPE_WRITE_TICKETS`.
+    fn takeable(&self, stripe: u32) -> u64 {
+        self.room(stripe).min(STRIPE_WRITE_TICKETS)
     }
 
     /// Chooses the stripes for a purchase of `quantity` tickets: one stripe that fits if
@@ -308,11 +318,8 @@ impl StripeView {
             .filter(idle)
             .filter_map(|s| self.owned[s as usize].map(|side| (s, side)))
             .collect();
-        // Cursors one transaction can move besides the purchase and its tickets.
-        let most = self
-            .transaction_items
-            .saturating_sub(1 + quantity as usize)
-            .max(1);
+        // Cursors one transaction can move besides the purchase record.
+        let most = super::stripe_budget(self.transaction_items - 1, quantity as usize);
         let remaining = self.remaining();
         if self.all_open() && remaining < quantity {
             return Plan::NotEnough { remaining };
@@ -398,7 +405,12 @@ impl StripeView {
             other_at_most: 0,
         };
         let mut step = cursor;
-        while take.count() < count {
+        // Room in the write's expression for one more free ticket.
+        let fits = |t: &StripeTake| {
+            2 * t.taken.len() - t.ended.len() + t.returned.len() + t.skipped.len() + t.passed.len()
+                < STRIPE_WRITE_NAMES - 1
+        };
+        while take.count() < count && fits(&take) {
             let back = pool.len() as u64;
             if back > 0 && rng.random_range(0..back + ahead) < back {
                 let pick = rng.random_range(0..pool.len());
@@ -406,7 +418,7 @@ impl StripeView {
                 continue;
             }
             let mut found = false;
-            while !found && step < len.saturating_sub(other) {
+            while !found && step < len.saturating_sub(other) && fits(&take) {
                 let offset = match side {
                     Side::Bottom => step,
                     Side::Top => len - 1 - step,
@@ -449,7 +461,7 @@ impl StripeView {
         let mut need = quantity;
         while need > 0 {
             let unused = |c: &&(u32, Side)| !takes.iter().any(|t| t.stripe == c.0);
-            let room = |c: &&(u32, Side)| self.room(c.0);
+            let room = |c: &&(u32, Side)| self.takeable(c.0);
             // Our own ends first, the emptiest first, so that they get finished instead of
             // left with crumbs that others would have to come for.
             let own = tiers
@@ -458,10 +470,14 @@ impl StripeView {
             let &(stripe, side) = own.or_else(|| {
                 tiers[1..]
                     .iter()
-                    .find_map(|tier| tier.iter().filter(unused).find(|c| self.room(c.0) >= need))
+                    .find_map(|tier| {
+                        tier.iter()
+                            .filter(unused)
+                            .find(|c| self.takeable(c.0) >= need)
+                    })
                     .or_else(|| tiers[1..].iter().flatten().filter(unused).max_by_key(room))
             })?;
-            let count = self.room(stripe).min(need);
+            let count = self.takeable(stripe).min(need);
             let known = self.known[stripe as usize];
             let cursor = match side {
                 Side::Bottom => known.bottom,
@@ -735,5 +751,26 @@ mod tests {
             learn(s, counters(view.layout.len(s) - 1, 0), &mut view);
         }
         assert_eq!(view.plan(11, &mut rng()), Plan::NotEnough { remaining: 10 });
+    }
+
+    #[test]
+    fn a_bundle_is_planned_over_several_stripes_of_at_most_one_write_each() {
+        let mut view = view(3_000, 64);
+        let mut rng = rng();
+        let mut plan = view.plan(320, &mut rng);
+        for _ in 0..10 {
+            match plan {
+                Plan::Claim(count) => {
+                    let first = view.handed;
+                    view.claimed(first, count);
+                    plan = view.plan(320, &mut rng);
+                }
+                _ => break,
+            }
+        }
+        let takes = takes(plan);
+        assert_eq!(takes.iter().map(StripeTake::count).sum::<u64>(), 320);
+        assert!(takes.len() <= super::super::BUNDLE_STRIPES);
+        assert!(takes.iter().all(|t| t.count() <= STRIPE_WRITE_TICKETS));
     }
 }

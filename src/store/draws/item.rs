@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::super::{PARTITION_KEY, StoreError, keys};
 use crate::domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
-use crate::domain::ids::DrawId;
+use crate::domain::ids::{DrawId, PaymentId};
 use crate::domain::instant::{InstantPrize, InstantWins};
 use crate::domain::permutation::PermutationKey;
 use crate::domain::schedule::Schedule;
@@ -29,6 +29,8 @@ pub(super) const CLOSES_AT: &str = "closes_at";
 pub(crate) const VOIDED: &str = "voided";
 /// Tickets of purchases voided after the freeze.
 pub(crate) const LATE_VOIDED: &str = "late_voided";
+/// Payment ids of bundles whose void is not finished (`Draw::voiding`).
+pub(crate) const VOIDING: &str = "voiding";
 /// The eligible list fixed at the close (a map), once it is.
 pub(crate) const FROZEN: &str = "frozen";
 /// A redraw whose round is not resolved yet (a map).
@@ -271,6 +273,11 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         status: r.parsed(STATUS, DrawStatus::parse)?,
         voided: r.opt_num(VOIDED)?.unwrap_or(0),
         late_voided: r.opt_num(LATE_VOIDED)?.unwrap_or(0),
+        voiding: r
+            .str_set(VOIDING)?
+            .into_iter()
+            .map(|p| PaymentId::parse(p).map_err(|_| corrupt("`voiding` holds an invalid id")))
+            .collect::<Result<_, _>>()?,
         frozen: r.map(FROZEN)?.map(decode_frozen).transpose()?,
         postal_voided: r.opt_num(POSTAL_VOIDED)?.unwrap_or(0),
         winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,

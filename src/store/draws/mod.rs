@@ -12,7 +12,7 @@ use chrono::Utc;
 pub use beacon::BeaconChange;
 pub use freeze::Freeze;
 pub(crate) use item::{
-    FROZEN, LATE_VOIDED, PENDING_REDRAW, PICKS, POSTAL_VOIDED, STATUS, VOIDED, WINNERS,
+    FROZEN, LATE_VOIDED, PENDING_REDRAW, PICKS, POSTAL_VOIDED, STATUS, VOIDED, VOIDING, WINNERS,
     decode_draw, encode_pending, encode_winners, winners_of,
 };
 

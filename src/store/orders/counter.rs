@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::types::{
 
 use super::super::codec::{Item, Reader, key, n, s};
 use super::super::error::{build_error, sdk_error};
-use super::super::table::{Transaction, Verdict, put_if_absent};
+use super::super::table::{Transaction, Verdict, put_if_absent, removed_or_gone};
 use super::super::{Store, StoreError, keys};
 use super::codec::{encode_move, encode_range_low};
 use crate::domain::ids::SeriesId;
@@ -181,13 +181,7 @@ impl Store {
             .expression_attribute_values(":owner", s(owner))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(_)) => Ok(()),
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
-        }
+        removed_or_gone(result)
     }
 
     /// Moves the counter forward over `moved.from..=moved.to` and records the move, if

@@ -33,7 +33,7 @@ impl PurchaseRun<'_> {
             Choice::Taken(positions) => Step::Refuse(Refusal::Taken(
                 positions.iter().map(|&p| numbers[p]).collect(),
             )),
-            Choice::TooSpread => Step::Refuse(Refusal::Fragmented),
+            Choice::TooSpread => Step::Refuse(Refusal::TooSpread),
         }
     }
 }

@@ -164,13 +164,14 @@ impl<'a> ConvertRun<'a> {
             fingerprint: self.fingerprint.clone(),
             created_at: now,
             void: None,
+            unfinished: None,
         }
     }
 
     /// Learns from a cancelled conversion.
     async fn learn(&mut self, hold: &mut Hold, cancellation: Cancellation) -> Next {
         if let Some(existing) = cancellation.existing {
-            return Next::Done(Box::new(self.replay(existing)));
+            return Next::Done(Box::new(self.replay(existing).await));
         }
         if let Some(now_on_record) = cancellation.hold {
             // Converted, released or expired meanwhile: decided on the next round.
@@ -212,11 +213,13 @@ impl<'a> ConvertRun<'a> {
         Next::Again
     }
 
-    /// The payment is on record: the same body gets that purchase, another a conflict.
-    fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
+    /// The payment is on record: the same body gets that purchase (a bundle cut short
+    /// is finished first), another a conflict.
+    async fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
         if existing.fingerprint != self.fingerprint {
             return Err(TicketError::IdempotencyConflict(existing.payment_id));
         }
+        let existing = self.store.finish(existing).await?;
         Ok(PurchaseReceipt {
             instant_wins: self.cache.instant_wins(&existing.tickets),
             purchase: existing,
@@ -231,7 +234,7 @@ impl<'a> ConvertRun<'a> {
             .get_purchase(&self.request.draw_id, &self.request.payment_id)
             .await?
         {
-            Some(existing) => self.replay(existing),
+            Some(existing) => self.replay(existing).await,
             None => Err(StoreError::Invariant(
                 "a converted hold names a payment that is not on record".into(),
             )
@@ -246,7 +249,7 @@ impl<'a> ConvertRun<'a> {
             .get_purchase(&self.request.draw_id, &self.request.payment_id)
             .await?
         {
-            Some(existing) => self.replay(existing),
+            Some(existing) => self.replay(existing).await,
             None => Err(refusal),
         }
     }

@@ -200,6 +200,9 @@ impl<'a> HoldRun<'a> {
                         .collect(),
                 ))
             }
+            Choice::TooSpread if self.request.numbers.is_some() => {
+                Plan::Refuse(super::super::too_spread())
+            }
             Choice::TooSpread => Plan::Refuse(TicketError::TooFragmented {
                 remaining: view.stripes.remaining(),
             }),

@@ -73,6 +73,8 @@ enum Refusal {
         remaining: u64,
     },
     Fragmented,
+    /// Chosen numbers that no purchase can write at once.
+    TooSpread,
     /// Chosen numbers that are sold.
     Taken(Vec<u64>),
     /// The payer's allowance has no room: what is left, when known.
@@ -233,20 +235,23 @@ impl<'a> PurchaseRun<'a> {
             .await?;
         self.requests += read.requests;
         self.refreshes += 1;
-        let mut view = self.cache.view();
-        let alone = view.epoch == epoch;
-        for (stripe, state) in &read.stripes {
-            view.learn(*stripe, state);
-        }
-        view.stale = false;
-        debug!(
-            read = open.len(),
-            remaining = view.stripes.remaining(),
-            "cursors refreshed"
-        );
+        let (alone, epoch) = {
+            let mut view = self.cache.view();
+            let alone = view.epoch == epoch;
+            for (stripe, state) in &read.stripes {
+                view.learn(*stripe, state);
+            }
+            view.stale = false;
+            debug!(
+                read = open.len(),
+                remaining = view.stripes.remaining(),
+                "cursors refreshed"
+            );
+            (alone, view.epoch)
+        };
         self.absent_at = match read.purchase {
-            PurchaseRead::Found(existing) => return self.replay(existing).map(Some),
-            PurchaseRead::Absent if alone => Some(view.epoch),
+            PurchaseRead::Found(existing) => return self.replay(existing).await.map(Some),
+            PurchaseRead::Absent if alone => Some(epoch),
             PurchaseRead::Absent | PurchaseRead::Unknown => None,
         };
         Ok(None)
@@ -295,7 +300,7 @@ impl<'a> PurchaseRun<'a> {
                 .get_purchase(&self.request.draw_id, &self.request.payment_id)
                 .await?
             {
-                return self.replay(existing);
+                return self.replay(existing).await;
             }
         }
         let draw = &self.cache.draw;
@@ -320,6 +325,7 @@ impl<'a> PurchaseRun<'a> {
             }
             Refusal::NotEnough { remaining } => TicketError::SoldOut { remaining },
             Refusal::Taken(numbers) => TicketError::NumbersTaken(numbers),
+            Refusal::TooSpread => super::too_spread(),
             Refusal::Fragmented => TicketError::TooFragmented {
                 remaining: self.cache.view().stripes.remaining(),
             },
@@ -342,6 +348,7 @@ impl<'a> PurchaseRun<'a> {
             fingerprint: self.fingerprint.clone(),
             created_at: self.created_at,
             void: None,
+            unfinished: None,
         };
         let cap = self
             .cache
@@ -412,7 +419,7 @@ impl<'a> PurchaseRun<'a> {
             "purchase attempt cancelled"
         );
         if let Some(existing) = cancellation.existing {
-            return self.replay(existing).map(Some);
+            return self.replay(existing).await.map(Some);
         }
         // Tickets behind a stale cursor are expected: the cursor check failed too.
         // A ticket taken while every cursor matched would mean a broken invariant.
@@ -476,12 +483,13 @@ impl<'a> PurchaseRun<'a> {
         Ok(None)
     }
 
-    /// The payment id is on record: the same body gets that purchase, another body is a
-    /// conflict.
-    fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
+    /// The payment id is on record: the same body gets that purchase (a bundle cut short
+    /// is finished first), another body is a conflict.
+    async fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
         if existing.fingerprint != self.fingerprint {
             return Err(TicketError::IdempotencyConflict(existing.payment_id));
         }
+        let existing = self.store.finish(existing).await?;
         info!(tickets = ?existing.tickets, "purchase replayed");
         Ok(PurchaseReceipt {
             instant_wins: self.cache.instant_wins(&existing.tickets),

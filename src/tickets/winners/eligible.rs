@@ -54,6 +54,7 @@ impl TicketService {
             );
         }
         let voided = loop {
+            self.finish_voids(&draw).await?;
             let voided = self.indexed_voids(&draw, false).await?;
             if voided.len() as u64 == draw.voided {
                 break voided;
@@ -83,6 +84,17 @@ impl TicketService {
             "eligible list computed"
         );
         Ok(Eligible { set, draw })
+    }
+
+    /// Finishes the voids of bundles that the draw still names: their tickets are counted
+    /// as voided but some may not carry their mark yet.
+    pub(super) async fn finish_voids(&self, draw: &Draw) -> Result<(), TicketError> {
+        for payment_id in &draw.voiding {
+            if let Some(purchase) = self.store().get_purchase(&draw.draw_id, payment_id).await? {
+                self.store().finish(purchase).await?;
+            }
+        }
+        Ok(())
     }
 
     /// The voided tickets of `draw` from the index (voided before the freeze, or after it

@@ -305,6 +305,7 @@ impl TicketService {
         if draw.late_voided == 0 {
             return Ok(Vec::new());
         }
+        self.finish_voids(draw).await?;
         let numbers = self.indexed_voids(draw, true).await?;
         let mut tickets = self.store().get_tickets(&draw.draw_id, &numbers).await?;
         tickets.sort_by_key(|t| t.number);
