@@ -34,7 +34,7 @@ pub enum DrawConfigError {
     #[error("`stripes` must be between 1 and {MAX_STRIPES}, and at most `total_tickets`")]
     Stripes,
     #[error(
-        "a purchase of {max_per_purchase} tickets spread over {stripes_needed} stripes cannot fit one transaction; use fewer stripes or a smaller `max_per_purchase`"
+        "a purchase of {max_per_purchase} tickets needs {stripes_needed} stripes (at most 44 tickets from one), more than the draw has or one purchase can touch; change `stripes` or use a smaller `max_per_purchase`"
     )]
     PurchaseTooSpread {
         max_per_purchase: u32,
@@ -143,7 +143,7 @@ impl DrawConfig {
             .stripes_to_hold(u64::from(self.max_per_purchase));
         let budget = self.purchase_budget(transaction_items);
         let most = stripe_budget(budget - 1, self.max_per_purchase as usize);
-        if stripes_needed as usize > most {
+        if stripes_needed > self.stripes || stripes_needed as usize > most {
             return Err(DrawConfigError::PurchaseTooSpread {
                 max_per_purchase: self.max_per_purchase,
                 stripes_needed,

@@ -2,7 +2,8 @@
 //! transaction that decides a bundle takes every number at once; the ticket items that do
 //! not fit it follow. A bundle is all or nothing for its buyer, a repeat of one cut short
 //! finishes it without allocating again, and none of its numbers is sold to anyone else
-//! meanwhile. Voids of bundles work alike, and a close finishes a void cut short.
+//! meanwhile (B1, with T1–T5 on the table). Voids of bundles work alike (V1), and a close
+//! finishes a void cut short.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -2,6 +2,8 @@
 
 use std::ops::Range;
 
+use super::STRIPE_WRITE_TICKETS;
+
 /// The permutation indices `0..total` cut into `stripes` consecutive ranges.
 ///
 /// Stripes are opened in index order, and they shrink along that order: from about 1.75
@@ -19,18 +21,25 @@ impl StripeLayout {
         Self { total, stripes }
     }
 
-    /// The fewest stripes that hold `quantity` tickets when taken whole, largest first.
+    /// The fewest stripes that hold `quantity` tickets when taken whole, largest first, at
+    /// most `STRIPE_WRITE_TICKETS` from one stripe in one purchase. A draw smaller than
+    /// `quantity` needs all its stripes; a draw that holds `quantity` only in more than
+    /// `STRIPE_WRITE_TICKETS` a stripe needs one more stripe than it has.
     pub fn stripes_to_hold(&self, quantity: u64) -> u32 {
         let mut lengths: Vec<u64> = (0..self.stripes).map(|s| self.len(s)).collect();
         lengths.sort_unstable_by(|a, b| b.cmp(a));
         let mut held = 0;
         for (count, length) in (1..).zip(lengths) {
-            held += length;
+            held += length.min(STRIPE_WRITE_TICKETS);
             if held >= quantity {
                 return count;
             }
         }
-        self.stripes
+        if self.total < quantity {
+            self.stripes
+        } else {
+            self.stripes + 1
+        }
     }
 
     pub fn stripes(&self) -> u32 {
@@ -118,8 +127,11 @@ mod tests {
     fn the_fewest_stripes_holding_a_purchase_are_the_largest() {
         let layout = StripeLayout::new(10_000, 100);
         assert_eq!(layout.stripes_to_hold(1), 1);
-        assert_eq!(layout.stripes_to_hold(173), 1);
-        assert_eq!(layout.stripes_to_hold(174), 2);
+        assert_eq!(layout.stripes_to_hold(44), 1);
+        assert_eq!(layout.stripes_to_hold(45), 2);
+        assert_eq!(layout.stripes_to_hold(500), 12);
+        // One stripe of 1,000: a purchase of 45 can never be written.
+        assert_eq!(StripeLayout::new(1_000, 1).stripes_to_hold(45), 2);
         assert_eq!(StripeLayout::new(1_024, 1_024).stripes_to_hold(50), 50);
         assert_eq!(StripeLayout::new(5, 5).stripes_to_hold(50), 5);
     }

@@ -5,6 +5,7 @@
 //! its own service, like one warm Lambda instance.
 
 mod audit;
+mod bundles;
 mod ceiling;
 mod cold_start;
 mod grid;
@@ -43,6 +44,8 @@ pub struct BenchArgs {
     winners: winners::WinnersBenchArgs,
     #[command(flatten)]
     grid: grid::GridBenchArgs,
+    #[command(flatten)]
+    bundles: bundles::BundleBenchArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
@@ -55,6 +58,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     }
     import_parse::run(&args.import_parse)?;
     if args.tickets.skip_tickets
+        && args.bundles.skip_bundles
         && args.orders.skip_orders
         && args.skip_ceiling
         && args.cold_start.skipped()
@@ -72,7 +76,11 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         ));
     }
     cold_start::run(&args.cold_start, &config).await?;
-    if args.tickets.skip_tickets && args.orders.skip_orders && args.skip_ceiling {
+    if args.tickets.skip_tickets
+        && args.bundles.skip_bundles
+        && args.orders.skip_orders
+        && args.skip_ceiling
+    {
         return Ok(());
     }
     let table = format!("tally-bench-{}", DrawId::generate());
@@ -97,6 +105,9 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
     } else {
         Some(sell_out::compare(&args.tickets, store, counter).await?)
     };
+    if !args.bundles.skip_bundles {
+        bundles::run(&args.bundles, store, counter).await?;
+    }
     let ceiling_time = Duration::from_secs(args.ceiling_seconds);
     let orders = if args.orders.skip_orders {
         None
