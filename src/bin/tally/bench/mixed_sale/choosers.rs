@@ -1,7 +1,7 @@
-//! The choosers of the mixed sale: baskets of numbers picked on the grid, each arriving
-//! at its time, bought at once or held, then paid, released or left to expire. A basket some of whose numbers a lucky
-//! dip sold first (`409 numbers_taken`) swaps them for other numbers, as a buyer picks
-//! again on a fresh grid.
+//! The choosers of the mixed sale: baskets of numbers picked on the grid, bought at once
+//! or held, then paid, released or left to expire. A basket
+//! some of whose numbers a lucky dip sold first (`409 numbers_taken`) swaps them for
+//! numbers free on a fresh grid, as a buyer picks again.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -9,11 +9,14 @@ use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use tally::domain::availability::Availability;
 use tally::domain::hold::HoldRequest;
 use tally::domain::ids::{HoldId, PaymentId};
 use tally::domain::purchase::PurchaseRequest;
 use tally::store::Store;
 use tally::tickets::{ConvertRequest, TicketError, TicketService};
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
 
 use super::super::sell_out::{as_a_client, buy};
 use super::{MixedSaleArgs, Sale};
@@ -79,8 +82,8 @@ pub(super) struct ChooserFigures {
 }
 
 /// Baskets of distinct random numbers, each with its fate, until the bought ones reach the
-/// chosen share of the draw; the numbers left over replace numbers found taken.
-pub(super) fn plan_baskets(args: &MixedSaleArgs, total: u64) -> (Vec<Basket>, Vec<u64>) {
+/// chosen share of the draw.
+pub(super) fn plan_baskets(args: &MixedSaleArgs, total: u64) -> Vec<Basket> {
     let mut rng = StdRng::seed_from_u64(19);
     let mut numbers: Vec<u64> = (1..=total).collect();
     for i in (1..numbers.len()).rev() {
@@ -113,40 +116,56 @@ pub(super) fn plan_baskets(args: &MixedSaleArgs, total: u64) -> (Vec<Basket>, Ve
         }
         baskets.push(basket);
     }
-    (baskets, numbers.split_off(next))
+    baskets
 }
 
 /// What every basket shares.
 struct Choosing {
     sale: Arc<Sale>,
-    spare: Mutex<Vec<u64>>,
+    /// One call at a time per process, as a Lambda instance serves one request at a time:
+    /// a basket that arrives while every process is busy waits for one.
+    processes: Semaphore,
     figures: Mutex<ChooserFigures>,
 }
 
-/// Sends each basket when it is due, `window * b / B` after the start for basket `b` of
-/// `B`, as buyers arrive whatever the answers to earlier ones; `processes` services share
-/// them, as warm instances do.
-pub(super) async fn run(
+/// Baskets placed, and the payments and releases still to come.
+pub(super) struct Placed {
+    choosing: Arc<Choosing>,
+    later: Vec<FollowUp>,
+}
+
+type FollowUp = JoinHandle<Result<(), String>>;
+
+impl Placed {
+    /// Waits for the payments and releases; answers what the choosers did.
+    pub(super) async fn finish(self) -> Result<ChooserFigures, String> {
+        for task in self.later {
+            task.await.map_err(|e| e.to_string())??;
+        }
+        let figures = *self.choosing.figures();
+        Ok(figures)
+    }
+}
+
+/// Places every basket (bought or held), `processes` services serving them one call at a
+/// time each; a held basket's payment or release comes 2 to 10 s after its hold, as a
+/// payment webhook does, whatever the baskets still waiting.
+pub(super) async fn place(
     sale: Arc<Sale>,
     store: Store,
     processes: usize,
     baskets: Vec<Basket>,
-    spare: Vec<u64>,
-    window: Duration,
-) -> Result<ChooserFigures, String> {
+) -> Result<Placed, String> {
     let choosing = Arc::new(Choosing {
         sale,
-        spare: Mutex::new(spare),
+        processes: Semaphore::new(processes.max(1)),
         figures: Mutex::new(ChooserFigures::default()),
     });
     let services: Vec<Arc<TicketService>> = (0..processes.max(1))
         .map(|_| Arc::new(TicketService::new(store.clone())))
         .collect();
-    let count = baskets.len() as u32;
     let mut tasks = Vec::new();
     for (index, basket) in baskets.into_iter().enumerate() {
-        let due = choosing.sale.started + window * index as u32 / count.max(1);
-        tokio::time::sleep_until(due.into()).await;
         let service = services[index % services.len()].clone();
         tasks.push(tokio::spawn(settle(
             choosing.clone(),
@@ -155,24 +174,29 @@ pub(super) async fn run(
             index,
         )));
     }
+    let mut later = Vec::new();
     for task in tasks {
-        task.await.map_err(|e| e.to_string())??;
+        later.extend(task.await.map_err(|e| e.to_string())??);
     }
-    let figures = *choosing.figures();
-    Ok(figures)
+    Ok(Placed { choosing, later })
 }
 
-/// Buys or holds one basket, swapping numbers found taken; a held basket is then paid or
-/// released 2 to 10 s later, or left to expire.
+/// Buys or holds one basket, swapping numbers found taken; a held basket gets the task
+/// that pays for it or releases it 2 to 10 s later, unless it is left to expire.
 async fn settle(
     choosing: Arc<Choosing>,
     service: Arc<TicketService>,
     mut basket: Basket,
     index: usize,
-) -> Result<(), String> {
+) -> Result<Option<FollowUp>, String> {
     let sale = &choosing.sale;
     let size = basket.numbers.len();
     for attempt in 0..BASKET_TRIES {
+        let serving = choosing
+            .processes
+            .acquire()
+            .await
+            .map_err(|e| e.to_string())?;
         basket.numbers.sort_unstable();
         let numbers = basket.numbers.clone();
         let quantity = numbers.len() as u32;
@@ -204,33 +228,39 @@ async fn settle(
             Ok(None) => {
                 sale.sold.fetch_add(u64::from(quantity), Ordering::Relaxed);
                 choosing.figures().bought.add(numbers.len());
-                return Ok(());
+                return Ok(None);
             }
             Ok(Some(_)) if basket.fate == Fate::Expire => {
                 choosing.figures().expired.add(numbers.len());
-                return Ok(());
+                return Ok(None);
             }
             Ok(Some(hold_id)) => {
+                drop(serving);
                 let mut rng = StdRng::seed_from_u64(index as u64);
                 let paying = Duration::from_secs(rng.random_range(PAYING_SECONDS));
-                tokio::time::sleep(paying).await;
-                return follow_up(
-                    &choosing,
-                    &service,
-                    basket.fate,
-                    hold_id,
-                    index,
-                    numbers.len(),
-                )
-                .await;
+                let (choosing, fate) = (choosing.clone(), basket.fate);
+                return Ok(Some(tokio::spawn(async move {
+                    tokio::time::sleep(paying).await;
+                    let _serving = choosing
+                        .processes
+                        .acquire()
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    follow_up(&choosing, &service, fate, hold_id, index, numbers.len()).await
+                })));
             }
             Err(TicketError::NumbersTaken(taken)) => {
                 choosing.figures().taken += 1;
                 basket.numbers.retain(|n| !taken.contains(n));
-                let mut spare = choosing.spare.lock().expect("not poisoned");
-                while basket.numbers.len() < size {
-                    let Some(number) = spare.pop() else { break };
-                    basket.numbers.push(number);
+                let grid = as_a_client(&sale.repeats, || service.availability(&sale.draw_id))
+                    .await
+                    .map_err(|e| format!("grid for basket {index}: {e}"))?;
+                let mut free = free_numbers(&grid.availability);
+                free.retain(|n| !basket.numbers.contains(n));
+                let mut rng = StdRng::seed_from_u64(index as u64 * 1_000 + u64::from(attempt));
+                while basket.numbers.len() < size && !free.is_empty() {
+                    let picked = rng.random_range(0..free.len());
+                    basket.numbers.push(free.swap_remove(picked));
                 }
                 if basket.numbers.is_empty() {
                     break;
@@ -240,7 +270,7 @@ async fn settle(
         }
     }
     choosing.figures().given_up += 1;
-    Ok(())
+    Ok(None)
 }
 
 /// Pays for a hold or releases it. A payment that comes after the deadline (a machine
@@ -281,6 +311,15 @@ async fn follow_up(
         }
         Err(other) => Err(format!("payment of basket {index}: {other}")),
     }
+}
+
+/// The numbers a grid shows free: bit `n - 1` stands for number `n`, least significant
+/// bit first.
+fn free_numbers(grid: &Availability) -> Vec<u64> {
+    (0..grid.total)
+        .filter(|&i| grid.bitmap[(i / 8) as usize] >> (i % 8) & 1 == 1)
+        .map(|i| i + 1)
+        .collect()
 }
 
 impl Choosing {

@@ -101,6 +101,7 @@ pub(super) async fn run(
     pace: f64,
 ) -> Result<DipFigures, String> {
     let paced = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
     let mut tasks = Vec::new();
     for buyer in 0..buyers {
         let counter = RequestCounter::default();
@@ -108,7 +109,12 @@ pub(super) async fn run(
         let service = TicketService::new(store);
         let (sale, paced) = (sale.clone(), paced.clone());
         tasks.push(tokio::spawn(async move {
-            let dips = dip(&sale, &service, &counter, buyer, &paced, pace).await;
+            let pace = Pace {
+                started,
+                tickets: &paced,
+                per_second: pace,
+            };
+            let dips = dip(&sale, &service, &counter, buyer, pace).await;
             dips.map(|(dips, refusals)| (dips, refusals, counter.snapshot()))
         }));
     }
@@ -120,9 +126,7 @@ pub(super) async fn run(
         refusals += refused;
     }
     dips.sort_by_key(|(at, _)| *at);
-    let elapsed = dips
-        .last()
-        .map_or(Duration::ZERO, |(at, _)| *at - sale.started);
+    let elapsed = dips.last().map_or(Duration::ZERO, |(at, _)| *at - started);
     Ok(DipFigures {
         buyers,
         dips: dips.into_iter().map(|(_, d)| d).collect(),
@@ -132,14 +136,21 @@ pub(super) async fn run(
     })
 }
 
+/// The buyers' shared pace: the tickets asked for so far are due at `per_second`.
+#[derive(Clone, Copy)]
+struct Pace<'a> {
+    started: Instant,
+    tickets: &'a AtomicU64,
+    per_second: f64,
+}
+
 /// One buyer: lucky dips of 1 to `DIP_MOST` tickets, each when the pace allows it.
 async fn dip(
     sale: &Sale,
     service: &TicketService,
     counter: &RequestCounter,
     buyer: usize,
-    paced: &AtomicU64,
-    pace: f64,
+    pace: Pace<'_>,
 ) -> Result<(Vec<(Instant, Dip)>, u64), String> {
     let mut rng = StdRng::seed_from_u64(buyer as u64);
     let (mut dips, mut refusals) = (Vec::new(), 0u64);
@@ -155,8 +166,11 @@ async fn dip(
                 sale.total
             ));
         }
-        let due = paced.fetch_add(u64::from(quantity), Ordering::Relaxed) as f64 / pace;
-        let due = sale.started + Duration::try_from_secs_f64(due).unwrap_or(Duration::ZERO);
+        let due = pace
+            .tickets
+            .fetch_add(u64::from(quantity), Ordering::Relaxed) as f64;
+        let due = pace.started
+            + Duration::try_from_secs_f64(due / pace.per_second).unwrap_or(Duration::ZERO);
         tokio::time::sleep_until(due.into()).await;
         let request = PurchaseRequest {
             draw_id: sale.draw_id.clone(),

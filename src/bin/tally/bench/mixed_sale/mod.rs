@@ -4,11 +4,11 @@
 //! DynamoDB requests per purchase, and the last tenth of the dipped tickets against the
 //! first (requests and latency).
 //!
-//! The schedule: lucky dips arrive at a steady pace over `--mixed-seconds`; the choosers'
-//! baskets arrive at a steady pace over the first third of it, so that holds made with the
-//! draw's shortest `hold_seconds` end while the dips still sell, and the dips take their
-//! numbers back. A basket is bought at once or held; a held basket is paid or released 2
-//! to 10 s later, or left to expire.
+//! The schedule: the choosers come first, as buyers who want given numbers come as the
+//! sale opens: every basket is bought at once or held. Then the lucky dips sell out the
+//! draw at a steady pace over `--mixed-seconds`, while holds are paid or released (2 to
+//! 10 s after they were made) or expire (the draw's shortest `hold_seconds`, 30 s), and
+//! the dips take the numbers of those that ended back.
 
 mod choosers;
 mod dippers;
@@ -33,9 +33,9 @@ pub struct MixedSaleArgs {
     /// Concurrent lucky-dip buyers of the mixed sale, each its own service.
     #[arg(long, default_value_t = 64)]
     mixed_buyers: usize,
-    /// Services (warm instances) that the choosers' baskets share; baskets arrive at
-    /// their time whatever the answers to earlier ones.
-    #[arg(long, default_value_t = 8)]
+    /// Processes (warm instances, one call at a time each) that serve the choosers'
+    /// baskets; a basket due while all are busy waits for one.
+    #[arg(long, default_value_t = 16)]
     mixed_choosers: usize,
     /// Share of the draw's numbers that choosers buy (directly or through paid holds).
     #[arg(long, default_value_t = 0.3)]
@@ -72,7 +72,6 @@ const TENTHS_TARGET: f64 = 1.2;
 pub(super) struct Sale {
     pub(super) draw_id: DrawId,
     pub(super) total: u64,
-    pub(super) started: Instant,
     /// Tickets sold by anyone: the sale is over when it reaches `total`.
     pub(super) sold: AtomicU64,
     /// Answers of 503 repeated, as clients do.
@@ -83,14 +82,12 @@ pub(super) struct Sale {
 
 impl Sale {
     fn new(draw_id: DrawId, total: u64, longest: Duration) -> Arc<Self> {
-        let started = Instant::now();
         Arc::new(Self {
             draw_id,
             total,
-            started,
             sold: AtomicU64::new(0),
             repeats: AtomicU64::new(0),
-            deadline: started + longest,
+            deadline: Instant::now() + longest,
         })
     }
 }
@@ -117,7 +114,7 @@ pub(super) async fn run(
     }
     let draw_id = DrawId::parse("mixed").expect("valid id");
     let stripes = create_mixed_draw(store, &draw_id, total, args).await?;
-    let (baskets, spare) = plan_baskets(args, total);
+    let baskets = plan_baskets(args, total);
     let planned_chosen = baskets
         .iter()
         .filter(|b| b.bought())
@@ -125,33 +122,30 @@ pub(super) async fn run(
         .sum::<u64>();
     println!();
     println!(
-        "Lucky dips among chosen and held numbers: {total} tickets in {stripes} stripes, {} lucky-dip buyers at a steady pace over {} s;",
-        args.mixed_buyers, args.mixed_seconds
+        "Lucky dips among chosen and held numbers: {total} tickets in {stripes} stripes; first {} baskets of 1 to 10 chosen numbers",
+        baskets.len()
     );
     println!(
-        "  {} baskets of 1 to 10 chosen numbers at a steady pace over the first {} s, served by {} processes: half bought at once,",
-        baskets.len(),
-        args.mixed_seconds / 3,
-        args.mixed_choosers
-    );
-    println!(
-        "  half held (hold_seconds {}), of the holds {:.0}% left to expire, {:.0}% released and the rest paid 2 to 10 s after holding",
+        "  ({} processes): half bought at once, half held (hold_seconds {}); of the holds {:.0}% left to expire, {:.0}% released",
+        args.mixed_choosers,
         args.mixed_hold_seconds,
         100.0 * args.mixed_expired_share,
         100.0 * args.mixed_released_share
     );
+    println!(
+        "  and the rest paid 2 to 10 s after holding, while {} lucky-dip buyers sell out the draw at a steady pace over {} s",
+        args.mixed_buyers, args.mixed_seconds
+    );
     let sale = Sale::new(draw_id, total, longest);
-    let choosing = tokio::spawn(choosers::run(
-        sale.clone(),
-        store.clone(),
-        args.mixed_choosers,
-        baskets,
-        spare,
-        seconds / 3,
-    ));
+    let choosing = Instant::now();
+    let placed = choosers::place(sale.clone(), store.clone(), args.mixed_choosers, baskets).await?;
+    println!(
+        "  baskets placed in {:.1} s; lucky dips start",
+        choosing.elapsed().as_secs_f64()
+    );
     let dip_pace = (total - planned_chosen) as f64 / seconds.as_secs_f64();
     let dips = dippers::run(sale.clone(), config, args.mixed_buyers, dip_pace).await?;
-    let chosen = choosing.await.map_err(|e| e.to_string())??;
+    let chosen = placed.finish().await?;
     print_figures(&sale, &chosen, &dips);
     Ok(())
 }
@@ -196,7 +190,7 @@ fn print_figures(sale: &Sale, chosen: &ChooserFigures, dips: &DipFigures) {
         chosen.paid_late.count
     );
     println!(
-        "    {} answers numbers_taken (numbers a lucky dip sold first: the basket takes others), {} baskets given up",
+        "    {} answers numbers_taken (numbers a lucky dip sold first: the basket takes others from a fresh grid), {} baskets given up",
         chosen.taken, chosen.given_up
     );
     println!(
