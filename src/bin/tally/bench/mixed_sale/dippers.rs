@@ -21,7 +21,8 @@ use super::Sale;
 
 /// Tickets in one lucky dip: 1 to this many.
 const DIP_MOST: u32 = 10;
-/// How long a buyer told "sold out" waits before asking again while numbers are held.
+/// How long a buyer told "sold out" waits before asking again while numbers are held or
+/// purchases under way.
 const REFUSED_WAIT: Duration = Duration::from_millis(500);
 
 /// One lucky dip that committed.
@@ -42,7 +43,8 @@ pub(super) struct DipFigures {
     pub(super) elapsed: Duration,
     /// Every request of the buyers' clients.
     pub(super) all_requests: RequestCounts,
-    /// Answers "sold out" while numbers were still held.
+    /// Answers "sold out" (or too fragmented) before the last sale: numbers were still
+    /// held, or purchases under way.
     pub(super) refusals: u64,
 }
 

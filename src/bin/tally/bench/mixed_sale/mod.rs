@@ -206,7 +206,7 @@ fn print_figures(sale: &Sale, chosen: &ChooserFigures, dips: &DipFigures) {
         verdict(per_purchase <= REQUESTS_TARGET)
     );
     println!(
-        "    every request of the dippers     {:>6.3}  ({} refusals while only held numbers were left, {} start-up claims)",
+        "    every request of the dippers     {:>6.3}  ({} answers sold out before the last sale, while numbers were held or purchases under way; {} buyers)",
         dips.all_requests.total() as f64 / dips.purchases() as f64,
         dips.refusals,
         dips.buyers
