@@ -82,6 +82,18 @@ impl RequestCounts {
         self.0.get(operation).copied().unwrap_or(0)
     }
 
+    /// Adds `other`'s requests to these.
+    pub fn add(&mut self, other: &RequestCounts) {
+        for (operation, n) in &other.0 {
+            *self.0.entry(operation.clone()).or_default() += n;
+        }
+    }
+
+    /// The operations with at least one request.
+    pub fn operations(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
     /// The requests sent after `earlier` was taken.
     pub fn since(&self, earlier: &RequestCounts) -> RequestCounts {
         RequestCounts(

@@ -1,7 +1,8 @@
 //! `tally bench`: sells out a draw with many concurrent buyers, the Tally way and the
-//! naive way (random number + conditional put, retry on conflict), imports orders in
-//! batches and one by one, measures the endpoint's own write ceiling, and times the
-//! parsing of import files, in one run, and prints the figures. Every buyer or source is
+//! naive way (random number + conditional put, retry on conflict), and by lucky dip among
+//! numbers buyers chose and held; imports orders in batches and one by one, measures the
+//! endpoint's own write ceiling, and times the parsing of import files, in one run, and
+//! prints the figures. Every buyer or source is
 //! its own service, like one warm Lambda instance.
 
 mod audit;
@@ -10,6 +11,7 @@ mod ceiling;
 mod cold_start;
 mod grid;
 mod import_parse;
+mod mixed_sale;
 mod orders;
 mod sell_out;
 mod stats;
@@ -19,8 +21,10 @@ mod winners;
 use std::time::Duration;
 
 use clap::Args;
+use tally::domain::draw::DrawConfig;
 use tally::domain::ids::DrawId;
 use tally::store::{RequestCounter, Store, StoreConfig};
+use tally::tickets::{NewDraw, TicketService};
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -46,6 +50,8 @@ pub struct BenchArgs {
     grid: grid::GridBenchArgs,
     #[command(flatten)]
     bundles: bundles::BundleBenchArgs,
+    #[command(flatten)]
+    mixed_sale: mixed_sale::MixedSaleArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
@@ -59,6 +65,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     import_parse::run(&args.import_parse)?;
     if args.tickets.skip_tickets
         && args.bundles.skip_bundles
+        && args.mixed_sale.skip_mixed_sale
         && args.orders.skip_orders
         && args.skip_ceiling
         && args.cold_start.skipped()
@@ -78,6 +85,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
     cold_start::run(&args.cold_start, &config).await?;
     if args.tickets.skip_tickets
         && args.bundles.skip_bundles
+        && args.mixed_sale.skip_mixed_sale
         && args.orders.skip_orders
         && args.skip_ceiling
     {
@@ -91,12 +99,17 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         .ensure_table_without_stream()
         .await
         .map_err(|e| e.to_string())?;
-    let result = run_all(&args, &store, &counter).await;
+    let result = run_all(&args, &store, &config, &counter).await;
     let _ = store.delete_table().await;
     result
 }
 
-async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> Result<(), String> {
+async fn run_all(
+    args: &BenchArgs,
+    store: &Store,
+    config: &StoreConfig,
+    counter: &RequestCounter,
+) -> Result<(), String> {
     if !args.winners.skip_winners {
         winners::end_to_end(&args.winners, store).await?;
     }
@@ -107,6 +120,9 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
     };
     if !args.bundles.skip_bundles {
         bundles::run(&args.bundles, store, counter).await?;
+    }
+    if !args.mixed_sale.skip_mixed_sale {
+        mixed_sale::run(&args.mixed_sale, store, config).await?;
     }
     let ceiling_time = Duration::from_secs(args.ceiling_seconds);
     let orders = if args.orders.skip_orders {
@@ -209,4 +225,20 @@ async fn run_all(args: &BenchArgs, store: &Store, counter: &RequestCounter) -> R
         );
     }
     Ok(())
+}
+
+/// Creates a draw for a part of the bench: no name, schedule, beacon or instant wins.
+async fn create_draw(store: &Store, draw_id: &DrawId, config: DrawConfig) -> Result<(), String> {
+    TicketService::new(store.clone())
+        .create_draw(NewDraw {
+            draw_id: Some(draw_id.clone()),
+            name: None,
+            config,
+            schedule: Default::default(),
+            beacon: None,
+            instant_wins: Vec::new(),
+        })
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }

@@ -14,8 +14,9 @@ use tally::domain::draw::DrawConfig;
 use tally::domain::ids::{DrawId, PaymentId};
 use tally::domain::purchase::PurchaseRequest;
 use tally::store::{RequestCounter, Store};
-use tally::tickets::{NewDraw, PurchaseReceipt, TicketError, TicketService};
+use tally::tickets::{PurchaseReceipt, TicketError, TicketService};
 
+use super::create_draw;
 use super::ticket_figures::{Figures, Sale, milestones, print_figures, tenths};
 
 #[derive(Args)]
@@ -102,17 +103,7 @@ async fn tally_sell_out(
     let config =
         DrawConfig::new(total, Some(args.max_quantity), args.stripes).map_err(|e| e.to_string())?;
     let draw_id = DrawId::parse(draw).expect("valid id");
-    TicketService::new(store.clone())
-        .create_draw(NewDraw {
-            draw_id: Some(draw_id.clone()),
-            name: None,
-            config,
-            schedule: Default::default(),
-            beacon: None,
-            instant_wins: Vec::new(),
-        })
-        .await
-        .map_err(|e| e.to_string())?;
+    create_draw(store, &draw_id, config).await?;
     if draw != "warmup" {
         println!("\nTally: {} stripes", config.stripes());
     }
@@ -178,9 +169,9 @@ async fn tally_sell_out(
     if tickets != total {
         return Err(format!("sold {tickets} tickets of {total}"));
     }
-    let order: Vec<(u32, u32)> = sales
+    let order: Vec<(u32, f64)> = sales
         .iter()
-        .map(|(_, s)| (s.quantity, s.requests))
+        .map(|(_, s)| (s.quantity, f64::from(s.requests)))
         .collect();
     let (first_tenth, last_tenth) = tenths(&order, total);
     let repeats = repeats.load(Ordering::Relaxed);
@@ -217,19 +208,32 @@ fn repeat_wait(failures: u32) -> Duration {
 
 /// Tries of one purchase before a buyer gives up and the bench fails: with hundreds of
 /// buyers on 2 busy cores, DynamoDB Local can time out the same purchase ten times running.
-const MAX_TRIES: u32 = 30;
+pub(super) const MAX_TRIES: u32 = 30;
 
 /// One purchase as a client makes it: a 503-class answer is repeated with the same payment
-/// id (safe: the same id never allocates twice), a bounded number of times; with many
-/// buyers on a busy machine DynamoDB Local can outlast the operation timeout.
-async fn buy(
+/// id (safe: the same id never allocates twice).
+pub(super) async fn buy(
     service: &TicketService,
     request: PurchaseRequest,
     repeats: &AtomicU64,
 ) -> Result<PurchaseReceipt, TicketError> {
+    as_a_client(repeats, || service.purchase(request.clone())).await
+}
+
+/// A call as a client makes it: a 503-class answer (contention, throttling, an outcome
+/// unknown) is repeated unchanged after a wait, a bounded number of times; with many
+/// buyers on a busy machine DynamoDB Local can outlast the operation timeout.
+pub(super) async fn as_a_client<T, F, Fut>(
+    repeats: &AtomicU64,
+    mut call: F,
+) -> Result<T, TicketError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, TicketError>>,
+{
     let mut tries = 1;
     loop {
-        match service.purchase(request.clone()).await {
+        match call().await {
             Err(TicketError::Store(err)) if err.is_transient() && tries < MAX_TRIES => {
                 repeats.fetch_add(1, Ordering::Relaxed);
                 let wait = repeat_wait(tries);
@@ -319,9 +323,9 @@ async fn naive_sell_out(
     let tickets: u64 = sales.iter().map(|(_, s)| u64::from(s.quantity)).sum();
     let by_operation = counter.snapshot().since(&before);
     let requests = by_operation.total();
-    let order: Vec<(u32, u32)> = sales
+    let order: Vec<(u32, f64)> = sales
         .iter()
-        .map(|(_, s)| (s.quantity, s.requests))
+        .map(|(_, s)| (s.quantity, f64::from(s.requests)))
         .collect();
     let (first_tenth, last_tenth) = tenths(&order, tickets);
     Ok(Figures {

@@ -69,23 +69,24 @@ pub(super) fn milestones(sales: &[(Instant, Sale)], started: Instant, total: u64
     reached
 }
 
-/// Requests per purchase over the purchases that sold the first and the last tenth of the
-/// tickets, in completion order.
-pub(super) fn tenths(sales: &[(u32, u32)], total: u64) -> (f64, f64) {
+/// The mean of a value of the purchases (requests, latency) over those that sold the
+/// first and the last tenth of the tickets, in completion order: each sale is its quantity
+/// and its value.
+pub(super) fn tenths(sales: &[(u32, f64)], total: u64) -> (f64, f64) {
     let mut sold = 0u64;
-    let (mut first, mut last) = ((0u64, 0u64), (0u64, 0u64));
-    for &(quantity, requests) in sales {
+    let (mut first, mut last) = ((0.0, 0u64), (0.0, 0u64));
+    for &(quantity, value) in sales {
         let position = sold;
         sold += u64::from(quantity);
         if position < total / 10 {
-            first = (first.0 + u64::from(requests), first.1 + 1);
+            first = (first.0 + value, first.1 + 1);
         }
         if sold > total - total / 10 {
-            last = (last.0 + u64::from(requests), last.1 + 1);
+            last = (last.0 + value, last.1 + 1);
         }
     }
-    let ratio = |(r, n): (u64, u64)| if n == 0 { 0.0 } else { r as f64 / n as f64 };
-    (ratio(first), ratio(last))
+    let mean = |(sum, n): (f64, u64)| if n == 0 { 0.0 } else { sum / n as f64 };
+    (mean(first), mean(last))
 }
 
 pub(super) fn print_figures(f: &Figures) {

@@ -24,7 +24,9 @@ use tally::domain::winners::{
     check, hex,
 };
 use tally::store::Store;
-use tally::tickets::{NewDraw, TicketError, TicketService};
+use tally::tickets::{TicketError, TicketService};
+
+use super::create_draw;
 
 #[derive(Args)]
 pub struct WinnersBenchArgs {
@@ -151,18 +153,8 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
     let total = args.end_to_end_tickets;
     let draw_id = DrawId::parse("winners-e2e").expect("valid id");
     let config = DrawConfig::new(total, Some(50), None).map_err(|e| e.to_string())?;
+    create_draw(store, &draw_id, config).await?;
     let service = TicketService::new(store.clone());
-    service
-        .create_draw(NewDraw {
-            draw_id: Some(draw_id.clone()),
-            name: None,
-            config,
-            schedule: Default::default(),
-            beacon: None,
-            instant_wins: Vec::new(),
-        })
-        .await
-        .map_err(|e| e.to_string())?;
     println!("\nA draw of {total} tickets end to end (DynamoDB Local)");
     let started = Instant::now();
     let mut buyers = Vec::new();
