@@ -50,7 +50,7 @@ fn draw_item<'a>(items: &'a [Item], draw: &str) -> &'a Item {
 }
 
 /// Buys the rest of `draw` by lucky dips of `quantity` until it is sold out.
-async fn sell_out(app: &TestApp, draw: &str, quantity: u64) -> BTreeMap<String, Vec<u64>> {
+async fn sell_out(app: &TestApp, draw: &str, mut quantity: u64) -> BTreeMap<String, Vec<u64>> {
     let mut sold = BTreeMap::new();
     let path = format!("/draws/{draw}/purchases");
     // Bounded: far more rounds than the draw has numbers for.
@@ -68,6 +68,8 @@ async fn sell_out(app: &TestApp, draw: &str, quantity: u64) -> BTreeMap<String, 
             "" => {
                 sold.insert(payment, tickets_of(&reply));
             }
+            // The last tickets lie one or two a stripe: buy fewer at once.
+            "tickets_fragmented" => quantity = (quantity / 2).max(1),
             "sold_out" => {}
             other => panic!("rest: {other} {}", reply.body),
         }
@@ -86,18 +88,18 @@ async fn bundles_of_up_to_500_are_sold_replayed_held_voided_and_drawn_whole() {
     assert_eq!(created.body["max_per_purchase"], 500, "{}", created.body);
     // A lucky dip of 500: one answer, 500 distinct numbers, the same on a repeat.
     let body = json!({"payment_id": "dip", "quantity": 500});
-    let dip = app.post("/draws/b/purchases", &body).await;
+    let dip = settle(&app.router, "/draws/b/purchases", &body.to_string()).await;
     assert_eq!(dip.status, StatusCode::CREATED, "{}", dip.body);
     let dipped = tickets_of(&dip);
     assert_eq!(dipped.iter().collect::<BTreeSet<_>>().len(), 500);
-    let again = app.post("/draws/b/purchases", &body).await;
+    let again = settle(&app.router, "/draws/b/purchases", &body.to_string()).await;
     assert_eq!(again.status, StatusCode::OK, "{}", again.body);
     assert_eq!(tickets_of(&again), dipped);
     // 300 chosen numbers, none of them sold: all of them; one sold among them: none.
     let free: Vec<u64> = (1..=TOTAL).filter(|n| !dipped.contains(n)).collect();
     let chosen: Vec<u64> = free.iter().copied().step_by(3).take(300).collect();
     let body = json!({"payment_id": "pick", "numbers": chosen});
-    let picked = app.post("/draws/b/purchases", &body).await;
+    let picked = settle(&app.router, "/draws/b/purchases", &body.to_string()).await;
     assert_eq!(picked.status, StatusCode::CREATED, "{}", picked.body);
     assert_eq!(tickets_of(&picked), chosen);
     let mut clash: Vec<u64> = free.iter().copied().skip(1).step_by(3).take(299).collect();

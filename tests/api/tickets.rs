@@ -77,7 +77,7 @@ async fn invalid_draw_settings_are_rejected_with_their_code() {
             "invalid_total_tickets",
         ),
         (
-            json!({"total_tickets": 10, "max_per_purchase": 51}),
+            json!({"total_tickets": 10, "max_per_purchase": 501}),
             "invalid_max_per_purchase",
         ),
         (
