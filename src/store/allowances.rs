@@ -8,9 +8,8 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::codec::{Item, Reader, key, n, s};
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 
-use super::error::{build_error, sdk_error};
+use super::error::{build_error, done_unless_failed};
 use super::{Store, StoreError, keys};
 use crate::domain::ids::{DrawId, HoldId, PayerId};
 
@@ -164,20 +163,9 @@ impl Store {
             .condition_expression(conditions.join(" AND "))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            // Another writer gave them back first, or a hold was converted meanwhile:
-            // the caller plans again from what the table says.
-            Err(err)
-                if matches!(
-                    err.as_service_error(),
-                    Some(UpdateItemError::ConditionalCheckFailedException(_))
-                ) =>
-            {
-                Ok(())
-            }
-            Err(err) => Err(sdk_error("UpdateItem", err)),
-        }
+        // A failed condition: another writer gave them back first, or a hold was
+        // converted meanwhile; the caller plans again from what the table says.
+        done_unless_failed(result)
     }
 
     /// Tickets the payer holds in a capped draw (voided ones given back).

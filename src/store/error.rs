@@ -1,6 +1,7 @@
 //! What can go wrong between Tally and DynamoDB, sorted by what the caller should do.
 
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 /// A DynamoDB failure that is not a business outcome.
@@ -69,6 +70,24 @@ pub(crate) fn is_throttling_code(code: &str) -> bool {
 }
 
 /// Maps an SDK error that the operation does not handle itself.
+/// The result of an `UpdateItem` whose failed condition means that there is nothing to do.
+pub(crate) fn done_unless_failed<T>(
+    result: Result<T, SdkError<UpdateItemError, HttpResponse>>,
+) -> Result<(), StoreError> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(err)
+            if matches!(
+                err.as_service_error(),
+                Some(UpdateItemError::ConditionalCheckFailedException(_))
+            ) =>
+        {
+            Ok(())
+        }
+        Err(err) => Err(sdk_error("UpdateItem", err)),
+    }
+}
+
 pub(crate) fn sdk_error<E>(operation: &'static str, err: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,

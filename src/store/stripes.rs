@@ -230,7 +230,8 @@ impl Store {
     /// far, the offsets taken are not chosen and the ones passed are. `postal` entries
     /// are counted on the stripe.
     ///
-    /// Offsets held on the way are passed and stay held; offsets whose hold ended by `now`
+    /// Offsets held on the way are passed and stay held (or, if their hold was paid for
+    /// meanwhile, are counted like chosen ones); offsets whose hold ended by `now`
     /// (the writer's clock, Unix ms), ahead of the cursor or behind it, are taken back.
     pub(crate) fn dip_update(
         &self,
@@ -272,9 +273,16 @@ impl Store {
         for &offset in &take.returned {
             update.hold_ended(offset);
         }
+        // A hold passed may have been paid for since the view saw it: ahead of the cursors
+        // it became chosen. Either way the offset is not free, and the cursor passes it; a
+        // chosen mark leaves, as for a skipped offset, and a hold mark stays behind.
         for &offset in &take.passed {
             let held = update.held(offset);
-            update.conditions.push(format!("attribute_exists({held})"));
+            let chosen = update.chosen(offset);
+            update.conditions.push(format!(
+                "(attribute_exists({held}) OR attribute_exists({chosen}))"
+            ));
+            update.removes.push(chosen);
         }
         for &offset in &take.skipped {
             let name = update.chosen(offset);

@@ -3,6 +3,7 @@
 //! forgotten first, and a forgotten draw is simply read again when it is next used.
 
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
@@ -16,7 +17,7 @@ use crate::domain::secret::DeploymentSecret;
 use crate::domain::stripes::{StripeTake, StripeView};
 use crate::domain::winners::InstantMap;
 use crate::store::StoreError;
-use crate::store::draws::{StripeClaim, StripeState};
+use crate::store::draws::{StripeClaim, StripeState, Survey};
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
 
 /// Draws one process keeps by default: about 24 KB each for a draw of 1,024 stripes, so
@@ -31,6 +32,9 @@ pub(super) struct DrawCache {
     /// The winning numbers of a draw with instant wins: secret until the winners.
     instant_map: Option<InstantMap>,
     view: Mutex<CachedView>,
+    /// The draw item says that buyers choose or hold numbers here (a claim answered so,
+    /// or this process noted it).
+    marked: AtomicBool,
 }
 
 pub(super) struct CachedView {
@@ -86,6 +90,7 @@ impl DrawCache {
                 stale: true,
                 epoch: 0,
             }),
+            marked: AtomicBool::new(false),
             draw,
         })
     }
@@ -113,6 +118,33 @@ impl DrawCache {
         }
         view.closed |= claim.draw.status.refuses_sales();
         view.epoch += 1;
+        if claim.marked {
+            view.stripes.mark();
+            self.marked.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Records what a survey of the draw read: every stripe that may still sell, and how
+    /// far the counter has handed out ends.
+    pub(super) fn surveyed(&self, survey: &Survey) {
+        let mut view = self.view();
+        for (stripe, state) in &survey.stripes {
+            view.learn(*stripe, state);
+        }
+        for &stripe in &survey.sold_out {
+            view.stripes.sold_out(stripe);
+        }
+        view.stripes.handed_at_least(survey.opened);
+        view.stale = false;
+    }
+
+    /// Whether the draw item is known to say that buyers choose or hold numbers here.
+    pub(super) fn draw_marked(&self) -> bool {
+        self.marked.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_draw_marked(&self) {
+        self.marked.store(true, Ordering::Relaxed);
     }
 
     pub(super) fn view(&self) -> MutexGuard<'_, CachedView> {

@@ -28,6 +28,20 @@ pub struct NewDraw {
     pub instant_wins: Vec<InstantPrize>,
 }
 
+impl NewDraw {
+    /// A draw with these settings, open at once, without a name, beacon or instant wins.
+    pub fn new(draw_id: DrawId, config: DrawConfig) -> Self {
+        Self {
+            draw_id: Some(draw_id),
+            name: None,
+            config,
+            schedule: Schedule::default(),
+            beacon: None,
+            instant_wins: Vec::new(),
+        }
+    }
+}
+
 /// A draw with its live counts, as it reads at one moment.
 #[derive(Debug, Clone)]
 pub struct DrawSummary {

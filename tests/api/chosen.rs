@@ -179,14 +179,10 @@ async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
     let draw_id = DrawId::parse("skip").unwrap();
     let seller = TicketService::new(store.clone());
     seller
-        .create_draw(NewDraw {
-            draw_id: Some(draw_id.clone()),
-            name: None,
-            config: DrawConfig::new(TOTAL, Some(10), Some(STRIPES)).unwrap(),
-            schedule: Default::default(),
-            beacon: None,
-            instant_wins: Vec::new(),
-        })
+        .create_draw(NewDraw::new(
+            draw_id.clone(),
+            DrawConfig::new(TOTAL, Some(10), Some(STRIPES)).unwrap(),
+        ))
         .await
         .unwrap();
     // A third of the numbers chosen first, ten at a time.

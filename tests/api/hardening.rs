@@ -37,14 +37,10 @@ async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
     };
     for draw in ["a", "b", "c"] {
         seller
-            .create_draw(NewDraw {
-                draw_id: Some(DrawId::parse(draw).unwrap()),
-                name: None,
-                config: DrawConfig::new(100, None, None).unwrap(),
-                schedule: Default::default(),
-                beacon: None,
-                instant_wins: Vec::new(),
-            })
+            .create_draw(NewDraw::new(
+                DrawId::parse(draw).unwrap(),
+                DrawConfig::new(100, None, None).unwrap(),
+            ))
             .await
             .unwrap();
         seller
@@ -213,14 +209,7 @@ async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
     let (store, _table) = fresh_store(None).await;
     let config = DrawConfig::new(200, Some(50), Some(100)).unwrap();
     TicketService::new(store.clone())
-        .create_draw(NewDraw {
-            draw_id: Some(DrawId::parse("crumbs").unwrap()),
-            name: None,
-            config,
-            schedule: Default::default(),
-            beacon: None,
-            instant_wins: Vec::new(),
-        })
+        .create_draw(NewDraw::new(DrawId::parse("crumbs").unwrap(), config))
         .await
         .unwrap();
     leave_one_ticket_per_stripe(&store, "crumbs", config).await;

@@ -9,6 +9,7 @@ mod claims;
 mod concurrency;
 mod cost;
 mod credit_notes;
+mod dip_reads;
 mod error_words;
 mod events;
 mod fault_proxy;

@@ -19,8 +19,9 @@ pub use view::{Plan, StripeView};
 /// expression at 4 KB, and each named offset costs at most 40 bytes of it (a chosen
 /// number: `attribute_not_exists(#x1) AND (attribute_not_exists(#x2) OR #x2 <= :now)`
 /// names two); 88 names leave room for the cursor's own conditions. A lucky dip's take
-/// names two per free ticket and one per ticket whose hold ended, offset passed or offset
-/// taken back, so one stripe end gives at most 44 tickets per write.
+/// names two per free ticket and per held offset it passes (held, or chosen since), and
+/// one per ticket whose hold ended, chosen offset passed or offset taken back, so one
+/// stripe end gives at most 44 tickets per write.
 pub const STRIPE_WRITE_NAMES: usize = 88;
 
 /// The most tickets one write of a stripe takes (each names two attributes at most).

@@ -43,6 +43,10 @@ pub struct StripeView {
     chosen: Vec<Chosen>,
     /// Held offsets and the ends of their holds, as the table last said.
     held: Vec<Held>,
+    /// When the view last read each stripe's holds (the planner's clock then, Unix ms).
+    /// A hold it saw live may have been paid for since: its end is trusted only once a
+    /// read after it still shows the mark.
+    held_read_at: Vec<i64>,
     /// The planner's clock (Unix milliseconds): a hold that ends by then is over.
     now: i64,
     /// Purchases of this process in flight per stripe.
@@ -54,6 +58,10 @@ pub struct StripeView {
     /// Stripe ends handed out by the draw's counter, as far as this process knows
     /// (at most `2S`).
     handed: u64,
+    /// Stripes whose item this process has seen (read, or returned by a cancellation).
+    seen: Vec<bool>,
+    /// Buyers choose or hold numbers in this draw, as far as this process has seen.
+    marked: bool,
 }
 
 impl StripeView {
@@ -65,11 +73,14 @@ impl StripeView {
             known: vec![StripeCounters::default(); stripes],
             chosen: vec![Chosen::new(); stripes],
             held: vec![Held::new(); stripes],
+            held_read_at: vec![0; stripes],
             now: 0,
             busy: vec![0; stripes],
             owned: vec![None; stripes],
             sold_out: vec![false; stripes],
             handed: 0,
+            seen: vec![false; stripes],
+            marked: false,
         }
     }
 
@@ -104,6 +115,8 @@ impl StripeView {
         let known = &mut self.known[stripe as usize];
         known.bottom = known.bottom.max(counters.bottom);
         known.top = known.top.max(counters.top);
+        self.seen[stripe as usize] = true;
+        self.marked |= !chosen.is_empty();
         self.chosen[stripe as usize].extend(chosen);
         self.prune(stripe);
     }
@@ -111,7 +124,9 @@ impl StripeView {
     /// Records the holds of a stripe as the table says (they come and go, so the newest
     /// read replaces what the view held).
     pub fn learn_held(&mut self, stripe: u32, held: &Held) {
+        self.marked |= !held.is_empty();
         self.held[stripe as usize].clone_from(held);
+        self.held_read_at[stripe as usize] = self.now;
     }
 
     /// Sets the planner's clock (Unix milliseconds) before a plan.
@@ -121,6 +136,7 @@ impl StripeView {
 
     /// Records a hold of `offsets` until `end`, or its release (`end` 0).
     pub fn hold(&mut self, stripe: u32, offsets: &[u64], end: i64) {
+        self.mark();
         let held = &mut self.held[stripe as usize];
         for &offset in offsets {
             held.insert(offset, end);
@@ -149,11 +165,33 @@ impl StripeView {
         offset < known.bottom || offset >= self.layout.len(stripe).saturating_sub(known.top)
     }
 
+    /// Whether a hold of `stripe` ending at `end` is over and the view knows its number is
+    /// free: the hold ended by the planner's clock, and the view read the mark after
+    /// that. A hold that the view saw live may have been paid for since; the cursors pass
+    /// it like a live one, and a later read tells.
+    fn over(&self, stripe: u32, end: i64) -> bool {
+        end <= self.now && end <= self.held_read_at[stripe as usize]
+    }
+
+    /// The stripes this process sells from where a hold it saw live has ended since it
+    /// last read them: a read tells whether their numbers came back.
+    pub fn ended_unread(&self) -> Vec<u32> {
+        (0..self.layout.stripes())
+            .filter(|&s| self.owns(s) && !self.sold_out[s as usize])
+            .filter(|&s| {
+                let read_at = self.held_read_at[s as usize];
+                self.held[s as usize]
+                    .values()
+                    .any(|&end| end <= self.now && end > read_at)
+            })
+            .collect()
+    }
+
     /// Held offsets behind a cursor whose hold is over: free again.
     fn returned(&self, stripe: u32) -> Vec<u64> {
         self.held[stripe as usize]
             .iter()
-            .filter(|&(&offset, &end)| end <= self.now && self.is_behind(stripe, offset))
+            .filter(|&(&offset, &end)| self.over(stripe, end) && self.is_behind(stripe, offset))
             .map(|(&offset, _)| offset)
             .collect()
     }
@@ -179,6 +217,7 @@ impl StripeView {
     /// Records chosen offsets that a committed purchase took: ahead of the cursors, and
     /// `returned` behind them.
     pub fn chose(&mut self, stripe: u32, offsets: &[u64], returned: &[u64]) {
+        self.mark();
         let held = &mut self.held[stripe as usize];
         for offset in offsets.iter().chain(returned) {
             held.remove(offset);
@@ -208,6 +247,35 @@ impl StripeView {
         self.transaction_items
     }
 
+    /// Records that buyers choose or hold numbers in this draw.
+    pub fn mark(&mut self) {
+        self.marked = true;
+    }
+
+    /// The stripes to read before a lucky dip from `touched`, in a draw where buyers
+    /// choose or hold numbers: a first write on a stripe whose marks the view has not
+    /// seen would fail once on them. The unseen stripes among `touched`, and in the same
+    /// read the unseen stripes of the ends the counter hands out next, up to `most`, so
+    /// that the ends this process claims later are known when it gets them. Nothing in a
+    /// draw where nobody chose or held, or when every touched stripe has been seen.
+    pub fn read_ahead(&self, touched: &[u32], most: usize) -> Vec<u32> {
+        let unseen = |s: u32| !self.seen[s as usize];
+        let mut stripes: Vec<u32> = touched.iter().copied().filter(|&s| unseen(s)).collect();
+        if !self.marked || stripes.is_empty() {
+            return Vec::new();
+        }
+        let slots = self.handed..2 * u64::from(self.layout.stripes());
+        for (stripe, _) in slots.filter_map(|slot| self.end_of(slot)) {
+            if stripes.len() >= most {
+                break;
+            }
+            if unseen(stripe) && !self.sold_out[stripe as usize] && !stripes.contains(&stripe) {
+                stripes.push(stripe);
+            }
+        }
+        stripes
+    }
+
     /// Records that `stripe` has run out.
     pub fn sold_out(&mut self, stripe: u32) {
         if let Some(flag) = self.sold_out.get_mut(stripe as usize) {
@@ -222,6 +290,18 @@ impl StripeView {
             // A stripe with holds may get numbers back when they end.
             .filter(|&s| self.held[s as usize].is_empty())
             .collect()
+    }
+
+    /// Records how many stripe ends the draw's counter has handed out, as a read found.
+    pub fn handed_at_least(&mut self, opened: u64) {
+        self.handed = self
+            .handed
+            .max(opened.min(2 * u64::from(self.layout.stripes())));
+    }
+
+    /// Whether buyers choose or hold numbers in this draw, as far as the view has seen.
+    pub fn marked(&self) -> bool {
+        self.marked
     }
 
     /// Records the result of a claim: the ends that the `count` counter values from
@@ -276,9 +356,9 @@ impl StripeView {
         let known = self.known[stripe as usize];
         let (mut live_ahead, mut returned) = (0u64, 0u64);
         for (&offset, &end) in &self.held[stripe as usize] {
-            match (end > self.now, self.is_behind(stripe, offset)) {
-                (true, false) => live_ahead += 1,
-                (false, true) => returned += 1,
+            match (self.over(stripe, end), self.is_behind(stripe, offset)) {
+                (false, false) => live_ahead += 1,
+                (true, true) => returned += 1,
                 _ => {}
             }
         }
@@ -407,7 +487,10 @@ impl StripeView {
         let mut step = cursor;
         // Room in the write's expression for one more free ticket.
         let fits = |t: &StripeTake| {
-            2 * t.taken.len() - t.ended.len() + t.returned.len() + t.skipped.len() + t.passed.len()
+            2 * t.taken.len() - t.ended.len()
+                + t.returned.len()
+                + t.skipped.len()
+                + 2 * t.passed.len()
                 < STRIPE_WRITE_NAMES - 1
         };
         while take.count() < count && fits(&take) {
@@ -426,7 +509,7 @@ impl StripeView {
                 step += 1;
                 match held.get(&offset) {
                     _ if chosen.contains(&offset) => take.skipped.push(offset),
-                    Some(&end) if end > self.now => take.passed.push(offset),
+                    Some(&end) if !self.over(stripe, end) => take.passed.push(offset),
                     Some(_) => {
                         take.ended.push(offset);
                         take.taken.push(offset);
@@ -540,6 +623,65 @@ mod tests {
             let room = rooms.iter().find(|r| r.0 == s).map_or(0, |r| r.1);
             learn(s, counters(view.layout.len(s) - room, 0), view);
         }
+    }
+
+    fn held(marks: &[(u64, i64)]) -> Held {
+        marks.iter().copied().collect()
+    }
+
+    #[test]
+    fn a_hold_seen_live_is_passed_after_its_end_until_a_read_shows_its_mark_left() {
+        let mut view = view(1_000, 10);
+        view.claimed(0, 1);
+        view.at(1_000);
+        view.learn_held(0, &held(&[(1, 5_000)]));
+        view.at(9_000);
+        // Ended by the clock, but it may have been paid for meanwhile: passed, not taken.
+        let plan = takes(view.plan(3, &mut rng()));
+        assert_eq!(
+            (&plan[0].taken, &plan[0].passed, &plan[0].ended),
+            (&vec![0, 2, 3], &vec![1], &vec![])
+        );
+        assert_eq!(view.room(0), view.layout.len(0) - 1);
+        // A read after its end still shows the mark: the number is free.
+        view.learn_held(0, &held(&[(1, 5_000)]));
+        let plan = takes(view.plan(3, &mut rng()));
+        assert_eq!(
+            (&plan[0].taken, &plan[0].passed, &plan[0].ended),
+            (&vec![0, 1, 2], &vec![], &vec![1])
+        );
+        assert_eq!(view.room(0), view.layout.len(0));
+    }
+
+    #[test]
+    fn a_hold_passed_behind_the_cursor_comes_back_once_a_read_shows_it_ended() {
+        let mut view = view(1_000, 10);
+        view.claimed(0, 1);
+        view.at(1_000);
+        view.learn_held(0, &held(&[(1, 5_000)]));
+        view.committed(&takes(view.plan(3, &mut rng())));
+        let len = view.layout.len(0);
+        assert_eq!(view.room(0), len - 4);
+        view.at(9_000);
+        assert_eq!(view.room(0), len - 4);
+        assert_eq!(view.ended_unread(), vec![0]);
+        view.learn_held(0, &held(&[(1, 5_000)]));
+        assert_eq!(view.room(0), len - 3);
+        assert!(view.ended_unread().is_empty());
+    }
+
+    #[test]
+    fn reads_ahead_only_where_buyers_chose_or_held_and_only_stripes_unseen() {
+        let mut view = view(1_000, 10);
+        view.claimed(0, 2);
+        assert!(view.read_ahead(&[1], 100).is_empty());
+        view.learn(5, counters(0, 0), &Chosen::from([3]));
+        // Stripe 1 and, in the same read, those of the next ends: bottoms 2 to 9 (5 is
+        // known), then the tops, all of stripes already listed.
+        assert_eq!(view.read_ahead(&[1], 100), vec![1, 2, 3, 4, 6, 7, 8, 9, 0]);
+        assert_eq!(view.read_ahead(&[1], 3), vec![1, 2, 3]);
+        learn(1, counters(0, 0), &mut view);
+        assert!(view.read_ahead(&[1], 100).is_empty());
     }
 
     #[test]

@@ -5,6 +5,8 @@ mod beacon;
 mod freeze;
 mod item;
 
+use std::collections::HashMap;
+
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use chrono::Utc;
@@ -16,8 +18,8 @@ pub(crate) use item::{
     decode_draw, encode_pending, encode_winners, winners_of,
 };
 
-use super::codec::{Reader, key, n, s, timestamp};
-use super::error::sdk_error;
+use super::codec::{Item, Reader, key, n, s, timestamp};
+use super::error::{done_unless_failed, sdk_error};
 use super::table::{Inserted, PutNew, unless_held};
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::draw::{Draw, DrawStatus};
@@ -32,6 +34,11 @@ const OPENED: &str = "opened";
 /// Stripes known to have run out, on the draw item.
 const SOLD_OUT_STRIPES: &str = "sold_out_stripes";
 
+/// On the draw item once buyers chose or held some of its numbers: a hint that lets a
+/// process read the marks of the stripes it claims before it dips there. The stripes'
+/// conditions decide, whatever the hint says.
+const MARKED: &str = "marked";
+
 /// The answer to a claim of stripe ends.
 #[derive(Debug, Clone)]
 pub struct StripeClaim {
@@ -42,6 +49,8 @@ pub struct StripeClaim {
     pub count: u32,
     /// Stripes that some process has seen run out.
     pub sold_out: Vec<u32>,
+    /// Buyers chose or held numbers in the draw (the draw says so).
+    pub marked: bool,
 }
 
 impl Store {
@@ -213,7 +222,32 @@ impl Store {
             first: opened - u64::from(count),
             count,
             sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
+            marked: reader.flag(MARKED),
         }))
+    }
+
+    /// Notes on the draw that buyers choose or hold its numbers, for the claims that
+    /// follow.
+    pub async fn mark_draw(&self, draw_id: &DrawId) -> Result<(), StoreError> {
+        unless_held(|| self.mark_draw_once(draw_id)).await
+    }
+
+    async fn mark_draw_once(&self, draw_id: &DrawId) -> Result<(), StoreError> {
+        self.write_meter().single_write(1);
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::draw(draw_id))))
+            .update_expression("SET #marked = :yes")
+            .condition_expression("attribute_exists(#pk)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .expression_attribute_names("#marked", MARKED)
+            .expression_attribute_values(":yes", AttributeValue::Bool(true))
+            .send()
+            .await;
+        // A failed condition: the draw is gone, nothing to note.
+        done_unless_failed(result)
     }
 
     /// Reads the given stripes with strongly consistent batch reads; a stripe without an
@@ -223,23 +257,78 @@ impl Store {
         draw_id: &DrawId,
         stripes: &[u32],
     ) -> Result<Vec<(u32, StripeState)>, StoreError> {
-        let keys = stripes
-            .iter()
-            .map(|&i| key(keys::stripe(draw_id, i)))
-            .collect();
-        let mut found = std::collections::HashMap::new();
-        for item in self.batch_get(keys).await? {
-            found.insert(
-                Reader::new(&item).str(PARTITION_KEY)?.to_owned(),
-                StripeState::decode(&item)?,
-            );
-        }
-        Ok(stripes
-            .iter()
-            .map(|&i| {
-                let state = found.remove(&keys::stripe(draw_id, i)).unwrap_or_default();
-                (i, state)
-            })
-            .collect())
+        let mut found = self.read_by_key(draw_id, stripes, None).await?;
+        stripe_states(draw_id, stripes, &mut found)
     }
+
+    /// Reads how far the draw's counter has handed out stripe ends, with the given
+    /// stripes, in strongly consistent batch reads: one request for up to 99 stripes, and
+    /// no transaction, which the claims that go on meanwhile would cancel. `None`: the
+    /// draw is gone.
+    pub async fn survey(
+        &self,
+        draw_id: &DrawId,
+        stripes: &[u32],
+    ) -> Result<Option<Survey>, StoreError> {
+        let draw_key = keys::draw(draw_id);
+        let mut found = self
+            .read_by_key(draw_id, stripes, Some(draw_key.clone()))
+            .await?;
+        let Some(draw) = found.remove(&draw_key) else {
+            return Ok(None);
+        };
+        let reader = Reader::new(&draw);
+        Ok(Some(Survey {
+            opened: reader.opt_num(OPENED)?.unwrap_or(0),
+            sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
+            stripes: stripe_states(draw_id, stripes, &mut found)?,
+        }))
+    }
+
+    async fn read_by_key(
+        &self,
+        draw_id: &DrawId,
+        stripes: &[u32],
+        draw_key: Option<String>,
+    ) -> Result<HashMap<String, Item>, StoreError> {
+        let keys = draw_key
+            .into_iter()
+            .chain(stripes.iter().map(|&i| keys::stripe(draw_id, i)))
+            .map(key)
+            .collect();
+        let mut found = HashMap::new();
+        for item in self.batch_get(keys).await? {
+            found.insert(Reader::new(&item).str(PARTITION_KEY)?.to_owned(), item);
+        }
+        Ok(found)
+    }
+}
+
+/// What a survey of a draw found.
+#[derive(Debug, Clone)]
+pub struct Survey {
+    /// Stripe ends handed out by the draw's counter.
+    pub opened: u64,
+    /// Stripes that some process has seen run out.
+    pub sold_out: Vec<u32>,
+    pub stripes: Vec<(u32, StripeState)>,
+}
+
+/// The states of `stripes` among the items read; a stripe without an item has sold
+/// nothing.
+fn stripe_states(
+    draw_id: &DrawId,
+    stripes: &[u32],
+    found: &mut HashMap<String, Item>,
+) -> Result<Vec<(u32, StripeState)>, StoreError> {
+    stripes
+        .iter()
+        .map(|&i| {
+            let state = match found.remove(&keys::stripe(draw_id, i)) {
+                Some(item) => StripeState::decode(&item)?,
+                None => StripeState::default(),
+            };
+            Ok((i, state))
+        })
+        .collect()
 }

@@ -104,13 +104,15 @@ impl<'a> HoldRun<'a> {
                 .await?;
             match commit {
                 Commit::Committed => {
-                    let mut view = self.cache.view();
-                    let end = hold.expires_at.timestamp_millis();
-                    for take in &takes {
-                        view.stripes.hold(take.stripe, &take.offsets, end);
-                        view.stripes.hold(take.stripe, &take.returned, end);
+                    {
+                        let mut view = self.cache.view();
+                        let end = hold.expires_at.timestamp_millis();
+                        for take in &takes {
+                            view.stripes.hold(take.stripe, &take.offsets, end);
+                            view.stripes.hold(take.stripe, &take.returned, end);
+                        }
                     }
-                    drop(view);
+                    super::note_marked(self.store, &self.cache).await;
                     info!(tickets = ?hold.tickets, expires_at = %hold.expires_at, "hold created");
                     return Ok(HoldReceipt {
                         hold,

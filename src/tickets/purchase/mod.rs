@@ -24,12 +24,13 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tracing::{debug, info, warn};
 
-use super::cache::{BusyGuard, DrawCache};
+use super::cache::{BusyGuard, CachedView, DrawCache};
 use super::{Clock, PurchaseReceipt, TicketError};
 use crate::domain::purchase::{Purchase, PurchaseRequest};
 use crate::domain::schedule::Phase;
 use crate::domain::stripes::{ChosenTake, Plan, StripeTake};
 use crate::store::allowances::PayerCap;
+use crate::store::limits::MAX_BATCH_GET_KEYS;
 use crate::store::purchases::{Cancellation, Commit, PurchaseRead};
 use crate::store::{Store, StoreError, backoff};
 use crate::telemetry::metrics;
@@ -59,6 +60,12 @@ enum Step {
     CommitChosen(Vec<ChosenTake>),
     /// Read these stripes: numbers the view takes for sold or held may be free again.
     ReadStripes(Vec<u32>),
+    /// Read these stripes before a lucky dip from ends whose marks the view has not seen.
+    ReadAhead(Vec<u32>),
+    /// Read how far the counter has handed out ends, with these stripes, before claiming
+    /// more: near the end of a draw where buyers choose or hold numbers, the ends left
+    /// are few and their stripes unknown.
+    Survey(Vec<u32>),
     Refuse(Refusal),
 }
 
@@ -109,6 +116,8 @@ pub(super) struct PurchaseRun<'a> {
     payer_left: Option<u64>,
     /// The stripes of chosen numbers the view took for sold or held were read fresh.
     read_taken: bool,
+    /// This purchase read how far the counter has gone.
+    surveyed: bool,
 }
 
 impl<'a> PurchaseRun<'a> {
@@ -136,6 +145,7 @@ impl<'a> PurchaseRun<'a> {
             absent_at: None,
             payer_left: None,
             read_taken: false,
+            surveyed: false,
         }
     }
 
@@ -144,7 +154,12 @@ impl<'a> PurchaseRun<'a> {
             let outcome = match self.next_step() {
                 Step::Refresh => self.refresh().await,
                 Step::Claim(count) => self.claim(count).await,
-                Step::ReadStripes(stripes) => self.read_stripes(&stripes).await,
+                Step::ReadStripes(stripes) => {
+                    self.read_taken = true;
+                    self.read_stripes(&stripes).await
+                }
+                Step::ReadAhead(stripes) => self.read_stripes(&stripes).await,
+                Step::Survey(stripes) => self.survey(&stripes).await,
                 Step::Refuse(refusal) => return self.refuse(refusal).await,
                 Step::Commit(_) | Step::CommitChosen(_) if self.attempts == MAX_ATTEMPTS => break,
                 Step::Commit(takes) => self.commit(takes, Vec::new()).await,
@@ -193,7 +208,26 @@ impl<'a> PurchaseRun<'a> {
         }
         let view = self.cache.view();
         let plan = view.stripes.plan(quantity, &mut self.rng);
+        let ahead = match &plan {
+            Plan::Take(takes) => {
+                let touched: Vec<u32> = takes.iter().map(|t| t.stripe).collect();
+                view.stripes.read_ahead(&touched, MAX_BATCH_GET_KEYS)
+            }
+            // Before claiming more ends, see whether holds that ended on ours gave back.
+            Plan::Claim(_) => view.stripes.ended_unread(),
+            _ => Vec::new(),
+        };
         let stale = view.stale && view.stripes.all_handed();
+        let survey = matches!(plan, Plan::Claim(_))
+            && !self.surveyed
+            && view.stripes.marked()
+            && view.stripes.all_open()
+            && !view.stripes.all_handed();
+        let open = if survey {
+            self.may_sell(&view)
+        } else {
+            Vec::new()
+        };
         let held = (0..self.cache.draw.config.stripes()).any(|s| view.stripes.has_held(s));
         let closed = view.closed;
         self.epoch = view.epoch;
@@ -207,6 +241,8 @@ impl<'a> PurchaseRun<'a> {
             Plan::Take(_) | Plan::Claim(_) if stale && self.refreshes < MAX_REFRESHES => {
                 Step::Refresh
             }
+            Plan::Claim(_) if survey => Step::Survey(open),
+            Plan::Take(_) | Plan::Claim(_) if !ahead.is_empty() => Step::ReadAhead(ahead),
             Plan::TooFragmented if self.refreshes == 0 => Step::Refresh,
             // Holds the view knows of may have given numbers back since: sold out is
             // answered from fresh stripes, with what really remains.
@@ -224,10 +260,7 @@ impl<'a> PurchaseRun<'a> {
         // have room are read again.
         let (open, epoch): (Vec<u32>, u64) = {
             let view = self.cache.view();
-            let open = (0..self.cache.draw.config.stripes())
-                .filter(|&s| view.stripes.room(s) > 0 || view.stripes.has_held(s))
-                .collect();
-            (open, view.epoch)
+            (self.may_sell(&view), view.epoch)
         };
         let read = self
             .store
@@ -257,9 +290,30 @@ impl<'a> PurchaseRun<'a> {
         Ok(None)
     }
 
+    /// The stripes that may still sell: a full stripe stays full unless holds give
+    /// numbers back.
+    fn may_sell(&self, view: &CachedView) -> Vec<u32> {
+        (0..self.cache.draw.config.stripes())
+            .filter(|&s| view.stripes.room(s) > 0 || view.stripes.has_held(s))
+            .collect()
+    }
+
+    /// Reads how far the counter has gone, with `stripes`, into the view.
+    async fn survey(&mut self, stripes: &[u32]) -> Outcome {
+        self.requests += (stripes.len() + 1).div_ceil(MAX_BATCH_GET_KEYS) as u32;
+        self.surveyed = true;
+        let survey = self
+            .store
+            .survey(&self.request.draw_id, stripes)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(self.request.draw_id.clone()))?;
+        self.cache.surveyed(&survey);
+        Ok(None)
+    }
+
     /// Reads stripes fresh into the view.
     async fn read_stripes(&mut self, stripes: &[u32]) -> Outcome {
-        self.requests += 1;
+        self.requests += stripes.len().div_ceil(MAX_BATCH_GET_KEYS) as u32;
         let states = self
             .store
             .read_stripes(&self.request.draw_id, stripes)
@@ -268,7 +322,6 @@ impl<'a> PurchaseRun<'a> {
         for (stripe, state) in &states {
             view.learn(*stripe, state);
         }
-        self.read_taken = true;
         Ok(None)
     }
 
@@ -368,13 +421,17 @@ impl<'a> PurchaseRun<'a> {
         };
         match commit {
             Commit::Committed => {
-                let mut view = self.cache.view();
-                view.stripes.committed(&takes);
-                for take in &chosen {
-                    view.stripes
-                        .chose(take.stripe, &take.offsets, &take.returned);
+                {
+                    let mut view = self.cache.view();
+                    view.stripes.committed(&takes);
+                    for take in &chosen {
+                        view.stripes
+                            .chose(take.stripe, &take.offsets, &take.returned);
+                    }
                 }
-                drop(view);
+                if !chosen.is_empty() {
+                    self.requests += note_marked(self.store, &self.cache).await;
+                }
                 metrics::PURCHASES.add(1);
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                 info!(
@@ -505,6 +562,23 @@ impl PurchaseRun<'_> {
     fn now_millis(&self) -> i64 {
         (self.clock)().timestamp_millis()
     }
+}
+
+/// After buyers chose or held numbers, notes it on the draw once per process, so that
+/// processes claiming stripe ends later read their marks before they dip there. A hint:
+/// a failure is logged and the sale goes on (the next choice tries again). Answers the
+/// requests sent.
+pub(super) async fn note_marked(store: &Store, cache: &DrawCache) -> u32 {
+    if cache.draw_marked() {
+        return 0;
+    }
+    match store.mark_draw(&cache.draw.draw_id).await {
+        Ok(()) => cache.set_draw_marked(),
+        Err(error) => {
+            warn!(%error, "could not note on the draw that buyers choose or hold numbers")
+        }
+    }
+    1
 }
 
 /// Waits a random part of `window`.

@@ -45,14 +45,7 @@ pub(super) async fn run(
     let config = DrawConfig::new(args.bundle_draw_tickets, Some(args.bundle_tickets), None)
         .map_err(|e| e.to_string())?;
     service
-        .create_draw(NewDraw {
-            draw_id: Some(draw_id.clone()),
-            name: None,
-            config,
-            schedule: Default::default(),
-            beacon: None,
-            instant_wins: Vec::new(),
-        })
+        .create_draw(NewDraw::new(draw_id.clone(), config))
         .await
         .map_err(|e| e.to_string())?;
     let meter = store.write_meter();

@@ -230,14 +230,7 @@ async fn run_all(
 /// Creates a draw for a part of the bench: no name, schedule, beacon or instant wins.
 async fn create_draw(store: &Store, draw_id: &DrawId, config: DrawConfig) -> Result<(), String> {
     TicketService::new(store.clone())
-        .create_draw(NewDraw {
-            draw_id: Some(draw_id.clone()),
-            name: None,
-            config,
-            schedule: Default::default(),
-            beacon: None,
-            instant_wins: Vec::new(),
-        })
+        .create_draw(NewDraw::new(draw_id.clone(), config))
         .await
         .map(|_| ())
         .map_err(|e| e.to_string())

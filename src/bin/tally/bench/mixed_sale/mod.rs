@@ -59,6 +59,9 @@ pub struct MixedSaleArgs {
     /// Local's JVM (not measured).
     #[arg(long, default_value_t = 3_000)]
     mixed_warmup_tickets: u64,
+    /// Stripes of the mixed sale's draw (default: as a draw of its size gets them).
+    #[arg(long)]
+    mixed_stripes: Option<u32>,
     /// Skip the mixed sale.
     #[arg(long)]
     pub skip_mixed_sale: bool,
@@ -157,7 +160,7 @@ async fn create_mixed_draw(
     total: u64,
     args: &MixedSaleArgs,
 ) -> Result<u32, String> {
-    let config = DrawConfig::new(total, None, None)
+    let config = DrawConfig::new(total, None, args.mixed_stripes)
         .and_then(|c| c.with_hold_seconds(Some(args.mixed_hold_seconds)))
         .map_err(|e| e.to_string())?;
     super::create_draw(store, draw_id, config).await?;

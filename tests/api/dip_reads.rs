@@ -1,0 +1,240 @@
+//! What a lucky dip reads before it writes in a draw where buyers choose or hold numbers
+//! (T7 in such a draw): the stripes of the ends it gets, before its first write there,
+//! instead of a cancelled transaction per stripe; a hold it saw live that was paid for
+//! since is passed in the same write; near the end, how far the counter has gone, with the
+//! stripes, instead of claiming an end that is out.
+
+use tally::domain::draw::DrawConfig;
+use tally::domain::hold::HoldRequest;
+use tally::domain::ids::{DrawId, HoldId, PaymentId};
+use tally::domain::permutation::Permutation;
+use tally::domain::purchase::PurchaseRequest;
+use tally::store::{RequestCounter, RequestCounts, Store};
+use tally::tickets::{ConvertRequest, NewDraw, PurchaseReceipt, TicketError, TicketService};
+
+use crate::helpers::{fresh_store, store_on};
+
+/// A process of its own, whose client counts its requests.
+async fn process(store: &Store) -> (TicketService, RequestCounter) {
+    let counter = RequestCounter::default();
+    let service = TicketService::new(store_on(store.table(), Some(counter.clone())).await);
+    (service, counter)
+}
+
+async fn create(service: &TicketService, draw: &str, total: u64, stripes: u32) -> DrawId {
+    let draw_id = DrawId::parse(draw).unwrap();
+    let config = DrawConfig::new(total, Some(10), Some(stripes))
+        .and_then(|c| c.with_hold_seconds(Some(600)))
+        .unwrap();
+    service
+        .create_draw(NewDraw::new(draw_id.clone(), config))
+        .await
+        .unwrap();
+    draw_id
+}
+
+/// The number at `offset` of `stripe`.
+async fn number_at(store: &Store, draw_id: &DrawId, stripe: u32, offset: u64) -> u64 {
+    let draw = store.get_draw(draw_id).await.unwrap().unwrap();
+    let total = draw.config.total_tickets();
+    let index = draw.config.layout().indices(stripe).start + offset;
+    Permutation::new(total, &draw.key).apply(index) + 1
+}
+
+fn request(
+    draw_id: &DrawId,
+    payment: &str,
+    quantity: u32,
+    numbers: Option<Vec<u64>>,
+) -> PurchaseRequest {
+    PurchaseRequest {
+        draw_id: draw_id.clone(),
+        payment_id: PaymentId::parse(payment).unwrap(),
+        quantity,
+        numbers,
+        payer_id: None,
+        token: None,
+        channel: Default::default(),
+    }
+}
+
+/// A lucky dip of `quantity` by `service`: its receipt and the requests its client sent.
+async fn dip(
+    service: &TicketService,
+    counter: &RequestCounter,
+    draw_id: &DrawId,
+    payment: &str,
+    quantity: u32,
+) -> (PurchaseReceipt, RequestCounts) {
+    let before = counter.snapshot();
+    let receipt = service
+        .purchase(request(draw_id, payment, quantity, None))
+        .await
+        .unwrap();
+    (receipt, counter.snapshot().since(&before))
+}
+
+async fn choose(service: &TicketService, draw_id: &DrawId, payment: &str, mut numbers: Vec<u64>) {
+    numbers.sort_unstable();
+    let quantity = numbers.len() as u32;
+    service
+        .purchase(request(draw_id, payment, quantity, Some(numbers)))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_first_dip_where_buyers_chose_reads_its_stripe_and_writes_once() {
+    let (store, _table) = fresh_store(None).await;
+    let chooser = TicketService::new(store.clone());
+    let draw_id = create(&chooser, "chosen-first", 20, 2).await;
+    let mut chosen = Vec::new();
+    for stripe in 0..2 {
+        for offset in 0..4 {
+            chosen.push(number_at(&store, &draw_id, stripe, offset).await);
+        }
+    }
+    choose(&chooser, &draw_id, "chosen", chosen).await;
+    // A process new to the draw learns from its claim that buyers choose here, and reads
+    // the stripe it got before it writes: no cancelled transaction on the chosen numbers.
+    let (buyer, counter) = process(&store).await;
+    let (receipt, sent) = dip(&buyer, &counter, &draw_id, "dip", 3).await;
+    let mut expected = Vec::new();
+    for offset in 4..7 {
+        expected.push(number_at(&store, &draw_id, 0, offset).await);
+    }
+    assert_eq!(receipt.purchase.tickets, expected);
+    assert_eq!(
+        (
+            sent.of("UpdateItem"),
+            sent.of("BatchGetItem"),
+            sent.of("TransactWriteItems")
+        ),
+        (1, 1, 1),
+        "{sent}"
+    );
+    assert_eq!(receipt.requests, 3);
+}
+
+#[tokio::test]
+async fn a_dip_passes_a_hold_paid_for_since_it_saw_it_in_one_transaction() {
+    let (store, _table) = fresh_store(None).await;
+    let (seller, counter) = process(&store).await;
+    let draw_id = create(&seller, "paid-since", 3, 1).await;
+    let n = [
+        number_at(&store, &draw_id, 0, 0).await,
+        number_at(&store, &draw_id, 0, 1).await,
+        number_at(&store, &draw_id, 0, 2).await,
+    ];
+    let hold_id = HoldId::parse("h").unwrap();
+    seller
+        .hold(HoldRequest {
+            draw_id: draw_id.clone(),
+            hold_id: hold_id.clone(),
+            quantity: 1,
+            numbers: Some(vec![n[1]]),
+            payer_id: None,
+        })
+        .await
+        .unwrap();
+    let (first, _) = dip(&seller, &counter, &draw_id, "first", 1).await;
+    assert_eq!(first.purchase.tickets, vec![n[0]]);
+    // Another process takes the payment: the held number becomes a chosen one.
+    let paid = TicketService::new(store.clone())
+        .convert(ConvertRequest {
+            draw_id: draw_id.clone(),
+            payment_id: PaymentId::parse("paid").unwrap(),
+            hold_id,
+            token: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(paid.purchase.tickets, vec![n[1]]);
+    // The seller still knows the number as held: its dip passes it all the same.
+    let (second, sent) = dip(&seller, &counter, &draw_id, "second", 1).await;
+    assert_eq!(second.purchase.tickets, vec![n[2]]);
+    assert_eq!((second.requests, sent.total()), (1, 1), "{sent}");
+    let stripe = &store.read_stripes(&draw_id, &[0]).await.unwrap()[0].1;
+    assert_eq!(stripe.counters.bottom, 3);
+    assert!(
+        stripe.chosen.is_empty() && stripe.held.is_empty(),
+        "{stripe:?}"
+    );
+    let after = seller
+        .purchase(request(&draw_id, "third", 1, None))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(after, TicketError::SoldOut { remaining: 0 }),
+        "{after}"
+    );
+}
+
+#[tokio::test]
+async fn near_the_end_a_process_reads_the_counter_with_the_stripes_instead_of_claiming() {
+    let (store, _table) = fresh_store(None).await;
+    let chooser = TicketService::new(store.clone());
+    let draw_id = create(&chooser, "survey", 10, 2).await;
+    let draw = store.get_draw(&draw_id).await.unwrap().unwrap();
+    let layout = draw.config.layout();
+    let top_of_second = number_at(&store, &draw_id, 1, layout.len(1) - 1).await;
+    choose(&chooser, &draw_id, "chosen", vec![top_of_second]).await;
+    let mut first_stripe = Vec::new();
+    for offset in 0..layout.len(0) {
+        first_stripe.push(number_at(&store, &draw_id, 0, offset).await);
+    }
+    let mut sold = vec![top_of_second];
+    // Four processes get the four ends: the bottoms, then the tops of stripes 1 and 0.
+    let (first, first_counter) = process(&store).await;
+    let (second, counter) = process(&store).await;
+    for (service, requests, payment) in [
+        (&first, &first_counter, "bottom-0"),
+        (&second, &counter, "bottom-1"),
+    ] {
+        sold.extend(
+            dip(service, requests, &draw_id, payment, 1)
+                .await
+                .0
+                .purchase
+                .tickets,
+        );
+    }
+    for payment in ["top-1", "top-0"] {
+        let (service, requests) = process(&store).await;
+        sold.extend(
+            dip(&service, &requests, &draw_id, payment, 1)
+                .await
+                .0
+                .purchase
+                .tickets,
+        );
+    }
+    // The second process sells its stripe out, then needs an end. The counter has handed
+    // out all four: one read says so, with the stripes that may still sell, and it buys
+    // from the first stripe's ends without a claim.
+    let mut shared = None;
+    for n in 0..layout.len(1) {
+        let (receipt, sent) = dip(&second, &counter, &draw_id, &format!("second-{n}"), 1).await;
+        assert_eq!(sent.of("UpdateItem"), 0, "{sent}");
+        let ticket = receipt.purchase.tickets[0];
+        sold.push(ticket);
+        if first_stripe.contains(&ticket) {
+            shared = Some(sent);
+            break;
+        }
+    }
+    let sent = shared.expect("the second process bought from the first stripe");
+    assert_eq!(sent.of("BatchGetItem"), 1, "{sent}");
+    loop {
+        match first
+            .purchase(request(&draw_id, &format!("rest-{}", sold.len()), 1, None))
+            .await
+        {
+            Ok(receipt) => sold.extend(receipt.purchase.tickets),
+            Err(TicketError::SoldOut { remaining: 0 }) => break,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    sold.sort_unstable();
+    assert_eq!(sold, (1..=10).collect::<Vec<u64>>());
+}
