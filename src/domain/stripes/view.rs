@@ -259,10 +259,13 @@ impl StripeView {
     /// that the ends this process claims later are known when it gets them. Nothing in a
     /// draw where nobody chose or held, or when every touched stripe has been seen.
     pub fn read_ahead(&self, touched: &[u32], most: usize) -> Vec<u32> {
+        if !self.marked {
+            return Vec::new();
+        }
         let unseen = |s: u32| !self.seen[s as usize];
         let mut stripes: Vec<u32> = touched.iter().copied().filter(|&s| unseen(s)).collect();
-        if !self.marked || stripes.is_empty() {
-            return Vec::new();
+        if stripes.is_empty() {
+            return stripes;
         }
         let slots = self.handed..2 * u64::from(self.layout.stripes());
         for (stripe, _) in slots.filter_map(|slot| self.end_of(slot)) {

@@ -209,7 +209,7 @@ impl<'a> PurchaseRun<'a> {
         let view = self.cache.view();
         let plan = view.stripes.plan(quantity, &mut self.rng);
         let ahead = match &plan {
-            Plan::Take(takes) => {
+            Plan::Take(takes) if view.stripes.marked() => {
                 let touched: Vec<u32> = takes.iter().map(|t| t.stripe).collect();
                 view.stripes.read_ahead(&touched, MAX_BATCH_GET_KEYS)
             }
