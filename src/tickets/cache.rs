@@ -124,18 +124,27 @@ impl DrawCache {
         }
     }
 
-    /// Records what a survey of the draw read: every stripe that may still sell, and how
-    /// far the counter has handed out ends.
-    pub(super) fn surveyed(&self, survey: &Survey) {
+    /// Records what a read of stripes found, and answers the view.
+    pub(super) fn learn_stripes(
+        &self,
+        states: &[(u32, StripeState)],
+    ) -> MutexGuard<'_, CachedView> {
         let mut view = self.view();
-        for (stripe, state) in &survey.stripes {
+        for (stripe, state) in states {
             view.learn(*stripe, state);
         }
+        view
+    }
+
+    /// Records what a survey of the draw read: how far the counter has handed out ends,
+    /// and stripes that may still sell; if `complete`, every one of them.
+    pub(super) fn surveyed(&self, survey: &Survey, complete: bool) {
+        let mut view = self.learn_stripes(&survey.stripes);
         for &stripe in &survey.sold_out {
             view.stripes.sold_out(stripe);
         }
         view.stripes.handed_at_least(survey.opened);
-        view.stale = false;
+        view.stale &= !complete;
     }
 
     /// Whether the draw item is known to say that buyers choose or hold numbers here.

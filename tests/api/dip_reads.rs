@@ -74,6 +74,15 @@ async fn dip(
     (receipt, counter.snapshot().since(&before))
 }
 
+/// The claims (`UpdateItem`), batch reads and transactions among `sent`.
+fn claims_reads_writes(sent: &RequestCounts) -> (u64, u64, u64) {
+    (
+        sent.of("UpdateItem"),
+        sent.of("BatchGetItem"),
+        sent.of("TransactWriteItems"),
+    )
+}
+
 async fn choose(service: &TicketService, draw_id: &DrawId, payment: &str, mut numbers: Vec<u64>) {
     numbers.sort_unstable();
     let quantity = numbers.len() as u32;
@@ -104,15 +113,7 @@ async fn a_first_dip_where_buyers_chose_reads_its_stripe_and_writes_once() {
         expected.push(number_at(&store, &draw_id, 0, offset).await);
     }
     assert_eq!(receipt.purchase.tickets, expected);
-    assert_eq!(
-        (
-            sent.of("UpdateItem"),
-            sent.of("BatchGetItem"),
-            sent.of("TransactWriteItems")
-        ),
-        (1, 1, 1),
-        "{sent}"
-    );
+    assert_eq!(claims_reads_writes(&sent), (1, 1, 1), "{sent}");
     assert_eq!(receipt.requests, 3);
 }
 
@@ -237,4 +238,39 @@ async fn near_the_end_a_process_reads_the_counter_with_the_stripes_instead_of_cl
     }
     sold.sort_unstable();
     assert_eq!(sold, (1..=10).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn a_survey_of_a_draw_wider_than_one_read_is_one_request() {
+    let (store, _table) = fresh_store(None).await;
+    let chooser = TicketService::new(store.clone());
+    let draw_id = create(&chooser, "wide-survey", 240, 120).await;
+    let layout = store
+        .get_draw(&draw_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .config
+        .layout();
+    let chosen = number_at(&store, &draw_id, 0, 0).await;
+    choose(&chooser, &draw_id, "chosen", vec![chosen]).await;
+    // 119 processes opened the bottoms of stripes 0 to 118 and sold nothing yet.
+    store.claim_stripes(&draw_id, 119, &[]).await.unwrap();
+    // A new process gets the last bottom and sells its stripe out.
+    let (buyer, counter) = process(&store).await;
+    let last = layout.len(119);
+    let (first, _) = dip(&buyer, &counter, &draw_id, "last-bottom", last as u32).await;
+    let mut expected = Vec::new();
+    for offset in 0..last {
+        expected.push(number_at(&store, &draw_id, 119, offset).await);
+    }
+    assert_eq!(first.purchase.tickets, expected);
+    // Its next dip needs an end. The 119 other stripes may all still sell, more than one
+    // read holds with the draw item: the survey reads the draw item and the stripes of the
+    // next ends in one request, then claims the next top that has room.
+    let (second, sent) = dip(&buyer, &counter, &draw_id, "next-end", 1).await;
+    assert_eq!(claims_reads_writes(&sent), (1, 1, 1), "{sent}");
+    assert_eq!(second.requests, 3);
+    let top = number_at(&store, &draw_id, 118, layout.len(118) - 1).await;
+    assert_eq!(second.purchase.tickets, vec![top]);
 }

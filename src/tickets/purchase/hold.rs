@@ -217,10 +217,7 @@ impl<'a> HoldRun<'a> {
             .store
             .read_stripes(&self.request.draw_id, stripes)
             .await?;
-        let mut view = self.cache.view();
-        for (stripe, state) in &states {
-            view.learn(*stripe, state);
-        }
+        let mut view = self.cache.learn_stripes(&states);
         view.stale &= stripes.len() < self.cache.draw.config.stripes() as usize;
         self.refreshed = true;
         Ok(())

@@ -1,0 +1,98 @@
+//! What a purchase learns from a cancelled transaction: the stripes it met, whether its
+//! record exists, the payer's allowance; and how long it waits before it tries again.
+
+use std::time::Duration;
+
+use tracing::debug;
+
+use super::{Outcome, PurchaseRun, spread};
+use crate::store::StoreError;
+use crate::store::backoff;
+use crate::store::purchases::Cancellation;
+
+/// After a miss on an end that others sell from, a purchase waits a random part of up to
+/// this many round trips of its transaction, one more per miss.
+const MISS_SPREAD_MAX: u32 = 4;
+
+impl PurchaseRun<'_> {
+    /// Learns from a cancelled transaction, and waits before the next attempt where
+    /// retrying at once would meet the same crowd again.
+    pub(super) async fn learn(
+        &mut self,
+        stripes: &[u32],
+        cancellation: Cancellation,
+        took: Duration,
+    ) -> Outcome {
+        debug!(
+            attempt = self.attempts,
+            ?stripes,
+            stale = ?cancellation.stale_stripes,
+            conflict = cancellation.conflict,
+            throttled = cancellation.throttled,
+            "purchase attempt cancelled"
+        );
+        if let Some(existing) = cancellation.existing {
+            return self.replay(existing).await.map(Some);
+        }
+        // Tickets behind a stale cursor are expected: the cursor check failed too.
+        // A ticket taken while every cursor matched would mean a broken invariant.
+        if cancellation.stale_stripes.is_empty() && !cancellation.taken_tickets.is_empty() {
+            return Err(StoreError::Invariant(format!(
+                "tickets {:?} exist behind their stripe cursor",
+                cancellation.taken_tickets
+            ))
+            .into());
+        }
+        let shared_miss = {
+            let mut view = self.cache.view();
+            // The transaction checked every condition at one point in time: its record's
+            // passed, so the record was absent then. That holds for refusals only if the
+            // view learned nothing newer meanwhile.
+            let alone = view.epoch == self.epoch;
+            for (stripe, state) in &cancellation.stale_stripes {
+                view.learn(*stripe, state);
+            }
+            let decided = !cancellation.conflict && !cancellation.throttled;
+            self.absent_at = (alone && decided).then_some(view.epoch);
+            // Every condition was checked at one point in time, the record's passed: the
+            // payer is at the cap for this purchase.
+            // Holds of the payer that ended still count until given back, which happens
+            // first.
+            let now = self.now_millis();
+            let ended = cancellation.payer_holds.iter().any(|h| h.end <= now);
+            if let (true, Some(held), false) = (decided, cancellation.payer_held, ended) {
+                let max = self.cache.draw.config.max_per_payer().unwrap_or(0);
+                self.payer_left = Some(max.saturating_sub(held));
+            }
+            // A miss corrects the stripes it touched; a lucky dip's miss on stripes that
+            // others sell from means the rest of the view is old too, and one read
+            // corrects it all. Chosen numbers need only the stripes they lie in.
+            let shared_miss = self.request.numbers.is_none()
+                && view.stripes.all_handed()
+                && cancellation
+                    .stale_stripes
+                    .iter()
+                    .any(|(s, _)| !view.stripes.owns(*s));
+            view.stale |= shared_miss;
+            shared_miss
+        };
+        let now = self.now_millis();
+        let ended = cancellation.payer_holds.iter().any(|h| h.end <= now);
+        if let (Some(payer), Some(_), true) =
+            (&self.request.payer_id, cancellation.payer_held, ended)
+        {
+            self.requests += 1;
+            self.store
+                .give_back_ended_holds(&self.request.draw_id, payer, &cancellation.payer_holds, now)
+                .await?;
+        }
+        if shared_miss {
+            self.conflicts += 1;
+            spread(took * self.conflicts.min(MISS_SPREAD_MAX)).await;
+        } else if cancellation.conflict || cancellation.throttled {
+            self.conflicts += 1;
+            backoff(self.conflicts).await;
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,72 @@
+//! How a purchase that cannot be served ends: a refusal that rests on what the view knows,
+//! unless the payment is on record, whose tickets a replay gets even after a sell-out or
+//! a close.
+
+use super::PurchaseRun;
+use crate::tickets::{PurchaseReceipt, TicketError};
+
+/// Why a purchase cannot be served from what the view knows. Known cursors are lower
+/// bounds, so a refusal is never premature; holds are not, so a view that knows of some
+/// reads the stripes again before it answers sold out.
+pub(super) enum Refusal {
+    Closed,
+    /// Before the draw's `opens_at`.
+    NotOpen,
+    NotEnough {
+        remaining: u64,
+    },
+    Fragmented,
+    /// Chosen numbers that no purchase can write at once.
+    TooSpread,
+    /// Chosen numbers that are sold.
+    Taken(Vec<u64>),
+    /// The payer's allowance has no room: what is left, when known.
+    PayerLimit {
+        left: Option<u64>,
+    },
+}
+
+impl PurchaseRun<'_> {
+    /// A replayed payment gets its tickets even after a sell-out or close, so the record
+    /// is read after what the refusal rests on, unless this purchase saw it absent at
+    /// least that late.
+    pub(super) async fn refuse(mut self, refusal: Refusal) -> Result<PurchaseReceipt, TicketError> {
+        if self.absent_at != Some(self.epoch) {
+            self.requests += 1;
+            if let Some(existing) = self
+                .store
+                .get_purchase(&self.request.draw_id, &self.request.payment_id)
+                .await?
+            {
+                return self.replay(existing).await;
+            }
+        }
+        let draw = &self.cache.draw;
+        Err(match refusal {
+            Refusal::Closed => TicketError::DrawClosed(self.request.draw_id),
+            Refusal::NotOpen => TicketError::DrawNotOpen {
+                opens_at: draw.schedule.opens_at().unwrap_or(draw.created_at),
+                draw_id: self.request.draw_id,
+            },
+            Refusal::PayerLimit { left } => {
+                let max_per_payer = draw.config.max_per_payer().unwrap_or(0);
+                let left = match (left, &self.request.payer_id) {
+                    (Some(left), _) => left,
+                    (None, Some(payer)) => max_per_payer
+                        .saturating_sub(self.store.payer_held(&self.request.draw_id, payer).await?),
+                    (None, None) => 0,
+                };
+                TicketError::PayerLimit {
+                    max_per_payer,
+                    left,
+                }
+            }
+            Refusal::NotEnough { remaining } => TicketError::SoldOut { remaining },
+            Refusal::Taken(numbers) => TicketError::NumbersTaken(numbers),
+            Refusal::TooSpread => crate::tickets::too_spread(),
+            Refusal::Fragmented => TicketError::TooFragmented {
+                remaining: self.cache.view().stripes.remaining(),
+            },
+        })
+    }
+}
