@@ -57,6 +57,13 @@ impl CachedView {
         self.closed |= state.closed;
         self.epoch += 1;
     }
+
+    /// Records what the table says of several stripes.
+    pub(super) fn learn_all(&mut self, states: &[(u32, StripeState)]) {
+        for (stripe, state) in states {
+            self.learn(*stripe, state);
+        }
+    }
 }
 
 impl DrawCache {
@@ -130,9 +137,7 @@ impl DrawCache {
         states: &[(u32, StripeState)],
     ) -> MutexGuard<'_, CachedView> {
         let mut view = self.view();
-        for (stripe, state) in states {
-            view.learn(*stripe, state);
-        }
+        view.learn_all(states);
         view
     }
 

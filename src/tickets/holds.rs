@@ -129,12 +129,7 @@ impl TicketService {
             // The allowance no longer counts the hold (given back as ended by a clock
             // ahead of ours): release the rest.
             capped &= cancellation.payer_held.is_none();
-            {
-                let mut view = cache.view();
-                for (stripe, state) in &cancellation.stale_stripes {
-                    view.learn(*stripe, state);
-                }
-            }
+            cache.view().learn_all(&cancellation.stale_stripes);
             if cancellation.conflict || cancellation.throttled {
                 conflicts += 1;
                 backoff(conflicts).await;

@@ -251,12 +251,7 @@ impl<'a> HoldRun<'a> {
         if let Some(existing) = cancellation.hold {
             return self.replay(existing).map(Some);
         }
-        {
-            let mut view = self.cache.view();
-            for (stripe, state) in &cancellation.stale_stripes {
-                view.learn(*stripe, state);
-            }
-        }
+        self.cache.view().learn_all(&cancellation.stale_stripes);
         let decided = !cancellation.conflict && !cancellation.throttled;
         if let (true, Some(held)) = (decided, cancellation.payer_held) {
             let now = now.timestamp_millis();

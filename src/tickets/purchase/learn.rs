@@ -49,9 +49,7 @@ impl PurchaseRun<'_> {
             // passed, so the record was absent then. That holds for refusals only if the
             // view learned nothing newer meanwhile.
             let alone = view.epoch == self.epoch;
-            for (stripe, state) in &cancellation.stale_stripes {
-                view.learn(*stripe, state);
-            }
+            view.learn_all(&cancellation.stale_stripes);
             let decided = !cancellation.conflict && !cancellation.throttled;
             self.absent_at = (alone && decided).then_some(view.epoch);
             // Every condition was checked at one point in time, the record's passed: the

@@ -41,9 +41,7 @@ impl PurchaseRun<'_> {
         let (alone, epoch) = {
             let mut view = self.cache.view();
             let alone = view.epoch == epoch;
-            for (stripe, state) in &read.stripes {
-                view.learn(*stripe, state);
-            }
+            view.learn_all(&read.stripes);
             view.stale = false;
             debug!(
                 read = open.len(),
