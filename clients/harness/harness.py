@@ -8,7 +8,9 @@
 - a fault proxy between `tally serve` and DynamoDB Local: on demand it throttles
   DynamoDB calls, or lets a write commit and then answers `500`, so that Tally answers
   real `503`s with `Retry-After`;
-- a control endpoint for the tests: faults to inject, and counts of what happened.
+- a control endpoint for the tests: faults to inject, and counts of what happened; it
+  also answers as a container's credential endpoint and an instance's metadata service
+  do, with the test credentials that carry a session token.
 
   harness.py --gateway PORT --tally URL --dynamodb-proxy PORT --dynamodb URL --control PORT
 
@@ -249,8 +251,49 @@ class DynamoDbProxy(Handler):
         self.answer(status, payload, content_type)
 
 
+# What a container's credential endpoint and an instance's metadata service (IMDSv2)
+# answer: the set of test credentials with a session token.
+IMDS_TOKEN = "imds-token-for-tests"
+ROLE = "tally-test-role"
+
+
+def temporary_credentials():
+    session = next(c for c in credentials().values() if c.get("token"))
+    expires = datetime.fromtimestamp(time.time() + 3600, timezone.utc)
+    return {
+        "AccessKeyId": session["key"],
+        "SecretAccessKey": session["secret"],
+        "Token": session["token"],
+        "Expiration": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "Code": "Success",
+        "Type": "AWS-HMAC",
+        "LastUpdated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
 class Control(Handler):
+    def credential_endpoints(self, method):
+        """The container endpoint (`/container-credentials`, with the token in
+        HARNESS_CONTAINER_TOKEN) and IMDSv2 (`/latest/...`); None for other paths."""
+        if self.path == "/container-credentials":
+            if self.headers.get("authorization") != os.environ["HARNESS_CONTAINER_TOKEN"]:
+                return self.answer(401, b'{"message": "no token"}')
+            STATE.count("credentials.container")
+            return self.answer(200, json.dumps(temporary_credentials()).encode())
+        if (method, self.path) == ("PUT", "/latest/api/token"):
+            return self.answer(200, IMDS_TOKEN.encode(), "text/plain")
+        if self.path.startswith("/latest/meta-data/iam/security-credentials/"):
+            if self.headers.get("x-aws-ec2-metadata-token") != IMDS_TOKEN:
+                return self.answer(401, b"", "text/plain")
+            if self.path.endswith("/"):
+                return self.answer(200, ROLE.encode(), "text/plain")
+            STATE.count("credentials.instance")
+            return self.answer(200, json.dumps(temporary_credentials()).encode())
+        return False
+
     def handle_any(self, method):
+        if self.credential_endpoints(method) is not False:
+            return
         body = json.loads(self.body() or b"{}")
         if (method, self.path) == ("POST", "/faults/gateway"):
             with STATE.lock:

@@ -8,10 +8,10 @@
  *
  * TALLY_URL, AWS_REGION and AWS credentials as for any client.
  */
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 import { TallyClient } from "../src/index.js";
+import { runProcesses } from "./processes.js";
 
 const tally = new TallyClient({ baseUrl: process.env.TALLY_URL ?? "http://127.0.0.1:3000" });
 const BATCH = 25;
@@ -47,19 +47,8 @@ async function system(seriesId: string, source: string, orders: number): Promise
 async function main(systems: number, orders: number): Promise<void> {
   const seriesId = `EX${Date.now().toString(36).toUpperCase()}`;
   await tally.defineSeries(seriesId, { format: `${seriesId}-{yy}-{seq:6}`, reset: "yearly", gapless: true });
-  const script = fileURLToPath(import.meta.url);
-  const told = await Promise.all(
-    Array.from({ length: systems }, (_, i) => {
-      return new Promise<Told[]>((resolve, reject) => {
-        const child = spawn(process.execPath, [script, "system", seriesId, `system${i}`, String(orders)], {
-          stdio: ["ignore", "pipe", "inherit"],
-        });
-        let out = "";
-        child.stdout.on("data", (chunk) => (out += chunk));
-        child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as Told[]) : reject(new Error(`system${i} exited ${code}`))));
-      });
-    }),
-  );
+  const runs = Array.from({ length: systems }, (_, i) => ["system", seriesId, `${seriesId}-system${i}`, String(orders)]);
+  const told = (await runProcesses(fileURLToPath(import.meta.url), runs)).map((out) => JSON.parse(out) as Told[]);
   await check(seriesId, systems * orders, told.flat());
   console.log(`${seriesId}: ${systems} systems numbered ${systems * orders} orders without a gap; check passed`);
 }

@@ -9,10 +9,10 @@
  *
  * TALLY_URL, AWS_REGION and AWS credentials as for any client.
  */
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 import { TallyClient, TallyError } from "../src/index.js";
+import { runProcesses } from "./processes.js";
 
 const tally = new TallyClient({ baseUrl: process.env.TALLY_URL ?? "http://127.0.0.1:3000" });
 
@@ -60,17 +60,8 @@ async function shop(drawId: string, name: string): Promise<void> {
 async function main(processes: number, total: number): Promise<void> {
   const drawId = `sell-out-${Date.now().toString(36)}`;
   await tally.createDraw({ draw_id: drawId, total_tickets: total, max_per_purchase: 5, stripes: 8 });
-  const script = fileURLToPath(import.meta.url);
-  const told = await Promise.all(
-    Array.from({ length: processes }, (_, i) => {
-      return new Promise<Sale[]>((resolve, reject) => {
-        const child = spawn(process.execPath, [script, "shop", drawId, `shop${i}`], { stdio: ["ignore", "pipe", "inherit"] });
-        let out = "";
-        child.stdout.on("data", (chunk) => (out += chunk));
-        child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as Sale[]) : reject(new Error(`shop${i} exited ${code}`))));
-      });
-    }),
-  );
+  const shops = Array.from({ length: processes }, (_, i) => ["shop", drawId, `shop${i}`]);
+  const told = (await runProcesses(fileURLToPath(import.meta.url), shops)).map((out) => JSON.parse(out) as Sale[]);
   check(total, told.flat(), await listed(drawId), await tally.getDraw(drawId));
   console.log(`${drawId}: ${processes} processes sold ${total} tickets in ${told.flat().length} purchases; check passed`);
 }

@@ -17,7 +17,8 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 200, maxDelayMs: 20_000 };
 
-const REPEATED = new Set([429, 502, 503, 504]);
+/** The statuses that are repeated. */
+export const REPEATED: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 /** Milliseconds to wait before repeat number `attempt` (1 for the first repeat). */
 export function waitBefore(

@@ -88,26 +88,28 @@ test("instant wins", async () => {
 
 test("a series: orders, batches, look-ups, a void, the listing and the audit", async () => {
   const seriesId = unique("TS").replace(/[^A-Za-z0-9]/g, "").slice(0, 24);
+  // (`source`, `external_ref`) is unique across series: sources of this run alone.
+  const [erp, shop] = [unique("erp"), unique("shop")];
   const series = await tally.defineSeries(seriesId, { format: `${seriesId}-{seq:4}`, reset: "never" });
   assert.equal(series.series_id, seriesId);
   assert.equal((await tally.getSeries(seriesId)).series_id, seriesId);
-  const first = await tally.createOrder({ series: seriesId, source: "erp", external_ref: "PO-1" });
+  const first = await tally.createOrder({ series: seriesId, source: erp, external_ref: "PO-1" });
   assert.equal(first.order_number, `${seriesId}-0001`);
-  const again = await tally.createOrder({ series: seriesId, source: "erp", external_ref: "PO-1" });
+  const again = await tally.createOrder({ series: seriesId, source: erp, external_ref: "PO-1" });
   assert.equal(again.order_number, first.order_number);
-  const second = await tally.createSeriesOrder(seriesId, { source: "erp", external_ref: "PO-2" });
+  const second = await tally.createSeriesOrder(seriesId, { source: erp, external_ref: "PO-2" });
   assert.equal(second.order_number, `${seriesId}-0002`);
   const batch = await tally.createBatch({
     series: seriesId,
-    source: "shop",
+    source: shop,
     orders: [{ external_ref: "w-1" }, { external_ref: "w-2", data: { total: "19.99" } }],
   });
   assert.deepEqual(batch.results.map((r) => [r.index, r.status]), [[0, "created"], [1, "created"]]);
-  const own = await tally.createSeriesBatch(seriesId, { source: "shop", orders: [{ external_ref: "w-1" }, { external_ref: "w-3" }] });
+  const own = await tally.createSeriesBatch(seriesId, { source: shop, orders: [{ external_ref: "w-1" }, { external_ref: "w-3" }] });
   assert.deepEqual(own.results.map((r) => r.status), ["existing", "created"]);
   assert.equal((await tally.findOrder(first.order_number)).external_ref, "PO-1");
   assert.equal((await tally.getSeriesOrder(seriesId, second.order_number)).external_ref, "PO-2");
-  assert.equal((await tally.orderByRef("shop", "w-3")).order_number, `${seriesId}-0005`);
+  assert.equal((await tally.orderByRef(shop, "w-3")).order_number, `${seriesId}-0005`);
   assert.equal((await tally.voidOrder(seriesId, second.order_number, "cancelled")).status, "void");
   const moved = await tally.updateSeries(seriesId, { next: 100, reason: "continue the paper invoices" });
   assert.equal(moved.series_id, seriesId);

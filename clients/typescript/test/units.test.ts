@@ -3,11 +3,13 @@
  * how a batch's contended items are posted again.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { settleBatch } from "../src/batches.js";
 import { errorOf } from "../src/errors.js";
-import { DEFAULT_RETRY, waitBefore } from "../src/index.js";
+import { DEFAULT_RETRY, GATEWAY_CODES, GATEWAY_OTHER, waitBefore } from "../src/index.js";
+import { REPEATED } from "../src/retry.js";
 
 test("a problem keeps its code and members; a gateway answer gets a code of its own", () => {
   const problem = errorOf(
@@ -52,4 +54,26 @@ test("a batch posts its contended items again alone and keeps the first indexes"
     answer.results.map((r) => [r.index, r.external_ref, r.status]),
     [[0, "a", "created"], [1, "b", "created"], [2, "c", "created"]],
   );
+});
+
+test("API Gateway's answers get the codes and repeats docs/api.md gives them", () => {
+  const page = readFileSync(new URL("../../../../docs/api.md", import.meta.url), "utf8");
+  const section = page.split("### API Gateway's own answers")[1]!.split("\n#")[0]!;
+  const codes: Record<number, string> = {};
+  const repeated: number[] = [];
+  for (const row of section.split("\n").filter((line) => /^\| (`\d{3}`|any other)/.test(line))) {
+    const [, status, , , code, repeat] = row.split("|").map((cell) => cell.trim());
+    const gatewayCode = /`(gateway_\w+)`/.exec(code!)![1]!;
+    if (status!.includes("any other")) {
+      assert.equal(GATEWAY_OTHER, gatewayCode);
+      continue;
+    }
+    const number = Number(/`(\d{3})`/.exec(status!)![1]);
+    codes[number] = gatewayCode;
+    if (repeat!.startsWith("yes")) {
+      repeated.push(number);
+    }
+  }
+  assert.deepEqual(GATEWAY_CODES, codes);
+  assert.deepEqual([...REPEATED].filter((s) => s in codes).sort(), repeated.sort());
 });
