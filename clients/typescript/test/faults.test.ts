@@ -2,7 +2,7 @@
  * Repeats through real faults: Tally's own `503`s with `Retry-After` (DynamoDB throttled,
  * or a write committed whose answer was lost) and API Gateway's `429`s, each settled
  * exactly once; API Gateway's refusals as errors of their own; credentials from the
- * environment and from a profile.
+ * environment, a profile, a container's endpoint and an instance's metadata service.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -69,28 +69,56 @@ test("API Gateway's refusal of a bad signature is a gateway_forbidden error", as
   });
 });
 
-test("credentials come from a profile, and temporary ones carry their session token", async () => {
+/** Runs `body` with the environment's credentials replaced by `environment`. */
+async function withEnvironment(environment: Record<string, string>, body: () => Promise<void>): Promise<void> {
+  const saved = { ...process.env };
+  delete process.env.AWS_ACCESS_KEY_ID;
+  delete process.env.AWS_SECRET_ACCESS_KEY;
   const home = mkdtempSync(join(tmpdir(), "tally-aws-"));
-  const file = join(home, "credentials");
+  Object.assign(process.env, {
+    AWS_SHARED_CREDENTIALS_FILE: join(home, "credentials"),
+    AWS_CONFIG_FILE: join(home, "config"),
+    ...environment,
+  });
+  try {
+    await body();
+  } finally {
+    process.env = saved;
+  }
+}
+
+async function createsADraw(counted?: string): Promise<void> {
+  const before = await counts();
+  const drawId = unique("ts-chain");
+  assert.equal((await client().createDraw({ draw_id: drawId, total_tickets: 3 })).draw_id, drawId);
+  if (counted !== undefined) {
+    assert.equal(grown(before, await counts())[counted], 1);
+  }
+}
+
+test("credentials come from a profile, and temporary ones carry their session token", async () => {
+  const file = join(mkdtempSync(join(tmpdir(), "tally-aws-")), "credentials");
   writeFileSync(
     file,
     `[tally-test]\naws_access_key_id = ${process.env.TALLY_TEST_SESSION_KEY}\n` +
       `aws_secret_access_key = ${process.env.TALLY_TEST_SESSION_SECRET}\n` +
       `aws_session_token = ${process.env.TALLY_TEST_SESSION_TOKEN}\n`,
   );
-  const saved = { ...process.env };
-  delete process.env.AWS_ACCESS_KEY_ID;
-  delete process.env.AWS_SECRET_ACCESS_KEY;
-  Object.assign(process.env, {
-    AWS_PROFILE: "tally-test",
-    AWS_SHARED_CREDENTIALS_FILE: file,
-    AWS_CONFIG_FILE: join(home, "config"),
-    AWS_EC2_METADATA_DISABLED: "true",
-  });
-  try {
-    const drawId = unique("ts-profile");
-    assert.equal((await client().createDraw({ draw_id: drawId, total_tickets: 3 })).draw_id, drawId);
-  } finally {
-    process.env = saved;
-  }
+  await withEnvironment(
+    { AWS_PROFILE: "tally-test", AWS_SHARED_CREDENTIALS_FILE: file, AWS_EC2_METADATA_DISABLED: "true" },
+    () => createsADraw(),
+  );
+});
+
+test("credentials come from a container's endpoint", async () => {
+  const environment = {
+    AWS_CONTAINER_CREDENTIALS_FULL_URI: `${process.env.TALLY_HARNESS}/container-credentials`,
+    AWS_CONTAINER_AUTHORIZATION_TOKEN: process.env.HARNESS_CONTAINER_TOKEN!,
+  };
+  await withEnvironment(environment, () => createsADraw("credentials.container"));
+});
+
+test("credentials come from an instance's role", async () => {
+  const environment = { AWS_EC2_METADATA_SERVICE_ENDPOINT: process.env.TALLY_HARNESS! };
+  await withEnvironment(environment, () => createsADraw("credentials.instance"));
 });
