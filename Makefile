@@ -10,7 +10,8 @@ run:
 ## Install what the tests need and run every test: template lint and least-privilege
 ## check, unit and integration tests against a fresh DynamoDB Local (the browser verifier
 ## in headless Chromium among them), the HTTP API fuzzed against openapi.json with
-## Schemathesis, and Lambda binaries invoked through cargo lambda.
+## Schemathesis, Lambda binaries invoked through cargo lambda, and the PHP and TypeScript
+## clients, their seed-flow examples and docs/integrate.md behind a stand-in for API Gateway.
 test:
 	scripts/pip-tool.sh cfn-lint py-ecc
 	cfn-lint template.yaml
@@ -20,6 +21,7 @@ test:
 	scripts/with-dynamodb.sh cargo test --locked
 	scripts/with-dynamodb.sh scripts/schemathesis.sh
 	scripts/with-dynamodb.sh scripts/invoke-test.sh
+	scripts/with-dynamodb.sh scripts/clients-test.sh
 
 ## Write the OpenAPI document (openapi.json) and the events' JSON Schemas
 ## (docs/events/*.schema.json) from the code; `cargo test` fails while they differ.
@@ -63,4 +65,5 @@ invoke:
 
 clean:
 	cargo clean
-	rm -rf .dynamodb scripts/dynamodb-local/node_modules web/test/node_modules
+	rm -rf .dynamodb scripts/dynamodb-local/node_modules web/test/node_modules \
+	  clients/typescript/node_modules clients/typescript/dist

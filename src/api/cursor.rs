@@ -11,15 +11,31 @@ use super::timestamp;
 use crate::domain::ids::DrawId;
 use crate::store::lists::After;
 use crate::store::parse_timestamp;
+use crate::tickets::PurchasesFrom;
 
 /// The longest cursor of an index list: a stored time (24 bytes), `#` and an id of at most
 /// 64 characters, in base64url (119 characters).
 pub const MAX_LIST_CURSOR_CHARS: usize = 120;
+/// The longest cursor of a draw's purchases: a stripe (at most 4 digits), `#` and an
+/// index list's entry, in base64url (126 characters).
+pub const MAX_PURCHASES_CURSOR_CHARS: usize = 128;
 /// A period listing's cursor: the counter a page ends at, as 16 lowercase hex digits.
 pub const COUNTER_CURSOR_CHARS: usize = 16;
 
 fn invalid() -> Problem {
     Problem::new(Code::InvalidCursor, "`cursor` is not one this API gave")
+}
+
+/// The text of a base64url cursor of at most `max_chars` characters.
+fn decode(raw: &str, max_chars: usize) -> Result<String, Problem> {
+    if raw.len() > max_chars {
+        return Err(invalid());
+    }
+    URL_SAFE_NO_PAD
+        .decode(raw)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(invalid)
 }
 
 /// The cursor after `after`, an entry of an index list (the draws, a payer's purchases).
@@ -30,14 +46,7 @@ pub fn list_cursor(after: After) -> String {
 /// Reads a [`list_cursor`]: base64url of an index sort key, a time exactly as stored and
 /// an id, anything else refused before it is decoded further.
 pub fn list_after(raw: &str) -> Result<After, Problem> {
-    if raw.len() > MAX_LIST_CURSOR_CHARS {
-        return Err(invalid());
-    }
-    let text = URL_SAFE_NO_PAD
-        .decode(raw)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .ok_or_else(invalid)?;
+    let text = decode(raw, MAX_LIST_CURSOR_CHARS)?;
     let (time, id) = text.split_once('#').ok_or_else(invalid)?;
     // Another spelling of the time (more digits, an offset) would sort elsewhere.
     let canonical = parse_timestamp(time).is_some_and(|t| timestamp(t) == time);
@@ -45,6 +54,32 @@ pub fn list_after(raw: &str) -> Result<After, Problem> {
         return Err(invalid());
     }
     Ok(After(text))
+}
+
+/// The cursor of a draw's purchases from `from`: its stripe, then `#` and the entry it
+/// follows, if any.
+pub fn purchases_cursor(from: PurchasesFrom) -> String {
+    let text = match from.after {
+        Some(after) => format!("{}#{}", from.stripe, after.0),
+        None => from.stripe.to_string(),
+    };
+    URL_SAFE_NO_PAD.encode(text)
+}
+
+/// Reads a [`purchases_cursor`]: a stripe in decimal digits, alone or followed by `#` and
+/// what [`list_after`] takes.
+pub fn purchases_from(raw: &str) -> Result<PurchasesFrom, Problem> {
+    let text = decode(raw, MAX_PURCHASES_CURSOR_CHARS)?;
+    let (stripe, after) = match text.split_once('#') {
+        Some((stripe, entry)) => (stripe, Some(list_after(&URL_SAFE_NO_PAD.encode(entry))?)),
+        None => (text.as_str(), None),
+    };
+    // Digits only: `parse` would also take a sign.
+    if stripe.is_empty() || stripe.len() > 4 || !stripe.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid());
+    }
+    let stripe = stripe.parse().map_err(|_| invalid())?;
+    Ok(PurchasesFrom { stripe, after })
 }
 
 /// The cursor after the counter `after` of a period listing.
@@ -90,6 +125,42 @@ mod tests {
             "A".repeat(60_000),
         ] {
             assert!(list_after(&bad).is_err(), "{bad:.80}");
+        }
+    }
+
+    #[test]
+    fn purchases_cursors_round_trip_and_nothing_else_passes() {
+        let longest = PurchasesFrom {
+            stripe: 1023,
+            after: Some(After(format!(
+                "2026-11-29T10:15:02.318Z#{}",
+                "x".repeat(64)
+            ))),
+        };
+        let start = PurchasesFrom {
+            stripe: 7,
+            after: None,
+        };
+        for from in [longest, start] {
+            let cursor = purchases_cursor(from.clone());
+            assert!(cursor.len() <= MAX_PURCHASES_CURSOR_CHARS);
+            assert_eq!(purchases_from(&cursor).unwrap(), from);
+        }
+        let encode = |text: &str| URL_SAFE_NO_PAD.encode(text);
+        for bad in [
+            String::new(),
+            "%%%".to_owned(),
+            encode(""),
+            encode("+7"),
+            encode("-1"),
+            encode("10000"),
+            encode("7#"),
+            encode("7#2026-11-29T10:15:02Z#d"),
+            encode("x#2026-11-29T10:15:02.318Z#d"),
+            encode("2026-11-29T10:15:02.318Z#d"),
+            "A".repeat(60_000),
+        ] {
+            assert!(purchases_from(&bad).is_err(), "{bad:.80}");
         }
     }
 

@@ -44,7 +44,14 @@ does not take;
 - `500 internal_error` only for a bug.
 
 The local server (`tally serve`) also answers `414 uri_too_long`, \
-`431 headers_too_large` and `400 malformed_request` for requests that it cannot parse.";
+`431 headers_too_large` and `400 malformed_request` for requests that it cannot parse.
+
+Behind API Gateway (IAM auth: requests signed with SigV4 for the service `execute-api`), \
+API Gateway answers some requests itself, with a body `{\"message\": \"...\"}` that is no \
+problem document: `401`, `403` (unsigned, a wrong or expired signature, a policy without \
+the route), `404` (a route the API does not have), `413`, `429` (its throttling: repeat \
+with backoff), `500`, `502`, `503` and `504` (the function failed, was unavailable or did \
+not answer in time: repeat, every request is safe to repeat). docs/api.md lists them.";
 
 /// The shared responses, by name in `components.responses`.
 const UNAVAILABLE: &str = "Unavailable";

@@ -146,6 +146,40 @@ pub enum Unfinished {
     },
 }
 
+/// Whether a purchase (and each of its tickets) stands, or was voided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PurchaseStatus {
+    Active,
+    Void,
+}
+
+impl PurchaseStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Void => "void",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "active" => Some(Self::Active),
+            "void" => Some(Self::Void),
+            _ => None,
+        }
+    }
+}
+
+impl Purchase {
+    pub fn status(&self) -> PurchaseStatus {
+        match self.void {
+            Some(_) => PurchaseStatus::Void,
+            None => PurchaseStatus::Active,
+        }
+    }
+}
+
 /// Why and when a purchase and its tickets were voided (a refund, a chargeback).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Void {

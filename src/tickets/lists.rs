@@ -1,4 +1,5 @@
-//! Lists: a payer's purchases, the draws, and every purchase of a draw for an export.
+//! Lists: a payer's purchases, the draws, a draw's purchases page by page for
+//! reconciliation, and every purchase of a draw for an export.
 
 use chrono::Utc;
 use futures::{Stream, StreamExt, TryStreamExt};
@@ -7,7 +8,7 @@ use tracing::instrument;
 use super::{TicketError, TicketService};
 use crate::domain::draw::{Draw, DrawStatus};
 use crate::domain::ids::{DrawId, PayerId};
-use crate::domain::purchase::Purchase;
+use crate::domain::purchase::{Channel, Purchase, PurchaseStatus};
 use crate::store::lists::{After, Page};
 
 /// A page of purchases.
@@ -26,6 +27,39 @@ const DRAW_SCAN_ROUNDS: u32 = 10;
 const EXPORT_CONCURRENCY: usize = 8;
 /// Purchases per page of an export.
 const EXPORT_PAGE: u32 = 100;
+/// Index partitions (stripes) one page of a draw's purchases may query: a draw with many
+/// stripes and few purchases answers a short page and a cursor rather than a slow one.
+const STRIPE_ROUNDS: u32 = 16;
+
+/// Which of a draw's purchases to list: each filter, when given, keeps the purchases that
+/// have that value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PurchaseFilter {
+    pub status: Option<PurchaseStatus>,
+    pub channel: Option<Channel>,
+}
+
+impl PurchaseFilter {
+    pub fn keeps(&self, purchase: &Purchase) -> bool {
+        self.status.is_none_or(|s| s == purchase.status())
+            && self.channel.is_none_or(|c| c == purchase.channel)
+    }
+}
+
+/// Where a page of a draw's purchases starts: in the index partition of `stripe`, after
+/// the entry `after` (from its first entry when `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurchasesFrom {
+    pub stripe: u32,
+    pub after: Option<After>,
+}
+
+/// A page of a draw's purchases and where the next one starts, `None` at the end.
+#[derive(Debug, Clone)]
+pub struct DrawPurchasesPage {
+    pub items: Vec<Purchase>,
+    pub next: Option<PurchasesFrom>,
+}
 
 impl TicketService {
     /// A payer's purchases in a draw with their tickets, newest first.
@@ -82,6 +116,59 @@ impl TicketService {
             }
         }
         Ok(Page { items, next })
+    }
+
+    /// A page of a draw's purchases: stripe by stripe (the first stripe each took), oldest
+    /// first within a stripe, each read strongly consistent. With a filter, or past many
+    /// empty stripes, a page may hold fewer than `limit` while `next` says more follow.
+    #[instrument(skip(self))]
+    pub async fn draw_purchases(
+        &self,
+        draw_id: &DrawId,
+        filter: PurchaseFilter,
+        from: Option<PurchasesFrom>,
+        limit: u32,
+    ) -> Result<DrawPurchasesPage, TicketError> {
+        let draw = self
+            .store()
+            .get_draw(draw_id)
+            .await?
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+        let stripes = draw.config.stripes();
+        let mut at = from.unwrap_or(PurchasesFrom {
+            stripe: 0,
+            after: None,
+        });
+        if at.stripe >= stripes {
+            return Err(TicketError::InvalidCursor);
+        }
+        let mut items = Vec::new();
+        for _ in 0..STRIPE_ROUNDS {
+            let want = limit - items.len() as u32;
+            let page = self
+                .store()
+                .stripe_purchases(draw_id, at.stripe, at.after.as_ref(), want)
+                .await?;
+            items.extend(page.items.into_iter().filter(|p| filter.keeps(p)));
+            at = match page.next {
+                Some(after) => PurchasesFrom {
+                    stripe: at.stripe,
+                    after: Some(after),
+                },
+                None if at.stripe + 1 < stripes => PurchasesFrom {
+                    stripe: at.stripe + 1,
+                    after: None,
+                },
+                None => return Ok(DrawPurchasesPage { items, next: None }),
+            };
+            if items.len() as u32 == limit {
+                break;
+            }
+        }
+        Ok(DrawPurchasesPage {
+            items,
+            next: Some(at),
+        })
     }
 
     /// Every purchase of a draw, stripe by stripe (by the first stripe each purchase took),

@@ -27,7 +27,7 @@ pub use availability::Grid;
 pub use cache::DEFAULT_CACHED_DRAWS;
 pub use draws::{DrawSummary, NewDraw};
 pub use instant::{InstantReveal, InstantWinsView};
-pub use lists::{DrawFilter, PurchasesPage};
+pub use lists::{DrawFilter, DrawPurchasesPage, PurchaseFilter, PurchasesFrom, PurchasesPage};
 pub use purchase::{ConvertRequest, HoldReceipt};
 pub use winners::{BeaconInput, Prize, Replaced, Winners};
 
@@ -123,6 +123,8 @@ pub enum TicketError {
     TicketOutOfRange { number: u64, total: u64 },
     #[error("ticket {0} is not sold")]
     TicketNotSold(u64),
+    #[error("the cursor is not one this listing gave")]
+    InvalidCursor,
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -37,6 +37,7 @@ mod order_races;
 mod orders;
 mod queue;
 mod ranges;
+mod reconciliation;
 mod secrets;
 mod series_scale;
 mod stale_counter;

@@ -1,13 +1,29 @@
 //! The operator's command line: `tally export-draw` writes every purchase of a draw as CSV,
 //! `tally verify-draw --api` checks a drawn draw through a running API.
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
 
 use axum::http::StatusCode;
 use serde_json::json;
 
 use crate::fault_proxy::{FaultProxy, Faults};
-use crate::helpers::{endpoint, router, spawn_app};
+use crate::helpers::{TestApp, endpoint, router, spawn_app};
+
+/// `tally export-draw ARGS --output FILE` on the app's table.
+async fn export_draw(app: &TestApp, args: &[&str], file: &Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tally"));
+    command
+        .arg("export-draw")
+        .args(args)
+        .arg("--output")
+        .arg(file)
+        .env("TABLE_NAME", app.store.table())
+        .env("DYNAMODB_ENDPOINT", endpoint());
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api() {
@@ -40,21 +56,7 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
     )
     .await;
     let file = std::env::temp_dir().join(format!("tally-export-{}.csv", std::process::id()));
-    let table = app.store.table().to_owned();
-    let output = {
-        let file = file.clone();
-        tokio::task::spawn_blocking(move || {
-            Command::new(env!("CARGO_BIN_EXE_tally"))
-                .args(["export-draw", "out", "--output"])
-                .arg(&file)
-                .env("TABLE_NAME", table)
-                .env("DYNAMODB_ENDPOINT", endpoint())
-                .output()
-                .unwrap()
-        })
-        .await
-        .unwrap()
-    };
+    let output = export_draw(&app, &["out"], &file).await;
     assert!(
         output.status.success(),
         "{}",
@@ -100,6 +102,23 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
     assert_eq!((&p5[4], &p4[4]), ("postal", "online"));
     let tickets: usize = rows.iter().map(|r| r[3].split(' ').count()).sum();
     assert_eq!(tickets, sold);
+
+    // Filtered as the API's listing filters: the voided online purchases alone.
+    let filters = ["out", "--status", "void", "--channel", "online"];
+    let output = export_draw(&app, &filters, &file).await;
+    assert!(output.status.success());
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        said.contains("1 purchases (1 tickets: 1 online, 0 postal)"),
+        "{said}"
+    );
+    let filtered: Vec<String> = csv::Reader::from_path(&file)
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap()[0].to_owned())
+        .collect();
+    std::fs::remove_file(&file).ok();
+    assert_eq!(filtered, ["p4"]);
 
     // Drawn, the draw checks out through a running API, commitment included.
     app.post("/draws/out/close", &json!({})).await;

@@ -177,7 +177,8 @@ problem_codes! {
         "`stripes` is out of range, more than `total_tickets`, or too many for one purchase \
          to fit a transaction; use fewer.",
     InvalidStatus = BAD_REQUEST "invalid_status":
-        "`status` is not `scheduled`, `open`, `closing` or `closed`.",
+        "`status` is not one this listing filters by: a draw's `scheduled`, `open`, `closing` \
+         or `closed`, a purchase's `active` or `void`.",
     InvalidTicketNumber = BAD_REQUEST "invalid_ticket_number":
         "the path's ticket number is not a positive whole number.",
     InvalidTimezone = BAD_REQUEST "invalid_timezone":

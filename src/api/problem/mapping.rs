@@ -152,6 +152,7 @@ impl From<TicketError> for Problem {
             TicketError::PurchaseNotFound(_) => Problem::new(Code::PurchaseNotFound, detail),
             TicketError::TicketOutOfRange { .. } => Problem::new(Code::TicketOutOfRange, detail),
             TicketError::TicketNotSold(_) => Problem::new(Code::TicketNotSold, detail),
+            TicketError::InvalidCursor => Problem::new(Code::InvalidCursor, detail),
             TicketError::Store(err) => err.into(),
         }
     }

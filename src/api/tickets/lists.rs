@@ -1,5 +1,6 @@
-//! Paginated lists: a payer's purchases, the draws. A page holds at most `limit` entries
-//! (default 20, at most 100) and an opaque `cursor` for the next page, `null` at the end.
+//! Paginated lists: a payer's purchases, a draw's purchases, the draws. A page holds at
+//! most `limit` entries (default 20, at most 100) and an opaque `cursor` for the next
+//! page, `null` at the end.
 
 use axum::Json;
 use axum::extract::State;
@@ -7,15 +8,17 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
-use super::super::cursor::{list_after, list_cursor};
+use super::super::cursor::{list_after, list_cursor, purchases_cursor, purchases_from};
 use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::{Code, Problem};
+use super::DrawPath;
 use super::draws::DrawFields;
 use super::purchases::PurchaseResponse;
 use crate::domain::draw::DrawStatus;
 use crate::domain::ids::{DrawId, PayerId};
+use crate::domain::purchase::{Channel, PurchaseStatus};
 use crate::store::lists::After;
-use crate::tickets::DrawFilter;
+use crate::tickets::{DrawFilter, PurchaseFilter};
 
 const DEFAULT_LIMIT: u32 = 20;
 const MAX_LIMIT: u32 = 100;
@@ -47,21 +50,44 @@ pub(super) struct DrawListParams {
     cursor: Option<String>,
 }
 
+/// A page of a draw's purchases, of one status and channel or all.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct DrawPurchasesParams {
+    /// Only the purchases with this status (`void`: refunded or charged back).
+    #[param(value_type = Option<PurchaseStatus>)]
+    status: Option<String>,
+    /// Only the purchases of this channel.
+    #[param(value_type = Option<Channel>)]
+    channel: Option<String>,
+    /// 1 to 100 entries, 20 by default.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    limit: Option<String>,
+    /// The `cursor` of the previous page.
+    #[param(pattern = "^[A-Za-z0-9_-]{1,128}$")]
+    cursor: Option<String>,
+}
+
+/// The page size a listing asks for: `limit`, or the default.
+fn page_limit(limit: Option<&str>) -> Result<u32, Problem> {
+    match limit {
+        None => Ok(DEFAULT_LIMIT),
+        Some(raw) => raw
+            .parse()
+            .ok()
+            .filter(|l| (1..=MAX_LIMIT).contains(l))
+            .ok_or_else(|| {
+                Problem::new(
+                    Code::InvalidLimit,
+                    format!("`limit` must be a whole number from 1 to {MAX_LIMIT}"),
+                )
+            }),
+    }
+}
+
 impl PageParams {
     fn limit(&self) -> Result<u32, Problem> {
-        match &self.limit {
-            None => Ok(DEFAULT_LIMIT),
-            Some(raw) => raw
-                .parse()
-                .ok()
-                .filter(|l| (1..=MAX_LIMIT).contains(l))
-                .ok_or_else(|| {
-                    Problem::new(
-                        Code::InvalidLimit,
-                        format!("`limit` must be a whole number from 1 to {MAX_LIMIT}"),
-                    )
-                }),
-        }
+        page_limit(self.limit.as_deref())
     }
 
     fn after(&self) -> Result<Option<After>, Problem> {
@@ -73,7 +99,7 @@ fn cursor(next: Option<After>) -> Option<String> {
     next.map(list_cursor)
 }
 
-/// A page of a payer's purchases, newest first.
+/// A page of purchases.
 #[derive(Serialize, ToSchema)]
 pub(super) struct PurchasesBody {
     purchases: Vec<PurchaseResponse>,
@@ -129,6 +155,71 @@ pub(super) async fn payer_purchases(
     Ok(Json(PurchasesBody {
         purchases: page.items.into_iter().map(Into::into).collect(),
         cursor: cursor(page.next),
+    }))
+}
+
+/// The codes of `draw_purchases`'s own errors (the document adds those of its parameters and body).
+pub(super) const DRAW_PURCHASES_CODES: &[Code] = &[
+    Code::InvalidStatus,
+    Code::InvalidChannel,
+    Code::InvalidLimit,
+    Code::InvalidCursor,
+    Code::InvalidQuery,
+    Code::DrawNotFound,
+];
+
+/// A draw's purchases
+///
+/// For reconciliation: every purchase of the draw, page by page, with its tickets and
+/// status (voided ones included and marked, unless `status` filters them). In the order
+/// of the draw's stripes (by the first stripe each purchase took), oldest first within a
+/// stripe. Entries come from an index that follows the table within moments; each
+/// purchase on a page is then read strongly consistent. A page may hold fewer than
+/// `limit` purchases (a filter, empty stripes) while `cursor` says more follow.
+#[utoipa::path(
+    get,
+    path = "/draws/{draw_id}/purchases",
+    tag = "purchases",
+    params(DrawPath, DrawPurchasesParams),
+    responses(
+        (status = 200, description = "A page of the draw's purchases", body = PurchasesBody),
+    )
+)]
+pub(super) async fn draw_purchases(
+    State(state): State<AppState>,
+    PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
+    QueryParams(query): QueryParams<DrawPurchasesParams>,
+) -> Result<Json<PurchasesBody>, Problem> {
+    let draw_id = DrawId::parse(&draw_id)?;
+    let filter = PurchaseFilter {
+        status: query
+            .status
+            .as_deref()
+            .map(|raw| {
+                PurchaseStatus::parse(raw).ok_or_else(|| {
+                    Problem::new(Code::InvalidStatus, "`status` must be active or void")
+                })
+            })
+            .transpose()?,
+        channel: query
+            .channel
+            .as_deref()
+            .map(|raw| {
+                Channel::parse(raw).ok_or_else(|| {
+                    Problem::new(Code::InvalidChannel, "`channel` must be online or postal")
+                })
+            })
+            .transpose()?,
+    };
+    let limit = page_limit(query.limit.as_deref())?;
+    let from = query.cursor.as_deref().map(purchases_from).transpose()?;
+    let page = state
+        .tickets
+        .draw_purchases(&draw_id, filter, from, limit)
+        .await?;
+    Ok(Json(PurchasesBody {
+        purchases: page.items.into_iter().map(Into::into).collect(),
+        cursor: page.next.map(purchases_cursor),
     }))
 }
 

@@ -28,6 +28,7 @@ super::routes::route_table!(
         purchases::get_purchase,
         purchases::void_purchase,
         lists::payer_purchases,
+        lists::draw_purchases,
         purchases::get_ticket,
         holds::create_hold,
         holds::get_hold,

@@ -15,7 +15,7 @@ use super::instant::InstantWinBody;
 use super::{DrawPath, free_text, required_text};
 use crate::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
 use crate::domain::purchase::{
-    Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest,
+    Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest, PurchaseStatus,
 };
 use crate::tickets::{ConvertRequest, PurchaseReceipt};
 
@@ -53,14 +53,6 @@ pub(super) struct PurchaseBody {
     /// draw like any other and counts toward caps.
     #[schema(value_type = Option<Channel>)]
     channel: Option<String>,
-}
-
-/// `active`, or `void` with the reason and time.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-enum PurchaseStatus {
-    Active,
-    Void,
 }
 
 /// A purchase and its ticket numbers.
@@ -121,6 +113,7 @@ pub(super) struct TicketPath {
 
 impl From<Purchase> for PurchaseResponse {
     fn from(purchase: Purchase) -> Self {
+        let status = purchase.status();
         Self {
             draw_id: purchase.draw_id.to_string(),
             payment_id: purchase.payment_id.to_string(),
@@ -129,11 +122,7 @@ impl From<Purchase> for PurchaseResponse {
             tickets: purchase.tickets,
             chosen: purchase.chosen,
             channel: purchase.channel,
-            status: if purchase.void.is_some() {
-                PurchaseStatus::Void
-            } else {
-                PurchaseStatus::Active
-            },
+            status,
             void_reason: purchase.void.as_ref().map(|v| v.reason.clone()),
             voided_at: purchase.void.map(|v| timestamp(v.at)),
             created_at: timestamp(purchase.created_at),

@@ -1,6 +1,7 @@
 //! `tally export-draw DRAW_ID`: every purchase of a draw as CSV (payment, payer, tickets,
-//! channel, status), with a progress bar counting the tickets sold, and the entries by
-//! channel at the end.
+//! channel, status), or those of one status or channel (`--status`, `--channel`, as the
+//! API's listing filters them), with a progress bar counting the tickets read, and the
+//! entries by channel at the end.
 
 use std::path::PathBuf;
 
@@ -8,9 +9,9 @@ use clap::Args;
 use futures::TryStreamExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tally::domain::ids::DrawId;
-use tally::domain::purchase::Channel;
+use tally::domain::purchase::{Channel, PurchaseStatus};
 use tally::store::{Store, StoreConfig};
-use tally::tickets::TicketService;
+use tally::tickets::{PurchaseFilter, TicketService};
 
 use super::spreadsheet::SpreadsheetCsv;
 
@@ -23,10 +24,28 @@ pub struct ExportArgs {
     /// Where the CSV goes (default: DRAW_ID.csv).
     #[arg(long)]
     output: Option<PathBuf>,
+    /// Only the purchases with this status: active or void.
+    #[arg(long, value_parser = parse_status)]
+    status: Option<PurchaseStatus>,
+    /// Only the purchases of this channel: online or postal.
+    #[arg(long, value_parser = parse_channel)]
+    channel: Option<Channel>,
+}
+
+fn parse_status(raw: &str) -> Result<PurchaseStatus, String> {
+    PurchaseStatus::parse(raw).ok_or_else(|| "a status is active or void".to_owned())
+}
+
+fn parse_channel(raw: &str) -> Result<Channel, String> {
+    Channel::parse(raw).ok_or_else(|| "a channel is online or postal".to_owned())
 }
 
 pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
     let draw_id = DrawId::parse(&args.draw_id).map_err(|e| e.to_string())?;
+    let filter = PurchaseFilter {
+        status: args.status,
+        channel: args.channel,
+    };
     let service = TicketService::new(Store::connect(&config, None).await);
     let summary = service
         .get_draw(&draw_id)
@@ -54,10 +73,13 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
         "void_reason",
         "voided_at",
     ])?;
-    let mut purchases = 0u64;
-    let mut postal = 0u64;
+    let (mut purchases, mut sold, mut postal) = (0u64, 0u64, 0u64);
     let mut stream = std::pin::pin!(service.export_purchases(&summary.draw));
     while let Some(purchase) = stream.try_next().await.map_err(|e| e.to_string())? {
+        bar.inc(u64::from(purchase.quantity));
+        if !filter.keeps(&purchase) {
+            continue;
+        }
         let tickets: Vec<String> = purchase.tickets.iter().map(u64::to_string).collect();
         let time = tally::domain::time::rfc3339_millis;
         csv.write_record([
@@ -66,27 +88,22 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
             &purchase.quantity.to_string(),
             &tickets.join(" "),
             purchase.channel.as_str(),
-            if purchase.void.is_some() {
-                "void"
-            } else {
-                "active"
-            },
+            purchase.status().as_str(),
             &time(purchase.created_at),
             purchase.void.as_ref().map_or("", |v| v.reason.as_str()),
             &purchase.void.as_ref().map_or(String::new(), |v| time(v.at)),
         ])?;
         purchases += 1;
+        sold += u64::from(purchase.quantity);
         if purchase.channel == Channel::Postal {
             postal += u64::from(purchase.quantity);
         }
-        bar.inc(u64::from(purchase.quantity));
     }
     csv.flush()?;
     bar.finish_and_clear();
     println!(
-        "{purchases} purchases ({} tickets: {} online, {postal} postal) of draw {draw_id} written to {}",
-        bar.position(),
-        bar.position() - postal,
+        "{purchases} purchases ({sold} tickets: {} online, {postal} postal) of draw {draw_id} written to {}",
+        sold - postal,
         path.display()
     );
     Ok(())

@@ -1,0 +1,94 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Tally\Client;
+
+/**
+ * Series and orders. (`source`, `external_ref`) is an order's idempotency key, so a
+ * repeat is safe; a batch's items answered `contention` are posted again alone.
+ */
+trait OrderRoutes
+{
+    /** @param array<string, mixed> $body the same definition again is a repeat */
+    public function defineSeries(string $seriesId, array $body): array
+    {
+        return $this->call('defineSeries', ['series_id' => $seriesId], body: $body);
+    }
+
+    public function getSeries(string $seriesId): array
+    {
+        return $this->call('getSeries', ['series_id' => $seriesId]);
+    }
+
+    /** @param array<string, mixed> $body */
+    public function updateSeries(string $seriesId, array $body): array
+    {
+        return $this->call('updateSeries', ['series_id' => $seriesId], body: $body);
+    }
+
+    /** @param array<string, mixed> $body `series`, `source`, `external_ref` and the rest */
+    public function createOrder(array $body): array
+    {
+        return $this->call('createOrder', body: $body);
+    }
+
+    /** @param array<string, mixed> $body `source`, `external_ref` and the rest */
+    public function createSeriesOrder(string $seriesId, array $body): array
+    {
+        return $this->call('createSeriesOrder', ['series_id' => $seriesId], body: $body);
+    }
+
+    /** @param array<string, mixed> $body `series`, `source` and `orders` */
+    public function createBatch(array $body): array
+    {
+        return Batches::settle(
+            $body['orders'],
+            fn (array $orders): array => $this->call('createBatch', body: ['orders' => $orders] + $body),
+            $this->retry,
+        );
+    }
+
+    /** @param array<string, mixed> $body `source` and `orders` */
+    public function createSeriesBatch(string $seriesId, array $body): array
+    {
+        return Batches::settle(
+            $body['orders'],
+            fn (array $orders): array => $this->call('createSeriesBatch', ['series_id' => $seriesId], body: ['orders' => $orders] + $body),
+            $this->retry,
+        );
+    }
+
+    /** An order by its number, in whichever series has it. */
+    public function findOrder(string $orderNumber): array
+    {
+        return $this->call('findOrder', ['order_number' => $orderNumber]);
+    }
+
+    public function getSeriesOrder(string $seriesId, string $orderNumber): array
+    {
+        return $this->call('getSeriesOrder', ['series_id' => $seriesId, 'order_number' => $orderNumber]);
+    }
+
+    public function orderByRef(string $source, string $externalRef): array
+    {
+        return $this->call('orderByRef', ['source' => $source, 'external_ref' => $externalRef]);
+    }
+
+    public function voidOrder(string $seriesId, string $orderNumber, string $reason): array
+    {
+        return $this->call('voidOrder', ['series_id' => $seriesId, 'order_number' => $orderNumber], body: ['reason' => $reason]);
+    }
+
+    /** @return \Generator<int, array<string, mixed>> the pages of a period's orders, with the moves among them */
+    public function listOrders(string $seriesId, ?string $period = null, ?int $limit = null): \Generator
+    {
+        return $this->pages('listOrders', ['series_id' => $seriesId], ['period' => $period, 'limit' => $limit], 'next_cursor');
+    }
+
+    /** @return \Generator<int, array<string, mixed>> the parts of a period's audit, until `complete` */
+    public function audit(string $seriesId, ?string $period = null): \Generator
+    {
+        return $this->pages('audit', ['series_id' => $seriesId], ['period' => $period], 'next_cursor');
+    }
+}

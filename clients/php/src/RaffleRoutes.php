@@ -1,0 +1,124 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Tally\Client;
+
+/**
+ * Draws, holds, purchases, lists and winners. Bodies and answers are arrays shaped as
+ * openapi.json describes them; every call that changes something carries its
+ * idempotency key (`draw_id`, `hold_id`, `payment_id`), so a repeat is safe.
+ */
+trait RaffleRoutes
+{
+    /** @param array<string, mixed> $body without `draw_id`, one is made here first, so a repeat is safe */
+    public function createDraw(array $body): array
+    {
+        $body['draw_id'] ??= 'd-' . substr(bin2hex(random_bytes(8)), 0, 16);
+        return $this->call('createDraw', body: $body);
+    }
+
+    /** @return \Generator<int, array<string, mixed>> every draw (of one `status`), newest first */
+    public function listDraws(?string $status = null, ?int $limit = null): \Generator
+    {
+        return $this->items('listDraws', [], ['status' => $status, 'limit' => $limit], 'draws');
+    }
+
+    public function getDraw(string $drawId): array
+    {
+        return $this->call('getDraw', ['draw_id' => $drawId]);
+    }
+
+    /** @param array<string, mixed> $body */
+    public function updateDraw(string $drawId, array $body): array
+    {
+        return $this->call('updateDraw', ['draw_id' => $drawId], body: $body);
+    }
+
+    public function availability(string $drawId): array
+    {
+        return $this->call('availability', ['draw_id' => $drawId]);
+    }
+
+    public function closeDraw(string $drawId): array
+    {
+        return $this->call('closeDraw', ['draw_id' => $drawId]);
+    }
+
+    public function eligible(string $drawId): array
+    {
+        return $this->call('eligible', ['draw_id' => $drawId]);
+    }
+
+    /** @param array<string, mixed> $body with its `hold_id`, the idempotency key */
+    public function createHold(string $drawId, array $body): array
+    {
+        return $this->call('createHold', ['draw_id' => $drawId], body: $body);
+    }
+
+    public function getHold(string $drawId, string $holdId): array
+    {
+        return $this->call('getHold', ['draw_id' => $drawId, 'hold_id' => $holdId]);
+    }
+
+    public function releaseHold(string $drawId, string $holdId): array
+    {
+        return $this->call('releaseHold', ['draw_id' => $drawId, 'hold_id' => $holdId]);
+    }
+
+    /** @param array<string, mixed> $body with its `payment_id`, the idempotency key; `hold_id` pays a hold */
+    public function purchase(string $drawId, array $body): array
+    {
+        return $this->call('purchase', ['draw_id' => $drawId], body: $body);
+    }
+
+    public function getPurchase(string $drawId, string $paymentId): array
+    {
+        return $this->call('getPurchase', ['draw_id' => $drawId, 'payment_id' => $paymentId]);
+    }
+
+    public function voidPurchase(string $drawId, string $paymentId, string $reason): array
+    {
+        return $this->call('voidPurchase', ['draw_id' => $drawId, 'payment_id' => $paymentId], body: ['reason' => $reason]);
+    }
+
+    /** @return \Generator<int, array<string, mixed>> a payer's purchases of a draw, newest first */
+    public function payerPurchases(string $drawId, string $payerId, ?int $limit = null): \Generator
+    {
+        return $this->items('payerPurchases', ['draw_id' => $drawId, 'payer_id' => $payerId], ['limit' => $limit], 'purchases');
+    }
+
+    /** @return \Generator<int, array<string, mixed>> every purchase of a draw (of one status, one channel) */
+    public function drawPurchases(string $drawId, ?string $status = null, ?string $channel = null, ?int $limit = null): \Generator
+    {
+        $query = ['status' => $status, 'channel' => $channel, 'limit' => $limit];
+        return $this->items('drawPurchases', ['draw_id' => $drawId], $query, 'purchases');
+    }
+
+    public function getTicket(string $drawId, int $number): array
+    {
+        return $this->call('getTicket', ['draw_id' => $drawId, 'number' => $number]);
+    }
+
+    public function getWinners(string $drawId): array
+    {
+        return $this->call('getWinners', ['draw_id' => $drawId]);
+    }
+
+    /** @param array<string, mixed> $body */
+    public function drawWinners(string $drawId, array $body): array
+    {
+        return $this->call('drawWinners', ['draw_id' => $drawId], body: $body);
+    }
+
+    /** @param array<string, mixed> $body with its `reason`, which tells a repeat from a new redraw */
+    public function redraw(string $drawId, int $prize, array $body): array
+    {
+        return $this->call('redraw', ['draw_id' => $drawId, 'prize' => $prize], body: $body);
+    }
+
+    public function instantWins(string $drawId): array
+    {
+        return $this->call('instantWins', ['draw_id' => $drawId]);
+    }
+}

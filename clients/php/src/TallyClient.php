@@ -1,0 +1,152 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Tally\Client;
+
+use Tally\Client\Http\Response;
+use Tally\Client\Http\Transport;
+use Tally\Client\Http\TransportError;
+use Tally\Client\Signing\AwsSdkSigner;
+use Tally\Client\Signing\CredentialChain;
+use Tally\Client\Signing\Credentials;
+use Tally\Client\Signing\SignatureV4;
+use Tally\Client\Signing\Signer;
+
+/**
+ * Tally's API, one method per route (`Routes::ROUTES`): raffles in `RaffleRoutes`, series
+ * and orders in `OrderRoutes`. Requests are signed (SigV4, service `execute-api`),
+ * repeated after `503`s and `429`s; answers are arrays as the API sends them (see
+ * openapi.json), errors `TallyError`s; lists are generators.
+ */
+final class TallyClient
+{
+    use RaffleRoutes;
+    use OrderRoutes;
+
+    /** API Gateway's signing name. */
+    public const SERVICE = 'execute-api';
+
+    /** @var (\Closure(): Credentials)|null */
+    private readonly ?\Closure $credentials;
+    private readonly ?Signer $signer;
+
+    /**
+     * @param string $baseUrl `https://API_ID.execute-api.REGION.amazonaws.com`, or `tally serve`'s
+     * @param string|null $region the deployment's; by default `AWS_REGION`, else `AWS_DEFAULT_REGION`
+     * @param Credentials|callable|false|null $credentials credentials or a callable giving them;
+     *        null for the credential chain; false sends requests unsigned (`tally serve`)
+     */
+    public function __construct(
+        private readonly string $baseUrl,
+        ?string $region = null,
+        Credentials|callable|false|null $credentials = null,
+        public readonly RetryPolicy $retry = new RetryPolicy(),
+        ?Signer $signer = null,
+        private readonly Transport $transport = new Transport(),
+    ) {
+        if ($credentials === false) {
+            $this->credentials = null;
+            $this->signer = null;
+            return;
+        }
+        $this->credentials = match (true) {
+            $credentials instanceof Credentials => static fn (): Credentials => $credentials,
+            $credentials === null => (new CredentialChain())(...),
+            default => \Closure::fromCallable($credentials),
+        };
+        $region ??= (getenv('AWS_REGION') ?: null) ?? (getenv('AWS_DEFAULT_REGION') ?: null)
+            ?? throw new \InvalidArgumentException('TallyClient needs a region: pass one or set AWS_REGION');
+        $this->signer = $signer ?? (AwsSdkSigner::available()
+            ? new AwsSdkSigner(self::SERVICE, $region)
+            : new SignatureV4(self::SERVICE, $region));
+    }
+
+    /**
+     * Calls a route of the table: its answer as JSON, or a `TallyError`.
+     *
+     * @param array<string, string|int> $path
+     * @param array<string, string|int|null> $query
+     * @param array<string, mixed>|null $body
+     */
+    private function call(string $route, array $path = [], array $query = [], ?array $body = null): mixed
+    {
+        [$method, $template] = Routes::ROUTES[$route];
+        $url = rtrim($this->baseUrl, '/') . preg_replace_callback(
+            '/\{(\w+)\}/',
+            static fn (array $m): string => rawurlencode((string) $path[$m[1]]),
+            $template,
+        );
+        $query = array_filter($query, static fn ($v): bool => $v !== null);
+        if ($query !== []) {
+            $url .= '?' . http_build_query($query, '', '&', PHP_QUERY_RFC3986);
+        }
+        $payload = $body === null ? '' : json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        $headers = $body === null ? [] : ['content-type' => 'application/json'];
+        $response = $this->send($method, $url, $headers, $payload);
+        if (!$response->ok()) {
+            throw TallyError::of($response);
+        }
+        return $response->json();
+    }
+
+    /**
+     * One request, signed anew for each attempt, repeated as the retry policy says.
+     *
+     * @param array<string, string> $headers
+     */
+    private function send(string $method, string $url, array $headers, string $body): Response
+    {
+        for ($attempt = 1; ; $attempt++) {
+            $signed = $this->signer === null || $this->credentials === null
+                ? $headers
+                : $this->signer->sign($method, $url, $headers, $body, ($this->credentials)());
+            try {
+                $response = $this->transport->send($method, $url, $signed, $body);
+            } catch (TransportError $failure) {
+                if ($attempt >= $this->retry->maxAttempts) {
+                    throw $failure;
+                }
+                $this->retry->sleep($this->retry->waitBefore($attempt, null));
+                continue;
+            }
+            if (!in_array($response->status, RetryPolicy::REPEATED, true) || $attempt >= $this->retry->maxAttempts) {
+                return $response;
+            }
+            $this->retry->sleep($this->retry->waitBefore($attempt, $response->retryAfter()));
+        }
+    }
+
+    /**
+     * Every page of a list, following its cursor (`$cursorMember`) until it is null.
+     *
+     * @param array<string, string|int> $path
+     * @param array<string, string|int|null> $query
+     * @return \Generator<int, array<string, mixed>>
+     */
+    private function pages(string $route, array $path, array $query, string $cursorMember): \Generator
+    {
+        $cursor = null;
+        do {
+            $page = $this->call($route, $path, array_merge($query, ['cursor' => $cursor]));
+            yield $page;
+            $cursor = $page[$cursorMember] ?? null;
+        } while ($cursor !== null);
+    }
+
+    /**
+     * Every entry of `$member` in every page of a list.
+     *
+     * @param array<string, string|int> $path
+     * @param array<string, string|int|null> $query
+     * @return \Generator<int, array<string, mixed>>
+     */
+    private function items(string $route, array $path, array $query, string $member): \Generator
+    {
+        foreach ($this->pages($route, $path, $query, 'cursor') as $page) {
+            foreach ($page[$member] as $item) {
+                yield $item;
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Tally\Client;
+
+/**
+ * Every answer that is not a success: Tally's problem documents (RFC 9457) with their
+ * `code` and members, and API Gateway's own answers, which are not problem documents
+ * (`{"message": "Forbidden"}`), with a `gateway_*` code of their own. (PHP's own
+ * `getCode()` is an integer: the problem's code is `code()`.)
+ */
+final class TallyError extends \RuntimeException
+{
+    /** The code of an API Gateway answer, by its status (docs/api.md, "API Gateway's own answers"). */
+    public const GATEWAY_CODES = [
+        401 => 'gateway_unauthorized',
+        403 => 'gateway_forbidden',
+        404 => 'gateway_not_found',
+        413 => 'gateway_body_too_large',
+        429 => 'gateway_throttled',
+        500 => 'gateway_error',
+        502 => 'gateway_error',
+        503 => 'gateway_unavailable',
+        504 => 'gateway_timeout',
+    ];
+    /** The code of an API Gateway answer whose status the table does not list. */
+    public const GATEWAY_OTHER = 'gateway_error';
+
+    /** @param array<string, mixed> $problem */
+    private function __construct(
+        private readonly int $status,
+        private readonly string $problemCode,
+        private readonly string $detail,
+        private readonly array $problem,
+        private readonly ?int $retryAfter,
+        private readonly bool $fromGateway,
+    ) {
+        parent::__construct("{$status} {$problemCode}: {$detail}");
+    }
+
+    /** The error an answer that is not a success stands for. */
+    public static function of(Http\Response $response): self
+    {
+        $body = json_decode($response->body, true);
+        $members = is_array($body) ? $body : [];
+        if (isset($members['code']) && is_string($members['code'])) {
+            $detail = is_string($members['detail'] ?? null) ? $members['detail'] : '';
+            return new self($response->status, $members['code'], $detail, $members, $response->retryAfter(), false);
+        }
+        $message = is_string($members['message'] ?? null) ? $members['message'] : $response->body;
+        $code = self::GATEWAY_CODES[$response->status] ?? self::GATEWAY_OTHER;
+        return new self($response->status, $code, $message, $members, $response->retryAfter(), true);
+    }
+
+    /** Tally's problem `code`, or a `gateway_*` code for API Gateway's own answers. */
+    public function code(): string
+    {
+        return $this->problemCode;
+    }
+
+    /** The HTTP status. */
+    public function status(): int
+    {
+        return $this->status;
+    }
+
+    /** What went wrong, for people: the problem's `detail`, or API Gateway's `message`. */
+    public function detail(): string
+    {
+        return $this->detail;
+    }
+
+    /** @return array<string, mixed> Every member of the problem (`remaining`, `numbers`, `left`, ...). */
+    public function problem(): array
+    {
+        return $this->problem;
+    }
+
+    /** Seconds the answer asked to wait before a repeat (`Retry-After`), if it did. */
+    public function retryAfter(): ?int
+    {
+        return $this->retryAfter;
+    }
+
+    /** Whether API Gateway answered this itself, before Tally saw the request. */
+    public function fromGateway(): bool
+    {
+        return $this->fromGateway;
+    }
+}

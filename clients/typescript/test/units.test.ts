@@ -1,0 +1,79 @@
+/**
+ * Pure logic, without a server: how answers become errors, how long a repeat waits, and
+ * how a batch's contended items are posted again.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { settleBatch } from "../src/batches.js";
+import { errorOf } from "../src/errors.js";
+import { DEFAULT_RETRY, GATEWAY_CODES, GATEWAY_OTHER, waitBefore } from "../src/index.js";
+import { REPEATED } from "../src/retry.js";
+
+test("a problem keeps its code and members; a gateway answer gets a code of its own", () => {
+  const problem = errorOf(
+    new Response(null, { status: 503, headers: { "retry-after": "2" } }),
+    { type: "about:blank", title: "Service Unavailable", status: 503, code: "throttled", detail: "try again" },
+  );
+  assert.deepEqual([problem.code, problem.retryAfter, problem.fromGateway], ["throttled", 2, false]);
+  const gateway = errorOf(new Response(null, { status: 403 }), { message: "Forbidden" });
+  assert.deepEqual([gateway.code, gateway.detail, gateway.fromGateway], ["gateway_forbidden", "Forbidden", true]);
+  const odd = errorOf(new Response(null, { status: 418 }), "teapot");
+  assert.deepEqual([odd.code, odd.detail], ["gateway_error", "teapot"]);
+});
+
+test("a wait is Retry-After plus full jitter under a doubling ceiling, never past the cap", () => {
+  const policy = { ...DEFAULT_RETRY, baseDelayMs: 100, maxDelayMs: 1_000 };
+  assert.equal(waitBefore(1, null, policy, () => 0), 0);
+  assert.equal(waitBefore(1, null, policy, () => 1), 100);
+  assert.equal(waitBefore(3, null, policy, () => 1), 400);
+  assert.equal(waitBefore(9, null, policy, () => 1), 1_000);
+  assert.equal(waitBefore(1, 2, policy, () => 0), 1_000);
+  assert.equal(waitBefore(1, 0.5, policy, () => 0.5), 550);
+});
+
+test("a batch posts its contended items again alone and keeps the first indexes", async () => {
+  const posted: string[][] = [];
+  const answer = await settleBatch(
+    [{ external_ref: "a" }, { external_ref: "b" }, { external_ref: "c" }],
+    async (orders) => {
+      posted.push(orders.map((o) => o.external_ref));
+      return {
+        results: orders.map((o, index) =>
+          posted.length === 1 && o.external_ref !== "a"
+            ? { index, external_ref: o.external_ref, status: "rejected" as const, code: "contention", retry_after: 0 }
+            : { index, external_ref: o.external_ref, status: "created" as const, order_number: `N-${o.external_ref}` },
+        ),
+      };
+    },
+    { ...DEFAULT_RETRY, baseDelayMs: 1 },
+  );
+  assert.deepEqual(posted, [["a", "b", "c"], ["b", "c"]]);
+  assert.deepEqual(
+    answer.results.map((r) => [r.index, r.external_ref, r.status]),
+    [[0, "a", "created"], [1, "b", "created"], [2, "c", "created"]],
+  );
+});
+
+test("API Gateway's answers get the codes and repeats docs/api.md gives them", () => {
+  const page = readFileSync(new URL("../../../../docs/api.md", import.meta.url), "utf8");
+  const section = page.split("### API Gateway's own answers")[1]!.split("\n#")[0]!;
+  const codes: Record<number, string> = {};
+  const repeated: number[] = [];
+  for (const row of section.split("\n").filter((line) => /^\| (`\d{3}`|any other)/.test(line))) {
+    const [, status, , , code, repeat] = row.split("|").map((cell) => cell.trim());
+    const gatewayCode = /`(gateway_\w+)`/.exec(code!)![1]!;
+    if (status!.includes("any other")) {
+      assert.equal(GATEWAY_OTHER, gatewayCode);
+      continue;
+    }
+    const number = Number(/`(\d{3})`/.exec(status!)![1]);
+    codes[number] = gatewayCode;
+    if (repeat!.startsWith("yes")) {
+      repeated.push(number);
+    }
+  }
+  assert.deepEqual(GATEWAY_CODES, codes);
+  assert.deepEqual([...REPEATED].filter((s) => s in codes).sort(), repeated.sort());
+});
