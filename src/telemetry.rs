@@ -26,6 +26,8 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
+use crate::settings::Runtime;
+
 /// Tally's own target: its modules' paths start with it.
 const OWN_TARGET: &str = "tally";
 
@@ -46,14 +48,14 @@ pub enum LogFormat {
 }
 
 impl LogFormat {
-    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda (`AWS_LAMBDA_FUNCTION_NAME` set)
-    /// otherwise text without time; elsewhere text, coloured only when stdout is a terminal
-    /// (a log file or a pipe gets no escape codes).
-    fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda otherwise text without time;
+    /// elsewhere text, coloured only when stdout is a terminal (a log file or a pipe gets
+    /// no escape codes).
+    fn read(set: impl Fn(&str) -> Option<String>, runtime: Runtime) -> Self {
         let lambda_format = set("AWS_LAMBDA_LOG_FORMAT").unwrap_or_default();
         if lambda_format.eq_ignore_ascii_case("json") {
             Self::Json
-        } else if set("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+        } else if runtime == Runtime::Lambda {
             Self::TextWithoutTime
         } else if std::io::stdout().is_terminal() {
             Self::TerminalText
@@ -75,10 +77,10 @@ pub struct LogSettings {
 
 impl LogSettings {
     /// The settings `set` (the non-empty variables) gives.
-    pub(crate) fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+    pub(crate) fn read(set: impl Fn(&str) -> Option<String>, runtime: Runtime) -> Self {
         Self {
             directives: set("AWS_LAMBDA_LOG_LEVEL").or_else(|| set("RUST_LOG")),
-            format: LogFormat::read(&set),
+            format: LogFormat::read(&set, runtime),
             metrics_namespace: set("TALLY_METRICS_NAMESPACE"),
         }
     }

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tally::api::{self, AppState};
+use tally::secrets::SecretUse;
 use tally::settings::Settings;
 use tally::store::{Store, StoreConfig};
 
@@ -120,7 +121,10 @@ async fn run(
                 .ensure_table()
                 .await
                 .map_err(|e| Failure::from(e.to_string()).at(location))?;
-            let secret = settings.secret.load().await?;
+            let secret = settings
+                .secret
+                .load(SecretUse::on(settings.runtime))
+                .await?;
             let app = api::local_router(
                 AppState::configured(store, Some(secret), &settings.http),
                 settings.http.verify_page,
