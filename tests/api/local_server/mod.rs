@@ -1,9 +1,10 @@
 //! `tally serve` over raw TCP on 127.0.0.1: against slow and careless clients
-//! (`slow_clients`), and against requests from elsewhere than localhost
-//! (`only_localhost`). Every test bounds its own loops, so it ends whatever the server
-//! does.
+//! (`slow_clients`), against requests from elsewhere than localhost (`only_localhost`),
+//! and as a process, where it finds its table (`process`). Every test bounds its own
+//! loops, so it ends whatever the server does.
 
 mod only_localhost;
+pub mod process;
 mod slow_clients;
 
 use std::net::SocketAddr;
