@@ -5,6 +5,10 @@
 #
 # DynamoDB: $DYNAMODB_ENDPOINT when set, else the `make run` one on $DYNAMODB_PORT (8000),
 # started here (data in .dynamodb/) if it is not running.
+#
+# The function runs as on Lambda, where the ticket functions refuse the public local
+# deployment secret: it gets $TALLY_DEPLOYMENT_SECRET, else a random one generated once and
+# kept in .dynamodb/deployment-secret, so that a purchase replayed in a later run matches.
 set -euo pipefail
 
 function=${1:?usage: invoke.sh FUNCTION EVENT_FILE}
@@ -39,10 +43,20 @@ if [ "$function" = events ]; then
   event_env=(--env-var "EVENT_BUS_NAME=tally-local" --env-var "EVENTBRIDGE_ENDPOINT=http://127.0.0.1:$(cat "$port_file")")
 fi
 
+secret=${TALLY_DEPLOYMENT_SECRET:-}
+if [ -z "$secret" ]; then
+  secret_file="$root/.dynamodb/deployment-secret"
+  if [ ! -s "$secret_file" ]; then
+    mkdir -p "$root/.dynamodb"
+    (umask 077 && python3 -c 'import secrets; print(secrets.token_urlsafe(48))' >"$secret_file")
+  fi
+  secret=$(cat "$secret_file")
+fi
+
 invoke_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cargo lambda watch --quiet --ignore-changes --invoke-address 127.0.0.1 --invoke-port "$invoke_port" \
   --env-var "TABLE_NAME=$TABLE_NAME" --env-var "DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT" \
-  --env-var "RUST_LOG=${RUST_LOG:-warn}" "${event_env[@]}" >"${INVOKE_LOG:-/dev/null}" 2>&1 &
+  --env-var "RUST_LOG=${RUST_LOG:-warn}" --env-var "TALLY_DEPLOYMENT_SECRET=$secret" "${event_env[@]}" >"${INVOKE_LOG:-/dev/null}" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 240); do
   if (exec 3<>"/dev/tcp/127.0.0.1/$invoke_port") 2>/dev/null; then break; fi

@@ -19,7 +19,9 @@
 //!   stream to domain events) and [`bus`] (EventBridge) are the other ways in and out;
 //!   [`secrets`] reads the deployment secret once at start; [`settings`] reads the
 //!   environment, once, in each binary's `main`.
-//! - `src/bin/`: one small `main` per Lambda function, and the `tally` command line.
+//! - `src/bin/`: one small `main` per Lambda function, and the `tally` command line;
+//!   [`lambda_harness`] runs those functions' binaries here as Lambda runs them, for the
+//!   cold-start bench and the log tests.
 //!
 //! Where to change what is listed in the README's map of the code.
 
@@ -28,6 +30,7 @@ pub mod aws;
 pub mod bus;
 pub mod domain;
 pub mod json_input;
+pub mod lambda_harness;
 pub mod orders;
 pub mod queue;
 pub mod secrets;

@@ -2,6 +2,8 @@
 //! Secrets Manager when `TALLY_DEPLOYMENT_SECRET_ARN` names a secret (the template sets it
 //! for the ticket functions, whose role alone may read it), else from
 //! `TALLY_DEPLOYMENT_SECRET`, else the public local default of `make run` and the tests.
+//! A deployment (a Lambda function, `tally serve --aws`) starts only with a secret that
+//! is configured, not public and not weak.
 
 use aws_sdk_secretsmanager::Client;
 use aws_sdk_secretsmanager::error::DisplayErrorContext;
@@ -9,6 +11,27 @@ use tracing::info;
 
 use crate::aws::{self, AwsEnvironment, Timeouts};
 use crate::domain::secret::DeploymentSecret;
+use crate::settings::Runtime;
+
+/// Which secrets a process may start with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretUse {
+    /// `make run` and the tests: any secret of 32 bytes or more, or the local default.
+    Local,
+    /// A deployment: a configured secret that is neither the public local default nor
+    /// weak ([`DeploymentSecret::check_deployment_grade`]).
+    Deployment,
+}
+
+impl SecretUse {
+    /// Every Lambda function is a deployment.
+    pub fn on(runtime: Runtime) -> Self {
+        match runtime {
+            Runtime::Lambda => Self::Deployment,
+            Runtime::Local => Self::Local,
+        }
+    }
+}
 
 /// Where the deployment secret is, as the environment says; nothing is read until
 /// [`Self::load`].
@@ -52,30 +75,43 @@ impl SecretSource {
         }
     }
 
-    /// Reads the deployment secret from where it is.
-    pub async fn load(&self) -> Result<DeploymentSecret, String> {
-        match self {
+    /// Reads the deployment secret from where it is, and checks it is fit for `use_`.
+    pub async fn load(&self, use_: SecretUse) -> Result<DeploymentSecret, String> {
+        let (secret, origin) = match self {
             Self::SecretsManager {
                 secret_id,
                 endpoint,
                 environment,
             } => {
                 let secret = fetch(secret_id, endpoint.as_deref(), *environment).await?;
-                info!("deployment secret read from AWS Secrets Manager");
-                Ok(secret)
+                (secret, "AWS Secrets Manager")
             }
             Self::Given(Given(text)) => {
-                info!("deployment secret read from TALLY_DEPLOYMENT_SECRET");
-                DeploymentSecret::new(text.as_bytes())
-                    .map_err(|e| format!("TALLY_DEPLOYMENT_SECRET: {e}"))
+                let secret = DeploymentSecret::new(text.as_bytes())
+                    .map_err(|e| format!("TALLY_DEPLOYMENT_SECRET: {e}"))?;
+                (secret, "TALLY_DEPLOYMENT_SECRET")
+            }
+            Self::LocalDefault if use_ == SecretUse::Deployment => {
+                return Err(
+                    "no deployment secret is configured, and the local default is public: \
+                     set TALLY_DEPLOYMENT_SECRET_ARN (the template does)"
+                        .to_owned(),
+                );
             }
             Self::LocalDefault => {
                 info!(
                     "deployment secret: the local default (set TALLY_DEPLOYMENT_SECRET_ARN on AWS)"
                 );
-                Ok(DeploymentSecret::local())
+                return Ok(DeploymentSecret::local());
             }
+        };
+        if use_ == SecretUse::Deployment {
+            secret.check_deployment_grade().map_err(|weak| {
+                format!("the deployment secret from {origin} cannot key a deployment: {weak}")
+            })?;
         }
+        info!("deployment secret read from {origin}");
+        Ok(secret)
     }
 }
 
@@ -103,4 +139,47 @@ pub async fn fetch(
         .ok_or("the deployment secret in Secrets Manager has no secret string")?;
     DeploymentSecret::new(text.as_bytes())
         .map_err(|e| format!("the deployment secret in Secrets Manager: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::secret::LOCAL_DEPLOYMENT_SECRET;
+
+    fn given(text: &str) -> SecretSource {
+        SecretSource::Given(Given(text.to_owned()))
+    }
+
+    #[tokio::test]
+    async fn a_deployment_starts_only_with_a_configured_secret_neither_public_nor_weak() {
+        let strong = "Q3vXk9TzLw2RbN7mYc4HdJ8sFp6GaE1uVn5KtZq0WxBrMyCe2LoPiSgDhA7fUjT9";
+        for (source, reason) in [
+            (
+                SecretSource::LocalDefault,
+                "no deployment secret is configured",
+            ),
+            (given(LOCAL_DEPLOYMENT_SECRET), "public local default"),
+            (given(&"a".repeat(32)), "distinct characters: 1,"),
+            (
+                given(&"abcdefghij".repeat(4)),
+                "repeats its first 10 characters",
+            ),
+            (given("short"), "at least 32 bytes"),
+        ] {
+            let refused = source.load(SecretUse::Deployment).await.unwrap_err();
+            assert!(refused.contains(reason), "{refused}");
+            assert!(!refused.contains("aaaa") && !refused.contains("abcdefghij"));
+        }
+        assert!(given(strong).load(SecretUse::Deployment).await.is_ok());
+        // Locally the default stays, and any secret long enough.
+        for source in [
+            SecretSource::LocalDefault,
+            given(LOCAL_DEPLOYMENT_SECRET),
+            given(&"a".repeat(32)),
+        ] {
+            assert!(source.load(SecretUse::Local).await.is_ok(), "{source:?}");
+        }
+        assert_eq!(SecretUse::on(Runtime::Lambda), SecretUse::Deployment);
+        assert_eq!(SecretUse::on(Runtime::Local), SecretUse::Local);
+    }
 }

@@ -21,9 +21,30 @@ use crate::tickets::DEFAULT_CACHED_DRAWS;
 /// Where `scripts/verify-page.sh` writes the browser verifier, from the repository's root.
 const VERIFY_PAGE: &str = "target/verify-page/verify.html";
 
+/// Where the process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// On AWS Lambda, which sets `AWS_LAMBDA_FUNCTION_NAME` for every function.
+    Lambda,
+    /// Anywhere else: the `tally` command, the tests.
+    Local,
+}
+
+impl Runtime {
+    fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+        if set("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+            Self::Lambda
+        } else {
+            Self::Local
+        }
+    }
+}
+
 /// The whole environment of a process, parsed.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// On Lambda or not: a deployment's secret must be fit for it ([`crate::secrets::SecretUse::on`]).
+    pub runtime: Runtime,
     /// `TABLE_NAME`, required by the functions that reach the table.
     pub table_name: Option<String>,
     /// `DYNAMODB_ENDPOINT`: only for DynamoDB Local.
@@ -107,7 +128,9 @@ impl Settings {
         let local_dynamodb_port = number("DYNAMODB_PORT")?
             .map(|port| u16::try_from(port).map_err(|_| "DYNAMODB_PORT must be a port number"))
             .transpose()?;
+        let runtime = Runtime::read(set);
         Ok(Self {
+            runtime,
             table_name: var("TABLE_NAME"),
             dynamodb_endpoint: set("DYNAMODB_ENDPOINT"),
             timeouts,
@@ -123,7 +146,7 @@ impl Settings {
                 verify_page: set("TALLY_VERIFY_PAGE").unwrap_or_else(|| VERIFY_PAGE.to_owned()),
             },
             secret: SecretSource::read(set),
-            log: LogSettings::read(set),
+            log: LogSettings::read(set, runtime),
             aws: AwsEnvironment::read(set),
             local_dynamodb_port,
         })
@@ -181,6 +204,7 @@ mod tests {
         assert_eq!(settings.http.cached_draws.get(), DEFAULT_CACHED_DRAWS);
         assert_eq!(settings.http.verify_page, VERIFY_PAGE);
         assert!(matches!(settings.secret, SecretSource::LocalDefault));
+        assert_eq!(settings.runtime, Runtime::Local);
         assert!(settings.store().unwrap_err().contains("TABLE_NAME"));
         assert!(settings.bus().unwrap_err().contains("EVENT_BUS_NAME"));
     }

@@ -2,10 +2,16 @@
 //! and never a secret at any level; the business metrics ([`metrics`]) go out through the
 //! same writer, each document a JSON line of its own.
 //!
-//! At `TRACE` the AWS SDK logs the bodies of the requests it sends and the responses it
-//! reads; a draw item's body holds the draw's secret permutation key. Those events are
-//! dropped whatever `RUST_LOG` asks for: the SDK's `DEBUG` events and everything else
-//! still get through.
+//! At `TRACE` the libraries Tally runs on log what passes through them: `lambda_runtime`
+//! every raw event (a purchase's token and payer id, a caller's `authorization` and
+//! `x-amz-security-token` headers, a stream record's draw item with its seed and
+//! permutation key), the AWS SDK (`aws_smithy_*`, `aws_sdk_*`) the bodies of its requests
+//! and responses, `aws_sigv4` the requests it signs. At `DEBUG` they log events, attempts
+//! and connections, not contents (h2 leaves header fields out of its frames; hyper logs
+//! nothing unless built with its unstable tracing; rustls, through the `log` bridge, its
+//! handshake steps). So the rule, whatever `RUST_LOG` or `AWS_LAMBDA_LOG_LEVEL` ask for:
+//! only Tally's own targets (`tally`, `tally::*`) log at `TRACE`; every other target logs
+//! at `DEBUG` at most, a dependency added later included.
 
 pub mod metrics;
 
@@ -13,15 +19,20 @@ use std::fmt::Debug;
 use std::io::{IsTerminal, Write};
 
 use tracing::field::{Field, Visit};
-use tracing::{Event, Level, Metadata, Subscriber};
+use tracing::{Event, Metadata, Subscriber};
 use tracing_subscriber::filter::{EnvFilter, FilterFn, LevelFilter};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
-/// Targets whose `TRACE` events carry request and response bodies.
-const BODY_LOGGING_TARGETS: [&str; 2] = ["aws_smithy_", "aws_sdk_"];
+use crate::settings::Runtime;
+
+/// Tally's own target: its modules' paths start with it.
+const OWN_TARGET: &str = "tally";
+
+/// The most verbose level of any other target's events.
+const OTHERS_MOST_VERBOSE: LevelFilter = LevelFilter::DEBUG;
 
 /// How log lines are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,14 +48,14 @@ pub enum LogFormat {
 }
 
 impl LogFormat {
-    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda (`AWS_LAMBDA_FUNCTION_NAME` set)
-    /// otherwise text without time; elsewhere text, coloured only when stdout is a terminal
-    /// (a log file or a pipe gets no escape codes).
-    fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+    /// `AWS_LAMBDA_LOG_FORMAT=JSON` gives JSON; on Lambda otherwise text without time;
+    /// elsewhere text, coloured only when stdout is a terminal (a log file or a pipe gets
+    /// no escape codes).
+    fn read(set: impl Fn(&str) -> Option<String>, runtime: Runtime) -> Self {
         let lambda_format = set("AWS_LAMBDA_LOG_FORMAT").unwrap_or_default();
         if lambda_format.eq_ignore_ascii_case("json") {
             Self::Json
-        } else if set("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+        } else if runtime == Runtime::Lambda {
             Self::TextWithoutTime
         } else if std::io::stdout().is_terminal() {
             Self::TerminalText
@@ -66,21 +77,23 @@ pub struct LogSettings {
 
 impl LogSettings {
     /// The settings `set` (the non-empty variables) gives.
-    pub(crate) fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+    pub(crate) fn read(set: impl Fn(&str) -> Option<String>, runtime: Runtime) -> Self {
         Self {
             directives: set("AWS_LAMBDA_LOG_LEVEL").or_else(|| set("RUST_LOG")),
-            format: LogFormat::read(&set),
+            format: LogFormat::read(&set, runtime),
             metrics_namespace: set("TALLY_METRICS_NAMESPACE"),
         }
     }
 }
 
-/// Whether an event may be logged: nothing that may carry a request or response body.
-fn without_bodies(metadata: &Metadata<'_>) -> bool {
-    !(*metadata.level() == Level::TRACE
-        && BODY_LOGGING_TARGETS
-            .iter()
-            .any(|target| metadata.target().starts_with(target)))
+/// Whether an event may be logged: any of Tally's own, another target's up to
+/// [`OTHERS_MOST_VERBOSE`], as its `TRACE` events may carry what passed through it.
+fn may_log(metadata: &Metadata<'_>) -> bool {
+    let target = metadata.target();
+    let own = target
+        .strip_prefix(OWN_TARGET)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+    own || OTHERS_MOST_VERBOSE >= *metadata.level()
 }
 
 fn is_metrics_document(metadata: &Metadata<'_>) -> bool {
@@ -123,7 +136,7 @@ impl Visit for Document {
 }
 
 /// A subscriber writing to `writer` at the levels `directives` asks for (`RUST_LOG`
-/// syntax), without bodies, and every metrics document.
+/// syntax), other targets than Tally's at `DEBUG` at most, and every metrics document.
 pub fn subscriber<W>(
     directives: &str,
     format: LogFormat,
@@ -151,7 +164,7 @@ where
         .with(
             fmt.with_filter(filter)
                 .with_filter(FilterFn::new(|metadata| {
-                    without_bodies(metadata) && !is_metrics_document(metadata)
+                    may_log(metadata) && !is_metrics_document(metadata)
                 })),
         )
         .with(documents.with_filter(FilterFn::new(is_metrics_document)))
@@ -186,19 +199,32 @@ mod tests {
     }
 
     #[test]
-    fn sdk_trace_events_are_dropped_and_everything_else_is_kept() {
+    fn only_tallys_own_targets_log_at_trace_and_the_others_up_to_debug() {
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber = subscriber("trace", LogFormat::Json, move || writer.clone());
         tracing::subscriber::with_default(subscriber, || {
-            tracing::trace!(target: "aws_smithy_runtime::client::orchestrator", body = "SECRET", "received response");
+            tracing::trace!(target: "aws_smithy_runtime::client::orchestrator", body = "SECRET-1", "received response");
+            tracing::trace!(target: "lambda_runtime::layers::api_response", body = "SECRET-2", "raw JSON event received from Lambda");
+            tracing::trace!(target: "aws_sigv4::http_request::sign", "SECRET-3");
+            // A crate nobody has read yet, and one whose name merely starts like Tally's.
+            tracing::trace!(target: "some_new_dependency", "SECRET-4");
+            tracing::trace!(target: "tallyho::client", "SECRET-5");
             tracing::debug!(target: "aws_smithy_runtime::client::orchestrator", "beginning attempt #1");
+            tracing::debug!(target: "some_new_dependency", "a new dependency's debug line");
             tracing::trace!(target: "tally::tickets", "our own trace");
+            tracing::trace!(target: "tally", "our crate's trace");
         });
         let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
         assert!(!text.contains("SECRET"), "{text}");
-        assert!(text.contains("beginning attempt #1"), "{text}");
-        assert!(text.contains("our own trace"), "{text}");
+        for kept in [
+            "beginning attempt #1",
+            "a new dependency's debug line",
+            "our own trace",
+            "our crate's trace",
+        ] {
+            assert!(text.contains(kept), "{kept}: {text}");
+        }
     }
 
     fn text_lines(format: LogFormat) -> String {

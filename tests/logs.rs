@@ -6,14 +6,12 @@
 
 mod support;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tally::api::{self, AppState};
 use tally::domain::ids::DrawId;
 use tally::domain::secret::DeploymentSecret;
-use tally::store::Store;
 use tally::tickets::TicketService;
 
 /// Sends a request; returns its status, and keeps the body in `answers`.
@@ -27,48 +25,6 @@ async fn call(
     let (status, answer) = support::send(router, method, path, body).await;
     answers.push_str(&answer);
     status
-}
-
-/// The forms a secret could take in a log line or an answer.
-fn forms(secret: &[u8]) -> Vec<String> {
-    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-    let listed = format!("{:?}", &secret[..6])
-        .trim_end_matches(']')
-        .to_owned();
-    vec![hex.clone(), hex.to_uppercase(), base64(secret), listed]
-}
-
-async fn stored_bytes(store: &Store, attribute: &str) -> Vec<u8> {
-    let item = store
-        .client()
-        .get_item()
-        .table_name(store.table())
-        .key("pk", AttributeValue::S("DRAW#secret".into()))
-        .send()
-        .await
-        .unwrap();
-    match item.item().and_then(|i| i.get(attribute)) {
-        Some(AttributeValue::B(blob)) => blob.as_ref().to_vec(),
-        other => panic!("no {attribute}: {other:?}"),
-    }
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-    while !out.len().is_multiple_of(4) {
-        out.push('=');
-    }
-    out
 }
 
 #[tokio::test]
@@ -138,8 +94,11 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
             "{method} {path}"
         );
     }
-    let key = stored_bytes(&store, "perm_key").await;
-    let seed = stored_bytes(&store, "seed").await;
+    let item = support::draw_item(&store, "secret").await;
+    let (key, seed) = (
+        support::binary(&item, "perm_key"),
+        support::binary(&item, "seed"),
+    );
     let before_draw = captured.text();
     // The capture works: it holds the SDK's debug lines and Tally's own.
     assert!(
@@ -150,7 +109,7 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         before_draw.contains("purchase committed"),
         "no Tally lines captured"
     );
-    for form in forms(&seed) {
+    for form in support::forms(&seed) {
         assert!(
             !before_draw.contains(&form),
             "the seed appears in the logs as {form}"
@@ -175,12 +134,12 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         StatusCode::CREATED
     );
     assert!(
-        revealed.contains(&forms(&seed)[0]),
+        revealed.contains(&support::forms(&seed)[0]),
         "the winners do not reveal the seed"
     );
     let text = captured.text();
     assert!(text.contains("winners drawn"), "no winners line captured");
-    for form in forms(&key) {
+    for form in support::forms(&key) {
         assert!(
             !text.contains(&form),
             "the key appears in the logs as {form}"
@@ -190,7 +149,7 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
             "the key appears in an answer as {form}"
         );
     }
-    for form in forms(&seed) {
+    for form in support::forms(&seed) {
         assert!(
             !text.contains(&form),
             "the seed appears in the logs as {form}"
@@ -198,7 +157,10 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
     }
     assert!(!text.contains("\"1234\""), "the token appears in the logs");
     // Nor the deployment secret, nor the key it gives this draw's fingerprints.
-    for form in forms(&fingerprint_key).into_iter().chain([secret_text]) {
+    for form in support::forms(&fingerprint_key)
+        .into_iter()
+        .chain([secret_text])
+    {
         assert!(
             !text.contains(&form) && !answers.contains(&form) && !revealed.contains(&form),
             "the deployment secret or its key appears as {form}"

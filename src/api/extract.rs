@@ -20,7 +20,11 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 #[derive(Clone, Copy, Debug)]
 pub struct BodyLimit(pub usize);
 
-/// A JSON request body. Its size is capped by the router's body limit.
+/// A JSON request body, announced as such: `content-type: application/json` (or another
+/// `+json` type). A body sent without it is refused with `415`, so that a web page
+/// cannot send one without the browser asking the server first (a cross-site request
+/// with a content type of its own is preflighted; one without, or with `text/plain`, is
+/// not). Its size is capped by the router's body limit.
 pub struct JsonBody<T>(pub T);
 
 impl<T, S> FromRequest<S> for JsonBody<T>
@@ -42,14 +46,20 @@ where
                     .trim()
                     .to_ascii_lowercase()
             });
-        if let Some(ct) = content_type
-            && ct != "application/json"
-            && !ct.ends_with("+json")
-        {
-            return Err(Problem::new(
-                Code::UnsupportedMediaType,
-                format!("send the body as application/json, not {ct}"),
-            ));
+        match content_type {
+            Some(ct) if ct == "application/json" || ct.ends_with("+json") => {}
+            Some(ct) => {
+                return Err(Problem::new(
+                    Code::UnsupportedMediaType,
+                    format!("send the body as application/json, not {ct}"),
+                ));
+            }
+            None => {
+                return Err(Problem::new(
+                    Code::UnsupportedMediaType,
+                    "send the body as application/json, and say so in its content-type",
+                ));
+            }
         }
         let limit = req
             .extensions()

@@ -6,6 +6,9 @@
 //! timeout (`408`, see `deadline.rs`); a body announced larger than the route takes is
 //! refused with `413` before it is read, and gets no `100 Continue`.
 //!
+//! It answers only requests addressed to it on a loopback name, and from a browser only
+//! its own pages (`loopback.rs`).
+//!
 //! A few requests never reach the router: hyper answers them itself with an empty body
 //! (a URL of 64 KiB or more gets a bare `414`, headers that do not fit its buffer a bare
 //! `431`, an unparsable request a bare `400`). Each connection is wrapped so that such an
@@ -17,6 +20,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use axum::Router;
+use axum::middleware;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -25,6 +29,8 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tracing::warn;
+
+use super::loopback::{LoopbackOnly, only_loopback};
 
 /// How long a client may take to send a request's head (its line and headers) by default;
 /// an idle kept-alive connection is closed after as long.
@@ -38,6 +44,10 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     header_read_timeout: Duration,
 ) -> io::Result<()> {
+    let guard = LoopbackOnly {
+        port: listener.local_addr()?.port(),
+    };
+    let app = app.layer(middleware::from_fn_with_state(guard, only_loopback));
     let connections = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {

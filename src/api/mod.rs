@@ -5,6 +5,7 @@ mod cursor;
 mod deadline;
 mod extract;
 pub mod local_server;
+mod loopback;
 mod openapi;
 mod orders;
 mod problem;

@@ -35,8 +35,9 @@ to do. Besides those:
 `invalid_<parameter>` for a path parameter that cannot be decoded;
 - `413 body_too_large` (with the `limit` in bytes: 64 KiB on ticket routes, 6 MiB on \
 order routes; refused before the body is read when its `content-length` says so), \
-`415 unsupported_media_type` and `408 body_timeout` (the body did not all arrive in time; \
-nothing was done) on routes that take a body;
+`415 unsupported_media_type` (a body sent without `content-type: application/json`) and \
+`408 body_timeout` (the body did not all arrive in time; nothing was done) on routes that \
+take a body;
 - `404 route_not_found` for any other path, `405 method_not_allowed` for a method a path \
 does not take;
 - `503` with `Retry-After` when Tally cannot tell whether the request took effect: \
@@ -44,7 +45,9 @@ does not take;
 - `500 internal_error` only for a bug.
 
 The local server (`tally serve`) also answers `414 uri_too_long`, \
-`431 headers_too_large` and `400 malformed_request` for requests that it cannot parse.
+`431 headers_too_large` and `400 malformed_request` for requests that it cannot parse; \
+it serves localhost only, and answers `foreign_host` (421) to a request not addressed to \
+a loopback name with its port, `foreign_origin` (403) to one from another site's page.
 
 Behind API Gateway (IAM auth: requests signed with SigV4 for the service `execute-api`), \
 API Gateway answers some requests itself, with a body `{\"message\": \"...\"}` that is no \

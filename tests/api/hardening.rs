@@ -266,7 +266,7 @@ async fn requests_the_http_layer_refuses_are_answered_with_problems() {
         tally::api::local_server::DEFAULT_HEADER_READ_TIMEOUT,
     ));
     let long = format!(
-        "GET /draws/{} HTTP/1.1\r\nhost: x\r\n\r\n",
+        "GET /draws/{} HTTP/1.1\r\nhost: {address}\r\n\r\n",
         "a".repeat(100_000)
     );
     let (status, head, body) = raw_exchange(address, long.as_bytes()).await;
@@ -278,7 +278,8 @@ async fn requests_the_http_layer_refuses_are_answered_with_problems() {
     assert_eq!(body["code"], "uri_too_long");
     let (status, _, body) = raw_exchange(
         address,
-        b"GET /draws/%FF HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        format!("GET /draws/%FF HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n")
+            .as_bytes(),
     )
     .await;
     assert_eq!(

@@ -1,9 +1,13 @@
-//! The deployment secret: purchase fingerprints that the table alone does not open, and the
-//! secret read from Secrets Manager (a stand-in on 127.0.0.1).
+//! The deployment secret: purchase fingerprints that the table alone does not open, the
+//! secret read from Secrets Manager (a stand-in on 127.0.0.1), and on Lambda no start
+//! without a secret fit for a deployment.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use hmac::{Hmac, KeyInit, Mac};
@@ -12,11 +16,13 @@ use sha2::Sha256;
 use tally::api::{self, AppState};
 use tally::domain::ids::{DrawId, PayerId, PaymentId};
 use tally::domain::purchase::{Channel, FingerprintKey, PurchaseRequest};
-use tally::domain::secret::DeploymentSecret;
+use tally::domain::secret::{DeploymentSecret, LOCAL_DEPLOYMENT_SECRET};
+use tally::lambda_harness::bootstrap::FunctionEnv;
+use tally::lambda_harness::{generated_secret, invoke};
 use tally::store::AwsEnvironment;
 use tally::tickets::TicketService;
 
-use crate::helpers::{fresh_store, post_json};
+use crate::helpers::{endpoint, fresh_store, post_json};
 
 /// A purchase fingerprint as the fields make it, under `key`: quantity, then payer and
 /// token, each absent or length-prefixed.
@@ -205,4 +211,44 @@ async fn the_deployment_secret_is_read_from_secrets_manager_and_a_weak_one_refus
         .unwrap_err();
     assert!(refused.contains("at least 32 bytes"), "{refused}");
     assert!(!refused.contains("short"), "{refused}");
+}
+
+/// The ticket function's answer to `GET /draws/summer-2026` when it runs as Lambda runs it
+/// with `secret` as `TALLY_DEPLOYMENT_SECRET` (empty: none), or its output if it did not
+/// start.
+async fn ticket_function_with(secret: &str) -> Result<Value, String> {
+    let (store, _table) = fresh_store(None).await;
+    let endpoint = endpoint();
+    let env = FunctionEnv {
+        function: "tickets",
+        table: store.table(),
+        dynamodb_endpoint: &endpoint,
+        deployment_secret: secret,
+        overrides: &[],
+    };
+    let log = std::env::temp_dir().join(format!("{}-tickets.log", store.table()));
+    let event = Bytes::from_static(include_bytes!("../../events/get-draw.json"));
+    let binary = Path::new(env!("CARGO_BIN_EXE_tickets"));
+    let answer = invoke(binary, &env, event, log.clone(), Duration::from_secs(60)).await;
+    let output = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    answer
+        .map(|body| serde_json::from_slice(&body).unwrap())
+        .map_err(|_| output)
+}
+
+#[tokio::test]
+async fn on_lambda_the_ticket_function_starts_only_with_a_secret_fit_for_a_deployment() {
+    let weak = "a".repeat(32);
+    for (secret, reason) in [
+        ("", "no deployment secret is configured"),
+        (LOCAL_DEPLOYMENT_SECRET, "public local default"),
+        (weak.as_str(), "too little variety"),
+    ] {
+        let output = ticket_function_with(secret).await.unwrap_err();
+        assert!(output.contains(reason), "{output}");
+        assert!(secret.is_empty() || !output.contains(secret), "{output}");
+    }
+    let answer = ticket_function_with(&generated_secret()).await.unwrap();
+    assert_eq!(answer["statusCode"], 404, "{answer}");
 }

@@ -12,7 +12,7 @@
 //! `sleep` lines are dropped and no block waits longer than the round takes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use axum::Json;
@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use crate::beacon::{network_json, signature};
 use crate::helpers::{TestTable, endpoint};
+use crate::local_server::process::Server;
 
 /// Seconds between two rounds of the test network.
 const ROUND_PERIOD: i64 = 3;
@@ -215,48 +216,6 @@ fn elided(text: &str) -> bool {
     text.contains("...") || text.contains('…') || chrono::DateTime::parse_from_rfc3339(text).is_ok()
 }
 
-/// `tally serve` on a free port, killed when dropped.
-struct Server {
-    child: Child,
-    /// `http://127.0.0.1:port`, as the server says.
-    address: String,
-}
-
-impl Server {
-    fn start(table: &str, networks: &str, log: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tally"))
-            .arg("serve")
-            .env("TALLY_ADDR", "127.0.0.1:0")
-            .env("TABLE_NAME", table)
-            .env("DYNAMODB_ENDPOINT", endpoint())
-            .env("TALLY_BEACON_NETWORKS", networks)
-            .stdout(std::fs::File::create(log).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..600 {
-            let said = std::fs::read_to_string(log).unwrap_or_default();
-            if let Some(rest) = said.split("listening on ").nth(1) {
-                let address = rest.split_whitespace().next().unwrap().to_owned();
-                return Self { child, address };
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("tally serve ended ({status}): {said}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = child.kill();
-        panic!("tally serve did not listen within a minute");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// drand's `GET /{chain}/public/{round}`, answered once the round's time has come.
 async fn stand_in_round(
     State(genesis): State<i64>,
@@ -293,7 +252,12 @@ async fn the_api_walkthrough_runs_as_written() {
     let outcome = {
         let (dir, table, networks) = (dir.clone(), table.name().to_owned(), networks.clone());
         tokio::task::spawn_blocking(move || {
-            let server = Server::start(&table, &networks, &dir.join("server.log"));
+            let env = [
+                ("TABLE_NAME", table.as_str()),
+                ("DYNAMODB_ENDPOINT", &endpoint()),
+                ("TALLY_BEACON_NETWORKS", &networks),
+            ];
+            let server = Server::start(&[], &env, &[], &dir.join("server.log"));
             let substitutions = substitutions(&server.address, &drand_url, &tally);
             let env = [
                 ("TABLE_NAME", table.clone()),

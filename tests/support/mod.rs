@@ -1,11 +1,18 @@
-//! What the tests that read the process's own log lines share: a subscriber installed for
-//! the whole process, writing JSON lines to memory. Logging is state of the whole process,
-//! so each such test runs in a process of its own.
+//! What the tests that read log lines share: a subscriber installed for the whole
+//! process, writing JSON lines to memory (logging is state of the whole process, so each
+//! such test runs in a process of its own), tables of their own, and the forms a secret
+//! takes in a line. Each test binary uses a part of it.
+#![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 use tally::domain::ids::DrawId;
 use tally::store::{AwsEnvironment, RequestCounter, Store, StoreConfig, Timeouts};
@@ -83,4 +90,42 @@ pub async fn fresh_store(name: &str, counter: Option<RequestCounter>) -> Store {
     let store = Store::connect(&config, counter).await;
     store.ensure_table().await.unwrap();
     store
+}
+
+/// The forms a secret could take in a log line or an answer: hex in either case, base64
+/// (as DynamoDB's JSON writes a binary attribute) and the start of a byte list (as `Debug`
+/// prints one).
+pub fn forms(secret: &[u8]) -> Vec<String> {
+    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    let listed = format!("{:?}", &secret[..6])
+        .trim_end_matches(']')
+        .to_owned();
+    vec![
+        hex.clone(),
+        hex.to_uppercase(),
+        STANDARD.encode(secret),
+        listed,
+    ]
+}
+
+/// The stored item of draw `draw_id`, secrets and all.
+pub async fn draw_item(store: &Store, draw_id: &str) -> HashMap<String, AttributeValue> {
+    store
+        .client()
+        .get_item()
+        .table_name(store.table())
+        .key("pk", AttributeValue::S(format!("DRAW#{draw_id}")))
+        .send()
+        .await
+        .unwrap()
+        .item
+        .expect("the draw is stored")
+}
+
+/// The binary attribute `name` of `item` (a draw's `seed`, its `perm_key`).
+pub fn binary(item: &HashMap<String, AttributeValue>, name: &str) -> Vec<u8> {
+    match item.get(name) {
+        Some(AttributeValue::B(blob)) => blob.as_ref().to_vec(),
+        other => panic!("no {name}: {other:?}"),
+    }
 }

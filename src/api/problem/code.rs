@@ -207,6 +207,9 @@ problem_codes! {
     WrongBeaconRound = BAD_REQUEST "wrong_beacon_round" ["round"]:
         "the signature is of another round than the one that counts; send the signature of \
          `round`.",
+    ForeignOrigin = FORBIDDEN "foreign_origin":
+        "the local server answers a browser only from its own pages, not from another \
+         site's; open the page the server serves, or call it from a program.",
     SourceNotAllowed = FORBIDDEN "source_not_allowed":
         "the caller's role may not act as that `source`; call with the role bound to it.",
     DrawNotFound = NOT_FOUND "draw_not_found":
@@ -312,7 +315,10 @@ problem_codes! {
     BodyTooLarge = PAYLOAD_TOO_LARGE "body_too_large" ["limit"]:
         "the body is larger than `limit` bytes; send a smaller one (split a batch).",
     UnsupportedMediaType = UNSUPPORTED_MEDIA_TYPE "unsupported_media_type":
-        "send the body as `application/json`.",
+        "send the body as JSON, with `content-type: application/json`.",
+    ForeignHost = MISDIRECTED_REQUEST "foreign_host":
+        "the local server answers only requests addressed to a loopback name or address \
+         with its own port, such as `127.0.0.1:3000`; use that address.",
     InternalError = INTERNAL_SERVER_ERROR "internal_error":
         "a bug in Tally, with its details only in the logs; report it.",
     Contention = SERVICE_UNAVAILABLE "contention":

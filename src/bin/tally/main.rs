@@ -16,10 +16,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tally::api::{self, AppState};
+use tally::secrets::SecretUse;
 use tally::settings::Settings;
 use tally::store::{Store, StoreConfig};
+use tracing::warn;
 
-use outcome::{Failure, Location, locate};
+use outcome::{Failure, InAws, Location, locate};
 
 #[derive(Parser)]
 #[command(
@@ -32,8 +34,8 @@ struct Cli {
     #[arg(long, env = "TABLE_NAME", default_value = "tally", global = true)]
     table: String,
     /// DynamoDB endpoint. Unset: the table in AWS when AWS_REGION, AWS_DEFAULT_REGION or
-    /// AWS_PROFILE is set, else the DynamoDB Local of `make run` (127.0.0.1, port
-    /// DYNAMODB_PORT or 8000).
+    /// AWS_PROFILE is set (for `serve`, only with --aws), else the DynamoDB Local of
+    /// `make run` (127.0.0.1, port DYNAMODB_PORT or 8000).
     #[arg(long, env = "DYNAMODB_ENDPOINT", global = true)]
     endpoint: Option<String>,
     #[command(subcommand)]
@@ -50,6 +52,11 @@ enum Command {
         /// closed.
         #[arg(long, env = "TALLY_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000)]
         header_read_timeout_ms: u64,
+        /// Serve the table in AWS (the usual credential chain) rather than DynamoDB Local.
+        /// The server authenticates no one: anyone who reaches its address acts on that
+        /// table. It then needs the deployment's secret (TALLY_DEPLOYMENT_SECRET_ARN).
+        #[arg(long)]
+        aws: bool,
     },
     /// Create the table if it is missing.
     CreateTable,
@@ -88,7 +95,15 @@ async fn main() -> ExitCode {
         Err(message) => return Failure::CouldNotRun(message).report(),
     };
     tally::telemetry::init(&settings.log, default_level);
-    let location = locate(cli.endpoint, &cli.table, &settings);
+    let in_aws = match cli.command {
+        Command::Serve { aws: true, .. } => InAws::Asked,
+        Command::Serve { aws: false, .. } => InAws::Never,
+        _ => InAws::WhenNamed,
+    };
+    let location = match locate(cli.endpoint, &cli.table, &settings, in_aws) {
+        Ok(location) => location,
+        Err(failure) => return failure.report(),
+    };
     let config = match StoreConfig::new(
         cli.table,
         location.endpoint.clone(),
@@ -114,13 +129,21 @@ async fn run(
         Command::Serve {
             addr,
             header_read_timeout_ms,
+            aws,
         } => {
+            // The table in AWS holds a deployment's purchases: they are fingerprinted
+            // under its secret, never the public local one.
+            let secret_use = if aws {
+                SecretUse::Deployment
+            } else {
+                SecretUse::on(settings.runtime)
+            };
+            let secret = settings.secret.load(secret_use).await?;
             let store = Store::connect(&config, None).await;
             store
                 .ensure_table()
                 .await
                 .map_err(|e| Failure::from(e.to_string()).at(location))?;
-            let secret = settings.secret.load().await?;
             let app = api::local_router(
                 AppState::configured(store, Some(secret), &settings.http),
                 settings.http.verify_page,
@@ -132,9 +155,16 @@ async fn run(
             let addr = listener
                 .local_addr()
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            if aws {
+                warn!(
+                    table = config.table_name,
+                    %addr,
+                    "serving the table in AWS: anyone who reaches this address acts on it, unauthenticated"
+                );
+            }
             println!(
-                "Tally is listening on http://{addr} (table {})",
-                config.table_name
+                "Tally is listening on http://{addr} ({})",
+                location.described
             );
             println!(
                 "Try: curl -s -X POST http://{addr}/draws -H 'content-type: application/json' -d '{{\"total_tickets\": 100}}'"

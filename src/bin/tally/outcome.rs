@@ -68,28 +68,57 @@ pub struct Location {
     pub described: String,
 }
 
-/// The endpoint given (`--endpoint`, `DYNAMODB_ENDPOINT`); else AWS when the settings
-/// name a region or a profile; else the DynamoDB Local that `make run` starts.
-pub fn locate(given: Option<String>, table: &str, settings: &Settings) -> Location {
-    if let Some(url) = given.filter(|url| !url.is_empty()) {
-        return Location {
+/// When a command given no endpoint reaches the table in AWS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InAws {
+    /// When the settings name a region or a profile: the operator commands.
+    WhenNamed,
+    /// Only when asked (`tally serve --aws`): the local server authenticates no one.
+    Asked,
+    /// Never: `tally serve` without `--aws`.
+    Never,
+}
+
+/// The endpoint given (`--endpoint`, `DYNAMODB_ENDPOINT`); else AWS when `in_aws` says
+/// so; else the DynamoDB Local that `make run` starts.
+pub fn locate(
+    given: Option<String>,
+    table: &str,
+    settings: &Settings,
+    in_aws: InAws,
+) -> Result<Location, Failure> {
+    let given = given.filter(|url| !url.is_empty());
+    match (given, in_aws) {
+        (Some(url), InAws::Asked) => Err(Failure::CouldNotRun(format!(
+            "--aws serves the table in AWS, but DYNAMODB_ENDPOINT (or --endpoint) names {url}: drop one"
+        ))),
+        (Some(url), _) => Ok(Location {
             described: format!("table {table} at {url}"),
             endpoint: Some(url),
-        };
+        }),
+        (None, InAws::Asked) => Ok(in_aws_table(table)),
+        (None, InAws::WhenNamed) if settings.aws.names_an_account() => Ok(in_aws_table(table)),
+        (None, _) => {
+            let port = settings.local_dynamodb_port.unwrap_or(LOCAL_PORT);
+            let url = format!("http://127.0.0.1:{port}");
+            let aws = match in_aws {
+                InAws::WhenNamed => "AWS_REGION",
+                InAws::Asked | InAws::Never => "--aws",
+            };
+            Ok(Location {
+                described: format!(
+                    "table {table} at {url}, the DynamoDB Local of `make run`; set DYNAMODB_ENDPOINT, or {aws} for a table in AWS"
+                ),
+                endpoint: Some(url),
+            })
+        }
     }
-    if settings.aws.names_an_account() {
-        return Location {
-            endpoint: None,
-            described: format!("table {table} in AWS"),
-        };
-    }
-    let port = settings.local_dynamodb_port.unwrap_or(LOCAL_PORT);
-    let url = format!("http://127.0.0.1:{port}");
+}
+
+fn in_aws_table(table: &str) -> Location {
     Location {
-        described: format!(
-            "table {table} at {url}, the DynamoDB Local of `make run`; set DYNAMODB_ENDPOINT, or AWS_REGION for a table in AWS"
-        ),
-        endpoint: Some(url),
+        endpoint: None,
+        described: format!("table {table} in AWS"),
     }
 }
 
@@ -113,25 +142,45 @@ mod tests {
             Some("http://127.0.0.1:9".into()),
             "t",
             &env(&[("AWS_REGION", "eu-west-1")]),
-        );
+            InAws::WhenNamed,
+        )
+        .unwrap();
         assert_eq!(given.endpoint.as_deref(), Some("http://127.0.0.1:9"));
-        let aws = locate(None, "t", &env(&[("AWS_PROFILE", "ops")]));
+        let aws = locate(None, "t", &env(&[("AWS_PROFILE", "ops")]), InAws::WhenNamed).unwrap();
         assert_eq!(aws.endpoint, None);
         assert_eq!(aws.described, "table t in AWS");
-        let local = locate(None, "t", &env(&[("AWS_REGION", "")]));
+        let local = locate(None, "t", &env(&[("AWS_REGION", "")]), InAws::WhenNamed).unwrap();
         assert_eq!(local.endpoint.as_deref(), Some("http://127.0.0.1:8000"));
         assert!(
             local.described.contains("DYNAMODB_ENDPOINT"),
             "{}",
             local.described
         );
-        let port = locate(Some(String::new()), "t", &env(&[("DYNAMODB_PORT", "8123")]));
+        let port = locate(
+            Some(String::new()),
+            "t",
+            &env(&[("DYNAMODB_PORT", "8123")]),
+            InAws::WhenNamed,
+        )
+        .unwrap();
         assert_eq!(port.endpoint.as_deref(), Some("http://127.0.0.1:8123"));
     }
 
     #[test]
+    fn the_local_server_reaches_aws_only_when_asked_and_then_never_another_endpoint() {
+        let named = env(&[("AWS_PROFILE", "ops"), ("AWS_REGION", "eu-west-1")]);
+        let local = locate(None, "t", &named, InAws::Never).unwrap();
+        assert_eq!(local.endpoint.as_deref(), Some("http://127.0.0.1:8000"));
+        assert!(local.described.contains("--aws"), "{}", local.described);
+        let asked = locate(None, "t", &env(&[]), InAws::Asked).unwrap();
+        assert_eq!(asked.endpoint, None);
+        let both = locate(Some("http://127.0.0.1:9".into()), "t", &named, InAws::Asked);
+        assert!(matches!(both, Err(Failure::CouldNotRun(m)) if m.contains("--aws")));
+    }
+
+    #[test]
     fn only_a_reason_it_could_not_run_names_where_it_looked() {
-        let location = locate(None, "t", &env(&[]));
+        let location = locate(None, "t", &env(&[]), InAws::WhenNamed).unwrap();
         match Failure::from("no series S").at(&location) {
             Failure::CouldNotRun(message) => assert!(
                 message.starts_with("no series S (table t at http://127.0.0.1:8000"),

@@ -1,12 +1,9 @@
 //! The cold-start benchmark: each Lambda function's binary is started as Lambda starts it,
-//! against a local runtime API (`runtime_api.rs`), answers one event against DynamoDB
+//! against a local runtime API ([`tally::lambda_harness`]), answers one event against DynamoDB
 //! Local, and is measured: the time from process start to its first poll of `next` (its
 //! init), the time it takes to answer the event, and its resident memory after init and
 //! at its peak once the event is answered. Every run has a fresh table, so every run does
 //! the same work.
-
-mod bootstrap;
-mod runtime_api;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,11 +11,12 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use clap::Args;
 use tally::domain::ids::DrawId;
+use tally::lambda_harness::bootstrap::{ACCOUNT, Bootstrap, FunctionEnv, Memory, REGION};
+use tally::lambda_harness::runtime_api::{RuntimeApi, RuntimeCall};
+use tally::lambda_harness::{generated_secret, next_call, unexpected};
 use tally::store::{Store, StoreConfig};
 
 use super::stats::percentile_ms;
-use bootstrap::{ACCOUNT, Bootstrap, FunctionEnv, Memory, REGION};
-use runtime_api::{RuntimeApi, RuntimeCall};
 
 #[derive(Args)]
 pub struct ColdStartArgs {
@@ -153,6 +151,7 @@ async fn cold_start(
         .ensure_table_without_stream()
         .await
         .map_err(|e| e.to_string())?;
+    let secret = generated_secret();
     let env = FunctionEnv {
         function,
         table: store.table(),
@@ -160,6 +159,8 @@ async fn cold_start(
             .endpoint
             .as_deref()
             .ok_or("cold starts are measured against DynamoDB Local")?,
+        deployment_secret: &secret,
+        overrides: &[],
     };
     let result = measure(path, env, event).await;
     let _ = store.delete_table().await;
@@ -176,7 +177,7 @@ async fn measure(path: &Path, env: FunctionEnv<'_>, event: Bytes) -> Result<Cold
     let started = Instant::now();
     let mut process = Bootstrap::start(path, &env, api.address, log)?;
 
-    let (polled, release) = match next_call(&mut api, &mut process).await? {
+    let (polled, release) = match next_call(&mut api, &mut process, CALL_TIMEOUT).await? {
         RuntimeCall::Next { at, release } => (at, release),
         other => return Err(unexpected(&other, "its first poll")),
     };
@@ -184,12 +185,12 @@ async fn measure(path: &Path, env: FunctionEnv<'_>, event: Bytes) -> Result<Cold
     let handed_out = Instant::now();
     let _ = release.send(());
 
-    let (answered, body) = match next_call(&mut api, &mut process).await? {
+    let (answered, body) = match next_call(&mut api, &mut process, CALL_TIMEOUT).await? {
         RuntimeCall::Response { at, body } => (at, body),
         other => return Err(unexpected(&other, "its answer")),
     };
     // The second poll: the event is done with, and the process waits for the next one.
-    match next_call(&mut api, &mut process).await? {
+    match next_call(&mut api, &mut process, CALL_TIMEOUT).await? {
         RuntimeCall::Next { .. } => {}
         other => return Err(unexpected(&other, "its second poll")),
     }
@@ -201,42 +202,6 @@ async fn measure(path: &Path, env: FunctionEnv<'_>, event: Bytes) -> Result<Cold
         after_event,
         answer: summary(&body),
     })
-}
-
-/// The next call of the bootstrap, or why none came.
-async fn next_call(api: &mut RuntimeApi, process: &mut Bootstrap) -> Result<RuntimeCall, String> {
-    let deadline = Instant::now() + CALL_TIMEOUT;
-    loop {
-        match tokio::time::timeout(Duration::from_millis(20), api.calls.recv()).await {
-            Ok(Some(call)) => return Ok(call),
-            Ok(None) => return Err("the runtime API stopped".to_owned()),
-            Err(_) => {
-                if let Some(status) = process.exited() {
-                    return Err(format!(
-                        "the bootstrap exited ({status}); its output is in {}",
-                        process.log.display()
-                    ));
-                }
-                if Instant::now() > deadline {
-                    return Err(format!(
-                        "no call within {} s; the bootstrap's output is in {}",
-                        CALL_TIMEOUT.as_secs(),
-                        process.log.display()
-                    ));
-                }
-            }
-        }
-    }
-}
-
-fn unexpected(call: &RuntimeCall, awaited: &str) -> String {
-    let text = |body: &Bytes| String::from_utf8_lossy(body).into_owned();
-    match call {
-        RuntimeCall::InitError { body } => format!("init failed: {}", text(body)),
-        RuntimeCall::Error { body } => format!("the event failed: {}", text(body)),
-        RuntimeCall::Next { .. } => format!("polled again instead of {awaited}"),
-        RuntimeCall::Response { .. } => format!("answered instead of {awaited}"),
-    }
 }
 
 /// What the answer says, in a few words: an HTTP status, or the failed items of a batch.

@@ -1,41 +1,13 @@
-//! `tally serve` against slow and careless clients, over raw TCP on 127.0.0.1: a request
-//! head sent a header at a time, a trickled body, a body announced larger than the route
-//! takes, `Expect: 100-continue`. Every test bounds its own loops, so it ends whatever
-//! the server does.
+//! Slow and careless clients: a request head sent a header at a time, a trickled body, a
+//! body announced larger than the route takes, `Expect: 100-continue`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use serde_json::Value;
-use tally::api::{self, AppState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::helpers::store_on;
-
-/// Serves the API with these timeouts on a port of its own. The store is never reached:
-/// every request here is settled before a handler would call it.
-async fn serve(header: Duration, body: Duration, request: Duration) -> SocketAddr {
-    let state = AppState {
-        request_timeout: request,
-        drawing_timeout: request,
-        body_timeout: body,
-        ..AppState::new(store_on("never-reached", None).await)
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(api::local_server::serve(
-        listener,
-        api::router(state),
-        std::future::pending(),
-        header,
-    ));
-    address
-}
-
-const LONG: Duration = Duration::from_secs(120);
-/// What a test waits at most for an answer that should come at once.
-const PATIENCE: Duration = Duration::from_secs(60);
+use super::{LONG, exchange, serve};
 
 /// Sends `head`, then `drip` one piece every 100 ms, while reading. Returns what the
 /// server sent, whether it closed the connection, and how many pieces went out before.
@@ -76,54 +48,13 @@ async fn drip(address: SocketAddr, head: &str, drip: &[&str]) -> (String, bool, 
     )
 }
 
-/// Sends `request` and reads one answer: status, head and JSON body, once the body is
-/// whole (by its `content-length`) or the connection ends.
-async fn exchange(stream: &mut TcpStream, request: &str) -> (u16, String, Value) {
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut received = Vec::new();
-    let mut buffer = [0u8; 4096];
-    let answer = tokio::time::timeout(PATIENCE, async {
-        loop {
-            let text = String::from_utf8_lossy(&received).into_owned();
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                if head.starts_with("HTTP/1.1 1") {
-                    return text;
-                }
-                let length = head
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase()
-                            .strip_prefix("content-length: ")
-                            .map(str::to_owned)
-                    })
-                    .and_then(|l| l.parse::<usize>().ok());
-                if length.is_some_and(|l| body.len() >= l) {
-                    return text;
-                }
-            }
-            match stream.read(&mut buffer).await {
-                Ok(0) | Err(_) => return text,
-                Ok(n) => received.extend_from_slice(&buffer[..n]),
-            }
-        }
-    })
-    .await
-    .expect("an answer within the patience");
-    let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
-    let status = head[9..12].parse().unwrap();
-    (
-        status,
-        head.to_owned(),
-        serde_json::from_str(body).unwrap_or(Value::Null),
-    )
-}
-
 #[tokio::test]
 async fn a_client_slow_to_send_its_head_is_disconnected() {
     let address = serve(Duration::from_millis(500), LONG, LONG).await;
     let header = "x-slow: 1\r\n";
     let headers = vec![header; 600];
-    let slow = (0..3).map(|_| drip(address, "GET /draws HTTP/1.1\r\nhost: x\r\n", &headers));
+    let head = format!("GET /draws HTTP/1.1\r\nhost: {address}\r\n");
+    let slow = (0..3).map(|_| drip(address, &head, &headers));
     for (received, closed, sent) in futures::future::join_all(slow).await {
         // Closed after about five headers; 600 would be a minute.
         assert!(
@@ -139,7 +70,7 @@ async fn a_client_slow_to_send_its_head_is_disconnected() {
 
 #[tokio::test]
 async fn a_trickled_body_is_408_and_closes_the_connection_whichever_timeout_comes_first() {
-    let head = "POST /draws HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 600\r\n\r\n";
+    let head = "POST /draws HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: 600\r\n";
     let body = vec![" "; 600];
     let short = Duration::from_millis(500);
     for address in [
@@ -147,7 +78,8 @@ async fn a_trickled_body_is_408_and_closes_the_connection_whichever_timeout_come
         // The request timeout before the body's: still nothing was done, still a 408.
         serve(LONG, LONG, short).await,
     ] {
-        let (received, closed, sent) = drip(address, head, &body).await;
+        let head = format!("{head}host: {address}\r\n\r\n");
+        let (received, closed, sent) = drip(address, &head, &body).await;
         assert!(
             closed && sent < body.len(),
             "{sent} bytes sent, closed: {closed}"
@@ -163,7 +95,7 @@ async fn a_body_announced_over_the_limit_is_413_before_it_is_read() {
     let address = serve(LONG, LONG, LONG).await;
     let post = |path: &str, length: u64, expect: bool| {
         format!(
-            "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n{}\r\n",
+            "POST {path} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n{}\r\n",
             if expect {
                 "expect: 100-continue\r\n"
             } else {

@@ -12,6 +12,10 @@ pub struct FunctionEnv<'a> {
     pub function: &'a str,
     pub table: &'a str,
     pub dynamodb_endpoint: &'a str,
+    /// Stands in for the secret the template generates in Secrets Manager.
+    pub deployment_secret: &'a str,
+    /// Variables set last, over Lambda's and the template's (a log level, credentials).
+    pub overrides: &'a [(&'a str, &'a str)],
 }
 
 /// A running bootstrap, killed when dropped.
@@ -79,7 +83,9 @@ impl Bootstrap {
                 // The events function's bus, stood in for by the runtime API's server.
                 ("EVENT_BUS_NAME", "tally-cold-start"),
                 ("EVENTBRIDGE_ENDPOINT", &format!("http://{runtime_api}")),
+                ("TALLY_DEPLOYMENT_SECRET", env.deployment_secret),
             ])
+            .envs(env.overrides.iter().copied())
             .stdin(Stdio::null())
             .stdout(output)
             .stderr(errors)

@@ -1,8 +1,8 @@
 //! A local Lambda runtime API (the `2018-06-01` protocol a bootstrap polls): it hands out
 //! one event, then holds every later poll of `next` open, and reports each call with the
-//! moment it arrived. A poll is answered only when the bench releases it, so that the
-//! bench can read the process's memory while the bootstrap waits. It also stands in for
-//! EventBridge (`POST /`), taking every event the events function publishes.
+//! moment it arrived. A poll is answered only when its caller releases it, so that the
+//! cold-start bench can read the process's memory while the bootstrap waits. It also
+//! stands in for EventBridge (`POST /`), taking every event the events function publishes.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
