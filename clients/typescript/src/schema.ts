@@ -1671,7 +1671,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description - `unsupported_media_type`: send the body as `application/json`. */
+        /** @description - `unsupported_media_type`: send the body as JSON, with `content-type: application/json`. */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
