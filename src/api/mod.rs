@@ -102,7 +102,7 @@ impl AppState {
 
 /// Every route.
 pub fn router(state: AppState) -> Router {
-    finish(tickets::routes().merge(orders::routes()), state)
+    finish(tickets::routes().merge(orders::routes(&state)), state)
 }
 
 /// Every route, `GET /openapi.json` (the document of the others) and `GET /verify` (the
@@ -111,7 +111,7 @@ pub fn local_router(state: AppState, verify_page: String) -> Router {
     let verify_page = Arc::new(verify_page);
     finish(
         tickets::routes()
-            .merge(orders::routes())
+            .merge(orders::routes(&state))
             .route("/openapi.json", get(serve_openapi))
             .route(
                 "/verify",
@@ -149,7 +149,7 @@ pub fn tickets_router(state: AppState) -> Router {
 
 /// The series and order routes alone, for the order function.
 pub fn orders_router(state: AppState) -> Router {
-    finish(orders::routes(), state)
+    finish(orders::routes(&state), state)
 }
 
 fn finish(routes: Router<AppState>, state: AppState) -> Router {

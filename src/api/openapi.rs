@@ -328,6 +328,7 @@ fn add_codes(doc: &mut OpenApi) {
             let Some(operation) = operation else { continue };
             let read = serde_json::to_value(&*operation).expect("the document serialises");
             let mut codes = route.codes.to_vec();
+            codes.extend_from_slice(route.function.shared_codes());
             codes.extend(input_codes(&schemas["schemas"], &read));
             for (status, response) in error_responses(&codes) {
                 let response = serde_json::from_value(response).expect("a response reads");

@@ -33,6 +33,16 @@ pub(super) enum Function {
     Orders,
 }
 
+impl Function {
+    /// The codes every route of the function may answer besides its own.
+    pub fn shared_codes(self) -> &'static [Code] {
+        match self {
+            Self::Orders => orders::SHARED_CODES,
+            Self::Tickets | Self::Drawing => &[],
+        }
+    }
+}
+
 /// A route as a table declares it.
 #[derive(Debug)]
 pub(super) struct Route {

@@ -50,7 +50,7 @@ async fn number_one(
     OrderService::check_source(&caller.0, &request.source)?;
     let outcome = state
         .orders
-        .create_orders(&request.series, &request.source, request.inputs)
+        .create_orders(&request.series, &request.source, request.inputs, &caller.0)
         .await?
         .pop()
         .expect("one outcome per input");
@@ -246,7 +246,7 @@ async fn number_batch(
         .collect();
     let outcomes = state
         .orders
-        .create_orders(&request.series, &request.source, request.inputs)
+        .create_orders(&request.series, &request.source, request.inputs, &caller.0)
         .await?;
     let results = outcomes
         .into_iter()

@@ -8,10 +8,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::super::AppState;
+use super::super::caller::Caller;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::SeriesPath;
+use crate::domain::access::SourceAccess;
 use crate::domain::ids::SeriesId;
 use crate::domain::order::Reason;
 use crate::domain::series::{
@@ -192,7 +194,8 @@ pub(super) struct SeriesResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<u64>)]
     last_counter: Option<Option<u64>>,
-    /// The last number issued in the current period; `null` before the first.
+    /// The last number issued in the current period; `null` before the first. Left out
+    /// for a caller bound to some sources: it may be another source's order.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     last_number: Option<Option<String>>,
@@ -236,12 +239,14 @@ impl From<Series> for SeriesResponse {
     }
 }
 
-impl From<SeriesStatus> for SeriesResponse {
-    fn from(status: SeriesStatus) -> Self {
+impl SeriesResponse {
+    /// The series with its current period, as `access` may see it: a caller bound to some
+    /// sources is not shown the last number, which may be another source's order.
+    fn status(status: SeriesStatus, access: &SourceAccess) -> Self {
         Self {
             period: Some(status.period.to_string()),
             last_counter: Some(status.last_counter),
-            last_number: Some(status.last_number),
+            last_number: (!access.is_bound()).then_some(status.last_number),
             ..status.series.into()
         }
     }
@@ -333,6 +338,9 @@ pub(super) async fn put_series(
 pub(super) const GET_SERIES_CODES: &[Code] = &[Code::member("series_id"), Code::SeriesNotFound];
 
 /// Read a series
+///
+/// Its definition, current period, last counter and last number (not shown to a caller
+/// bound to some sources).
 #[utoipa::path(
     get,
     path = "/series/{series_id}",
@@ -344,10 +352,12 @@ pub(super) const GET_SERIES_CODES: &[Code] = &[Code::member("series_id"), Code::
 )]
 pub(super) async fn get_series(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
 ) -> Result<Json<SeriesResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
-    Ok(Json(state.orders.series_status(&series_id).await?.into()))
+    let status = state.orders.series_status(&series_id).await?;
+    Ok(Json(SeriesResponse::status(status, &access)))
 }
 
 /// The codes of `patch_series`'s own errors (the document adds those of its parameters and body).
@@ -387,6 +397,7 @@ pub(super) const PATCH_SERIES_CODES: &[Code] = &[
 )]
 pub(super) async fn patch_series(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     JsonBody(body): JsonBody<ChangeBody>,
 ) -> Result<Json<SeriesResponse>, Problem> {
@@ -434,7 +445,6 @@ pub(super) async fn patch_series(
             "give `format`, `next` with `reason`, `validation_code`, `ranges` or `range_low_percent`",
         ));
     }
-    Ok(Json(
-        state.orders.change_series(&series_id, change).await?.into(),
-    ))
+    let status = state.orders.change_series(&series_id, change).await?;
+    Ok(Json(SeriesResponse::status(status, &access)))
 }

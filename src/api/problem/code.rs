@@ -206,6 +206,9 @@ problem_codes! {
     WrongBeaconRound = BAD_REQUEST "wrong_beacon_round" ["round"]:
         "the signature is of another round than the one that counts; send the signature of \
          `round`.",
+    IdentityRequired = FORBIDDEN "identity_required":
+        "the deployment binds callers to order sources and the request has no IAM identity; \
+         call the route through the API with IAM auth.",
     SourceNotAllowed = FORBIDDEN "source_not_allowed":
         "the caller's role may not act as that `source`; call with the role bound to it.",
     DrawNotFound = NOT_FOUND "draw_not_found":

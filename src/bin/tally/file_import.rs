@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use tally::domain::access::SourceAccess;
 use tally::orders::requests::OrderBatch;
 use tally::orders::{ItemOutcome, OrderService, RejectionCode};
 use tally::store::jittered_wait;
@@ -193,7 +194,12 @@ impl Target {
                 let batch: OrderBatch = serde_json::from_str(batch).map_err(|e| e.to_string())?;
                 let request = batch.into_request().map_err(|e| e.to_string())?;
                 let outcomes = service
-                    .create_orders(&request.series, &request.source, request.inputs)
+                    .create_orders(
+                        &request.series,
+                        &request.source,
+                        request.inputs,
+                        &SourceAccess::All,
+                    )
                     .await
                     .map_err(|e| e.to_string())?;
                 Ok(outcomes.into_iter().map(ItemResult::from).collect())
