@@ -477,6 +477,55 @@ mod tests {
         assert!(added > 15, "only {added} members found");
     }
 
+    /// Every `pattern` of `value`, wherever it is.
+    fn patterns<'a>(value: &'a Value, found: &mut Vec<&'a str>) {
+        match value {
+            Value::Object(members) => {
+                if let Some(Value::String(pattern)) = members.get("pattern") {
+                    found.push(pattern);
+                }
+                members.values().for_each(|v| patterns(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| patterns(v, found)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_free_text_refuses_the_characters_of_the_one_rule_and_payer_ids_agree() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let mut all = Vec::new();
+        patterns(&doc, &mut all);
+        let free_text: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|p| p.starts_with("^[^\\x00"))
+            .collect();
+        for pattern in &free_text {
+            let class = pattern
+                .strip_prefix("^[^")
+                .and_then(|rest| rest.split_once("]{1,"))
+                .map(|(class, _)| class);
+            assert_eq!(
+                class,
+                Some(crate::domain::text::FREE_TEXT_CLASS),
+                "{pattern}"
+            );
+        }
+        // Names, tokens, reasons (4 routes), prizes and authority references.
+        assert!(free_text.len() >= 8, "{free_text:?}");
+        let payer_ids: std::collections::BTreeSet<&str> = all
+            .iter()
+            .copied()
+            .filter(|p| p.starts_with("^[^\\s"))
+            .collect();
+        assert_eq!(
+            payer_ids.len(),
+            1,
+            "payer ids say different rules: {payer_ids:?}"
+        );
+    }
+
     #[test]
     fn the_committed_document_is_the_one_the_code_generates() {
         let committed = include_str!("../../openapi.json");

@@ -20,6 +20,7 @@ use crate::domain::series::{
     AuthorisedRange, Calendar, DEFAULT_FORMAT, DEFAULT_LOW_PERCENT, MAX_COUNTER, NumberRules,
     Ranges, Reset, Series, SeriesDefinition, SeriesError, Timezone, ValidationCode,
 };
+use crate::domain::time::parse_rfc3339;
 use crate::orders::{SeriesChange, SeriesStatus};
 
 /// A series' definition; every field has a default.
@@ -79,10 +80,14 @@ pub(super) struct RangeBody {
     from: u64,
     #[schema(minimum = 1, maximum = 1_000_000_000_000_000_000_u64)]
     to: u64,
-    /// The authority's reference (a CAF file, a resolution number): 1 to 48 characters.
+    /// The authority's reference (a CAF file, a resolution number): 1 to 48 characters
+    /// without control characters, line separators or bidirectional controls.
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,48}$"
+    )]
     authority_ref: String,
-    /// No number of the range is issued at or after this time (RFC 3339); none: it does
-    /// not expire.
+    /// No number of the range is issued at or after this time (RFC 3339, no leap second);
+    /// none: it does not expire.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime, nullable = false)]
     valid_until: Option<String>,
@@ -106,11 +111,8 @@ fn ranges_of(bodies: &[RangeBody]) -> Result<Ranges, SeriesError> {
             .valid_until
             .as_deref()
             .map(|text| {
-                crate::store::parse_timestamp(text).ok_or_else(|| {
-                    SeriesError::Ranges(
-                        "`valid_until` is an RFC 3339 time such as 2027-05-31T23:59:59Z".into(),
-                    )
-                })
+                parse_rfc3339(text)
+                    .map_err(|err| SeriesError::Ranges(format!("`valid_until` is {err}")))
             })
             .transpose()?;
         ranges.push(AuthorisedRange::new(
@@ -132,8 +134,11 @@ pub(super) struct ChangeBody {
     /// The next number of the current period (2 to 10^18); needs `reason`.
     #[schema(minimum = 2, maximum = 1_000_000_000_000_000_000_u64)]
     next: Option<u64>,
-    /// Why the counter moves: 1 to 200 characters without control characters.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
+    /// Why the counter moves: 1 to 200 characters without control characters, line or
+    /// paragraph separators or bidirectional controls.
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,200}$"
+    )]
     reason: Option<String>,
     /// A new validation code, until the series numbers (`code_in_use` after).
     #[schema(pattern = "^[A-Za-z0-9]{1,32}$")]
