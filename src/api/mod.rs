@@ -8,6 +8,7 @@ pub mod local_server;
 mod openapi;
 mod orders;
 mod problem;
+mod query;
 mod routes;
 mod tickets;
 
@@ -112,10 +113,15 @@ pub fn local_router(state: AppState, verify_page: String) -> Router {
     finish(
         tickets::routes()
             .merge(orders::routes(&state))
-            .route("/openapi.json", get(serve_openapi))
+            .route(
+                "/openapi.json",
+                get(serve_openapi)
+                    .route_layer(middleware::from_fn(|r, n| query::only_taken(None, r, n))),
+            )
             .route(
                 "/verify",
-                get(move || serve_verify_page(Arc::clone(&verify_page))),
+                get(move || serve_verify_page(Arc::clone(&verify_page)))
+                    .route_layer(middleware::from_fn(|r, n| query::only_taken(None, r, n))),
             ),
         state,
     )

@@ -31,8 +31,9 @@ Every error is an RFC 9457 problem document (`application/problem+json`) with a 
 to do. Besides those:
 
 - `400`: `malformed_json`, `invalid_body` (a missing or unknown member), \
-`invalid_<member>` (a member of the wrong type or out of range), `unreadable_body`, and \
-`invalid_<parameter>` for a path parameter that cannot be decoded;
+`invalid_<member>` (a member of the wrong type or out of range), `unreadable_body`, \
+`invalid_<parameter>` for a path parameter that cannot be decoded, and on every route \
+`invalid_query` for a query parameter the route does not take;
 - `413 body_too_large` (with the `limit` in bytes: 64 KiB on ticket routes, 6 MiB on \
 order routes; refused before the body is read when its `content-length` says so), \
 `415 unsupported_media_type` and `408 body_timeout` (the body did not all arrive in time; \
@@ -341,15 +342,14 @@ fn add_codes(doc: &mut OpenApi) {
     }
 }
 
-/// The codes an operation answers for its parameters and its JSON body.
+/// The codes an operation answers for its parameters and its JSON body. Every route
+/// refuses a query parameter it does not take (`api::query`).
 fn input_codes(schemas: &Value, operation: &Value) -> Vec<Code> {
-    let mut codes = Vec::new();
+    let mut codes = vec![Code::InvalidQuery];
     for parameter in operation["parameters"].as_array().into_iter().flatten() {
         let name = parameter["name"].as_str().unwrap_or_default().to_owned();
-        match parameter["in"].as_str() {
-            Some("path") => codes.extend([Code::invalid(name), Code::InvalidPath]),
-            Some("query") => codes.push(Code::InvalidQuery),
-            _ => {}
+        if parameter["in"].as_str() == Some("path") {
+            codes.extend([Code::invalid(name), Code::InvalidPath]);
         }
     }
     let body = &operation["requestBody"]["content"]["application/json"]["schema"];

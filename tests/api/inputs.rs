@@ -2,10 +2,11 @@
 //! refuse, a payer id that passes for another, free text that breaks lines or reorders
 //! what it shows, query parameters a route does not take.
 
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, assert_problem, of_kind, spawn_app};
+use crate::helpers::{TestApp, assert_problem, of_kind, send, spawn_app};
 
 /// The reply's `detail`.
 fn detail(reply: &crate::helpers::Reply) -> &str {
@@ -214,4 +215,43 @@ async fn free_text_with_a_line_separator_or_a_bidirectional_control_is_refused_e
         )
         .await;
     assert_eq!(named.body["name"], "سحب الصيف – Été 2026");
+}
+
+#[tokio::test]
+async fn every_route_refuses_a_query_parameter_it_does_not_take() {
+    let app = spawn_app().await;
+    let document = serde_json::to_value(tally::api::openapi()).unwrap();
+    let mut refused = 0;
+    for (route, item) in document["paths"].as_object().unwrap() {
+        // Any value of the right shape: the query is refused before the path is read.
+        let path: Vec<&str> = route
+            .split('/')
+            .map(|part| if part.starts_with('{') { "1" } else { part })
+            .collect();
+        for method in item.as_object().unwrap().keys() {
+            let request = Request::builder()
+                .method(method.to_ascii_uppercase().as_str())
+                .uri(format!("{}?unknown=1", path.join("/")))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from("{}"))
+                .unwrap();
+            let reply = send(&app.router, request).await;
+            assert_problem(&reply, StatusCode::BAD_REQUEST, "invalid_query");
+            assert!(detail(&reply).ends_with("not `unknown`"), "{}", reply.body);
+            refused += 1;
+        }
+    }
+    assert!(refused >= 28, "only {refused} operations");
+    assert!(
+        app.scan().await.is_empty(),
+        "a refused request wrote something"
+    );
+
+    // What a route takes it still takes; an empty query is no parameter.
+    for path in ["/draws?limit=5&status=open", "/draws?", "/draws?&"] {
+        assert_eq!(app.get(path).await.status, StatusCode::OK, "{path}");
+    }
+    let listed = app.get("/draws?limit=5&x=1").await;
+    assert_problem(&listed, StatusCode::BAD_REQUEST, "invalid_query");
+    assert!(detail(&listed).contains("`status`"), "{}", listed.body);
 }

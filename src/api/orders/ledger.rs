@@ -92,7 +92,6 @@ pub(super) const LIST_ORDERS_CODES: &[Code] = &[
     Code::InvalidPeriod,
     Code::InvalidLimit,
     Code::InvalidCursor,
-    Code::InvalidQuery,
     Code::SeriesNotFound,
 ];
 
@@ -235,7 +234,6 @@ pub(super) struct AuditResponse {
 /// The codes of `audit`'s own errors (the document adds those of its parameters and body).
 pub(super) const AUDIT_CODES: &[Code] = &[
     Code::InvalidPeriod,
-    Code::InvalidQuery,
     Code::InvalidCursor,
     Code::SeriesNotFound,
 ];

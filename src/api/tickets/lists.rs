@@ -96,12 +96,8 @@ pub(super) struct PayerPath {
 }
 
 /// The codes of `payer_purchases`'s own errors (the document adds those of its parameters and body).
-pub(super) const PAYER_PURCHASES_CODES: &[Code] = &[
-    Code::InvalidLimit,
-    Code::InvalidCursor,
-    Code::InvalidQuery,
-    Code::DrawNotFound,
-];
+pub(super) const PAYER_PURCHASES_CODES: &[Code] =
+    &[Code::InvalidLimit, Code::InvalidCursor, Code::DrawNotFound];
 
 /// A buyer's purchases
 ///
@@ -142,12 +138,8 @@ pub(super) struct DrawsBody {
 }
 
 /// The codes of `list_draws`'s own errors (the document adds those of its parameters and body).
-pub(super) const LIST_DRAWS_CODES: &[Code] = &[
-    Code::InvalidStatus,
-    Code::InvalidLimit,
-    Code::InvalidCursor,
-    Code::InvalidQuery,
-];
+pub(super) const LIST_DRAWS_CODES: &[Code] =
+    &[Code::InvalidStatus, Code::InvalidLimit, Code::InvalidCursor];
 
 /// List the draws
 ///
