@@ -309,8 +309,12 @@ async fn a_bound_caller_corrects_reads_and_audits_only_invoices_of_its_sources()
             .map(|i| i["order_number"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(credited(&erp_audit), [own.clone()], "{erp_audit}");
-    assert_eq!(credited(&shop_audit), [shop_number.clone()], "{shop_audit}");
+    assert_eq!(credited(&erp_audit), [own.as_str()], "{erp_audit}");
+    assert_eq!(
+        credited(&shop_audit),
+        [shop_number.as_str()],
+        "{shop_audit}"
+    );
     assert_eq!(
         (&erp_audit["orders"], &shop_audit["orders"]),
         (&json!(4), &json!(4))
