@@ -261,6 +261,16 @@ impl OrderService {
         Ok(batch.finish())
     }
 
+    /// Numbers the orders of a request as [`Self::create_orders`] does.
+    pub async fn create_request(
+        &self,
+        request: requests::OrderRequest,
+        access: &SourceAccess,
+    ) -> Result<Vec<ItemOutcome>, OrderError> {
+        self.create_orders(&request.series, &request.source, request.inputs, access)
+            .await
+    }
+
     /// The series, as this process knows it if it was read in the period of `now`, else
     /// read again.
     async fn load_series(
