@@ -8,6 +8,8 @@ use std::borrow::Cow;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
+
+use crate::domain::time::{TimeError, parse_rfc3339};
 use serde::de::{self, DeserializeOwned, Deserializer, Unexpected, Visitor};
 use serde_json::error::Category;
 
@@ -197,9 +199,11 @@ impl<'de> Visitor<'de> for OptionalTime {
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-        DateTime::parse_from_rfc3339(text)
-            .map(|at| Some(at.with_timezone(&Utc)))
-            .map_err(|_| E::invalid_value(Unexpected::Str(text), &self))
+        match parse_rfc3339(text) {
+            Ok(at) => Ok(Some(at)),
+            Err(TimeError::NotRfc3339) => Err(E::invalid_value(Unexpected::Str(text), &self)),
+            Err(leap @ TimeError::LeapSecond) => Err(E::custom(leap)),
+        }
     }
 }
 
@@ -316,6 +320,10 @@ mod tests {
         assert_eq!(
             read.closes_at.unwrap().to_rfc3339(),
             "2030-01-31T23:00:00+00:00"
+        );
+        assert_eq!(
+            said(r#"{"quantity": 1, "closes_at": "2099-06-30T23:59:60.5Z"}"#),
+            format!("`closes_at`: {}", TimeError::LeapSecond)
         );
         let none: Body = serde_json::from_str(r#"{"quantity": 1, "closes_at": null}"#).unwrap();
         assert!(none.closes_at.is_none());

@@ -5,10 +5,10 @@
 //!
 //! The crate is layered, and imports run one way only:
 //!
-//! - [`domain`]: the rules, free of AWS types. Ids (parsed once, valid everywhere),
-//!   draws, schedules, stripes and the keyed permutation that picks ticket numbers,
-//!   seeds, winners and instant wins, series formats and periods, orders, the hash chain,
-//!   the audit, and the domain events.
+//! - [`domain`]: the rules, free of AWS types. Ids (parsed once, valid everywhere) and
+//!   the characters free text may hold, draws, schedules, stripes and the keyed
+//!   permutation that picks ticket numbers, seeds, winners and instant wins, series
+//!   formats and periods, orders, the hash chain, the audit, and the domain events.
 //! - [`store`]: the one DynamoDB table. Key formats live in `store::keys`, one codec per
 //!   item type, shared item operations in `store::table`; every race is decided here, by
 //!   conditional writes and transactions.

@@ -13,6 +13,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use futures::StreamExt;
 use tracing::{error, info, warn};
 
+use crate::domain::access::SourceAccess;
 use crate::orders::requests::OrderRequest;
 use crate::orders::{ItemOutcome, OrderError, OrderService};
 
@@ -66,7 +67,12 @@ async fn handle_message(orders: &OrderService, body: Option<&str>) -> Result<(),
     let request =
         OrderRequest::from_json(body).map_err(|e| MessageError::Invalid(e.to_string()))?;
     let outcomes = orders
-        .create_orders(&request.series, &request.source, request.inputs)
+        .create_orders(
+            &request.series,
+            &request.source,
+            request.inputs,
+            &SourceAccess::All,
+        )
         .await
         .map_err(|e| match e {
             OrderError::Store(err) => MessageError::Retryable(err.to_string()),

@@ -1,7 +1,9 @@
 //! Who calls: behind API Gateway, the IAM identity that signed the request (the request
 //! context's `authorizer.iam.userArn`) decides which sources the caller may post, repost
 //! and read orders of, by the bindings the stack declares (`TALLY_SOURCE_BINDINGS`).
-//! Without bindings, or without an identity (the local server), every source is allowed.
+//! Without bindings (the local server), every source is allowed. With bindings, a request
+//! without an identity (a route left without IAM auth, a direct invocation) is refused:
+//! the bindings fail closed.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -10,7 +12,7 @@ use axum::http::request::Parts;
 use lambda_http::request::RequestContext;
 
 use super::AppState;
-use super::problem::Problem;
+use super::problem::{Code, Problem};
 use crate::domain::access::SourceAccess;
 use crate::domain::ids::SourceId;
 
@@ -69,15 +71,30 @@ impl SourceBindings {
     }
 
     /// What the caller `identity` (an IAM ARN, `None` without IAM) may act as. A caller
-    /// the bindings do not name may act as no source.
-    pub fn access(&self, identity: Option<&str>) -> SourceAccess {
+    /// the bindings do not name may act as no source; with bindings, a caller without an
+    /// identity is not served at all.
+    pub fn access(&self, identity: Option<&str>) -> Result<SourceAccess, Unidentified> {
         match (&self.0, identity) {
-            (None, _) | (_, None) => SourceAccess::All,
-            (Some(bindings), Some(arn)) => bindings
+            (None, _) => Ok(SourceAccess::All),
+            (Some(_), None) => Err(Unidentified),
+            (Some(bindings), Some(arn)) => Ok(bindings
                 .get(&principal_of(arn))
                 .cloned()
-                .unwrap_or_else(|| SourceAccess::Only(BTreeSet::new())),
+                .unwrap_or_else(|| SourceAccess::Only(BTreeSet::new()))),
         }
+    }
+}
+
+/// A request without an IAM identity, where the deployment binds callers to sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unidentified;
+
+impl From<Unidentified> for Problem {
+    fn from(_: Unidentified) -> Self {
+        Problem::new(
+            Code::IdentityRequired,
+            "this deployment binds callers to order sources, and the request carries no IAM identity: call it through the API with IAM auth",
+        )
     }
 }
 
@@ -115,14 +132,16 @@ fn identity(parts: &Parts) -> Option<&str> {
     }
 }
 
-/// The sources the caller may act as.
+/// The sources the caller may act as. Every order route extracts it (a layer of the
+/// order routes does, for those whose handler does not), so none serves a request the
+/// bindings refuse.
 pub struct Caller(pub SourceAccess);
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Problem> {
-        Ok(Caller(state.sources.access(identity(parts))))
+        Ok(Caller(state.sources.access(identity(parts))?))
     }
 }
 
@@ -141,24 +160,36 @@ mod tests {
         let erp = SourceId::parse("erp-1").unwrap();
         let shop = SourceId::parse("shop").unwrap();
         let session = "arn:aws:sts::123456789012:assumed-role/erp-connector/lambda-7";
-        let access = bindings.access(Some(session));
+        let access = bindings.access(Some(session)).unwrap();
         assert!(access.allows(&erp) && !access.allows(&shop));
         let admin = "arn:aws:sts::123456789012:assumed-role/admin/me";
-        assert_eq!(bindings.access(Some(admin)), SourceAccess::All);
+        assert_eq!(bindings.access(Some(admin)), Ok(SourceAccess::All));
         let stranger = "arn:aws:sts::123456789012:assumed-role/web-shop/s";
-        assert!(!bindings.access(Some(stranger)).allows(&erp));
+        assert!(!bindings.access(Some(stranger)).unwrap().allows(&erp));
         assert!(
             !bindings
                 .access(Some(
                     "arn:aws:sts::999999999999:assumed-role/erp-connector/s"
                 ))
+                .unwrap()
                 .allows(&erp)
         );
-        // Without IAM (the local server) or without bindings, every source.
-        assert_eq!(bindings.access(None), SourceAccess::All);
+        // Without bindings (the local server), every source, with or without IAM.
+        for identity in [Some(session), None] {
+            assert_eq!(
+                SourceBindings::open().access(identity),
+                Ok(SourceAccess::All)
+            );
+        }
+    }
+
+    #[test]
+    fn with_bindings_a_caller_without_an_identity_is_refused() {
+        let bindings = SourceBindings::parse(&format!("{ERP}=erp-1")).unwrap();
+        assert_eq!(bindings.access(None), Err(Unidentified));
         assert_eq!(
-            SourceBindings::open().access(Some(session)),
-            SourceAccess::All
+            Problem::from(Unidentified).code().as_str(),
+            "identity_required"
         );
     }
 

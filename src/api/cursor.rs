@@ -9,8 +9,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use super::problem::{Code, Problem};
 use super::timestamp;
 use crate::domain::ids::DrawId;
+use crate::domain::time::parse_rfc3339;
 use crate::store::lists::After;
-use crate::store::parse_timestamp;
 use crate::tickets::PurchasesFrom;
 
 /// The longest cursor of an index list: a stored time (24 bytes), `#` and an id of at most
@@ -49,7 +49,7 @@ pub fn list_after(raw: &str) -> Result<After, Problem> {
     let text = decode(raw, MAX_LIST_CURSOR_CHARS)?;
     let (time, id) = text.split_once('#').ok_or_else(invalid)?;
     // Another spelling of the time (more digits, an offset) would sort elsewhere.
-    let canonical = parse_timestamp(time).is_some_and(|t| timestamp(t) == time);
+    let canonical = parse_rfc3339(time).is_ok_and(|t| timestamp(t) == time);
     if !canonical || DrawId::parse(id).is_err() {
         return Err(invalid());
     }
@@ -119,6 +119,7 @@ mod tests {
             encode("2026-11-29T10:15:02.318Z"),
             encode("2026-11-29T10:15:02Z#d"),
             encode("2026-11-29T11:15:02.318+01:00#d"),
+            encode("2026-11-29T23:59:60.318Z#d"),
             encode("2026-11-29T10:15:02.318Z#a#b"),
             encode(&format!("2026-11-29T10:15:02.318Z#{}", "x".repeat(65))),
             encode(&long_fraction),

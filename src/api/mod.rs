@@ -9,6 +9,7 @@ mod loopback;
 mod openapi;
 mod orders;
 mod problem;
+mod query;
 mod routes;
 mod tickets;
 
@@ -103,7 +104,7 @@ impl AppState {
 
 /// Every route.
 pub fn router(state: AppState) -> Router {
-    finish(tickets::routes().merge(orders::routes()), state)
+    finish(tickets::routes().merge(orders::routes(&state)), state)
 }
 
 /// Every route, `GET /openapi.json` (the document of the others) and `GET /verify` (the
@@ -112,11 +113,16 @@ pub fn local_router(state: AppState, verify_page: String) -> Router {
     let verify_page = Arc::new(verify_page);
     finish(
         tickets::routes()
-            .merge(orders::routes())
-            .route("/openapi.json", get(serve_openapi))
+            .merge(orders::routes(&state))
+            .route(
+                "/openapi.json",
+                get(serve_openapi)
+                    .route_layer(middleware::from_fn(|r, n| query::only_taken(None, r, n))),
+            )
             .route(
                 "/verify",
-                get(move || serve_verify_page(Arc::clone(&verify_page))),
+                get(move || serve_verify_page(Arc::clone(&verify_page)))
+                    .route_layer(middleware::from_fn(|r, n| query::only_taken(None, r, n))),
             ),
         state,
     )
@@ -150,7 +156,7 @@ pub fn tickets_router(state: AppState) -> Router {
 
 /// The series and order routes alone, for the order function.
 pub fn orders_router(state: AppState) -> Router {
-    finish(orders::routes(), state)
+    finish(orders::routes(&state), state)
 }
 
 fn finish(routes: Router<AppState>, state: AppState) -> Router {

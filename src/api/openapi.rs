@@ -31,8 +31,9 @@ Every error is an RFC 9457 problem document (`application/problem+json`) with a 
 to do. Besides those:
 
 - `400`: `malformed_json`, `invalid_body` (a missing or unknown member), \
-`invalid_<member>` (a member of the wrong type or out of range), `unreadable_body`, and \
-`invalid_<parameter>` for a path parameter that cannot be decoded;
+`invalid_<member>` (a member of the wrong type or out of range), `unreadable_body`, \
+`invalid_<parameter>` for a path parameter that cannot be decoded, and on every route \
+`invalid_query` for a query parameter the route does not take;
 - `413 body_too_large` (with the `limit` in bytes: 64 KiB on ticket routes, 6 MiB on \
 order routes; refused before the body is read when its `content-length` says so), \
 `415 unsupported_media_type` (a body sent without `content-type: application/json`) and \
@@ -338,6 +339,7 @@ fn add_codes(doc: &mut OpenApi) {
             let Some(operation) = operation else { continue };
             let read = serde_json::to_value(&*operation).expect("the document serialises");
             let mut codes = route.codes.to_vec();
+            codes.extend_from_slice(route.function.shared_codes());
             codes.extend(input_codes(&schemas["schemas"], &read));
             for (status, response) in error_responses(&codes) {
                 let response = serde_json::from_value(response).expect("a response reads");
@@ -350,15 +352,14 @@ fn add_codes(doc: &mut OpenApi) {
     }
 }
 
-/// The codes an operation answers for its parameters and its JSON body.
+/// The codes an operation answers for its parameters and its JSON body. Every route
+/// refuses a query parameter it does not take (`api::query`).
 fn input_codes(schemas: &Value, operation: &Value) -> Vec<Code> {
-    let mut codes = Vec::new();
+    let mut codes = vec![Code::InvalidQuery];
     for parameter in operation["parameters"].as_array().into_iter().flatten() {
         let name = parameter["name"].as_str().unwrap_or_default().to_owned();
-        match parameter["in"].as_str() {
-            Some("path") => codes.extend([Code::invalid(name), Code::InvalidPath]),
-            Some("query") => codes.push(Code::InvalidQuery),
-            _ => {}
+        if parameter["in"].as_str() == Some("path") {
+            codes.extend([Code::invalid(name), Code::InvalidPath]);
         }
     }
     let body = &operation["requestBody"]["content"]["application/json"]["schema"];
@@ -484,6 +485,55 @@ mod tests {
             }
         }
         assert!(added > 15, "only {added} members found");
+    }
+
+    /// Every `pattern` of `value`, wherever it is.
+    fn patterns<'a>(value: &'a Value, found: &mut Vec<&'a str>) {
+        match value {
+            Value::Object(members) => {
+                if let Some(Value::String(pattern)) = members.get("pattern") {
+                    found.push(pattern);
+                }
+                members.values().for_each(|v| patterns(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| patterns(v, found)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_free_text_refuses_the_characters_of_the_one_rule_and_payer_ids_agree() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let mut all = Vec::new();
+        patterns(&doc, &mut all);
+        let free_text: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|p| p.starts_with("^[^\\x00"))
+            .collect();
+        for pattern in &free_text {
+            let class = pattern
+                .strip_prefix("^[^")
+                .and_then(|rest| rest.split_once("]{1,"))
+                .map(|(class, _)| class);
+            assert_eq!(
+                class,
+                Some(crate::domain::text::FREE_TEXT_CLASS),
+                "{pattern}"
+            );
+        }
+        // Names, tokens, reasons (4 routes), prizes and authority references.
+        assert!(free_text.len() >= 8, "{free_text:?}");
+        let payer_ids: std::collections::BTreeSet<&str> = all
+            .iter()
+            .copied()
+            .filter(|p| p.starts_with("^[^\\s"))
+            .collect();
+        assert_eq!(
+            payer_ids.len(),
+            1,
+            "payer ids say different rules: {payer_ids:?}"
+        );
     }
 
     #[test]

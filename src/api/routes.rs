@@ -14,11 +14,13 @@ use std::sync::LazyLock;
 use axum::Router;
 use axum::handler::Handler;
 use axum::http::Method;
+use axum::middleware;
 use axum::routing::{MethodFilter, MethodRouter};
 use utoipa::openapi::path::HttpMethod;
 use utoipa_axum::PathItemExt;
 
 use super::problem::Code;
+use super::query::{self, QueryNames};
 use super::{AppState, orders, tickets};
 
 /// The Lambda function of template.yaml that serves a route.
@@ -31,6 +33,16 @@ pub(super) enum Function {
     Drawing,
     /// `OrdersFunction`: series and orders.
     Orders,
+}
+
+impl Function {
+    /// The codes every route of the function may answer besides its own.
+    pub fn shared_codes(self) -> &'static [Code] {
+        match self {
+            Self::Orders => orders::SHARED_CODES,
+            Self::Tickets | Self::Drawing => &[],
+        }
+    }
 }
 
 /// A route as a table declares it.
@@ -89,19 +101,26 @@ fn http_method(method: &HttpMethod) -> Method {
     }
 }
 
-/// Routes `handler` at the path and methods of its annotation `P`.
+/// Routes `handler` at the path and methods of its annotation `P`, refusing any query
+/// parameter its extractors `T` do not read.
 pub(super) fn serve<P, H, T>(router: Router<AppState>, handler: H) -> Router<AppState>
 where
     P: utoipa::Path,
     H: Handler<T, AppState>,
-    T: 'static,
+    T: QueryNames + 'static,
 {
     let filter = P::methods()
         .iter()
         .map(PathItemExt::to_method_filter)
         .reduce(MethodFilter::or)
         .expect("an annotated handler names at least one method");
-    router.route(&P::path(), MethodRouter::new().on(filter, handler))
+    let taken = T::query_names();
+    let route = MethodRouter::new()
+        .on(filter, handler)
+        .route_layer(middleware::from_fn(move |request, next| {
+            query::only_taken(taken, request, next)
+        }));
+    router.route(&P::path(), route)
 }
 
 /// `route_table!(Function: module::handler, ...; Function: ...)` defines `served()`, the

@@ -7,8 +7,8 @@ use super::ids::SourceId;
 /// The sources a caller is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceAccess {
-    /// Every source: a caller without an identity (the local server, the queue) or one
-    /// the deployment binds to all.
+    /// Every source: any caller of a deployment without bindings (the local server), the
+    /// queue, or a caller the deployment binds to all.
     All,
     /// These sources only (none at all for an identity the deployment does not know).
     Only(BTreeSet<SourceId>),
@@ -20,6 +20,12 @@ impl SourceAccess {
             Self::All => true,
             Self::Only(sources) => sources.contains(source),
         }
+    }
+
+    /// Whether the caller is bound to some sources only: it sees no order number of
+    /// another source, not even the last one of a series.
+    pub fn is_bound(&self) -> bool {
+        matches!(self, Self::Only(_))
     }
 }
 

@@ -8,13 +8,20 @@ use std::fmt;
 
 use rand::RngExt;
 
+use super::text::{CharacterKind, RefusedCharacter, refused_in_id};
+
 /// Why a string is not a valid id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{field}` must be 1 to {max_len} characters of {allowed}")]
+#[error(
+    "`{field}` must be 1 to {max_len} characters of {allowed}{}",
+    refused.map_or_else(String::new, |r| format!(", not {r}"))
+)]
 pub struct InvalidId {
     pub field: &'static str,
     pub max_len: usize,
     pub allowed: &'static str,
+    /// The character refused, when one was.
+    pub refused: Option<RefusedCharacter>,
 }
 
 fn is_word(c: char) -> bool {
@@ -37,7 +44,12 @@ macro_rules! id_type {
 
             pub fn parse(value: &str) -> Result<Self, InvalidId> {
                 if value.is_empty() || value.len() > $max || !value.chars().all($accept) {
-                    return Err(InvalidId { field: $field, max_len: $max, allowed: $allowed });
+                    return Err(InvalidId {
+                        field: $field,
+                        max_len: $max,
+                        allowed: $allowed,
+                        refused: None,
+                    });
                 }
                 Ok(Self(value.to_owned()))
             }
@@ -83,40 +95,18 @@ id_type!(
 );
 
 /// Who paid: 1 to 256 characters (an e-mail address, a customer number), compared in
-/// Unicode NFC. Refused: control characters, characters that print as nothing
-/// (zero-width spaces and joiners, the word joiner, the byte-order mark, the soft hyphen),
-/// bidirectional controls, line and paragraph separators, and whitespace at either end:
-/// each let one payer pass for several while looking like one. Case counts: the id is
-/// the integrator's own (an account number may differ from another by case alone), so
-/// Tally cannot fold it; integrators should pass a stable account id, not what a buyer
-/// typed. Free text may hold the key separator, so keys use its SHA-256.
+/// Unicode NFC. Refused: what free text refuses (control characters, line and paragraph
+/// separators, bidirectional controls), characters that print as nothing or as a blank
+/// other than the space (zero-width spaces and joiners, the soft hyphen, the byte-order
+/// mark, no-break and ideographic spaces, the braille blank...), characters that Unicode
+/// compatibility (NFKC) spells otherwise (fullwidth letters, ligatures), and whitespace at
+/// either end: each let one payer pass for several while looking like one. Such ids are
+/// refused rather than folded, so that every id accepted before keeps its key. Case
+/// counts: the id is the integrator's own (an account number may differ from another by
+/// case alone), so Tally cannot fold it; integrators should pass a stable account id, not
+/// what a buyer typed. Free text may hold the key separator, so keys use its SHA-256.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PayerId(String);
-
-/// Characters that print as nothing, or reorder or break the text around them.
-fn is_deceptive(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{034F}'
-            | '\u{061C}'
-            | '\u{115F}'
-            | '\u{1160}'
-            | '\u{17B4}'
-            | '\u{17B5}'
-            | '\u{180B}'..='\u{180F}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}'
-            | '\u{3164}'
-            | '\u{FE00}'..='\u{FE0F}'
-            | '\u{FEFF}'
-            | '\u{FFA0}'
-            | '\u{FFF0}'..='\u{FFF8}'
-            | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0000}'..='\u{E0FFF}'
-    )
-}
 
 impl PayerId {
     pub const FIELD: &'static str = "payer_id";
@@ -124,20 +114,21 @@ impl PayerId {
 
     /// A payer id as a request gives it, in NFC.
     pub fn parse(value: &str) -> Result<Self, InvalidId> {
+        let invalid = |refused| InvalidId {
+            field: Self::FIELD,
+            max_len: Self::MAX_LEN,
+            allowed: "letters, digits, symbols and spaces (U+0020) between them, in the plainest spelling Unicode has",
+            refused,
+        };
         let normalized = icu_normalizer::ComposingNormalizerBorrowed::new_nfc().normalize(value);
-        if normalized.is_empty()
-            || normalized.chars().count() > Self::MAX_LEN
-            || normalized
-                .chars()
-                .any(|c| c.is_control() || is_deceptive(c))
-            || normalized.starts_with(char::is_whitespace)
-            || normalized.ends_with(char::is_whitespace)
-        {
-            return Err(InvalidId {
-                field: Self::FIELD,
-                max_len: Self::MAX_LEN,
-                allowed: "any characters but control, invisible, bidirectional-control and line-separator characters, without whitespace at either end",
-            });
+        if normalized.is_empty() || normalized.chars().count() > Self::MAX_LEN {
+            return Err(invalid(None));
+        }
+        if let Some(refused) = refused_in_id(&normalized).or_else(|| compatibility(&normalized)) {
+            return Err(invalid(Some(refused)));
+        }
+        if normalized.starts_with(' ') || normalized.ends_with(' ') {
+            return Err(invalid(None));
         }
         Ok(Self(normalized.into_owned()))
     }
@@ -157,6 +148,24 @@ impl PayerId {
         use sha2::{Digest, Sha256};
         super::hex::encode(&Sha256::digest(self.0.as_bytes()))
     }
+}
+
+/// The first character of `text` (in NFC) that Unicode compatibility spells otherwise,
+/// when the whole text is not its own NFKC form.
+fn compatibility(text: &str) -> Option<RefusedCharacter> {
+    let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc();
+    if nfkc.is_normalized(text) {
+        return None;
+    }
+    let mut buffer = [0; 4];
+    let character = text
+        .chars()
+        .find(|c| !nfkc.is_normalized(c.encode_utf8(&mut buffer)))
+        .unwrap_or_else(|| text.chars().next().unwrap_or(' '));
+    Some(RefusedCharacter {
+        character,
+        kind: CharacterKind::Compatibility,
+    })
 }
 
 impl fmt::Display for PayerId {
@@ -234,8 +243,44 @@ mod tests {
             "\u{FEFF}ann@example.com",
             "ann@example.com\u{E0041}",
             "\u{3000}ann@example.com",
+            "cust\u{2800}",
+            "cust\u{00A0}1",
+            "cust\u{3000}1",
+            "cust\u{2003}1",
+            "ann@ex\u{200B}ample.com",
+            "\u{FF43}ust",
+            "ﬁnance@example.com",
+            "cust\u{00B2}",
         ] {
             assert!(PayerId::parse(dodge).is_err(), "{dodge:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn a_refused_payer_id_names_the_character_and_what_it_is() {
+        let braille = PayerId::parse("cust\u{2800}").unwrap_err();
+        assert_eq!(
+            braille.refused,
+            Some(RefusedCharacter {
+                character: '\u{2800}',
+                kind: CharacterKind::Invisible
+            })
+        );
+        assert!(braille.to_string().contains("not U+2800"), "{braille}");
+        let fullwidth = PayerId::parse("c\u{FF55}st").unwrap_err();
+        assert_eq!(
+            fullwidth.refused.map(|r| (r.character, r.kind)),
+            Some(('\u{FF55}', CharacterKind::Compatibility))
+        );
+        // What NFC composes is one payer, as before; plain text of any script stays.
+        for kept in [
+            "Ann Smith",
+            "ren\u{00E9}@example.com",
+            "東京-42",
+            "Ωmega",
+            "مرحبا",
+        ] {
+            assert!(PayerId::parse(kept).is_ok(), "{kept:?}");
         }
     }
 

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use super::ids::{PayerId, PaymentId};
 use super::secret::DeploymentSecret;
 use super::seed::DrawSeed;
+use super::text::{FREE_TEXT_RULE, refused_in_text};
 use super::winners::{InstantMap, hex};
 
 /// The most instant prizes (winning numbers) a draw may have. The map is derived again
@@ -28,7 +29,8 @@ pub const MAX_PRIZE_LEN: usize = 200;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InstantWinsError {
     #[error(
-        "`instant_wins` takes 1 to {MAX_INSTANT_ENTRIES} prizes, each with a text of 1 to {MAX_PRIZE_LEN} characters, told apart by their text, and a `count` of at least 1"
+        "`instant_wins` takes 1 to {MAX_INSTANT_ENTRIES} prizes, each with a text of 1 to {MAX_PRIZE_LEN} characters {}, told apart by their text, and a `count` of at least 1",
+        FREE_TEXT_RULE
     )]
     Entries,
     #[error(
@@ -64,7 +66,7 @@ impl InstantWins {
             p.count >= 1
                 && !p.prize.trim().is_empty()
                 && p.prize.chars().count() <= MAX_PRIZE_LEN
-                && !p.prize.chars().any(char::is_control)
+                && refused_in_text(&p.prize).is_none()
         });
         if prizes.is_empty()
             || prizes.len() > MAX_INSTANT_ENTRIES

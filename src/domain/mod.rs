@@ -17,6 +17,7 @@ pub mod secret;
 pub mod seed;
 pub mod series;
 pub mod stripes;
+pub mod text;
 pub mod time;
 pub mod winners;
 

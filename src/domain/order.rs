@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::hex;
 use super::ids::{ExternalRef, SeriesId, SourceId};
+use super::text::{FREE_TEXT_RULE, refused_in_text};
 
 /// The largest `data` object, as sent.
 pub const MAX_DATA_BYTES: usize = 16 * 1024;
@@ -234,8 +235,8 @@ pub struct Order {
     pub credit_notes: Vec<String>,
 }
 
-/// Why something was done, as its author wrote it: 1 to 200 characters, no control
-/// characters.
+/// Why something was done, as its author wrote it: 1 to 200 characters, none that free
+/// text refuses ([`refused_in_text`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reason(String);
 
@@ -243,13 +244,13 @@ pub struct Reason(String);
 pub const MAX_REASON_CHARS: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`reason` must be 1 to {MAX_REASON_CHARS} characters without control characters")]
+#[error("`reason` must be 1 to {MAX_REASON_CHARS} characters {FREE_TEXT_RULE}")]
 pub struct InvalidReason;
 
 impl Reason {
     pub fn parse(text: &str) -> Result<Self, InvalidReason> {
         let count = text.chars().count();
-        if count == 0 || count > MAX_REASON_CHARS || text.chars().any(char::is_control) {
+        if count == 0 || count > MAX_REASON_CHARS || refused_in_text(text).is_some() {
             return Err(InvalidReason);
         }
         Ok(Self(text.to_owned()))

@@ -1,23 +1,28 @@
 //! Credit notes: each order of a series that credits another names the invoice it
-//! corrects. The invoice is found here by its number in the credited series; the
-//! transaction that numbers the credit note adds it to the invoice on condition that the
-//! invoice is still there and live, so a credit note never points at a void invoice and
-//! an invoice with credit notes is never voided.
+//! corrects. The invoice is found here by its number in the credited series, among the
+//! orders the caller may read: another source's invoice is not found, void or not, so a
+//! caller bound to its sources can neither block another's void nor learn which of its
+//! invoices exist. The transaction that numbers the credit note adds it to the invoice on
+//! condition that the invoice is still there and live, so a credit note never points at
+//! a void invoice and an invoice with credit notes is never voided.
 
 use std::collections::{BTreeSet, VecDeque};
 
 use super::batch::Batch;
 use super::outcome::RejectionCode;
 use super::{OrderError, OrderService};
+use crate::domain::access::SourceAccess;
 use crate::store::orders::{InvoiceRef, InvoiceRefusal};
 
 impl OrderService {
-    /// Finds the invoice of every credit note of `queue`; those whose invoice is missing or
-    /// void are refused. Returns the credit notes left to number.
+    /// Finds the invoice of every credit note of `queue` among those `access` may read;
+    /// those whose invoice is missing (or not the caller's to read) or void are refused.
+    /// Returns the credit notes left to number.
     pub(super) async fn find_invoices(
         &self,
         batch: &mut Batch,
         queue: VecDeque<usize>,
+        access: &SourceAccess,
     ) -> Result<VecDeque<usize>, OrderError> {
         let Some(credited) = batch.series.definition.credits.clone() else {
             return Ok(queue);
@@ -33,6 +38,9 @@ impl OrderService {
             // A format of the credited series this process has not read yet.
             self.refresh_series(&mut credited).await?;
             found = self.find(&credited, &wanted).await?;
+        }
+        for invoices in found.values_mut() {
+            invoices.retain(|(_, invoice)| access.allows(&invoice.source));
         }
         let mut kept = VecDeque::new();
         for index in queue {

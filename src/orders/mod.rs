@@ -223,13 +223,14 @@ impl OrderService {
 
     /// Numbers a batch: new orders get increasing numbers in request order, known
     /// references get their order back (void ones too), and each item gets its own
-    /// outcome.
-    #[instrument(skip(self, inputs), fields(items = inputs.len()))]
+    /// outcome. A credit note corrects only an invoice the caller, `access`, may read.
+    #[instrument(skip(self, inputs, access), fields(items = inputs.len()))]
     pub async fn create_orders(
         &self,
         series_id: &SeriesId,
         source: &SourceId,
         inputs: Vec<OrderInput>,
+        access: &SourceAccess,
     ) -> Result<Vec<ItemOutcome>, OrderError> {
         let now = self.now();
         let series = self.load_series(series_id, now).await?;
@@ -249,7 +250,7 @@ impl OrderService {
             }
         }
         if batch.series.definition.credits.is_some() {
-            fresh = self.find_invoices(&mut batch, fresh).await?;
+            fresh = self.find_invoices(&mut batch, fresh, access).await?;
         }
         if batch.series.definition.gapless {
             self.number_gapless(&mut batch, fresh).await?;
@@ -258,6 +259,16 @@ impl OrderService {
         }
         batch.settle_repeats(sorted.repeats);
         Ok(batch.finish())
+    }
+
+    /// Numbers the orders of a request as [`Self::create_orders`] does.
+    pub async fn create_request(
+        &self,
+        request: requests::OrderRequest,
+        access: &SourceAccess,
+    ) -> Result<Vec<ItemOutcome>, OrderError> {
+        self.create_orders(&request.series, &request.source, request.inputs, access)
+            .await
     }
 
     /// The series, as this process knows it if it was read in the period of `now`, else

@@ -28,6 +28,8 @@ pub(crate) fn timestamp(at: DateTime<Utc>) -> AttributeValue {
     s(rfc3339_millis(at))
 }
 
+/// A stored time. Lenient where a caller's time is not ([`crate::domain::time::parse_rfc3339`]):
+/// what was stored before a rule tightened keeps reading.
 pub(crate) fn parse_timestamp(raw: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(raw)
         .ok()

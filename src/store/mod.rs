@@ -34,7 +34,6 @@ use aws_sdk_dynamodb::types::{
 };
 
 pub use crate::aws::{AwsEnvironment, Timeouts};
-pub(crate) use codec::parse_timestamp;
 pub use error::StoreError;
 /// The period index's key attributes, for tools that write items of the same shape.
 pub use keys::{COUNTER, PERIOD_KEY};

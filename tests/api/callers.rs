@@ -1,42 +1,81 @@
 //! Callers bound to their sources: behind API Gateway, the IAM identity of the request
 //! context decides which sources a caller may post, repost and read as, and no route
-//! shows it another source's orders. Without IAM (the local server) everything stays
-//! allowed.
+//! shows it another source's orders or lets it correct them. Without bindings (the local
+//! server) everything stays allowed; with bindings, a request without an identity is
+//! refused.
 
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{Method, Request, StatusCode, header};
 use lambda_http::RequestExt;
+use serde_json::{Value, json};
 use tally::api::{self, AppState, SourceBindings};
+use tally::store::Store;
 
 use crate::events::invoke;
 use crate::helpers::assert_problem;
-use crate::helpers::{Reply, fresh_store, send};
+use crate::helpers::{
+    Reply, TestTable, fresh_store, get, of_kind, patch, post_json, put_json, scan, send,
+};
 
 const BINDINGS: &str = "arn:aws:iam::123456789012:role/erp-connector=erp-1;\
                         arn:aws:iam::123456789012:role/web-shop=shop";
 
-/// A GET as the caller of the event file `as_of` (its request context, so its identity).
-async fn get_as(router: &axum::Router, as_of: &str, path: &str) -> Reply {
+/// The role of the ERP connector, bound to `erp-1`, and that of the web shop, bound to
+/// `shop`: event files whose request context carries each identity.
+const ERP: &str = "get-order-by-ref.json";
+const SHOP: &str = "get-order-by-ref-foreign.json";
+
+/// A request as the caller of the event file `as_of` (its request context, so its
+/// identity), with `body` as JSON when there is one.
+async fn send_as(
+    router: &axum::Router,
+    as_of: &str,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Reply {
     let file = format!("{}/events/{as_of}", env!("CARGO_MANIFEST_DIR"));
     let event = lambda_http::request::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     let context = event.request_context();
     let request = Request::builder()
-        .method(Method::GET)
+        .method(method)
         .uri(path)
-        .body(Body::empty())
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
         .unwrap()
         .with_request_context(context);
     send(router, request).await
 }
 
+/// A GET as the caller of the event file `as_of`.
+async fn get_as(router: &axum::Router, as_of: &str, path: &str) -> Reply {
+    send_as(router, as_of, Method::GET, path, None).await
+}
+
+/// A POST of `body` as the caller of the event file `as_of`.
+async fn post_as(router: &axum::Router, as_of: &str, path: &str, body: &Value) -> Reply {
+    send_as(router, as_of, Method::POST, path, Some(body)).await
+}
+
+/// Voids invoice `number` of series `UA` as the caller of the event file `as_of`.
+async fn void_as(router: &axum::Router, as_of: &str, number: &str) -> Reply {
+    let path = format!("/series/UA/orders/{number}/void");
+    post_as(router, as_of, &path, &json!({"reason": "cancelled"})).await
+}
+
+/// The order router of a deployment that binds the ERP's and the web shop's roles.
+async fn bound_router() -> (axum::Router, Store, TestTable) {
+    let (store, table) = fresh_store(None).await;
+    let mut state = AppState::new(store.clone());
+    state.sources = Arc::new(SourceBindings::parse(BINDINGS).unwrap());
+    (api::orders_router(state), store, table)
+}
+
 #[tokio::test]
 async fn a_foreign_caller_is_refused_another_sources_post_repost_and_read() {
-    let (store, _table) = fresh_store(None).await;
-    let mut state = AppState::new(store);
-    state.sources = Arc::new(SourceBindings::parse(BINDINGS).unwrap());
-    let router = api::orders_router(state);
+    let (router, _store, _table) = bound_router().await;
     assert_eq!(
         invoke(&router, "put-series.json").await.status,
         StatusCode::CREATED
@@ -69,24 +108,23 @@ async fn a_foreign_caller_is_refused_another_sources_post_repost_and_read() {
 
     // By number and in listings, erp-1's orders do not exist for the web shop.
     let number = order.body["order_number"].as_str().unwrap();
-    let foreign = "get-order-by-ref-foreign.json";
     for path in [
         format!("/orders/{number}"),
         format!("/series/UABC/orders/{number}"),
     ] {
-        let reply = get_as(&router, foreign, &path).await;
+        let reply = get_as(&router, SHOP, &path).await;
         assert_problem(&reply, StatusCode::NOT_FOUND, "order_not_found");
-        let mine = get_as(&router, "get-order-by-ref.json", &path).await;
+        let mine = get_as(&router, ERP, &path).await;
         assert_eq!(mine.status, StatusCode::OK, "{path}: {}", mine.body);
     }
-    let listed = get_as(&router, foreign, "/series/UABC/orders").await;
+    let listed = get_as(&router, SHOP, "/series/UABC/orders").await;
     assert_eq!(
         listed.body["orders"],
         serde_json::json!([]),
         "{}",
         listed.body
     );
-    let listed = get_as(&router, "get-order-by-ref.json", "/series/UABC/orders").await;
+    let listed = get_as(&router, ERP, "/series/UABC/orders").await;
     assert_eq!(listed.body["orders"].as_array().unwrap().len(), 4);
     // Nothing was written for the web shop.
     let repost_again = invoke(&router, "create-order-foreign.json").await;
@@ -94,7 +132,7 @@ async fn a_foreign_caller_is_refused_another_sources_post_repost_and_read() {
 }
 
 #[tokio::test]
-async fn without_bindings_or_without_iam_every_source_is_allowed() {
+async fn without_bindings_every_caller_acts_as_every_source() {
     let (store, _table) = fresh_store(None).await;
     let router = api::orders_router(AppState::new(store));
     assert_eq!(
@@ -104,21 +142,192 @@ async fn without_bindings_or_without_iam_every_source_is_allowed() {
     let post = invoke(&router, "create-series-order-foreign.json").await;
     assert_eq!(post.status, StatusCode::CREATED, "{}", post.body);
     // The local server's requests carry no IAM identity.
-    let (store, _other_table) = fresh_store(None).await;
-    let mut state = AppState::new(store);
-    state.sources = Arc::new(SourceBindings::parse(BINDINGS).unwrap());
-    let router = api::orders_router(state);
-    let series = serde_json::json!({"format": "L{seq:3}", "reset": "never"});
-    let reply = crate::helpers::send_raw(
-        &router,
-        Method::PUT,
-        "/series/L",
-        "application/json",
-        series.to_string(),
-    )
-    .await;
+    let series = json!({"format": "L{seq:3}", "reset": "never"});
+    let reply = put_json(&router, "/series/L", &series).await;
     assert_eq!(reply.status, StatusCode::CREATED);
-    let order = serde_json::json!({"source": "anyone", "external_ref": "x"});
-    let posted = crate::helpers::post_json(&router, "/series/L/orders", &order).await;
+    let order = json!({"source": "anyone", "external_ref": "x"});
+    let posted = post_json(&router, "/series/L/orders", &order).await;
     assert_eq!(posted.status, StatusCode::CREATED, "{}", posted.body);
+}
+
+#[tokio::test]
+async fn with_bindings_a_request_without_an_identity_is_refused_on_every_order_route() {
+    let (router, store, _table) = bound_router().await;
+    let series = json!({"format": "L{seq:3}", "reset": "never"});
+    let defined = send_as(&router, ERP, Method::PUT, "/series/L", Some(&series)).await;
+    assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
+    let order = json!({"source": "erp-1", "external_ref": "x"});
+    let numbered = post_as(&router, ERP, "/series/L/orders", &order).await;
+    assert_eq!(numbered.status, StatusCode::CREATED, "{}", numbered.body);
+    let number = numbered.body["order_number"].as_str().unwrap().to_owned();
+
+    // A route left without IAM auth, or a direct invocation: no identity, no source.
+    let anyone = json!({"source": "anyone", "external_ref": "y"});
+    let batch = json!({"source": "erp-1", "orders": [{"external_ref": "z"}]});
+    for reply in [
+        put_json(&router, "/series/M", &series).await,
+        patch(&router, "/series/L", &json!({"next": 9, "reason": "skip"})).await,
+        post_json(&router, "/series/L/orders", &anyone).await,
+        post_json(&router, "/series/L/orders", &order).await,
+        post_json(&router, "/series/L/orders/batch", &batch).await,
+        post_json(
+            &router,
+            "/orders",
+            &json!({"series": "L", "source": "erp-1", "external_ref": "w"}),
+        )
+        .await,
+        post_json(
+            &router,
+            &format!("/series/L/orders/{number}/void"),
+            &json!({"reason": "x"}),
+        )
+        .await,
+        get(&router, "/series/L").await,
+        get(&router, "/series/L/audit").await,
+        get(&router, "/series/L/orders").await,
+        get(&router, &format!("/orders/{number}")).await,
+        get(&router, "/sources/erp-1/orders/x").await,
+        // Refused before its path is read.
+        get(&router, "/series/not%20an%20id").await,
+    ] {
+        assert_problem(&reply, StatusCode::FORBIDDEN, "identity_required");
+        assert!(!reply.raw.contains(&number), "{}", reply.raw);
+    }
+    // Nothing changed: one series, one order, not void.
+    assert_eq!(of_kind(&scan(&store).await, "order").len(), 1);
+    let read = get_as(&router, ERP, &format!("/orders/{number}")).await;
+    assert_eq!(read.body["status"], "active", "{}", read.body);
+    assert_eq!(
+        get_as(&router, ERP, "/series/M").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn a_bound_caller_corrects_reads_and_audits_only_invoices_of_its_sources() {
+    let (router, _store, _table) = bound_router().await;
+    let invoices = json!({"format": "UA{yy}{seq:4}", "reset": "yearly"});
+    let notes = json!({"format": "NC{yy}{seq:4}", "reset": "yearly", "credits": "UA"});
+    for (id, body) in [("UA", &invoices), ("NC", &notes)] {
+        let reply = send_as(
+            &router,
+            ERP,
+            Method::PUT,
+            &format!("/series/{id}"),
+            Some(body),
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    }
+    let invoice =
+        |source: &str, reference: &str| json!({"source": source, "external_ref": reference});
+    let mut numbers = Vec::new();
+    for reference in ["i1", "i2", "i3"] {
+        let reply = post_as(
+            &router,
+            ERP,
+            "/series/UA/orders",
+            &invoice("erp-1", reference),
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+        numbers.push(reply.body["order_number"].as_str().unwrap().to_owned());
+    }
+    let [live, voided, own] = [&numbers[0], &numbers[1], &numbers[2]];
+    let void = void_as(&router, ERP, voided).await;
+    assert_eq!(void.status, StatusCode::OK, "{}", void.body);
+    let shop_invoice = post_as(&router, SHOP, "/series/UA/orders", &invoice("shop", "s1")).await;
+    let shop_number = shop_invoice.body["order_number"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The web shop corrects erp-1's invoices as it would invoices that do not exist: a
+    // live one, a void one and a missing one answer alike, and nothing is numbered.
+    let credit = |reference: &str, corrects: &str| json!({"source": "shop", "external_ref": reference, "corrects": corrects});
+    let missing = "UA269999";
+    let mut details = Vec::new();
+    for (reference, corrects) in [
+        ("c1", live.as_str()),
+        ("c2", voided.as_str()),
+        ("c3", missing),
+    ] {
+        let reply = post_as(
+            &router,
+            SHOP,
+            "/series/NC/orders",
+            &credit(reference, corrects),
+        )
+        .await;
+        assert_problem(&reply, StatusCode::CONFLICT, "invoice_not_found");
+        details.push(
+            reply.body["detail"]
+                .as_str()
+                .unwrap()
+                .replace(corrects, "N"),
+        );
+    }
+    assert!(details.iter().all(|d| *d == details[0]), "{details:?}");
+    let batch = json!({"source": "shop", "orders": [
+        {"external_ref": "b1", "corrects": live},
+        {"external_ref": "b2", "corrects": voided},
+        {"external_ref": "b3", "corrects": shop_number},
+    ]});
+    let reply = post_as(&router, SHOP, "/series/NC/orders/batch", &batch).await;
+    let codes: Vec<&Value> = reply.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["code"])
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            &json!("invoice_not_found"),
+            &json!("invoice_not_found"),
+            &Value::Null
+        ],
+        "{}",
+        reply.body
+    );
+
+    // erp-1 still voids its invoice, and credits its own.
+    let void = void_as(&router, ERP, live).await;
+    assert_eq!(void.status, StatusCode::OK, "{}", void.body);
+    let own_note = json!({"source": "erp-1", "external_ref": "c9", "corrects": own});
+    let noted = post_as(&router, ERP, "/series/NC/orders", &own_note).await;
+    assert_eq!(noted.status, StatusCode::CREATED, "{}", noted.body);
+
+    // The audit shows each caller the credited invoices of its own sources; counts stay.
+    let erp_audit = get_as(&router, ERP, "/series/UA/audit").await.body;
+    let shop_audit = get_as(&router, SHOP, "/series/UA/audit").await.body;
+    let credited = |audit: &Value| -> Vec<String> {
+        audit["credited"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| i["order_number"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(credited(&erp_audit), [own.as_str()], "{erp_audit}");
+    assert_eq!(
+        credited(&shop_audit),
+        [shop_number.as_str()],
+        "{shop_audit}"
+    );
+    assert_eq!(
+        (&erp_audit["orders"], &shop_audit["orders"]),
+        (&json!(4), &json!(4))
+    );
+    assert!(
+        !shop_audit.to_string().contains(own.as_str()),
+        "{shop_audit}"
+    );
+
+    // A series read shows a bound caller the counter, not the last number.
+    for caller in [ERP, SHOP] {
+        let series = get_as(&router, caller, "/series/UA").await.body;
+        assert_eq!(series["last_counter"], 4, "{series}");
+        assert!(series.get("last_number").is_none(), "{series}");
+    }
 }

@@ -232,7 +232,12 @@ fn input(r: &str) -> OrderInput {
 
 async fn number_one(service: &OrderService, series: &SeriesId, r: &str) -> String {
     match &service
-        .create_orders(series, &SourceId::parse("erp").unwrap(), vec![input(r)])
+        .create_orders(
+            series,
+            &SourceId::parse("erp").unwrap(),
+            vec![input(r)],
+            &SourceAccess::All,
+        )
         .await
         .unwrap()[0]
     {

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use tally::domain::access::SourceAccess;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -224,7 +225,12 @@ async fn a_gapless_batch_costs_one_claim_and_two_items_per_order() {
     let meter = store.write_meter();
     let (requests, table, index) = (counter.snapshot(), meter.table_units(), meter.index_units());
     let outcomes = service
-        .create_orders(&series, &SourceId::parse("bulk").unwrap(), inputs)
+        .create_orders(
+            &series,
+            &SourceId::parse("bulk").unwrap(),
+            inputs,
+            &SourceAccess::All,
+        )
         .await
         .unwrap();
     assert_eq!(

@@ -131,10 +131,7 @@ async fn a_csv_file_imports_through_a_running_api() {
         crate::helpers::send(&app.router, request).await.status,
         StatusCode::CREATED
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let router = crate::helpers::router(app.store.clone());
-    let server = tokio::spawn(async move { axum::serve(listener, router).await });
+    let (base, server) = serve_api(&app).await;
 
     let path = write(
         "orders.csv",
@@ -267,4 +264,162 @@ async fn the_import_command_logs_plain_progress_when_stderr_is_not_a_terminal() 
     assert_eq!(rejected["input"], "bad ref,3");
     let fields: Vec<&String> = rejected.as_object().unwrap().keys().collect();
     assert_eq!(fields, ["code", "detail", "input", "line"]);
+}
+
+/// A router over the app's table served on a free loopback port; its base URL.
+async fn serve_api(app: &crate::helpers::TestApp) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let router = crate::helpers::router(app.store.clone());
+    let server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (base, server)
+}
+
+#[tokio::test]
+async fn a_line_too_long_fails_alone_and_the_rest_of_its_batch_is_numbered() {
+    let app = spawn_app().await;
+    app.define_series("BIG", &json!({"format": "B{seq:4}", "reset": "never"}))
+        .await;
+    let (base, server) = serve_api(&app).await;
+    // Line 2 alone is larger than any body the API takes: sent with its batch, it would
+    // have the whole batch refused.
+    let long = format!(
+        r#"{{"external_ref": "long", "data": {{"k": "{}"}}}}"#,
+        "x".repeat(7 * 1024 * 1024)
+    );
+    let text = format!("{{\"external_ref\": \"a\"}}\n{long}\n{{\"external_ref\": \"b\"}}\n");
+    let path = write("long.jsonl", &text);
+    let output = tally_import(
+        &path,
+        "BIG",
+        "erp",
+        &["--api", &base, "--batch", "10", "--concurrency", "1"],
+    )
+    .await;
+    server.abort();
+    assert!(
+        stdout(&output).starts_with("created 2, existing 0, rejected 1 in "),
+        "{}{}",
+        stdout(&output),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rejected = rejected_lines(&path);
+    assert_eq!(
+        (&rejected[0]["line"], &rejected[0]["code"]),
+        (&json!(2), &json!("line_too_long"))
+    );
+    let kept = rejected[0]["input"].as_str().unwrap();
+    assert!(
+        kept.starts_with(r#"{"external_ref": "long""#) && kept.len() < 300,
+        "{kept}"
+    );
+    for reference in ["a", "b"] {
+        let found = app.get(&format!("/sources/erp/orders/{reference}")).await;
+        assert_eq!(found.status, StatusCode::OK, "{reference}");
+    }
+}
+
+/// A batch route that refuses a whole body holding the reference `poison`
+/// (`400 invalid_body`) or larger than `limit` bytes (`413 body_too_large`), and numbers
+/// any other; its base URL, and the sizes of the batches it numbered.
+async fn refusing_api(
+    limit: usize,
+) -> (
+    String,
+    Arc<std::sync::Mutex<Vec<usize>>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let numbered = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = numbered.clone();
+    let route = axum::routing::post(move |body: String| {
+        let seen = seen.clone();
+        async move {
+            let problem = |status: StatusCode, code: &str| {
+                (
+                    status,
+                    Json(json!({"status": status.as_u16(), "code": code, "detail": code})),
+                )
+            };
+            if body.len() > limit {
+                return problem(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large");
+            }
+            let batch: Value = serde_json::from_str(&body).unwrap();
+            let orders = batch["orders"].as_array().unwrap();
+            if orders.iter().any(|o| o["external_ref"] == "poison") {
+                return problem(StatusCode::BAD_REQUEST, "invalid_body");
+            }
+            seen.lock().unwrap().push(orders.len());
+            let results: Vec<Value> = orders
+                .iter()
+                .map(|_| json!({"status": "created"}))
+                .collect();
+            (StatusCode::OK, Json(json!({"results": results})))
+        }
+    });
+    let router = axum::Router::new().route("/orders/batch", route);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (base, numbered, server)
+}
+
+#[tokio::test]
+async fn a_batch_refused_for_its_body_is_split_until_the_bad_line_fails_alone() {
+    let mut text = String::new();
+    for n in 1..=9 {
+        let reference = if n == 6 {
+            "poison".to_owned()
+        } else {
+            format!("r{n}")
+        };
+        text.push_str(&format!("{{\"external_ref\": \"{reference}\"}}\n"));
+    }
+    let path = write("poison.jsonl", &text);
+    let (base, numbered, server) = refusing_api(usize::MAX).await;
+    let output = tally_import(&path, "S", "erp", &["--api", &base, "--batch", "9"]).await;
+    server.abort();
+    assert!(
+        stdout(&output).starts_with("created 8, existing 0, rejected 1 in "),
+        "{}",
+        stdout(&output)
+    );
+    let rejected = rejected_lines(&path);
+    assert_eq!(
+        (&rejected[0]["line"], &rejected[0]["code"]),
+        (&json!(6), &json!("invalid_body"))
+    );
+    assert_eq!(numbered.lock().unwrap().iter().sum::<usize>(), 8);
+
+    // A server that takes smaller bodies than the batch: halves until they fit.
+    let path = write("small-bodies.jsonl", &text.replace("poison", "r6"));
+    let (base, numbered, server) = refusing_api(150).await;
+    let output = tally_import(&path, "S", "erp", &["--api", &base, "--batch", "9"]).await;
+    server.abort();
+    assert!(
+        stdout(&output).starts_with("created 9, existing 0, rejected 0 in "),
+        "{}",
+        stdout(&output)
+    );
+    assert!(numbered.lock().unwrap().iter().all(|&size| size < 9));
+}
+
+#[tokio::test]
+async fn an_import_through_an_api_that_does_not_answer_names_that_api() {
+    // A port that was free a moment ago: nothing listens there.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let path = write("unanswered.jsonl", "{\"external_ref\": \"a\"}\n");
+    let output = tally_import(&path, "S", "erp", &["--api", &base]).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the Tally API at {base}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Connection refused"), "{stderr}");
+    assert!(
+        !stderr.contains("DynamoDB") && !stderr.contains(":8000"),
+        "{stderr}"
+    );
 }

@@ -22,6 +22,7 @@ mod hold_faults;
 mod hold_races;
 mod hold_returns;
 mod holds;
+mod inputs;
 mod instant;
 mod invariants;
 mod ledger;

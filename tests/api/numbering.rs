@@ -184,7 +184,12 @@ fn input(r: &str) -> OrderInput {
 
 async fn number(service: &OrderService, series: &SeriesId, r: &str) -> (String, String) {
     let outcome = service
-        .create_orders(series, &SourceId::parse("erp").unwrap(), vec![input(r)])
+        .create_orders(
+            series,
+            &SourceId::parse("erp").unwrap(),
+            vec![input(r)],
+            &SourceAccess::All,
+        )
         .await
         .unwrap();
     match &outcome[0] {

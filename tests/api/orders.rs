@@ -1,6 +1,7 @@
 //! Series and order routes, and the numbering rules, through the real router.
 
 use std::sync::Arc;
+use tally::domain::access::SourceAccess;
 
 use axum::http::StatusCode;
 use chrono::{TimeZone, Utc};
@@ -339,22 +340,27 @@ async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting(
         service.define_series(id, definition).await.unwrap();
     }
     let last_2026 = service
-        .create_orders(&yearly, &source, vec![input("y1"), input("y2")])
+        .create_orders(
+            &yearly,
+            &source,
+            vec![input("y1"), input("y2")],
+            &SourceAccess::All,
+        )
         .await
         .unwrap();
     let never_2026 = service
-        .create_orders(&never, &source, vec![input("n1")])
+        .create_orders(&never, &source, vec![input("n1")], &SourceAccess::All)
         .await
         .unwrap();
     assert_eq!(number(&last_2026[1]), "UABC26000002");
     assert_eq!(number(&never_2026[0]), "UNEV26000001");
     *now.lock().unwrap() = Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 1).unwrap();
     let first_2027 = service
-        .create_orders(&yearly, &source, vec![input("y3")])
+        .create_orders(&yearly, &source, vec![input("y3")], &SourceAccess::All)
         .await
         .unwrap();
     let never_2027 = service
-        .create_orders(&never, &source, vec![input("n2")])
+        .create_orders(&never, &source, vec![input("n2")], &SourceAccess::All)
         .await
         .unwrap();
     assert_eq!(number(&first_2027[0]), "UABC27000001");
@@ -377,7 +383,12 @@ async fn a_fast_batch_of_a_thousand_costs_one_counter_update() {
     let inputs: Vec<OrderInput> = (0..1_000).map(|i| input(&format!("k-{i}"))).collect();
     let (requests, units) = (counter.get(), store.write_meter().table_units());
     let outcomes = service
-        .create_orders(&series, &SourceId::parse("bulk").unwrap(), inputs)
+        .create_orders(
+            &series,
+            &SourceId::parse("bulk").unwrap(),
+            inputs,
+            &SourceAccess::All,
+        )
         .await
         .unwrap();
     let numbers: Vec<String> = outcomes.iter().map(number).collect();

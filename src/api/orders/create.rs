@@ -50,7 +50,7 @@ async fn number_one(
     OrderService::check_source(&caller.0, &request.source)?;
     let outcome = state
         .orders
-        .create_orders(&request.series, &request.source, request.inputs)
+        .create_request(request, &caller.0)
         .await?
         .pop()
         .expect("one outcome per input");
@@ -244,10 +244,7 @@ async fn number_batch(
         .iter()
         .map(|i| i.external_ref.clone())
         .collect();
-    let outcomes = state
-        .orders
-        .create_orders(&request.series, &request.source, request.inputs)
-        .await?;
+    let outcomes = state.orders.create_request(request, &caller.0).await?;
     let results = outcomes
         .into_iter()
         .zip(refs)

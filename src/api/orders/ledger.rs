@@ -92,7 +92,6 @@ pub(super) const LIST_ORDERS_CODES: &[Code] = &[
     Code::InvalidPeriod,
     Code::InvalidLimit,
     Code::InvalidCursor,
-    Code::InvalidQuery,
     Code::SeriesNotFound,
 ];
 
@@ -177,6 +176,8 @@ struct BreakResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     counter: Option<u64>,
+    /// The entry's order number: left out for a move, and for another source's order
+    /// when the caller is bound to some sources.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     order_number: Option<String>,
@@ -221,7 +222,8 @@ pub(super) struct AuditResponse {
     /// `null` for a fast series.
     #[schema(required = true)]
     chain: Option<ChainResponse>,
-    /// Invoices with credit notes, in this part.
+    /// Invoices with credit notes, in this part (of the caller's sources, for a caller
+    /// bound to some).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     credited: Vec<CreditedResponse>,
     /// Pass it as `cursor` for the next part; `null` when `complete`.
@@ -232,7 +234,6 @@ pub(super) struct AuditResponse {
 /// The codes of `audit`'s own errors (the document adds those of its parameters and body).
 pub(super) const AUDIT_CODES: &[Code] = &[
     Code::InvalidPeriod,
-    Code::InvalidQuery,
     Code::InvalidCursor,
     Code::SeriesNotFound,
 ];
@@ -240,7 +241,9 @@ pub(super) const AUDIT_CODES: &[Code] = &[
 /// Audit a period
 ///
 /// A period larger than one request audits within its time is audited in parts: follow
-/// `next_cursor` until `complete`. Memory stays bounded whatever the period's size.
+/// `next_cursor` until `complete`. Memory stays bounded whatever the period's size. A
+/// caller bound to some sources gets the counts, gaps and chain of every number, but the
+/// order numbers of its sources' orders only (in `credited` and `first_break`).
 #[utoipa::path(
     get,
     path = "/series/{series_id}/audit",
@@ -252,6 +255,7 @@ pub(super) const AUDIT_CODES: &[Code] = &[
 )]
 pub(super) async fn audit(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     QueryParams(query): QueryParams<AuditQuery>,
 ) -> Result<Json<AuditResponse>, Problem> {
@@ -274,7 +278,7 @@ pub(super) async fn audit(
         .orders
         .audit_period(&series_id, query.period.as_deref(), scope, &|_| {})
         .await?;
-    let report = audit.report;
+    let report = audit.report.shown_to(&access);
     let gaps = report
         .gaps
         .into_iter()
@@ -296,6 +300,7 @@ pub(super) async fn audit(
             Break::Entry {
                 counter,
                 order_number,
+                ..
             } => BreakResponse {
                 at: "entry",
                 counter: Some(counter),

@@ -16,9 +16,12 @@ use crate::domain::order::{MAX_NUMBER_TEXT, Reason, is_number_text};
 /// Why an order is voided.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct VoidBody {
-    /// 1 to 200 characters without control characters.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
+pub(super) struct OrderVoidBody {
+    /// 1 to 200 characters without control characters, line or
+    /// paragraph separators or bidirectional controls.
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,200}$"
+    )]
     reason: String,
 }
 
@@ -151,7 +154,7 @@ pub(super) const VOID_ORDER_CODES: &[Code] = &[
     path = "/series/{series_id}/orders/{order_number}/void",
     tag = "orders",
     params(SeriesOrderPath),
-    request_body = VoidBody,
+    request_body = OrderVoidBody,
     responses(
         (status = 200, description = "The voided order", body = OrderResponse),
     )
@@ -163,7 +166,7 @@ pub(super) async fn void_order(
         series_id,
         order_number: number,
     }): PathParams<SeriesOrderPath>,
-    JsonBody(body): JsonBody<VoidBody>,
+    JsonBody(body): JsonBody<OrderVoidBody>,
 ) -> Result<Json<OrderResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
     let number = order_number(&number)?.to_owned();

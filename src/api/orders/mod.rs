@@ -8,12 +8,15 @@ mod series;
 use axum::Extension;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::middleware;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
+use super::caller::Caller;
 use super::extract::BodyLimit;
+use super::problem::Code;
 use super::timestamp;
 use crate::domain::order::Order;
 
@@ -37,11 +40,19 @@ super::routes::route_table!(
     lookup::get_order_by_ref;
 );
 
-pub(super) fn routes() -> Router<AppState> {
+/// The order routes. Each extracts the [`Caller`] first, before its path and body, so
+/// that with source bindings no route serves a request without an IAM identity.
+pub(super) fn routes(state: &AppState) -> Router<AppState> {
     served()
+        .route_layer(middleware::from_extractor_with_state::<Caller, _>(
+            state.clone(),
+        ))
         .layer(DefaultBodyLimit::max(MAX_ORDER_BODY_BYTES))
         .layer(Extension(BodyLimit(MAX_ORDER_BODY_BYTES)))
 }
+
+/// The codes every order route may answer, besides its own: the caller's.
+pub(super) const SHARED_CODES: &[Code] = &[Code::IdentityRequired];
 
 /// The series of a route.
 #[derive(Deserialize, IntoParams)]

@@ -8,16 +8,19 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::super::AppState;
+use super::super::caller::Caller;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::SeriesPath;
+use crate::domain::access::SourceAccess;
 use crate::domain::ids::SeriesId;
 use crate::domain::order::Reason;
 use crate::domain::series::{
     AuthorisedRange, Calendar, DEFAULT_FORMAT, DEFAULT_LOW_PERCENT, MAX_COUNTER, NumberRules,
     Ranges, Reset, Series, SeriesDefinition, SeriesError, Timezone, ValidationCode,
 };
+use crate::domain::time::parse_rfc3339;
 use crate::orders::{SeriesChange, SeriesStatus};
 
 /// A series' definition; every field has a default.
@@ -77,10 +80,14 @@ pub(super) struct RangeBody {
     from: u64,
     #[schema(minimum = 1, maximum = 1_000_000_000_000_000_000_u64)]
     to: u64,
-    /// The authority's reference (a CAF file, a resolution number): 1 to 48 characters.
+    /// The authority's reference (a CAF file, a resolution number): 1 to 48 characters
+    /// without control characters, line separators or bidirectional controls.
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,48}$"
+    )]
     authority_ref: String,
-    /// No number of the range is issued at or after this time (RFC 3339); none: it does
-    /// not expire.
+    /// No number of the range is issued at or after this time (RFC 3339, no leap second);
+    /// none: it does not expire.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime, nullable = false)]
     valid_until: Option<String>,
@@ -104,11 +111,8 @@ fn ranges_of(bodies: &[RangeBody]) -> Result<Ranges, SeriesError> {
             .valid_until
             .as_deref()
             .map(|text| {
-                crate::store::parse_timestamp(text).ok_or_else(|| {
-                    SeriesError::Ranges(
-                        "`valid_until` is an RFC 3339 time such as 2027-05-31T23:59:59Z".into(),
-                    )
-                })
+                parse_rfc3339(text)
+                    .map_err(|err| SeriesError::Ranges(format!("`valid_until` is {err}")))
             })
             .transpose()?;
         ranges.push(AuthorisedRange::new(
@@ -130,8 +134,11 @@ pub(super) struct ChangeBody {
     /// The next number of the current period (2 to 10^18); needs `reason`.
     #[schema(minimum = 2, maximum = 1_000_000_000_000_000_000_u64)]
     next: Option<u64>,
-    /// Why the counter moves: 1 to 200 characters without control characters.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
+    /// Why the counter moves: 1 to 200 characters without control characters, line or
+    /// paragraph separators or bidirectional controls.
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,200}$"
+    )]
     reason: Option<String>,
     /// A new validation code, until the series numbers (`code_in_use` after).
     #[schema(pattern = "^[A-Za-z0-9]{1,32}$")]
@@ -192,7 +199,8 @@ pub(super) struct SeriesResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<u64>)]
     last_counter: Option<Option<u64>>,
-    /// The last number issued in the current period; `null` before the first.
+    /// The last number issued in the current period; `null` before the first. Left out
+    /// for a caller bound to some sources: it may be another source's order.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     last_number: Option<Option<String>>,
@@ -236,12 +244,14 @@ impl From<Series> for SeriesResponse {
     }
 }
 
-impl From<SeriesStatus> for SeriesResponse {
-    fn from(status: SeriesStatus) -> Self {
+impl SeriesResponse {
+    /// The series with its current period, as `access` may see it: a caller bound to some
+    /// sources is not shown the last number, which may be another source's order.
+    fn status(status: SeriesStatus, access: &SourceAccess) -> Self {
         Self {
             period: Some(status.period.to_string()),
             last_counter: Some(status.last_counter),
-            last_number: Some(status.last_number),
+            last_number: (!access.is_bound()).then_some(status.last_number),
             ..status.series.into()
         }
     }
@@ -333,6 +343,9 @@ pub(super) async fn put_series(
 pub(super) const GET_SERIES_CODES: &[Code] = &[Code::member("series_id"), Code::SeriesNotFound];
 
 /// Read a series
+///
+/// Its definition, current period, last counter and last number (not shown to a caller
+/// bound to some sources).
 #[utoipa::path(
     get,
     path = "/series/{series_id}",
@@ -344,10 +357,12 @@ pub(super) const GET_SERIES_CODES: &[Code] = &[Code::member("series_id"), Code::
 )]
 pub(super) async fn get_series(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
 ) -> Result<Json<SeriesResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
-    Ok(Json(state.orders.series_status(&series_id).await?.into()))
+    let status = state.orders.series_status(&series_id).await?;
+    Ok(Json(SeriesResponse::status(status, &access)))
 }
 
 /// The codes of `patch_series`'s own errors (the document adds those of its parameters and body).
@@ -387,6 +402,7 @@ pub(super) const PATCH_SERIES_CODES: &[Code] = &[
 )]
 pub(super) async fn patch_series(
     State(state): State<AppState>,
+    Caller(access): Caller,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     JsonBody(body): JsonBody<ChangeBody>,
 ) -> Result<Json<SeriesResponse>, Problem> {
@@ -434,7 +450,6 @@ pub(super) async fn patch_series(
             "give `format`, `next` with `reason`, `validation_code`, `ranges` or `range_low_percent`",
         ));
     }
-    Ok(Json(
-        state.orders.change_series(&series_id, change).await?.into(),
-    ))
+    let status = state.orders.change_series(&series_id, change).await?;
+    Ok(Json(SeriesResponse::status(status, &access)))
 }

@@ -29,8 +29,11 @@ pub(super) struct CreateDrawBody {
     /// Makes the create safe to repeat; generated (`d-` and 16 characters) when absent.
     #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     draw_id: Option<String>,
-    /// Free text, 1 to 200 characters without control characters.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
+    /// Free text, 1 to 200 characters without control characters, line or
+    /// paragraph separators or bidirectional controls.
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,200}$"
+    )]
     name: Option<String>,
     /// The numbers sold are 1 to `total_tickets` (at most 10,000,000).
     #[schema(minimum = 1, maximum = 10_000_000)]
@@ -51,11 +54,13 @@ pub(super) struct CreateDrawBody {
     /// default), never past the close.
     #[schema(minimum = 30, maximum = 3_600)]
     hold_seconds: Option<u32>,
-    /// When sales start (RFC 3339, years 2000 to 9999).
+    /// When sales start (RFC 3339, years 2000 to 9999; second 60, a leap second, is
+    /// refused).
     #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(default, deserialize_with = "optional_rfc3339")]
     opens_at: Option<DateTime<Utc>>,
-    /// When sales end (RFC 3339, years 2000 to 9999), after `opens_at` and in the future.
+    /// When sales end (RFC 3339, years 2000 to 9999, no leap second), after `opens_at` and
+    /// in the future.
     #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(default, deserialize_with = "optional_rfc3339")]
     closes_at: Option<DateTime<Utc>>,
@@ -73,7 +78,9 @@ pub(super) struct CreateDrawBody {
 #[serde(deny_unknown_fields)]
 pub(super) struct InstantPrizeBody {
     /// What the buyer wins, 1 to 200 characters, told apart from the others by it.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,200}$")]
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,200}$"
+    )]
     prize: String,
     #[schema(minimum = 1, maximum = 1_000)]
     count: u32,

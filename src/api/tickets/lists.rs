@@ -116,18 +116,14 @@ pub(super) struct PayerPath {
     draw_id: String,
     /// As the purchases gave it (compared in Unicode NFC), URL-encoded.
     #[param(
-        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff](?:[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]{0,254}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff])?$"
+        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0](?:[^\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]{0,254}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0])?$"
     )]
     payer_id: String,
 }
 
 /// The codes of `payer_purchases`'s own errors (the document adds those of its parameters and body).
-pub(super) const PAYER_PURCHASES_CODES: &[Code] = &[
-    Code::InvalidLimit,
-    Code::InvalidCursor,
-    Code::InvalidQuery,
-    Code::DrawNotFound,
-];
+pub(super) const PAYER_PURCHASES_CODES: &[Code] =
+    &[Code::InvalidLimit, Code::InvalidCursor, Code::DrawNotFound];
 
 /// A buyer's purchases
 ///
@@ -233,12 +229,8 @@ pub(super) struct DrawsBody {
 }
 
 /// The codes of `list_draws`'s own errors (the document adds those of its parameters and body).
-pub(super) const LIST_DRAWS_CODES: &[Code] = &[
-    Code::InvalidStatus,
-    Code::InvalidLimit,
-    Code::InvalidCursor,
-    Code::InvalidQuery,
-];
+pub(super) const LIST_DRAWS_CODES: &[Code] =
+    &[Code::InvalidStatus, Code::InvalidLimit, Code::InvalidCursor];
 
 /// List the draws
 ///

@@ -17,6 +17,7 @@ use utoipa::IntoParams;
 use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
 use super::problem::{Code, Problem};
+use crate::domain::text::{FREE_TEXT_RULE, refused_in_text};
 
 super::routes::route_table!(
     Tickets:
@@ -59,23 +60,25 @@ pub(super) struct DrawPath {
     draw_id: String,
 }
 
-/// Free text that is stored and echoed: bounded, and without control characters.
+/// Free text that is stored and echoed: bounded, and without the characters no free
+/// text may hold ([`refused_in_text`]).
 pub(super) fn free_text(
     field: &'static str,
     value: Option<String>,
     max_len: usize,
 ) -> Result<Option<String>, Problem> {
-    match value {
-        Some(v)
-            if v.is_empty() || v.chars().count() > max_len || v.chars().any(char::is_control) =>
-        {
-            Err(Problem::new(
-                Code::invalid(field),
-                format!("`{field}` must be 1 to {max_len} characters without control characters"),
-            ))
-        }
-        other => Ok(other),
+    let Some(text) = value else { return Ok(None) };
+    let rule = || format!("`{field}` must be 1 to {max_len} characters {FREE_TEXT_RULE}");
+    if text.is_empty() || text.chars().count() > max_len {
+        return Err(Problem::new(Code::invalid(field), rule()));
     }
+    if let Some(refused) = refused_in_text(&text) {
+        return Err(Problem::new(
+            Code::invalid(field),
+            format!("{}, not {refused}", rule()),
+        ));
+    }
+    Ok(Some(text))
 }
 
 /// Free text that must be given.

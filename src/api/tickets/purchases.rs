@@ -40,14 +40,18 @@ pub(super) struct PurchaseBody {
     numbers: Option<Vec<u64>>,
     /// Who paid, best a stable account id: 1 to 256 characters, compared in Unicode NFC
     /// (case counts), without control, invisible, bidirectional-control or
-    /// line-separator characters or whitespace at either end; required by a draw with
-    /// `max_per_payer`.
+    /// line-separator characters, spaces other than U+0020 (no-break, ideographic...),
+    /// blanks such as U+2800, characters Unicode compatibility (NFKC) spells otherwise
+    /// (fullwidth letters, ligatures) or whitespace at either end; required by a draw
+    /// with `max_per_payer`.
     #[schema(
-        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff](?:[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]{0,254}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff])?$"
+        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0](?:[^\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]{0,254}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0])?$"
     )]
     payer_id: Option<String>,
     /// Opaque to Tally and never stored (only a keyed fingerprint of the body is).
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,256}$")]
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,256}$"
+    )]
     token: Option<String>,
     /// `online` (the default) or `postal`: a free entry by post, which takes part in the
     /// draw like any other and counts toward caps.
@@ -290,8 +294,11 @@ pub(super) async fn get_purchase(
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct VoidBody {
-    /// Required: 1 to 500 characters without control characters.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,500}$")]
+    /// Required: 1 to 500 characters without control characters, line or
+    /// paragraph separators or bidirectional controls.
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,500}$"
+    )]
     reason: Option<String>,
 }
 

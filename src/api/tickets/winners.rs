@@ -376,9 +376,12 @@ pub(super) async fn get_winners(
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RedrawBody {
-    /// Required: 1 to 500 characters without control characters. The prize's latest
+    /// Required: 1 to 500 characters without control characters, line or
+    /// paragraph separators or bidirectional controls. The prize's latest
     /// redraw with the same reason makes the request a repeat.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]{1,500}$")]
+    #[schema(
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,500}$"
+    )]
     reason: Option<String>,
     /// The signature of `pending_redraw.beacon_round`, in hex: makes the pick.
     #[schema(pattern = "^[0-9a-fA-F]{2,192}$")]

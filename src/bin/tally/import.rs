@@ -5,14 +5,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::file_import::{NOT_SENT, Progress, Target, import, read_lines};
+use crate::file_import::{ImportLine, NOT_SENT, Progress, Target, import, read_lines};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tally::domain::ids::SeriesId;
 use tally::orders::OrderService;
 use tally::store::{Store, StoreConfig};
 
-use crate::outcome::Failure;
+use crate::outcome::{Failure, Location};
 
 /// `[#########>-----] 4200/10000 orders  42%  850/s  ETA 7s` on a terminal.
 const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} orders  {percent:>3}%  {per_sec:0}  ETA {eta}";
@@ -47,9 +47,28 @@ pub struct ImportArgs {
 
 /// Lines it could not number are a finding (exit 1), unless none could be sent at all:
 /// then, like a file it cannot read or a series that does not exist, it could not run
-/// (exit 2).
-pub async fn run(args: ImportArgs, config: StoreConfig) -> Result<(), Failure> {
+/// (exit 2). Why it could not run names where it sent the orders: the API of `--api`, or
+/// the table at `location`.
+pub async fn run(
+    args: ImportArgs,
+    config: StoreConfig,
+    location: &Location,
+) -> Result<(), Failure> {
     let lines = read_lines(&args.file)?;
+    let place = match &args.api {
+        Some(base) => format!("the Tally API at {base}"),
+        None => location.described.clone(),
+    };
+    number(args, config, lines)
+        .await
+        .map_err(|failure| failure.within(&place))
+}
+
+async fn number(
+    args: ImportArgs,
+    config: StoreConfig,
+    lines: Vec<ImportLine>,
+) -> Result<(), Failure> {
     let total = lines.len() as u64;
     let target = match &args.api {
         Some(base) => Target::api(base),

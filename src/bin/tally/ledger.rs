@@ -116,6 +116,7 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure>
         Some(Break::Entry {
             counter,
             order_number,
+            ..
         }) => Err(Failure::Found(format!(
             "chain broken at counter {counter} ({}): its stored content no longer matches its hash",
             order_number.as_deref().unwrap_or("a declared move")

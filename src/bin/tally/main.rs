@@ -187,7 +187,7 @@ async fn run(
             Ok(())
         }
         Command::Bench(args) => Ok(bench::run(args, config).await?),
-        Command::Import(args) => import::run(args, config).await.map_err(|f| f.at(location)),
+        Command::Import(args) => import::run(args, config, location).await,
         Command::Audit(args) => ledger::audit(args, config)
             .await
             .map_err(|f| f.at(location)),

@@ -39,10 +39,13 @@ impl Failure {
     /// A reason it could not run gains where it looked, so that a missing series or an
     /// unreachable endpoint names the table and endpoint it was looked for in.
     pub fn at(self, location: &Location) -> Self {
+        self.within(&location.described)
+    }
+
+    /// The same, where the place is not a table (`tally import --api`: the API).
+    pub fn within(self, place: &str) -> Self {
         match self {
-            Self::CouldNotRun(message) => {
-                Self::CouldNotRun(format!("{message} ({})", location.described))
-            }
+            Self::CouldNotRun(message) => Self::CouldNotRun(format!("{message} ({place})")),
             found => found,
         }
     }

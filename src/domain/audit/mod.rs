@@ -9,6 +9,8 @@
 
 mod run;
 
+use super::access::SourceAccess;
+use super::ids::SourceId;
 use super::order::{Move, Order};
 
 pub use run::{AuditRun, AuditState};
@@ -71,7 +73,9 @@ pub enum Break {
     /// the one before it) was changed.
     Entry {
         counter: u64,
+        /// The order's number and source, when the entry is an order.
         order_number: Option<String>,
+        source: Option<SourceId>,
     },
     /// Every link holds, but the counter's head is not the last link: entries at the end
     /// were removed or the head was changed.
@@ -92,6 +96,7 @@ pub struct ChainCheck {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreditedInvoice {
     pub order_number: String,
+    pub source: SourceId,
     pub credit_notes: Vec<String>,
 }
 
@@ -107,6 +112,32 @@ pub struct AuditReport {
     pub chain: Option<ChainCheck>,
     /// Invoices with credit notes (a series that other series credit).
     pub credited: Vec<CreditedInvoice>,
+}
+
+impl AuditReport {
+    /// The report as `access` may see it. Counts, gaps and the chain account for every
+    /// number and name no order: they stay. A caller bound to some sources is shown the
+    /// numbers of their orders only: the credited invoices of other sources are left out,
+    /// and so is the number of a broken entry of another source (its counter stays).
+    pub fn shown_to(mut self, access: &SourceAccess) -> Self {
+        self.credited
+            .retain(|invoice| access.allows(&invoice.source));
+        if let Some(ChainCheck {
+            first_break:
+                Some(Break::Entry {
+                    order_number,
+                    source,
+                    ..
+                }),
+            ..
+        }) = &mut self.chain
+            && !source.as_ref().is_some_and(|source| access.allows(source))
+        {
+            *order_number = None;
+            *source = None;
+        }
+        self
+    }
 }
 
 /// What the counter item of a period says.
@@ -223,7 +254,8 @@ mod tests {
             report.chain.unwrap().first_break,
             Some(Break::Entry {
                 counter: 3,
-                order_number: Some("A3".into())
+                order_number: Some("A3".into()),
+                source: Some(SourceId::parse("s").unwrap()),
             })
         );
         // The forger also rewrites the changed order's hash: the next link breaks.
@@ -239,7 +271,8 @@ mod tests {
             report.chain.unwrap().first_break,
             Some(Break::Entry {
                 counter: 4,
-                order_number: None
+                order_number: None,
+                source: None,
             })
         );
     }
@@ -281,6 +314,53 @@ mod tests {
             ]
         );
         assert!(report.chain.is_none());
+    }
+
+    #[test]
+    fn a_caller_bound_to_some_sources_sees_the_numbers_of_its_orders_only() {
+        let (counter, mut entries) = chained();
+        let shop = SourceId::parse("shop").unwrap();
+        for (index, entry) in entries.iter_mut().enumerate() {
+            if let Entry::Order(o) = entry {
+                o.credit_notes = vec![format!("NC{index}")];
+                if index == 1 {
+                    o.source = shop.clone();
+                    o.data = OrderData::parse(Some(r#"{"n": 2}"#)).unwrap();
+                }
+            }
+        }
+        let whole = audit(true, 1, &counter, &entries);
+        assert_eq!(whole.credited.len(), 5);
+        let bound = SourceAccess::Only(std::collections::BTreeSet::from([shop.clone()]));
+        let shop_view = whole.clone().shown_to(&bound);
+        let credited: Vec<&str> = shop_view
+            .credited
+            .iter()
+            .map(|i| i.order_number.as_str())
+            .collect();
+        assert_eq!(credited, ["A2"]);
+        assert_eq!(
+            (shop_view.orders, &shop_view.gaps),
+            (whole.orders, &whole.gaps)
+        );
+        let other = SourceAccess::Only(std::collections::BTreeSet::from([
+            SourceId::parse("erp").unwrap()
+        ]));
+        let other_view = whole.clone().shown_to(&other);
+        assert!(other_view.credited.is_empty());
+        assert_eq!(
+            other_view.chain.unwrap().first_break,
+            Some(Break::Entry {
+                counter: 2,
+                order_number: None,
+                source: None
+            })
+        );
+        assert_eq!(whole.clone().shown_to(&SourceAccess::All), whole);
+        assert_eq!(
+            whole.chain.unwrap().first_break,
+            shop_view.chain.unwrap().first_break
+        );
     }
 
     #[test]

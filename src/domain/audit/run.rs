@@ -89,6 +89,7 @@ impl AuditRun {
         let first_break = state.broken_at.map(|counter| Break::Entry {
             counter,
             order_number: None,
+            source: None,
         });
         Self {
             gapless,
@@ -124,7 +125,7 @@ impl AuditRun {
                 declared: None,
             });
         }
-        let (link, stored, order_number) = match entry {
+        let (link, stored, order) = match entry {
             Entry::Order(order) => {
                 // Counts come back from a cursor a client holds: they saturate, never wrap.
                 self.state.orders = self.state.orders.saturating_add(1);
@@ -136,13 +137,14 @@ impl AuditRun {
                 if !order.credit_notes.is_empty() {
                     self.credited.push(CreditedInvoice {
                         order_number: order.order_number.clone(),
+                        source: order.source.clone(),
                         credit_notes: order.credit_notes.clone(),
                     });
                 }
                 (
                     order_link(&self.state.previous, order),
                     order.hash.as_deref(),
-                    Some(order.order_number.clone()),
+                    Some((order.order_number.clone(), order.source.clone())),
                 )
             }
             Entry::Move(moved) => {
@@ -167,9 +169,11 @@ impl AuditRun {
         let stored = stored.and_then(from_hex);
         if stored != Some(link) && self.first_break.is_none() {
             self.state.broken_at = Some(from);
+            let (order_number, source) = order.unzip();
             self.first_break = Some(Break::Entry {
                 counter: from,
                 order_number,
+                source,
             });
         }
         // Go on from what is stored, so that one changed entry breaks one link.

@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use super::SeriesError;
+use crate::domain::text::{FREE_TEXT_RULE, refused_in_text};
 
 /// The most ranges a series holds.
 pub const MAX_RANGES: usize = 100;
@@ -39,12 +40,10 @@ impl AuthorisedRange {
             )));
         }
         let chars = authority_ref.chars().count();
-        if chars == 0
-            || chars > MAX_AUTHORITY_REF_CHARS
-            || authority_ref.chars().any(char::is_control)
+        if chars == 0 || chars > MAX_AUTHORITY_REF_CHARS || refused_in_text(authority_ref).is_some()
         {
             return Err(SeriesError::Ranges(format!(
-                "`authority_ref` is 1 to {MAX_AUTHORITY_REF_CHARS} characters without control characters"
+                "`authority_ref` is 1 to {MAX_AUTHORITY_REF_CHARS} characters {FREE_TEXT_RULE}"
             )));
         }
         Ok(Self {

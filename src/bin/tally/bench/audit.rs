@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use tally::domain::access::SourceAccess;
 use tally::domain::chain::{GENESIS, order_link};
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{NewOrder, Order, OrderData};
@@ -64,7 +65,7 @@ pub async fn run(args: &AuditBenchArgs, store: &Store) -> Result<AuditFigures, S
             })
             .collect();
         for outcome in service
-            .create_orders(&series_id, &source, inputs)
+            .create_orders(&series_id, &source, inputs, &SourceAccess::All)
             .await
             .map_err(|e| e.to_string())?
         {

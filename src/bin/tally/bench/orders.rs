@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use tally::domain::access::SourceAccess;
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{NewOrder, OrderData};
 use tally::domain::series::{Reset, SeriesDefinition};
@@ -241,7 +242,7 @@ async fn import(
                 for _ in 0..5 {
                     let at = Instant::now();
                     let outcomes = service
-                        .create_orders(&series_id, &source, inputs.clone())
+                        .create_orders(&series_id, &source, inputs.clone(), &SourceAccess::All)
                         .await
                         .map_err(|e| e.to_string())?;
                     latencies.push(at.elapsed());

@@ -1,0 +1,657 @@
+//! Reading an import file a record at a time: a JSON line, or a CSV record (which a quoted
+//! field may carry over several lines). A record holds at most [`MAX_LINE_BYTES`]; a longer
+//! one is refused alone, and reading goes on after its end without ever holding it, so a
+//! file without a newline costs a bounded buffer, not its size.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+/// The longest line (or CSV record) an import reads, in bytes: room for an order's 16 KiB
+/// of `data` written out generously, and a line that fits a batch under any body limit.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// What the rejected-lines file keeps of a line too long to keep, in bytes.
+const KEPT_OF_LONG_LINE: usize = 200;
+
+/// One input record: the order item it holds, or why it holds none.
+#[derive(Debug, Clone)]
+pub struct ImportLine {
+    pub line: usize,
+    /// As written (of a line too long, its start and `…`).
+    pub raw: String,
+    /// The item's JSON text, kept as written so that numbers in `data` are never rounded.
+    pub item: Result<String, Unreadable>,
+}
+
+/// Why a record holds no order item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreadable {
+    /// Longer than [`MAX_LINE_BYTES`]; the length in bytes.
+    TooLong(u64),
+    /// Not JSON, not UTF-8, or a CSV record with another number of fields.
+    Malformed(String),
+}
+
+impl Unreadable {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::TooLong(_) => "line_too_long",
+            Self::Malformed(_) => "malformed_line",
+        }
+    }
+
+    pub fn detail(&self) -> String {
+        match self {
+            Self::TooLong(bytes) => {
+                format!("the line is {bytes} bytes, more than the {MAX_LINE_BYTES} a line may have")
+            }
+            Self::Malformed(why) => why.clone(),
+        }
+    }
+}
+
+/// Reads JSON lines (`{"external_ref": "...", "data": {...}}` per line) or, for a `.csv`
+/// file, CSV whose header names `external_ref`; every other column goes into `data`.
+pub fn read_lines(path: &Path) -> Result<Vec<ImportLine>, String> {
+    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_lines(BufReader::new(file), Format::of(path))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// How a file holds its orders, told by its extension.
+#[derive(Debug, Clone, Copy)]
+enum Format {
+    JsonLines,
+    Csv,
+}
+
+impl Format {
+    fn of(path: &Path) -> Self {
+        let is_csv = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+        if is_csv { Self::Csv } else { Self::JsonLines }
+    }
+}
+
+fn parse_lines(mut input: impl BufRead, format: Format) -> Result<Vec<ImportLine>, String> {
+    skip_byte_order_mark(&mut input).map_err(|e| e.to_string())?;
+    match format {
+        Format::JsonLines => read_json_lines(input).map_err(|e| e.to_string()),
+        Format::Csv => read_csv(input),
+    }
+}
+
+/// Spreadsheets and Windows editors start UTF-8 files with a byte-order mark.
+fn skip_byte_order_mark(input: &mut impl BufRead) -> io::Result<()> {
+    if input.fill_buf()?.starts_with(b"\xEF\xBB\xBF") {
+        input.consume(3);
+    }
+    Ok(())
+}
+
+/// The bytes of one record, or its length once it passed the limit.
+enum Bytes {
+    Kept(Vec<u8>),
+    /// The length, and the record's start.
+    TooLong(u64, Vec<u8>),
+}
+
+/// Collects a record's bytes up to the limit, then only counts them.
+#[derive(Default)]
+struct Bounded {
+    kept: Vec<u8>,
+    length: u64,
+}
+
+impl Bounded {
+    fn push(&mut self, bytes: &[u8]) {
+        self.length += bytes.len() as u64;
+        let room = (MAX_LINE_BYTES + 1).saturating_sub(self.kept.len());
+        self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn is_over(&self) -> bool {
+        self.length > MAX_LINE_BYTES as u64
+    }
+
+    fn finish(mut self) -> Bytes {
+        if self.is_over() {
+            self.kept.truncate(KEPT_OF_LONG_LINE);
+            Bytes::TooLong(self.length, self.kept)
+        } else {
+            Bytes::Kept(self.kept)
+        }
+    }
+}
+
+/// The text of a line too long to keep: its start, cut on a character boundary, and `…`.
+fn start_of(kept: &[u8]) -> String {
+    let text = String::from_utf8_lossy(kept);
+    let text = text.trim_end_matches('\u{FFFD}');
+    format!("{text}…")
+}
+
+/// The next line of `input` without its `\n` (or `\r\n`), `None` at the end.
+fn next_line(input: &mut impl BufRead) -> io::Result<Option<Bytes>> {
+    let mut line = Bounded::default();
+    let mut read_any = false;
+    loop {
+        let buffer = input.fill_buf()?;
+        if buffer.is_empty() {
+            break;
+        }
+        read_any = true;
+        let newline = buffer.iter().position(|&b| b == b'\n');
+        let end = newline.unwrap_or(buffer.len());
+        line.push(&buffer[..end]);
+        input.consume(newline.map_or(end, |at| at + 1));
+        if newline.is_some() {
+            break;
+        }
+    }
+    if !read_any {
+        return Ok(None);
+    }
+    Ok(Some(match line.finish() {
+        Bytes::Kept(mut bytes) => {
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+            Bytes::Kept(bytes)
+        }
+        too_long => too_long,
+    }))
+}
+
+fn read_json_lines(mut input: impl BufRead) -> io::Result<Vec<ImportLine>> {
+    let mut lines = Vec::new();
+    let mut number = 0;
+    while let Some(bytes) = next_line(&mut input)? {
+        number += 1;
+        let line = match bytes {
+            Bytes::TooLong(length, start) => ImportLine {
+                line: number,
+                raw: start_of(&start),
+                item: Err(Unreadable::TooLong(length)),
+            },
+            Bytes::Kept(bytes) => match String::from_utf8(bytes) {
+                Ok(raw) if raw.trim().is_empty() => continue,
+                Ok(raw) => ImportLine {
+                    line: number,
+                    item: serde_json::from_str::<&RawValue>(&raw)
+                        .map(|item| item.get().to_owned())
+                        .map_err(|e| Unreadable::Malformed(format!("not JSON: {e}"))),
+                    raw,
+                },
+                Err(not_utf8) => ImportLine {
+                    line: number,
+                    raw: String::from_utf8_lossy(not_utf8.as_bytes()).into_owned(),
+                    item: Err(Unreadable::Malformed("not UTF-8".into())),
+                },
+            },
+        };
+        lines.push(line);
+    }
+    Ok(lines)
+}
+
+/// One CSV record as written, with the line it starts on and its fields.
+struct CsvRecord {
+    line: usize,
+    bytes: Bytes,
+    fields: Vec<u8>,
+    /// Where each field ends in `fields`.
+    ends: Vec<usize>,
+}
+
+/// CSV records read with `csv_core`, the parser the `csv` crate is built on, fed a buffer
+/// at a time: it gives each record's end exactly (quoted line breaks, doubled quotes),
+/// while this keeps at most [`MAX_LINE_BYTES`] of any record.
+struct CsvRecords<R> {
+    input: R,
+    parser: csv_core::Reader,
+    /// The line of the next byte.
+    line: usize,
+}
+
+impl<R: BufRead> CsvRecords<R> {
+    fn new(input: R) -> Self {
+        Self {
+            input,
+            parser: csv_core::Reader::new(),
+            line: 1,
+        }
+    }
+
+    /// Skips the line ends between records (the parser would too, but as part of the
+    /// next record), counting them.
+    fn skip_line_ends(&mut self) -> io::Result<()> {
+        loop {
+            let buffer = self.input.fill_buf()?;
+            let ends = buffer
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            self.line += buffer[..ends].iter().filter(|&&b| b == b'\n').count();
+            let done = ends < buffer.len() || buffer.is_empty();
+            self.input.consume(ends);
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    fn next_record(&mut self) -> io::Result<Option<CsvRecord>> {
+        self.skip_line_ends()?;
+        let line = self.line;
+        let mut raw = Bounded::default();
+        let (mut fields, mut ends) = (Vec::new(), Vec::new());
+        let mut output = [0; 4096];
+        let mut output_ends = [0; 64];
+        let mut last = None;
+        loop {
+            let buffer = self.input.fill_buf()?;
+            let (result, read, written, ended) =
+                self.parser
+                    .read_record(buffer, &mut output, &mut output_ends);
+            raw.push(&buffer[..read]);
+            last = buffer[..read].last().copied().or(last);
+            self.line += buffer[..read].iter().filter(|&&b| b == b'\n').count();
+            if !raw.is_over() {
+                fields.extend_from_slice(&output[..written]);
+                ends.extend_from_slice(&output_ends[..ended]);
+            }
+            self.input.consume(read);
+            match result {
+                csv_core::ReadRecordResult::InputEmpty
+                | csv_core::ReadRecordResult::OutputFull
+                | csv_core::ReadRecordResult::OutputEndsFull => {}
+                csv_core::ReadRecordResult::Record => break,
+                csv_core::ReadRecordResult::End => return Ok(None),
+            }
+        }
+        // The line end that closed the record is not part of it.
+        if matches!(last, Some(b'\r' | b'\n')) {
+            raw.length -= 1;
+        }
+        let bytes = match raw.finish() {
+            Bytes::Kept(mut bytes) => {
+                while matches!(bytes.last(), Some(b'\r' | b'\n')) {
+                    bytes.pop();
+                }
+                Bytes::Kept(bytes)
+            }
+            too_long => too_long,
+        };
+        Ok(Some(CsvRecord {
+            line,
+            bytes,
+            fields,
+            ends,
+        }))
+    }
+}
+
+impl CsvRecord {
+    /// The record's fields as text.
+    fn fields(&self) -> Result<Vec<&str>, Unreadable> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let field = std::str::from_utf8(&self.fields[start..end])
+                    .map_err(|_| Unreadable::Malformed("not UTF-8".into()));
+                start = end;
+                field
+            })
+            .collect()
+    }
+}
+
+/// Each record keeps the text it was read from, and the line it starts on.
+fn read_csv(input: impl BufRead) -> Result<Vec<ImportLine>, String> {
+    let mut records = CsvRecords::new(input);
+    let io = |e: io::Error| e.to_string();
+    let header = match records.next_record().map_err(io)? {
+        None => return Err("the CSV header has no external_ref column".to_owned()),
+        Some(CsvRecord {
+            bytes: Bytes::TooLong(length, _),
+            ..
+        }) => {
+            return Err(format!(
+                "the CSV header is {length} bytes, more than the {MAX_LINE_BYTES} a line may have"
+            ));
+        }
+        Some(record) => record
+            .fields()
+            .map_err(|e| format!("the CSV header is {}", e.detail()))?
+            .into_iter()
+            .map(str::to_owned)
+            .collect::<Vec<String>>(),
+    };
+    let ref_column = external_ref_column(&header)?;
+    let mut lines = Vec::new();
+    while let Some(record) = records.next_record().map_err(io)? {
+        let (raw, item) = match &record.bytes {
+            Bytes::TooLong(length, start) => (start_of(start), Err(Unreadable::TooLong(*length))),
+            Bytes::Kept(bytes) => (
+                String::from_utf8_lossy(bytes).into_owned(),
+                record
+                    .fields()
+                    .and_then(|fields| csv_item(&header, ref_column, &fields)),
+            ),
+        };
+        lines.push(ImportLine {
+            line: record.line,
+            raw,
+            item,
+        });
+    }
+    Ok(lines)
+}
+
+/// The index of the `external_ref` column, once no column name is repeated: a repeated
+/// name would silently overwrite the other's value in `data`.
+fn external_ref_column(header: &[String]) -> Result<usize, String> {
+    let mut seen = HashMap::new();
+    for (index, name) in header.iter().enumerate() {
+        if let Some(first) = seen.insert(name.as_str(), index) {
+            return Err(format!(
+                "the CSV header names column {name:?} twice: columns {} and {}",
+                first + 1,
+                index + 1
+            ));
+        }
+    }
+    seen.get("external_ref")
+        .copied()
+        .ok_or_else(|| "the CSV header has no external_ref column".to_owned())
+}
+
+fn csv_item(header: &[String], ref_column: usize, record: &[&str]) -> Result<String, Unreadable> {
+    if record.len() != header.len() {
+        return Err(Unreadable::Malformed(format!(
+            "expected {} fields, found {}",
+            header.len(),
+            record.len()
+        )));
+    }
+    let data: Map<String, Value> = header
+        .iter()
+        .zip(record)
+        .enumerate()
+        .filter(|(i, _)| *i != ref_column)
+        .map(|(_, (name, value))| (name.clone(), Value::String((*value).to_owned())))
+        .collect();
+    Ok(json!({"external_ref": record[ref_column], "data": data}).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_and_raw(lines: &[ImportLine]) -> Vec<(usize, &str)> {
+        lines.iter().map(|l| (l.line, l.raw.as_str())).collect()
+    }
+
+    fn item(line: &ImportLine) -> Value {
+        serde_json::from_str(line.item.as_ref().expect("a valid item")).unwrap()
+    }
+
+    #[test]
+    fn a_json_line_keeps_its_numbers_as_written() {
+        let lines = parse_lines(
+            "{\"external_ref\": \"PO-1\", \"data\": {\"n\": 123456789012345678901234567890}}\n"
+                .as_bytes(),
+            Format::JsonLines,
+        )
+        .unwrap();
+        assert!(
+            lines[0]
+                .item
+                .as_ref()
+                .unwrap()
+                .contains("123456789012345678901234567890")
+        );
+    }
+
+    #[test]
+    fn csv_records_keep_their_file_line_and_whole_text() {
+        let text = "external_ref,customer,note\r\n\
+                    PO-1,ACME,plain\r\n\
+                    \"PO-2\",\"Smith, J\",\"two\nlines\"\r\n\
+                    \r\n\
+                    PO-3,short\r\n\
+                    PO-4,Last,\"no newline at the end\"";
+        let lines = parse_lines(text.as_bytes(), Format::Csv).unwrap();
+        assert_eq!(
+            lines_and_raw(&lines),
+            [
+                (2, "PO-1,ACME,plain"),
+                (3, "\"PO-2\",\"Smith, J\",\"two\nlines\""),
+                (6, "PO-3,short"),
+                (7, "PO-4,Last,\"no newline at the end\""),
+            ]
+        );
+        assert_eq!(
+            item(&lines[1]),
+            json!({"external_ref": "PO-2", "data": {"customer": "Smith, J", "note": "two\nlines"}})
+        );
+        assert_eq!(
+            lines[2].item,
+            Err(Unreadable::Malformed(
+                "expected 3 fields, found 2".to_owned()
+            ))
+        );
+    }
+
+    /// A CSV file of `total` lines where every thousandth order has a note over two lines,
+    /// with the line and text each order must come back with.
+    fn csv_with_two_line_notes(total: usize) -> (String, Vec<(usize, String)>) {
+        let mut text = String::from("external_ref,note\n");
+        let mut expected = Vec::new();
+        let mut line = 2;
+        while line <= total {
+            let order = expected.len();
+            let two_lines = order % 1000 == 999 && line < total;
+            let raw = if two_lines {
+                format!("PO-{order},\"first\nsecond\"")
+            } else {
+                format!("PO-{order},plain")
+            };
+            text.push_str(&raw);
+            text.push('\n');
+            expected.push((line, raw));
+            line += if two_lines { 2 } else { 1 };
+        }
+        (text, expected)
+    }
+
+    #[test]
+    fn a_csv_file_of_200000_lines_keeps_every_line_number_and_text() {
+        let (text, expected) = csv_with_two_line_notes(200_000);
+        let lines = parse_lines(text.as_bytes(), Format::Csv).unwrap();
+        assert_eq!(lines.len(), expected.len());
+        let middle = 99_999;
+        assert!(
+            expected[middle].1.contains('\n'),
+            "the middle order spans two lines"
+        );
+        for index in [0, middle, expected.len() - 1] {
+            let (line, raw) = &expected[index];
+            assert_eq!(
+                (lines[index].line, lines[index].raw.as_str()),
+                (*line, raw.as_str())
+            );
+            assert!(lines[index].item.is_ok());
+        }
+        assert_eq!(lines.last().unwrap().line, 200_000);
+    }
+
+    #[test]
+    fn a_repeated_csv_column_is_an_error_naming_it_and_both_positions() {
+        let repeated = parse_lines(
+            "external_ref,total,customer,total\nPO-1,1,A,2\n".as_bytes(),
+            Format::Csv,
+        );
+        assert_eq!(
+            repeated.unwrap_err(),
+            "the CSV header names column \"total\" twice: columns 2 and 4"
+        );
+        let two_refs = parse_lines(
+            "external_ref,customer,external_ref\nPO-1,A,PO-2\n".as_bytes(),
+            Format::Csv,
+        );
+        assert_eq!(
+            two_refs.unwrap_err(),
+            "the CSV header names column \"external_ref\" twice: columns 1 and 3"
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_line() {
+        let json = parse_lines(
+            "\u{feff}{\"external_ref\": \"PO-1\"}\n".as_bytes(),
+            Format::JsonLines,
+        )
+        .unwrap();
+        assert_eq!(item(&json[0]), json!({"external_ref": "PO-1"}));
+        assert_eq!(json[0].raw, "{\"external_ref\": \"PO-1\"}");
+
+        let csv = parse_lines(
+            "\u{feff}customer,external_ref\nACME,PO-1\n".as_bytes(),
+            Format::Csv,
+        )
+        .unwrap();
+        assert_eq!(
+            item(&csv[0]),
+            json!({"external_ref": "PO-1", "data": {"customer": "ACME"}})
+        );
+        assert_eq!((csv[0].line, csv[0].raw.as_str()), (2, "ACME,PO-1"));
+    }
+
+    /// `length` bytes of `x` without a newline, then `rest`, made as they are read: a
+    /// reader that held a line whole would hold all of it.
+    struct LongLine {
+        left: u64,
+        rest: &'static [u8],
+        chunk: [u8; 8192],
+    }
+
+    impl std::io::Read for LongLine {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if self.left > 0 {
+                let n = out.len().min(self.chunk.len()).min(self.left as usize);
+                out[..n].copy_from_slice(&self.chunk[..n]);
+                self.left -= n as u64;
+                return Ok(n);
+            }
+            let n = out.len().min(self.rest.len());
+            out[..n].copy_from_slice(&self.rest[..n]);
+            self.rest = &self.rest[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_line_too_long_fails_alone_and_reading_goes_on_after_it() {
+        let text = format!(
+            "{{\"external_ref\": \"a\"}}\n{{\"external_ref\": \"b\", \"data\": {{\"k\": \"{}\"}}}}\r\n{{\"external_ref\": \"c\"}}\n",
+            "é".repeat(MAX_LINE_BYTES)
+        );
+        let lines = parse_lines(text.as_bytes(), Format::JsonLines).unwrap();
+        assert_eq!(lines.len(), 3);
+        let long = &lines[1];
+        assert_eq!(long.line, 2);
+        assert_eq!(
+            long.item,
+            Err(Unreadable::TooLong(
+                text.lines().nth(1).unwrap().len() as u64 + 1
+            ))
+        );
+        assert!(long.raw.starts_with("{\"external_ref\": \"b\"") && long.raw.ends_with("é…"));
+        assert!(
+            long.raw.len() <= KEPT_OF_LONG_LINE + 3,
+            "{}",
+            long.raw.len()
+        );
+        assert_eq!(item(&lines[2]), json!({"external_ref": "c"}));
+        // A line of the limit exactly is a line like any other.
+        let fits = format!(
+            "{{\"external_ref\": \"d\", \"x\": \"{}\"}}",
+            "y".repeat(MAX_LINE_BYTES - 30)
+        );
+        assert_eq!(fits.len(), MAX_LINE_BYTES);
+        assert!(
+            parse_lines(fits.as_bytes(), Format::JsonLines).unwrap()[0]
+                .item
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_file_without_a_newline_is_read_in_a_bounded_buffer() {
+        let length = 64 * 1024 * 1024;
+        for (format, rest) in [
+            (Format::JsonLines, &b"\n{\"external_ref\": \"after\"}\n"[..]),
+            (Format::Csv, &b"\nafter,1\n"[..]),
+        ] {
+            let header: &[u8] = match format {
+                Format::Csv => b"external_ref,n\n",
+                Format::JsonLines => b"",
+            };
+            let input = std::io::Read::chain(
+                header,
+                LongLine {
+                    left: length,
+                    rest,
+                    chunk: [b'x'; 8192],
+                },
+            );
+            let lines = parse_lines(BufReader::new(input), format).unwrap();
+            let first_line = if header.is_empty() { 1 } else { 2 };
+            assert_eq!(lines[0].line, first_line);
+            assert_eq!(lines[0].item, Err(Unreadable::TooLong(length)));
+            assert_eq!(lines[0].raw.len(), KEPT_OF_LONG_LINE + "…".len());
+            assert_eq!(lines[1].line, first_line + 1);
+            assert!(lines[1].item.is_ok(), "{:?}", lines[1]);
+        }
+    }
+
+    #[test]
+    fn a_csv_record_too_long_fails_alone_whatever_its_quoted_line_breaks() {
+        let note = "line\n".repeat(MAX_LINE_BYTES / 4);
+        let text = format!("external_ref,note\nPO-1,short\nPO-2,\"{note}\"\nPO-3,\"two\nlines\"\n");
+        let lines = parse_lines(text.as_bytes(), Format::Csv).unwrap();
+        let found: Vec<(usize, bool)> = lines.iter().map(|l| (l.line, l.item.is_ok())).collect();
+        // PO-2 starts on line 3 and holds as many line breaks as its note.
+        let after = 3 + MAX_LINE_BYTES / 4 + 1;
+        assert_eq!(found, [(2, true), (3, false), (after, true)]);
+        assert!(matches!(lines[1].item, Err(Unreadable::TooLong(_))));
+        assert_eq!(lines[2].raw, "PO-3,\"two\nlines\"");
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf_8_fails_alone() {
+        let mut bytes = b"{\"external_ref\": \"a\"}\n{\"external_ref\": \"".to_vec();
+        bytes.extend_from_slice(&[0xff, 0xfe]);
+        bytes.extend_from_slice(b"\"}\n{\"external_ref\": \"c\"}\n");
+        let lines = parse_lines(&bytes[..], Format::JsonLines).unwrap();
+        let ok: Vec<bool> = lines.iter().map(|l| l.item.is_ok()).collect();
+        assert_eq!(ok, [true, false, true]);
+        assert_eq!(
+            lines[1].item,
+            Err(Unreadable::Malformed("not UTF-8".into()))
+        );
+        let csv = b"external_ref,n\nPO-1,\xff\nPO-2,2\n";
+        let lines = parse_lines(&csv[..], Format::Csv).unwrap();
+        let ok: Vec<bool> = lines.iter().map(|l| l.item.is_ok()).collect();
+        assert_eq!(ok, [false, true]);
+    }
+}
