@@ -396,7 +396,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a series */
+        /**
+         * Read a series
+         * @description Its definition, current period, last counter and last number (not shown to a caller
+         *     bound to some sources).
+         */
         get: operations["get_series"];
         /**
          * Define a series
@@ -425,7 +429,9 @@ export interface paths {
         /**
          * Audit a period
          * @description A period larger than one request audits within its time is audited in parts: follow
-         *     `next_cursor` until `complete`. Memory stays bounded whatever the period's size.
+         *     `next_cursor` until `complete`. Memory stays bounded whatever the period's size. A
+         *     caller bound to some sources gets the counts, gaps and chain of every number, but the
+         *     order numbers of its sources' orders only (in `credited` and `first_break`).
          */
         get: operations["audit"];
         put?: never;
@@ -551,7 +557,10 @@ export interface components {
              *     `next_cursor` goes on.
              */
             complete: boolean;
-            /** @description Invoices with credit notes, in this part. */
+            /**
+             * @description Invoices with credit notes, in this part (of the caller's sources, for a caller
+             *     bound to some).
+             */
             credited?: components["schemas"]["CreditedResponse"][];
             /**
              * Format: int64
@@ -697,6 +706,10 @@ export interface components {
              * @description Up to 10^18: beyond JavaScript's safe integers (2^53 - 1), so read it as a 64-bit integer or a big integer, never as a double.
              */
             counter?: number;
+            /**
+             * @description The entry's order number: left out for a move, and for another source's order
+             *     when the caller is bound to some sources.
+             */
             order_number?: string;
         };
         /** @description The period's hash chain, recomputed from the stored orders. */
@@ -727,7 +740,10 @@ export interface components {
              *     followed by new ones, each past the counter.
              */
             ranges?: components["schemas"]["RangeBody"][] | null;
-            /** @description Why the counter moves: 1 to 200 characters without control characters. */
+            /**
+             * @description Why the counter moves: 1 to 200 characters without control characters, line or
+             *     paragraph separators or bidirectional controls.
+             */
             reason?: string | null;
             /** @description A new validation code, until the series numbers (`code_in_use` after). */
             validation_code?: string | null;
@@ -743,7 +759,8 @@ export interface components {
             beacon?: components["schemas"]["BeaconBody"] | null;
             /**
              * Format: date-time
-             * @description When sales end (RFC 3339, years 2000 to 9999), after `opens_at` and in the future.
+             * @description When sales end (RFC 3339, years 2000 to 9999, no leap second), after `opens_at` and
+             *     in the future.
              */
             closes_at?: string | null;
             /** @description Makes the create safe to repeat; generated (`d-` and 16 characters) when absent. */
@@ -771,11 +788,15 @@ export interface components {
              *     fit its deciding transaction are written right after it.
              */
             max_per_purchase?: number | null;
-            /** @description Free text, 1 to 200 characters without control characters. */
+            /**
+             * @description Free text, 1 to 200 characters without control characters, line or
+             *     paragraph separators or bidirectional controls.
+             */
             name?: string | null;
             /**
              * Format: date-time
-             * @description When sales start (RFC 3339, years 2000 to 9999).
+             * @description When sales start (RFC 3339, years 2000 to 9999; second 60, a leap second, is
+             *     refused).
              */
             opens_at?: string | null;
             /**
@@ -1135,6 +1156,14 @@ export interface components {
          * @enum {string}
          */
         OrderStatus: "active" | "void";
+        /** @description Why an order is voided. */
+        OrderVoidBody: {
+            /**
+             * @description 1 to 200 characters without control characters, line or
+             *     paragraph separators or bidirectional controls.
+             */
+            reason: string;
+        };
         /**
          * @description `{"beacon": {"network": "quicknet"}}` declares the beacon, `{"beacon": null}`
          *     withdraws it.
@@ -1331,8 +1360,10 @@ export interface components {
             /**
              * @description Who paid, best a stable account id: 1 to 256 characters, compared in Unicode NFC
              *     (case counts), without control, invisible, bidirectional-control or
-             *     line-separator characters or whitespace at either end; required by a draw with
-             *     `max_per_payer`.
+             *     line-separator characters, spaces other than U+0020 (no-break, ideographic...),
+             *     blanks such as U+2800, characters Unicode compatibility (NFKC) spells otherwise
+             *     (fullwidth letters, ligatures) or whitespace at either end; required by a draw
+             *     with `max_per_payer`.
              */
             payer_id?: string | null;
             /** @description The idempotency key: the same id with the same body answers the same tickets. */
@@ -1378,7 +1409,10 @@ export interface components {
         };
         /** @description Counters `from` to `to` authorised by the tax authority. */
         RangeBody: {
-            /** @description The authority's reference (a CAF file, a resolution number): 1 to 48 characters. */
+            /**
+             * @description The authority's reference (a CAF file, a resolution number): 1 to 48 characters
+             *     without control characters, line separators or bidirectional controls.
+             */
             authority_ref: string;
             /**
              * Format: int64
@@ -1392,8 +1426,8 @@ export interface components {
             to: number;
             /**
              * Format: date-time
-             * @description No number of the range is issued at or after this time (RFC 3339); none: it does
-             *     not expire.
+             * @description No number of the range is issued at or after this time (RFC 3339, no leap second);
+             *     none: it does not expire.
              */
             valid_until?: string;
         };
@@ -1410,7 +1444,8 @@ export interface components {
             /** @description The signature of `pending_redraw.beacon_round`, in hex: makes the pick. */
             beacon_signature?: string | null;
             /**
-             * @description Required: 1 to 500 characters without control characters. The prize's latest
+             * @description Required: 1 to 500 characters without control characters, line or
+             *     paragraph separators or bidirectional controls. The prize's latest
              *     redraw with the same reason makes the request a repeat.
              */
             reason?: string | null;
@@ -1538,7 +1573,10 @@ export interface components {
              *     Up to 10^18: beyond JavaScript's safe integers (2^53 - 1), so read it as a 64-bit integer or a big integer, never as a double.
              */
             last_counter?: number | null;
-            /** @description The last number issued in the current period; `null` before the first. */
+            /**
+             * @description The last number issued in the current period; `null` before the first. Left out
+             *     for a caller bound to some sources: it may be another source's order.
+             */
             last_number?: string | null;
             max_length?: number;
             /** @description The current period. */
@@ -1583,7 +1621,10 @@ export interface components {
         };
         /** @description Why a purchase is voided. */
         VoidBody: {
-            /** @description Required: 1 to 500 characters without control characters. */
+            /**
+             * @description Required: 1 to 500 characters without control characters, line or
+             *     paragraph separators or bidirectional controls.
+             */
             reason?: string | null;
         };
         /**
@@ -1780,6 +1821,7 @@ export interface operations {
              *     - `invalid_beacon`: `beacon.network` is not a network name (letters, digits, `-` and `_`); correct it.
              *     - `unknown_beacon_network` (with `known`): this deployment knows no beacon network of that name; choose one of `known`.
              *     - `invalid_instant_wins`: `instant_wins` is not a list of prizes this draw can hold; the `detail` says which one and why.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
              *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
@@ -1794,7 +1836,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_total_tickets" | "invalid_max_per_purchase" | "invalid_max_per_payer" | "invalid_hold_seconds" | "invalid_stripes" | "invalid_closes_at" | "invalid_schedule" | "invalid_beacon" | "unknown_beacon_network" | "invalid_instant_wins" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_draw_id" | "invalid_name" | "invalid_opens_at";
+                        code?: "invalid_total_tickets" | "invalid_max_per_purchase" | "invalid_max_per_payer" | "invalid_hold_seconds" | "invalid_stripes" | "invalid_closes_at" | "invalid_schedule" | "invalid_beacon" | "unknown_beacon_network" | "invalid_instant_wins" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_draw_id" | "invalid_name" | "invalid_opens_at";
                     };
                 };
             };
@@ -1840,6 +1882,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
             400: {
@@ -1849,7 +1892,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path";
+                        code?: "invalid_draw_id" | "invalid_query" | "invalid_path";
                     };
                 };
             };
@@ -1897,6 +1940,7 @@ export interface operations {
             /**
              * @description - `invalid_beacon`: `beacon.network` is not a network name (letters, digits, `-` and `_`); correct it.
              *     - `unknown_beacon_network` (with `known`): this deployment knows no beacon network of that name; choose one of `known`.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -1910,7 +1954,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_beacon" | "unknown_beacon_network" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
+                        code?: "invalid_beacon" | "unknown_beacon_network" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
                     };
                 };
             };
@@ -1968,6 +2012,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
             400: {
@@ -1977,7 +2022,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path";
+                        code?: "invalid_draw_id" | "invalid_query" | "invalid_path";
                     };
                 };
             };
@@ -2020,6 +2065,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
             400: {
@@ -2029,7 +2075,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path";
+                        code?: "invalid_draw_id" | "invalid_query" | "invalid_path";
                     };
                 };
             };
@@ -2072,6 +2118,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
             400: {
@@ -2081,7 +2128,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path";
+                        code?: "invalid_draw_id" | "invalid_query" | "invalid_path";
                     };
                 };
             };
@@ -2151,6 +2198,7 @@ export interface operations {
              * @description - `invalid_quantity` (with `max_per_purchase`): `quantity` is 0 or more than `max_per_purchase`; buy at most that many at once.
              *     - `invalid_numbers`: `numbers` are not distinct numbers of the draw, or not as many as `quantity`; the `detail` says which.
              *     - `payer_id_required`: the draw caps tickets per payer, so a purchase or hold must name its `payer_id`.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -2166,7 +2214,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_quantity" | "invalid_numbers" | "payer_id_required" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_hold_id" | "invalid_payer_id";
+                        code?: "invalid_quantity" | "invalid_numbers" | "payer_id_required" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_hold_id" | "invalid_payer_id";
                     };
                 };
             };
@@ -2232,7 +2280,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             * @description - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `invalid_hold_id`: `hold_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              */
@@ -2243,7 +2292,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path" | "invalid_hold_id";
+                        code?: "invalid_query" | "invalid_draw_id" | "invalid_path" | "invalid_hold_id";
                     };
                 };
             };
@@ -2289,7 +2338,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             * @description - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `invalid_hold_id`: `hold_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              */
@@ -2300,7 +2350,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path" | "invalid_hold_id";
+                        code?: "invalid_query" | "invalid_draw_id" | "invalid_path" | "invalid_hold_id";
                     };
                 };
             };
@@ -2345,7 +2395,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             * @description - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
             400: {
@@ -2355,7 +2406,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path";
+                        code?: "invalid_query" | "invalid_draw_id" | "invalid_path";
                     };
                 };
             };
@@ -2545,6 +2596,7 @@ export interface operations {
              *     - `invalid_numbers`: `numbers` are not distinct numbers of the draw, or not as many as `quantity`; the `detail` says which.
              *     - `invalid_channel`: `channel` is neither `online` nor `postal`; send one of them, or leave it out for `online`.
              *     - `payer_id_required`: the draw caps tickets per payer, so a purchase or hold must name its `payer_id`.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -2562,7 +2614,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_quantity" | "invalid_numbers" | "invalid_channel" | "payer_id_required" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_hold_id" | "invalid_payer_id" | "invalid_payment_id" | "invalid_token";
+                        code?: "invalid_quantity" | "invalid_numbers" | "invalid_channel" | "payer_id_required" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_hold_id" | "invalid_payer_id" | "invalid_payment_id" | "invalid_token";
                     };
                 };
             };
@@ -2633,7 +2685,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             * @description - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `invalid_payment_id`: `payment_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              */
@@ -2644,7 +2697,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path" | "invalid_payment_id";
+                        code?: "invalid_query" | "invalid_draw_id" | "invalid_path" | "invalid_payment_id";
                     };
                 };
             };
@@ -2695,6 +2748,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_reason`: `reason` is empty or too long; say briefly why.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `invalid_payment_id`: `payment_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
@@ -2709,7 +2763,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_reason" | "invalid_draw_id" | "invalid_path" | "invalid_payment_id" | "malformed_json" | "invalid_body" | "unreadable_body";
+                        code?: "invalid_reason" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "invalid_payment_id" | "malformed_json" | "invalid_body" | "unreadable_body";
                     };
                 };
             };
@@ -2772,6 +2826,7 @@ export interface operations {
             /**
              * @description - `invalid_ticket_number`: the path's ticket number is not a positive whole number.
              *     - `ticket_out_of_range`: the ticket number is beyond the draw's `total_tickets`.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `invalid_number`: `number` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
@@ -2783,7 +2838,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_ticket_number" | "ticket_out_of_range" | "invalid_draw_id" | "invalid_path" | "invalid_number";
+                        code?: "invalid_ticket_number" | "ticket_out_of_range" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "invalid_number";
                     };
                 };
             };
@@ -2828,7 +2883,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             * @description - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
             400: {
@@ -2838,7 +2894,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_path";
+                        code?: "invalid_query" | "invalid_draw_id" | "invalid_path";
                     };
                 };
             };
@@ -2901,6 +2957,7 @@ export interface operations {
              *     - `invalid_beacon_signature` (with `round`): `beacon_signature` is not the network's signature of round `round`; send the one the network published.
              *     - `wrong_beacon_round` (with `round`): the signature is of another round than the one that counts; send the signature of `round`.
              *     - `beacon_not_declared`: the draw declared no beacon, so its winners take no `beacon_signature`; send the request without one.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -2915,7 +2972,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_prizes" | "beacon_signature_required" | "invalid_beacon_signature" | "wrong_beacon_round" | "beacon_not_declared" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_beacon_round";
+                        code?: "invalid_prizes" | "beacon_signature_required" | "invalid_beacon_signature" | "wrong_beacon_round" | "beacon_not_declared" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_beacon_round";
                     };
                 };
             };
@@ -3006,6 +3063,7 @@ export interface operations {
              *     - `wrong_beacon_round` (with `round`): the signature is of another round than the one that counts; send the signature of `round`.
              *     - `beacon_signature_required` (with `round`): the winners rest on beacon round `round`: send that round's signature as `beacon_signature`.
              *     - `beacon_not_declared`: the draw declared no beacon, so its winners take no `beacon_signature`; send the request without one.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -3020,7 +3078,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_reason" | "invalid_prize" | "invalid_beacon_signature" | "wrong_beacon_round" | "beacon_signature_required" | "beacon_not_declared" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_beacon_round";
+                        code?: "invalid_reason" | "invalid_prize" | "invalid_beacon_signature" | "wrong_beacon_round" | "beacon_signature_required" | "beacon_not_declared" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_beacon_round";
                     };
                 };
             };
@@ -3103,6 +3161,7 @@ export interface operations {
              *     - `data_too_large`: the order's `data` is larger than its limit; send less of it.
              *     - `corrects_required`: the series numbers credit notes: name the invoice each one corrects in `corrects`.
              *     - `invalid_corrects`: `corrects` is not an order number, or the series credits no other series; name an invoice of the series it credits.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
              *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
@@ -3116,11 +3175,14 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_series_id" | "invalid_external_ref" | "invalid_data" | "data_too_large" | "corrects_required" | "invalid_corrects" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_series" | "invalid_source";
+                        code?: "invalid_series_id" | "invalid_external_ref" | "invalid_data" | "data_too_large" | "corrects_required" | "invalid_corrects" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_series" | "invalid_source";
                     };
                 };
             };
-            /** @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it. */
+            /**
+             * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3128,7 +3190,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "source_not_allowed";
+                        code?: "source_not_allowed" | "identity_required";
                     };
                 };
             };
@@ -3195,6 +3257,7 @@ export interface operations {
             /**
              * @description - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_batch_size`: the batch has no orders, or more than one batch may hold; split it into smaller batches.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
              *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
@@ -3209,11 +3272,14 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_series_id" | "invalid_batch_size" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_orders" | "invalid_series" | "invalid_source";
+                        code?: "invalid_series_id" | "invalid_batch_size" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_orders" | "invalid_series" | "invalid_source";
                     };
                 };
             };
-            /** @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it. */
+            /**
+             * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3221,7 +3287,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "source_not_allowed";
+                        code?: "source_not_allowed" | "identity_required";
                     };
                 };
             };
@@ -3267,6 +3333,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_order_number`: the path's order number holds characters no order number has; send it as issued, a `/` as `%2F`.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
             400: {
@@ -3276,7 +3343,19 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_order_number" | "invalid_path";
+                        code?: "invalid_order_number" | "invalid_query" | "invalid_path";
+                    };
+                };
+            };
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required";
                     };
                 };
             };
@@ -3331,6 +3410,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
             400: {
@@ -3340,7 +3420,19 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_series_id" | "invalid_path";
+                        code?: "invalid_series_id" | "invalid_query" | "invalid_path";
+                    };
+                };
+            };
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required";
                     };
                 };
             };
@@ -3410,6 +3502,7 @@ export interface operations {
              *     - `invalid_ranges`: `ranges` are not ordered, disjoint counter ranges with an authority reference each; the `detail` says which one is wrong.
              *     - `invalid_range_low_percent`: `range_low_percent` is outside 1 to 100.
              *     - `invalid_credits`: `credits` names a series that does not exist, or the series itself; name another existing series.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -3424,7 +3517,19 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_format" | "invalid_reset" | "invalid_start" | "invalid_timezone" | "invalid_fiscal_year_start" | "format_missing_date_token" | "invalid_max_length" | "invalid_allowed_characters" | "number_too_long" | "character_not_allowed" | "invalid_validation_code" | "validation_code_required" | "invalid_ranges" | "invalid_range_low_percent" | "invalid_credits" | "invalid_series_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_gapless";
+                        code?: "invalid_format" | "invalid_reset" | "invalid_start" | "invalid_timezone" | "invalid_fiscal_year_start" | "format_missing_date_token" | "invalid_max_length" | "invalid_allowed_characters" | "number_too_long" | "character_not_allowed" | "invalid_validation_code" | "validation_code_required" | "invalid_ranges" | "invalid_range_low_percent" | "invalid_credits" | "invalid_query" | "invalid_series_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_gapless";
+                    };
+                };
+            };
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required";
                     };
                 };
             };
@@ -3484,6 +3589,7 @@ export interface operations {
              *     - `validation_code_required`: the format shows `{code}`: give the series a `validation_code`.
              *     - `invalid_ranges`: `ranges` are not ordered, disjoint counter ranges with an authority reference each; the `detail` says which one is wrong.
              *     - `invalid_range_low_percent`: `range_low_percent` is outside 1 to 100.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -3496,7 +3602,19 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_next" | "invalid_reason" | "invalid_body" | "invalid_format" | "format_missing_date_token" | "number_too_long" | "character_not_allowed" | "invalid_validation_code" | "validation_code_required" | "invalid_ranges" | "invalid_range_low_percent" | "invalid_series_id" | "invalid_path" | "malformed_json" | "unreadable_body";
+                        code?: "invalid_next" | "invalid_reason" | "invalid_body" | "invalid_format" | "format_missing_date_token" | "number_too_long" | "character_not_allowed" | "invalid_validation_code" | "validation_code_required" | "invalid_ranges" | "invalid_range_low_percent" | "invalid_query" | "invalid_series_id" | "invalid_path" | "malformed_json" | "unreadable_body";
+                    };
+                };
+            };
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required";
                     };
                 };
             };
@@ -3565,8 +3683,8 @@ export interface operations {
             };
             /**
              * @description - `invalid_period`: `period` is not a period of the series' reset (such as `2026`, `2026-05`, `2026-05-31` or `all`); correct it.
-             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_cursor`: `cursor` is not one this listing gave; start again from the first page.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
@@ -3577,7 +3695,19 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_period" | "invalid_query" | "invalid_cursor" | "invalid_series_id" | "invalid_path";
+                        code?: "invalid_period" | "invalid_cursor" | "invalid_query" | "invalid_series_id" | "invalid_path";
+                    };
+                };
+            };
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required";
                     };
                 };
             };
@@ -3647,6 +3777,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required";
+                    };
+                };
+            };
             /** @description - `series_not_found`: no series has this id; define it first with `PUT /series/{series_id}`. */
             404: {
                 headers: {
@@ -3704,6 +3846,7 @@ export interface operations {
              *     - `data_too_large`: the order's `data` is larger than its limit; send less of it.
              *     - `corrects_required`: the series numbers credit notes: name the invoice each one corrects in `corrects`.
              *     - `invalid_corrects`: `corrects` is not an order number, or the series credits no other series; name an invoice of the series it credits.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
@@ -3717,11 +3860,14 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_series_id" | "invalid_external_ref" | "invalid_data" | "data_too_large" | "corrects_required" | "invalid_corrects" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_source";
+                        code?: "invalid_series_id" | "invalid_external_ref" | "invalid_data" | "data_too_large" | "corrects_required" | "invalid_corrects" | "invalid_query" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_source";
                     };
                 };
             };
-            /** @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it. */
+            /**
+             * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3729,7 +3875,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "source_not_allowed";
+                        code?: "source_not_allowed" | "identity_required";
                     };
                 };
             };
@@ -3799,6 +3945,7 @@ export interface operations {
             /**
              * @description - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_batch_size`: the batch has no orders, or more than one batch may hold; split it into smaller batches.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
@@ -3813,11 +3960,14 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_series_id" | "invalid_batch_size" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_orders" | "invalid_source";
+                        code?: "invalid_series_id" | "invalid_batch_size" | "invalid_query" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_orders" | "invalid_source";
                     };
                 };
             };
-            /** @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it. */
+            /**
+             * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3825,7 +3975,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "source_not_allowed";
+                        code?: "source_not_allowed" | "identity_required";
                     };
                 };
             };
@@ -3872,6 +4022,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_order_number`: the path's order number holds characters no order number has; send it as issued, a `/` as `%2F`.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
@@ -3882,7 +4033,19 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_order_number" | "invalid_series_id" | "invalid_path";
+                        code?: "invalid_order_number" | "invalid_query" | "invalid_series_id" | "invalid_path";
+                    };
+                };
+            };
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required";
                     };
                 };
             };
@@ -3930,7 +4093,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["VoidBody"];
+                "application/json": components["schemas"]["OrderVoidBody"];
             };
         };
         responses: {
@@ -3946,6 +4109,7 @@ export interface operations {
             /**
              * @description - `invalid_reason`: `reason` is empty or too long; say briefly why.
              *     - `invalid_order_number`: the path's order number holds characters no order number has; send it as issued, a `/` as `%2F`.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -3959,7 +4123,19 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_reason" | "invalid_order_number" | "invalid_series_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
+                        code?: "invalid_reason" | "invalid_order_number" | "invalid_query" | "invalid_series_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
+                    };
+                };
+            };
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required";
                     };
                 };
             };
@@ -4024,6 +4200,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_external_ref`: `external_ref` is missing or not a valid reference; send the order's own reference in its source system.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_source`: `source` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              */
@@ -4034,11 +4211,14 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_external_ref" | "invalid_source" | "invalid_path";
+                        code?: "invalid_external_ref" | "invalid_query" | "invalid_source" | "invalid_path";
                     };
                 };
             };
-            /** @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it. */
+            /**
+             * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4046,7 +4226,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "source_not_allowed";
+                        code?: "source_not_allowed" | "identity_required";
                     };
                 };
             };
