@@ -215,3 +215,18 @@ async fn the_table_in_aws_is_served_only_with_aws_announced_and_with_a_deploymen
     drop(server);
     let _ = std::fs::remove_file(&log);
 }
+
+#[tokio::test]
+async fn the_local_server_refuses_to_listen_beyond_loopback() {
+    let table = TestTable::reserve();
+    let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
+    let env = [("TABLE_NAME", table.name().to_owned())];
+    let said = tokio::task::spawn_blocking({
+        let log = log.clone();
+        move || refused(&["--addr", "0.0.0.0:0"], &borrowed(&env), &[], &log)
+    })
+    .await
+    .unwrap();
+    assert!(said.contains("loopback address only"), "{said}");
+    let _ = std::fs::remove_file(&log);
+}
