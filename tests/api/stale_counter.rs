@@ -9,7 +9,7 @@ use serde_json::json;
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{Move, Order, OrderData, Reason};
 use tally::domain::series::{Period, Reset};
-use tally::store::orders::{CounterAdvance, CounterMoved, OrdersCommit, OrdersExtras};
+use tally::store::orders::{CounterAdvance, CounterMoved, Holding, OrdersCommit, OrdersExtras};
 
 use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, spawn_app};
@@ -95,7 +95,7 @@ async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
         expected: Some(3),
         new: 5,
         head: "00".repeat(32),
-        keep_until: None,
+        holding: Holding::Claim { until: None },
     };
     let commit = app
         .store
