@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::http::StatusCode;
@@ -30,6 +30,8 @@ pub struct SingleCost {
     pub orders: u64,
     pub requests: RequestCounts,
     pub table_units: u64,
+    /// Each request's time, sorted.
+    pub latencies: Vec<Duration>,
 }
 
 impl SingleCost {
@@ -43,11 +45,14 @@ impl SingleCost {
 
     /// Shown with the test's output (`--nocapture`).
     fn report(&self, label: &str) {
+        let at = |p: f64| self.latencies[((self.latencies.len() - 1) as f64 * p) as usize];
         eprintln!(
-            "{label}: {:.3} requests/order ({}), {:.2} WCU/order",
+            "{label}: {:.3} requests/order ({}), {:.2} WCU/order, latency p50 {:?} p99 {:?}",
             self.requests_per_order(),
             self.requests,
-            self.units_per_order()
+            self.units_per_order(),
+            at(0.5),
+            at(0.99)
         );
     }
 }
@@ -74,14 +79,17 @@ pub async fn post_singles(
         let source = SourceId::parse(&format!("w{writer}")).unwrap();
         tasks.push(tokio::spawn(async move {
             let mut created = 0u64;
+            let mut latencies = Vec::new();
             for k in 0..per_writer {
                 for _ in 0..10 {
+                    let at = Instant::now();
                     let outcome = service
                         .create_orders(&series, &source, vec![order_input(&format!("o-{k}"))])
                         .await
                         .unwrap()
                         .pop()
                         .unwrap();
+                    latencies.push(at.elapsed());
                     match outcome {
                         ItemOutcome::Created(_) => created += 1,
                         ItemOutcome::Existing(_) => {}
@@ -91,17 +99,22 @@ pub async fn post_singles(
                     break;
                 }
             }
-            created
+            (created, latencies)
         }));
     }
     let mut orders = 0;
+    let mut latencies = Vec::new();
     for task in tasks {
-        orders += task.await.unwrap();
+        let (created, times) = task.await.unwrap();
+        orders += created;
+        latencies.extend(times);
     }
+    latencies.sort();
     let cost = SingleCost {
         orders,
         requests: counter.snapshot(),
         table_units: stores.iter().map(|s| s.write_meter().table_units()).sum(),
+        latencies,
     };
     (cost, services)
 }

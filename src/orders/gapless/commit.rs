@@ -97,9 +97,11 @@ impl OrderService {
         match chunk.advance.holding {
             // The claim was taken over (it expired), or is still this request's.
             Holding::Claim { .. } => run.hold.may_own = mine,
-            // Another writer numbered meanwhile.
-            Holding::Free { .. } if booked_ahead || counter.last != chunk.advance.expected => {
-                run.contended(now);
+            Holding::Free { .. } if booked_ahead => run.contended(now),
+            // Another writer numbered since this process last did: try again at once
+            // with the counter learned, unless that happened a moment ago too.
+            Holding::Free { .. } if counter.last != chunk.advance.expected => {
+                run.missed(now);
             }
             Holding::Turn { .. } | Holding::Free { .. } => {}
         }
@@ -129,13 +131,15 @@ fn committed(batch: &mut Batch, run: &mut Run, chunk: Chunk) {
         Holding::Claim { until } => run.hold.may_own = until.is_some(),
         Holding::Turn { .. } | Holding::Free { .. } => {}
     }
+    // The turns booked are as last seen: a transaction does not move them.
+    let turns = run.view.state.as_ref().and_then(|state| state.turns);
     run.view.state = Some(CounterState {
         last: Some(chunk.advance.new),
         head: Some(chunk.advance.head.clone()),
         format_version: Some(chunk.advance.format_version),
         pending: None,
         moved_to: None,
-        turns: None,
+        turns,
     });
     run.low_written |= chunk.low.is_some();
     for (order, index) in chunk.orders.into_iter().zip(&chunk.indexes) {

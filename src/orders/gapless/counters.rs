@@ -34,6 +34,8 @@ pub(super) struct CounterView {
     pub(super) contended_until: i64,
     /// How long this process's transactions on the counter take, smoothed.
     pub(super) latency: i64,
+    /// When a post without a turn last found the counter moved on by another writer.
+    pub(super) last_miss: i64,
 }
 
 impl Default for CounterView {
@@ -43,6 +45,7 @@ impl Default for CounterView {
             turn: None,
             contended_until: 0,
             latency: FIRST_LATENCY,
+            last_miss: 0,
         }
     }
 }

@@ -1,11 +1,13 @@
 //! How the next chunk may move the counter: under the request's claim (a batch), in this
 //! process's turn, or from the value this process knows (a single post while no other
-//! writer numbers the period). Once other writers number it too (a cancelled transaction,
-//! a claim or a turn found ahead), single posts take turns: a process books a turn of
-//! about [`TURN_ORDERS`] of its transactions, one update that never loses, sleeps until
-//! it starts, reads the counter, and numbers each post of its turn in one transaction.
-//! No post moves the counter without a turn while one is booked ahead, so turns follow
-//! each other instead of cancelling each other's transactions.
+//! writer numbers the period). A post that finds the counter moved on learns it from the
+//! cancellation and tries again at once. Once other writers number the period too (the
+//! counter found moved on twice in a short while, a claim or a turn found ahead), single
+//! posts take turns: a process books a turn of about [`TURN_ORDERS`] of its transactions,
+//! one update that never loses, sleeps until it starts, reads the counter, and numbers
+//! each post of its turn in one transaction. No post moves the counter without a turn
+//! while one is booked ahead, so turns follow each other instead of cancelling each
+//! other's transactions.
 
 use std::time::Duration;
 
@@ -61,6 +63,15 @@ impl Run {
     /// Another writer numbers the period too.
     pub(super) fn contended(&mut self, now: i64) {
         self.view.contended_until = now + millis(CONTENDED_FOR);
+    }
+
+    /// A post without a turn found the counter moved on: once in a while that is a writer
+    /// that numbered earlier; twice within [`CONTENDED_FOR`], writers that number now.
+    pub(super) fn missed(&mut self, now: i64) {
+        if now - self.view.last_miss < millis(CONTENDED_FOR) {
+            self.contended(now);
+        }
+        self.view.last_miss = now;
     }
 }
 
