@@ -100,15 +100,21 @@ impl Blocks {
         block.spare.add(rest, now);
     }
 
-    /// Counters a request took and did not write.
+    /// Counters a request took and did not write. The period forgotten meanwhile (least
+    /// recently used), they are left unused.
     pub(crate) fn give_back(&self, key: &SeriesPeriod, counters: Vec<SpareCounter>) {
         if counters.is_empty() {
             return;
         }
-        self.lock()
-            .get_or_insert_mut(key.clone(), Block::default)
-            .spare
-            .give_back(counters);
+        match self.lock().get_mut(key) {
+            Some(block) => block.spare.give_back(counters),
+            None => info!(
+                series = %key.0,
+                period = %key.1,
+                left = counters.len(),
+                "spare counters left unused"
+            ),
+        }
     }
 
     /// Every counter this process holds unused.

@@ -53,17 +53,18 @@ impl OrderService {
         mut queue: VecDeque<usize>,
     ) -> Result<(), OrderError> {
         let key: SeriesPeriod = (batch.series.series_id.clone(), batch.period.clone());
-        let (taken, version) = self.blocks.take(&key, queue.len() as u64, batch.now);
         let mut held = Held::default();
-        for counter in taken {
+        // Spare counters come with their period's format version.
+        if let (taken, Some(version)) = self.blocks.take(&key, queue.len() as u64, batch.now) {
             // A block never outlives its authorised range: counters of an expired one are
             // left unused.
-            if batch.series.counter_live(counter.counter, batch.now) {
-                held.counters.push_back(counter);
+            held.counters = taken
+                .into_iter()
+                .filter(|c| batch.series.counter_live(c.counter, batch.now))
+                .collect();
+            if !held.counters.is_empty() {
+                held.format = Some(self.format_version(&mut batch.series, version).await?);
             }
-        }
-        if let (Some(version), false) = (version, held.counters.is_empty()) {
-            held.format = Some(self.format_version(&mut batch.series, version).await?);
         }
         let result = self.number_held(batch, &mut queue, &mut held).await;
         self.blocks.give_back(&key, held.counters.into());
@@ -78,6 +79,8 @@ impl OrderService {
     ) -> Result<(), OrderError> {
         // The counter's last value as last seen (`None`: not seen yet).
         let mut seen: Option<Option<u64>> = None;
+        // Why the series reserves no more, once it does not.
+        let mut stopped = None;
         let mut attempts = 0;
         while !queue.is_empty() {
             attempts += 1;
@@ -85,18 +88,22 @@ impl OrderService {
                 batch.give_up(std::mem::take(queue), 1);
                 return Ok(());
             }
-            if held.counters.is_empty() {
-                match self.reserve(batch, queue.len() as u64, &mut seen).await? {
+            // What the request misses is reserved before it writes, so that its chunks
+            // are full; a new block's counters follow those held.
+            let missing = queue.len().saturating_sub(held.counters.len()) as u64;
+            if missing > 0 && stopped.is_none() {
+                match self.reserve(batch, missing, &mut seen).await? {
                     Reserved::Block(counters, format) => {
-                        held.counters = counters.into();
+                        held.counters.extend(counters);
                         held.format = Some(format);
                     }
                     Reserved::Again => continue,
-                    Reserved::Stop(stop) => {
-                        batch.stop(std::mem::take(queue), stop);
-                        return Ok(());
-                    }
+                    Reserved::Stop(stop) => stopped = Some(stop),
                 }
+            }
+            if let (true, Some(stop)) = (held.counters.is_empty(), stopped) {
+                batch.stop(std::mem::take(queue), stop);
+                return Ok(());
             }
             match self.write_chunk(batch, queue, held).await? {
                 Written::Committed => attempts = 0,

@@ -1,14 +1,16 @@
 //! The counter item of a series and period: the last number issued (`last`), the head of
 //! the hash chain (`head`, gapless series), the format version the period is numbered in
-//! (`fmt`, fixed by its first write) and the claim of the writer numbering it now
-//! (`pending`, gapless series).
+//! (`fmt`, fixed by its first write), the claim of the writer numbering it now
+//! (`pending`, gapless series) and the end of the turns booked (`turns`, see `turns.rs`).
 //!
-//! A gapless writer first claims the counter with a single conditional update (one write
-//! unit, and cheap to lose), then moves `last` and `head` in the transaction that writes
-//! its orders, on condition that it still owns the claim. So writers that would collide
-//! lose on the claim, not on a transaction of up to a hundred items. A claim whose owner
-//! died expires and is taken over; its orders were never written, so no number is lost
-//! and none repeats.
+//! A gapless writer moves `last` and `head` in the transaction that writes its orders, on
+//! condition that `last` is what it expects and that it may move the counter
+//! ([`Holding`]). A batch first claims the counter with a single conditional update (one
+//! write unit, and cheap to lose), so that writers that would collide lose on the claim,
+//! not on a transaction of up to a hundred items. A claim whose owner died expires and is
+//! taken over; its orders were never written, so no number is lost and none repeats. A
+//! single post needs no claim: its transaction of three items moves the counter from the
+//! value its process knows, and a cancellation returns the counter as it is.
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{

@@ -1,6 +1,6 @@
-//! Numbering items: series, period counters with their claims, order transactions (with
-//! credit notes, jumps between authorised ranges and range marks), lookups and voids, and
-//! the period and number indexes.
+//! Numbering items: series, period counters with their claims and turns, blocks of fast
+//! series, order transactions (with credit notes, jumps between authorised ranges and
+//! range marks), lookups and voids, and the period and number indexes.
 
 mod codec;
 mod commit;
