@@ -417,3 +417,90 @@ async fn gapless_single_posts_under_faults_keep_every_number_once_and_no_gap() {
 async fn fast_single_posts_under_faults_leave_gaps_only_in_spare_numbers() {
     single_posts_under_faults(false).await;
 }
+
+/// A post whose transaction a frozen endpoint held answers `503`; the endpoint then
+/// commits it. The repost answers that order, and its number is neither reused nor
+/// skipped: in a fast series the process tried it again as doubtful and dropped it once
+/// its write found it taken.
+async fn a_post_held_by_a_frozen_endpoint(gapless: bool) {
+    let app = spawn_app().await;
+    let definition = json!({"format": "Z{seq:4}", "reset": "never", "gapless": gapless});
+    app.define_series("Z", &definition).await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let (router, service) =
+        faulty_instance_with_orders(&proxy, app.store.table(), Duration::from_secs(3)).await;
+    let order =
+        |reference: &str| json!({"series": "Z", "source": "erp", "external_ref": reference});
+    for reference in ["a", "b"] {
+        let reply = settle(&router, "/orders", &order(reference).to_string()).await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    }
+    proxy.freeze();
+    let held = crate::helpers::post_json(&router, "/orders", &order("c")).await;
+    assert_eq!(
+        held.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        held.body
+    );
+    proxy.thaw().await;
+    let again = settle(&router, "/orders", &order("c").to_string()).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_eq!(again.body["order_number"], "Z0003");
+    let next = settle(&router, "/orders", &order("d").to_string()).await;
+    assert_eq!(next.body["order_number"], "Z0004", "{}", next.body);
+    let (spare, doubtful) = spare_numbers(&[service]);
+    assert!(!spare.contains(&3) && doubtful.is_empty());
+    // The only gaps are the numbers the process still holds.
+    let audit = app.get("/series/Z/audit").await.body;
+    assert_eq!(audit["orders"], 4, "{audit}");
+    let gaps: BTreeSet<u64> = audit["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["from"].as_u64().unwrap()..=g["to"].as_u64().unwrap())
+        .collect();
+    assert_eq!(gaps, spare, "{audit}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fast_post_held_by_a_frozen_endpoint_keeps_its_number_once() {
+    a_post_held_by_a_frozen_endpoint(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_gapless_post_held_by_a_frozen_endpoint_keeps_its_number_once() {
+    a_post_held_by_a_frozen_endpoint(true).await;
+}
+
+/// A fast post whose write was throttled every time answers `503`; its number was never
+/// written, so the repost gets it: no gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fast_post_throttled_away_gives_its_number_to_the_repost() {
+    let app = spawn_app().await;
+    let definition = json!({"format": "T{seq:4}", "reset": "never", "gapless": false});
+    app.define_series("T", &definition).await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let (router, _) =
+        faulty_instance_with_orders(&proxy, app.store.table(), Duration::from_secs(10)).await;
+    let order =
+        |reference: &str| json!({"series": "T", "source": "erp", "external_ref": reference});
+    let first = settle(&router, "/orders", &order("a").to_string()).await;
+    assert_eq!(first.body["order_number"], "T0001", "{}", first.body);
+    proxy.set(Faults {
+        throttle: 1.0,
+        operations: Some(vec!["TransactWriteItems".into()]),
+        ..Faults::default()
+    });
+    let refused = crate::helpers::post_json(&router, "/orders", &order("b")).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.body
+    );
+    proxy.set(Faults::default());
+    let again = settle(&router, "/orders", &order("b").to_string()).await;
+    assert_eq!(again.status, StatusCode::CREATED, "{}", again.body);
+    assert_eq!(again.body["order_number"], "T0002");
+}

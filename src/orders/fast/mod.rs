@@ -6,9 +6,9 @@
 //! whose write has an unknown outcome is tried again, not skipped: the write that finds it
 //! taken drops it.
 //!
-//! A request takes its counters from the process's spare ones at its start, reserves more
-//! when they run out (the rest of the block is kept for the next request), numbers its
-//! orders in request order, and gives back at its end those it did not write.
+//! A request takes its counters from the process's spare ones at its start, reserves what
+//! they miss before it writes (the rest of the block is kept for the next request),
+//! numbers its orders in request order, and gives back at its end those it did not write.
 
 mod blocks;
 mod reserve;

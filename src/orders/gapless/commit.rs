@@ -116,9 +116,11 @@ impl OrderService {
             self.refresh_series(&mut batch.series).await?;
         }
         if let (true, Some(other)) = (run.single, other) {
-            // A batch holds the counter: wait for it, at most a turn at a time.
+            // Another writer's claim holds the counter: wait for it, at most a turn at a
+            // time, then read the counter rather than send a transaction it may refuse.
             let until = other.until.min(now + self.turn_length(run));
             run.waits.saw(Some(other));
+            run.view.state = None;
             self.wait_for(run, until, Duration::ZERO).await;
         }
         Ok(())
