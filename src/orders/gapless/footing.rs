@@ -98,7 +98,7 @@ impl OrderService {
                     self.wait_for(run, start, Duration::ZERO).await;
                     return Ok(None);
                 }
-                return self.read_if_unknown(batch, run, Footing::Turn).await;
+                return self.when_free(batch, run, Footing::Turn).await;
             }
             run.view.turn = None;
         }
@@ -106,7 +106,7 @@ impl OrderService {
             self.book(batch, run, now).await?;
             return Ok(None);
         }
-        self.read_if_unknown(batch, run, Footing::Free).await
+        self.when_free(batch, run, Footing::Free).await
     }
 
     /// Books this process's next turn.
@@ -142,38 +142,40 @@ impl OrderService {
         Ok(())
     }
 
-    /// `footing`, once the counter's state is known: read if it is not, unless another
-    /// writer holds it (then wait) or, without a turn, a turn is booked ahead (then book
-    /// one).
-    async fn read_if_unknown(
+    /// `footing`, once the counter's state is known and free: read if it is not known;
+    /// while another writer's claim holds it, wait (and read again after); without a turn,
+    /// book one if turns are booked ahead.
+    async fn when_free(
         &self,
         batch: &Batch,
         run: &mut Run,
         footing: Footing,
     ) -> Result<Option<Footing>, OrderError> {
-        if run.view.state.is_some() {
-            return Ok(Some(footing));
-        }
+        let counter = match &run.view.state {
+            Some(counter) => counter.clone(),
+            None => {
+                let counter = self
+                    .store
+                    .get_counter(&batch.series.series_id, &batch.period)
+                    .await?
+                    .unwrap_or_default();
+                run.view.state = Some(counter.clone());
+                counter
+            }
+        };
         let now = Utc::now().timestamp_millis();
-        let counter = self
-            .store
-            .get_counter(&batch.series.series_id, &batch.period)
-            .await?
-            .unwrap_or_default();
         let other = counter
             .pending
-            .clone()
             .filter(|p| p.until >= now && p.owner != run.hold.owner);
-        let booked_ahead = counter.turns.is_some_and(|end| end >= now);
-        run.view.state = Some(counter);
         if let Some(other) = other {
             run.contended(now);
+            run.view.state = None;
             let until = other.until.min(now + self.turn_length(run));
             run.waits.saw(Some(other));
             self.wait_for(run, until, WAKE_SPREAD).await;
             return Ok(None);
         }
-        if footing == Footing::Free && booked_ahead {
+        if footing == Footing::Free && counter.turns.is_some_and(|end| end >= now) {
             run.contended(now);
             return Ok(None);
         }
