@@ -1,6 +1,7 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
 mod beacon;
+mod blocks;
 mod bundles;
 mod callers;
 mod changes;
@@ -41,6 +42,7 @@ mod ranges;
 mod reconciliation;
 mod secrets;
 mod series_scale;
+mod single_posts;
 mod stale_counter;
 mod stream;
 mod test_tables;
