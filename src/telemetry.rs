@@ -26,7 +26,7 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::settings::Runtime;
+use crate::aws::Runtime;
 
 /// Tally's own target: its modules' paths start with it.
 const OWN_TARGET: &str = "tally";
@@ -65,7 +65,7 @@ impl LogFormat {
     }
 }
 
-/// What the environment says of logs and metrics ([`crate::settings::Settings::log`]).
+/// What the environment says of logs and metrics (`Settings::log`).
 #[derive(Clone, Debug)]
 pub struct LogSettings {
     /// `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`.

@@ -518,7 +518,7 @@ mod tests {
                 .map(|(class, _)| class);
             assert_eq!(
                 class,
-                Some(crate::domain::text::FREE_TEXT_CLASS),
+                Some(tally_domain::text::FREE_TEXT_CLASS),
                 "{pattern}"
             );
         }

@@ -7,16 +7,16 @@ use chrono::Utc;
 use tracing::{info, instrument};
 
 use super::{MAX_ATTEMPTS, OrderError, OrderService, SeriesStatus};
-use crate::domain::audit::Entry;
-use crate::domain::chain::{GENESIS, from_hex, move_link, to_hex};
-use crate::domain::ids::SeriesId;
-use crate::domain::order::{Move, Reason};
-use crate::domain::series::{
+use crate::store::orders::{CounterMoved, SeriesWrite};
+use crate::store::{StoreError, backoff};
+use tally_domain::audit::Entry;
+use tally_domain::chain::{GENESIS, from_hex, move_link, to_hex};
+use tally_domain::ids::SeriesId;
+use tally_domain::order::{Move, Reason};
+use tally_domain::series::{
     FormatVersion, MAX_FORMAT_VERSIONS, Period, Ranges, Series, SeriesError, ValidationCode,
     checked_format,
 };
-use crate::store::orders::{CounterMoved, SeriesWrite};
-use crate::store::{StoreError, backoff};
 
 /// What `PATCH /series/{series_id}` asks for, already checked.
 #[derive(Debug, Clone, Default)]
@@ -314,7 +314,7 @@ fn check_ranges(series: &Series, ranges: &Ranges, last: Option<u64>) -> Result<(
 /// still pending for `target` is replaced, not kept.
 fn with_format(
     series: &Series,
-    format: &crate::domain::series::NumberFormat,
+    format: &tally_domain::series::NumberFormat,
     version: u32,
     target: &Period,
 ) -> Result<Series, OrderError> {

@@ -39,13 +39,14 @@ pub use ledger::{AUDIT_PAGE, Audit, AuditScope, ListedPage};
 pub(crate) use outcome::tests::snake_case;
 pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 
-use crate::domain::access::SourceAccess;
-use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
-use crate::domain::order::Order;
-use crate::domain::series::{
+use crate::store::{Inserted, Store, StoreError, random_token};
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::order::Order;
+use tally_domain::series::{
     InvalidPeriod, NumberFormat, Period, RangeLow, Series, SeriesDefinition, SeriesError,
 };
-use crate::store::{Inserted, Store, StoreError, random_token};
+use tally_domain::time::Clock;
 
 use batch::Batch;
 use fast::Blocks;
@@ -61,9 +62,6 @@ pub const SERIES_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// A series and one of its periods: what a counter, and a process's block of it, belong to.
 pub(crate) type SeriesPeriod = (SeriesId, Period);
-
-/// The current time; tests pass a fixed one to cross period boundaries.
-pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OrderError {

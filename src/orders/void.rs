@@ -5,11 +5,11 @@
 use tracing::{info, instrument};
 
 use super::{MAX_ATTEMPTS, OrderError, OrderService};
-use crate::domain::access::SourceAccess;
-use crate::domain::ids::SeriesId;
-use crate::domain::order::{Order, Reason, Void};
 use crate::store::orders::Voided;
 use crate::store::{StoreError, backoff};
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::SeriesId;
+use tally_domain::order::{Order, Reason, Void};
 
 impl OrderService {
     /// Voids the order of `series_id` numbered `text`; returns it as voided. An invoice

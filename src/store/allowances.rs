@@ -11,7 +11,7 @@ use super::codec::{Item, Reader, key, n, s};
 
 use super::error::{build_error, done_unless_failed};
 use super::{Store, StoreError, keys};
-use crate::domain::ids::{DrawId, HoldId, PayerId};
+use tally_domain::ids::{DrawId, HoldId, PayerId};
 
 /// Tickets a payer holds in a capped draw, on the payer's allowance item.
 pub(crate) const HELD: &str = "held";

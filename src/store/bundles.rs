@@ -28,7 +28,7 @@ use super::limits::MAX_TRANSACTION_ITEMS;
 use super::purchases::{STATUS, VOID, decode_ticket, encode_ticket};
 use super::table::{PutNew, backoff, removed_or_gone};
 use super::{Store, StoreError, keys};
-use crate::domain::purchase::{Purchase, Unfinished};
+use tally_domain::purchase::{Purchase, Unfinished};
 
 /// The record's mark while follow-up writes are left.
 const UNFINISHED: &str = "unfinished";

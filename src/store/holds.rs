@@ -16,11 +16,11 @@ use super::stripes::ChosenWrite;
 use super::table::put_if_absent;
 use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
-use crate::domain::hold::{Hold, HoldEnd};
-use crate::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
-use crate::domain::instant::{InstantAward, InstantWin};
-use crate::domain::purchase::Purchase;
-use crate::domain::stripes::ChosenTake;
+use tally_domain::hold::{Hold, HoldEnd};
+use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
+use tally_domain::instant::{InstantAward, InstantWin};
+use tally_domain::purchase::Purchase;
+use tally_domain::stripes::ChosenTake;
 
 const END: &str = "end";
 const OPEN: &str = "open";

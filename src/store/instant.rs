@@ -22,8 +22,8 @@ use super::lists::After;
 use super::purchases::{STATUS, VOID, VOIDED_AT};
 use super::table::put_if_absent;
 use super::{Store, StoreError, keys};
-use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::instant::{InstantAward, InstantWin};
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::instant::{InstantAward, InstantWin};
 
 /// The `kind` of an award item.
 pub(crate) const KIND: &str = "instant_win";

@@ -14,11 +14,11 @@ use super::stripes::ChosenWrite;
 use super::table::{Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
-use crate::domain::hold::Hold;
-use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::instant::{InstantAward, InstantWin};
-use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
-use crate::domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
+use tally_domain::hold::Hold;
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::instant::{InstantAward, InstantWin};
+use tally_domain::purchase::{Channel, Purchase, Ticket, Void};
+use tally_domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
 
 // A bundle's commit holds its record, a cursor per stripe it may touch, the payer's
 // allowance, an instant-win award and a hold's record, with room for tickets.

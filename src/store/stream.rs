@@ -10,10 +10,10 @@ use super::instant::{self, decode_award};
 use super::orders::{decode_move, decode_order, decode_range_low};
 use super::purchases::decode_purchase;
 use super::winners::decode_pick;
-use crate::domain::draw::DrawStatus;
-use crate::domain::events::{Award, DomainEvent};
-use crate::domain::ids::DrawId;
-use crate::domain::winners::PickRecord;
+use tally_domain::draw::DrawStatus;
+use tally_domain::events::{Award, DomainEvent};
+use tally_domain::ids::DrawId;
+use tally_domain::winners::PickRecord;
 
 /// What happened to an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use aws_sdk_dynamodb::types::{
 use super::codec::{Item, Reader, key, n};
 use super::error::build_error;
 use super::{Store, StoreError, keys};
-use crate::domain::ids::DrawId;
-use crate::domain::stripes::{Chosen, ChosenTake, Held, Side, StripeCounters, StripeTake};
+use tally_domain::ids::DrawId;
+use tally_domain::stripes::{Chosen, ChosenTake, Held, Side, StripeCounters, StripeTake};
 
 /// Tickets sold upwards from the stripe's start.
 pub(crate) const BOTTOM: &str = "c";

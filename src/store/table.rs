@@ -82,7 +82,7 @@ pub enum Inserted<T> {
 /// 128 random bits, hex-encoded.
 pub(crate) fn random_token() -> String {
     let bytes: [u8; 16] = rand::random();
-    crate::domain::hex::encode(&bytes)
+    tally_domain::hex::encode(&bytes)
 }
 
 /// What one item of a cancelled transaction says, in item order.

@@ -17,7 +17,7 @@ use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::Verdict;
 use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::purchase::{Channel, Purchase, Void};
+use tally_domain::purchase::{Channel, Purchase, Void};
 
 /// How a void transaction ended.
 #[derive(Debug)]

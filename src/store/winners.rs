@@ -14,10 +14,10 @@ use super::purchases::decode_ticket;
 use super::table::{Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::draw::{Draw, DrawStatus, PendingRedraw, WinnersRecord};
-use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::purchase::Ticket;
-use crate::domain::winners::RoundSignature;
+use tally_domain::draw::{Draw, DrawStatus, PendingRedraw, WinnersRecord};
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::purchase::Ticket;
+use tally_domain::winners::RoundSignature;
 
 /// One pick as stored: the ticket, who holds it, and for a redraw why it was made.
 #[derive(Debug, Clone, PartialEq, Eq)]

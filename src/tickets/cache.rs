@@ -8,17 +8,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
 
-use crate::domain::draw::Draw;
-use crate::domain::ids::DrawId;
-use crate::domain::instant::{InstantKey, InstantWin};
-use crate::domain::permutation::Permutation;
-use crate::domain::purchase::FingerprintKey;
-use crate::domain::secret::DeploymentSecret;
-use crate::domain::stripes::{StripeTake, StripeView};
-use crate::domain::winners::InstantMap;
 use crate::store::StoreError;
 use crate::store::draws::{StripeClaim, StripeState, Survey};
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
+use tally_domain::draw::Draw;
+use tally_domain::ids::DrawId;
+use tally_domain::instant::{InstantKey, InstantWin};
+use tally_domain::permutation::Permutation;
+use tally_domain::purchase::FingerprintKey;
+use tally_domain::secret::DeploymentSecret;
+use tally_domain::stripes::{StripeTake, StripeView};
+use tally_domain::winners::InstantMap;
 
 /// Draws one process keeps by default: about 24 KB each for a draw of 1,024 stripes, so
 /// at most about 12 MB.

@@ -10,8 +10,8 @@ use futures::{StreamExt, TryStreamExt};
 use tracing::{info, instrument};
 
 use super::{DrawSummary, TicketError, TicketService};
-use crate::domain::draw::{Draw, DrawStatus};
-use crate::domain::ids::DrawId;
+use tally_domain::draw::{Draw, DrawStatus};
+use tally_domain::ids::DrawId;
 
 /// Stripes closed at once.
 const CLOSE_CONCURRENCY: usize = 16;

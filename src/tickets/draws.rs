@@ -4,16 +4,16 @@ use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
-use crate::domain::ids::DrawId;
-use crate::domain::instant::{InstantKey, InstantPrize, InstantWins};
-use crate::domain::permutation::PermutationKey;
-use crate::domain::schedule::Schedule;
-use crate::domain::seed::DrawSeed;
-use crate::domain::winners::BeaconNetwork;
 use crate::store::Inserted;
 use crate::store::draws::BeaconChange;
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
+use tally_domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
+use tally_domain::ids::DrawId;
+use tally_domain::instant::{InstantKey, InstantPrize, InstantWins};
+use tally_domain::permutation::PermutationKey;
+use tally_domain::schedule::Schedule;
+use tally_domain::seed::DrawSeed;
+use tally_domain::winners::BeaconNetwork;
 
 /// A new draw as asked for.
 #[derive(Debug, Clone)]

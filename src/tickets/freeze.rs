@@ -7,10 +7,10 @@ use tracing::{info, instrument};
 
 use super::winners::Eligible;
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, Frozen};
-use crate::domain::hex;
 use crate::store::draws::Freeze;
 use crate::store::{StoreError, backoff};
+use tally_domain::draw::{Draw, Frozen};
+use tally_domain::hex;
 
 /// Attempts while voids keep landing between the list's read and its freeze.
 const MAX_ATTEMPTS: u32 = 8;

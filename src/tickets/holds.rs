@@ -5,10 +5,10 @@ use tracing::{info, instrument};
 
 use super::purchase::{ConvertRequest, ConvertRun, HoldReceipt, HoldRun};
 use super::{PurchaseReceipt, TicketError, TicketService, check_numbers};
-use crate::domain::hold::{Hold, HoldEnd, HoldRequest, HoldStatus};
-use crate::domain::ids::{DrawId, HoldId};
 use crate::store::purchases::Commit;
 use crate::store::{StoreError, backoff};
+use tally_domain::hold::{Hold, HoldEnd, HoldRequest, HoldStatus};
+use tally_domain::ids::{DrawId, HoldId};
 
 /// Transactions one release may send before it reports contention.
 const MAX_RELEASE_ATTEMPTS: u32 = 16;

@@ -7,10 +7,10 @@
 use tracing::{info, instrument, warn};
 
 use super::{TicketError, TicketService};
-use crate::domain::ids::{DrawId, PaymentId};
-use crate::domain::purchase::Purchase;
 use crate::store::voids::VoidOutcome;
 use crate::store::{StoreError, backoff};
+use tally_domain::ids::{DrawId, PaymentId};
+use tally_domain::purchase::Purchase;
 
 /// Void transactions one request may send while others hold its items.
 const MAX_ATTEMPTS: u32 = 8;

@@ -10,15 +10,15 @@ use axum::Router;
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::json;
-use tally::domain::ids::SeriesId;
-use tally::domain::series::{Period, Reset};
 use tally::store::orders::Claim;
 use tally::store::{RequestCounter, Store};
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{Period, Reset};
 
-use crate::fault_proxy::{FaultProxy, Faults};
 use crate::faults::faulty_instance;
 use crate::helpers::{Reply, endpoint, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
+use tally_testkit::fault_proxy::{FaultProxy, Faults};
 
 /// A claim of the series' counter by a writer that died, ending `lease_ms` from now.
 async fn dead_writer(store: &Store, series: &str, lease_ms: i64) {

@@ -7,14 +7,14 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::{Value, json};
-use tally::domain::draw::{Draw, DrawConfig, DrawStatus};
-use tally::domain::ids::{DrawId, PaymentId, SeriesId};
-use tally::domain::permutation::PermutationKey;
-use tally::domain::purchase::PurchaseRequest;
-use tally::domain::seed::DrawSeed;
-use tally::domain::series::{Reset, Series, SeriesDefinition};
 use tally::store::{Inserted, RequestCounter, Store};
 use tally::tickets::{NewDraw, TicketError, TicketService};
+use tally_domain::draw::{Draw, DrawConfig, DrawStatus};
+use tally_domain::ids::{DrawId, PaymentId, SeriesId};
+use tally_domain::permutation::PermutationKey;
+use tally_domain::purchase::PurchaseRequest;
+use tally_domain::seed::DrawSeed;
+use tally_domain::series::{Reset, Series, SeriesDefinition};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::helpers::{
@@ -70,7 +70,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         name: None,
         config: DrawConfig::new(10, None, None).unwrap(),
         schedule: Default::default(),
-        beacon: Some(tally::domain::winners::BeaconNetwork::quicknet()),
+        beacon: Some(tally_domain::winners::BeaconNetwork::quicknet()),
         created_beacon: Some("quicknet".into()),
         key: PermutationKey::generate(),
         seed: DrawSeed::generate(),

@@ -7,22 +7,22 @@
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::json;
-use tally::domain::access::SourceAccess;
-use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
-use tally::domain::order::{Move, Order, OrderData, Reason};
-use tally::domain::series::{Period, Reset};
 use tally::orders::{ItemOutcome, OrderService};
 use tally::store::RequestCounter;
 use tally::store::orders::{CounterAdvance, CounterMoved, Holding, OrdersCommit, OrdersExtras};
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::order::{Move, Order, OrderData, Reason};
+use tally_domain::series::{Period, Reset};
 
 use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, order_input, spawn_app, store_on};
-use crate::ledger::{define, post_range};
+use crate::ledger::define;
 
 /// A gapless series `id` with numbers 1 to 10; its series id and period.
 async fn ten_numbers(app: &TestApp, id: &str) -> (SeriesId, Period) {
     define(app, id, json!({"format": "S{seq:5}", "reset": "never"})).await;
-    post_range(app, id, 0, 10).await;
+    app.post_range(id, 0, 10).await;
     (
         SeriesId::parse(id).unwrap(),
         Period::parse(Reset::Never, "all").unwrap(),

@@ -12,10 +12,10 @@ use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::{OrderResponse, SeriesPath};
-use crate::domain::audit::{AuditState, Break, Entry};
-use crate::domain::ids::SeriesId;
-use crate::domain::order::Move;
 use crate::orders::AuditScope;
+use tally_domain::audit::{AuditState, Break, Entry};
+use tally_domain::ids::SeriesId;
+use tally_domain::order::Move;
 
 /// The default and the largest page of a listing.
 const DEFAULT_LIMIT: usize = 100;

@@ -14,11 +14,11 @@ use super::super::problem::{Code, Problem};
 use super::DrawPath;
 use super::draws::DrawFields;
 use super::purchases::PurchaseResponse;
-use crate::domain::draw::DrawStatus;
-use crate::domain::ids::{DrawId, PayerId};
-use crate::domain::purchase::{Channel, PurchaseStatus};
 use crate::store::lists::After;
 use crate::tickets::{DrawFilter, PurchaseFilter};
+use tally_domain::draw::DrawStatus;
+use tally_domain::ids::{DrawId, PayerId};
+use tally_domain::purchase::{Channel, PurchaseStatus};
 
 const DEFAULT_LIMIT: u32 = 20;
 const MAX_LIMIT: u32 = 100;

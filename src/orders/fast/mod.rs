@@ -22,12 +22,12 @@ use super::batch::Batch;
 use super::chunk::chunk_of;
 use super::credit::refuse;
 use super::{MAX_ATTEMPTS, OrderError, OrderService, SeriesPeriod};
-use crate::domain::order::Order;
-use crate::domain::series::{NumberFormat, SpareCounter};
 use crate::store::StoreError;
 use crate::store::backoff;
 use crate::store::orders::{InvoiceRef, OrdersCancellation, OrdersCommit, OrdersExtras};
 use reserve::Reserved;
+use tally_domain::order::Order;
+use tally_domain::series::{NumberFormat, SpareCounter};
 
 /// How the write of a chunk ended.
 enum Written {

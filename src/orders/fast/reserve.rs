@@ -10,10 +10,10 @@ use std::ops::RangeInclusive;
 use super::super::SeriesPeriod;
 use super::super::batch::Batch;
 use super::super::{OrderError, OrderService};
-use crate::domain::order::{Move, Reason};
-use crate::domain::series::{MAX_COUNTER, NumberFormat, SpareCounter, Stop};
 use crate::store::StoreError;
 use crate::store::orders::{Bounds, CounterMoved, Reservation};
+use tally_domain::order::{Move, Reason};
+use tally_domain::series::{MAX_COUNTER, NumberFormat, SpareCounter, Stop};
 
 /// Counters for the front of the queue, or why there are none.
 pub(super) enum Reserved {

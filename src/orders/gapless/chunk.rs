@@ -9,12 +9,12 @@ use chrono::Utc;
 use super::super::chunk::chunk_of;
 use super::super::{OrderError, OrderService};
 use super::{Footing, Run};
-use crate::domain::chain::{GENESIS, Hash, from_hex, move_link, order_link, to_hex};
-use crate::domain::order::{Move, Order, Reason};
-use crate::domain::series::{RangeLow, Room, Series, Stop};
 use crate::orders::batch::Batch;
 use crate::store::StoreError;
 use crate::store::orders::{CounterAdvance, CounterState, Holding};
+use tally_domain::chain::{GENESIS, Hash, from_hex, move_link, order_link, to_hex};
+use tally_domain::order::{Move, Order, Reason};
+use tally_domain::series::{RangeLow, Room, Series, Stop};
 
 /// What one gapless transaction writes.
 pub(super) struct Chunk {

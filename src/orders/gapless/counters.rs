@@ -11,9 +11,9 @@ use lru::LruCache;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use super::super::SeriesPeriod;
-use crate::domain::ids::SeriesId;
-use crate::domain::series::Period;
 use crate::store::orders::CounterState;
+use tally_domain::ids::SeriesId;
+use tally_domain::series::Period;
 
 /// The periods a process keeps views of, least recently used forgotten first.
 const KEPT_PERIODS: usize = 256;

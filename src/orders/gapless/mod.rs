@@ -28,9 +28,9 @@ use tracing::warn;
 
 use super::batch::Batch;
 use super::{OrderError, OrderService};
-use crate::domain::ids::SeriesId;
-use crate::domain::series::Period;
 use crate::store::{Store, backoff};
+use tally_domain::ids::SeriesId;
+use tally_domain::series::Period;
 
 use claim::Waits;
 use counters::CounterView;

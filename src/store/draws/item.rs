@@ -8,13 +8,13 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::super::{PARTITION_KEY, StoreError, keys};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
-use crate::domain::ids::{DrawId, PaymentId};
-use crate::domain::instant::{InstantPrize, InstantWins};
-use crate::domain::permutation::PermutationKey;
-use crate::domain::schedule::Schedule;
-use crate::domain::seed::DrawSeed;
-use crate::domain::winners::{BeaconNetwork, RoundSignature, Scheme};
+use tally_domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
+use tally_domain::ids::{DrawId, PaymentId};
+use tally_domain::instant::{InstantPrize, InstantWins};
+use tally_domain::permutation::PermutationKey;
+use tally_domain::schedule::Schedule;
+use tally_domain::seed::DrawSeed;
+use tally_domain::winners::{BeaconNetwork, RoundSignature, Scheme};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
 /// earlier write.

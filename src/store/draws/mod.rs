@@ -22,9 +22,9 @@ use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::{done_unless_failed, sdk_error};
 use super::table::{Inserted, PutNew, unless_held};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::draw::{Draw, DrawStatus};
-use crate::domain::ids::DrawId;
 use item::{PERM_KEY, encode_draw};
+use tally_domain::draw::{Draw, DrawStatus};
+use tally_domain::ids::DrawId;
 
 use super::stripes::CLOSED;
 pub use super::stripes::StripeState;

@@ -6,10 +6,10 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::super::keys::{self, COUNTER, LIST_PK, LIST_SK, PERIOD_KEY};
 use super::super::{PARTITION_KEY, StoreError};
-use crate::domain::audit::Entry;
-use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
-use crate::domain::order::{Move, Order, OrderData, Reason, Void};
-use crate::domain::series::{
+use tally_domain::audit::Entry;
+use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::order::{Move, Order, OrderData, Reason, Void};
+use tally_domain::series::{
     AuthorisedRange, Calendar, FormatVersion, NumberFormat, NumberRules, Period, RangeLow, Ranges,
     Reset, Series, SeriesDefinition, Timezone, ValidationCode,
 };
@@ -134,7 +134,7 @@ pub(super) fn decode_series(item: &Item) -> Result<Series, StoreError> {
         .transpose()?;
     let low_percent = r
         .opt_num("range_low_percent")?
-        .unwrap_or(crate::domain::series::DEFAULT_LOW_PERCENT);
+        .unwrap_or(tally_domain::series::DEFAULT_LOW_PERCENT);
     let definition =
         SeriesDefinition::new(r.str("format")?, reset, r.flag("gapless"), r.num("start")?)
             .map_err(|e| corrupt(e.to_string()))?

@@ -19,9 +19,9 @@ use super::codec::{
     CREDIT_NOTES, VOIDED_AT, decode_order, encode_move, encode_order, encode_range_low,
 };
 use super::counter::{CounterAdvance, CounterState, decode_counter, gapless_counter_update};
-use crate::domain::ids::SeriesId;
-use crate::domain::order::{Move, Order};
-use crate::domain::series::{Period, RangeLow};
+use tally_domain::ids::SeriesId;
+use tally_domain::order::{Move, Order};
+use tally_domain::series::{Period, RangeLow};
 
 /// The invoice a credit note corrects, as found: where it is and what it is.
 #[derive(Debug, Clone)]

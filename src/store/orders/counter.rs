@@ -22,9 +22,9 @@ use super::super::error::{build_error, sdk_error};
 use super::super::table::{Transaction, Verdict, put_if_absent, removed_or_gone};
 use super::super::{Store, StoreError, keys};
 use super::codec::{encode_move, encode_range_low};
-use crate::domain::ids::SeriesId;
-use crate::domain::order::Move;
-use crate::domain::series::{Period, RangeLow};
+use tally_domain::ids::SeriesId;
+use tally_domain::order::Move;
+use tally_domain::series::{Period, RangeLow};
 
 pub(super) const LAST: &str = "last";
 pub(super) const HEAD: &str = "head";

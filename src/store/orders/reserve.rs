@@ -10,8 +10,8 @@ use super::super::error::sdk_error;
 use super::super::{Store, StoreError, keys};
 use super::codec::encode_range_low;
 use super::counter::{CounterState, FORMAT_VERSION, LAST, decode_counter};
-use crate::domain::ids::SeriesId;
-use crate::domain::series::{Period, RangeLow};
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{Period, RangeLow};
 
 /// Where a bounded reservation must find the counter: `last` in `low..=high` (the block
 /// then stays within the room), or absent when `absent_ok`.

@@ -19,9 +19,9 @@ use super::super::metrics::item_units;
 use super::super::table::{Inserted, PutNew, Transaction, Verdict};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::codec::{NUMBERED, REVISION, decode_series, encode_series};
-use crate::domain::hex;
-use crate::domain::ids::SeriesId;
-use crate::domain::series::{Period, Series};
+use tally_domain::hex;
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{Period, Series};
 
 /// A value unique to one create request: finding its own token on the existing item tells
 /// a writer that the item is its own earlier write, re-sent after a lost response.

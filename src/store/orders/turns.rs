@@ -13,8 +13,8 @@ use super::super::error::sdk_error;
 use super::super::table::unless_held;
 use super::super::{Store, StoreError, keys};
 use super::counter::{CounterState, FORMAT_VERSION, TURNS, decode_counter};
-use crate::domain::ids::SeriesId;
-use crate::domain::series::Period;
+use tally_domain::ids::SeriesId;
+use tally_domain::series::Period;
 
 /// A turn booked on a counter.
 #[derive(Debug, Clone)]

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use tracing::{info, warn};
 
 use super::super::cache::DrawCache;
-use super::super::{Clock, PurchaseReceipt, TicketError};
-use crate::domain::hold::{Hold, HoldEnd, HoldStatus, conversion_fingerprint};
-use crate::domain::ids::{DrawId, HoldId, PaymentId};
-use crate::domain::purchase::{Channel, Purchase};
+use super::super::{PurchaseReceipt, TicketError};
 use crate::store::purchases::{Cancellation, Commit};
 use crate::store::{Store, StoreError, backoff};
 use crate::telemetry::metrics;
+use tally_domain::hold::{Hold, HoldEnd, HoldStatus, conversion_fingerprint};
+use tally_domain::ids::{DrawId, HoldId, PaymentId};
+use tally_domain::purchase::{Channel, Purchase};
+use tally_domain::time::Clock;
 
 /// Transactions one conversion may send before it reports contention.
 const MAX_ATTEMPTS: u32 = 16;

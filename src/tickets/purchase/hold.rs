@@ -9,14 +9,15 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tracing::{debug, info, warn};
 
+use super::super::TicketError;
 use super::super::cache::DrawCache;
-use super::super::{Clock, TicketError};
-use crate::domain::hold::{Hold, HoldEnd, HoldRequest};
-use crate::domain::schedule::Phase;
-use crate::domain::stripes::{Choice, ChosenTake};
 use crate::store::allowances::PayerCap;
 use crate::store::purchases::{Cancellation, Commit};
 use crate::store::{Store, StoreError, backoff};
+use tally_domain::hold::{Hold, HoldEnd, HoldRequest};
+use tally_domain::schedule::Phase;
+use tally_domain::stripes::{Choice, ChosenTake};
+use tally_domain::time::Clock;
 
 /// Transactions one hold may send before it reports contention.
 const MAX_ATTEMPTS: u32 = 24;

@@ -30,15 +30,16 @@ use rand::rngs::StdRng;
 use tracing::{info, warn};
 
 use super::cache::{BusyGuard, DrawCache};
-use super::{Clock, PurchaseReceipt, TicketError};
-use crate::domain::purchase::{Purchase, PurchaseRequest};
-use crate::domain::schedule::Phase;
-use crate::domain::stripes::{ChosenTake, Plan, StripeTake};
+use super::{PurchaseReceipt, TicketError};
 use crate::store::allowances::PayerCap;
 use crate::store::limits::MAX_BATCH_GET_KEYS;
 use crate::store::purchases::Commit;
 use crate::store::{Store, StoreError};
 use crate::telemetry::metrics;
+use tally_domain::purchase::{Purchase, PurchaseRequest};
+use tally_domain::schedule::Phase;
+use tally_domain::stripes::{ChosenTake, Plan, StripeTake};
+use tally_domain::time::Clock;
 
 /// Transactions one purchase may send before it reports contention.
 const MAX_ATTEMPTS: u32 = 32;

@@ -14,13 +14,13 @@ pub(crate) use eligible::Eligible;
 
 use super::instant::InstantReveal;
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, WinnersRecord};
-use crate::domain::hex;
-use crate::domain::ids::DrawId;
-use crate::domain::purchase::Ticket;
-use crate::domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
 use crate::store::winners::{PickItem, Recorded};
 use crate::store::{StoreError, backoff};
+use tally_domain::draw::{Draw, WinnersRecord};
+use tally_domain::hex;
+use tally_domain::ids::DrawId;
+use tally_domain::purchase::Ticket;
+use tally_domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
 
 /// Attempts at recording the winners while other writers move the draw.
 const MAX_ATTEMPTS: u32 = 8;
@@ -97,7 +97,7 @@ impl Winners {
 }
 
 fn inputs(draw: &Draw, digest: &str) -> Result<DrawInputs, StoreError> {
-    let digest = crate::domain::winners::hex::decode32(digest)
+    let digest = tally_domain::hex::decode32(digest)
         .ok_or_else(|| StoreError::Invariant("the stored eligible digest is not hex".into()))?;
     Ok(DrawInputs {
         seed: *draw.seed.as_bytes(),
@@ -108,7 +108,7 @@ fn inputs(draw: &Draw, digest: &str) -> Result<DrawInputs, StoreError> {
 /// SHA-256 of a round's signature: the randomness a pick hashes; empty without a beacon.
 fn randomness(beacon: Option<&RoundSignature>) -> Vec<u8> {
     beacon
-        .and_then(|b| crate::domain::winners::hex::decode(&b.signature))
+        .and_then(|b| tally_domain::hex::decode(&b.signature))
         .map_or_else(Vec::new, |sig| Sha256::digest(sig).to_vec())
 }
 

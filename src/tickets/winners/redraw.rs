@@ -8,11 +8,11 @@ use tracing::{info, instrument};
 
 use super::super::{TicketError, TicketService};
 use super::{BeaconInput, Eligible, MAX_ATTEMPTS, Winners, inputs, randomness};
-use crate::domain::draw::PendingRedraw;
-use crate::domain::ids::DrawId;
-use crate::domain::winners::{Picks, RoundSignature};
 use crate::store::winners::Recorded;
 use crate::store::{StoreError, backoff};
+use tally_domain::draw::PendingRedraw;
+use tally_domain::ids::DrawId;
+use tally_domain::winners::{Picks, RoundSignature};
 
 impl TicketService {
     /// Replaces the winner of `prize` with the next pick. A redraw is known by its prize
