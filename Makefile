@@ -1,6 +1,6 @@
 # Tally: the commands a person needs. See README.md.
 
-.PHONY: run test lint openapi bench cold-start build sam invoke clean
+.PHONY: run test check lint openapi bench cold-start build sam invoke clean
 
 ## Start DynamoDB Local (data in .dynamodb/) and the HTTP API on http://127.0.0.1:3000,
 ## with the browser verifier at /verify.
@@ -22,6 +22,13 @@ test:
 	scripts/with-dynamodb.sh scripts/schemathesis.sh
 	scripts/with-dynamodb.sh scripts/invoke-test.sh
 	scripts/with-dynamodb.sh scripts/clients-test.sh
+
+## The quick loop, Rust only (no DynamoDB Local, no browser): formatting, lints of every
+## crate, and the unit tests of every crate.
+check:
+	cargo fmt --all -- --check
+	cargo clippy --locked --workspace --all-targets -- -D warnings
+	cargo test --locked --workspace --lib --bins
 
 ## Write the OpenAPI document (openapi.json) and the events' JSON Schemas
 ## (docs/events/*.schema.json) from the code; `cargo test` fails while they differ.
