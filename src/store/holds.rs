@@ -37,9 +37,7 @@ fn encode_hold(hold: &Hold) -> Item {
     item.insert("kind".into(), s("hold"));
     item.insert("draw_id".into(), s(hold.draw_id.as_str()));
     item.insert("hold_id".into(), s(hold.hold_id.as_str()));
-    if let Some(payer) = &hold.payer_id {
-        item.insert("payer_id".into(), s(payer.as_str()));
-    }
+    item.insert("payer_id".into(), s(hold.payer_id.as_str()));
     item.insert(
         "tickets".into(),
         AttributeValue::L(hold.tickets.iter().map(n).collect()),
@@ -67,7 +65,7 @@ pub(crate) fn decode_hold(item: &Item) -> Result<Hold, StoreError> {
     Ok(Hold {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         hold_id: r.parsed("hold_id", |v| HoldId::parse(v).ok())?,
-        payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
+        payer_id: PayerId::stored(r.str("payer_id")?),
         tickets: r.num_list("tickets")?,
         chosen: r.flag("chosen"),
         fingerprint: r.str("fingerprint")?.to_owned(),
@@ -156,13 +154,13 @@ impl Store {
                 self.choose_update(&hold.draw_id, take, ChosenWrite::Hold { end }, 0, now)?,
             );
         }
-        if let (Some(cap), Some(payer)) = (cap, &hold.payer_id) {
+        if let Some(cap) = cap {
             let quantity = hold.tickets.len() as u64;
             transaction.add(
                 Role::Allowance,
                 self.take_allowance(
                     &hold.draw_id,
-                    payer,
+                    &hold.payer_id,
                     quantity,
                     cap,
                     Some((&hold.hold_id, end)),
@@ -200,7 +198,6 @@ impl Store {
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
         let first_stripe = takes.first().map_or(0, |t| t.stripe);
-        let capped = capped && hold.payer_id.is_some();
         let award = self.award_write(&purchase.draw_id, &InstantAward::of(purchase, wins))?;
         let others = 2 + takes.len() + usize::from(capped) + usize::from(award.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);
@@ -224,10 +221,10 @@ impl Store {
                 put_if_absent(self.table(), encode_ticket(purchase, number), false)?,
             );
         }
-        if let (true, Some(payer)) = (capped, &hold.payer_id) {
+        if capped {
             transaction.add(
                 Role::Allowance,
-                self.end_counted_hold(&hold.draw_id, payer, &hold.hold_id, 0, true)?,
+                self.end_counted_hold(&hold.draw_id, &hold.payer_id, &hold.hold_id, 0, true)?,
             );
         }
         if let Some(write) = award {
@@ -260,11 +257,17 @@ impl Store {
             .expression_attribute_values(":released", s(RELEASED));
         let write = ChosenWrite::Release { end };
         transaction.hold_and_stripes(self, hold, update, takes, write, now)?;
-        if let (true, Some(payer)) = (capped, &hold.payer_id) {
+        if capped {
             let quantity = hold.tickets.len() as u64;
             transaction.add(
                 Role::Allowance,
-                self.end_counted_hold(&hold.draw_id, payer, &hold.hold_id, quantity, false)?,
+                self.end_counted_hold(
+                    &hold.draw_id,
+                    &hold.payer_id,
+                    &hold.hold_id,
+                    quantity,
+                    false,
+                )?,
             );
         }
         transaction.send(self, 0).await

@@ -27,15 +27,13 @@ impl TicketService {
         if let Some(numbers) = &request.numbers {
             check_numbers(numbers, config.total_tickets(), request.quantity)?;
         }
-        match (config.max_per_payer(), &request.payer_id) {
-            (Some(_), None) => return Err(TicketError::PayerRequired),
-            (Some(max_per_payer), Some(_)) if u64::from(request.quantity) > max_per_payer => {
-                return Err(TicketError::PayerLimit {
-                    max_per_payer,
-                    left: max_per_payer,
-                });
-            }
-            _ => {}
+        if let Some(max_per_payer) = config.max_per_payer()
+            && u64::from(request.quantity) > max_per_payer
+        {
+            return Err(TicketError::PayerLimit {
+                max_per_payer,
+                left: max_per_payer,
+            });
         }
         HoldRun::new(&self.store, cache, request, self.clock.clone())
             .run()

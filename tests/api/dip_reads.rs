@@ -6,7 +6,7 @@
 
 use tally::domain::draw::DrawConfig;
 use tally::domain::hold::HoldRequest;
-use tally::domain::ids::{DrawId, HoldId, PaymentId};
+use tally::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
 use tally::domain::permutation::Permutation;
 use tally::domain::purchase::PurchaseRequest;
 use tally::store::{RequestCounter, RequestCounts, Store};
@@ -134,7 +134,7 @@ async fn a_dip_passes_a_hold_paid_for_since_it_saw_it_in_one_transaction() {
             hold_id: hold_id.clone(),
             quantity: 1,
             numbers: Some(vec![n[1]]),
-            payer_id: None,
+            payer_id: PayerId::parse("buyer").unwrap(),
         })
         .await
         .unwrap();

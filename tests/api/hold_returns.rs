@@ -60,7 +60,7 @@ async fn the_top_end_takes_back_every_number_behind_the_bottom_one_after_one_tak
     let hold = app
         .post(
             "/draws/back/holds",
-            json!({"hold_id": "h", "numbers": held}),
+            json!({"hold_id": "h", "numbers": held, "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(hold.status, StatusCode::CREATED, "{}", hold.body);
@@ -86,7 +86,7 @@ async fn sold_out_counts_the_numbers_a_hold_released_elsewhere_gave_back() {
     let hold = app
         .post(
             "/draws/freed/holds",
-            json!({"hold_id": "h", "numbers": [1, 2]}),
+            json!({"hold_id": "h", "numbers": [1, 2], "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(hold.status, StatusCode::CREATED, "{}", hold.body);

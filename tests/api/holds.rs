@@ -89,7 +89,7 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
     let held = app
         .post(
             "/draws/h/holds",
-            json!({"hold_id": "b1", "numbers": [77, 7]}),
+            json!({"hold_id": "b1", "numbers": [77, 7], "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
@@ -102,7 +102,7 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
     let again = app
         .post(
             "/draws/h/holds",
-            json!({"hold_id": "b1", "numbers": [7, 77]}),
+            json!({"hold_id": "b1", "numbers": [7, 77], "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(
@@ -110,7 +110,10 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
         (StatusCode::OK, vec![7, 77])
     );
     let other = app
-        .post("/draws/h/holds", json!({"hold_id": "b1", "numbers": [7]}))
+        .post(
+            "/draws/h/holds",
+            json!({"hold_id": "b1", "numbers": [7], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(other.code(), "idempotency_conflict");
     // H1: a held number is neither held again nor sold to anyone else.
@@ -123,7 +126,10 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
     assert_eq!(chooser.code(), "numbers_taken", "{}", chooser.body);
     assert_eq!(chooser.body["numbers"], json!([77]));
     let rival = app
-        .post("/draws/h/holds", json!({"hold_id": "b2", "numbers": [7]}))
+        .post(
+            "/draws/h/holds",
+            json!({"hold_id": "b2", "numbers": [7], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(rival.code(), "numbers_taken");
     let grid = app.get("/draws/h/availability").await;
@@ -207,11 +213,17 @@ async fn an_expired_hold_cannot_be_paid_and_its_numbers_go_back_on_sale() {
     app.draw(json!({"draw_id": "x", "total_tickets": 50, "hold_seconds": 30, "stripes": 2}))
         .await;
     let chosen = app
-        .post("/draws/x/holds", json!({"hold_id": "c", "numbers": [5]}))
+        .post(
+            "/draws/x/holds",
+            json!({"hold_id": "c", "numbers": [5], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(chosen.status, StatusCode::CREATED, "{}", chosen.body);
     let dip = app
-        .post("/draws/x/holds", json!({"hold_id": "d", "quantity": 3}))
+        .post(
+            "/draws/x/holds",
+            json!({"hold_id": "d", "quantity": 3, "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(dip.status, StatusCode::CREATED, "{}", dip.body);
     assert_eq!(dip.body["chosen"], false);
@@ -263,7 +275,7 @@ async fn a_released_hold_gives_its_numbers_back_at_once_and_releasing_again_is_h
     let held = app
         .post(
             "/draws/r/holds",
-            json!({"hold_id": "r1", "numbers": [9, 10]}),
+            json!({"hold_id": "r1", "numbers": [9, 10], "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
@@ -286,7 +298,10 @@ async fn a_released_hold_gives_its_numbers_back_at_once_and_releasing_again_is_h
         .await;
     assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
     let rehold = app
-        .post("/draws/r/holds", json!({"hold_id": "r2", "numbers": [10]}))
+        .post(
+            "/draws/r/holds",
+            json!({"hold_id": "r2", "numbers": [10], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(rehold.status, StatusCode::CREATED, "{}", rehold.body);
     let paid = app
@@ -333,7 +348,7 @@ async fn live_holds_count_toward_the_payer_cap_and_ended_ones_are_given_back() {
     let unpaid = app
         .post("/draws/cap/holds", json!({"hold_id": "a4", "quantity": 1}))
         .await;
-    assert_eq!(unpaid.code(), "payer_id_required");
+    assert_eq!(unpaid.code(), "invalid_body", "{}", unpaid.body);
     // Converting keeps the count; releasing gives it back.
     let paid = app
         .post(
@@ -382,7 +397,10 @@ async fn a_lucky_dip_passes_live_holds_and_sells_their_numbers_once_they_end() {
     app.draw(json!({"draw_id": "s", "total_tickets": 40, "stripes": 1, "hold_seconds": 30, "max_per_purchase": 10}))
         .await;
     let held = app
-        .post("/draws/s/holds", json!({"hold_id": "h", "quantity": 10}))
+        .post(
+            "/draws/s/holds",
+            json!({"hold_id": "h", "quantity": 10, "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
     let held_numbers = tickets_of(&held);
@@ -439,7 +457,10 @@ async fn a_hold_ends_with_the_sale() {
     app.draw(json!({"draw_id": "end", "total_tickets": 20}))
         .await;
     let held = app
-        .post("/draws/end/holds", json!({"hold_id": "e1", "numbers": [3]}))
+        .post(
+            "/draws/end/holds",
+            json!({"hold_id": "e1", "numbers": [3], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
     assert_eq!(app.get("/draws/end/holds/e1").await.body["status"], "held");
@@ -450,7 +471,10 @@ async fn a_hold_ends_with_the_sale() {
     let read = app.get("/draws/end/holds/e1").await;
     assert_eq!(read.body["status"], "expired", "{}", read.body);
     let repeat = app
-        .post("/draws/end/holds", json!({"hold_id": "e1", "numbers": [3]}))
+        .post(
+            "/draws/end/holds",
+            json!({"hold_id": "e1", "numbers": [3], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(
         (repeat.status, repeat.body["status"].as_str()),
@@ -473,7 +497,10 @@ async fn a_hold_ends_with_the_sale() {
         released.body
     );
     let late = app
-        .post("/draws/end/holds", json!({"hold_id": "e2", "quantity": 1}))
+        .post(
+            "/draws/end/holds",
+            json!({"hold_id": "e2", "quantity": 1, "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(late.code(), "draw_closed", "{}", late.body);
 }

@@ -157,7 +157,7 @@ impl<'a> ConvertRun<'a> {
             draw_id: hold.draw_id.clone(),
             payment_id: self.request.payment_id.clone(),
             quantity: hold.tickets.len() as u32,
-            payer_id: hold.payer_id.clone(),
+            payer_id: Some(hold.payer_id.clone()),
             tickets: hold.tickets.clone(),
             chosen: hold.chosen,
             channel: Channel::Online,

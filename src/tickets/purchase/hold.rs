@@ -255,16 +255,12 @@ impl<'a> HoldRun<'a> {
         let decided = !cancellation.conflict && !cancellation.throttled;
         if let (true, Some(held)) = (decided, cancellation.payer_held) {
             let now = now.timestamp_millis();
-            let payer = self
-                .request
-                .payer_id
-                .clone()
-                .ok_or(TicketError::PayerRequired)?;
+            let payer = &self.request.payer_id;
             if cancellation.payer_holds.iter().any(|h| h.end <= now) {
                 self.store
                     .give_back_ended_holds(
                         &self.request.draw_id,
-                        &payer,
+                        payer,
                         &cancellation.payer_holds,
                         now,
                     )

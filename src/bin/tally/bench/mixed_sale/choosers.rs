@@ -11,7 +11,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tally::domain::availability::Availability;
 use tally::domain::hold::HoldRequest;
-use tally::domain::ids::{HoldId, PaymentId};
+use tally::domain::ids::{HoldId, PayerId, PaymentId};
 use tally::domain::purchase::PurchaseRequest;
 use tally::store::Store;
 use tally::tickets::{ConvertRequest, TicketError, TicketService};
@@ -218,7 +218,8 @@ async fn settle(
                     .map_err(|e| e.to_string())?,
                 quantity,
                 numbers: Some(numbers.clone()),
-                payer_id: None,
+                // A buyer per basket: each holds one basket at a time.
+                payer_id: PayerId::parse(&format!("chooser-{index}")).map_err(|e| e.to_string())?,
             };
             as_a_client(&sale.repeats, || service.hold(request.clone()))
                 .await
