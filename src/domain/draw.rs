@@ -21,6 +21,10 @@ pub const DEFAULT_MAX_PER_PURCHASE: u32 = 20;
 /// How long a hold lives when a draw does not say, and the bounds of `hold_seconds`.
 pub const DEFAULT_HOLD_SECONDS: u32 = 600;
 pub const HOLD_SECONDS: std::ops::RangeInclusive<u32> = 30..=3_600;
+/// The share of a draw's numbers that live holds may take when a draw does not say, in
+/// percent, and its bounds.
+pub const DEFAULT_MAX_HELD_PERCENT: u8 = 25;
+pub const MAX_HELD_PERCENT: std::ops::RangeInclusive<u8> = 1..=100;
 /// The most cursor items a draw may have.
 pub const MAX_STRIPES: u32 = 1_024;
 
@@ -46,6 +50,10 @@ pub enum DrawConfigError {
     InstantWins(#[from] InstantWinsError),
     #[error("`hold_seconds` must be between 30 and 3600")]
     HoldSeconds,
+    #[error("`max_held_per_payer` must be between 1 and {MAX_PER_PURCHASE_CAP}")]
+    MaxHeldPerPayer,
+    #[error("`max_held_percent` must be between 1 and 100")]
+    MaxHeldPercent,
 }
 
 /// Validated settings of a draw.
@@ -60,6 +68,11 @@ pub struct DrawConfig {
     instant_wins: bool,
     /// How long a hold lives (it never outlives the sale).
     hold_seconds: u32,
+    /// The most numbers one payer's live holds may take: one purchase's worth unless the
+    /// draw says.
+    max_held_per_payer: u32,
+    /// The share of the draw's numbers that live holds may take, in percent.
+    max_held_percent: u8,
 }
 
 impl DrawConfig {
@@ -86,6 +99,8 @@ impl DrawConfig {
             max_per_payer: None,
             instant_wins: false,
             hold_seconds: DEFAULT_HOLD_SECONDS,
+            max_held_per_payer: max_per_purchase,
+            max_held_percent: DEFAULT_MAX_HELD_PERCENT,
         })
     }
 
@@ -103,6 +118,38 @@ impl DrawConfig {
 
     pub fn hold_seconds(&self) -> u32 {
         self.hold_seconds
+    }
+
+    /// Caps the numbers one payer's live holds may take (`None`: `max_per_purchase`).
+    pub fn with_max_held_per_payer(self, most: Option<u32>) -> Result<Self, DrawConfigError> {
+        let most = most.unwrap_or(self.max_per_purchase);
+        if !(1..=MAX_PER_PURCHASE_CAP).contains(&most) {
+            return Err(DrawConfigError::MaxHeldPerPayer);
+        }
+        Ok(Self {
+            max_held_per_payer: most,
+            ..self
+        })
+    }
+
+    pub fn max_held_per_payer(&self) -> u64 {
+        u64::from(self.max_held_per_payer)
+    }
+
+    /// Caps the share of the draw that live holds may take, in percent (`None`: 25).
+    pub fn with_max_held_percent(self, percent: Option<u8>) -> Result<Self, DrawConfigError> {
+        let percent = percent.unwrap_or(DEFAULT_MAX_HELD_PERCENT);
+        if !MAX_HELD_PERCENT.contains(&percent) {
+            return Err(DrawConfigError::MaxHeldPercent);
+        }
+        Ok(Self {
+            max_held_percent: percent,
+            ..self
+        })
+    }
+
+    pub fn max_held_percent(&self) -> u8 {
+        self.max_held_percent
     }
 
     /// Caps the tickets one payer may hold (`None`: no cap).

@@ -1,13 +1,14 @@
 //! Hold records, and the transactions that create, convert and release a hold. Each is
-//! one transaction: the hold's record, the stripes its numbers lie in, and in a capped
-//! draw the payer's allowance; a conversion adds the purchase record and its tickets.
+//! one transaction: the hold's record, the stripes its numbers lie in, and the payer's
+//! allowance, which counts the payer's live holds; a conversion adds the purchase record
+//! and its tickets.
 
 use aws_sdk_dynamodb::types::builders::UpdateBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
-use super::allowances::PayerCap;
+use super::allowances::{CountedEnd, HoldCaps};
 use super::bundles::{mark_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::error::build_error;
@@ -112,6 +113,25 @@ impl HoldTransaction {
         Ok(())
     }
 
+    /// The hold's count ended on its payer's allowance, as `ended` says.
+    fn end_count(
+        &mut self,
+        store: &Store,
+        hold: &Hold,
+        ended: CountedEnd,
+    ) -> Result<(), StoreError> {
+        let quantity = hold.tickets.len() as u64;
+        let item = store.end_counted_hold(
+            &hold.draw_id,
+            &hold.payer_id,
+            &hold.hold_id,
+            quantity,
+            ended,
+        )?;
+        self.add(Role::Allowance, item);
+        Ok(())
+    }
+
     async fn send(self, store: &Store, index_writes: u64) -> Result<Commit, StoreError> {
         match store.transact_roled(self.0).await? {
             RoledOutcome::Committed => {
@@ -133,13 +153,13 @@ impl HoldTransaction {
 
 impl Store {
     /// Writes a new hold: its record (the idempotency record), every stripe it holds
-    /// numbers in (each number free at `now`, the writer's clock in Unix ms) and, in a
-    /// capped draw, the payer's allowance, which must have room for it.
+    /// numbers in (each number free at `now`, the writer's clock in Unix ms) and the
+    /// payer's allowance, which must have room for it under `caps`.
     pub async fn commit_hold(
         &self,
         hold: &Hold,
         takes: &[ChosenTake],
-        cap: Option<PayerCap>,
+        caps: HoldCaps,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
@@ -154,19 +174,16 @@ impl Store {
                 self.choose_update(&hold.draw_id, take, ChosenWrite::Hold { end }, 0, now)?,
             );
         }
-        if let Some(cap) = cap {
-            let quantity = hold.tickets.len() as u64;
-            transaction.add(
-                Role::Allowance,
-                self.take_allowance(
-                    &hold.draw_id,
-                    &hold.payer_id,
-                    quantity,
-                    cap,
-                    Some((&hold.hold_id, end)),
-                )?,
-            );
-        }
+        transaction.add(
+            Role::Allowance,
+            self.take_hold_allowance(
+                &hold.draw_id,
+                &hold.payer_id,
+                (&hold.hold_id, end),
+                hold.tickets.len() as u64,
+                caps,
+            )?,
+        );
         transaction.send(self, 0).await
     }
 
@@ -184,22 +201,22 @@ impl Store {
 
     /// Sells a live hold's numbers to `purchase`, at once: the purchase record, the hold
     /// (open, its deadline after `now`, the writer's clock in Unix ms) marked converted,
-    /// each number taken from the hold that holds it, one ticket item each, and in a
-    /// capped draw the hold's name off the allowance (its tickets stay counted); in a draw
-    /// with instant wins, the award of `wins` when there are some.
+    /// each number taken from the hold that holds it, one ticket item each, and the hold
+    /// off the payer's allowance (in a capped draw its tickets stay counted, as bought);
+    /// in a draw with instant wins, the award of `wins` when there are some.
     pub async fn convert_hold(
         &self,
         purchase: &Purchase,
         hold: &Hold,
         takes: &[ChosenTake],
-        capped: bool,
         wins: &[InstantWin],
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
         let first_stripe = takes.first().map_or(0, |t| t.stripe);
         let award = self.award_write(&purchase.draw_id, &InstantAward::of(purchase, wins))?;
-        let others = 2 + takes.len() + usize::from(capped) + usize::from(award.is_some());
+        // The record, the hold and the allowance.
+        let others = 3 + takes.len() + usize::from(award.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let mut record = encode_purchase(purchase, first_stripe);
         if !rest.is_empty() {
@@ -221,12 +238,7 @@ impl Store {
                 put_if_absent(self.table(), encode_ticket(purchase, number), false)?,
             );
         }
-        if capped {
-            transaction.add(
-                Role::Allowance,
-                self.end_counted_hold(&hold.draw_id, &hold.payer_id, &hold.hold_id, 0, true)?,
-            );
-        }
+        transaction.end_count(self, hold, CountedEnd::Converted)?;
         if let Some(write) = award {
             transaction.add(Role::Award(write.taken_number()), write.item);
         }
@@ -240,13 +252,14 @@ impl Store {
     }
 
     /// Releases a live hold at once: the hold (open, its deadline after `now`) marked
-    /// released, each number given back by the hold that holds it, and in a capped draw
-    /// its tickets given back to the payer's allowance.
+    /// released, each number given back by the hold that holds it, and its count given
+    /// back to the payer's allowance (`counted`: `None` once the allowance gave it back
+    /// as ended).
     pub async fn release_hold(
         &self,
         hold: &Hold,
         takes: &[ChosenTake],
-        capped: bool,
+        counted: Option<CountedEnd>,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
@@ -257,18 +270,8 @@ impl Store {
             .expression_attribute_values(":released", s(RELEASED));
         let write = ChosenWrite::Release { end };
         transaction.hold_and_stripes(self, hold, update, takes, write, now)?;
-        if capped {
-            let quantity = hold.tickets.len() as u64;
-            transaction.add(
-                Role::Allowance,
-                self.end_counted_hold(
-                    &hold.draw_id,
-                    &hold.payer_id,
-                    &hold.hold_id,
-                    quantity,
-                    false,
-                )?,
-            );
+        if let Some(ended) = counted {
+            transaction.end_count(self, hold, ended)?;
         }
         transaction.send(self, 0).await
     }

@@ -3,7 +3,7 @@
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Get, TransactGetItem};
 
-use super::allowances::{CountedHold, HELD, PayerCap, counted_holds};
+use super::allowances::{Allowance, PayerCap};
 use super::bundles::{decode_unfinished, mark_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::draws::StripeState;
@@ -46,10 +46,9 @@ pub struct Cancellation {
     pub throttled: bool,
     /// Ticket items that already existed. Never expected: the cursors guard them.
     pub taken_tickets: Vec<u64>,
-    /// The payer's allowance had no room for the purchase: what the payer held.
-    pub payer_held: Option<u64>,
-    /// The holds counted in that allowance.
-    pub payer_holds: Vec<CountedHold>,
+    /// The payer's allowance failed its condition (no room under a cap, or a hold no
+    /// longer counted there): the allowance as it was.
+    pub allowance: Option<Allowance>,
     /// The hold of the transaction, as it was, when its condition failed.
     pub hold: Option<Hold>,
 }
@@ -213,13 +212,8 @@ pub(crate) fn read_cancellation(
                 cancellation.existing = Some(decode_purchase(&item)?);
             }
             Role::Allowance => {
-                let held = item
-                    .as_ref()
-                    .map(|i| Reader::new(i).opt_num(HELD))
-                    .transpose()?
-                    .flatten();
-                cancellation.payer_held = Some(held.unwrap_or(0));
-                cancellation.payer_holds = item.as_ref().map(counted_holds).unwrap_or_default();
+                let allowance = item.as_ref().map(Allowance::decode).transpose()?;
+                cancellation.allowance = Some(allowance.unwrap_or_default());
             }
             Role::Stripe(stripe) => {
                 let state = item
@@ -299,7 +293,7 @@ impl Store {
             let quantity = u64::from(purchase.quantity);
             tx.push(
                 Role::Allowance,
-                self.take_allowance(&purchase.draw_id, payer, quantity, cap, None)?,
+                self.take_allowance(&purchase.draw_id, payer, quantity, cap)?,
             );
         }
         if let Some(write) = award {

@@ -64,6 +64,10 @@ pub enum TicketError {
     PayerRequired,
     #[error("the payer may hold at most {max_per_payer} tickets; {left} more are left")]
     PayerLimit { max_per_payer: u64, left: u64 },
+    #[error(
+        "the payer's live holds may take at most {max_held_per_payer} numbers; {left} more are left"
+    )]
+    PayerHoldLimit { max_held_per_payer: u64, left: u64 },
     #[error("draw {0} is not closed: close it before drawing its winners")]
     DrawOpen(DrawId),
     #[error("the winners of draw {0} are drawn: they cannot change, nor can a purchase be voided")]

@@ -39,9 +39,9 @@ async fn holds_payments_and_releases_under_faults_settle_exactly_once() {
                     (0..1 + i % 3).map(|_| rng.random_range(1..=40)).collect();
                 picked.sort_unstable();
                 picked.dedup();
-                json!({"hold_id": hold, "numbers": picked, "payer_id": "buyer"})
+                json!({"hold_id": hold, "numbers": picked, "payer_id": format!("buyer-{i}")})
             } else {
-                json!({"hold_id": hold, "quantity": 1 + i % 3, "payer_id": "buyer"})
+                json!({"hold_id": hold, "quantity": 1 + i % 3, "payer_id": format!("buyer-{i}")})
             }
         },
     )

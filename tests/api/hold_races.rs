@@ -88,7 +88,10 @@ async fn client(router: Router, client: u64) -> Seen {
                     (StatusCode::CREATED, _) => {
                         held_alone(&router, &hold, &tickets_of(&held)).await
                     }
-                    (StatusCode::CONFLICT, "numbers_taken" | "payer_limit" | "sold_out") => {
+                    (
+                        StatusCode::CONFLICT,
+                        "numbers_taken" | "payer_limit" | "payer_hold_limit" | "sold_out",
+                    ) => {
                         continue;
                     }
                     (status, code) => panic!("{hold}: {status} {code} {}", held.body),

@@ -19,6 +19,7 @@ mod fuzz;
 mod hardening;
 mod helpers;
 mod hold_faults;
+mod hold_limits;
 mod hold_races;
 mod hold_returns;
 mod holds;

@@ -127,6 +127,12 @@ problem_codes! {
         "`limit` is not a page size this listing takes; ask for a smaller page.",
     InvalidMaxLength = BAD_REQUEST "invalid_max_length":
         "`max_length` is outside the lengths a number may have; choose one within them.",
+    InvalidMaxHeldPerPayer = BAD_REQUEST "invalid_max_held_per_payer":
+        "`max_held_per_payer` is outside 1 to 500; choose how many numbers one payer's \
+         live holds may take within them.",
+    InvalidMaxHeldPercent = BAD_REQUEST "invalid_max_held_percent":
+        "`max_held_percent` is outside 1 to 100; choose the share of the draw that live \
+         holds may take within them.",
     InvalidMaxPerPayer = BAD_REQUEST "invalid_max_per_payer":
         "`max_per_payer` is 0 or larger than a draw can be; send a positive cap, or none.",
     InvalidMaxPerPurchase = BAD_REQUEST "invalid_max_per_purchase":
@@ -193,7 +199,7 @@ problem_codes! {
         "`number` would be longer than the series' `max_length`; shorten the format or \
          allow longer numbers.",
     PayerIdRequired = BAD_REQUEST "payer_id_required":
-        "the draw caps tickets per payer, so a purchase or hold must name its `payer_id`.",
+        "the draw caps tickets per payer, so a purchase must name its `payer_id`.",
     TicketOutOfRange = BAD_REQUEST "ticket_out_of_range":
         "the ticket number is beyond the draw's `total_tickets`.",
     UnknownBeaconNetwork = BAD_REQUEST "unknown_beacon_network" ["known"]:
@@ -275,6 +281,9 @@ problem_codes! {
          that many.",
     NumbersTaken = CONFLICT "numbers_taken" ["numbers"]:
         "the chosen `numbers` are sold or held by someone else; choose others.",
+    PayerHoldLimit = CONFLICT "payer_hold_limit" ["max_held_per_payer", "left"]:
+        "the payer's live holds would take more numbers than the draw's \
+         `max_held_per_payer`; hold at most `left` more, or pay for or release a hold first.",
     PayerLimit = CONFLICT "payer_limit" ["max_per_payer", "left"]:
         "the payer would pass the draw's `max_per_payer`; buy at most `left` more.",
     RangeExhausted = CONFLICT "range_exhausted":

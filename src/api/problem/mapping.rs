@@ -31,6 +31,8 @@ impl From<DrawConfigError> for Problem {
             DrawConfigError::MaxPerPayer => Code::InvalidMaxPerPayer,
             DrawConfigError::InstantWins(_) => Code::InvalidInstantWins,
             DrawConfigError::HoldSeconds => Code::InvalidHoldSeconds,
+            DrawConfigError::MaxHeldPerPayer => Code::InvalidMaxHeldPerPayer,
+            DrawConfigError::MaxHeldPercent => Code::InvalidMaxHeldPercent,
         };
         Problem::new(code, err.to_string())
     }
@@ -98,6 +100,12 @@ impl From<TicketError> for Problem {
                 left,
             } => Problem::new(Code::PayerLimit, detail)
                 .with("max_per_payer", max_per_payer)
+                .with("left", left),
+            TicketError::PayerHoldLimit {
+                max_held_per_payer,
+                left,
+            } => Problem::new(Code::PayerHoldLimit, detail)
+                .with("max_held_per_payer", max_held_per_payer)
                 .with("left", left),
             TicketError::DrawOpen(_) => Problem::new(Code::DrawOpen, detail),
             TicketError::WinnersDrawn(_) => Problem::new(Code::WinnersDrawn, detail),

@@ -104,6 +104,7 @@ pub(super) const CREATE_HOLD_CODES: &[Code] = &[
     Code::DrawClosed,
     Code::DrawNotOpen,
     Code::PayerLimit,
+    Code::PayerHoldLimit,
 ];
 
 /// Hold numbers

@@ -94,18 +94,10 @@ impl<'a> ConvertRun<'a> {
                 view.stripes.at(now.timestamp_millis());
                 view.stripes.group(&located)
             };
-            let capped = self.cache.draw.config.max_per_payer().is_some();
             let wins = self.cache.instant_wins(&purchase.tickets);
             let commit = self
                 .store
-                .convert_hold(
-                    &purchase,
-                    &hold,
-                    &takes,
-                    capped,
-                    &wins,
-                    now.timestamp_millis(),
-                )
+                .convert_hold(&purchase, &hold, &takes, &wins, now.timestamp_millis())
                 .await?;
             match commit {
                 Commit::Committed => {
@@ -178,7 +170,7 @@ impl<'a> ConvertRun<'a> {
             *hold = now_on_record;
             return Next::Again;
         }
-        if cancellation.payer_held.is_some() {
+        if cancellation.allowance.is_some() {
             // The payer's allowance no longer counts the hold: it was given back as ended.
             return Next::Done(Box::new(Err(TicketError::HoldExpired(
                 hold.hold_id.clone(),

@@ -14,14 +14,14 @@ use super::super::{Clock, TicketError};
 use crate::domain::hold::{Hold, HoldEnd, HoldRequest};
 use crate::domain::schedule::Phase;
 use crate::domain::stripes::{Choice, ChosenTake};
-use crate::store::allowances::PayerCap;
+use crate::store::allowances::HoldCaps;
 use crate::store::purchases::{Cancellation, Commit};
 use crate::store::{Store, StoreError, backoff};
 
 /// Transactions one hold may send before it reports contention.
 const MAX_ATTEMPTS: u32 = 24;
 /// Items a hold's conversion adds to the hold's own numbers and stripes: the purchase
-/// record and the hold record.
+/// record and the hold record (the payer's allowance comes apart, see `plan`).
 const CONVERSION_RECORDS: usize = 2;
 
 /// A hold and whether this call made it or found it.
@@ -94,13 +94,13 @@ impl<'a> HoldRun<'a> {
                 expires_at: Hold::deadline(now, draw.config.hold_seconds(), &draw.schedule),
                 end: HoldEnd::Open,
             };
-            let cap = draw
-                .config
-                .max_per_payer()
-                .map(|max_per_payer| PayerCap { max_per_payer });
+            let caps = HoldCaps {
+                max_held_per_payer: draw.config.max_held_per_payer(),
+                max_per_payer: draw.config.max_per_payer(),
+            };
             let commit = self
                 .store
-                .commit_hold(&hold, &takes, cap, now.timestamp_millis())
+                .commit_hold(&hold, &takes, caps, now.timestamp_millis())
                 .await?;
             match commit {
                 Commit::Committed => {
@@ -153,7 +153,9 @@ impl<'a> HoldRun<'a> {
             return Plan::Refuse(TicketError::DrawClosed(self.request.draw_id.clone()));
         }
         view.stripes.at(now.timestamp_millis());
-        let extra = CONVERSION_RECORDS;
+        // The conversion also ends the hold on the payer's allowance: a capped draw's
+        // budget leaves that item out already.
+        let extra = CONVERSION_RECORDS + usize::from(draw.config.max_per_payer().is_none());
         if self.request.numbers.is_none() && view.stale && !self.refreshed {
             return Plan::Read((0..draw.config.stripes()).collect());
         }
@@ -253,28 +255,40 @@ impl<'a> HoldRun<'a> {
         }
         self.cache.view().learn_all(&cancellation.stale_stripes);
         let decided = !cancellation.conflict && !cancellation.throttled;
-        if let (true, Some(held)) = (decided, cancellation.payer_held) {
+        if let (true, Some(allowance)) = (decided, &cancellation.allowance) {
             let now = now.timestamp_millis();
-            let payer = &self.request.payer_id;
-            if cancellation.payer_holds.iter().any(|h| h.end <= now) {
+            let config = &self.cache.draw.config;
+            if allowance.has_ended(now) {
                 self.store
                     .give_back_ended_holds(
                         &self.request.draw_id,
-                        payer,
-                        &cancellation.payer_holds,
+                        &self.request.payer_id,
+                        &allowance.holds,
                         now,
+                        config.max_per_payer().is_some(),
                     )
                     .await?;
                 return Ok(None);
             }
-            let max_per_payer = self.cache.draw.config.max_per_payer().unwrap_or(0);
-            return self
-                .refuse(TicketError::PayerLimit {
-                    max_per_payer,
-                    left: max_per_payer.saturating_sub(held),
-                })
-                .await
-                .map(Some);
+            let quantity = u64::from(self.request.quantity);
+            let max_held_per_payer = config.max_held_per_payer();
+            let refusal = match config.max_per_payer() {
+                _ if allowance.holding + quantity > max_held_per_payer => {
+                    TicketError::PayerHoldLimit {
+                        max_held_per_payer,
+                        left: max_held_per_payer.saturating_sub(allowance.holding),
+                    }
+                }
+                Some(max_per_payer) if allowance.held + quantity > max_per_payer => {
+                    TicketError::PayerLimit {
+                        max_per_payer,
+                        left: max_per_payer.saturating_sub(allowance.held),
+                    }
+                }
+                // Room under both caps now: the allowance changed since; plan again.
+                _ => return Ok(None),
+            };
+            return self.refuse(refusal).await.map(Some);
         }
         if !decided {
             self.conflicts += 1;
