@@ -27,6 +27,10 @@ const CHOSEN_PREFIX: char = 'x';
 /// A held offset is an attribute `h<offset>` holding the end of its hold (Unix ms), which
 /// conditions compare with the writer's clock.
 const HELD_PREFIX: char = 'h';
+/// How many hold marks (`h<offset>`) the stripe item carries, live or ended: every write
+/// that adds or removes one moves it, and a hold's write is conditioned on it staying
+/// within the stripe's cap.
+const HOLD_MARKS: &str = "hn";
 
 fn chosen_name(offset: u64) -> String {
     format!("{CHOSEN_PREFIX}{offset}")
@@ -87,6 +91,11 @@ impl StripeState {
         })
     }
 
+    /// Numbers that live holds keep at `now` (Unix ms), ahead of the cursors or behind.
+    pub fn live_held(&self, now: i64) -> u64 {
+        self.held.values().filter(|&&end| end > now).count() as u64
+    }
+
     /// Tickets sold from a stripe of `len` offsets: by either cursor, or chosen ahead
     /// of them, less the held offsets a cursor passed (held or free again, never sold).
     pub fn sold(&self, len: u64) -> u64 {
@@ -106,6 +115,8 @@ struct StripeUpdate {
     sets: Vec<String>,
     removes: Vec<String>,
     adds: Vec<String>,
+    /// Hold marks this write adds (removes, when negative).
+    hold_marks: i64,
     names: usize,
     /// Values, given to the update only if the expressions use them (DynamoDB refuses
     /// unused ones).
@@ -126,6 +137,7 @@ impl StripeUpdate {
             sets: Vec::new(),
             removes: Vec::new(),
             adds: Vec::new(),
+            hold_marks: 0,
             names: 0,
             values: Vec::new(),
         }
@@ -185,7 +197,34 @@ impl StripeUpdate {
     fn hold_ended(&mut self, offset: u64) {
         let held = self.held(offset);
         self.conditions.push(format!("{held} <= :now"));
+        self.remove_mark(held);
+    }
+
+    /// Removes the hold mark of `held` (a placeholder), which the conditions say is there.
+    fn remove_mark(&mut self, held: String) {
         self.removes.push(held);
+        self.hold_marks -= 1;
+    }
+
+    /// Counts the hold marks added or removed on the stripe; with `most`, on the condition
+    /// that the stripe then carries at most that many (a hold's write).
+    fn count_hold_marks(&mut self, most: Option<u64>) -> Result<(), StoreError> {
+        if self.hold_marks == 0 {
+            return Ok(());
+        }
+        self.name("#marks", HOLD_MARKS);
+        self.value(":marks", n(self.hold_marks));
+        self.adds.push("#marks :marks".to_owned());
+        if let (Some(most), true) = (most, self.hold_marks > 0) {
+            let added = self.hold_marks as u64;
+            if added > most {
+                return Err(StoreError::Invariant(format!(
+                    "a hold adds {added} marks to a stripe that may carry {most}"
+                )));
+            }
+            self.counter_at_most("#marks", ":marks_before", most - added);
+        }
+        Ok(())
     }
 
     fn build(self) -> Result<TransactWriteItem, StoreError> {
@@ -289,6 +328,7 @@ impl Store {
             update.conditions.push(format!("attribute_exists({name})"));
             update.removes.push(name);
         }
+        update.count_hold_marks(None)?;
         update.count_postal(postal);
         update.build()
     }
@@ -297,8 +337,11 @@ impl Store {
     /// them). Offsets ahead of the cursors are conditioned on no cursor having reached
     /// them; offsets behind one (`returned`) on a hold that ended. To sell or hold, an
     /// offset must be neither chosen nor held by a hold that lives at `now` (the writer's
-    /// clock, Unix ms); to convert or release, held by that very hold. `postal` entries
-    /// are counted on the stripe.
+    /// clock, Unix ms): without a hold mark, or, where the take says one is, with the mark
+    /// of a hold that ended. To convert or release, held by that very hold. A sale, a
+    /// conversion and a release ahead of the cursors remove the marks they meet; a hold
+    /// removes the ended marks it sweeps and is conditioned on the stripe's count of marks
+    /// staying within its cap. `postal` entries are counted on the stripe.
     pub(crate) fn choose_update(
         &self,
         draw_id: &DrawId,
@@ -309,7 +352,7 @@ impl Store {
     ) -> Result<TransactWriteItem, StoreError> {
         let mut update = StripeUpdate::new(self, draw_id, take.stripe);
         update.now(now);
-        if !take.offsets.is_empty() && !matches!(write, ChosenWrite::Release { .. }) {
+        if !take.offsets.is_empty() || !take.swept.is_empty() {
             update.name("#bottom", BOTTOM);
             update.name("#top", TOP);
             update.counter_at_most("#bottom", ":bottom_max", take.bottom_at_most);
@@ -325,50 +368,71 @@ impl Store {
             update.value(":end", n(end));
         }
         update.value(":yes", AttributeValue::Bool(true));
-        for (&offset, ahead) in take
-            .offsets
-            .iter()
-            .map(|o| (o, true))
-            .chain(take.returned.iter().map(|o| (o, false)))
-        {
+        for &offset in &take.offsets {
             let held = update.held(offset);
-            let free = format!("(attribute_not_exists({held}) OR {held} <= :now)");
-            match (write, ahead) {
-                (ChosenWrite::Sell | ChosenWrite::Hold { .. }, true) => {
+            match write {
+                ChosenWrite::Sell | ChosenWrite::Hold { .. } => {
                     let chosen = update.chosen(offset);
-                    update
-                        .conditions
-                        .push(format!("attribute_not_exists({chosen}) AND {free}"));
-                    if write == ChosenWrite::Sell {
-                        update.sets.push(format!("{chosen} = :yes"));
-                        update.removes.push(held);
+                    let marked = take.hold_marked.contains(&offset);
+                    update.conditions.push(if marked {
+                        format!("attribute_not_exists({chosen}) AND {held} <= :now")
                     } else {
-                        update.sets.push(format!("{held} = :end"));
+                        format!("attribute_not_exists({chosen}) AND attribute_not_exists({held})")
+                    });
+                    match (write, marked) {
+                        (ChosenWrite::Sell, true) => {
+                            update.sets.push(format!("{chosen} = :yes"));
+                            update.remove_mark(held);
+                        }
+                        (ChosenWrite::Sell, false) => update.sets.push(format!("{chosen} = :yes")),
+                        (_, marked) => {
+                            update.sets.push(format!("{held} = :end"));
+                            update.hold_marks += i64::from(!marked);
+                        }
                     }
                 }
-                (ChosenWrite::Sell, false) => {
-                    update.conditions.push(format!("{held} <= :now"));
-                    update.removes.push(held);
+                ChosenWrite::Convert { .. } => {
+                    update.conditions.push(format!("{held} = :end"));
+                    let chosen = update.chosen(offset);
+                    update.sets.push(format!("{chosen} = :yes"));
+                    update.remove_mark(held);
                 }
-                (ChosenWrite::Hold { .. }, false) => {
+                ChosenWrite::Release { .. } => {
+                    update.conditions.push(format!("{held} = :end"));
+                    update.remove_mark(held);
+                }
+            }
+        }
+        // Behind a cursor the mark of an ended hold means a free number: a release leaves
+        // it there, ended; a sale or a conversion removes it (the cursor's count covers
+        // the number).
+        for &offset in &take.returned {
+            let held = update.held(offset);
+            match write {
+                ChosenWrite::Sell => {
+                    update.conditions.push(format!("{held} <= :now"));
+                    update.remove_mark(held);
+                }
+                ChosenWrite::Hold { .. } => {
                     update.conditions.push(format!("{held} <= :now"));
                     update.sets.push(format!("{held} = :end"));
                 }
-                (ChosenWrite::Convert { .. }, _) => {
+                ChosenWrite::Convert { .. } => {
                     update.conditions.push(format!("{held} = :end"));
-                    if ahead {
-                        let chosen = update.chosen(offset);
-                        update.sets.push(format!("{chosen} = :yes"));
-                    }
-                    update.removes.push(held);
+                    update.remove_mark(held);
                 }
-                (ChosenWrite::Release { .. }, _) => {
+                ChosenWrite::Release { .. } => {
                     update.conditions.push(format!("{held} = :end"));
                     update.value(":released", n(0));
                     update.sets.push(format!("{held} = :released"));
                 }
             }
         }
+        for &offset in &take.swept {
+            update.hold_ended(offset);
+        }
+        let most = matches!(write, ChosenWrite::Hold { .. }).then_some(take.hold_marks_most);
+        update.count_hold_marks(most)?;
         update.count_postal(postal);
         update.build()
     }

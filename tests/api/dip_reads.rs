@@ -25,6 +25,7 @@ async fn create(service: &TicketService, draw: &str, total: u64, stripes: u32) -
     let draw_id = DrawId::parse(draw).unwrap();
     let config = DrawConfig::new(total, Some(10), Some(stripes))
         .and_then(|c| c.with_hold_seconds(Some(600)))
+        .and_then(|c| c.with_max_held_percent(Some(100)))
         .unwrap();
     service
         .create_draw(NewDraw::new(draw_id.clone(), config))
@@ -166,7 +167,7 @@ async fn a_dip_passes_a_hold_paid_for_since_it_saw_it_in_one_transaction() {
         .await
         .unwrap_err();
     assert!(
-        matches!(after, TicketError::SoldOut { remaining: 0 }),
+        matches!(after, TicketError::SoldOut { remaining: 0, .. }),
         "{after}"
     );
 }
@@ -232,7 +233,7 @@ async fn near_the_end_a_process_reads_the_counter_with_the_stripes_instead_of_cl
             .await
         {
             Ok(receipt) => sold.extend(receipt.purchase.tickets),
-            Err(TicketError::SoldOut { remaining: 0 }) => break,
+            Err(TicketError::SoldOut { remaining: 0, .. }) => break,
             Err(other) => panic!("{other}"),
         }
     }

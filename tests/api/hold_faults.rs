@@ -21,7 +21,8 @@ const HOLDS: usize = 60;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn holds_payments_and_releases_under_faults_settle_exactly_once() {
     let app = spawn_app().await;
-    let draw = json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5});
+    let draw = json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5,
+                       "max_held_percent": 100});
     app.create_draw(&draw).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     proxy.set(every_fault(0.04));

@@ -51,7 +51,7 @@ fn assert_sold_out(reply: &Reply, remaining: u64) {
 #[tokio::test]
 async fn the_top_end_takes_back_every_number_behind_the_bottom_one_after_one_take_back() {
     let app = HoldApp::spawn().await;
-    app.draw(json!({"draw_id": "back", "total_tickets": 3, "stripes": 1}))
+    app.draw(json!({"draw_id": "back", "total_tickets": 3, "stripes": 1, "max_held_percent": 100}))
         .await;
     let by_offset = numbers_by_offset(&app, "back", 3).await;
     // The first two offsets held, so the bottom end's dip passes them for the third.
@@ -81,8 +81,11 @@ async fn the_top_end_takes_back_every_number_behind_the_bottom_one_after_one_tak
 #[tokio::test]
 async fn sold_out_counts_the_numbers_a_hold_released_elsewhere_gave_back() {
     let app = HoldApp::spawn().await;
-    app.draw(json!({"draw_id": "freed", "total_tickets": 10, "stripes": 1, "hold_seconds": 600}))
-        .await;
+    app.draw(
+        json!({"draw_id": "freed", "total_tickets": 10, "stripes": 1, "hold_seconds": 600,
+                    "max_held_percent": 100}),
+    )
+    .await;
     let hold = app
         .post(
             "/draws/freed/holds",

@@ -262,6 +262,10 @@ problem_codes! {
         "the hold expired or was released, so its numbers may be someone else's; hold or \
          buy again.",
     HoldUsed = CONFLICT "hold_used": "another payment has already converted this hold.",
+    HoldsFull = CONFLICT "holds_full" ["max_held_percent", "first_hold_ends_at"]:
+        "live holds take as many numbers as the draw's `max_held_percent` allows where \
+         these would lie; buy them without holding, or hold after `first_hold_ends_at` \
+         (absent when no live hold is known there).",
     IdempotencyConflict = CONFLICT "idempotency_conflict":
         "this id or reference was used with another body; repeat the first body, or use a \
          new id.",
@@ -305,8 +309,13 @@ problem_codes! {
     SeriesExists = CONFLICT "series_exists":
         "a series of this id exists with another definition; change it with `PATCH`, or \
          choose another id.",
-    SoldOut = CONFLICT "sold_out" ["remaining"]:
-        "fewer tickets are left (`remaining`) than asked for; buy at most that many.",
+    SoldOut = CONFLICT "sold_out" ["remaining", "held"]:
+        "fewer tickets are left than asked for, even once every live hold ends: `remaining` \
+         are free and `held` in live holds; buy at most `remaining`.",
+    TicketsHeld = CONFLICT "tickets_held" ["remaining", "held", "first_hold_ends_at"]:
+        "fewer tickets are free (`remaining`) than asked for, but live holds keep `held` \
+         more, which come back unless paid for; buy at most `remaining`, or ask again after \
+         `first_hold_ends_at`.",
     TicketsFragmented = CONFLICT "tickets_fragmented" ["remaining"]:
         "the `remaining` tickets are spread too thin for one purchase of this size; buy \
          fewer at once.",

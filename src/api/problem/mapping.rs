@@ -142,8 +142,27 @@ impl From<TicketError> for Problem {
             TicketError::InvalidQuantity { max } => {
                 Problem::new(Code::InvalidQuantity, detail).with("max_per_purchase", max)
             }
-            TicketError::SoldOut { remaining } => {
-                Problem::new(Code::SoldOut, detail).with("remaining", remaining)
+            TicketError::SoldOut { remaining, held } => Problem::new(Code::SoldOut, detail)
+                .with("remaining", remaining)
+                .with("held", held),
+            TicketError::TicketsHeld {
+                remaining,
+                held,
+                first_hold_ends_at,
+            } => Problem::new(Code::TicketsHeld, detail)
+                .with("remaining", remaining)
+                .with("held", held)
+                .with("first_hold_ends_at", rfc3339_millis(first_hold_ends_at)),
+            TicketError::HoldsFull {
+                max_held_percent,
+                first_hold_ends_at,
+            } => {
+                let problem = Problem::new(Code::HoldsFull, detail)
+                    .with("max_held_percent", max_held_percent);
+                match first_hold_ends_at {
+                    Some(at) => problem.with("first_hold_ends_at", rfc3339_millis(at)),
+                    None => problem,
+                }
             }
             TicketError::NumbersTaken(numbers) => {
                 Problem::new(Code::NumbersTaken, detail).with("numbers", numbers)

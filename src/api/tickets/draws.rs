@@ -267,6 +267,9 @@ pub(super) struct DrawBody {
     draw: DrawFields,
     /// Tickets sold, voided ones included.
     sold: u64,
+    /// Numbers that live holds keep: neither sold nor free until their holds end.
+    held: u64,
+    /// Numbers free: neither sold nor held.
     remaining: u64,
     /// `sold` by channel.
     entries: Entries,
@@ -276,6 +279,7 @@ impl From<DrawSummary> for DrawBody {
     fn from(summary: DrawSummary) -> Self {
         Self {
             sold: summary.sold,
+            held: summary.held,
             remaining: summary.remaining(),
             entries: Entries {
                 online: summary.sold - summary.postal,

@@ -100,6 +100,8 @@ pub(super) const CREATE_HOLD_CODES: &[Code] = &[
     Code::IdempotencyConflict,
     Code::NumbersTaken,
     Code::SoldOut,
+    Code::TicketsHeld,
+    Code::HoldsFull,
     Code::TicketsFragmented,
     Code::DrawClosed,
     Code::DrawNotOpen,

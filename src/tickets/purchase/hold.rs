@@ -11,9 +11,10 @@ use tracing::{debug, info, warn};
 
 use super::super::cache::DrawCache;
 use super::super::{Clock, TicketError};
+use super::refuse::shortage;
 use crate::domain::hold::{Hold, HoldEnd, HoldRequest};
 use crate::domain::schedule::Phase;
-use crate::domain::stripes::{Choice, ChosenTake};
+use crate::domain::stripes::{Choice, ChosenTake, Shortfall, StripeView};
 use crate::store::allowances::HoldCaps;
 use crate::store::purchases::{Cancellation, Commit};
 use crate::store::{Store, StoreError, backoff};
@@ -110,6 +111,7 @@ impl<'a> HoldRun<'a> {
                         for take in &takes {
                             view.stripes.hold(take.stripe, &take.offsets, end);
                             view.stripes.hold(take.stripe, &take.returned, end);
+                            view.stripes.unhold(take.stripe, &take.swept);
                         }
                     }
                     super::note_marked(self.store, &self.cache).await;
@@ -159,34 +161,43 @@ impl<'a> HoldRun<'a> {
         if self.request.numbers.is_none() && view.stale && !self.refreshed {
             return Plan::Read((0..draw.config.stripes()).collect());
         }
+        let quantity = u64::from(self.request.quantity);
+        let all = 0..draw.config.stripes();
         let located = match &self.request.numbers {
             Some(numbers) => numbers.iter().map(|&n| self.cache.locate(n)).collect(),
-            None => match view
-                .stripes
-                .pick_free(u64::from(self.request.quantity), &mut self.rng)
-            {
-                Some(picked) => picked,
-                None if !self.refreshed => {
-                    return Plan::Read((0..draw.config.stripes()).collect());
+            None => match view.stripes.pick_free(quantity, &mut self.rng) {
+                Ok(picked) => picked,
+                // Holds may have ended or been released since the view learned them.
+                Err(_) if !self.refreshed => return Plan::Read(all.collect()),
+                Err(Shortfall::Free) => {
+                    return Plan::Refuse(shortage(&view.stripes, quantity, all));
                 }
-                None => {
-                    return Plan::Refuse(TicketError::SoldOut {
+                Err(Shortfall::HoldRoom) => {
+                    return Plan::Refuse(self.holds_full(&view.stripes, all));
+                }
+                Err(Shortfall::Spread) => {
+                    return Plan::Refuse(TicketError::TooFragmented {
                         remaining: view.stripes.remaining(),
                     });
                 }
             },
         };
         match view.stripes.choose(&located, extra) {
-            Choice::Take(takes) => {
-                let tickets = match &self.request.numbers {
-                    Some(numbers) => numbers.clone(),
-                    None => located
-                        .iter()
-                        .map(|&(s, o)| self.cache.number(s, o))
-                        .collect(),
-                };
-                Plan::Write(takes, tickets)
-            }
+            Choice::Take(takes) => match view.stripes.fit_hold(takes) {
+                Ok(takes) => {
+                    let tickets = match &self.request.numbers {
+                        Some(numbers) => numbers.clone(),
+                        None => located
+                            .iter()
+                            .map(|&(s, o)| self.cache.number(s, o))
+                            .collect(),
+                    };
+                    Plan::Write(takes, tickets)
+                }
+                // Marks the view counts may have left since it read them.
+                Err(full) if !self.refreshed => Plan::Read(full),
+                Err(full) => Plan::Refuse(self.holds_full(&view.stripes, full)),
+            },
             // A number may have come free since the view learned it: read its stripe
             // once before refusing.
             Choice::Taken(positions) if !self.refreshed => {
@@ -210,6 +221,16 @@ impl<'a> HoldRun<'a> {
             Choice::TooSpread => Plan::Refuse(TicketError::TooFragmented {
                 remaining: view.stripes.remaining(),
             }),
+        }
+    }
+
+    /// The refusal of a hold that the caps on hold marks of `stripes` leave no room for.
+    fn holds_full(&self, view: &StripeView, stripes: impl IntoIterator<Item = u32>) -> TicketError {
+        TicketError::HoldsFull {
+            max_held_percent: self.cache.draw.config.max_held_percent(),
+            first_hold_ends_at: view
+                .first_hold_end(stripes)
+                .and_then(chrono::DateTime::from_timestamp_millis),
         }
     }
 

@@ -205,7 +205,11 @@ impl<'a> PurchaseRun<'a> {
             let (stripes, complete) = view.stripes.survey(MAX_BATCH_GET_KEYS - 1);
             SurveyRead { stripes, complete }
         });
-        let held = (0..self.cache.draw.config.stripes()).any(|s| view.stripes.has_held(s));
+        let stripes = 0..self.cache.draw.config.stripes();
+        let held = stripes.clone().any(|s| view.stripes.has_held(s));
+        // Held numbers are not sold: the refusal says how many there are.
+        let short = matches!(plan, Plan::NotEnough { .. })
+            .then(|| refuse::shortage(&view.stripes, quantity, stripes));
         let closed = view.closed;
         self.epoch = view.epoch;
         drop(view);
@@ -229,7 +233,9 @@ impl<'a> PurchaseRun<'a> {
             Plan::NotEnough { .. } if held && self.refreshes == 0 => Step::Refresh,
             Plan::Take(takes) => Step::Commit(takes),
             Plan::Claim(count) => Step::Claim(count),
-            Plan::NotEnough { remaining } => Step::Refuse(Refusal::NotEnough { remaining }),
+            Plan::NotEnough { remaining } => Step::Refuse(Refusal::NotEnough(
+                short.unwrap_or(TicketError::SoldOut { remaining, held: 0 }),
+            )),
             Plan::TooFragmented => Step::Refuse(Refusal::Fragmented),
         }
     }
