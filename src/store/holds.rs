@@ -19,7 +19,7 @@ use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
 use crate::domain::hold::{Hold, HoldEnd};
 use crate::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
-use crate::domain::instant::{InstantAward, InstantWin};
+use crate::domain::instant::InstantWin;
 use crate::domain::purchase::Purchase;
 use crate::domain::stripes::ChosenTake;
 
@@ -203,18 +203,19 @@ impl Store {
     /// (open, its deadline after `now`, the writer's clock in Unix ms) marked converted,
     /// each number taken from the hold that holds it, one ticket item each, and the hold
     /// off the payer's allowance (in a capped draw its tickets stay counted, as bought);
-    /// in a draw with instant wins, the award of `wins` when there are some.
+    /// in a draw with instant wins (`wins`: what its numbers win), its award item, winning
+    /// or not.
     pub async fn convert_hold(
         &self,
         purchase: &Purchase,
         hold: &Hold,
         takes: &[ChosenTake],
-        wins: &[InstantWin],
+        wins: Option<&[InstantWin]>,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
         let first_stripe = takes.first().map_or(0, |t| t.stripe);
-        let award = self.award_write(&purchase.draw_id, &InstantAward::of(purchase, wins))?;
+        let award = self.award_write(purchase, wins)?;
         // The record, the hold and the allowance.
         let others = 3 + takes.len() + usize::from(award.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);

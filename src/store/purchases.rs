@@ -16,7 +16,7 @@ use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
 use crate::domain::hold::Hold;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::instant::{InstantAward, InstantWin};
+use crate::domain::instant::InstantWin;
 use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
 use crate::domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
 
@@ -235,14 +235,14 @@ impl Store {
     /// touches (a lucky dip's cursors moved from their expected values, chosen offsets
     /// added ahead of them), one item per ticket, each new, and in a capped draw the
     /// payer's allowance, which must have room for the purchase; in a draw with instant
-    /// wins, the award of `wins` (its winning tickets, ascending) when there are some.
+    /// wins (`wins`: what its tickets win, ascending), its award item, winning or not.
     pub async fn commit_purchase(
         &self,
         purchase: &Purchase,
         takes: &[StripeTake],
         chosen: &[ChosenTake],
         cap: Option<PayerCap>,
-        wins: &[InstantWin],
+        wins: Option<&[InstantWin]>,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let first_stripe = takes
@@ -250,8 +250,7 @@ impl Store {
             .map(|t| t.stripe)
             .or_else(|| chosen.first().map(|c| c.stripe))
             .unwrap_or(0);
-        let award = InstantAward::of(purchase, wins);
-        let award = self.award_write(&purchase.draw_id, &award)?;
+        let award = self.award_write(purchase, wins)?;
         let others = 1 + takes.len() + chosen.len() + usize::from(cap.is_some());
         let (inline, rest) =
             split_tickets(&purchase.tickets, others + usize::from(award.is_some()));

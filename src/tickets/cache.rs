@@ -116,6 +116,14 @@ impl DrawCache {
         }
     }
 
+    /// What `tickets` (of one transaction) win in a draw with instant wins, whose every
+    /// purchase transaction writes its award item; `None` in a draw without.
+    pub(super) fn award(&self, tickets: &[u64]) -> Option<Vec<InstantWin>> {
+        self.instant_map
+            .is_some()
+            .then(|| self.instant_wins(tickets))
+    }
+
     /// The draw's whole map, for the proof published with the winners.
     pub(super) fn instant_map(&self) -> Option<&InstantMap> {
         self.instant_map.as_ref()

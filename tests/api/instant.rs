@@ -31,7 +31,7 @@ use crate::winners::bitmap_tickets;
 /// The map as an insider holding the deployment secret computes it: winning ticket to
 /// prize. Tests use it to aim at winning numbers; nothing in the API shows it before
 /// the winners.
-async fn insider_map(store: &Store, draw: &str) -> BTreeMap<u64, String> {
+pub async fn insider_map(store: &Store, draw: &str) -> BTreeMap<u64, String> {
     let draw = store
         .get_draw(&DrawId::parse(draw).unwrap())
         .await

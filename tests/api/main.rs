@@ -26,6 +26,7 @@ mod hold_races;
 mod hold_returns;
 mod holds;
 mod instant;
+mod instant_shapes;
 mod invariants;
 mod ledger;
 mod ledger_pages;

@@ -94,10 +94,16 @@ impl<'a> ConvertRun<'a> {
                 view.stripes.at(now.timestamp_millis());
                 view.stripes.group(&located)
             };
-            let wins = self.cache.instant_wins(&purchase.tickets);
+            let award = self.cache.award(&purchase.tickets);
             let commit = self
                 .store
-                .convert_hold(&purchase, &hold, &takes, &wins, now.timestamp_millis())
+                .convert_hold(
+                    &purchase,
+                    &hold,
+                    &takes,
+                    award.as_deref(),
+                    now.timestamp_millis(),
+                )
                 .await?;
             match commit {
                 Commit::Committed => {
@@ -112,7 +118,7 @@ impl<'a> ConvertRun<'a> {
                     info!(tickets = ?purchase.tickets, hold_id = %hold.hold_id, "hold converted");
                     return Ok(PurchaseReceipt {
                         purchase,
-                        instant_wins: wins,
+                        instant_wins: award.unwrap_or_default(),
                         replayed: false,
                         requests: 0,
                     });

@@ -264,14 +264,21 @@ impl<'a> PurchaseRun<'a> {
             .config
             .max_per_payer()
             .map(|max_per_payer| PayerCap { max_per_payer });
-        let wins = self.cache.instant_wins(&purchase.tickets);
+        let award = self.cache.award(&purchase.tickets);
         self.attempts += 1;
         self.requests += 1;
         let sent = Instant::now();
         let commit = {
             let _busy = BusyGuard::new(&self.cache, &takes);
             self.store
-                .commit_purchase(&purchase, &takes, &chosen, cap, &wins, self.now_millis())
+                .commit_purchase(
+                    &purchase,
+                    &takes,
+                    &chosen,
+                    cap,
+                    award.as_deref(),
+                    self.now_millis(),
+                )
                 .await?
         };
         match commit {
@@ -291,14 +298,14 @@ impl<'a> PurchaseRun<'a> {
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                 info!(
                     tickets = ?purchase.tickets,
-                    instant_wins = wins.len(),
+                    instant_wins = award.as_ref().map_or(0, Vec::len),
                     requests = self.requests,
                     attempts = self.attempts,
                     "purchase committed"
                 );
                 Ok(Some(PurchaseReceipt {
                     purchase,
-                    instant_wins: wins,
+                    instant_wins: award.unwrap_or_default(),
                     replayed: false,
                     requests: self.requests,
                 }))
