@@ -49,25 +49,31 @@ impl StripeView {
             .count() as u64
     }
 
-    /// Completes a hold's writes with the ended marks each sweeps, and checks that each
-    /// stripe stays within its cap: the writes, or the stripes that would pass it.
+    /// Completes a hold's writes with the ended marks each must sweep to stay within its
+    /// stripe's cap, and checks that each can: the writes, or the stripes that would pass
+    /// it. A write sweeps no more than it needs: a mark a lucky dip means to take back
+    /// should still be there when it does. It sweeps the marks farthest from the cursors,
+    /// which no cursor is about to reach.
     pub fn fit_hold(&self, mut takes: Vec<ChosenTake>) -> Result<Vec<ChosenTake>, Vec<u32>> {
         let mut full = Vec::new();
         for take in &mut takes {
-            let len = self.layout.len(take.stripe);
+            let stripe = take.stripe;
+            let len = self.layout.len(stripe);
+            let known = self.known[stripe as usize];
+            let new = (take.offsets.len() - take.hold_marked.len()) as u64;
+            let needed = (self.hold_marks(stripe) + new).saturating_sub(take.hold_marks_most);
             let own = |o: &u64| take.offsets.contains(o) || take.returned.contains(o);
-            let swept: Vec<u64> = self
-                .sweepable(take.stripe)
-                .filter(|o| !own(o))
-                .take(STRIPE_SWEEP_MARKS)
-                .collect();
-            for &offset in &swept {
+            let mut candidates: Vec<u64> = self.sweepable(stripe).filter(|o| !own(o)).collect();
+            let room = |o: &u64| (o - known.bottom).min(len - known.top - 1 - o);
+            candidates.sort_by_key(|o| std::cmp::Reverse(room(o)));
+            candidates.truncate(STRIPE_SWEEP_MARKS.min(needed as usize));
+            for &offset in &candidates {
                 take.ahead(offset, len);
             }
-            take.swept = swept;
-            let after = self.hold_marks(take.stripe) as i64 + take.hold_marks_added();
-            if after > take.hold_marks_most as i64 {
-                full.push(take.stripe);
+            candidates.sort_unstable();
+            take.swept = candidates;
+            if (take.swept.len() as u64) < needed {
+                full.push(stripe);
             }
         }
         if full.is_empty() {
@@ -117,14 +123,16 @@ mod tests {
         let view = view();
         assert_eq!(view.live_held(), 2);
         assert_eq!(view.first_hold_end(0..1), Some(2_000));
-        // 5 marks at a cap of 5, 2 ended ahead swept: room for 2 more.
+        // 5 marks at a cap of 5, 2 ended ahead that may be swept: room for 2 more.
         assert_eq!(view.hold_room(0), 2);
         let takes = view.group(&[(0, 30)]);
         let fitted = view.fit_hold(takes).unwrap();
-        assert_eq!(fitted[0].swept, vec![70, 80]);
+        // Only what the cap needs, the farthest from the cursors first.
+        assert_eq!(fitted[0].swept, vec![70]);
         assert_eq!(fitted[0].bottom_at_most, 30);
-        assert_eq!(fitted[0].hold_marks_added(), -1);
-        assert!(view.fit_hold(view.group(&[(0, 30), (0, 31)])).is_ok());
+        assert_eq!(fitted[0].hold_marks_added(), 0);
+        let two = view.fit_hold(view.group(&[(0, 30), (0, 31)])).unwrap();
+        assert_eq!(two[0].swept, vec![70, 80]);
         // Three new numbers would leave 6 marks, over the cap.
         let three = view.group(&[(0, 30), (0, 31), (0, 32)]);
         assert_eq!(view.fit_hold(three), Err(vec![0]));
