@@ -79,6 +79,9 @@ pub(super) struct ChooserFigures {
     pub(super) taken: u64,
     /// Baskets whose numbers were all taken, or taken too often.
     pub(super) given_up: u64,
+    /// Holds turned away because live holds took the draw's share where the basket lay
+    /// (`holds_full`), or the numbers left were held (`tickets_held`): given up.
+    pub(super) turned_away: u64,
 }
 
 /// Baskets of distinct random numbers, each with its fate, until the bought ones reach the
@@ -266,6 +269,11 @@ async fn settle(
                 if basket.numbers.is_empty() {
                     break;
                 }
+            }
+            // As a buyer told to come back later, who does not.
+            Err(TicketError::HoldsFull { .. } | TicketError::TicketsHeld { .. }) => {
+                choosing.figures().turned_away += 1;
+                return Ok(None);
             }
             Err(other) => return Err(format!("basket {index}: {other}")),
         }
