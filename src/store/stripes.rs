@@ -200,6 +200,14 @@ impl StripeUpdate {
         self.remove_mark(held);
     }
 
+    /// Ends the mark of `held` (a placeholder) that the hold ending at `:end` set: 0, a
+    /// hold that ended, by which its number is free.
+    fn release(&mut self, held: String) {
+        self.conditions.push(format!("{held} = :end"));
+        self.value(":released", n(0));
+        self.sets.push(format!("{held} = :released"));
+    }
+
     /// Removes the hold mark of `held` (a placeholder), which the conditions say is there.
     fn remove_mark(&mut self, held: String) {
         self.removes.push(held);
@@ -338,10 +346,11 @@ impl Store {
     /// them; offsets behind one (`returned`) on a hold that ended. To sell or hold, an
     /// offset must be neither chosen nor held by a hold that lives at `now` (the writer's
     /// clock, Unix ms): without a hold mark, or, where the take says one is, with the mark
-    /// of a hold that ended. To convert or release, held by that very hold. A sale, a
-    /// conversion and a release ahead of the cursors remove the marks they meet; a hold
-    /// removes the ended marks it sweeps and is conditioned on the stripe's count of marks
-    /// staying within its cap. `postal` entries are counted on the stripe.
+    /// of a hold that ended. To convert or release, held by that very hold. A sale and a
+    /// conversion remove the marks they meet; a release ends them (0), so that a lucky
+    /// dip that means to pass them as held still finds them; a hold removes the ended
+    /// marks it sweeps and is conditioned on the stripe's count of marks staying within
+    /// its cap. `postal` entries are counted on the stripe.
     pub(crate) fn choose_update(
         &self,
         draw_id: &DrawId,
@@ -352,7 +361,9 @@ impl Store {
     ) -> Result<TransactWriteItem, StoreError> {
         let mut update = StripeUpdate::new(self, draw_id, take.stripe);
         update.now(now);
-        if !take.offsets.is_empty() || !take.swept.is_empty() {
+        // A release ends a mark the same way ahead of the cursors or behind them.
+        let ahead = !take.offsets.is_empty() && !matches!(write, ChosenWrite::Release { .. });
+        if ahead || !take.swept.is_empty() {
             update.name("#bottom", BOTTOM);
             update.name("#top", TOP);
             update.counter_at_most("#bottom", ":bottom_max", take.bottom_at_most);
@@ -397,15 +408,12 @@ impl Store {
                     update.sets.push(format!("{chosen} = :yes"));
                     update.remove_mark(held);
                 }
-                ChosenWrite::Release { .. } => {
-                    update.conditions.push(format!("{held} = :end"));
-                    update.remove_mark(held);
-                }
+                ChosenWrite::Release { .. } => update.release(held),
             }
         }
         // Behind a cursor the mark of an ended hold means a free number: a release leaves
-        // it there, ended; a sale or a conversion removes it (the cursor's count covers
-        // the number).
+        // it there, ended, as ahead of them; a sale or a conversion removes it (the
+        // cursor's count covers the number).
         for &offset in &take.returned {
             let held = update.held(offset);
             match write {
@@ -421,11 +429,7 @@ impl Store {
                     update.conditions.push(format!("{held} = :end"));
                     update.remove_mark(held);
                 }
-                ChosenWrite::Release { .. } => {
-                    update.conditions.push(format!("{held} = :end"));
-                    update.value(":released", n(0));
-                    update.sets.push(format!("{held} = :released"));
-                }
+                ChosenWrite::Release { .. } => update.release(held),
             }
         }
         for &offset in &take.swept {

@@ -113,9 +113,8 @@ impl TicketService {
             let cancellation = match commit {
                 Commit::Committed => {
                     let mut view = cache.view();
-                    // Ahead of the cursors the marks left; behind one they stay, ended.
                     for take in &takes {
-                        view.stripes.unhold(take.stripe, &take.offsets);
+                        view.stripes.hold(take.stripe, &take.offsets, 0);
                         view.stripes.hold(take.stripe, &take.returned, 0);
                     }
                     info!(tickets = ?hold.tickets, "hold released");
