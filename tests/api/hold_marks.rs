@@ -83,6 +83,8 @@ async fn holds_that_come_and_go_on_one_stripe_leave_its_item_bounded_and_every_w
     .await;
     let mut made = 0;
     let mut units = Vec::new();
+    // Each round's marks, and what the item counted of them.
+    let mut counts = Vec::new();
     for round in 0..ROUNDS {
         let tasks: Vec<_> = (0..TASKS)
             .map(|task| tokio::spawn(holder(app.app.router.clone(), round, task)))
@@ -92,19 +94,19 @@ async fn holds_that_come_and_go_on_one_stripe_leave_its_item_bounded_and_every_w
         }
         let item = stripe_item(&app, "h6").await;
         let marks = hold_marks(&item);
-        // H6: the item carries at most its cap of marks, and counts them exactly.
+        // H6: the item carries at most its cap of marks, so a write of it, which costs one
+        // unit per started kilobyte of the item (two in a transaction), costs no more than
+        // the cap's worth, whatever came before.
         assert!(
             marks.len() as u64 <= STRIPE_HOLD_MARKS,
             "round {round}: {} marks",
             marks.len()
         );
-        let counted = item
+        units.push(item_units(&item));
+        let counted: u64 = item
             .get("hn")
             .map_or(0, |v| v.as_n().unwrap().parse().unwrap());
-        assert_eq!(marks.len() as u64, counted, "round {round}");
-        // A write of a stripe costs one unit per started kilobyte of its item (two in a
-        // transaction): bounded by the cap, whatever came before.
-        units.push(item_units(&item));
+        counts.push((marks.len() as u64, counted));
         // Every hold of this round ends; the next round's holds find their marks ended.
         app.advance(31);
     }
@@ -118,6 +120,10 @@ async fn holds_that_come_and_go_on_one_stripe_leave_its_item_bounded_and_every_w
     let mean = |part: &[u64]| part.iter().sum::<u64>() as f64 / part.len() as f64;
     let (first, last) = (mean(&units[..tenth]), mean(&units[units.len() - tenth..]));
     assert!(last <= first + 0.5, "units grew from {first} to {last}");
+    // The item counts its marks exactly, so a mark that leaves gives its room back.
+    for (round, (marks, counted)) in counts.iter().enumerate() {
+        assert_eq!(marks, counted, "round {round}");
+    }
     // The marks of the last round end too: the next hold sweeps them and holds its own.
     let last_hold = json!({"hold_id": "last", "quantity": 44, "payer_id": "last"});
     let reply = settle(&app.app.router, "/draws/h6/holds", &last_hold.to_string()).await;
