@@ -20,7 +20,7 @@ use tally::domain::stripes::{StripeLayout, held_caps};
 use tally::store::limits::STRIPE_HOLD_MARKS;
 
 use crate::helpers::{settle, settle_request, tickets_of};
-use crate::holds::{HoldApp, Ticker};
+use crate::hold_app::{HoldApp, Ticker};
 use crate::stream::stream_records;
 
 const TOTAL: u64 = 2_000;

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use serde_json::json;
 
 use crate::helpers::{Reply, tickets_of};
-use crate::holds::HoldApp;
+use crate::hold_app::HoldApp;
 
 #[tokio::test]
 async fn a_payers_live_holds_take_at_most_max_held_per_payer_numbers_in_any_draw() {

@@ -13,7 +13,7 @@ use tally::store::item_units;
 use tally::store::limits::STRIPE_HOLD_MARKS;
 
 use crate::helpers::{Item, settle};
-use crate::holds::HoldApp;
+use crate::hold_app::HoldApp;
 
 const TOTAL: u64 = 60_000;
 /// Holders at once, each holding in turn: one, as concurrent holds of one stripe only

@@ -14,7 +14,7 @@ use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 
 use crate::helpers::{attr_numbers, attr_s, get, of_kind, settle, settle_request, tickets_of};
-use crate::holds::{HoldApp, Ticker};
+use crate::hold_app::{HoldApp, Ticker};
 use crate::invariants::sold_tickets;
 use crate::verifiers::{Verdicts, verifiers_accept};
 use crate::winners::bitmap_tickets;

@@ -10,7 +10,7 @@ use tally::domain::ids::DrawId;
 use tally::domain::permutation::Permutation;
 
 use crate::helpers::{Reply, post_json, send_raw, tickets_of};
-use crate::holds::HoldApp;
+use crate::hold_app::HoldApp;
 
 /// The numbers of a one-stripe draw in the order of the stripe's offsets.
 async fn numbers_by_offset(app: &HoldApp, draw_id: &str, total: u64) -> Vec<u64> {

@@ -23,7 +23,7 @@ use crate::faults::{every_fault, twin_payments};
 use crate::helpers::{
     Item, TestApp, attr_n, attr_s, endpoint, of_kind, settle, spawn_app, store_on, tickets_of,
 };
-use crate::holds::HoldApp;
+use crate::hold_app::HoldApp;
 use crate::invariants::sold_tickets;
 use crate::verifiers::{Verdicts, verifiers_accept};
 use crate::winners::bitmap_tickets;

@@ -18,6 +18,7 @@ mod file_import;
 mod fuzz;
 mod hardening;
 mod helpers;
+mod hold_app;
 mod hold_faults;
 mod hold_limit_races;
 mod hold_limits;
