@@ -10,14 +10,14 @@ use lru::LruCache;
 
 use crate::store::StoreError;
 use crate::store::draws::{StripeClaim, StripeState, Survey};
-use crate::store::limits::MAX_TRANSACTION_ITEMS;
+use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
 use tally_domain::draw::Draw;
 use tally_domain::ids::DrawId;
 use tally_domain::instant::{InstantKey, InstantWin};
 use tally_domain::permutation::Permutation;
 use tally_domain::purchase::FingerprintKey;
 use tally_domain::secret::DeploymentSecret;
-use tally_domain::stripes::{StripeTake, StripeView};
+use tally_domain::stripes::{StripeTake, StripeView, held_caps};
 use tally_domain::winners::InstantMap;
 
 /// Draws one process keeps by default: about 24 KB each for a draw of 1,024 stripes, so
@@ -92,7 +92,12 @@ impl DrawCache {
                 stripes: StripeView::new(
                     draw.config.layout(),
                     draw.config.purchase_budget(MAX_TRANSACTION_ITEMS),
-                ),
+                )
+                .with_held_caps(held_caps(
+                    draw.config.layout(),
+                    draw.config.max_held_percent(),
+                    STRIPE_HOLD_MARKS,
+                )),
                 closed: draw.status.refuses_sales(),
                 stale: true,
                 epoch: 0,
@@ -109,6 +114,14 @@ impl DrawCache {
             (Some(instant), Some(map)) => instant.wins(map, tickets),
             _ => Vec::new(),
         }
+    }
+
+    /// What `tickets` (of one transaction) win in a draw with instant wins, whose every
+    /// purchase transaction writes its award item; `None` in a draw without.
+    pub(super) fn award(&self, tickets: &[u64]) -> Option<Vec<InstantWin>> {
+        self.instant_map
+            .is_some()
+            .then(|| self.instant_wins(tickets))
     }
 
     /// The draw's whole map, for the proof published with the winners.
