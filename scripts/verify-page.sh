@@ -7,10 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/wasm-target.sh
 bindgen=$(scripts/wasm-bindgen.sh)
-cargo build --locked --release --quiet -p tally-verifier --target wasm32-unknown-unknown
+# Debug info stripped, not every symbol: stripping symbols drops the section where
+# wasm-bindgen reads which WebAssembly features the build uses. The function names it
+# removes itself, with the producers section.
+CARGO_PROFILE_RELEASE_STRIP=debuginfo \
+  cargo build --locked --release --quiet -p tally-verifier --target wasm32-unknown-unknown
 mkdir -p target/verify-page
 # no-modules: a classic script defining `wasm_bindgen`, which the page inlines.
-"$bindgen" --target no-modules --no-typescript --out-dir target/verify-page/bindgen \
+"$bindgen" --target no-modules --no-typescript --remove-name-section --remove-producers-section \
+  --out-dir target/verify-page/bindgen \
   target/wasm32-unknown-unknown/release/tally_verifier.wasm
 python3 - <<'PY'
 import base64
