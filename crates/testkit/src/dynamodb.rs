@@ -37,7 +37,7 @@ fn not_started() -> ! {
         let _ = writeln!(
             std::io::stderr(),
             "DYNAMODB_ENDPOINT is not set: these tests need DynamoDB Local, run them with \
-             `scripts/with-dynamodb.sh cargo test` or `make test`"
+             `scripts/with-dynamodb.sh cargo test --workspace` or `make test`"
         );
         std::process::exit(1);
     });
