@@ -39,6 +39,7 @@ mod orders;
 mod queue;
 mod ranges;
 mod reconciliation;
+mod references;
 mod secrets;
 mod series_scale;
 mod stale_counter;
