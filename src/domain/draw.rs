@@ -27,12 +27,12 @@ pub const MAX_STRIPES: u32 = 1_024;
 /// Why draw settings were refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DrawConfigError {
-    #[error("`total_tickets` must be between 1 and {MAX_TOTAL_TICKETS}")]
-    TotalTickets,
-    #[error("`max_per_purchase` must be between 1 and {MAX_PER_PURCHASE_CAP}")]
-    MaxPerPurchase,
-    #[error("`stripes` must be between 1 and {MAX_STRIPES}, and at most `total_tickets`")]
-    Stripes,
+    #[error("`total_tickets` must be between 1 and {MAX_TOTAL_TICKETS}, not {0}")]
+    TotalTickets(u64),
+    #[error("`max_per_purchase` must be between 1 and {MAX_PER_PURCHASE_CAP}, not {0}")]
+    MaxPerPurchase(u32),
+    #[error("`stripes` must be between 1 and {MAX_STRIPES}, and at most `total_tickets`, not {0}")]
+    Stripes(u32),
     #[error(
         "a purchase of {max_per_purchase} tickets needs {stripes_needed} stripes (at most 44 tickets from one), more than the draw has or one purchase can touch; change `stripes` or use a smaller `max_per_purchase`"
     )]
@@ -40,12 +40,12 @@ pub enum DrawConfigError {
         max_per_purchase: u32,
         stripes_needed: u32,
     },
-    #[error("`max_per_payer` must be between 1 and {MAX_TOTAL_TICKETS}")]
-    MaxPerPayer,
+    #[error("`max_per_payer` must be between 1 and {MAX_TOTAL_TICKETS}, not {0}")]
+    MaxPerPayer(u64),
     #[error(transparent)]
     InstantWins(#[from] InstantWinsError),
-    #[error("`hold_seconds` must be between 30 and 3600")]
-    HoldSeconds,
+    #[error("`hold_seconds` must be between 30 and 3600, not {0}")]
+    HoldSeconds(u32),
 }
 
 /// Validated settings of a draw.
@@ -69,15 +69,15 @@ impl DrawConfig {
         stripes: Option<u32>,
     ) -> Result<Self, DrawConfigError> {
         if !(1..=MAX_TOTAL_TICKETS).contains(&total_tickets) {
-            return Err(DrawConfigError::TotalTickets);
+            return Err(DrawConfigError::TotalTickets(total_tickets));
         }
         let max_per_purchase = max_per_purchase.unwrap_or(DEFAULT_MAX_PER_PURCHASE);
         if !(1..=MAX_PER_PURCHASE_CAP).contains(&max_per_purchase) {
-            return Err(DrawConfigError::MaxPerPurchase);
+            return Err(DrawConfigError::MaxPerPurchase(max_per_purchase));
         }
         let stripes = stripes.unwrap_or_else(|| default_stripes(total_tickets));
         if stripes == 0 || stripes > MAX_STRIPES || u64::from(stripes) > total_tickets {
-            return Err(DrawConfigError::Stripes);
+            return Err(DrawConfigError::Stripes(stripes));
         }
         Ok(Self {
             total_tickets,
@@ -93,7 +93,7 @@ impl DrawConfig {
     pub fn with_hold_seconds(self, hold_seconds: Option<u32>) -> Result<Self, DrawConfigError> {
         let hold_seconds = hold_seconds.unwrap_or(DEFAULT_HOLD_SECONDS);
         if !HOLD_SECONDS.contains(&hold_seconds) {
-            return Err(DrawConfigError::HoldSeconds);
+            return Err(DrawConfigError::HoldSeconds(hold_seconds));
         }
         Ok(Self {
             hold_seconds,
@@ -107,8 +107,10 @@ impl DrawConfig {
 
     /// Caps the tickets one payer may hold (`None`: no cap).
     pub fn with_max_per_payer(self, max_per_payer: Option<u64>) -> Result<Self, DrawConfigError> {
-        if max_per_payer.is_some_and(|m| !(1..=MAX_TOTAL_TICKETS).contains(&m)) {
-            return Err(DrawConfigError::MaxPerPayer);
+        if let Some(max) = max_per_payer
+            && !(1..=MAX_TOTAL_TICKETS).contains(&max)
+        {
+            return Err(DrawConfigError::MaxPerPayer(max));
         }
         Ok(Self {
             max_per_payer,
@@ -174,12 +176,16 @@ impl DrawConfig {
 }
 
 /// Whether a draw still sells. A stored draw is open, closing or closed; `Scheduled` is
-/// how an open draw reads before its `opens_at`.
+/// how an open draw reads before its `opens_at`, `SoldOut` how it reads once every ticket
+/// is sold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DrawStatus {
     Scheduled,
     Open,
+    /// Open, and every ticket sold (voided ones included, as they never sell again; a
+    /// held number is not sold). A purchase is refused `sold_out`; a replay still answers.
+    SoldOut,
     /// A close has begun and not finished: some stripes may still sell. Closing again
     /// finishes it.
     Closing,
@@ -192,6 +198,7 @@ impl DrawStatus {
         match self {
             Self::Scheduled => "scheduled",
             Self::Open => "open",
+            Self::SoldOut => "sold_out",
             Self::Closing => "closing",
             Self::Closed => "closed",
         }
@@ -201,6 +208,7 @@ impl DrawStatus {
         match value {
             "scheduled" => Some(Self::Scheduled),
             "open" => Some(Self::Open),
+            "sold_out" => Some(Self::SoldOut),
             "closing" => Some(Self::Closing),
             "closed" => Some(Self::Closed),
             _ => None,
@@ -210,7 +218,8 @@ impl DrawStatus {
     /// Whether new purchases are refused.
     pub fn refuses_sales(self) -> bool {
         match self {
-            Self::Scheduled | Self::Open => false,
+            // A sold-out draw refuses as sold out, and replays answer.
+            Self::Scheduled | Self::Open | Self::SoldOut => false,
             Self::Closing | Self::Closed => true,
         }
     }
@@ -255,6 +264,9 @@ pub struct Draw {
     pub winners: Option<WinnersRecord>,
     /// A redraw asked for whose round is not resolved yet.
     pub pending_redraw: Option<PendingRedraw>,
+    /// When a read of its counts first found every ticket sold: listings, which read no
+    /// counts, show it `sold_out` from then on.
+    pub sold_out_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -302,6 +314,7 @@ impl Draw {
     pub fn status_at(&self, now: DateTime<Utc>) -> DrawStatus {
         match (self.status, self.schedule.phase(now)) {
             (DrawStatus::Open, Phase::NotOpen) => DrawStatus::Scheduled,
+            (DrawStatus::Open, Phase::Open) if self.sold_out_at.is_some() => DrawStatus::SoldOut,
             (DrawStatus::Open | DrawStatus::Closing, Phase::Over) => DrawStatus::Closed,
             (status, _) => status,
         }
@@ -388,7 +401,7 @@ mod tests {
         ));
         assert_eq!(
             exact.with_max_per_payer(Some(0)),
-            Err(DrawConfigError::MaxPerPayer)
+            Err(DrawConfigError::MaxPerPayer(0))
         );
     }
 
@@ -421,6 +434,7 @@ mod tests {
             postal_voided: 0,
             winners: None,
             pending_redraw: None,
+            sold_out_at: None,
             created_at: at("2026-11-01T00:00:00Z"),
         };
         assert_eq!(
@@ -445,33 +459,47 @@ mod tests {
             DrawStatus::Closed
         );
         assert!(!DrawStatus::Scheduled.refuses_sales());
+        // Sold out while open; closed once past `closes_at` like any draw.
+        let sold_out = Draw {
+            sold_out_at: Some(at("2026-12-01T10:30:00Z")),
+            ..draw.clone()
+        };
+        assert_eq!(
+            sold_out.status_at(at("2026-12-01T11:00:00Z")),
+            DrawStatus::SoldOut
+        );
+        assert_eq!(
+            sold_out.status_at(at("2026-12-01T12:00:00Z")),
+            DrawStatus::Closed
+        );
+        assert_eq!(DrawStatus::parse("sold_out"), Some(DrawStatus::SoldOut));
     }
 
     #[test]
     fn settings_outside_the_limits_are_refused() {
         assert_eq!(
             DrawConfig::new(0, None, None),
-            Err(DrawConfigError::TotalTickets)
+            Err(DrawConfigError::TotalTickets(0))
         );
         assert_eq!(
             DrawConfig::new(MAX_TOTAL_TICKETS + 1, None, None),
-            Err(DrawConfigError::TotalTickets)
+            Err(DrawConfigError::TotalTickets(MAX_TOTAL_TICKETS + 1))
         );
         assert_eq!(
             DrawConfig::new(10, Some(0), None),
-            Err(DrawConfigError::MaxPerPurchase)
+            Err(DrawConfigError::MaxPerPurchase(0))
         );
         assert_eq!(
             DrawConfig::new(10, Some(501), None),
-            Err(DrawConfigError::MaxPerPurchase)
+            Err(DrawConfigError::MaxPerPurchase(501))
         );
         assert_eq!(
             DrawConfig::new(10, None, Some(11)),
-            Err(DrawConfigError::Stripes)
+            Err(DrawConfigError::Stripes(11))
         );
         assert_eq!(
             DrawConfig::new(5_000, None, Some(1_025)),
-            Err(DrawConfigError::Stripes)
+            Err(DrawConfigError::Stripes(1_025))
         );
         let config = DrawConfig::new(10_000, None, None).unwrap();
         assert_eq!(config.max_per_purchase(), DEFAULT_MAX_PER_PURCHASE);

@@ -210,7 +210,7 @@ impl OrderRequest {
 fn data_rejection(err: OrderDataError) -> Rejection {
     let code = match err {
         OrderDataError::TooLarge => RejectionCode::DataTooLarge,
-        OrderDataError::NotAnObject
+        OrderDataError::NotAnObject(_)
         | OrderDataError::TooDeep
         | OrderDataError::DuplicateKey(_)
         | OrderDataError::Malformed(_) => RejectionCode::InvalidData,

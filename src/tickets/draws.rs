@@ -1,7 +1,7 @@
 //! Creating a draw, reading it, and declaring its beacon.
 
 use chrono::{DateTime, Utc};
-use tracing::{info, instrument};
+use tracing::{info, instrument, warn};
 
 use super::{TicketError, TicketService};
 use crate::domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
@@ -112,6 +112,7 @@ impl TicketService {
             postal_voided: 0,
             winners: None,
             pending_redraw: None,
+            sold_out_at: None,
             created_at: Utc::now(),
         };
         tracing::Span::current().record("draw_id", draw.draw_id.as_str());
@@ -199,19 +200,34 @@ impl TicketService {
             })
     }
 
-    /// The draw with the sum of its cursors.
-    pub(super) async fn summary(&self, draw: Draw) -> Result<DrawSummary, TicketError> {
+    /// The draw with the sum of its cursors. An open draw whose tickets are all sold reads
+    /// `sold_out`, and its item is marked so for the listings, which read no cursors.
+    pub(super) async fn summary(&self, mut draw: Draw) -> Result<DrawSummary, TicketError> {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
         let layout = draw.config.layout();
         let sold = stripes.iter().map(|(i, s)| s.sold(layout.len(*i))).sum();
         let postal = stripes.iter().map(|(_, s)| s.postal).sum();
+        let now = Utc::now();
+        if sold >= draw.config.total_tickets() && draw.sold_out_at.is_none() {
+            self.mark_sold_out(&draw.draw_id).await;
+            draw.sold_out_at = Some(now);
+        }
         Ok(DrawSummary {
-            status: draw.status_at(Utc::now()),
+            status: draw.status_at(now),
             draw,
             sold,
             postal,
         })
+    }
+
+    /// Marks the draw sold out for the listings. A mark that fails to be written is
+    /// written by the next read of the counts; the answer in hand does not wait for it.
+    async fn mark_sold_out(&self, draw_id: &DrawId) {
+        match self.store().mark_sold_out(draw_id).await {
+            Ok(()) => info!("draw sold out"),
+            Err(err) => warn!(error = %err, "the sold-out mark was not written"),
+        }
     }
 
     /// The postal entries of a closed draw that are eligible: counted on its stripes, less

@@ -14,6 +14,7 @@ mod holds;
 mod instant;
 mod lists;
 mod purchase;
+mod sold_out;
 mod void;
 mod winners;
 
@@ -97,9 +98,11 @@ pub enum TicketError {
     NoInstantWins(DrawId),
     #[error("prize {0} was redrawn meanwhile for another reason")]
     WinnerChanged(u32),
-    #[error("quantity must be between 1 and {max}")]
-    InvalidQuantity { max: u32 },
-    #[error("only {remaining} tickets remain")]
+    #[error(
+        "`quantity` must be between 1 and {max} (the draw's `max_per_purchase`), not {quantity}"
+    )]
+    InvalidQuantity { max: u32, quantity: u32 },
+    #[error("{}", sold_out_detail(*remaining))]
     SoldOut { remaining: u64 },
     #[error("numbers {0:?} are sold or held")]
     NumbersTaken(Vec<u64>),
@@ -236,7 +239,10 @@ impl TicketService {
         };
         let max = cache.draw.config.max_per_purchase();
         if !(1..=max).contains(&request.quantity) {
-            return Err(TicketError::InvalidQuantity { max });
+            return Err(TicketError::InvalidQuantity {
+                max,
+                quantity: request.quantity,
+            });
         }
         if let Some(numbers) = &request.numbers {
             check_numbers(numbers, cache.draw.config.total_tickets(), request.quantity)?;
@@ -244,9 +250,17 @@ impl TicketService {
         if cache.draw.config.max_per_payer().is_some() && request.payer_id.is_none() {
             return Err(TicketError::PayerRequired);
         }
-        PurchaseRun::new(&self.store, cache, request, requests, self.clock.clone())
-            .run()
-            .await
+        let outcome = PurchaseRun::new(
+            &self.store,
+            cache.clone(),
+            request,
+            requests,
+            self.clock.clone(),
+        )
+        .run()
+        .await;
+        self.notice_sell_out(&cache, &outcome).await;
+        outcome
     }
 
     fn cached(&self, draw_id: &DrawId) -> Option<Arc<DrawCache>> {
@@ -279,6 +293,15 @@ impl TicketService {
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         Ok(self.draws.keep(DrawCache::new(draw, &self.secret)?))
+    }
+}
+
+/// What a sold-out refusal says: how many tickets are left, as a sentence.
+fn sold_out_detail(remaining: u64) -> String {
+    match remaining {
+        0 => "the draw is sold out: no ticket is left".to_owned(),
+        1 => "only 1 ticket is left: buy at most 1".to_owned(),
+        n => format!("only {n} tickets are left: buy at most {n}"),
     }
 }
 

@@ -83,6 +83,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         postal_voided: 0,
         winners: None,
         pending_redraw: None,
+        sold_out_at: None,
         created_at: Utc::now(),
     };
     assert!(matches!(

@@ -42,6 +42,7 @@ mod reconciliation;
 mod references;
 mod secrets;
 mod series_scale;
+mod sold_out;
 mod stale_counter;
 mod stream;
 mod test_tables;

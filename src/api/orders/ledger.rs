@@ -10,6 +10,7 @@ use super::super::caller::Caller;
 use super::super::cursor::{counter_after, counter_cursor};
 use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::{Code, Problem};
+use super::super::query::page_limit;
 use super::super::timestamp;
 use super::{OrderResponse, SeriesPath};
 use crate::domain::audit::{AuditState, Break, Entry};
@@ -18,8 +19,8 @@ use crate::domain::order::Move;
 use crate::orders::AuditScope;
 
 /// The default and the largest page of a listing.
-const DEFAULT_LIMIT: usize = 100;
-const MAX_LIMIT: usize = 1_000;
+const DEFAULT_LIMIT: u32 = 100;
+const MAX_LIMIT: u32 = 1_000;
 
 /// A page of a period.
 #[derive(Deserialize, IntoParams)]
@@ -116,19 +117,7 @@ pub(super) async fn list_orders(
     QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<ListResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
-    let limit = match query.limit.as_deref() {
-        None => DEFAULT_LIMIT,
-        Some(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|l| (1..=MAX_LIMIT).contains(l))
-            .ok_or_else(|| {
-                Problem::new(
-                    Code::InvalidLimit,
-                    format!("`limit` must be between 1 and {MAX_LIMIT}"),
-                )
-            })?,
-    };
+    let limit = page_limit(query.limit.as_deref(), DEFAULT_LIMIT, MAX_LIMIT)? as usize;
     let after = query.cursor.as_deref().map_or(Ok(0), counter_after)?;
     let page = state
         .orders

@@ -413,7 +413,7 @@ pub(super) async fn patch_series(
             if !(2..=MAX_COUNTER).contains(&next) {
                 return Err(Problem::new(
                     Code::InvalidNext,
-                    format!("`next` must be between 2 and {MAX_COUNTER}"),
+                    format!("`next` must be between 2 and {MAX_COUNTER}, not {next}"),
                 ));
             }
             Some((next, Reason::parse(reason)?))

@@ -109,7 +109,8 @@ problem_codes! {
     InvalidCursor = BAD_REQUEST "invalid_cursor":
         "`cursor` is not one this listing gave; start again from the first page.",
     InvalidData = BAD_REQUEST "invalid_data":
-        "the order's `data` is not a JSON object; send an object or leave it out.",
+        "the order's `data` is not a JSON object (PHP encodes an empty array as `[]`); send \
+         an object or leave it out.",
     InvalidExternalRef = BAD_REQUEST "invalid_external_ref":
         "`external_ref` is missing or not a valid reference; send the order's own reference \
          in its source system.",
@@ -177,8 +178,8 @@ problem_codes! {
         "`stripes` is out of range, more than `total_tickets`, or too many for one purchase \
          to fit a transaction; use fewer.",
     InvalidStatus = BAD_REQUEST "invalid_status":
-        "`status` is not one this listing filters by: a draw's `scheduled`, `open`, `closing` \
-         or `closed`, a purchase's `active` or `void`.",
+        "`status` is not one this listing filters by: a draw's `scheduled`, `open`, \
+         `sold_out`, `closing` or `closed`, a purchase's `active` or `void`.",
     InvalidTicketNumber = BAD_REQUEST "invalid_ticket_number":
         "the path's ticket number is not a positive whole number.",
     InvalidTimezone = BAD_REQUEST "invalid_timezone":
@@ -304,7 +305,8 @@ problem_codes! {
         "a series of this id exists with another definition; change it with `PATCH`, or \
          choose another id.",
     SoldOut = CONFLICT "sold_out" ["remaining"]:
-        "fewer tickets are left (`remaining`) than asked for; buy at most that many.",
+        "fewer tickets are left (`remaining`, 0 once the draw is sold out) than asked for; buy \
+         at most that many.",
     TicketsFragmented = CONFLICT "tickets_fragmented" ["remaining"]:
         "the `remaining` tickets are spread too thin for one purchase of this size; buy \
          fewer at once.",

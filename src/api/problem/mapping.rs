@@ -23,14 +23,14 @@ impl From<InvalidId> for Problem {
 impl From<DrawConfigError> for Problem {
     fn from(err: DrawConfigError) -> Self {
         let code = match err {
-            DrawConfigError::TotalTickets => Code::InvalidTotalTickets,
-            DrawConfigError::MaxPerPurchase => Code::InvalidMaxPerPurchase,
-            DrawConfigError::Stripes | DrawConfigError::PurchaseTooSpread { .. } => {
+            DrawConfigError::TotalTickets(_) => Code::InvalidTotalTickets,
+            DrawConfigError::MaxPerPurchase(_) => Code::InvalidMaxPerPurchase,
+            DrawConfigError::Stripes(_) | DrawConfigError::PurchaseTooSpread { .. } => {
                 Code::InvalidStripes
             }
-            DrawConfigError::MaxPerPayer => Code::InvalidMaxPerPayer,
+            DrawConfigError::MaxPerPayer(_) => Code::InvalidMaxPerPayer,
             DrawConfigError::InstantWins(_) => Code::InvalidInstantWins,
-            DrawConfigError::HoldSeconds => Code::InvalidHoldSeconds,
+            DrawConfigError::HoldSeconds(_) => Code::InvalidHoldSeconds,
         };
         Problem::new(code, err.to_string())
     }
@@ -131,7 +131,7 @@ impl From<TicketError> for Problem {
             TicketError::NoInstantWins(_) => Problem::new(Code::NoInstantWins, detail),
             TicketError::PrizeNotFound(_) => Problem::new(Code::PrizeNotFound, detail),
             TicketError::WinnerChanged(_) => Problem::new(Code::WinnerChanged, detail),
-            TicketError::InvalidQuantity { max } => {
+            TicketError::InvalidQuantity { max, .. } => {
                 Problem::new(Code::InvalidQuantity, detail).with("max_per_purchase", max)
             }
             TicketError::SoldOut { remaining } => {
@@ -170,10 +170,10 @@ impl From<SeriesError> for Problem {
             SeriesError::Format(_) => Code::InvalidFormat,
             SeriesError::Reset => Code::InvalidReset,
             SeriesError::ResetNeedsToken { .. } => Code::FormatMissingDateToken,
-            SeriesError::Start | SeriesError::StartTooWide { .. } => Code::InvalidStart,
+            SeriesError::Start(_) | SeriesError::StartTooWide { .. } => Code::InvalidStart,
             SeriesError::Timezone => Code::InvalidTimezone,
-            SeriesError::FiscalYearStart => Code::InvalidFiscalYearStart,
-            SeriesError::MaxLength => Code::InvalidMaxLength,
+            SeriesError::FiscalYearStart(_) => Code::InvalidFiscalYearStart,
+            SeriesError::MaxLength(_) => Code::InvalidMaxLength,
             SeriesError::CharacterRule => Code::InvalidAllowedCharacters,
             SeriesError::TooLong { .. } => Code::NumberTooLong,
             SeriesError::CharacterRefused { .. } => Code::CharacterNotAllowed,
@@ -183,7 +183,7 @@ impl From<SeriesError> for Problem {
             SeriesError::RangeInUse(_) => {
                 return Problem::new(Code::RangeInUse, err.to_string());
             }
-            SeriesError::LowPercent => Code::InvalidRangeLowPercent,
+            SeriesError::LowPercent(_) => Code::InvalidRangeLowPercent,
             SeriesError::Credits(_) => Code::InvalidCredits,
         };
         let problem = Problem::new(code, err.to_string());

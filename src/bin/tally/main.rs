@@ -57,6 +57,10 @@ enum Command {
         /// table. It then needs the deployment's secret (TALLY_DEPLOYMENT_SECRET_ARN).
         #[arg(long)]
         aws: bool,
+        /// Write each request's business metrics (CloudWatch's Embedded Metric Format, a
+        /// JSON line per request) to the log, as the Lambda functions do.
+        #[arg(long, env = "TALLY_METRICS")]
+        metrics: bool,
     },
     /// Create the table if it is missing.
     CreateTable,
@@ -90,10 +94,13 @@ async fn main() -> ExitCode {
         | Command::Contract(_) => "warn",
         _ => "info",
     };
-    let settings = match Settings::from_env() {
+    let mut settings = match Settings::from_env() {
         Ok(settings) => settings,
         Err(message) => return Failure::CouldNotRun(message).report(),
     };
+    if let Command::Serve { metrics: true, .. } = cli.command {
+        settings.log.metrics_lines = true;
+    }
     tally::telemetry::init(&settings.log, default_level);
     let in_aws = match cli.command {
         Command::Serve { aws: true, .. } => InAws::Asked,
@@ -130,6 +137,7 @@ async fn run(
             addr,
             header_read_timeout_ms,
             aws,
+            ..
         } => {
             // The table in AWS holds a deployment's purchases: they are fingerprinted
             // under its secret, never the public local one.

@@ -46,14 +46,14 @@ pub enum SeriesError {
         reset: &'static str,
         needs: &'static str,
     },
-    #[error("`start` must be between 1 and {MAX_START}")]
-    Start,
+    #[error("`start` must be between 1 and {MAX_START}, not {0}")]
+    Start(u64),
     #[error("`timezone` must be an IANA time zone name such as Europe/Berlin")]
     Timezone,
-    #[error("`fiscal_year_start` must be a month from 1 to 12")]
-    FiscalYearStart,
-    #[error("`max_length` must be between 1 and {MAX_NUMBER_LEN}")]
-    MaxLength,
+    #[error("`fiscal_year_start` must be a month from 1 to 12, not {0}")]
+    FiscalYearStart(u32),
+    #[error("`max_length` must be between 1 and {MAX_NUMBER_LEN}, not {0}")]
+    MaxLength(usize),
     #[error(
         "`allowed_characters` must be 1 to {MAX_CHARACTER_RULE_LEN} characters and ranges such as A-Za-z0-9/-"
     )]
@@ -78,8 +78,8 @@ pub enum SeriesError {
     Ranges(String),
     #[error("{0}")]
     RangeInUse(String),
-    #[error("`range_low_percent` must be between 1 and 100")]
-    LowPercent,
+    #[error("`range_low_percent` must be between 1 and 100, not {0}")]
+    LowPercent(u8),
     #[error("`credits`: {0}")]
     Credits(String),
 }
@@ -112,7 +112,7 @@ impl SeriesDefinition {
     /// A series on UTC whose fiscal year is the calendar year; see [`Self::with_calendar`].
     pub fn new(format: &str, reset: Reset, gapless: bool, start: u64) -> Result<Self, SeriesError> {
         if !(1..=MAX_START).contains(&start) {
-            return Err(SeriesError::Start);
+            return Err(SeriesError::Start(start));
         }
         Ok(Self {
             format: checked_format(format, reset)?,
@@ -146,7 +146,7 @@ impl SeriesDefinition {
     /// Authorised ranges, `Range Running Low` at `low_percent` of each.
     pub fn with_ranges(self, ranges: Ranges, low_percent: u8) -> Result<Self, SeriesError> {
         if !(1..=100).contains(&low_percent) {
-            return Err(SeriesError::LowPercent);
+            return Err(SeriesError::LowPercent(low_percent));
         }
         Ok(Self {
             ranges,
@@ -306,7 +306,7 @@ mod tests {
         assert!(SeriesDefinition::new("A{seq:4}", Reset::Never, false, 1).is_ok());
         assert_eq!(
             SeriesDefinition::new("A{seq:4}", Reset::Never, false, 0),
-            Err(SeriesError::Start)
+            Err(SeriesError::Start(0))
         );
     }
 
