@@ -215,6 +215,14 @@ fn problem_members() -> Vec<(&'static str, Schema)> {
             text("`already_voided`: the reason of the void that stands"),
         ),
         (
+            "series",
+            text("`format_overlaps`: the series of the issuer that could render the same text"),
+        ),
+        (
+            "example",
+            text("`format_overlaps`: a text both series could render"),
+        ),
+        (
             "next",
             whole(&format!(
                 "`move_not_forward`: the next counter now. {COUNTER}"
@@ -561,13 +569,16 @@ mod tests {
 
     #[test]
     fn every_id_of_the_document_has_the_pattern_its_type_declares() {
-        use crate::domain::ids::{DrawId, ExternalRef, HoldId, PaymentId, SeriesId, SourceId};
+        use crate::domain::ids::{
+            DrawId, ExternalRef, HoldId, IssuerId, PaymentId, SeriesId, SourceId,
+        };
         let doc = serde_json::to_value(openapi()).unwrap();
         for (field, pattern) in [
             (DrawId::FIELD, DrawId::PATTERN),
             (PaymentId::FIELD, PaymentId::PATTERN),
             (HoldId::FIELD, HoldId::PATTERN),
             (SeriesId::FIELD, SeriesId::PATTERN),
+            (IssuerId::FIELD, IssuerId::PATTERN),
             (SourceId::FIELD, SourceId::PATTERN),
             (ExternalRef::FIELD, ExternalRef::PATTERN),
         ] {

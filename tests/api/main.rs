@@ -25,6 +25,7 @@ mod holds;
 mod inputs;
 mod instant;
 mod invariants;
+mod issuers;
 mod ledger;
 mod ledger_pages;
 mod lifecycle;

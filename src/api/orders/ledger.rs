@@ -12,6 +12,7 @@ use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::{Code, Problem};
 use super::super::query::page_limit;
 use super::super::timestamp;
+use super::series::OverlapResponse;
 use super::{OrderResponse, SeriesPath};
 use crate::domain::audit::{AuditState, Break, Entry};
 use crate::domain::ids::SeriesId;
@@ -218,6 +219,10 @@ pub(super) struct AuditResponse {
     /// Pass it as `cursor` for the next part; `null` when `complete`.
     #[schema(required = true)]
     next_cursor: Option<String>,
+    /// Other series of the issuer that could render a text this one could (series
+    /// defined before the rule that refuses it); left out when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    overlaps: Vec<OverlapResponse>,
 }
 
 /// The codes of `audit`'s own errors (the document adds those of its parameters and body).
@@ -267,6 +272,7 @@ pub(super) async fn audit(
         .orders
         .audit_period(&series_id, query.period.as_deref(), scope, &|_| {})
         .await?;
+    let overlaps = state.orders.overlaps(&audit.series).await?;
     let report = audit.report.shown_to(&access);
     let gaps = report
         .gaps
@@ -323,5 +329,6 @@ pub(super) async fn audit(
         chain,
         credited,
         next_cursor: audit.resume.map(|state| state.encode()),
+        overlaps: OverlapResponse::list(overlaps),
     }))
 }

@@ -258,6 +258,9 @@ problem_codes! {
     DrawNotOpen = CONFLICT "draw_not_open" ["opens_at"]:
         "the draw does not sell yet; try again from `opens_at`.",
     DrawOpen = CONFLICT "draw_open": "the draw still sells: close it before drawing its winners.",
+    FormatOverlaps = CONFLICT "format_overlaps" ["series", "example"]:
+        "another `series` of the same issuer could render a text this format could (such as \
+         `example`); choose a format whose numbers differ, or another issuer.",
     FormatInUse = CONFLICT "format_in_use":
         "a series that never resets keeps its format once it has issued a number.",
     HoldExpired = CONFLICT "hold_expired":
@@ -267,6 +270,9 @@ problem_codes! {
     IdempotencyConflict = CONFLICT "idempotency_conflict":
         "this id or reference was used with another body; repeat the first body, or use a \
          new id.",
+    IssuerFull = CONFLICT "issuer_full":
+        "the issuer's series hold as many formats between them as one issuer keeps; name \
+         another issuer for new series.",
     InvoiceCredited = CONFLICT "invoice_credited":
         "the invoice has credit notes, so it stays live, corrected by them; it cannot be \
          voided.",

@@ -227,6 +227,10 @@ impl From<OrderError> for Problem {
             OrderError::FormatInUse => Problem::new(Code::FormatInUse, detail),
             OrderError::CodeInUse => Problem::new(Code::CodeInUse, detail),
             OrderError::TooManyFormats(_) => Problem::new(Code::TooManyFormats, detail),
+            OrderError::FormatOverlaps(overlap) => Problem::new(Code::FormatOverlaps, detail)
+                .with("series", overlap.series.as_str())
+                .with("example", overlap.example),
+            OrderError::IssuerFull(_) => Problem::new(Code::IssuerFull, detail),
             OrderError::InvoiceCredited { .. } => Problem::new(Code::InvoiceCredited, detail),
             OrderError::SourceNotAllowed(_) => Problem::new(Code::SourceNotAllowed, detail),
             OrderError::Series(err) => err.into(),

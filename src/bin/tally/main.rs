@@ -8,6 +8,7 @@ mod file_import;
 mod import;
 mod ledger;
 mod outcome;
+mod register;
 mod spreadsheet;
 mod verify;
 
@@ -72,6 +73,9 @@ enum Command {
     Audit(ledger::PeriodArgs),
     /// Write a period of a series as CSV, in counter order.
     Export(export::ExportArgs),
+    /// Enter every series on its issuer, once, after an upgrade from a version without
+    /// issuers (scans the whole table); prints the series that overlap.
+    RegisterSeries,
     /// Write every purchase of a draw as CSV (payment, payer, tickets, status).
     ExportDraw(export_draw::ExportArgs),
     /// Check a drawn draw from its public data alone (seed, eligible list, every pick).
@@ -89,6 +93,7 @@ async fn main() -> ExitCode {
         | Command::Import(_)
         | Command::Audit(_)
         | Command::Export(_)
+        | Command::RegisterSeries
         | Command::ExportDraw(_)
         | Command::VerifyDraw(_)
         | Command::Contract(_) => "warn",
@@ -202,6 +207,7 @@ async fn run(
         Command::Export(args) => Ok(export::run(args, config)
             .await
             .map_err(|e| Failure::from(e).at(location))?),
+        Command::RegisterSeries => register::run(config).await.map_err(|f| f.at(location)),
         Command::ExportDraw(args) => Ok(export_draw::run(args, config)
             .await
             .map_err(|e| Failure::from(e).at(location))?),

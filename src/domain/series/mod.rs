@@ -2,6 +2,7 @@
 
 mod calendar;
 mod format;
+pub mod issuer;
 mod numbering;
 mod period;
 mod ranges;
@@ -12,7 +13,9 @@ use std::ops::RangeInclusive;
 use chrono::{DateTime, Datelike, Utc};
 
 pub use calendar::{Calendar, LocalDate, Timezone};
-pub use format::{DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, Names, NumberFormat, ReadNumber};
+pub use format::{
+    DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, Names, NumberFormat, ReadNumber, Texts,
+};
 pub use period::{InvalidPeriod, Period, Reset};
 pub use ranges::{
     AuthorisedRange, DEFAULT_LOW_PERCENT, Jump, MAX_AUTHORITY_REF_CHARS, MAX_RANGES, RangeLow,
@@ -23,7 +26,7 @@ pub use rules::{
     ValidationCode,
 };
 
-use super::ids::SeriesId;
+use super::ids::{IssuerId, SeriesId};
 use format::Part;
 
 /// The most formats a series keeps (one per period at most: a change for a period that
@@ -106,6 +109,8 @@ pub struct SeriesDefinition {
     pub range_low_percent: u8,
     /// The series whose invoices this series' orders correct (credit notes).
     pub credits: Option<SeriesId>,
+    /// The company whose numbers these are: no two series of one issuer render one text.
+    pub issuer: IssuerId,
 }
 
 impl SeriesDefinition {
@@ -125,7 +130,12 @@ impl SeriesDefinition {
             ranges: Ranges::default(),
             range_low_percent: DEFAULT_LOW_PERCENT,
             credits: None,
+            issuer: IssuerId::deployment(),
         })
+    }
+
+    pub fn issued_by(self, issuer: IssuerId) -> Self {
+        Self { issuer, ..self }
     }
 
     pub fn with_calendar(self, calendar: Calendar) -> Self {
