@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tracing::{Instrument, info, info_span};
 
-pub use caller::{SOURCE_BINDINGS_VAR, SourceBindings};
+pub use caller::{Identity, JWT_CLAIM_VAR, SOURCE_BINDINGS_VAR, SourceBindings};
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;

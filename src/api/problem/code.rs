@@ -212,8 +212,8 @@ problem_codes! {
         "the local server answers a browser only from its own pages, not from another \
          site's; open the page the server serves, or call it from a program.",
     IdentityRequired = FORBIDDEN "identity_required":
-        "the deployment binds callers to order sources and the request has no IAM identity; \
-         call the route through the API with IAM auth.",
+        "the deployment binds callers to order sources and the request has no identity (IAM \
+         or a token); call the route through the API with its authorizer.",
     SourceNotAllowed = FORBIDDEN "source_not_allowed":
         "the caller's role may not act as that `source`; call with the role bound to it.",
     DrawNotFound = NOT_FOUND "draw_not_found":
