@@ -2,11 +2,15 @@
 //! listing and auditing the numbers of a period; moving a counter and changing a format.
 //!
 //! A number is its series, period and counter; its text is rendered from them. Gapless
-//! series claim their counter, then move it in the same transaction as the orders it
-//! numbers, so a number exists if and only if its order does; each order is a link of the
-//! period's hash chain. Fast series reserve a block of numbers for a whole batch with one
-//! atomic `ADD`, then write the orders; a failure can leave unused numbers in the block,
-//! never a number used twice.
+//! series move their counter in the same transaction as the orders it numbers, so a
+//! number exists if and only if its order does; each order is a link of the period's hash
+//! chain. Fast series reserve blocks of numbers with one atomic `ADD` and number from
+//! them in memory, single posts and batches alike; a crash can leave unused numbers of a
+//! block, never a number used twice (O6).
+//!
+//! A process keeps what it learns between requests: the series it numbers (read again at
+//! a new period, after [`SERIES_MAX_AGE`], or when a write tells it something changed),
+//! the blocks of fast series, and the counters of gapless series.
 
 mod batch;
 mod change;
@@ -18,6 +22,7 @@ mod issuers;
 mod ledger;
 mod lookup;
 mod outcome;
+mod repeats;
 pub mod requests;
 mod void;
 
@@ -29,6 +34,7 @@ use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
 pub use change::SeriesChange;
+pub use fast::SpareNumbers;
 pub use issuers::Entered;
 pub use ledger::{AUDIT_PAGE, Audit, AuditScope, ListedPage};
 #[cfg(test)]
@@ -43,12 +49,22 @@ use crate::domain::series::{
     InvalidPeriod, NumberFormat, Period, RangeLow, Series, SeriesDefinition, SeriesError,
 };
 use crate::store::orders::SeriesInsert;
-use crate::store::{Store, StoreError, backoff};
+use crate::store::{Store, StoreError, backoff, random_token};
 
 use batch::Batch;
+use fast::Blocks;
+use gapless::Counters;
 
 /// Attempts per chunk before its orders are reported as contended.
 const MAX_ATTEMPTS: u32 = 32;
+
+/// How long a process numbers with a series as it read it before reading it again: how
+/// late it may see a change of the settings it does not check in its writes
+/// (`range_low_percent`). Formats, codes and ranges it learns from its writes.
+pub const SERIES_MAX_AGE: Duration = Duration::from_secs(60);
+
+/// A series and one of its periods: what a counter, and a process's block of it, belong to.
+pub(crate) type SeriesPeriod = (SeriesId, Period);
 
 /// The current time; tests pass a fixed one to cross period boundaries.
 pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
@@ -103,21 +119,28 @@ pub struct SeriesStatus {
     pub last_number: Option<String>,
 }
 
-/// A series as this process last read it, and the period it was read in: a process that
-/// numbers in a new period reads the series again, so it sees a format change made for
-/// that period.
+/// A series as this process last read it, and when and in which period it read it: a
+/// process that numbers in a new period reads the series again, so it sees a format change
+/// made for that period.
 #[derive(Clone)]
 struct Known {
     series: Series,
     period: Period,
+    read_at: DateTime<Utc>,
 }
 
 pub struct OrderService {
     store: Store,
     clock: Clock,
+    /// Random per service value (a process): the owner of its claims and turns.
+    instance: String,
     series: Mutex<HashMap<SeriesId, Known>>,
     /// Ranges whose low mark this process knows is written.
     marked_ranges: Mutex<HashSet<(SeriesId, u64)>>,
+    /// The blocks of fast series this process numbers from.
+    blocks: Blocks,
+    /// What this process knows of gapless counters.
+    counters: Counters,
 }
 
 impl OrderService {
@@ -129,9 +152,18 @@ impl OrderService {
         Self {
             store,
             clock,
+            instance: random_token(),
             series: Mutex::new(HashMap::new()),
             marked_ranges: Mutex::new(HashSet::new()),
+            blocks: Blocks::default(),
+            counters: Counters::default(),
         }
+    }
+
+    /// The numbers of fast series this process reserved and has not used (the audit
+    /// lists them as `reserved_unused` until it does; a crash leaves them unused).
+    pub fn spare_numbers(&self) -> Vec<SpareNumbers> {
+        self.blocks.spare()
     }
 
     /// The time now, to the millisecond as stored.
@@ -279,18 +311,13 @@ impl OrderService {
         let series = self.load_series(series_id, now).await?;
         let series = self.numbering(series).await?;
         let (mut batch, sorted) = Batch::new(series, source.clone(), now, inputs);
-        let refs: Vec<ExternalRef> = sorted
-            .primaries
-            .iter()
-            .map(|&i| batch.new_order(i).external_ref.clone())
-            .collect();
-        let known = self.store.get_orders_by_refs(source, &refs).await?;
-        let mut fresh = VecDeque::new();
-        for index in sorted.primaries {
-            match known.get(&batch.new_order(index).external_ref) {
-                Some(order) => batch.found(index, order.clone()),
-                None => fresh.push_back(index),
-            }
+        let mut fresh: VecDeque<usize> = sorted.primaries.iter().copied().collect();
+        // One order: its write finds a repeat by the reference's condition. A batch reads
+        // its references first, as one request for all, so that a repost does not cancel
+        // transactions of up to a hundred items. So does a credit note, whose invoice may
+        // have been voided since it was numbered.
+        if fresh.len() > 1 || batch.series.definition.credits.is_some() {
+            fresh = self.unknown_refs(&mut batch, source, fresh).await?;
         }
         if batch.series.definition.credits.is_some() {
             fresh = self.find_invoices(&mut batch, fresh, access).await?;
@@ -314,15 +341,39 @@ impl OrderService {
             .await
     }
 
-    /// The series, as this process knows it if it was read in the period of `now`, else
-    /// read again.
+    /// The items whose reference has no order yet; the others get their order.
+    async fn unknown_refs(
+        &self,
+        batch: &mut Batch,
+        source: &SourceId,
+        queue: VecDeque<usize>,
+    ) -> Result<VecDeque<usize>, OrderError> {
+        let refs: Vec<ExternalRef> = queue
+            .iter()
+            .map(|&i| batch.new_order(i).external_ref.clone())
+            .collect();
+        let known = self.store.get_orders_by_refs(source, &refs).await?;
+        let mut fresh = VecDeque::new();
+        for index in queue {
+            match known.get(&batch.new_order(index).external_ref) {
+                Some(order) => batch.found(index, order.clone()),
+                None => fresh.push_back(index),
+            }
+        }
+        Ok(fresh)
+    }
+
+    /// The series, as this process knows it if it was read in the period of `now` less
+    /// than [`SERIES_MAX_AGE`] ago, else read again.
     async fn load_series(
         &self,
         series_id: &SeriesId,
         now: DateTime<Utc>,
     ) -> Result<Series, OrderError> {
+        let max_age = chrono::Duration::from_std(SERIES_MAX_AGE).unwrap_or_default();
         if let Some(known) = self.lock_series().get(series_id)
             && known.series.period(now) == known.period
+            && now - known.read_at < max_age
         {
             return Ok(known.series.clone());
         }
@@ -382,9 +433,11 @@ impl OrderService {
     }
 
     fn remember(&self, series: &Series) {
+        let now = self.now();
         let known = Known {
             series: series.clone(),
-            period: series.period(self.now()),
+            period: series.period(now),
+            read_at: now,
         };
         self.lock_series().insert(series.series_id.clone(), known);
     }

@@ -65,6 +65,10 @@ pub enum TicketError {
     PayerRequired,
     #[error("the payer may hold at most {max_per_payer} tickets; {left} more are left")]
     PayerLimit { max_per_payer: u64, left: u64 },
+    #[error(
+        "the payer's live holds may take at most {max_held_per_payer} numbers; {left} more are left"
+    )]
+    PayerHoldLimit { max_held_per_payer: u64, left: u64 },
     #[error("draw {0} is not closed: close it before drawing its winners")]
     DrawOpen(DrawId),
     #[error("the winners of draw {0} are drawn: they cannot change, nor can a purchase be voided")]
@@ -102,8 +106,24 @@ pub enum TicketError {
         "`quantity` must be between 1 and {max} (the draw's `max_per_purchase`), not {quantity}"
     )]
     InvalidQuantity { max: u32, quantity: u32 },
-    #[error("{}", sold_out_detail(*remaining))]
-    SoldOut { remaining: u64 },
+    #[error("{}", sold_out_detail(*remaining, *held))]
+    SoldOut { remaining: u64, held: u64 },
+    #[error(
+        "only {remaining} tickets are free: live holds keep {held} more, and the first of them ends at {}",
+        crate::domain::time::rfc3339_millis(*first_hold_ends_at)
+    )]
+    TicketsHeld {
+        remaining: u64,
+        held: u64,
+        first_hold_ends_at: DateTime<Utc>,
+    },
+    #[error(
+        "live holds take as many numbers as the draw allows where these would be ({max_held_percent}% of each stripe)"
+    )]
+    HoldsFull {
+        max_held_percent: u8,
+        first_hold_ends_at: Option<DateTime<Utc>>,
+    },
     #[error("numbers {0:?} are sold or held")]
     NumbersTaken(Vec<u64>),
     #[error("{0}")]
@@ -296,12 +316,19 @@ impl TicketService {
     }
 }
 
-/// What a sold-out refusal says: how many tickets are left, as a sentence.
-fn sold_out_detail(remaining: u64) -> String {
-    match remaining {
-        0 => "the draw is sold out: no ticket is left".to_owned(),
-        1 => "only 1 ticket is left: buy at most 1".to_owned(),
-        n => format!("only {n} tickets are left: buy at most {n}"),
+/// What a sold-out refusal says: how many tickets are left, and held, as a sentence.
+fn sold_out_detail(remaining: u64, held: u64) -> String {
+    let tickets = |n: u64| match n {
+        1 => "1 ticket is".to_owned(),
+        n => format!("{n} tickets are"),
+    };
+    match (remaining, held) {
+        (0, 0) => "the draw is sold out: no ticket is left".to_owned(),
+        (0, held) => format!(
+            "no ticket is free, and the {held} held would be too few even if their holds ended"
+        ),
+        (n, 0) => format!("only {} left: buy at most {n}", tickets(n)),
+        (n, held) => format!("only {} free, and {held} held: buy at most {n}", tickets(n)),
     }
 }
 

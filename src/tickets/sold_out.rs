@@ -28,7 +28,7 @@ impl TicketService {
         }
         let read = match outcome {
             Ok(_) => cache.view().stripes.remaining() == 0,
-            Err(TicketError::SoldOut { remaining: 0 }) => {
+            Err(TicketError::SoldOut { remaining: 0, .. }) => {
                 cache.sell_out_read_turn(Utc::now().timestamp_millis(), SELL_OUT_READ_EVERY_MS)
             }
             Err(_) => false,

@@ -7,13 +7,12 @@ use axum::http::StatusCode;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::json;
 use tally::domain::access::SourceAccess;
-use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
-use tally::domain::order::{NewOrder, OrderData};
+use tally::domain::ids::{SeriesId, SourceId};
 use tally::domain::series::{Reset, SeriesDefinition};
-use tally::orders::{ItemOutcome, OrderInput, OrderService, SeriesChange};
+use tally::orders::{ItemOutcome, OrderService, SeriesChange};
 
 use crate::helpers::assert_problem;
-use crate::helpers::{TestApp, fresh_store, spawn_app};
+use crate::helpers::{TestApp, fresh_store, order_input, spawn_app};
 use crate::ledger::{define, post_range};
 
 /// Every page of a period's listing: (orders' counters, moves' (from, to)).
@@ -219,23 +218,12 @@ async fn moves_go_forward_only_and_are_declared_gaps_in_listing_and_audit() {
     );
 }
 
-fn input(r: &str) -> OrderInput {
-    OrderInput {
-        external_ref: Some(r.to_owned()),
-        order: Ok(NewOrder {
-            external_ref: ExternalRef::parse(r).unwrap(),
-            data: OrderData::empty(),
-            corrects: None,
-        }),
-    }
-}
-
 async fn number_one(service: &OrderService, series: &SeriesId, r: &str) -> String {
     match &service
         .create_orders(
             series,
             &SourceId::parse("erp").unwrap(),
-            vec![input(r)],
+            vec![order_input(r)],
             &SourceAccess::All,
         )
         .await

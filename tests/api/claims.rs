@@ -12,12 +12,12 @@ use chrono::Utc;
 use serde_json::json;
 use tally::domain::ids::SeriesId;
 use tally::domain::series::{Period, Reset};
-use tally::store::Store;
 use tally::store::orders::Claim;
+use tally::store::{RequestCounter, Store};
 
 use crate::fault_proxy::{FaultProxy, Faults};
 use crate::faults::faulty_instance;
-use crate::helpers::{Reply, endpoint, post_json, spawn_app};
+use crate::helpers::{Reply, endpoint, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
 
 /// A claim of the series' counter by a writer that died, ending `lease_ms` from now.
@@ -156,10 +156,12 @@ async fn a_request_cut_off_at_its_deadline_gives_its_claim_up_for_the_next_write
         ..Faults::default()
     });
     let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(1)).await;
+    // A batch claims the counter (a single post would not).
     let cut = post_json(
         &instance,
-        "/orders",
-        &json!({"series": "C", "source": "a", "external_ref": "1"}),
+        "/orders/batch",
+        &json!({"series": "C", "source": "a",
+                "orders": [{"external_ref": "1"}, {"external_ref": "2"}]}),
     )
     .await;
     assert_eq!(cut.code(), "outcome_unknown", "{}", cut.body);
@@ -178,4 +180,23 @@ async fn a_request_cut_off_at_its_deadline_gives_its_claim_up_for_the_next_write
     let stored = numbered_orders(&app.scan().await, "C");
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert_eq!(next.body["order_number"], "C0001");
+}
+
+/// A single post that meets another writer's claim waits for it and reads the counter
+/// again, sending no transaction the claim would refuse, and answers with the time the
+/// claim still holds.
+#[tokio::test]
+async fn a_single_post_behind_a_dead_writers_claim_sends_no_transaction() {
+    let app = spawn_app().await;
+    let series = json!({"format": "W{seq:4}", "reset": "never"});
+    app.define_series("W", &series).await;
+    dead_writer(&app.store, "W", 10_000).await;
+    let counter = RequestCounter::default();
+    let instance = crate::helpers::router(store_on(app.store.table(), Some(counter.clone())).await);
+    let order = json!({"series": "W", "source": "erp", "external_ref": "w"});
+    let blocked = post_json(&instance, "/orders", &order).await;
+    assert_eq!(blocked.code(), "contention", "{}", blocked.body);
+    assert!(retry_after(&blocked) >= 2, "{}", retry_after(&blocked));
+    let sent = counter.snapshot();
+    assert_eq!(sent.of("TransactWriteItems"), 0, "{sent}");
 }

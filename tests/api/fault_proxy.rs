@@ -81,6 +81,24 @@ pub struct Counts {
     pub held: u64,
 }
 
+/// A request that DynamoDB Local answered and whose answer the client never got (a 500
+/// or silence after forwarding): what a write it made was for, for tests that account for
+/// every number.
+#[derive(Clone, Debug)]
+pub struct Undelivered {
+    pub operation: String,
+    pub request: serde_json::Value,
+    pub answer: serde_json::Value,
+}
+
+/// A request the proxy saw while recording: its operation (`TransactWriteItems`, ...) and
+/// its JSON body.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub operation: String,
+    pub body: serde_json::Value,
+}
+
 /// A proxy on a loopback port; it stops, dropping every connection, when dropped.
 pub struct FaultProxy {
     shared: Arc<Shared>,
@@ -121,6 +139,8 @@ impl FaultProxy {
             }),
             freeze: Mutex::new(Freeze::default()),
             counters: Counters::default(),
+            undelivered: Mutex::new(Vec::new()),
+            recording: Mutex::new(None),
             stopped,
         });
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
@@ -185,6 +205,26 @@ impl FaultProxy {
         task.await.expect("the thaw task does not panic");
     }
 
+    /// Every answer the clients did not get, in the order DynamoDB Local gave them.
+    pub fn undelivered(&self) -> Vec<Undelivered> {
+        self.shared.undelivered.lock().unwrap().clone()
+    }
+
+    /// Records every request that arrives from now on, until [`Self::recorded`].
+    pub fn record(&self) {
+        *self.shared.recording.lock().unwrap() = Some(Vec::new());
+    }
+
+    /// The requests recorded since [`Self::record`], in arrival order; recording stops.
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.shared
+            .recording
+            .lock()
+            .unwrap()
+            .take()
+            .unwrap_or_default()
+    }
+
     pub fn counts(&self) -> Counts {
         let c = &self.shared.counters;
         let read = |counter: &AtomicU64| counter.load(Ordering::SeqCst);
@@ -214,6 +254,9 @@ struct Shared {
     plan: Mutex<Plan>,
     freeze: Mutex<Freeze>,
     counters: Counters,
+    undelivered: Mutex<Vec<Undelivered>>,
+    /// The requests seen, while recording.
+    recording: Mutex<Option<Vec<Recorded>>>,
     stopped: watch::Receiver<()>,
 }
 
@@ -312,11 +355,18 @@ impl Shared {
             .and_then(|target| target.rsplit_once('.'))
             .map(|(_, operation)| operation.to_owned())
             .unwrap_or_default();
+        if let Some(recording) = self.recording.lock().unwrap().as_mut() {
+            recording.push(Recorded {
+                operation: operation.clone(),
+                body: serde_json::from_slice(&body).unwrap_or_default(),
+            });
+        }
         let target = format!(
             "{}{}",
             self.upstream,
             parts.uri.path_and_query().map_or("/", |p| p.as_str())
         );
+        let sent = body.clone();
         let mut upstream = Request::builder()
             .method(parts.method)
             .uri(target)
@@ -356,17 +406,39 @@ impl Shared {
             }
             Some(Fault::ErrorAfter) => {
                 bump(&self.counters.errors_after);
-                self.forward_detached(upstream).await?;
+                let answer = self.forward_detached(upstream).await?;
+                self.record_undelivered(operation, &sent, answer).await;
                 Ok(internal_server_error())
             }
             Some(Fault::LostAfter) => {
                 bump(&self.counters.lost_after);
-                self.forward_detached(upstream).await?;
+                let answer = self.forward_detached(upstream).await?;
+                self.record_undelivered(operation, &sent, answer).await;
                 // hyper drops this future as soon as the client closes the connection.
                 tokio::time::sleep(HOLD_LIMIT).await;
                 Err(Hangup("answer lost on purpose".into()))
             }
         }
+    }
+
+    async fn record_undelivered(
+        &self,
+        operation: String,
+        request: &Bytes,
+        answer: Response<Full<Bytes>>,
+    ) {
+        let answer = answer
+            .into_body()
+            .collect()
+            .await
+            .map(|body| body.to_bytes())
+            .unwrap_or_default();
+        let json = |bytes: &[u8]| serde_json::from_slice(bytes).unwrap_or_default();
+        self.undelivered.lock().unwrap().push(Undelivered {
+            operation,
+            request: json(request),
+            answer: json(&answer),
+        });
     }
 
     /// Queues the request while frozen (the receiver gets its answer on thaw); gives it back

@@ -5,11 +5,13 @@
 //! once, with the invariants of the table intact.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::http::{Method, StatusCode};
 use serde_json::json;
+use tally::orders::OrderService;
 use tally::store::{AwsEnvironment, Store, StoreConfig, Timeouts};
 
 use crate::fault_proxy::{FaultProxy, Faults};
@@ -100,6 +102,17 @@ pub fn agreed(id: &str, replies: &[Reply]) -> Option<Vec<u64>> {
 
 /// One Lambda instance whose DynamoDB calls go through the proxy.
 pub async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: Duration) -> Router {
+    faulty_instance_with_orders(proxy, table, request_timeout)
+        .await
+        .0
+}
+
+/// [`faulty_instance`], with its order service, whose spare numbers a test reads.
+pub async fn faulty_instance_with_orders(
+    proxy: &FaultProxy,
+    table: &str,
+    request_timeout: Duration,
+) -> (Router, Arc<OrderService>) {
     let config = StoreConfig::new(
         table,
         Some(proxy.endpoint()),
@@ -110,7 +123,8 @@ pub async fn faulty_instance(proxy: &FaultProxy, table: &str, request_timeout: D
     let store = Store::connect(&config, None).await;
     let mut state = tally::api::AppState::new(store);
     state.request_timeout = request_timeout;
-    tally::api::router(state)
+    let orders = state.orders.clone();
+    (tally::api::router(state), orders)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

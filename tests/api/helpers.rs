@@ -1,7 +1,7 @@
 //! One isolated world per test: its own table in DynamoDB Local, its own services.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Once};
+use std::sync::{Arc, LazyLock, Once};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -11,7 +11,9 @@ use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tally::api::{self, AppState};
-use tally::domain::ids::DrawId;
+use tally::domain::ids::{DrawId, ExternalRef};
+use tally::domain::order::{NewOrder, OrderData};
+use tally::orders::{OrderInput, OrderService};
 use tally::store::{AwsEnvironment, RequestCounter, Store, StoreConfig, Timeouts};
 use tally::telemetry::{self, LogFormat};
 use tower::ServiceExt;
@@ -88,11 +90,19 @@ fn show_logs_when_asked() {
 /// The whole API on `store`, like one Lambda instance, with a request timeout that fits
 /// the patient store.
 pub fn router(store: Store) -> Router {
-    api::router(AppState {
+    instance(store).0
+}
+
+/// One Lambda instance: the API on `store`, as [`router`] builds it, and its order
+/// service, whose spare numbers a test reads.
+pub fn instance(store: Store) -> (Router, Arc<OrderService>) {
+    let state = AppState {
         request_timeout: Duration::from_secs(120),
         drawing_timeout: Duration::from_secs(120),
         ..AppState::new(store)
-    })
+    };
+    let orders = state.orders.clone();
+    (api::router(state), orders)
 }
 
 /// A table of one test's own: the guard holds its name and deletes the table when it
@@ -455,4 +465,16 @@ pub fn tickets_of(reply: &Reply) -> Vec<u64> {
         .iter()
         .map(|n| n.as_u64().unwrap())
         .collect()
+}
+
+/// An order of `reference` with no data, as a request carries it to the order service.
+pub fn order_input(reference: &str) -> OrderInput {
+    OrderInput {
+        external_ref: Some(reference.to_owned()),
+        order: Ok(NewOrder {
+            external_ref: ExternalRef::parse(reference).unwrap(),
+            data: OrderData::empty(),
+            corrects: None,
+        }),
+    }
 }

@@ -1,8 +1,10 @@
 //! The invariants read back from the table, shared by the race and fault tests.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use tally::orders::OrderService;
 
 use crate::helpers::{Item, attr_n, attr_numbers, attr_s, of_kind};
 
@@ -229,4 +231,15 @@ pub fn within_ranges(items: &[Item], series: &str, start: u64, ranges: &[(u64, u
     }
     counters.sort_unstable();
     counters
+}
+
+/// The numbers the order services (processes) hold unused: those never written, and those
+/// whose write has an unknown outcome (used if it committed).
+pub fn spare_numbers(services: &[Arc<OrderService>]) -> (BTreeSet<u64>, BTreeSet<u64>) {
+    let (mut spare, mut doubtful) = (BTreeSet::new(), BTreeSet::new());
+    for numbers in services.iter().flat_map(|s| s.spare_numbers()) {
+        spare.extend(numbers.counters.into_iter().flatten());
+        doubtful.extend(numbers.doubtful);
+    }
+    (spare, doubtful)
 }

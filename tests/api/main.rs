@@ -1,6 +1,7 @@
 //! Integration tests against DynamoDB Local (`make test` starts one).
 
 mod beacon;
+mod blocks;
 mod bundles;
 mod callers;
 mod changes;
@@ -18,12 +19,17 @@ mod file_import;
 mod fuzz;
 mod hardening;
 mod helpers;
+mod hold_app;
 mod hold_faults;
+mod hold_limit_races;
+mod hold_limits;
+mod hold_marks;
 mod hold_races;
 mod hold_returns;
 mod holds;
 mod inputs;
 mod instant;
+mod instant_shapes;
 mod invariants;
 mod issuers;
 mod ledger;
@@ -43,6 +49,7 @@ mod reconciliation;
 mod references;
 mod secrets;
 mod series_scale;
+mod single_posts;
 mod sold_out;
 mod stale_counter;
 mod stream;

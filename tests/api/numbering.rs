@@ -10,13 +10,12 @@ use axum::http::StatusCode;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::{Value, json};
 use tally::domain::access::SourceAccess;
-use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
-use tally::domain::order::{NewOrder, OrderData};
+use tally::domain::ids::{SeriesId, SourceId};
 use tally::domain::series::{Calendar, Reset, SeriesDefinition, Timezone};
-use tally::orders::{ItemOutcome, OrderInput, OrderService};
+use tally::orders::{ItemOutcome, OrderService};
 use tally::store::StoreError;
 
-use crate::helpers::{TestTable, fresh_store, post_json, spawn_app, store_on};
+use crate::helpers::{TestTable, fresh_store, order_input, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
 
 /// Posts `count` orders of `source` into `series`, in batches of 10 alternating with single
@@ -173,23 +172,12 @@ fn service_at(
     )
 }
 
-fn input(r: &str) -> OrderInput {
-    OrderInput {
-        external_ref: Some(r.to_owned()),
-        order: Ok(NewOrder {
-            external_ref: ExternalRef::parse(r).unwrap(),
-            data: OrderData::empty(),
-            corrects: None,
-        }),
-    }
-}
-
 async fn number(service: &OrderService, series: &SeriesId, r: &str) -> (String, String) {
     let outcome = service
         .create_orders(
             series,
             &SourceId::parse("erp").unwrap(),
-            vec![input(r)],
+            vec![order_input(r)],
             &SourceAccess::All,
         )
         .await

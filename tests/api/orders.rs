@@ -6,12 +6,11 @@ use tally::domain::access::SourceAccess;
 use axum::http::StatusCode;
 use chrono::{TimeZone, Utc};
 use serde_json::{Value, json};
-use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
-use tally::domain::order::{NewOrder, OrderData};
+use tally::domain::ids::{SeriesId, SourceId};
 use tally::domain::series::{Reset, SeriesDefinition};
-use tally::orders::{ItemOutcome, OrderInput, OrderService};
+use tally::orders::{ItemOutcome, OrderService};
 
-use crate::helpers::{Reply, TestApp, assert_problem, fresh_store, spawn_app};
+use crate::helpers::{Reply, TestApp, assert_problem, fresh_store, order_input, spawn_app};
 
 async fn put_series(app: &TestApp, id: &str, body: Value) -> Reply {
     app.put(&format!("/series/{id}"), &body).await
@@ -303,17 +302,6 @@ async fn a_legacy_start_continues_and_a_wide_counter_grows() {
     assert_eq!(b.body["order_number"], format!("UABC{yy}1000000"));
 }
 
-fn input(r: &str) -> OrderInput {
-    OrderInput {
-        external_ref: Some(r.to_owned()),
-        order: Ok(NewOrder {
-            external_ref: ExternalRef::parse(r).unwrap(),
-            data: OrderData::empty(),
-            corrects: None,
-        }),
-    }
-}
-
 fn number(outcome: &ItemOutcome) -> String {
     match outcome {
         ItemOutcome::Created(o) | ItemOutcome::Existing(o) => o.order_number.clone(),
@@ -343,24 +331,29 @@ async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting(
         .create_orders(
             &yearly,
             &source,
-            vec![input("y1"), input("y2")],
+            vec![order_input("y1"), order_input("y2")],
             &SourceAccess::All,
         )
         .await
         .unwrap();
     let never_2026 = service
-        .create_orders(&never, &source, vec![input("n1")], &SourceAccess::All)
+        .create_orders(&never, &source, vec![order_input("n1")], &SourceAccess::All)
         .await
         .unwrap();
     assert_eq!(number(&last_2026[1]), "UABC26000002");
     assert_eq!(number(&never_2026[0]), "UNEV26000001");
     *now.lock().unwrap() = Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 1).unwrap();
     let first_2027 = service
-        .create_orders(&yearly, &source, vec![input("y3")], &SourceAccess::All)
+        .create_orders(
+            &yearly,
+            &source,
+            vec![order_input("y3")],
+            &SourceAccess::All,
+        )
         .await
         .unwrap();
     let never_2027 = service
-        .create_orders(&never, &source, vec![input("n2")], &SourceAccess::All)
+        .create_orders(&never, &source, vec![order_input("n2")], &SourceAccess::All)
         .await
         .unwrap();
     assert_eq!(number(&first_2027[0]), "UABC27000001");
@@ -380,7 +373,7 @@ async fn a_fast_batch_of_a_thousand_costs_one_counter_update() {
     let series = SeriesId::parse("K").unwrap();
     let definition = SeriesDefinition::new("K{seq:5}", Reset::Never, false, 1).unwrap();
     service.define_series(&series, definition).await.unwrap();
-    let inputs: Vec<OrderInput> = (0..1_000).map(|i| input(&format!("k-{i}"))).collect();
+    let inputs: Vec<_> = (0..1_000).map(|i| order_input(&format!("k-{i}"))).collect();
     let (requests, units) = (counter.get(), store.write_meter().table_units());
     let outcomes = service
         .create_orders(

@@ -1,18 +1,22 @@
 //! Writers whose view of a gapless counter is stale: an operator's move read before the
-//! systems numbered past its end, and a writer whose claim expired and was taken over.
-//! Either finds numbers in its way that others wrote under the counter: that is a change
-//! to read again, not a broken invariant (never a 500), and nothing of it is written.
+//! systems numbered past its end, a writer whose claim expired and was taken over, and a
+//! process whose known counter another process moved on. Each finds the counter changed:
+//! that is a change to learn, not a broken invariant (never a 500), and nothing of it is
+//! written.
 
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::json;
+use tally::domain::access::SourceAccess;
 use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally::domain::order::{Move, Order, OrderData, Reason};
 use tally::domain::series::{Period, Reset};
-use tally::store::orders::{CounterAdvance, CounterMoved, OrdersCommit, OrdersExtras};
+use tally::orders::{ItemOutcome, OrderService};
+use tally::store::RequestCounter;
+use tally::store::orders::{CounterAdvance, CounterMoved, Holding, OrdersCommit, OrdersExtras};
 
 use crate::helpers::assert_problem;
-use crate::helpers::{TestApp, spawn_app};
+use crate::helpers::{TestApp, order_input, spawn_app, store_on};
 use crate::ledger::{define, post_range};
 
 /// A gapless series `id` with numbers 1 to 10; its series id and period.
@@ -25,14 +29,14 @@ async fn ten_numbers(app: &TestApp, id: &str) -> (SeriesId, Period) {
     )
 }
 
-/// The audit of `id`: its orders, gaps and chain as they should be after 10 numbers.
-async fn assert_untouched(app: &TestApp, id: &str) {
+/// The audit of `id`: `orders` orders numbered 1 to `orders`, no gap, an intact chain.
+async fn assert_untouched(app: &TestApp, id: &str, orders: u64) {
     let audit = app
         .get(&format!("/series/{id}/audit?period=all"))
         .await
         .body;
-    assert_eq!(audit["orders"], 10, "{audit}");
-    assert_eq!(audit["last_counter"], 10, "{audit}");
+    assert_eq!(audit["orders"], orders, "{audit}");
+    assert_eq!(audit["last_counter"], orders, "{audit}");
     assert_eq!(audit["gaps"].as_array().map(Vec::len), Some(0), "{audit}");
     assert_eq!(audit["chain"]["intact"], true, "{audit}");
 }
@@ -63,7 +67,7 @@ async fn a_move_read_before_writers_passed_its_end_reads_again_and_is_behind() {
         .patch("/series/MR", &json!({"next": 9, "reason": reason}))
         .await;
     assert_problem(&behind, StatusCode::CONFLICT, "move_not_forward");
-    assert_untouched(&app, "MR").await;
+    assert_untouched(&app, "MR", 10).await;
 }
 
 #[tokio::test]
@@ -95,7 +99,7 @@ async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
         expected: Some(3),
         new: 5,
         head: "00".repeat(32),
-        keep_until: None,
+        holding: Holding::Claim { until: None },
     };
     let commit = app
         .store
@@ -115,5 +119,42 @@ async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
     };
     assert_eq!(cancelled.counter_now.and_then(|c| c.last), Some(10));
     assert!(cancelled.existing.is_empty());
-    assert_untouched(&app, "CT").await;
+    assert_untouched(&app, "CT", 10).await;
+}
+
+/// A single post moves the counter from the value its process knows; when another process
+/// moved it meanwhile, the cancelled transaction returns the counter, and the post is
+/// numbered next without reading it.
+#[tokio::test]
+async fn a_single_post_whose_counter_moved_on_learns_it_from_the_cancellation() {
+    let app = spawn_app().await;
+    define(&app, "SL", json!({"format": "S{seq:5}", "reset": "never"})).await;
+    let series = SeriesId::parse("SL").unwrap();
+    let source = SourceId::parse("erp").unwrap();
+    let counter = RequestCounter::default();
+    let a = OrderService::new(store_on(app.store.table(), Some(counter.clone())).await);
+    let b = OrderService::new(store_on(app.store.table(), None).await);
+    let post = async |service: &OrderService, reference: &str| {
+        let inputs = vec![order_input(reference)];
+        match service
+            .create_orders(&series, &source, inputs, &SourceAccess::All)
+            .await
+            .unwrap()
+            .pop()
+        {
+            Some(ItemOutcome::Created(order)) => order.counter,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(post(&a, "a1").await, 1);
+    assert_eq!(post(&b, "b1").await, 2);
+    let before = counter.snapshot();
+    assert_eq!(post(&a, "a2").await, 3);
+    let sent = counter.snapshot().since(&before);
+    assert_eq!(
+        (sent.of("TransactWriteItems"), sent.total()),
+        (2, 2),
+        "{sent}"
+    );
+    assert_untouched(&app, "SL", 3).await;
 }

@@ -144,6 +144,14 @@ async fn run(
             aws,
             ..
         } => {
+            // It authenticates no one, so it is reachable from this machine only.
+            if !addr.ip().is_loopback() {
+                return Err(format!(
+                    "tally serve listens on a loopback address only (127.0.0.1, ::1), not {addr}: \
+                     it authenticates no one"
+                )
+                .into());
+            }
             // The table in AWS holds a deployment's purchases: they are fingerprinted
             // under its secret, never the public local one.
             let secret_use = if aws {

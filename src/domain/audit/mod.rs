@@ -38,8 +38,8 @@ impl Entry {
 pub enum GapCause {
     /// The counter was moved forward on purpose, with a reason.
     DeclaredMove,
-    /// Fast series: the numbers were reserved by a writer that did not write them (it
-    /// failed, lost a race, or is still writing).
+    /// Fast series: the numbers were reserved by a process that did not write them (it
+    /// stopped or failed, or holds them in its block for its next orders).
     ReservedUnused,
     /// Gapless series: a number below the counter has no order and no move. Tally never
     /// leaves one; it means an order was deleted from the table.

@@ -1,5 +1,6 @@
 //! Order numbering series: formats, calendars, reset periods and the numbers they render.
 
+mod blocks;
 mod calendar;
 mod format;
 pub mod issuer;
@@ -12,6 +13,7 @@ use std::ops::RangeInclusive;
 
 use chrono::{DateTime, Datelike, Utc};
 
+pub use blocks::{BLOCK_MAX_AGE, BLOCK_TARGET, BlockSize, MAX_BLOCK, Spare, SpareCounter};
 pub use calendar::{Calendar, LocalDate, Timezone};
 pub use format::{
     DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, Names, NumberFormat, ReadNumber, Texts,

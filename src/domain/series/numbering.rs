@@ -25,6 +25,16 @@ impl Series {
         room(&d.ranges, d.start, self.ceiling(format), last, now)
     }
 
+    /// Whether `counter` may be issued at `now`: in a series with ranges, the range it
+    /// lies in is live.
+    pub fn counter_live(&self, counter: u64, now: DateTime<Utc>) -> bool {
+        let ranges = self.definition.ranges.as_slice();
+        ranges.is_empty()
+            || ranges
+                .iter()
+                .any(|r| r.from <= counter && counter <= r.to && r.live_at(now))
+    }
+
     /// The range that counters `before + 1 ..= after` take to its low share: the range
     /// `after` lies in, if its mark is among them.
     pub fn low_passed(

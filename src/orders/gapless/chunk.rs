@@ -1,19 +1,20 @@
 //! The next chunk of a gapless request: where the counter goes on (inside the series'
-//! room: its format's width and length, its live authorised ranges), a declared jump to
-//! the next range when the counter must skip, each order's number and link of the hash
-//! chain, and the range's mark when the chunk takes it past its low share.
+//! room: its format's width and length, its live authorised ranges) and on what footing,
+//! a declared jump to the next range when the counter must skip, each order's number and
+//! link of the hash chain, and the range's mark when the chunk takes it past its low
+//! share.
 
 use chrono::Utc;
 
 use super::super::chunk::chunk_of;
 use super::super::{OrderError, OrderService};
-use super::Run;
+use super::{Footing, Run};
 use crate::domain::chain::{GENESIS, Hash, from_hex, move_link, order_link, to_hex};
 use crate::domain::order::{Move, Order, Reason};
 use crate::domain::series::{RangeLow, Room, Series, Stop};
 use crate::orders::batch::Batch;
 use crate::store::StoreError;
-use crate::store::orders::{CounterAdvance, CounterState};
+use crate::store::orders::{CounterAdvance, CounterState, Holding};
 
 /// What one gapless transaction writes.
 pub(super) struct Chunk {
@@ -26,12 +27,14 @@ pub(super) struct Chunk {
 }
 
 impl OrderService {
-    /// The next chunk after the claimed counter `state`, or why the series numbers no more.
+    /// The next chunk after the counter `state`, moved on `footing`, or why the series
+    /// numbers no more.
     pub(super) async fn chunk(
         &self,
         batch: &mut Batch,
         run: &Run,
         state: &CounterState,
+        footing: Footing,
     ) -> Result<Result<Chunk, Stop>, OrderError> {
         let version = state
             .format_version
@@ -62,13 +65,21 @@ impl OrderService {
         } else {
             batch.series.low_passed(state.last, new, Utc::now())
         };
+        let now = Utc::now().timestamp_millis();
+        let holding = match footing {
+            Footing::Claimed => Holding::Claim {
+                until: more.then(|| now + self.claim_lease()),
+            },
+            Footing::Turn => Holding::Turn { now },
+            Footing::Free => Holding::Free { now },
+        };
         let advance = CounterAdvance {
             owner: run.hold.owner.clone(),
             format_version: version,
             expected: state.last,
             new,
             head: to_hex(&head),
-            keep_until: more.then(|| Utc::now().timestamp_millis() + self.claim_lease()),
+            holding,
         };
         Ok(Ok(Chunk {
             indexes,

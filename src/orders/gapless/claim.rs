@@ -1,21 +1,19 @@
-//! Holding the counter: the claim held from the last chunk, or a new one; a claim held by
-//! another writer is waited for, and a request that waits too long gives its orders back
+//! Waiting for other writers' claims: a request that waits too long gives its orders back
 //! as contended, saying honestly when to come back: when the claim it waited for ends.
 
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use super::super::{MAX_ATTEMPTS, OrderError, OrderService};
+use super::super::MAX_ATTEMPTS;
 use super::Run;
-use crate::orders::batch::Batch;
 use crate::store::jittered_wait;
-use crate::store::orders::{Claim, CounterState, Pending};
-use crate::telemetry::metrics;
+use crate::store::orders::Pending;
 
-/// Waits before a claim is tried again: a claim is held for a few transactions, tens of
-/// milliseconds each, so the wait stays short (an idle counter is lost throughput) but
-/// random (so that waiters do not all come back together), and each try costs one unit.
+/// Waits before a batch's claim is tried again: a claim is held for a few transactions,
+/// tens of milliseconds each, so the wait stays short (an idle counter is lost
+/// throughput) but random (so that waiters do not all come back together), and each try
+/// costs one unit.
 fn claim_wait(attempt: u32) -> Duration {
     jittered_wait(attempt, Duration::from_millis(2), Duration::from_millis(20))
 }
@@ -26,8 +24,9 @@ const CLAIM_PATIENCE: Duration = Duration::from_secs(8);
 
 /// How long one claim may stay exactly as it is (same owner, same end) before the
 /// request stops waiting for it: a live owner renews its claim with every chunk and gives
-/// it up at its end, within milliseconds; one that does neither for this long has most
-/// likely died, and its claim ends only with its lease.
+/// it up at its end, within milliseconds, and a turn ends within a fraction of a second;
+/// one that does neither for this long has most likely died, and its claim ends only with
+/// its lease.
 const CLAIM_STALE: Duration = Duration::from_secs(3);
 
 /// What a request has seen of other writers' claims.
@@ -42,7 +41,8 @@ pub(super) struct Waits {
 }
 
 impl Waits {
-    fn busy(&mut self, held: Option<Pending>) -> Duration {
+    /// A claim was found taken (`held`, when DynamoDB told it).
+    pub(super) fn saw(&mut self, held: Option<Pending>) {
         self.taken += 1;
         if let Some(held) = held {
             match &self.seen {
@@ -50,9 +50,18 @@ impl Waits {
                 _ => self.seen = Some((held, Instant::now())),
             }
         }
+    }
+
+    /// A batch found the claim taken: how long to wait before claiming again.
+    pub(super) fn busy(&mut self, held: Option<Pending>) -> Duration {
+        self.saw(held);
         let wait = claim_wait(self.taken);
         self.waited += wait;
         wait
+    }
+
+    pub(super) fn waited_for(&mut self, wait: Duration) {
+        self.waited += wait;
     }
 
     pub(super) fn reset(&mut self) {
@@ -83,44 +92,5 @@ impl Run {
             .as_ref()
             .is_some_and(|(_, since)| since.elapsed() > CLAIM_STALE);
         (self.waits.waited > CLAIM_PATIENCE || stale).then(|| self.waits.until_free(lease_ms))
-    }
-}
-
-impl OrderService {
-    /// The counter, held by this request: as its last chunk left it, or claimed now.
-    /// `None` after a wait for another writer's claim.
-    pub(super) async fn claim(
-        &self,
-        batch: &Batch,
-        run: &mut Run,
-    ) -> Result<Option<CounterState>, OrderError> {
-        if let Some(state) = run.hold.claimed.take() {
-            return Ok(Some(state));
-        }
-        let now = Utc::now().timestamp_millis();
-        let claim = self
-            .store
-            .claim_counter(
-                &batch.series.series_id,
-                &batch.period,
-                &run.hold.owner,
-                batch.series.latest_version(),
-                now,
-                now + self.claim_lease(),
-            )
-            .await?;
-        match claim {
-            Claim::Claimed(state) => {
-                run.hold.may_own = true;
-                run.waits.reset();
-                Ok(Some(state))
-            }
-            Claim::Busy(held) => {
-                let wait = run.waits.busy(held);
-                metrics::GAPLESS_CLAIM_WAIT.add(wait.as_millis() as u64);
-                tokio::time::sleep(wait).await;
-                Ok(None)
-            }
-        }
     }
 }

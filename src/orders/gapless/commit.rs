@@ -1,23 +1,26 @@
 //! One gapless transaction and what its outcome means: committed orders are created and
-//! the claim is kept for the next chunk (or was given up by the last); a cancelled one
-//! tells, item by item, whether the claim was lost, a reference has its order already, or
-//! an invoice refused its credit note; those items leave the queue and the rest is tried
-//! again.
+//! the counter's new state is known; a cancelled one tells, item by item, whether the
+//! counter was not as known (then its state comes back: other writers number the period
+//! too, or a claim was lost), a reference has its order already, or an invoice refused
+//! its credit note; those items leave the queue and the rest is tried again.
+
+use std::time::Duration;
+
+use chrono::Utc;
 
 use super::super::credit::refuse;
 use super::super::{OrderError, OrderService};
 use super::Run;
 use super::chunk::Chunk;
 use crate::orders::batch::Batch;
-use crate::store::backoff;
-use crate::store::orders::{CounterState, InvoiceRef, OrdersCommit, OrdersExtras};
+use crate::store::orders::{CounterState, Holding, InvoiceRef, OrdersCommit, OrdersExtras};
+use crate::store::{StoreError, backoff};
 
 impl OrderService {
     pub(super) async fn commit(
         &self,
         batch: &mut Batch,
         run: &mut Run,
-        state: CounterState,
         chunk: Chunk,
     ) -> Result<(), OrderError> {
         let invoices: Vec<Option<InvoiceRef>> = chunk
@@ -31,6 +34,7 @@ impl OrderService {
             invoices: &invoices,
             low: chunk.low.as_ref(),
         };
+        let started = std::time::Instant::now();
         let outcome = self
             .store
             .commit_orders(
@@ -40,6 +44,8 @@ impl OrderService {
                 &extras,
             )
             .await?;
+        run.view
+            .timed(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
         let cancelled = match outcome {
             OrdersCommit::Committed => {
                 committed(batch, run, chunk);
@@ -47,22 +53,19 @@ impl OrderService {
             }
             OrdersCommit::Cancelled(cancelled) => cancelled,
         };
-        let version = chunk.advance.format_version;
-        match cancelled.counter_now {
-            // The claim was taken over (it expired) or the period's format was changed
-            // before its first number: claim again.
-            Some(now) => {
-                run.hold.may_own = now.pending.is_some_and(|p| p.owner == run.hold.owner);
-                if now.format_version.is_some_and(|v| v != version) {
-                    self.refresh_series(&mut batch.series).await?;
-                }
-            }
-            None => run.hold.claimed = Some(state),
+        if let Some(&j) = cancelled.taken.first() {
+            // The counter was as known: no number above it can exist.
+            return Err(StoreError::Invariant(format!(
+                "number {} of {} {} already exists",
+                chunk.orders[j].counter, batch.series.series_id, batch.period
+            ))
+            .into());
         }
-        for (j, order) in cancelled.existing {
-            batch.found(chunk.indexes[j], order);
-            run.queue.retain(|&i| i != chunk.indexes[j]);
+        if let Some(now) = cancelled.counter_now {
+            self.learn(batch, run, &chunk, now).await?;
         }
+        self.settle_repeats(batch, &mut run.queue, &chunk.indexes, cancelled.existing)
+            .await?;
         for (j, refusal) in cancelled.invoices {
             refuse(batch, chunk.indexes[j], refusal);
             run.queue.retain(|&i| i != chunk.indexes[j]);
@@ -73,22 +76,73 @@ impl OrderService {
         }
         Ok(())
     }
+
+    /// The counter was not as this process knew it: its state now, from the cancellation.
+    async fn learn(
+        &self,
+        batch: &mut Batch,
+        run: &mut Run,
+        chunk: &Chunk,
+        counter: CounterState,
+    ) -> Result<(), OrderError> {
+        let now = Utc::now().timestamp_millis();
+        let owner = &run.hold.owner;
+        let mine = counter.pending.as_ref().is_some_and(|p| p.owner == *owner);
+        let other = counter
+            .pending
+            .as_ref()
+            .filter(|p| p.owner != *owner && p.until >= now)
+            .cloned();
+        let booked_ahead = counter.turns.is_some_and(|end| end >= now);
+        match chunk.advance.holding {
+            // The claim was taken over (it expired), or is still this request's.
+            Holding::Claim { .. } => run.hold.may_own = mine,
+            Holding::Free { .. } if booked_ahead => run.contended(now),
+            // Another writer numbered since this process last did: try again at once
+            // with the counter learned, unless that happened a moment ago too.
+            Holding::Free { .. } if counter.last != chunk.advance.expected => {
+                run.missed(now);
+            }
+            Holding::Turn { .. } | Holding::Free { .. } => {}
+        }
+        if other.is_some() {
+            run.contended(now);
+        }
+        let version = chunk.advance.format_version;
+        let format_changed = counter.format_version.is_some_and(|v| v != version);
+        run.view.state = Some(counter);
+        if format_changed {
+            // The period's format was changed before its first number.
+            self.refresh_series(&mut batch.series).await?;
+        }
+        if let (true, Some(other)) = (run.single, other) {
+            // Another writer's claim holds the counter: wait for it, at most a turn at a
+            // time, then read the counter rather than send a transaction it may refuse.
+            let until = other.until.min(now + self.turn_length(run));
+            run.waits.saw(Some(other));
+            run.view.state = None;
+            self.wait_for(run, until, Duration::ZERO).await;
+        }
+        Ok(())
+    }
 }
 
-/// The chunk's orders are numbered: the claim is kept for the next chunk, or the last
-/// chunk gave it up.
+/// The chunk's orders are numbered, and the counter is where they left it.
 fn committed(batch: &mut Batch, run: &mut Run, chunk: Chunk) {
-    let more = chunk.advance.keep_until.is_some();
-    run.hold.may_own = more;
-    if more {
-        run.hold.claimed = Some(CounterState {
-            last: Some(chunk.advance.new),
-            head: Some(chunk.advance.head.clone()),
-            format_version: Some(chunk.advance.format_version),
-            pending: None,
-            moved_to: None,
-        });
+    match chunk.advance.holding {
+        Holding::Claim { until } => run.hold.may_own = until.is_some(),
+        Holding::Turn { .. } | Holding::Free { .. } => {}
     }
+    // The turns booked are as last seen: a transaction does not move them.
+    let turns = run.view.state.as_ref().and_then(|state| state.turns);
+    run.view.state = Some(CounterState {
+        last: Some(chunk.advance.new),
+        head: Some(chunk.advance.head.clone()),
+        format_version: Some(chunk.advance.format_version),
+        pending: None,
+        moved_to: None,
+        turns,
+    });
     run.low_written |= chunk.low.is_some();
     for (order, index) in chunk.orders.into_iter().zip(&chunk.indexes) {
         batch.created(*index, order);

@@ -1,45 +1,56 @@
-//! Gapless numbering: a writer claims the period's counter (one conditional update),
-//! then moves it in the same transaction as the orders it numbers, each order linked into
-//! the period's hash chain. A number exists if and only if its order does. Writers that
-//! find the counter claimed wait and try again: losing a claim costs one write unit, not
-//! a cancelled transaction of up to a hundred items.
+//! Gapless numbering: the counter moves in the same transaction as the orders it numbers,
+//! from the value the writer knows, and each order is linked into the period's hash chain.
+//! A number exists if and only if its order does.
 //!
-//! A request runs as named steps: [`claim`] (hold the counter, or wait for it), [`chunk`]
-//! (the next numbers, a declared jump to the next authorised range, the chain's links),
-//! and [`commit`] (one transaction, and what its outcome means for the rest).
+//! How a writer may move the counter ([`Footing`]): a batch claims it (one conditional
+//! update, cheap to lose) and keeps the claim across its chunks. A single post moves it
+//! from the value its process knows, without a claim, in its one transaction; if another
+//! writer moved it meanwhile, the cancellation tells the new value. Once other writers
+//! number the period too, single posts take turns: a process claims the counter for a
+//! short turn and numbers its posts of that turn in one transaction each, while the
+//! others wait for the turn's end instead of cancelling each other's transactions.
+//!
+//! A request runs as named steps: [`footing`] (how the next chunk may move the counter,
+//! or a wait for another writer), [`chunk`] (the next numbers, a declared jump to the
+//! next authorised range, the chain's links), and [`commit`] (one transaction, and what
+//! its outcome means for the rest).
 
 mod chunk;
 mod claim;
 mod commit;
+mod counters;
+mod footing;
 
 use std::collections::VecDeque;
 
+use tokio::sync::OwnedMutexGuard;
 use tracing::warn;
 
 use super::batch::Batch;
 use super::{OrderError, OrderService};
 use crate::domain::ids::SeriesId;
 use crate::domain::series::Period;
-use crate::store::orders::CounterState;
-use crate::store::{Store, backoff, random_token};
+use crate::store::{Store, backoff};
 
 use claim::Waits;
+use counters::CounterView;
+pub(crate) use counters::Counters;
+pub(super) use footing::Footing;
 
 /// Attempts to give a claim up before it is left to expire.
 const RELEASE_ATTEMPTS: u32 = 3;
 
 /// One request's hold on a counter while it numbers its chunks. Dropped while it may
-/// still own the claim (the request was cut off at its deadline), it gives the claim up
-/// from a task of its own, so that the next writer does not wait for the lease to end.
+/// still own a claim it means to give up (the request was cut off at its deadline), it
+/// gives the claim up from a task of its own, so that the next writer does not wait for
+/// the lease to end.
 struct Hold {
     store: Store,
     series: SeriesId,
     period: Period,
-    /// Random per request: the claim is this request's and no other's.
+    /// The process's own: its claims and turns are its and no other's.
     owner: String,
-    /// The counter as this request left it, while it holds the claim.
-    claimed: Option<CounterState>,
-    /// Whether the claim may still be this request's: then it is given up at the end.
+    /// Whether this request holds a claim it gives up at its end.
     may_own: bool,
 }
 
@@ -84,6 +95,10 @@ async fn release(store: &Store, series: &SeriesId, period: &Period, owner: &str)
 /// A request's numbering under way.
 struct Run {
     hold: Hold,
+    /// What this process knows of the counter, this request's alone while it runs.
+    view: OwnedMutexGuard<CounterView>,
+    /// One order to number: it may go without a claim, and takes turns under contention.
+    single: bool,
     /// The items still to number, in request order.
     queue: VecDeque<usize>,
     /// Transactions tried for the current chunk.
@@ -99,47 +114,58 @@ impl OrderService {
         batch: &mut Batch,
         queue: VecDeque<usize>,
     ) -> Result<(), OrderError> {
+        let view = self
+            .counters
+            .view(&batch.series.series_id, &batch.period)
+            .await;
         let mut run = Run {
             hold: Hold {
                 store: self.store.clone(),
                 series: batch.series.series_id.clone(),
                 period: batch.period.clone(),
-                owner: random_token(),
-                claimed: None,
+                owner: self.instance.clone(),
                 may_own: false,
             },
+            view,
+            single: queue.len() == 1,
             queue,
             attempts: 0,
             waits: Waits::default(),
             low_written: false,
         };
-        let result = self.number_claimed(batch, &mut run).await;
-        if run.hold.may_own || result.is_err() {
-            // Whether or not the last transaction committed, nothing of this request can
-            // commit once the claim is gone: give it up for the next writer.
+        let result = self.number_run(batch, &mut run).await;
+        if result.is_err() {
+            // What the counter is now is unknown; whether or not the last transaction
+            // committed, nothing of this request can commit once the claim is gone: give
+            // it up for the next writer.
+            run.view.state = None;
+            run.hold.may_own = true;
+        }
+        if run.hold.may_own {
             run.hold.release().await;
         }
         result
     }
 
-    async fn number_claimed(&self, batch: &mut Batch, run: &mut Run) -> Result<(), OrderError> {
+    async fn number_run(&self, batch: &mut Batch, run: &mut Run) -> Result<(), OrderError> {
         while !run.queue.is_empty() {
             if let Some(retry_after) = run.out_of_patience(self.claim_lease()) {
                 batch.give_up(std::mem::take(&mut run.queue), retry_after);
                 return Ok(());
             }
-            let Some(state) = self.claim(batch, run).await? else {
+            let Some(footing) = self.footing(batch, run).await? else {
                 continue;
             };
+            let state = run.view.state.clone().unwrap_or_default();
             run.attempts += 1;
-            let chunk = match self.chunk(batch, run, &state).await? {
+            let chunk = match self.chunk(batch, run, &state, footing).await? {
                 Ok(chunk) => chunk,
                 Err(stop) => {
                     batch.stop(std::mem::take(&mut run.queue), stop);
                     return Ok(());
                 }
             };
-            self.commit(batch, run, state, chunk).await?;
+            self.commit(batch, run, chunk).await?;
         }
         Ok(())
     }

@@ -63,6 +63,9 @@ pub struct OrdersCancellation {
     pub existing: Vec<(usize, Order)>,
     /// Positions whose invoice refused the credit note.
     pub invoices: Vec<(usize, InvoiceRefusal)>,
+    /// Positions whose number item exists already, while the counter was the writer's to
+    /// move (a fast series' counter always is): the writer decides whether that can be.
+    pub taken: Vec<usize>,
     /// The range's mark was written already.
     pub low_written: bool,
     /// Another transaction or write held an item, or DynamoDB throttled one.
@@ -142,10 +145,9 @@ impl Store {
             RoledOutcome::Cancelled(verdicts) => verdicts,
         };
         let mut cancellation = OrdersCancellation::default();
-        // Numbers are written under the counter: a number item in the way is a bug while
-        // the counter is the writer's (always, in a fast series, whose numbers were
-        // reserved). A gapless writer whose claim was taken over finds the counter moved
-        // on, and the next writer may have written those numbers: it claims again.
+        // Numbers are written under the counter. A gapless writer whose counter moved on
+        // may find the next writer's numbers in its way: that is the counter's verdict,
+        // not theirs. Otherwise a number in the way is reported, for the writer to judge.
         let counter_held = !verdicts.iter().any(|(role, verdict)| {
             matches!(role, Role::Counter) && !matches!(verdict, Verdict::Passed)
         });
@@ -166,12 +168,7 @@ impl Store {
                     });
                 }
                 Role::Number(_) | Role::Jump if !counter_held => {}
-                Role::Number(index) => {
-                    return Err(StoreError::Invariant(format!(
-                        "number {} of {series_id} {period} already exists",
-                        orders[index].counter
-                    )));
-                }
+                Role::Number(index) => cancellation.taken.push(index),
                 Role::Jump => {
                     return Err(StoreError::Invariant(format!(
                         "an entry holds the end of a jump in {series_id} {period}"

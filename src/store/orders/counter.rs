@@ -1,14 +1,16 @@
 //! The counter item of a series and period: the last number issued (`last`), the head of
 //! the hash chain (`head`, gapless series), the format version the period is numbered in
-//! (`fmt`, fixed by its first write) and the claim of the writer numbering it now
-//! (`pending`, gapless series).
+//! (`fmt`, fixed by its first write), the claim of the writer numbering it now
+//! (`pending`, gapless series) and the end of the turns booked (`turns`, see `turns.rs`).
 //!
-//! A gapless writer first claims the counter with a single conditional update (one write
-//! unit, and cheap to lose), then moves `last` and `head` in the transaction that writes
-//! its orders, on condition that it still owns the claim. So writers that would collide
-//! lose on the claim, not on a transaction of up to a hundred items. A claim whose owner
-//! died expires and is taken over; its orders were never written, so no number is lost
-//! and none repeats.
+//! A gapless writer moves `last` and `head` in the transaction that writes its orders, on
+//! condition that `last` is what it expects and that it may move the counter
+//! ([`Holding`]). A batch first claims the counter with a single conditional update (one
+//! write unit, and cheap to lose), so that writers that would collide lose on the claim,
+//! not on a transaction of up to a hundred items. A claim whose owner died expires and is
+//! taken over; its orders were never written, so no number is lost and none repeats. A
+//! single post needs no claim: its transaction of three items moves the counter from the
+//! value its process knows, and a cancellation returns the counter as it is.
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
@@ -28,11 +30,14 @@ pub(super) const LAST: &str = "last";
 pub(super) const HEAD: &str = "head";
 pub(super) const FORMAT_VERSION: &str = "fmt";
 pub(super) const PENDING: &str = "pending";
+/// The end of the last turn booked (milliseconds since the epoch): turns follow each
+/// other in booking order.
+pub(super) const TURNS: &str = "turns";
 /// The last counter of the latest move: while `last` equals it, the last counter was
 /// skipped, not issued.
 const MOVED_TO: &str = "moved_to";
-const OWNER: &str = "owner";
-const UNTIL: &str = "until";
+pub(super) const OWNER: &str = "owner";
+pub(super) const UNTIL: &str = "until";
 
 /// A live claim of a counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +57,8 @@ pub struct CounterState {
     pub pending: Option<Pending>,
     /// The last counter a move skipped.
     pub moved_to: Option<u64>,
+    /// The end of the last turn booked, in milliseconds since the epoch.
+    pub turns: Option<i64>,
 }
 
 pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
@@ -72,6 +79,7 @@ pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
         format_version: r.opt_num(FORMAT_VERSION)?,
         pending,
         moved_to: r.opt_num(MOVED_TO)?,
+        turns: r.opt_num(TURNS)?,
     })
 }
 
@@ -259,9 +267,9 @@ impl Store {
     }
 }
 
-/// The counter's part of a gapless transaction: moves `last` and `head`, on condition
-/// that `owner` still holds the claim and the period's format is `format_version`. The
-/// claim is kept until `keep_until` for the caller's next chunk, or given up.
+/// The counter's part of a gapless transaction: moves `last` and `head`, on condition that
+/// the counter is as the writer knows it (`expected`, the period's format) and that the
+/// writer may move it ([`Holding`]).
 pub(super) fn gapless_counter_update(
     table: &str,
     series_id: &SeriesId,
@@ -281,18 +289,49 @@ pub(super) fn gapless_counter_update(
         .expression_attribute_values(":fmt", n(advance.format_version))
         .expression_attribute_values(":owner", s(&advance.owner))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-    update = match advance.keep_until {
-        Some(until) => update
-            .update_expression("SET #last = :new, #head = :head, #pending.#until = :until")
-            .expression_attribute_names("#until", UNTIL)
-            .expression_attribute_values(":until", n(until)),
-        None => update.update_expression("SET #last = :new, #head = :head REMOVE #pending"),
+    let (set, held) = match advance.holding {
+        Holding::Claim { until: Some(until) } => {
+            update = update
+                .expression_attribute_names("#until", UNTIL)
+                .expression_attribute_values(":until", n(until));
+            (
+                "SET #last = :new, #head = :head, #pending.#until = :until",
+                "#pending.#owner = :owner AND #fmt = :fmt",
+            )
+        }
+        Holding::Claim { until: None } => (
+            "SET #last = :new, #head = :head REMOVE #pending",
+            "#pending.#owner = :owner AND #fmt = :fmt",
+        ),
+        Holding::Turn { now } => {
+            update = update
+                .expression_attribute_names("#until", UNTIL)
+                .expression_attribute_values(":now", n(now));
+            (
+                "SET #last = :new, #head = :head",
+                "(attribute_not_exists(#pending) OR #pending.#until < :now OR #pending.#owner = :owner) \
+                 AND #fmt = :fmt",
+            )
+        }
+        Holding::Free { now } => {
+            update = update
+                .expression_attribute_names("#until", UNTIL)
+                .expression_attribute_names("#turns", TURNS)
+                .expression_attribute_values(":now", n(now));
+            // The first number of a period fixes its format, as a claim would have.
+            (
+                "SET #last = :new, #head = :head, #fmt = :fmt REMOVE #pending",
+                "(attribute_not_exists(#pending) OR #pending.#until < :now OR #pending.#owner = :owner) \
+                 AND (attribute_not_exists(#turns) OR #turns < :now) \
+                 AND (attribute_not_exists(#fmt) OR #fmt = :fmt)",
+            )
+        }
     };
-    let owned = "#pending.#owner = :owner AND #fmt = :fmt";
+    update = update.update_expression(set);
     update = match advance.expected {
-        None => update.condition_expression(format!("{owned} AND attribute_not_exists(#last)")),
+        None => update.condition_expression(format!("{held} AND attribute_not_exists(#last)")),
         Some(old) => update
-            .condition_expression(format!("{owned} AND #last = :old"))
+            .condition_expression(format!("{held} AND #last = :old"))
             .expression_attribute_values(":old", n(old)),
     };
     Ok(TransactWriteItem::builder()
@@ -300,7 +339,21 @@ pub(super) fn gapless_counter_update(
         .build())
 }
 
-/// How a gapless chunk moves the counter it has claimed.
+/// What entitles a gapless writer to move the counter, and what becomes of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holding {
+    /// It claimed the counter: keeps the claim until then (more chunks follow), or gives
+    /// it up.
+    Claim { until: Option<i64> },
+    /// It is its turn (booked, see `Store::book_turn`), and no other writer holds a live
+    /// claim at `now` (milliseconds since the epoch).
+    Turn { now: i64 },
+    /// No turn is booked past `now` and no other writer holds a live claim: it moves the
+    /// counter from the value it knows, or learns it.
+    Free { now: i64 },
+}
+
+/// How a gapless chunk moves the counter.
 #[derive(Debug, Clone)]
 pub struct CounterAdvance {
     pub owner: String,
@@ -310,6 +363,5 @@ pub struct CounterAdvance {
     pub new: u64,
     /// The chain's head after the chunk.
     pub head: String,
-    /// Keep the claim until then (more chunks follow), or give it up.
-    pub keep_until: Option<i64>,
+    pub holding: Holding,
 }

@@ -74,7 +74,10 @@ impl Store {
 
     /// A reference item keeps the order as it was numbered (and voided); its credit notes
     /// are added to its number item alone, so they are read from there.
-    async fn with_credit_notes(&self, mut orders: Vec<Order>) -> Result<Vec<Order>, StoreError> {
+    pub async fn with_credit_notes(
+        &self,
+        mut orders: Vec<Order>,
+    ) -> Result<Vec<Order>, StoreError> {
         if orders.is_empty() {
             return Ok(orders);
         }

@@ -1,6 +1,6 @@
-//! Numbering items: series, period counters with their claims, order transactions (with
-//! credit notes, jumps between authorised ranges and range marks), lookups and voids, and
-//! the period and number indexes.
+//! Numbering items: series, period counters with their claims and turns, blocks of fast
+//! series, order transactions (with credit notes, jumps between authorised ranges and
+//! range marks), lookups and voids, and the period and number indexes.
 
 mod codec;
 mod commit;
@@ -9,11 +9,13 @@ mod listing;
 mod lookup;
 mod reserve;
 mod series;
+mod turns;
 
 pub(crate) use codec::{decode_move, decode_order, decode_range_low, decode_series};
 pub use commit::{InvoiceRef, InvoiceRefusal, OrdersCancellation, OrdersCommit, OrdersExtras};
-pub use counter::{Claim, CounterAdvance, CounterMoved, CounterState, Pending};
+pub use counter::{Claim, CounterAdvance, CounterMoved, CounterState, Holding, Pending};
 pub use listing::PeriodPage;
 pub use lookup::Voided;
 pub use reserve::{Bounds, Reservation};
 pub use series::{SeriesInsert, SeriesWrite};
+pub use turns::{Booking, Turn, TurnPlace};

@@ -252,3 +252,18 @@ async fn the_local_server_writes_metrics_lines_only_when_asked() {
         let _ = std::fs::remove_file(&log);
     }
 }
+
+#[tokio::test]
+async fn the_local_server_refuses_to_listen_beyond_loopback() {
+    let table = TestTable::reserve();
+    let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
+    let env = [("TABLE_NAME", table.name().to_owned())];
+    let said = tokio::task::spawn_blocking({
+        let log = log.clone();
+        move || refused(&["--addr", "0.0.0.0:0"], &borrowed(&env), &[], &log)
+    })
+    .await
+    .unwrap();
+    assert!(said.contains("loopback address only"), "{said}");
+    let _ = std::fs::remove_file(&log);
+}

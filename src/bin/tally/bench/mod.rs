@@ -1,8 +1,8 @@
 //! `tally bench`: sells out a draw with many concurrent buyers, the Tally way and the
 //! naive way (random number + conditional put, retry on conflict), and by lucky dip among
-//! numbers buyers chose and held; imports orders in batches and one by one, measures the
-//! endpoint's own write ceiling, and times the parsing of import files, in one run, and
-//! prints the figures. Every buyer or source is
+//! numbers buyers chose and held; imports orders in batches, posts orders and buys
+//! tickets one per request, measures the endpoint's own write ceiling, and times the
+//! parsing of import files, in one run, and prints the figures. Every buyer or source is
 //! its own service, like one warm Lambda instance.
 
 mod audit;
@@ -14,6 +14,7 @@ mod import_parse;
 mod mixed_sale;
 mod orders;
 mod sell_out;
+mod single;
 mod stats;
 mod ticket_figures;
 mod winners;
@@ -38,6 +39,8 @@ pub struct BenchArgs {
     ceiling_seconds: u64,
     #[command(flatten)]
     orders: orders::OrderBenchArgs,
+    #[command(flatten)]
+    single: single::SingleBenchArgs,
     #[command(flatten)]
     import_parse: import_parse::ImportParseArgs,
     #[command(flatten)]
@@ -67,6 +70,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         && args.bundles.skip_bundles
         && args.mixed_sale.skip_mixed_sale
         && args.orders.skip_orders
+        && args.single.skip_single
         && args.skip_ceiling
         && args.cold_start.skipped()
         && args.audit.skip_audit
@@ -87,6 +91,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         && args.bundles.skip_bundles
         && args.mixed_sale.skip_mixed_sale
         && args.orders.skip_orders
+        && args.single.skip_single
         && args.skip_ceiling
     {
         return Ok(());
@@ -131,6 +136,9 @@ async fn run_all(
         let around = (!args.skip_ceiling).then_some(ceiling_time);
         Some(orders::run(&args.orders, store, counter, around).await?)
     };
+    if !args.single.skip_single {
+        single::run(&args.single, store, counter).await?;
+    }
     let audit = if args.audit.skip_audit {
         None
     } else {

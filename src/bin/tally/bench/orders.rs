@@ -1,6 +1,7 @@
 //! The order benchmark: several sources import the same number of orders into a fast
-//! series and into a gapless series in batches, and one order per request (the classic
-//! loop, one counter update per order), in one run.
+//! series and into a gapless series in batches, in one run, with the endpoint's write
+//! ceiling measured around each. One order per request is the single-call part
+//! (`single.rs`), which imports the same way.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,18 +34,27 @@ pub struct OrderBenchArgs {
 }
 
 pub struct OrderFigures {
-    label: String,
+    pub(super) label: String,
     elapsed: Duration,
-    orders: u64,
-    by_operation: RequestCounts,
+    pub(super) orders: u64,
+    pub(super) by_operation: RequestCounts,
     /// Units of the table's own items, and of the period index's writes.
-    table_units: u64,
+    pub(super) table_units: u64,
     index_units: u64,
-    latencies: Vec<Duration>,
+    pub(super) latencies: Vec<Duration>,
 }
 
-/// The batch imports of one run (the one-per-request loop is their yardstick, printed as
-/// ratios).
+/// One import: `orders` split evenly over `sources` concurrent sources, each its own
+/// service (a warm Lambda instance), in requests of `batch` orders.
+pub(super) struct Import<'a> {
+    pub(super) series: &'a str,
+    pub(super) gapless: bool,
+    pub(super) orders: usize,
+    pub(super) sources: usize,
+    pub(super) batch: usize,
+}
+
+/// The batch imports of one run.
 pub struct OrderSummary {
     pub fast: OrderFigures,
     pub gapless: OrderFigures,
@@ -122,8 +132,8 @@ impl OrderFigures {
     }
 }
 
-/// Runs the three imports; with `ceiling_time`, measures the ceiling around the batch
-/// imports for that long each.
+/// Runs the two imports; with `ceiling_time`, measures the ceiling around them for that
+/// long each.
 pub async fn run(
     args: &OrderBenchArgs,
     store: &Store,
@@ -135,10 +145,17 @@ pub async fn run(
         None => None,
     };
     println!(
-        "\nImporting {} orders from {} concurrent sources: batches of {}, and one per request",
+        "\nImporting {} orders from {} concurrent sources in batches of {}",
         args.orders, args.order_sources, args.order_batch
     );
-    let fast = import(args, store, counter, "FAST", false, args.order_batch).await?;
+    let batches = |series, gapless| Import {
+        series,
+        gapless,
+        orders: args.orders,
+        sources: args.order_sources,
+        batch: args.order_batch,
+    };
+    let fast = import(store, counter, &batches("FAST", false)).await?;
     fast.print();
     let between = match ceiling_time {
         Some(time) => {
@@ -150,7 +167,7 @@ pub async fn run(
         }
         None => None,
     };
-    let gapless = import(args, store, counter, "GAPLESS", true, args.order_batch).await?;
+    let gapless = import(store, counter, &batches("GAPLESS", true)).await?;
     gapless.print();
     let bracket = match (ceiling_time, before_fast, between) {
         (Some(time), Some(before_fast), Some(between)) => {
@@ -167,18 +184,7 @@ pub async fn run(
         }
         _ => None,
     };
-    let single = import(args, store, counter, "LOOP", false, 1).await?;
-    single.print();
     println!();
-    println!("Ratios (orders/s against one order per request):");
-    println!(
-        "  fast batches          {:>8.2}x",
-        fast.orders_per_s() / single.orders_per_s()
-    );
-    println!(
-        "  gapless batches       {:>8.2}x",
-        gapless.orders_per_s() / single.orders_per_s()
-    );
     println!(
         "  gapless WCU per order {:>8.2}   (table; target <= 4.6), {:.2} with the index",
         gapless.table_wcu_per_order(),
@@ -191,14 +197,18 @@ pub async fn run(
     })
 }
 
-async fn import(
-    args: &OrderBenchArgs,
+pub(super) async fn import(
     store: &Store,
     counter: &RequestCounter,
-    series: &str,
-    gapless: bool,
-    batch: usize,
+    plan: &Import<'_>,
 ) -> Result<OrderFigures, String> {
+    let Import {
+        series,
+        gapless,
+        orders,
+        sources,
+        batch,
+    } = *plan;
     let series_id = SeriesId::parse(series).expect("valid id");
     let definition = SeriesDefinition::new(
         &format!("{series}{{yy}}{{seq:6}}"),
@@ -211,17 +221,17 @@ async fn import(
         .define_series(&series_id, definition)
         .await
         .map_err(|e| e.to_string())?;
-    let per_source = args.orders / args.order_sources;
+    let per_source = orders / sources;
     let meter = store.write_meter();
     let (requests_before, table_before, index_before) =
         (counter.snapshot(), meter.table_units(), meter.index_units());
     let started = Instant::now();
-    let mut sources = Vec::new();
-    for source in 0..args.order_sources {
+    let mut tasks = Vec::new();
+    for source in 0..sources {
         let service = Arc::new(OrderService::new(store.clone()));
         let series_id = series_id.clone();
         let source = SourceId::parse(&format!("{series}-src-{source}")).expect("valid id");
-        sources.push(tokio::spawn(async move {
+        tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut created = 0u64;
             for start in (0..per_source).step_by(batch) {
@@ -263,23 +273,24 @@ async fn import(
             Ok::<_, String>((created, latencies))
         }));
     }
-    let mut orders = 0;
+    let mut created = 0;
     let mut latencies = Vec::new();
-    for source in sources {
-        let (created, mut l) = source.await.map_err(|e| e.to_string())??;
-        orders += created;
+    for task in tasks {
+        let (orders, mut l) = task.await.map_err(|e| e.to_string())??;
+        created += orders;
         latencies.append(&mut l);
     }
     let mode = if gapless { "gapless" } else { "fast" };
     let label = if batch == 1 {
-        "One order per request, one counter update each (fast series)".to_owned()
+        let writers = if sources == 1 { "writer" } else { "writers" };
+        format!("{mode} orders, {sources} {writers}")
     } else {
         format!("Batches of {batch} into a {mode} series")
     };
     Ok(OrderFigures {
         label,
         elapsed: started.elapsed(),
-        orders,
+        orders: created,
         by_operation: counter.snapshot().since(&requests_before),
         table_units: meter.table_units() - table_before,
         index_units: meter.index_units() - index_before,
