@@ -7,7 +7,8 @@
 //! compile. Imports run one way: the mains (`src/bin/`) → [`api`], [`queue`], [`stream`]
 //! → [`settings`] → the services ([`tickets`], [`orders`]) → [`store`] → the rules, in
 //! the crate `tally_domain` (crates/domain: ids, draws, stripes and the permutation,
-//! winners, series, orders, the chain, the audit, events; no AWS, no tokio, no HTTP).
+//! winners, series and the issuers whose series may not render one text, orders, the
+//! chain, the audit, events; no AWS, no tokio, no HTTP).
 //!
 //! - [`store`]: the one DynamoDB table. Key formats live in `store::keys`, one codec per
 //!   item type, shared item operations in `store::table`; every race is decided here, by

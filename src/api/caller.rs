@@ -1,42 +1,50 @@
-//! Who calls: behind API Gateway, the IAM identity that signed the request (the request
-//! context's `authorizer.iam.userArn`) decides which sources the caller may post, repost
-//! and read orders of, by the bindings the stack declares (`TALLY_SOURCE_BINDINGS`).
+//! Who calls: behind API Gateway, the identity its authorizer established decides which
+//! sources the caller may post, repost and read orders of, by the bindings the stack
+//! declares (`settings::sources`). An identity is the IAM principal that signed the
+//! request (the request context's `authorizer.iam.userArn`), or, where the API takes an
+//! OpenID Connect issuer's tokens instead, the token's issuer and the claim the bindings
+//! name callers by (`authorizer.jwt.claims`; `sub` unless `TALLY_JWT_CLAIM` names another).
 //! Without bindings (the local server), every source is allowed. With bindings, a request
-//! without an identity (a route left without IAM auth, a direct invocation) is refused:
-//! the bindings fail closed.
+//! without an identity (a route left without its authorizer, a direct invocation) is
+//! refused: the bindings fail closed.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lambda_http::request::RequestContext;
+use tally_domain::access::SourceAccess;
 
 use super::AppState;
 use super::problem::{Code, Problem};
-use tally_domain::access::SourceAccess;
-
-use crate::settings::Unidentified;
+use crate::settings::{Identity, Unidentified};
 
 impl From<Unidentified> for Problem {
     fn from(_: Unidentified) -> Self {
         Problem::new(
             Code::IdentityRequired,
-            "this deployment binds callers to order sources, and the request carries no IAM identity: call it through the API with IAM auth",
+            "this deployment binds callers to order sources, and the request carries no identity (IAM or a token): call it through the API, with its authorizer",
         )
     }
 }
 
-/// The IAM identity of a request that came through API Gateway with IAM auth.
-fn identity(parts: &Parts) -> Option<&str> {
-    match parts.extensions.get::<RequestContext>()? {
-        RequestContext::ApiGatewayV2(context) => context
-            .authorizer
-            .as_ref()?
-            .iam
-            .as_ref()?
-            .user_arn
-            .as_deref(),
-        #[allow(unreachable_patterns)]
-        _ => None,
+/// The identity of a request that came through API Gateway with an authorizer: IAM's, or
+/// a checked token's, named by `claim`.
+fn identity(parts: &Parts, claim: &str) -> Option<Identity> {
+    let RequestContext::ApiGatewayV2(context) = parts.extensions.get::<RequestContext>()? else {
+        return None;
+    };
+    let authorizer = context.authorizer.as_ref()?;
+    if let Some(arn) = authorizer
+        .iam
+        .as_ref()
+        .and_then(|iam| iam.user_arn.as_deref())
+    {
+        return Some(Identity::Iam(arn.to_owned()));
     }
+    let claims = &authorizer.jwt.as_ref()?.claims;
+    Some(Identity::Jwt {
+        issuer: claims.get("iss")?.clone(),
+        name: claims.get(claim).cloned(),
+    })
 }
 
 /// The sources the caller may act as. Every order route extracts it (a layer of the
@@ -48,7 +56,8 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Problem> {
-        Ok(Caller(state.sources.access(identity(parts))?))
+        let identity = identity(parts, state.sources.jwt_claim());
+        Ok(Caller(state.sources.access(identity.as_ref())?))
     }
 }
 
@@ -57,7 +66,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_request_without_an_identity_where_callers_are_bound_is_told_to_use_iam() {
+    fn a_request_without_an_identity_where_callers_are_bound_is_told_to_use_an_authorizer() {
         assert_eq!(
             Problem::from(Unidentified).code().as_str(),
             "identity_required"

@@ -19,7 +19,7 @@ use crate::store::StoreConfig;
 use crate::telemetry::LogSettings;
 use crate::tickets::DEFAULT_CACHED_DRAWS;
 
-pub use sources::{SOURCE_BINDINGS_VAR, SourceBindings, Unidentified};
+pub use sources::{Identity, JWT_CLAIM_VAR, SOURCE_BINDINGS_VAR, SourceBindings, Unidentified};
 
 /// Where `scripts/verify-page.sh` writes the browser verifier, from the repository's root.
 const VERIFY_PAGE: &str = "target/verify-page/verify.html";
@@ -76,7 +76,8 @@ pub struct HttpSettings {
     pub body_timeout: Duration,
     /// `TALLY_CACHED_DRAWS`.
     pub cached_draws: NonZeroUsize,
-    /// `TALLY_SOURCE_BINDINGS`, open when unset.
+    /// `TALLY_SOURCE_BINDINGS`, open when unset, naming token callers by
+    /// `TALLY_JWT_CLAIM`.
     pub sources: SourceBindings,
     /// `TALLY_BEACON_NETWORKS`, with quicknet always among them.
     pub networks: BeaconNetworks,
@@ -138,7 +139,8 @@ impl Settings {
                 drawing_timeout: millis("TALLY_DRAWING_TIMEOUT_MS", DEFAULT_DRAWING_TIMEOUT)?,
                 body_timeout: millis("TALLY_BODY_READ_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT)?,
                 cached_draws,
-                sources: SourceBindings::parse(&var(SOURCE_BINDINGS_VAR).unwrap_or_default())?,
+                sources: SourceBindings::parse(&var(SOURCE_BINDINGS_VAR).unwrap_or_default())?
+                    .with_jwt_claim(set(JWT_CLAIM_VAR).as_deref())?,
                 networks,
                 verify_page: set("TALLY_VERIFY_PAGE").unwrap_or_else(|| VERIFY_PAGE.to_owned()),
             },
@@ -299,6 +301,7 @@ mod tests {
             ("TALLY_BEACON_NETWORKS", "[1"),
             ("TALLY_BODY_READ_TIMEOUT_MS", "-1"),
             ("DYNAMODB_PORT", "80000"),
+            ("TALLY_JWT_CLAIM", "a claim"),
         ] {
             let error = settings(&[(name, value)]).unwrap_err();
             assert!(

@@ -12,7 +12,8 @@
 //!   [`availability`], [`hold`], [`purchase`], [`instant`] (instant wins), [`seed`],
 //!   [`secret`] (the deployment secret and what is derived from it), [`winners`] (the
 //!   draw anyone can check).
-//! - Numbering: [`series`] (formats, calendars, periods, blocks and ranges), [`order`],
+//! - Numbering: [`series`] (formats, calendars, periods, blocks, ranges, and the issuers
+//!   whose series may not render one text), [`order`],
 //!   [`access`] (which sources a caller may act as), [`chain`] (the hash chain of a
 //!   gapless period) and [`audit`].
 //! - [`events`]: the facts told to integrators.
