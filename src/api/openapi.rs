@@ -45,9 +45,8 @@ does not take;
 `throttled`, `contention`, `outcome_unknown`. Every request is safe to repeat as it was;
 - `500 internal_error` only for a bug.
 
-The local server (`tally serve`) also answers `414 uri_too_long`, \
-`431 headers_too_large` and `400 malformed_request` for requests that it cannot parse; \
-it serves localhost only, and answers `foreign_host` (421) to a request not addressed to \
+The local server (`tally serve`) answers requests that it cannot parse with a bare \
+`414`, `431` or `400` (no body); it serves localhost only, and answers `foreign_host` (421) to a request not addressed to \
 a loopback name with its port, `foreign_origin` (403) to one from another site's page.
 
 Behind API Gateway (IAM auth: requests signed with SigV4 for the service `execute-api`), \

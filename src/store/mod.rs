@@ -9,6 +9,7 @@ mod error;
 pub mod holds;
 pub mod instant;
 mod keys;
+pub mod kind;
 pub mod limits;
 pub mod lists;
 mod metrics;

@@ -13,7 +13,7 @@ use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
 use super::stripes::ChosenWrite;
 use super::table::{Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
-use super::{Store, StoreError, keys};
+use super::{Store, StoreError, keys, kind};
 use crate::domain::hold::Hold;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::instant::InstantWin;
@@ -95,7 +95,7 @@ pub enum Commit {
 /// stripe.
 pub(crate) fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
     let mut item = key(keys::purchase(&purchase.draw_id, &purchase.payment_id));
-    item.insert("kind".into(), s("purchase"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::PURCHASE));
     item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
     item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
     item.insert("quantity".into(), n(purchase.quantity));

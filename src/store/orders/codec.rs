@@ -5,7 +5,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::super::keys::{self, COUNTER, LIST_PK, LIST_SK, PERIOD_KEY};
-use super::super::{PARTITION_KEY, StoreError};
+use super::super::{PARTITION_KEY, StoreError, kind};
 use crate::domain::audit::Entry;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::{Move, Order, OrderData, Reason, Void};
@@ -181,7 +181,7 @@ pub(super) const VOIDED_AT: &str = "voided_at";
 pub(super) fn encode_order(pk: String, order: &Order, period_key: Option<String>) -> Item {
     let mut item = key(pk.clone());
     let kind = if period_key.is_some() {
-        "order"
+        kind::ORDER
     } else {
         "order_ref"
     };
@@ -256,7 +256,7 @@ pub(crate) fn decode_order(item: &Item) -> Result<Order, StoreError> {
 /// order can ever hold), listed at its first.
 pub(super) fn encode_move(series: &SeriesId, period: &Period, moved: &Move) -> Item {
     let mut item = key(keys::order_number(series, period, moved.to));
-    item.insert("kind".into(), s("move"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::MOVE));
     item.insert("series".into(), s(series.as_str()));
     item.insert("period".into(), s(period.as_str()));
     item.insert(PERIOD_KEY.into(), s(keys::series_counter(series, period)));
@@ -286,7 +286,7 @@ pub(crate) fn decode_move(item: &Item) -> Result<Move, StoreError> {
 pub(super) fn encode_range_low(low: &RangeLow) -> Item {
     let range = &low.range;
     let mut item = key(keys::range_low(&low.series, range.from));
-    item.insert("kind".into(), s("range_low"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::RANGE_LOW));
     item.insert("series".into(), s(low.series.as_str()));
     item.insert("from".into(), n(range.from));
     item.insert("to".into(), n(range.to));
@@ -320,7 +320,7 @@ pub(crate) fn decode_range_low(item: &Item) -> Result<RangeLow, StoreError> {
 pub(super) fn decode_entry(item: &Item) -> Result<Entry, StoreError> {
     match Reader::new(item).str("kind")? {
         "move" => Ok(Entry::Move(decode_move(item)?)),
-        "order" => Ok(Entry::Order(Box::new(decode_order(item)?))),
+        kind::ORDER => Ok(Entry::Order(Box::new(decode_order(item)?))),
         other => Err(StoreError::Corrupt {
             key: Reader::new(item)
                 .str(PARTITION_KEY)
