@@ -16,7 +16,7 @@ use super::purchases::{Commit, Role, encode_purchase, encode_ticket, read_cancel
 use super::stripes::ChosenWrite;
 use super::table::put_if_absent;
 use super::transaction::{Roled, RoledOutcome};
-use super::{Store, StoreError, keys};
+use super::{Store, StoreError, keys, kind};
 use crate::domain::hold::{Hold, HoldEnd};
 use crate::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
 use crate::domain::instant::InstantWin;
@@ -35,7 +35,7 @@ const TTL: &str = "ttl";
 
 fn encode_hold(hold: &Hold) -> Item {
     let mut item = key(keys::hold(&hold.draw_id, &hold.hold_id));
-    item.insert("kind".into(), s("hold"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::HOLD));
     item.insert("draw_id".into(), s(hold.draw_id.as_str()));
     item.insert("hold_id".into(), s(hold.hold_id.as_str()));
     item.insert("payer_id".into(), s(hold.payer_id.as_str()));

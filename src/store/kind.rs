@@ -1,4 +1,4 @@
-//! The `kind` attribute that tells what an item is. Changes of the kinds in [`FACTS`] are
+//! The `kind` attribute that tells what an item is, and every kind an item has. Changes of the kinds in [`FACTS`] are
 //! domain facts (`stream.rs`); the table stream's filter in template.yaml passes exactly
 //! these to the events function, and a test holds the two lists equal.
 
@@ -12,6 +12,13 @@ pub(crate) const ORDER: &str = "order";
 pub(crate) const MOVE: &str = "move";
 pub(crate) const RANGE_LOW: &str = "range_low";
 pub(crate) const INSTANT_WIN: &str = "instant_win";
+pub(crate) const TICKET: &str = "ticket";
+pub(crate) const HOLD: &str = "hold";
+pub(crate) const SERIES: &str = "series";
+pub(crate) const ISSUER: &str = "issuer";
+pub(crate) const ALLOWANCE: &str = "allowance";
+/// An order under its reference key: what finds a repeated post.
+pub(crate) const ORDER_REF: &str = "order_ref";
 
 /// The kinds whose changes may record a domain fact.
 pub const FACTS: [&str; 7] = [PURCHASE, DRAW, PICK, ORDER, MOVE, RANGE_LOW, INSTANT_WIN];

@@ -165,7 +165,7 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
 
 pub(crate) fn encode_ticket(purchase: &Purchase, number: u64) -> Item {
     let mut item = key(keys::ticket(&purchase.draw_id, number));
-    item.insert("kind".into(), s("ticket"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::TICKET));
     item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
     item.insert("number".into(), n(number));
     item.insert("payment_id".into(), s(purchase.payment_id.as_str()));

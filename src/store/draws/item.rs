@@ -326,6 +326,7 @@ mod tests {
             postal_voided: 0,
             winners: None,
             pending_redraw: None,
+            sold_out_at: None,
             created_at: Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap(),
         }
     }

@@ -37,7 +37,7 @@ pub(super) fn series_attributes(series: &Series) -> Item {
         })
         .collect();
     let mut item = Item::from([
-        ("kind".into(), s("series")),
+        (kind::ATTRIBUTE.into(), s(kind::SERIES)),
         ("series_id".into(), s(series.series_id.as_str())),
         ("format".into(), s(d.format.as_str())),
         ("formats".into(), AttributeValue::L(formats)),
@@ -190,9 +190,9 @@ pub(super) fn encode_order(pk: String, order: &Order, period_key: Option<String>
     let kind = if period_key.is_some() {
         kind::ORDER
     } else {
-        "order_ref"
+        kind::ORDER_REF
     };
-    item.insert("kind".into(), s(kind));
+    item.insert(kind::ATTRIBUTE.into(), s(kind));
     item.insert("order_number".into(), s(&order.order_number));
     item.insert("series".into(), s(order.series.as_str()));
     item.insert("source".into(), s(order.source.as_str()));
@@ -325,8 +325,8 @@ pub(crate) fn decode_range_low(item: &Item) -> Result<RangeLow, StoreError> {
 
 /// A number or move item of a period.
 pub(super) fn decode_entry(item: &Item) -> Result<Entry, StoreError> {
-    match Reader::new(item).str("kind")? {
-        "move" => Ok(Entry::Move(decode_move(item)?)),
+    match Reader::new(item).str(kind::ATTRIBUTE)? {
+        kind::MOVE => Ok(Entry::Move(decode_move(item)?)),
         kind::ORDER => Ok(Entry::Order(Box::new(decode_order(item)?))),
         other => Err(StoreError::Corrupt {
             key: Reader::new(item)
