@@ -49,14 +49,11 @@ use crate::domain::series::{
     InvalidPeriod, NumberFormat, Period, RangeLow, Series, SeriesDefinition, SeriesError,
 };
 use crate::store::orders::SeriesInsert;
-use crate::store::{Store, StoreError, backoff, random_token};
+use crate::store::{Store, StoreError, random_token, retry};
 
 use batch::Batch;
 use fast::Blocks;
 use gapless::Counters;
-
-/// Attempts per chunk before its orders are reported as contended.
-const MAX_ATTEMPTS: u32 = 32;
 
 /// How long a process numbers with a series as it read it before reading it again: how
 /// late it may see a change of the settings it does not check in its writes
@@ -196,7 +193,7 @@ impl OrderService {
         {
             return Err(SeriesError::Credits(format!("series {credited} does not exist")).into());
         }
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::ORDER_WRITE.each() {
             let issuer = match self.admit(None, &series).await {
                 Ok(issuer) => issuer,
                 // A series of this id answers first: the same one, or another definition.
@@ -214,13 +211,10 @@ impl OrderService {
                 SeriesInsert::Existing(existing) => {
                     return self.defined_before(*existing, &series).await;
                 }
-                SeriesInsert::IssuerChanged => backoff(attempt).await,
+                SeriesInsert::IssuerChanged => retry::ORDER_WRITE.pause(attempt).await,
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::ORDER_WRITE.exhausted().into())
     }
 
     /// A definition whose id is taken: the same definition again is answered with the

@@ -26,7 +26,8 @@ use super::draws::VOIDING;
 use super::error::{build_error, sdk_error};
 use super::limits::MAX_TRANSACTION_ITEMS;
 use super::purchases::{STATUS, VOID, decode_ticket, encode_ticket};
-use super::table::{PutNew, backoff, removed_or_gone};
+use super::retry;
+use super::table::{PutNew, removed_or_gone};
 use super::{Store, StoreError, keys};
 use crate::domain::purchase::{Purchase, Unfinished};
 
@@ -37,12 +38,8 @@ const VOID_MARKS: &str = "void";
 const LATE_VOID_MARKS: &str = "late_void";
 /// Follow-up writes of one bundle in flight at once.
 const PARALLEL_WRITES: usize = 16;
-/// Tries of one follow-up write that fails for a passing reason (after the SDK's own
-/// retries) before the request answers 503: hundreds of writes each failing now and then
-/// should not send the whole bundle back to its client.
-const WRITE_TRIES: u32 = 4;
-
-/// Runs `write` until it succeeds, fails for good, or has failed `WRITE_TRIES` times.
+/// Runs `write` until it succeeds, fails for good, or has failed as often as
+/// [`retry::BUNDLE_WRITE`] allows (after the SDK's own retries each time).
 async fn persist<F, Fut>(write: F) -> Result<(), StoreError>
 where
     F: Fn() -> Fut,
@@ -52,7 +49,9 @@ where
     loop {
         tries += 1;
         match write().await {
-            Err(err) if err.is_transient() && tries < WRITE_TRIES => backoff(tries).await,
+            Err(err) if err.is_transient() && retry::BUNDLE_WRITE.allows_after(tries) => {
+                retry::BUNDLE_WRITE.pause(tries).await;
+            }
             outcome => return outcome,
         }
     }

@@ -16,6 +16,7 @@ pub mod lists;
 mod metrics;
 pub mod orders;
 pub mod purchases;
+pub mod retry;
 pub mod stream;
 pub mod stripes;
 mod table;
@@ -41,8 +42,7 @@ pub use error::StoreError;
 pub use keys::{COUNTER, PERIOD_KEY};
 pub use metrics::{RequestCounter, RequestCounts, WriteMeter, item_units};
 pub use table::Inserted;
-pub use table::jittered_wait;
-pub(crate) use table::{backoff, random_token};
+pub(crate) use table::random_token;
 
 use crate::aws;
 use error::sdk_error;

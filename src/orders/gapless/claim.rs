@@ -5,17 +5,16 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use super::super::MAX_ATTEMPTS;
 use super::Run;
-use crate::store::jittered_wait;
 use crate::store::orders::Pending;
+use crate::store::retry;
 
 /// Waits before a batch's claim is tried again: a claim is held for a few transactions,
 /// tens of milliseconds each, so the wait stays short (an idle counter is lost
 /// throughput) but random (so that waiters do not all come back together), and each try
 /// costs one unit.
 fn claim_wait(attempt: u32) -> Duration {
-    jittered_wait(attempt, Duration::from_millis(2), Duration::from_millis(20))
+    retry::CLAIM_WAIT.wait_after(attempt)
 }
 
 /// How long a request waits, in all, for other writers to give the counter up before its
@@ -83,7 +82,7 @@ impl Run {
     /// `Some(retry_after)` once the request should stop: too many lost transactions, too
     /// long a wait, or a claim that stays put (its owner died or lost its release).
     pub(super) fn out_of_patience(&self, lease_ms: i64) -> Option<u32> {
-        if self.attempts >= MAX_ATTEMPTS {
+        if !retry::ORDER_WRITE.allows_after(self.attempts) {
             return Some(1);
         }
         let stale = self

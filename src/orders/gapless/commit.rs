@@ -14,7 +14,7 @@ use super::Run;
 use super::chunk::Chunk;
 use crate::orders::batch::Batch;
 use crate::store::orders::{CounterState, Holding, InvoiceRef, OrdersCommit, OrdersExtras};
-use crate::store::{StoreError, backoff};
+use crate::store::{StoreError, retry};
 
 impl OrderService {
     pub(super) async fn commit(
@@ -72,7 +72,7 @@ impl OrderService {
         }
         run.low_written |= cancelled.low_written;
         if cancelled.conflict {
-            backoff(run.attempts).await;
+            retry::ORDER_WRITE.pause(run.attempts).await;
         }
         Ok(())
     }

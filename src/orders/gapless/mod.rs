@@ -30,15 +30,12 @@ use super::batch::Batch;
 use super::{OrderError, OrderService};
 use crate::domain::ids::SeriesId;
 use crate::domain::series::Period;
-use crate::store::{Store, backoff};
+use crate::store::{Store, retry};
 
 use claim::Waits;
 use counters::CounterView;
 pub(crate) use counters::Counters;
 pub(super) use footing::Footing;
-
-/// Attempts to give a claim up before it is left to expire.
-const RELEASE_ATTEMPTS: u32 = 3;
 
 /// One request's hold on a counter while it numbers its chunks. Dropped while it may
 /// still own a claim it means to give up (the request was cut off at its deadline), it
@@ -81,13 +78,14 @@ impl Drop for Hold {
 }
 
 async fn release(store: &Store, series: &SeriesId, period: &Period, owner: &str) {
-    for attempt in 1..=RELEASE_ATTEMPTS {
+    let policy = retry::CLAIM_RELEASE;
+    for attempt in policy.each() {
         match store.release_claim(series, period, owner).await {
             Ok(()) => return,
-            Err(err) if attempt == RELEASE_ATTEMPTS => {
+            Err(_) if policy.allows_after(attempt) => policy.pause(attempt).await,
+            Err(err) => {
                 warn!(error = %err, "a counter claim was not released; it will expire");
             }
-            Err(_) => backoff(attempt).await,
         }
     }
 }

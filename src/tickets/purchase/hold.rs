@@ -17,10 +17,8 @@ use crate::domain::schedule::Phase;
 use crate::domain::stripes::{Choice, ChosenTake, Shortfall, StripeView};
 use crate::store::allowances::HoldCaps;
 use crate::store::purchases::{Cancellation, Commit};
-use crate::store::{Store, StoreError, backoff};
+use crate::store::{Store, retry};
 
-/// Transactions one hold may send before it reports contention.
-const MAX_ATTEMPTS: u32 = 24;
 /// Items a hold's conversion adds to the hold's own numbers and stripes: the purchase
 /// record and the hold record (the payer's allowance comes apart, see `plan`).
 const CONVERSION_RECORDS: usize = 2;
@@ -73,7 +71,7 @@ impl<'a> HoldRun<'a> {
     }
 
     pub(in crate::tickets) async fn run(mut self) -> Result<HoldReceipt, TicketError> {
-        for _ in 0..MAX_ATTEMPTS {
+        for _ in retry::HOLD.each() {
             let now = (self.clock)();
             let (takes, tickets) = match self.plan(now) {
                 Plan::Write(takes, tickets) => (takes, tickets),
@@ -129,10 +127,7 @@ impl<'a> HoldRun<'a> {
             }
         }
         warn!("hold gave up under contention");
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::HOLD.exhausted().into())
     }
 
     /// Plans from the view as it is now.
@@ -313,7 +308,7 @@ impl<'a> HoldRun<'a> {
         }
         if !decided {
             self.conflicts += 1;
-            backoff(self.conflicts).await;
+            retry::HOLD.pause(self.conflicts).await;
         }
         Ok(None)
     }

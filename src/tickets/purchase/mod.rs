@@ -37,11 +37,9 @@ use crate::domain::stripes::{ChosenTake, Plan, StripeTake};
 use crate::store::allowances::PayerCap;
 use crate::store::limits::MAX_BATCH_GET_KEYS;
 use crate::store::purchases::Commit;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, retry};
 use crate::telemetry::metrics;
 
-/// Transactions one purchase may send before it reports contention.
-const MAX_ATTEMPTS: u32 = 32;
 /// Steps of any kind (transactions, claims, reads) one purchase may take.
 const MAX_STEPS: u32 = 96;
 /// Full reads of the cursors one purchase may make.
@@ -138,7 +136,11 @@ impl<'a> PurchaseRun<'a> {
                 Step::ReadAhead(stripes) => self.read_stripes(&stripes).await,
                 Step::Survey(read) => self.survey(read).await,
                 Step::Refuse(refusal) => return self.refuse(refusal).await,
-                Step::Commit(_) | Step::CommitChosen(_) if self.attempts == MAX_ATTEMPTS => break,
+                Step::Commit(_) | Step::CommitChosen(_)
+                    if self.attempts == retry::PURCHASE.budget() =>
+                {
+                    break;
+                }
                 Step::Commit(takes) => self.commit(takes, Vec::new()).await,
                 Step::CommitChosen(chosen) => self.commit(Vec::new(), chosen).await,
             };
