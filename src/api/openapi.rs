@@ -489,6 +489,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_code_the_description_names_is_declared() {
+        let declared: Vec<String> = Code::FIXED
+            .iter()
+            .map(|c| c.as_str().into_owned())
+            .collect();
+        // A code in the text is a quoted word of lowercase letters with an underscore;
+        // `invalid_<member>` stands for a family.
+        let named: Vec<&str> = DESCRIPTION
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            // `413 body_too_large`: the status, then the code.
+            .map(|quoted| quoted.trim_start_matches(|c: char| c.is_ascii_digit() || c == ' '))
+            .filter(|word| {
+                word.contains('_') && word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+            .collect();
+        assert!(named.len() >= 10, "{named:?}");
+        for code in named {
+            assert!(
+                declared.iter().any(|d| d == code),
+                "`{code}` is not a declared code"
+            );
+        }
+    }
+
+    #[test]
     fn every_member_a_problem_adds_is_typed_in_the_document() {
         let typed: Vec<&str> = problem_members()
             .into_iter()

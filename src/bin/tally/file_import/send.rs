@@ -12,6 +12,7 @@ use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use serde_json::Value;
 
+use tally::api::Code;
 use tally::domain::access::SourceAccess;
 use tally::orders::requests::{OrderBatch, RequestError};
 use tally::orders::{ItemOutcome, OrderError, OrderService, RejectionCode};
@@ -26,7 +27,7 @@ pub const BATCH_RETRIES: RetryPolicy =
 
 /// The codes with which the batch route refuses a whole body for what it holds: one of its
 /// items may be at fault (too deep for the parser once inside the batch, say).
-const BODY_CODES: [&str; 3] = ["malformed_json", "invalid_body", "body_too_large"];
+const BODY_CODES: [Code; 3] = [Code::MalformedJson, Code::InvalidBody, Code::BodyTooLarge];
 
 /// Where the orders go.
 pub enum Target {
@@ -129,7 +130,7 @@ async fn send_to_api(
     );
     if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 429 {
         Err(BatchFailure::Unavailable(detail))
-    } else if BODY_CODES.contains(&code.as_str()) {
+    } else if BODY_CODES.iter().any(|body| body.as_str() == code.as_str()) {
         Err(BatchFailure::Body { code, detail })
     } else {
         Err(BatchFailure::Request(detail))
