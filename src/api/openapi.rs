@@ -157,15 +157,34 @@ fn problem_members() -> Vec<(&'static str, Schema)> {
     vec![
         (
             "remaining",
-            whole("`sold_out`, `tickets_fragmented`: tickets left"),
+            whole("`sold_out`, `tickets_held`, `tickets_fragmented`: tickets free"),
+        ),
+        (
+            "held",
+            whole("`sold_out`, `tickets_held`: numbers that live holds keep"),
+        ),
+        (
+            "first_hold_ends_at",
+            time("`tickets_held`, `holds_full`: when the first of those live holds ends"),
         ),
         (
             "left",
-            whole("`payer_limit`: how many more tickets the payer may buy"),
+            whole(
+                "`payer_limit`, `payer_hold_limit`: how many more tickets the payer may buy, or \
+                 numbers it may hold",
+            ),
         ),
         (
             "max_per_payer",
             whole("`payer_limit`: the draw's cap per payer"),
+        ),
+        (
+            "max_held_per_payer",
+            whole("`payer_hold_limit`: the most numbers one payer's live holds may take"),
+        ),
+        (
+            "max_held_percent",
+            whole("`holds_full`: the share of the draw live holds may take, in percent"),
         ),
         (
             "max_per_purchase",
@@ -608,7 +627,9 @@ mod tests {
         }
         assert!(described > 100, "only {described} codes described");
         let sold_out = Code::SoldOut.meaning();
-        assert!(text.contains(&format!("- `sold_out` (with `remaining`): {sold_out}")));
+        assert!(text.contains(&format!(
+            "- `sold_out` (with `remaining`, `held`): {sold_out}"
+        )));
         let purchase = &doc["paths"]["/draws/{draw_id}/purchases"]["post"]["responses"];
         let enum_of = |status: &str| {
             purchase[status]["content"][PROBLEM_JSON]["schema"]["allOf"][1]["properties"]["code"]["enum"].clone()

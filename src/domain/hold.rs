@@ -18,7 +18,8 @@ pub struct HoldRequest {
     pub quantity: u32,
     /// Ascending and distinct (`quantity` of them); `None` for a lucky dip.
     pub numbers: Option<Vec<u64>>,
-    pub payer_id: Option<PayerId>,
+    /// Who holds them: every hold names its payer, whose live holds the draw caps.
+    pub payer_id: PayerId,
 }
 
 impl HoldRequest {
@@ -27,10 +28,9 @@ impl HoldRequest {
         let mut mac = key.mac();
         mac.update(b"hold");
         mac.update(&self.quantity.to_be_bytes());
-        if let Some(payer) = &self.payer_id {
-            mac.update(&(payer.as_str().len() as u64).to_be_bytes());
-            mac.update(payer.as_str().as_bytes());
-        }
+        let payer = self.payer_id.as_str();
+        mac.update(&(payer.len() as u64).to_be_bytes());
+        mac.update(payer.as_bytes());
         if let Some(numbers) = &self.numbers {
             mac.update(b"numbers");
             for number in numbers {
@@ -82,7 +82,7 @@ pub enum HoldStatus {
 pub struct Hold {
     pub draw_id: DrawId,
     pub hold_id: HoldId,
-    pub payer_id: Option<PayerId>,
+    pub payer_id: PayerId,
     /// Ascending when chosen, in the order picked for a lucky dip.
     pub tickets: Vec<u64>,
     pub chosen: bool,
@@ -126,7 +126,7 @@ mod tests {
         Hold {
             draw_id: DrawId::parse("d").unwrap(),
             hold_id: HoldId::parse("h").unwrap(),
-            payer_id: None,
+            payer_id: PayerId::parse("p").unwrap(),
             tickets: vec![3],
             chosen: true,
             fingerprint: String::new(),

@@ -1,13 +1,14 @@
 //! Hold records, and the transactions that create, convert and release a hold. Each is
-//! one transaction: the hold's record, the stripes its numbers lie in, and in a capped
-//! draw the payer's allowance; a conversion adds the purchase record and its tickets.
+//! one transaction: the hold's record, the stripes its numbers lie in, and the payer's
+//! allowance, which counts the payer's live holds; a conversion adds the purchase record
+//! and its tickets.
 
 use aws_sdk_dynamodb::types::builders::UpdateBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
-use super::allowances::PayerCap;
+use super::allowances::{CountedEnd, HoldCaps};
 use super::bundles::{mark_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::error::build_error;
@@ -18,7 +19,7 @@ use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
 use crate::domain::hold::{Hold, HoldEnd};
 use crate::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
-use crate::domain::instant::{InstantAward, InstantWin};
+use crate::domain::instant::InstantWin;
 use crate::domain::purchase::Purchase;
 use crate::domain::stripes::ChosenTake;
 
@@ -37,9 +38,7 @@ fn encode_hold(hold: &Hold) -> Item {
     item.insert("kind".into(), s("hold"));
     item.insert("draw_id".into(), s(hold.draw_id.as_str()));
     item.insert("hold_id".into(), s(hold.hold_id.as_str()));
-    if let Some(payer) = &hold.payer_id {
-        item.insert("payer_id".into(), s(payer.as_str()));
-    }
+    item.insert("payer_id".into(), s(hold.payer_id.as_str()));
     item.insert(
         "tickets".into(),
         AttributeValue::L(hold.tickets.iter().map(n).collect()),
@@ -67,7 +66,7 @@ pub(crate) fn decode_hold(item: &Item) -> Result<Hold, StoreError> {
     Ok(Hold {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         hold_id: r.parsed("hold_id", |v| HoldId::parse(v).ok())?,
-        payer_id: r.opt_str("payer_id")?.map(PayerId::stored),
+        payer_id: PayerId::stored(r.str("payer_id")?),
         tickets: r.num_list("tickets")?,
         chosen: r.flag("chosen"),
         fingerprint: r.str("fingerprint")?.to_owned(),
@@ -114,6 +113,25 @@ impl HoldTransaction {
         Ok(())
     }
 
+    /// The hold's count ended on its payer's allowance, as `ended` says.
+    fn end_count(
+        &mut self,
+        store: &Store,
+        hold: &Hold,
+        ended: CountedEnd,
+    ) -> Result<(), StoreError> {
+        let quantity = hold.tickets.len() as u64;
+        let item = store.end_counted_hold(
+            &hold.draw_id,
+            &hold.payer_id,
+            &hold.hold_id,
+            quantity,
+            ended,
+        )?;
+        self.add(Role::Allowance, item);
+        Ok(())
+    }
+
     async fn send(self, store: &Store, index_writes: u64) -> Result<Commit, StoreError> {
         match store.transact_roled(self.0).await? {
             RoledOutcome::Committed => {
@@ -135,13 +153,13 @@ impl HoldTransaction {
 
 impl Store {
     /// Writes a new hold: its record (the idempotency record), every stripe it holds
-    /// numbers in (each number free at `now`, the writer's clock in Unix ms) and, in a
-    /// capped draw, the payer's allowance, which must have room for it.
+    /// numbers in (each number free at `now`, the writer's clock in Unix ms) and the
+    /// payer's allowance, which must have room for it under `caps`.
     pub async fn commit_hold(
         &self,
         hold: &Hold,
         takes: &[ChosenTake],
-        cap: Option<PayerCap>,
+        caps: HoldCaps,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
@@ -156,19 +174,16 @@ impl Store {
                 self.choose_update(&hold.draw_id, take, ChosenWrite::Hold { end }, 0, now)?,
             );
         }
-        if let (Some(cap), Some(payer)) = (cap, &hold.payer_id) {
-            let quantity = hold.tickets.len() as u64;
-            transaction.add(
-                Role::Allowance,
-                self.take_allowance(
-                    &hold.draw_id,
-                    payer,
-                    quantity,
-                    cap,
-                    Some((&hold.hold_id, end)),
-                )?,
-            );
-        }
+        transaction.add(
+            Role::Allowance,
+            self.take_hold_allowance(
+                &hold.draw_id,
+                &hold.payer_id,
+                (&hold.hold_id, end),
+                hold.tickets.len() as u64,
+                caps,
+            )?,
+        );
         transaction.send(self, 0).await
     }
 
@@ -186,23 +201,23 @@ impl Store {
 
     /// Sells a live hold's numbers to `purchase`, at once: the purchase record, the hold
     /// (open, its deadline after `now`, the writer's clock in Unix ms) marked converted,
-    /// each number taken from the hold that holds it, one ticket item each, and in a
-    /// capped draw the hold's name off the allowance (its tickets stay counted); in a draw
-    /// with instant wins, the award of `wins` when there are some.
+    /// each number taken from the hold that holds it, one ticket item each, and the hold
+    /// off the payer's allowance (in a capped draw its tickets stay counted, as bought);
+    /// in a draw with instant wins (`wins`: what its numbers win), its award item, winning
+    /// or not.
     pub async fn convert_hold(
         &self,
         purchase: &Purchase,
         hold: &Hold,
         takes: &[ChosenTake],
-        capped: bool,
-        wins: &[InstantWin],
+        wins: Option<&[InstantWin]>,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
         let first_stripe = takes.first().map_or(0, |t| t.stripe);
-        let capped = capped && hold.payer_id.is_some();
-        let award = self.award_write(&purchase.draw_id, &InstantAward::of(purchase, wins))?;
-        let others = 2 + takes.len() + usize::from(capped) + usize::from(award.is_some());
+        let award = self.award_write(purchase, wins)?;
+        // The record, the hold and the allowance.
+        let others = 3 + takes.len() + usize::from(award.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let mut record = encode_purchase(purchase, first_stripe);
         if !rest.is_empty() {
@@ -224,12 +239,7 @@ impl Store {
                 put_if_absent(self.table(), encode_ticket(purchase, number), false)?,
             );
         }
-        if let (true, Some(payer)) = (capped, &hold.payer_id) {
-            transaction.add(
-                Role::Allowance,
-                self.end_counted_hold(&hold.draw_id, payer, &hold.hold_id, 0, true)?,
-            );
-        }
+        transaction.end_count(self, hold, CountedEnd::Converted)?;
         if let Some(write) = award {
             transaction.add(Role::Award(write.taken_number()), write.item);
         }
@@ -243,13 +253,14 @@ impl Store {
     }
 
     /// Releases a live hold at once: the hold (open, its deadline after `now`) marked
-    /// released, each number given back by the hold that holds it, and in a capped draw
-    /// its tickets given back to the payer's allowance.
+    /// released, each number given back by the hold that holds it, and its count given
+    /// back to the payer's allowance (`counted`: `None` once the allowance gave it back
+    /// as ended).
     pub async fn release_hold(
         &self,
         hold: &Hold,
         takes: &[ChosenTake],
-        capped: bool,
+        counted: Option<CountedEnd>,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
@@ -260,12 +271,8 @@ impl Store {
             .expression_attribute_values(":released", s(RELEASED));
         let write = ChosenWrite::Release { end };
         transaction.hold_and_stripes(self, hold, update, takes, write, now)?;
-        if let (true, Some(payer)) = (capped, &hold.payer_id) {
-            let quantity = hold.tickets.len() as u64;
-            transaction.add(
-                Role::Allowance,
-                self.end_counted_hold(&hold.draw_id, payer, &hold.hold_id, quantity, false)?,
-            );
+        if let Some(ended) = counted {
+            transaction.end_count(self, hold, ended)?;
         }
         transaction.send(self, 0).await
     }

@@ -6,14 +6,15 @@
 //! `Instant Win Awarded` events.
 //!
 //! Every way of selling numbers calls [`Store::award_write`] with the winning tickets of
-//! one transaction (a lucky dip, chosen numbers, a chunk of a bundle, a converted hold)
-//! and adds the item it returns; [`AwardWrite::taken_number`] says how to read its
-//! cancellation reason. A draw with instant wins keeps one item of each purchase transaction for it
-//! (`DrawConfig::purchase_budget`).
+//! one transaction (a lucky dip, chosen numbers, a converted hold) and adds the item it
+//! returns; [`AwardWrite::taken_number`] says how to read its cancellation reason. In a
+//! draw with instant wins every purchase transaction carries that item, winning or not,
+//! so its shape never tells a winning number from a losing one; the draw keeps one item
+//! of each purchase transaction for it (`DrawConfig::purchase_budget`).
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
@@ -24,13 +25,15 @@ use super::table::put_if_absent;
 use super::{Store, StoreError, keys};
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
 use crate::domain::instant::{InstantAward, InstantWin};
+use crate::domain::purchase::Purchase;
 
 /// The `kind` of an award item.
 pub(crate) const KIND: &str = "instant_win";
 const WINS: &str = "wins";
 const AWARDED_AT: &str = "awarded_at";
 
-/// The award item of one transaction, and how to read its verdict.
+/// The award item of one transaction in a draw with instant wins, and how to read its
+/// verdict.
 pub(crate) struct AwardWrite {
     pub(crate) item: TransactWriteItem,
     /// The smallest winning number: the item's key.
@@ -39,8 +42,8 @@ pub(crate) struct AwardWrite {
 
 impl AwardWrite {
     /// How to read the item's cancellation reason: a conflict or throttling as for any
-    /// item; a failed condition means an award of this number exists, so its ticket is
-    /// sold, the same as a ticket item that exists: this number.
+    /// item; a failed condition means an award keyed by this number exists, so its ticket
+    /// is sold, the same as a ticket item that exists: this number.
     pub(crate) fn taken_number(&self) -> u64 {
         self.first
     }
@@ -96,18 +99,39 @@ pub(crate) fn decode_award(item: &Item) -> Result<(DrawId, InstantAward), StoreE
 }
 
 impl Store {
-    /// The award item of one transaction that sells `award.wins` (ascending, not empty:
-    /// `None` when nothing won).
+    /// The award item of one transaction that sells `purchase`'s tickets in a draw with
+    /// instant wins (`wins`, ascending; `None` in a draw without), whatever they win. With
+    /// wins, the award, keyed by the smallest winning number, written only if absent;
+    /// without, a check that no award is keyed by the smallest ticket, which writes
+    /// nothing. Either way the transaction holds one item more, at the same kind of key,
+    /// under the same condition: a transaction refused for another reason (a payer at the
+    /// cap) asks DynamoDB the same of a winning number as of a losing one.
     pub(crate) fn award_write(
         &self,
-        draw_id: &DrawId,
-        award: &InstantAward,
+        purchase: &Purchase,
+        wins: Option<&[InstantWin]>,
     ) -> Result<Option<AwardWrite>, StoreError> {
-        let Some(first) = award.wins.first().map(|w| w.ticket) else {
+        let Some(wins) = wins else {
             return Ok(None);
         };
+        let draw_id = &purchase.draw_id;
+        let Some(first) = wins.first().map(|w| w.ticket) else {
+            let first = purchase.tickets.iter().copied().min().unwrap_or(0);
+            let check = ConditionCheck::builder()
+                .table_name(self.table())
+                .set_key(Some(key(keys::instant_award(draw_id, first))))
+                .condition_expression("attribute_not_exists(#pk)")
+                .expression_attribute_names("#pk", super::PARTITION_KEY)
+                .build()
+                .map_err(build_error)?;
+            return Ok(Some(AwardWrite {
+                item: TransactWriteItem::builder().condition_check(check).build(),
+                first,
+            }));
+        };
+        let award = InstantAward::of(purchase, wins);
         Ok(Some(AwardWrite {
-            item: put_if_absent(self.table(), encode_award(draw_id, award, first), false)?,
+            item: put_if_absent(self.table(), encode_award(draw_id, &award, first), false)?,
             first,
         }))
     }

@@ -169,7 +169,7 @@ impl WriteMeter {
 
 /// The write units of an item: one per started kilobyte of its size, which is the length
 /// of its attribute names plus the size of their values, by DynamoDB's sizing rules.
-pub(crate) fn item_units(item: &HashMap<String, AttributeValue>) -> u64 {
+pub fn item_units(item: &HashMap<String, AttributeValue>) -> u64 {
     let bytes: usize = item
         .iter()
         .map(|(name, value)| name.len() + value_size(value))

@@ -37,7 +37,7 @@ pub use crate::aws::{AwsEnvironment, Timeouts};
 pub use error::StoreError;
 /// The period index's key attributes, for tools that write items of the same shape.
 pub use keys::{COUNTER, PERIOD_KEY};
-pub use metrics::{RequestCounter, RequestCounts, WriteMeter};
+pub use metrics::{RequestCounter, RequestCounts, WriteMeter, item_units};
 pub use table::Inserted;
 pub use table::jittered_wait;
 pub(crate) use table::{backoff, random_token};

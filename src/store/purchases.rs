@@ -3,7 +3,7 @@
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Get, TransactGetItem};
 
-use super::allowances::{CountedHold, HELD, PayerCap, counted_holds};
+use super::allowances::{Allowance, PayerCap};
 use super::bundles::{decode_unfinished, mark_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::draws::StripeState;
@@ -16,7 +16,7 @@ use super::transaction::{Roled, RoledOutcome};
 use super::{Store, StoreError, keys};
 use crate::domain::hold::Hold;
 use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::instant::{InstantAward, InstantWin};
+use crate::domain::instant::InstantWin;
 use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
 use crate::domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
 
@@ -46,10 +46,9 @@ pub struct Cancellation {
     pub throttled: bool,
     /// Ticket items that already existed. Never expected: the cursors guard them.
     pub taken_tickets: Vec<u64>,
-    /// The payer's allowance had no room for the purchase: what the payer held.
-    pub payer_held: Option<u64>,
-    /// The holds counted in that allowance.
-    pub payer_holds: Vec<CountedHold>,
+    /// The payer's allowance failed its condition (no room under a cap, or a hold no
+    /// longer counted there): the allowance as it was.
+    pub allowance: Option<Allowance>,
     /// The hold of the transaction, as it was, when its condition failed.
     pub hold: Option<Hold>,
 }
@@ -213,13 +212,8 @@ pub(crate) fn read_cancellation(
                 cancellation.existing = Some(decode_purchase(&item)?);
             }
             Role::Allowance => {
-                let held = item
-                    .as_ref()
-                    .map(|i| Reader::new(i).opt_num(HELD))
-                    .transpose()?
-                    .flatten();
-                cancellation.payer_held = Some(held.unwrap_or(0));
-                cancellation.payer_holds = item.as_ref().map(counted_holds).unwrap_or_default();
+                let allowance = item.as_ref().map(Allowance::decode).transpose()?;
+                cancellation.allowance = Some(allowance.unwrap_or_default());
             }
             Role::Stripe(stripe) => {
                 let state = item
@@ -241,14 +235,14 @@ impl Store {
     /// touches (a lucky dip's cursors moved from their expected values, chosen offsets
     /// added ahead of them), one item per ticket, each new, and in a capped draw the
     /// payer's allowance, which must have room for the purchase; in a draw with instant
-    /// wins, the award of `wins` (its winning tickets, ascending) when there are some.
+    /// wins (`wins`: what its tickets win, ascending), its award item, winning or not.
     pub async fn commit_purchase(
         &self,
         purchase: &Purchase,
         takes: &[StripeTake],
         chosen: &[ChosenTake],
         cap: Option<PayerCap>,
-        wins: &[InstantWin],
+        wins: Option<&[InstantWin]>,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let first_stripe = takes
@@ -256,8 +250,7 @@ impl Store {
             .map(|t| t.stripe)
             .or_else(|| chosen.first().map(|c| c.stripe))
             .unwrap_or(0);
-        let award = InstantAward::of(purchase, wins);
-        let award = self.award_write(&purchase.draw_id, &award)?;
+        let award = self.award_write(purchase, wins)?;
         let others = 1 + takes.len() + chosen.len() + usize::from(cap.is_some());
         let (inline, rest) =
             split_tickets(&purchase.tickets, others + usize::from(award.is_some()));
@@ -299,7 +292,7 @@ impl Store {
             let quantity = u64::from(purchase.quantity);
             tx.push(
                 Role::Allowance,
-                self.take_allowance(&purchase.draw_id, payer, quantity, cap, None)?,
+                self.take_allowance(&purchase.draw_id, payer, quantity, cap)?,
             );
         }
         if let Some(write) = award {

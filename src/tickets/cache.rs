@@ -14,11 +14,11 @@ use crate::domain::instant::{InstantKey, InstantWin};
 use crate::domain::permutation::Permutation;
 use crate::domain::purchase::FingerprintKey;
 use crate::domain::secret::DeploymentSecret;
-use crate::domain::stripes::{StripeTake, StripeView};
+use crate::domain::stripes::{StripeTake, StripeView, held_caps};
 use crate::domain::winners::InstantMap;
 use crate::store::StoreError;
 use crate::store::draws::{StripeClaim, StripeState, Survey};
-use crate::store::limits::MAX_TRANSACTION_ITEMS;
+use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
 
 /// Draws one process keeps by default: about 24 KB each for a draw of 1,024 stripes, so
 /// at most about 12 MB.
@@ -92,7 +92,12 @@ impl DrawCache {
                 stripes: StripeView::new(
                     draw.config.layout(),
                     draw.config.purchase_budget(MAX_TRANSACTION_ITEMS),
-                ),
+                )
+                .with_held_caps(held_caps(
+                    draw.config.layout(),
+                    draw.config.max_held_percent(),
+                    STRIPE_HOLD_MARKS,
+                )),
                 closed: draw.status.refuses_sales(),
                 stale: true,
                 epoch: 0,
@@ -109,6 +114,14 @@ impl DrawCache {
             (Some(instant), Some(map)) => instant.wins(map, tickets),
             _ => Vec::new(),
         }
+    }
+
+    /// What `tickets` (of one transaction) win in a draw with instant wins, whose every
+    /// purchase transaction writes its award item; `None` in a draw without.
+    pub(super) fn award(&self, tickets: &[u64]) -> Option<Vec<InstantWin>> {
+        self.instant_map
+            .is_some()
+            .then(|| self.instant_wins(tickets))
     }
 
     /// The draw's whole map, for the proof published with the winners.

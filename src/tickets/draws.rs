@@ -47,15 +47,18 @@ impl NewDraw {
 pub struct DrawSummary {
     pub draw: Draw,
     pub sold: u64,
-    /// Of those, postal entries.
+    /// Numbers that live holds keep at the moment of the read: neither sold nor free.
+    pub held: u64,
+    /// Of those sold, postal entries.
     pub postal: u64,
     /// The status at the moment of the read: past `closes_at` a draw reads closed.
     pub status: DrawStatus,
 }
 
 impl DrawSummary {
+    /// Numbers free at the moment of the read: neither sold nor held.
     pub fn remaining(&self) -> u64 {
-        self.draw.config.total_tickets() - self.sold
+        self.draw.config.total_tickets() - self.sold - self.held
     }
 }
 
@@ -133,6 +136,7 @@ impl TicketService {
                     summary: DrawSummary {
                         draw,
                         sold: 0,
+                        held: 0,
                         postal: 0,
                         status,
                     },
@@ -199,17 +203,23 @@ impl TicketService {
             })
     }
 
-    /// The draw with the sum of its cursors.
+    /// The draw with the sum of its cursors, and its live holds by this process's clock.
     pub(super) async fn summary(&self, draw: Draw) -> Result<DrawSummary, TicketError> {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
         let layout = draw.config.layout();
+        let now = self.now();
         let sold = stripes.iter().map(|(i, s)| s.sold(layout.len(*i))).sum();
+        let held = stripes
+            .iter()
+            .map(|(_, s)| s.live_held(now.timestamp_millis()))
+            .sum();
         let postal = stripes.iter().map(|(_, s)| s.postal).sum();
         Ok(DrawSummary {
-            status: draw.status_at(Utc::now()),
+            status: draw.status_at(now),
             draw,
             sold,
+            held,
             postal,
         })
     }

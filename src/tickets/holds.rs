@@ -7,6 +7,7 @@ use super::purchase::{ConvertRequest, ConvertRun, HoldReceipt, HoldRun};
 use super::{PurchaseReceipt, TicketError, TicketService, check_numbers};
 use crate::domain::hold::{Hold, HoldEnd, HoldRequest, HoldStatus};
 use crate::domain::ids::{DrawId, HoldId};
+use crate::store::allowances::CountedEnd;
 use crate::store::purchases::Commit;
 use crate::store::{StoreError, backoff};
 
@@ -27,15 +28,20 @@ impl TicketService {
         if let Some(numbers) = &request.numbers {
             check_numbers(numbers, config.total_tickets(), request.quantity)?;
         }
-        match (config.max_per_payer(), &request.payer_id) {
-            (Some(_), None) => return Err(TicketError::PayerRequired),
-            (Some(max_per_payer), Some(_)) if u64::from(request.quantity) > max_per_payer => {
-                return Err(TicketError::PayerLimit {
-                    max_per_payer,
-                    left: max_per_payer,
-                });
-            }
-            _ => {}
+        let max_held_per_payer = config.max_held_per_payer();
+        if u64::from(request.quantity) > max_held_per_payer {
+            return Err(TicketError::PayerHoldLimit {
+                max_held_per_payer,
+                left: max_held_per_payer,
+            });
+        }
+        if let Some(max_per_payer) = config.max_per_payer()
+            && u64::from(request.quantity) > max_per_payer
+        {
+            return Err(TicketError::PayerLimit {
+                max_per_payer,
+                left: max_per_payer,
+            });
         }
         HoldRun::new(&self.store, cache, request, self.clock.clone())
             .run()
@@ -89,7 +95,8 @@ impl TicketService {
         hold_id: &HoldId,
     ) -> Result<Hold, TicketError> {
         let cache = self.draw_cache(draw_id).await?;
-        let mut capped = cache.draw.config.max_per_payer().is_some();
+        let capped = cache.draw.config.max_per_payer().is_some();
+        let mut counted = Some(CountedEnd::Released { capped });
         let mut conflicts = 0;
         for _ in 0..MAX_RELEASE_ATTEMPTS {
             let hold = self.get_hold(draw_id, hold_id).await?;
@@ -101,7 +108,7 @@ impl TicketService {
             let takes = cache.view().stripes.group(&located);
             let commit = self
                 .store
-                .release_hold(&hold, &takes, capped, now.timestamp_millis())
+                .release_hold(&hold, &takes, counted, now.timestamp_millis())
                 .await?;
             let cancellation = match commit {
                 Commit::Committed => {
@@ -128,7 +135,9 @@ impl TicketService {
             }
             // The allowance no longer counts the hold (given back as ended by a clock
             // ahead of ours): release the rest.
-            capped &= cancellation.payer_held.is_none();
+            if cancellation.allowance.is_some() {
+                counted = None;
+            }
             cache.view().learn_all(&cancellation.stale_stripes);
             if cancellation.conflict || cancellation.throttled {
                 conflicts += 1;

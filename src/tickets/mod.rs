@@ -64,6 +64,10 @@ pub enum TicketError {
     PayerRequired,
     #[error("the payer may hold at most {max_per_payer} tickets; {left} more are left")]
     PayerLimit { max_per_payer: u64, left: u64 },
+    #[error(
+        "the payer's live holds may take at most {max_held_per_payer} numbers; {left} more are left"
+    )]
+    PayerHoldLimit { max_held_per_payer: u64, left: u64 },
     #[error("draw {0} is not closed: close it before drawing its winners")]
     DrawOpen(DrawId),
     #[error("the winners of draw {0} are drawn: they cannot change, nor can a purchase be voided")]
@@ -99,8 +103,24 @@ pub enum TicketError {
     WinnerChanged(u32),
     #[error("quantity must be between 1 and {max}")]
     InvalidQuantity { max: u32 },
-    #[error("only {remaining} tickets remain")]
-    SoldOut { remaining: u64 },
+    #[error("only {remaining} tickets are free, and {held} held")]
+    SoldOut { remaining: u64, held: u64 },
+    #[error(
+        "only {remaining} tickets are free: live holds keep {held} more, and the first of them ends at {}",
+        crate::domain::time::rfc3339_millis(*first_hold_ends_at)
+    )]
+    TicketsHeld {
+        remaining: u64,
+        held: u64,
+        first_hold_ends_at: DateTime<Utc>,
+    },
+    #[error(
+        "live holds take as many numbers as the draw allows where these would be ({max_held_percent}% of each stripe)"
+    )]
+    HoldsFull {
+        max_held_percent: u8,
+        first_hold_ends_at: Option<DateTime<Utc>>,
+    },
     #[error("numbers {0:?} are sold or held")]
     NumbersTaken(Vec<u64>),
     #[error("{0}")]

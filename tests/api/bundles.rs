@@ -122,7 +122,7 @@ async fn bundles_of_up_to_500_are_sold_replayed_held_voided_and_drawn_whole() {
     let hold = app
         .post(
             "/draws/b/holds",
-            &json!({"hold_id": "basket", "quantity": 400}),
+            &json!({"hold_id": "basket", "quantity": 400, "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(hold.status, StatusCode::CREATED, "{}", hold.body);

@@ -229,7 +229,7 @@ async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
                     assert!(dipped.insert(ticket), "{ticket} sold twice");
                 }
             }
-            Err(TicketError::SoldOut { remaining: 0 }) => break,
+            Err(TicketError::SoldOut { remaining: 0, .. }) => break,
             Err(TicketError::SoldOut { .. }) => {}
             Err(other) => panic!("{other}"),
         }

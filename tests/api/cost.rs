@@ -170,7 +170,7 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
     for n in 0.. {
         match seller.purchase(request(&format!("p{n}"), 3)).await {
             Ok(receipt) => sold.push(receipt),
-            Err(TicketError::SoldOut { remaining: 0 }) => break,
+            Err(TicketError::SoldOut { remaining: 0, .. }) => break,
             Err(other) => panic!("{other}"),
         }
     }
@@ -183,7 +183,7 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
     let late = TicketService::new(store_on(store.table(), Some(counter.clone())).await);
     let refused = late.purchase(request("late", 1)).await;
     assert!(
-        matches!(refused, Err(TicketError::SoldOut { remaining: 0 })),
+        matches!(refused, Err(TicketError::SoldOut { remaining: 0, .. })),
         "{refused:?}"
     );
     let first = counter.snapshot();
@@ -192,7 +192,7 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
     // The same process knows the draw is sold out: it only reads the record.
     let refused = late.purchase(request("later", 2)).await;
     assert!(
-        matches!(refused, Err(TicketError::SoldOut { remaining: 0 })),
+        matches!(refused, Err(TicketError::SoldOut { remaining: 0, .. })),
         "{refused:?}"
     );
     let second = counter.snapshot().since(&first);

@@ -6,7 +6,7 @@
 
 use tally::domain::draw::DrawConfig;
 use tally::domain::hold::HoldRequest;
-use tally::domain::ids::{DrawId, HoldId, PaymentId};
+use tally::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
 use tally::domain::permutation::Permutation;
 use tally::domain::purchase::PurchaseRequest;
 use tally::store::{RequestCounter, RequestCounts, Store};
@@ -25,6 +25,7 @@ async fn create(service: &TicketService, draw: &str, total: u64, stripes: u32) -
     let draw_id = DrawId::parse(draw).unwrap();
     let config = DrawConfig::new(total, Some(10), Some(stripes))
         .and_then(|c| c.with_hold_seconds(Some(600)))
+        .and_then(|c| c.with_max_held_percent(Some(100)))
         .unwrap();
     service
         .create_draw(NewDraw::new(draw_id.clone(), config))
@@ -134,7 +135,7 @@ async fn a_dip_passes_a_hold_paid_for_since_it_saw_it_in_one_transaction() {
             hold_id: hold_id.clone(),
             quantity: 1,
             numbers: Some(vec![n[1]]),
-            payer_id: None,
+            payer_id: PayerId::parse("buyer").unwrap(),
         })
         .await
         .unwrap();
@@ -166,7 +167,7 @@ async fn a_dip_passes_a_hold_paid_for_since_it_saw_it_in_one_transaction() {
         .await
         .unwrap_err();
     assert!(
-        matches!(after, TicketError::SoldOut { remaining: 0 }),
+        matches!(after, TicketError::SoldOut { remaining: 0, .. }),
         "{after}"
     );
 }
@@ -232,7 +233,7 @@ async fn near_the_end_a_process_reads_the_counter_with_the_stripes_instead_of_cl
             .await
         {
             Ok(receipt) => sold.extend(receipt.purchase.tickets),
-            Err(TicketError::SoldOut { remaining: 0 }) => break,
+            Err(TicketError::SoldOut { remaining: 0, .. }) => break,
             Err(other) => panic!("{other}"),
         }
     }

@@ -91,6 +91,14 @@ pub struct Undelivered {
     pub answer: serde_json::Value,
 }
 
+/// A request the proxy saw while recording: its operation (`TransactWriteItems`, ...) and
+/// its JSON body.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub operation: String,
+    pub body: serde_json::Value,
+}
+
 /// A proxy on a loopback port; it stops, dropping every connection, when dropped.
 pub struct FaultProxy {
     shared: Arc<Shared>,
@@ -132,6 +140,7 @@ impl FaultProxy {
             freeze: Mutex::new(Freeze::default()),
             counters: Counters::default(),
             undelivered: Mutex::new(Vec::new()),
+            recording: Mutex::new(None),
             stopped,
         });
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
@@ -201,6 +210,21 @@ impl FaultProxy {
         self.shared.undelivered.lock().unwrap().clone()
     }
 
+    /// Records every request that arrives from now on, until [`Self::recorded`].
+    pub fn record(&self) {
+        *self.shared.recording.lock().unwrap() = Some(Vec::new());
+    }
+
+    /// The requests recorded since [`Self::record`], in arrival order; recording stops.
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.shared
+            .recording
+            .lock()
+            .unwrap()
+            .take()
+            .unwrap_or_default()
+    }
+
     pub fn counts(&self) -> Counts {
         let c = &self.shared.counters;
         let read = |counter: &AtomicU64| counter.load(Ordering::SeqCst);
@@ -231,6 +255,8 @@ struct Shared {
     freeze: Mutex<Freeze>,
     counters: Counters,
     undelivered: Mutex<Vec<Undelivered>>,
+    /// The requests seen, while recording.
+    recording: Mutex<Option<Vec<Recorded>>>,
     stopped: watch::Receiver<()>,
 }
 
@@ -329,6 +355,12 @@ impl Shared {
             .and_then(|target| target.rsplit_once('.'))
             .map(|(_, operation)| operation.to_owned())
             .unwrap_or_default();
+        if let Some(recording) = self.recording.lock().unwrap().as_mut() {
+            recording.push(Recorded {
+                operation: operation.clone(),
+                body: serde_json::from_slice(&body).unwrap_or_default(),
+            });
+        }
         let target = format!(
             "{}{}",
             self.upstream,

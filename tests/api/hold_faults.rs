@@ -21,7 +21,8 @@ const HOLDS: usize = 60;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn holds_payments_and_releases_under_faults_settle_exactly_once() {
     let app = spawn_app().await;
-    let draw = json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5});
+    let draw = json!({"draw_id": "faulty", "total_tickets": TOTAL, "max_per_purchase": 5,
+                       "max_held_percent": 100});
     app.create_draw(&draw).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     proxy.set(every_fault(0.04));
@@ -39,9 +40,9 @@ async fn holds_payments_and_releases_under_faults_settle_exactly_once() {
                     (0..1 + i % 3).map(|_| rng.random_range(1..=40)).collect();
                 picked.sort_unstable();
                 picked.dedup();
-                json!({"hold_id": hold, "numbers": picked})
+                json!({"hold_id": hold, "numbers": picked, "payer_id": format!("buyer-{i}")})
             } else {
-                json!({"hold_id": hold, "quantity": 1 + i % 3})
+                json!({"hold_id": hold, "quantity": 1 + i % 3, "payer_id": format!("buyer-{i}")})
             }
         },
     )

@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -15,7 +14,7 @@ use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 
 use crate::helpers::{attr_numbers, attr_s, get, of_kind, settle, settle_request, tickets_of};
-use crate::holds::HoldApp;
+use crate::hold_app::{HoldApp, Ticker};
 use crate::invariants::sold_tickets;
 use crate::verifiers::{Verdicts, verifiers_accept};
 use crate::winners::bitmap_tickets;
@@ -88,7 +87,11 @@ async fn client(router: Router, client: u64) -> Seen {
                     (StatusCode::CREATED, _) => {
                         held_alone(&router, &hold, &tickets_of(&held)).await
                     }
-                    (StatusCode::CONFLICT, "numbers_taken" | "payer_limit" | "sold_out") => {
+                    (
+                        StatusCode::CONFLICT,
+                        "numbers_taken" | "payer_limit" | "payer_hold_limit" | "sold_out"
+                        | "tickets_held" | "holds_full",
+                    ) => {
                         continue;
                     }
                     (status, code) => panic!("{hold}: {status} {code} {}", held.body),
@@ -132,7 +135,7 @@ async fn client(router: Router, client: u64) -> Seen {
                     (StatusCode::CREATED, _) => {
                         seen.sold.insert(payment.clone(), tickets_of(&reply));
                     }
-                    (StatusCode::CONFLICT, "sold_out" | "payer_limit") => {}
+                    (StatusCode::CONFLICT, "sold_out" | "tickets_held" | "payer_limit") => {}
                     (status, code) => panic!("{payment}: {status} {code} {}", reply.body),
                 }
             }
@@ -177,22 +180,10 @@ async fn holds_choosers_and_lucky_dips_at_once_never_hold_or_sell_a_number_twice
                     "max_per_payer": CAP}),
     )
     .await;
-    let mut routers = vec![app.app.router.clone()];
-    for _ in 0..3 {
-        routers.push(app.instance().await);
-    }
+    let routers = app.routers(3).await;
     // The clock runs 10 times faster than the test: a hold lives about 3 seconds.
     let app = Arc::new(app);
-    let running = Arc::new(AtomicBool::new(true));
-    let ticker = {
-        let (app, running) = (app.clone(), running.clone());
-        tokio::spawn(async move {
-            while running.load(Ordering::SeqCst) {
-                app.advance(1);
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        })
-    };
+    let ticker = Ticker::start(app.clone(), Duration::from_millis(100));
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|c| tokio::spawn(client(routers[(c % 4) as usize].clone(), c)))
         .collect();
@@ -203,8 +194,7 @@ async fn holds_choosers_and_lucky_dips_at_once_never_hold_or_sell_a_number_twice
         seen.converted.extend(one.converted);
         seen.ended.extend(one.ended);
     }
-    running.store(false, Ordering::SeqCst);
-    ticker.await.unwrap();
+    ticker.stop().await;
     // Every hold has ended: what is left sells out by lucky dip (H3).
     app.advance(60);
     let mut payer = 0;

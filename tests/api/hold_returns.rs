@@ -10,7 +10,7 @@ use tally::domain::ids::DrawId;
 use tally::domain::permutation::Permutation;
 
 use crate::helpers::{Reply, post_json, send_raw, tickets_of};
-use crate::holds::HoldApp;
+use crate::hold_app::HoldApp;
 
 /// The numbers of a one-stripe draw in the order of the stripe's offsets.
 async fn numbers_by_offset(app: &HoldApp, draw_id: &str, total: u64) -> Vec<u64> {
@@ -51,7 +51,7 @@ fn assert_sold_out(reply: &Reply, remaining: u64) {
 #[tokio::test]
 async fn the_top_end_takes_back_every_number_behind_the_bottom_one_after_one_take_back() {
     let app = HoldApp::spawn().await;
-    app.draw(json!({"draw_id": "back", "total_tickets": 3, "stripes": 1}))
+    app.draw(json!({"draw_id": "back", "total_tickets": 3, "stripes": 1, "max_held_percent": 100}))
         .await;
     let by_offset = numbers_by_offset(&app, "back", 3).await;
     // The first two offsets held, so the bottom end's dip passes them for the third.
@@ -60,7 +60,7 @@ async fn the_top_end_takes_back_every_number_behind_the_bottom_one_after_one_tak
     let hold = app
         .post(
             "/draws/back/holds",
-            json!({"hold_id": "h", "numbers": held}),
+            json!({"hold_id": "h", "numbers": held, "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(hold.status, StatusCode::CREATED, "{}", hold.body);
@@ -81,12 +81,15 @@ async fn the_top_end_takes_back_every_number_behind_the_bottom_one_after_one_tak
 #[tokio::test]
 async fn sold_out_counts_the_numbers_a_hold_released_elsewhere_gave_back() {
     let app = HoldApp::spawn().await;
-    app.draw(json!({"draw_id": "freed", "total_tickets": 10, "stripes": 1, "hold_seconds": 600}))
-        .await;
+    app.draw(
+        json!({"draw_id": "freed", "total_tickets": 10, "stripes": 1, "hold_seconds": 600,
+                    "max_held_percent": 100}),
+    )
+    .await;
     let hold = app
         .post(
             "/draws/freed/holds",
-            json!({"hold_id": "h", "numbers": [1, 2]}),
+            json!({"hold_id": "h", "numbers": [1, 2], "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(hold.status, StatusCode::CREATED, "{}", hold.body);

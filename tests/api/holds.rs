@@ -2,84 +2,12 @@
 //! against the writer's clock. A hold converts once, only while it lives; released and
 //! expired numbers go back on sale; live holds count toward the payer's cap (H1–H4).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Duration;
+use axum::http::StatusCode;
+use chrono::DateTime;
+use serde_json::json;
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode, header};
-use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
-use tally::api::{self, AppState};
-use tally::store::Store;
-use tally::tickets::TicketService;
-
-use crate::helpers::{Reply, TestApp, fresh_store, send, store_on, tickets_of};
-
-/// The API on `store`, its ticket service reading `clock` (Unix ms).
-fn clocked_router(store: Store, clock: &Arc<AtomicI64>) -> axum::Router {
-    let read = clock.clone();
-    let tickets = TicketService::new(store.clone()).with_clock(Arc::new(move || {
-        DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
-    }));
-    api::router(AppState {
-        tickets: Arc::new(tickets),
-        request_timeout: Duration::from_secs(120),
-        drawing_timeout: Duration::from_secs(120),
-        ..AppState::new(store)
-    })
-}
-
-/// An API whose ticket service reads a clock the test moves.
-pub struct HoldApp {
-    pub app: TestApp,
-    clock: Arc<AtomicI64>,
-}
-
-impl HoldApp {
-    pub async fn spawn() -> Self {
-        let (store, table) = fresh_store(None).await;
-        let clock = Arc::new(AtomicI64::new(Utc::now().timestamp_millis()));
-        Self {
-            app: TestApp::new(clocked_router(store.clone(), &clock), store, table),
-            clock,
-        }
-    }
-
-    /// Another instance (its own caches) on the same table, reading the same clock.
-    pub async fn instance(&self) -> axum::Router {
-        let store = store_on(self.app.store.table(), None).await;
-        clocked_router(store, &self.clock)
-    }
-
-    /// Moves the service's clock on by `seconds`.
-    pub fn advance(&self, seconds: i64) {
-        self.clock.fetch_add(seconds * 1_000, Ordering::SeqCst);
-    }
-
-    pub async fn post(&self, path: &str, body: Value) -> Reply {
-        self.app.post(path, &body).await
-    }
-
-    pub async fn get(&self, path: &str) -> Reply {
-        self.app.get(path).await
-    }
-
-    pub async fn delete(&self, path: &str) -> Reply {
-        let request = Request::builder()
-            .method(Method::DELETE)
-            .uri(path)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::empty())
-            .unwrap();
-        send(&self.app.router, request).await
-    }
-
-    pub async fn draw(&self, body: Value) {
-        let created = self.post("/draws", body).await;
-        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
-    }
-}
+use crate::helpers::tickets_of;
+use crate::hold_app::HoldApp;
 
 #[tokio::test]
 async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
@@ -89,7 +17,7 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
     let held = app
         .post(
             "/draws/h/holds",
-            json!({"hold_id": "b1", "numbers": [77, 7]}),
+            json!({"hold_id": "b1", "numbers": [77, 7], "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
@@ -102,7 +30,7 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
     let again = app
         .post(
             "/draws/h/holds",
-            json!({"hold_id": "b1", "numbers": [7, 77]}),
+            json!({"hold_id": "b1", "numbers": [7, 77], "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(
@@ -110,7 +38,10 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
         (StatusCode::OK, vec![7, 77])
     );
     let other = app
-        .post("/draws/h/holds", json!({"hold_id": "b1", "numbers": [7]}))
+        .post(
+            "/draws/h/holds",
+            json!({"hold_id": "b1", "numbers": [7], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(other.code(), "idempotency_conflict");
     // H1: a held number is neither held again nor sold to anyone else.
@@ -123,7 +54,10 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
     assert_eq!(chooser.code(), "numbers_taken", "{}", chooser.body);
     assert_eq!(chooser.body["numbers"], json!([77]));
     let rival = app
-        .post("/draws/h/holds", json!({"hold_id": "b2", "numbers": [7]}))
+        .post(
+            "/draws/h/holds",
+            json!({"hold_id": "b2", "numbers": [7], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(rival.code(), "numbers_taken");
     let grid = app.get("/draws/h/availability").await;
@@ -207,11 +141,17 @@ async fn an_expired_hold_cannot_be_paid_and_its_numbers_go_back_on_sale() {
     app.draw(json!({"draw_id": "x", "total_tickets": 50, "hold_seconds": 30, "stripes": 2}))
         .await;
     let chosen = app
-        .post("/draws/x/holds", json!({"hold_id": "c", "numbers": [5]}))
+        .post(
+            "/draws/x/holds",
+            json!({"hold_id": "c", "numbers": [5], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(chosen.status, StatusCode::CREATED, "{}", chosen.body);
     let dip = app
-        .post("/draws/x/holds", json!({"hold_id": "d", "quantity": 3}))
+        .post(
+            "/draws/x/holds",
+            json!({"hold_id": "d", "quantity": 3, "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(dip.status, StatusCode::CREATED, "{}", dip.body);
     assert_eq!(dip.body["chosen"], false);
@@ -263,7 +203,7 @@ async fn a_released_hold_gives_its_numbers_back_at_once_and_releasing_again_is_h
     let held = app
         .post(
             "/draws/r/holds",
-            json!({"hold_id": "r1", "numbers": [9, 10]}),
+            json!({"hold_id": "r1", "numbers": [9, 10], "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
@@ -286,7 +226,10 @@ async fn a_released_hold_gives_its_numbers_back_at_once_and_releasing_again_is_h
         .await;
     assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
     let rehold = app
-        .post("/draws/r/holds", json!({"hold_id": "r2", "numbers": [10]}))
+        .post(
+            "/draws/r/holds",
+            json!({"hold_id": "r2", "numbers": [10], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(rehold.status, StatusCode::CREATED, "{}", rehold.body);
     let paid = app
@@ -333,7 +276,7 @@ async fn live_holds_count_toward_the_payer_cap_and_ended_ones_are_given_back() {
     let unpaid = app
         .post("/draws/cap/holds", json!({"hold_id": "a4", "quantity": 1}))
         .await;
-    assert_eq!(unpaid.code(), "payer_id_required");
+    assert_eq!(unpaid.code(), "invalid_body", "{}", unpaid.body);
     // Converting keeps the count; releasing gives it back.
     let paid = app
         .post(
@@ -382,7 +325,10 @@ async fn a_lucky_dip_passes_live_holds_and_sells_their_numbers_once_they_end() {
     app.draw(json!({"draw_id": "s", "total_tickets": 40, "stripes": 1, "hold_seconds": 30, "max_per_purchase": 10}))
         .await;
     let held = app
-        .post("/draws/s/holds", json!({"hold_id": "h", "quantity": 10}))
+        .post(
+            "/draws/s/holds",
+            json!({"hold_id": "h", "quantity": 10, "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
     let held_numbers = tickets_of(&held);
@@ -404,7 +350,18 @@ async fn a_lucky_dip_passes_live_holds_and_sells_their_numbers_once_they_end() {
             json!({"payment_id": "d3", "quantity": 1}),
         )
         .await;
-    assert_eq!(out.code(), "sold_out", "{}", out.body);
+    // The numbers left are held, not sold: the answer says so and when they may come back.
+    assert_eq!(
+        (
+            out.code(),
+            out.body["remaining"].as_u64(),
+            out.body["held"].as_u64()
+        ),
+        ("tickets_held", Some(0), Some(10)),
+        "{}",
+        out.body
+    );
+    assert_eq!(out.body["first_hold_ends_at"], held.body["expires_at"]);
     app.advance(30);
     let back = app
         .post(
@@ -439,7 +396,10 @@ async fn a_hold_ends_with_the_sale() {
     app.draw(json!({"draw_id": "end", "total_tickets": 20}))
         .await;
     let held = app
-        .post("/draws/end/holds", json!({"hold_id": "e1", "numbers": [3]}))
+        .post(
+            "/draws/end/holds",
+            json!({"hold_id": "e1", "numbers": [3], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
     assert_eq!(app.get("/draws/end/holds/e1").await.body["status"], "held");
@@ -450,7 +410,10 @@ async fn a_hold_ends_with_the_sale() {
     let read = app.get("/draws/end/holds/e1").await;
     assert_eq!(read.body["status"], "expired", "{}", read.body);
     let repeat = app
-        .post("/draws/end/holds", json!({"hold_id": "e1", "numbers": [3]}))
+        .post(
+            "/draws/end/holds",
+            json!({"hold_id": "e1", "numbers": [3], "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(
         (repeat.status, repeat.body["status"].as_str()),
@@ -473,7 +436,10 @@ async fn a_hold_ends_with_the_sale() {
         released.body
     );
     let late = app
-        .post("/draws/end/holds", json!({"hold_id": "e2", "quantity": 1}))
+        .post(
+            "/draws/end/holds",
+            json!({"hold_id": "e2", "quantity": 1, "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(late.code(), "draw_closed", "{}", late.body);
 }

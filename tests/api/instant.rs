@@ -23,7 +23,7 @@ use crate::faults::{every_fault, twin_payments};
 use crate::helpers::{
     Item, TestApp, attr_n, attr_s, endpoint, of_kind, settle, spawn_app, store_on, tickets_of,
 };
-use crate::holds::HoldApp;
+use crate::hold_app::HoldApp;
 use crate::invariants::sold_tickets;
 use crate::verifiers::{Verdicts, verifiers_accept};
 use crate::winners::bitmap_tickets;
@@ -31,7 +31,7 @@ use crate::winners::bitmap_tickets;
 /// The map as an insider holding the deployment secret computes it: winning ticket to
 /// prize. Tests use it to aim at winning numbers; nothing in the API shows it before
 /// the winners.
-async fn insider_map(store: &Store, draw: &str) -> BTreeMap<u64, String> {
+pub async fn insider_map(store: &Store, draw: &str) -> BTreeMap<u64, String> {
     let draw = store
         .get_draw(&DrawId::parse(draw).unwrap())
         .await
@@ -492,7 +492,7 @@ async fn holding_releasing_and_letting_winning_numbers_expire_reveals_nothing_an
     let winning: Vec<u64> = map.keys().copied().collect();
     let losing: Vec<u64> = (1..=200).filter(|t| !map.contains_key(t)).take(3).collect();
     // A hold of a winning and a losing number, read, released: silent at every step.
-    let body = json!({"hold_id": "probe", "numbers": [winning[0], losing[0]]});
+    let body = json!({"hold_id": "probe", "numbers": [winning[0], losing[0]], "payer_id": "buyer"});
     let held = app.post("/draws/ih/holds", body.clone()).await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
     assert_silent(&held, &prizes);
@@ -501,13 +501,17 @@ async fn holding_releasing_and_letting_winning_numbers_expire_reveals_nothing_an
     assert_silent(&app.delete("/draws/ih/holds/probe").await, &prizes);
     // A lucky-dip hold, read and released: silent too, whatever it holds.
     let dip = app
-        .post("/draws/ih/holds", json!({"hold_id": "dip", "quantity": 20}))
+        .post(
+            "/draws/ih/holds",
+            json!({"hold_id": "dip", "quantity": 20, "payer_id": "buyer"}),
+        )
         .await;
     assert_eq!(dip.status, StatusCode::CREATED, "{}", dip.body);
     assert_silent(&dip, &prizes);
     assert_silent(&app.delete("/draws/ih/holds/dip").await, &prizes);
     // Held winning numbers expire unbought: still nothing won, nothing awarded.
-    let expiring = json!({"hold_id": "late", "numbers": [winning[1], winning[2]]});
+    let expiring =
+        json!({"hold_id": "late", "numbers": [winning[1], winning[2]], "payer_id": "buyer"});
     let late = app.post("/draws/ih/holds", expiring).await;
     assert_eq!(late.status, StatusCode::CREATED, "{}", late.body);
     app.advance(31);
@@ -528,7 +532,7 @@ async fn holding_releasing_and_letting_winning_numbers_expire_reveals_nothing_an
     let kept = app
         .post(
             "/draws/ih/holds",
-            json!({"hold_id": "keep", "numbers": numbers}),
+            json!({"hold_id": "keep", "numbers": numbers, "payer_id": "buyer"}),
         )
         .await;
     assert_eq!(kept.status, StatusCode::CREATED, "{}", kept.body);

@@ -90,7 +90,7 @@ pub async fn bus_on(sink: &EventSink) -> EventBus {
 }
 
 /// Every record of the table's stream so far, as Lambda would deliver them.
-async fn stream_records(store: &Store) -> Event {
+pub async fn stream_records(store: &Store) -> Event {
     let described = store
         .client()
         .describe_table()

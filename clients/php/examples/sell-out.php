@@ -41,6 +41,12 @@ function shop(TallyClient $tally, string $drawId, string $name): void
                 }
                 continue;
             }
+            // The numbers left are held by other checkouts, or the draw's share for holds
+            // is taken: they come back when those holds end, so the shop tries again.
+            if (in_array($error->code(), ['tickets_held', 'holds_full'], true)) {
+                usleep(100_000);
+                continue;
+            }
             throw $error;
         }
         if ($basket % 5 === 4) {

@@ -58,7 +58,7 @@ final class ApiTest extends TestCase
         self::assertSame([7, 8], $hold['tickets']);
         self::assertSame('held', $tally->getHold($drawId, 'basket-1')['status']);
         self::assertSame([7, 8], $tally->purchase($drawId, ['payment_id' => 'pay-hold', 'hold_id' => 'basket-1'])['tickets']);
-        $tally->createHold($drawId, ['hold_id' => 'basket-2', 'quantity' => 2]);
+        $tally->createHold($drawId, ['hold_id' => 'basket-2', 'quantity' => 2, 'payer_id' => 'bob@example.com']);
         self::assertSame('released', $tally->releaseHold($drawId, 'basket-2')['status']);
 
         $buy = ['payment_id' => 'pay-1', 'quantity' => 3, 'payer_id' => 'ann@example.com'];

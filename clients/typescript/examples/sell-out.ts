@@ -38,6 +38,12 @@ async function shop(drawId: string, name: string): Promise<void> {
         }
         continue;
       }
+      // The numbers left are held by other checkouts, or the draw's share for holds is
+      // taken: they come back when those holds end, so the shop tries again.
+      if (error instanceof TallyError && (error.code === "tickets_held" || error.code === "holds_full")) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
       throw error;
     }
     if (basket % 5 === 4) {

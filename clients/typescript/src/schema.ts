@@ -777,6 +777,18 @@ export interface components {
              */
             instant_wins?: components["schemas"]["InstantPrizeBody"][] | null;
             /**
+             * Format: int32
+             * @description The most numbers one payer's live holds may take at once: 1 to 500,
+             *     `max_per_purchase` by default. Counted in the transaction that makes each hold.
+             */
+            max_held_per_payer?: number | null;
+            /**
+             * Format: int32
+             * @description The share of the draw's numbers that live holds may take at once, in percent: 1 to
+             *     100, 25 by default. It applies to each stripe in proportion to its size.
+             */
+            max_held_percent?: number | null;
+            /**
              * Format: int64
              * @description The most non-voided tickets one payer may hold; purchases then need a `payer_id`.
              */
@@ -820,7 +832,15 @@ export interface components {
         DrawBody: components["schemas"]["DrawFields"] & {
             /** @description `sold` by channel. */
             entries: components["schemas"]["Entries"];
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Numbers that live holds keep: neither sold nor free until their holds end.
+             */
+            held: number;
+            /**
+             * Format: int64
+             * @description Numbers free: neither sold nor held.
+             */
             remaining: number;
             /**
              * Format: int64
@@ -862,6 +882,10 @@ export interface components {
              *     among them is flagged and redrawn with a reason.
              */
             late_voided: number;
+            /** Format: int64 */
+            max_held_per_payer: number;
+            /** Format: int32 */
+            max_held_percent: number;
             /** Format: int64 */
             max_per_payer: number | null;
             /** Format: int32 */
@@ -986,10 +1010,11 @@ export interface components {
              */
             numbers?: number[] | null;
             /**
-             * @description Who holds them, as for a purchase; required by a draw with `max_per_payer`, where
-             *     a live hold counts toward the cap.
+             * @description Who holds them, as for a purchase: every hold names its payer, whose live holds
+             *     the draw caps (`max_held_per_payer`); in a draw with `max_per_payer` a live hold
+             *     counts toward that cap too.
              */
-            payer_id?: string | null;
+            payer_id: string;
             /**
              * Format: int32
              * @description A lucky dip of 1 to the draw's `max_per_purchase` numbers; give this or `numbers`.
@@ -1008,7 +1033,7 @@ export interface components {
              */
             expires_at: string;
             hold_id: string;
-            payer_id?: string;
+            payer_id: string;
             /** @description The payment that converted it. */
             payment_id?: string;
             /**
@@ -1249,12 +1274,23 @@ export interface components {
             detail: string;
             /** @description `not_enough_eligible`: the eligible tickets */
             eligible?: number;
+            /**
+             * Format: date-time
+             * @description `tickets_held`, `holds_full`: when the first of those live holds ends
+             */
+            first_hold_ends_at?: string;
+            /** @description `sold_out`, `tickets_held`: numbers that live holds keep */
+            held?: number;
             /** @description `unknown_beacon_network`: the networks this deployment knows */
             known?: string[];
-            /** @description `payer_limit`: how many more tickets the payer may buy */
+            /** @description `payer_limit`, `payer_hold_limit`: how many more tickets the payer may buy, or numbers it may hold */
             left?: number;
             /** @description `body_too_large`: the largest body the route takes, in bytes */
             limit?: number;
+            /** @description `payer_hold_limit`: the most numbers one payer's live holds may take */
+            max_held_per_payer?: number;
+            /** @description `holds_full`: the share of the draw live holds may take, in percent */
+            max_held_percent?: number;
             /** @description `number_too_long`: the series' longest number */
             max_length?: number;
             /** @description `payer_limit`: the draw's cap per payer */
@@ -1285,7 +1321,7 @@ export interface components {
             publishes_at?: string;
             /** @description `already_voided`: the reason of the void that stands */
             reason?: string;
-            /** @description `sold_out`, `tickets_fragmented`: tickets left */
+            /** @description `sold_out`, `tickets_held`, `tickets_fragmented`: tickets free */
             remaining?: number;
             /** @description Beacon problems: the round that counts */
             round?: number;
@@ -1815,6 +1851,8 @@ export interface operations {
              *     - `invalid_max_per_purchase`: `max_per_purchase` is 0 or larger than one purchase may take; send a smaller positive number.
              *     - `invalid_max_per_payer`: `max_per_payer` is 0 or larger than a draw can be; send a positive cap, or none.
              *     - `invalid_hold_seconds`: `hold_seconds` is outside 30 to 3600; choose a hold's lifetime within them.
+             *     - `invalid_max_held_per_payer`: `max_held_per_payer` is outside 1 to 500; choose how many numbers one payer's live holds may take within them.
+             *     - `invalid_max_held_percent`: `max_held_percent` is outside 1 to 100; choose the share of the draw that live holds may take within them.
              *     - `invalid_stripes`: `stripes` is out of range, more than `total_tickets`, or too many for one purchase to fit a transaction; use fewer.
              *     - `invalid_closes_at`: `closes_at` is not an RFC 3339 date and time, or it has passed: a new draw must close in the future.
              *     - `invalid_schedule`: `opens_at` is not before `closes_at`; give the draw a time to sell.
@@ -1836,7 +1874,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_total_tickets" | "invalid_max_per_purchase" | "invalid_max_per_payer" | "invalid_hold_seconds" | "invalid_stripes" | "invalid_closes_at" | "invalid_schedule" | "invalid_beacon" | "unknown_beacon_network" | "invalid_instant_wins" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_draw_id" | "invalid_name" | "invalid_opens_at";
+                        code?: "invalid_total_tickets" | "invalid_max_per_purchase" | "invalid_max_per_payer" | "invalid_hold_seconds" | "invalid_max_held_per_payer" | "invalid_max_held_percent" | "invalid_stripes" | "invalid_closes_at" | "invalid_schedule" | "invalid_beacon" | "unknown_beacon_network" | "invalid_instant_wins" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_draw_id" | "invalid_name" | "invalid_opens_at";
                     };
                 };
             };
@@ -2197,7 +2235,6 @@ export interface operations {
             /**
              * @description - `invalid_quantity` (with `max_per_purchase`): `quantity` is 0 or more than `max_per_purchase`; buy at most that many at once.
              *     - `invalid_numbers`: `numbers` are not distinct numbers of the draw, or not as many as `quantity`; the `detail` says which.
-             *     - `payer_id_required`: the draw caps tickets per payer, so a purchase or hold must name its `payer_id`.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
@@ -2214,7 +2251,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_quantity" | "invalid_numbers" | "payer_id_required" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_hold_id" | "invalid_payer_id";
+                        code?: "invalid_quantity" | "invalid_numbers" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_hold_id" | "invalid_payer_id";
                     };
                 };
             };
@@ -2234,11 +2271,14 @@ export interface operations {
             /**
              * @description - `idempotency_conflict`: this id or reference was used with another body; repeat the first body, or use a new id.
              *     - `numbers_taken` (with `numbers`): the chosen `numbers` are sold or held by someone else; choose others.
-             *     - `sold_out` (with `remaining`): fewer tickets are left (`remaining`) than asked for; buy at most that many.
+             *     - `sold_out` (with `remaining`, `held`): fewer tickets are left than asked for, even once every live hold ends: `remaining` are free and `held` in live holds; buy at most `remaining`.
+             *     - `tickets_held` (with `remaining`, `held`, `first_hold_ends_at`): fewer tickets are free (`remaining`) than asked for, but live holds keep `held` more, which come back unless paid for; buy at most `remaining`, or ask again after `first_hold_ends_at`.
+             *     - `holds_full` (with `max_held_percent`, `first_hold_ends_at`): live holds take as many numbers as the draw's `max_held_percent` allows where these would lie; buy them without holding, or hold after `first_hold_ends_at` (absent when no live hold is known there).
              *     - `tickets_fragmented` (with `remaining`): the `remaining` tickets are spread too thin for one purchase of this size; buy fewer at once.
              *     - `draw_closed`: the draw no longer sells or holds; nothing was bought.
              *     - `draw_not_open` (with `opens_at`): the draw does not sell yet; try again from `opens_at`.
              *     - `payer_limit` (with `max_per_payer`, `left`): the payer would pass the draw's `max_per_payer`; buy at most `left` more.
+             *     - `payer_hold_limit` (with `max_held_per_payer`, `left`): the payer's live holds would take more numbers than the draw's `max_held_per_payer`; hold at most `left` more, or pay for or release a hold first.
              */
             409: {
                 headers: {
@@ -2247,7 +2287,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency_conflict" | "numbers_taken" | "sold_out" | "tickets_fragmented" | "draw_closed" | "draw_not_open" | "payer_limit";
+                        code?: "idempotency_conflict" | "numbers_taken" | "sold_out" | "tickets_held" | "holds_full" | "tickets_fragmented" | "draw_closed" | "draw_not_open" | "payer_limit" | "payer_hold_limit";
                     };
                 };
             };
@@ -2595,7 +2635,7 @@ export interface operations {
              * @description - `invalid_quantity` (with `max_per_purchase`): `quantity` is 0 or more than `max_per_purchase`; buy at most that many at once.
              *     - `invalid_numbers`: `numbers` are not distinct numbers of the draw, or not as many as `quantity`; the `detail` says which.
              *     - `invalid_channel`: `channel` is neither `online` nor `postal`; send one of them, or leave it out for `online`.
-             *     - `payer_id_required`: the draw caps tickets per payer, so a purchase or hold must name its `payer_id`.
+             *     - `payer_id_required`: the draw caps tickets per payer, so a purchase must name its `payer_id`.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
@@ -2637,7 +2677,8 @@ export interface operations {
             /**
              * @description - `idempotency_conflict`: this id or reference was used with another body; repeat the first body, or use a new id.
              *     - `numbers_taken` (with `numbers`): the chosen `numbers` are sold or held by someone else; choose others.
-             *     - `sold_out` (with `remaining`): fewer tickets are left (`remaining`) than asked for; buy at most that many.
+             *     - `sold_out` (with `remaining`, `held`): fewer tickets are left than asked for, even once every live hold ends: `remaining` are free and `held` in live holds; buy at most `remaining`.
+             *     - `tickets_held` (with `remaining`, `held`, `first_hold_ends_at`): fewer tickets are free (`remaining`) than asked for, but live holds keep `held` more, which come back unless paid for; buy at most `remaining`, or ask again after `first_hold_ends_at`.
              *     - `tickets_fragmented` (with `remaining`): the `remaining` tickets are spread too thin for one purchase of this size; buy fewer at once.
              *     - `draw_closed`: the draw no longer sells or holds; nothing was bought.
              *     - `draw_not_open` (with `opens_at`): the draw does not sell yet; try again from `opens_at`.
@@ -2652,7 +2693,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency_conflict" | "numbers_taken" | "sold_out" | "tickets_fragmented" | "draw_closed" | "draw_not_open" | "payer_limit" | "hold_expired" | "hold_used";
+                        code?: "idempotency_conflict" | "numbers_taken" | "sold_out" | "tickets_held" | "tickets_fragmented" | "draw_closed" | "draw_not_open" | "payer_limit" | "hold_expired" | "hold_used";
                     };
                 };
             };

@@ -45,7 +45,7 @@ test("a raffle: draws, holds, purchases, lists, the close and the winners", asyn
   assert.equal((await tally.getHold(drawId, "basket-1")).status, "held");
   const paid = await tally.purchase(drawId, { payment_id: "pay-hold", hold_id: "basket-1" });
   assert.deepEqual(paid.tickets, [7, 8]);
-  await tally.createHold(drawId, { hold_id: "basket-2", quantity: 2 });
+  await tally.createHold(drawId, { hold_id: "basket-2", quantity: 2, payer_id: "bob@example.com" });
   assert.equal((await tally.releaseHold(drawId, "basket-2")).status, "released");
 
   const bought = await tally.purchase(drawId, { payment_id: "pay-1", quantity: 3, payer_id: "ann@example.com" });

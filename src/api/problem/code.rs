@@ -127,6 +127,12 @@ problem_codes! {
         "`limit` is not a page size this listing takes; ask for a smaller page.",
     InvalidMaxLength = BAD_REQUEST "invalid_max_length":
         "`max_length` is outside the lengths a number may have; choose one within them.",
+    InvalidMaxHeldPerPayer = BAD_REQUEST "invalid_max_held_per_payer":
+        "`max_held_per_payer` is outside 1 to 500; choose how many numbers one payer's \
+         live holds may take within them.",
+    InvalidMaxHeldPercent = BAD_REQUEST "invalid_max_held_percent":
+        "`max_held_percent` is outside 1 to 100; choose the share of the draw that live \
+         holds may take within them.",
     InvalidMaxPerPayer = BAD_REQUEST "invalid_max_per_payer":
         "`max_per_payer` is 0 or larger than a draw can be; send a positive cap, or none.",
     InvalidMaxPerPurchase = BAD_REQUEST "invalid_max_per_purchase":
@@ -194,7 +200,7 @@ problem_codes! {
         "`number` would be longer than the series' `max_length`; shorten the format or \
          allow longer numbers.",
     PayerIdRequired = BAD_REQUEST "payer_id_required":
-        "the draw caps tickets per payer, so a purchase or hold must name its `payer_id`.",
+        "the draw caps tickets per payer, so a purchase must name its `payer_id`.",
     TicketOutOfRange = BAD_REQUEST "ticket_out_of_range":
         "the ticket number is beyond the draw's `total_tickets`.",
     UnknownBeaconNetwork = BAD_REQUEST "unknown_beacon_network" ["known"]:
@@ -263,6 +269,10 @@ problem_codes! {
         "the hold expired or was released, so its numbers may be someone else's; hold or \
          buy again.",
     HoldUsed = CONFLICT "hold_used": "another payment has already converted this hold.",
+    HoldsFull = CONFLICT "holds_full" ["max_held_percent", "first_hold_ends_at"]:
+        "live holds take as many numbers as the draw's `max_held_percent` allows where \
+         these would lie; buy them without holding, or hold after `first_hold_ends_at` \
+         (absent when no live hold is known there).",
     IdempotencyConflict = CONFLICT "idempotency_conflict":
         "this id or reference was used with another body; repeat the first body, or use a \
          new id.",
@@ -282,6 +292,9 @@ problem_codes! {
          that many.",
     NumbersTaken = CONFLICT "numbers_taken" ["numbers"]:
         "the chosen `numbers` are sold or held by someone else; choose others.",
+    PayerHoldLimit = CONFLICT "payer_hold_limit" ["max_held_per_payer", "left"]:
+        "the payer's live holds would take more numbers than the draw's \
+         `max_held_per_payer`; hold at most `left` more, or pay for or release a hold first.",
     PayerLimit = CONFLICT "payer_limit" ["max_per_payer", "left"]:
         "the payer would pass the draw's `max_per_payer`; buy at most `left` more.",
     RangeExhausted = CONFLICT "range_exhausted":
@@ -303,8 +316,13 @@ problem_codes! {
     SeriesExists = CONFLICT "series_exists":
         "a series of this id exists with another definition; change it with `PATCH`, or \
          choose another id.",
-    SoldOut = CONFLICT "sold_out" ["remaining"]:
-        "fewer tickets are left (`remaining`) than asked for; buy at most that many.",
+    SoldOut = CONFLICT "sold_out" ["remaining", "held"]:
+        "fewer tickets are left than asked for, even once every live hold ends: `remaining` \
+         are free and `held` in live holds; buy at most `remaining`.",
+    TicketsHeld = CONFLICT "tickets_held" ["remaining", "held", "first_hold_ends_at"]:
+        "fewer tickets are free (`remaining`) than asked for, but live holds keep `held` \
+         more, which come back unless paid for; buy at most `remaining`, or ask again after \
+         `first_hold_ends_at`.",
     TicketsFragmented = CONFLICT "tickets_fragmented" ["remaining"]:
         "the `remaining` tickets are spread too thin for one purchase of this size; buy \
          fewer at once.",

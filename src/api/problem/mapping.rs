@@ -31,6 +31,8 @@ impl From<DrawConfigError> for Problem {
             DrawConfigError::MaxPerPayer => Code::InvalidMaxPerPayer,
             DrawConfigError::InstantWins(_) => Code::InvalidInstantWins,
             DrawConfigError::HoldSeconds => Code::InvalidHoldSeconds,
+            DrawConfigError::MaxHeldPerPayer => Code::InvalidMaxHeldPerPayer,
+            DrawConfigError::MaxHeldPercent => Code::InvalidMaxHeldPercent,
         };
         Problem::new(code, err.to_string())
     }
@@ -99,6 +101,12 @@ impl From<TicketError> for Problem {
             } => Problem::new(Code::PayerLimit, detail)
                 .with("max_per_payer", max_per_payer)
                 .with("left", left),
+            TicketError::PayerHoldLimit {
+                max_held_per_payer,
+                left,
+            } => Problem::new(Code::PayerHoldLimit, detail)
+                .with("max_held_per_payer", max_held_per_payer)
+                .with("left", left),
             TicketError::DrawOpen(_) => Problem::new(Code::DrawOpen, detail),
             TicketError::WinnersDrawn(_) => Problem::new(Code::WinnersDrawn, detail),
             TicketError::WinnersNotDrawn(_) => Problem::new(Code::WinnersNotDrawn, detail),
@@ -134,8 +142,27 @@ impl From<TicketError> for Problem {
             TicketError::InvalidQuantity { max } => {
                 Problem::new(Code::InvalidQuantity, detail).with("max_per_purchase", max)
             }
-            TicketError::SoldOut { remaining } => {
-                Problem::new(Code::SoldOut, detail).with("remaining", remaining)
+            TicketError::SoldOut { remaining, held } => Problem::new(Code::SoldOut, detail)
+                .with("remaining", remaining)
+                .with("held", held),
+            TicketError::TicketsHeld {
+                remaining,
+                held,
+                first_hold_ends_at,
+            } => Problem::new(Code::TicketsHeld, detail)
+                .with("remaining", remaining)
+                .with("held", held)
+                .with("first_hold_ends_at", rfc3339_millis(first_hold_ends_at)),
+            TicketError::HoldsFull {
+                max_held_percent,
+                first_hold_ends_at,
+            } => {
+                let problem = Problem::new(Code::HoldsFull, detail)
+                    .with("max_held_percent", max_held_percent);
+                match first_hold_ends_at {
+                    Some(at) => problem.with("first_hold_ends_at", rfc3339_millis(at)),
+                    None => problem,
+                }
             }
             TicketError::NumbersTaken(numbers) => {
                 Problem::new(Code::NumbersTaken, detail).with("numbers", numbers)

@@ -76,8 +76,9 @@ pub(super) struct ProblemBody {
     /// of its statuses.
     #[schema(pattern = "^[a-z][a-z0-9_]*$")]
     code: String,
-    /// Members of some problems: `remaining`, `limit`, `max_per_purchase`,
-    /// `max_per_payer`, `left`, `opens_at`, `eligible`, `candidates`, `reason`, `next`.
+    /// Members of some problems: `remaining`, `held`, `first_hold_ends_at`, `limit`,
+    /// `max_per_purchase`, `max_per_payer`, `max_held_per_payer`, `max_held_percent`,
+    /// `left`, `opens_at`, `eligible`, `candidates`, `reason`, `next`.
     #[serde(flatten)]
     extra: Map<String, Value>,
 }

@@ -54,6 +54,14 @@ pub(super) struct CreateDrawBody {
     /// default), never past the close.
     #[schema(minimum = 30, maximum = 3_600)]
     hold_seconds: Option<u32>,
+    /// The most numbers one payer's live holds may take at once: 1 to 500,
+    /// `max_per_purchase` by default. Counted in the transaction that makes each hold.
+    #[schema(minimum = 1, maximum = 500)]
+    max_held_per_payer: Option<u32>,
+    /// The share of the draw's numbers that live holds may take at once, in percent: 1 to
+    /// 100, 25 by default. It applies to each stripe in proportion to its size.
+    #[schema(minimum = 1, maximum = 100)]
+    max_held_percent: Option<u8>,
     /// When sales start (RFC 3339, years 2000 to 9999; second 60, a leap second, is
     /// refused).
     #[schema(value_type = Option<String>, format = DateTime)]
@@ -177,6 +185,8 @@ pub(super) struct DrawFields {
     #[schema(required = true)]
     max_per_payer: Option<u64>,
     hold_seconds: u32,
+    max_held_per_payer: u64,
+    max_held_percent: u8,
     stripes: u32,
     status: DrawStatus,
     #[schema(required = true, format = DateTime)]
@@ -220,6 +230,8 @@ impl DrawFields {
             max_per_purchase: draw.config.max_per_purchase(),
             max_per_payer: draw.config.max_per_payer(),
             hold_seconds: draw.config.hold_seconds(),
+            max_held_per_payer: draw.config.max_held_per_payer(),
+            max_held_percent: draw.config.max_held_percent(),
             stripes: draw.config.stripes(),
             status,
             opens_at: draw.schedule.opens_at().map(timestamp),
@@ -262,6 +274,9 @@ pub(super) struct DrawBody {
     draw: DrawFields,
     /// Tickets sold, voided ones included.
     sold: u64,
+    /// Numbers that live holds keep: neither sold nor free until their holds end.
+    held: u64,
+    /// Numbers free: neither sold nor held.
     remaining: u64,
     /// `sold` by channel.
     entries: Entries,
@@ -271,6 +286,7 @@ impl From<DrawSummary> for DrawBody {
     fn from(summary: DrawSummary) -> Self {
         Self {
             sold: summary.sold,
+            held: summary.held,
             remaining: summary.remaining(),
             entries: Entries {
                 online: summary.sold - summary.postal,
@@ -287,6 +303,8 @@ pub(super) const CREATE_DRAW_CODES: &[Code] = &[
     Code::InvalidMaxPerPurchase,
     Code::InvalidMaxPerPayer,
     Code::InvalidHoldSeconds,
+    Code::InvalidMaxHeldPerPayer,
+    Code::InvalidMaxHeldPercent,
     Code::InvalidStripes,
     Code::InvalidClosesAt,
     Code::InvalidSchedule,
@@ -322,7 +340,9 @@ pub(super) async fn create_draw(
         name: free_text("name", body.name, MAX_NAME_LEN)?,
         config: DrawConfig::new(body.total_tickets, body.max_per_purchase, body.stripes)?
             .with_max_per_payer(body.max_per_payer)?
-            .with_hold_seconds(body.hold_seconds)?,
+            .with_hold_seconds(body.hold_seconds)?
+            .with_max_held_per_payer(body.max_held_per_payer)?
+            .with_max_held_percent(body.max_held_percent)?,
         schedule: Schedule::new(body.opens_at, body.closes_at)?,
         beacon: body.beacon.map(BeaconBody::name).transpose()?,
         instant_wins: body

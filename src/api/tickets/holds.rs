@@ -31,12 +31,13 @@ pub(super) struct HoldBody {
     /// numbers_taken` lists those sold or held); give this or `quantity`.
     #[schema(min_items = 1)]
     numbers: Option<Vec<u64>>,
-    /// Who holds them, as for a purchase; required by a draw with `max_per_payer`, where
-    /// a live hold counts toward the cap.
+    /// Who holds them, as for a purchase: every hold names its payer, whose live holds
+    /// the draw caps (`max_held_per_payer`); in a draw with `max_per_payer` a live hold
+    /// counts toward that cap too.
     #[schema(
         pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0](?:[^\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]{0,254}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u1680\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0])?$"
     )]
-    payer_id: Option<String>,
+    payer_id: String,
 }
 
 /// A hold and its numbers.
@@ -44,9 +45,7 @@ pub(super) struct HoldBody {
 pub(super) struct HoldResponse {
     draw_id: String,
     hold_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    payer_id: Option<String>,
+    payer_id: String,
     /// The numbers held (ascending when chosen).
     tickets: Vec<u64>,
     /// `true` when the buyer chose the numbers, `false` for a lucky dip.
@@ -69,7 +68,7 @@ impl HoldResponse {
         Self {
             draw_id: hold.draw_id.to_string(),
             hold_id: hold.hold_id.to_string(),
-            payer_id: hold.payer_id.map(|p| p.to_string()),
+            payer_id: hold.payer_id.to_string(),
             tickets: hold.tickets,
             chosen: hold.chosen,
             status,
@@ -97,15 +96,17 @@ pub(super) struct HoldPath {
 pub(super) const CREATE_HOLD_CODES: &[Code] = &[
     Code::InvalidQuantity,
     Code::InvalidNumbers,
-    Code::PayerIdRequired,
     Code::DrawNotFound,
     Code::IdempotencyConflict,
     Code::NumbersTaken,
     Code::SoldOut,
+    Code::TicketsHeld,
+    Code::HoldsFull,
     Code::TicketsFragmented,
     Code::DrawClosed,
     Code::DrawNotOpen,
     Code::PayerLimit,
+    Code::PayerHoldLimit,
 ];
 
 /// Hold numbers
@@ -135,7 +136,7 @@ pub(super) async fn create_hold(
         hold_id: HoldId::parse(&body.hold_id)?,
         quantity,
         numbers,
-        payer_id: body.payer_id.as_deref().map(PayerId::parse).transpose()?,
+        payer_id: PayerId::parse(&body.payer_id)?,
     };
     let receipt = state.tickets.hold(request).await?;
     let status = if receipt.replayed {

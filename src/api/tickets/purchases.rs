@@ -144,6 +144,7 @@ pub(super) const PURCHASE_CODES: &[Code] = &[
     Code::IdempotencyConflict,
     Code::NumbersTaken,
     Code::SoldOut,
+    Code::TicketsHeld,
     Code::TicketsFragmented,
     Code::DrawClosed,
     Code::DrawNotOpen,

@@ -12,10 +12,33 @@ pub struct ChosenTake {
     pub offsets: Vec<u64>,
     /// Offsets behind a cursor whose hold is over, ascending: free again.
     pub returned: Vec<u64>,
+    /// Those of `offsets` that carry a hold mark, as far as the view knows: for a sale or
+    /// a new hold, the mark of a hold that ended, which the write removes or replaces
+    /// (the others carry none). Ascending.
+    pub hold_marked: Vec<u64>,
+    /// Ended hold marks ahead of the cursors, none of them among the offsets, that a
+    /// hold's write removes so that the stripe keeps room under its cap. Ascending.
+    pub swept: Vec<u64>,
+    /// The most hold marks the stripe may carry (see `held_caps`).
+    pub hold_marks_most: u64,
     /// The largest bottom counter that leaves every offset unsold.
     pub bottom_at_most: u64,
     /// The largest top counter that leaves every offset unsold.
     pub top_at_most: u64,
+}
+
+impl ChosenTake {
+    /// Keeps `offset` ahead of both counters: they must not have reached it.
+    pub(super) fn ahead(&mut self, offset: u64, len: u64) {
+        self.bottom_at_most = self.bottom_at_most.min(offset);
+        self.top_at_most = self.top_at_most.min(len - 1 - offset);
+    }
+
+    /// Hold marks this write adds to the stripe, less those it removes, when it holds
+    /// its numbers: a number without a mark gets one, a swept mark goes.
+    pub fn hold_marks_added(&self) -> i64 {
+        (self.offsets.len() - self.hold_marked.len()) as i64 - self.swept.len() as i64
+    }
 }
 
 /// What a purchase of chosen numbers should do.
@@ -67,6 +90,9 @@ impl StripeView {
                         stripe,
                         offsets: Vec::new(),
                         returned: Vec::new(),
+                        hold_marked: Vec::new(),
+                        swept: Vec::new(),
+                        hold_marks_most: self.held_cap(stripe),
                         bottom_at_most: len,
                         top_at_most: len,
                     });
@@ -78,13 +104,16 @@ impl StripeView {
                 take.returned.push(offset);
             } else {
                 take.offsets.push(offset);
-                take.bottom_at_most = take.bottom_at_most.min(offset);
-                take.top_at_most = take.top_at_most.min(len - 1 - offset);
+                if self.hold_end(stripe, offset).is_some() {
+                    take.hold_marked.push(offset);
+                }
+                take.ahead(offset, len);
             }
         }
         for take in &mut takes {
             take.offsets.sort_unstable();
             take.returned.sort_unstable();
+            take.hold_marked.sort_unstable();
         }
         takes
     }
@@ -122,6 +151,9 @@ mod tests {
                 stripe: 3,
                 offsets: vec![5, 40],
                 returned: vec![],
+                hold_marked: vec![],
+                swept: vec![],
+                hold_marks_most: len,
                 bottom_at_most: 5,
                 top_at_most: len - 41,
             }

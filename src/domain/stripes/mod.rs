@@ -2,6 +2,7 @@
 //! choice of stripes for one purchase: by lucky dip (`StripeView::plan`) or by the
 //! numbers a buyer chose (`StripeView::choose`). Pure logic: no I/O.
 
+mod caps;
 mod choose;
 mod layout;
 mod pick;
@@ -10,22 +11,29 @@ mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use caps::held_caps;
 pub use choose::{Choice, ChosenTake};
 pub use layout::StripeLayout;
+pub use pick::Shortfall;
 pub use standing::{Standing, standings};
 pub use view::{Plan, StripeView};
 
 /// The most offsets' attributes one write of a stripe may name. DynamoDB caps a condition
-/// expression at 4 KB, and each named offset costs at most 40 bytes of it (a chosen
-/// number: `attribute_not_exists(#x1) AND (attribute_not_exists(#x2) OR #x2 <= :now)`
-/// names two); 88 names leave room for the cursor's own conditions. A lucky dip's take
-/// names two per free ticket and per held offset it passes (held, or chosen since), and
-/// one per ticket whose hold ended, chosen offset passed or offset taken back, so one
-/// stripe end gives at most 44 tickets per write.
+/// expression at 4 KB, and each named offset costs at most 32 bytes of it (a free number:
+/// ` AND attribute_not_exists(#x12) AND attribute_not_exists(#x13)` names two); 88 names
+/// leave room for the cursor's own conditions and a hold's sweep (`STRIPE_SWEEP_MARKS`).
+/// A lucky dip's take names two per free ticket and per held offset it passes (held, or
+/// chosen since), and one per ticket whose hold ended, chosen offset passed or offset
+/// taken back, so one stripe end gives at most 44 tickets per write.
 pub const STRIPE_WRITE_NAMES: usize = 88;
 
 /// The most tickets one write of a stripe takes (each names two attributes at most).
 pub const STRIPE_WRITE_TICKETS: u64 = (STRIPE_WRITE_NAMES / 2) as u64;
+
+/// The most ended hold marks one hold's write of a stripe removes besides its own
+/// numbers: each names one attribute more, at most 18 bytes of the condition
+/// (` AND #x123 <= :now`), so a write of 88 names and 44 sweeps stays under 4 KB.
+pub const STRIPE_SWEEP_MARKS: usize = 44;
 
 /// Chosen numbers that one purchase or hold can always write, wherever they lie: each
 /// takes a ticket item and at most a stripe, two names of that stripe's write, and the

@@ -1,5 +1,6 @@
 //! A lucky dip for a hold: free offsets picked at random, without moving a cursor, so a
 //! hold's numbers are as unpredictable as a purchase's and leave the cursors to buyers.
+//! Each stripe takes no more new hold marks than its cap leaves room for.
 
 use rand::{Rng, RngExt};
 
@@ -8,24 +9,48 @@ use super::StripeView;
 /// Tries at a random offset before a stripe's free offsets are listed in full.
 const RANDOM_TRIES: u32 = 32;
 
+/// Why a hold's lucky dip found too few numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shortfall {
+    /// The view knows of fewer free numbers than asked for.
+    Free,
+    /// Enough are free, but the stripes' caps on hold marks leave too few of them.
+    HoldRoom,
+    /// Enough are free, but too few in what one write of each stripe may take.
+    Spread,
+}
+
 impl StripeView {
-    /// `quantity` free offsets as `(stripe, offset)`: a stripe drawn in proportion to its
-    /// room, as many of its free offsets as it has room for (each uniform among them),
-    /// then the next stripe, so a hold spans few stripes; at most what one write of a
-    /// stripe names. `None` when the view knows of fewer free numbers that way.
-    pub fn pick_free(&self, quantity: u64, rng: &mut impl Rng) -> Option<Vec<(u32, u64)>> {
-        let mut rooms: Vec<(u32, u64)> = (0..self.layout().stripes())
-            .map(|s| (s, self.room(s).min(super::STRIPE_WRITE_TICKETS)))
+    /// `quantity` free offsets as `(stripe, offset)`: a stripe drawn in proportion to what
+    /// it can give, as many of its free offsets as it can give (each uniform among them
+    /// while its cap on hold marks leaves room), then the next stripe, so a hold spans few
+    /// stripes; at most what one write of a stripe names.
+    pub fn pick_free(
+        &self,
+        quantity: u64,
+        rng: &mut impl Rng,
+    ) -> Result<Vec<(u32, u64)>, Shortfall> {
+        let stripes = 0..self.layout().stripes();
+        let writable = |s: u32| self.room(s).min(super::STRIPE_WRITE_TICKETS);
+        let mut rooms: Vec<(u32, u64)> = stripes
+            .clone()
+            .map(|s| (s, writable(s).min(self.hold_room(s) + self.ended_behind(s))))
             .filter(|&(_, room)| room > 0)
             .collect();
         if rooms.iter().map(|r| r.1).sum::<u64>() < quantity {
-            return None;
+            return Err(if self.remaining() < quantity {
+                Shortfall::Free
+            } else if stripes.map(writable).sum::<u64>() >= quantity {
+                Shortfall::HoldRoom
+            } else {
+                Shortfall::Spread
+            });
         }
         let mut picked: Vec<(u32, u64)> = Vec::with_capacity(quantity as usize);
         while (picked.len() as u64) < quantity {
             let total: u64 = rooms.iter().map(|r| r.1).sum();
             if total == 0 {
-                return None;
+                return Err(Shortfall::HoldRoom);
             }
             let mut at = rng.random_range(0..total);
             let index = rooms
@@ -41,29 +66,43 @@ impl StripeView {
             let mut free = self.free_offsets(stripe, need, rng);
             picked.append(&mut free);
         }
-        Some(picked)
+        Ok(picked)
     }
 
-    /// `count` distinct free offsets of a stripe, uniform among its free ones.
+    /// Up to `count` distinct free offsets of a stripe, uniform among its free ones while
+    /// its hold room lasts; then only offsets whose ended mark the hold takes over.
     fn free_offsets(&self, stripe: u32, count: u64, rng: &mut impl Rng) -> Vec<(u32, u64)> {
         let len = self.layout().len(stripe);
+        let mut room = self.hold_room(stripe);
+        // An ended mark behind a cursor is taken over; any other number adds a mark, or
+        // keeps one the write would otherwise sweep.
+        let costs = |o: u64| !(self.is_behind(stripe, o) && self.hold_end(stripe, o).is_some());
         let mut chosen: Vec<u64> = Vec::with_capacity(count as usize);
+        let mut accept = |offset: u64, chosen: &mut Vec<u64>| {
+            if self.is_sold(stripe, offset) || chosen.contains(&offset) {
+                return;
+            }
+            if costs(offset) {
+                if room == 0 {
+                    return;
+                }
+                room -= 1;
+            }
+            chosen.push(offset);
+        };
         let mut tries = 0;
         while (chosen.len() as u64) < count && tries < RANDOM_TRIES * count as u32 {
             tries += 1;
-            let offset = rng.random_range(0..len);
-            if !self.is_sold(stripe, offset) && !chosen.contains(&offset) {
-                chosen.push(offset);
-            }
+            accept(rng.random_range(0..len), &mut chosen);
         }
         if (chosen.len() as u64) < count {
-            // Mostly sold: list the free offsets and draw from them.
+            // Mostly sold or out of hold room: list what is left and draw from it.
             let mut free: Vec<u64> = (0..len)
                 .filter(|&o| !self.is_sold(stripe, o) && !chosen.contains(&o))
                 .collect();
             while (chosen.len() as u64) < count && !free.is_empty() {
-                let pick = rng.random_range(0..free.len());
-                chosen.push(free.swap_remove(pick));
+                let pick = free.swap_remove(rng.random_range(0..free.len()));
+                accept(pick, &mut chosen);
             }
         }
         chosen.into_iter().map(|o| (stripe, o)).collect()
@@ -101,13 +140,37 @@ mod tests {
         // Per stripe: its length - 10 - 5 - 2 chosen - 1 live hold ahead + 1 ended behind.
         assert_eq!(view.room(0), view.layout().len(0) - 17);
         let free: u64 = (0..4).map(|s| view.room(s)).sum();
-        assert!(view.pick_free(free, &mut rng).is_none());
+        assert_eq!(view.pick_free(free + 1, &mut rng), Err(Shortfall::Free));
         // One write of a stripe names at most 44 of its numbers.
         let writable: u64 = (0..4)
             .map(|s| view.room(s).min(super::super::STRIPE_WRITE_TICKETS))
             .sum();
         assert!(writable < free);
-        assert!(view.pick_free(writable, &mut rng).is_some());
-        assert!(view.pick_free(writable + 1, &mut rng).is_none());
+        assert!(view.pick_free(writable, &mut rng).is_ok());
+        assert_eq!(
+            view.pick_free(writable + 1, &mut rng),
+            Err(Shortfall::Spread)
+        );
+    }
+
+    #[test]
+    fn a_hold_adds_no_more_marks_than_the_stripes_caps_leave_room_for() {
+        let mut view = StripeView::new(StripeLayout::new(200, 2), 100).with_held_caps(vec![3, 2]);
+        view.at(1_000);
+        view.learn(0, StripeCounters { bottom: 10, top: 0 }, &Chosen::new());
+        // Stripe 0: a live mark ahead, an ended one behind the cursor (taken over for
+        // free), an ended one ahead (swept). Stripe 1: two live marks, at its cap.
+        view.learn_held(0, &Held::from([(50, 2_000), (4, 500), (60, 900)]));
+        view.learn_held(1, &Held::from([(1, 2_000), (2, 3_000)]));
+        let mut rng = StdRng::seed_from_u64(3);
+        // Room for one new mark (cap 3 - 3 marks + 1 swept) and the ended one behind.
+        for _ in 0..20 {
+            let picked = view.pick_free(2, &mut rng).unwrap();
+            assert!(picked.contains(&(0, 4)), "{picked:?}");
+            assert!(picked.iter().all(|&(s, _)| s == 0), "{picked:?}");
+            let takes = view.fit_hold(view.group(&picked)).unwrap();
+            assert!(takes[0].hold_marks_added() <= 0, "{takes:?}");
+        }
+        assert_eq!(view.pick_free(3, &mut rng), Err(Shortfall::HoldRoom));
     }
 }

@@ -59,6 +59,11 @@ pub(super) fn encode_draw(draw: &Draw) -> Item {
         item.insert("max_per_payer".into(), n(max));
     }
     item.insert("hold_seconds".into(), n(draw.config.hold_seconds()));
+    item.insert(
+        "max_held_per_payer".into(),
+        n(draw.config.max_held_per_payer()),
+    );
+    item.insert("max_held_percent".into(), n(draw.config.max_held_percent()));
     if let Some(at) = draw.schedule.opens_at() {
         item.insert("opens_at".into(), timestamp(at));
     }
@@ -241,6 +246,8 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         reason: reason.to_owned(),
     };
     let max_per_payer = r.opt_num("max_per_payer")?;
+    let max_held_per_payer = r.num("max_held_per_payer")?;
+    let max_held_percent = r.num("max_held_percent")?;
     let config = DrawConfig::new(
         r.num("total_tickets")?,
         Some(r.num("max_per_purchase")?),
@@ -248,6 +255,8 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     )
     .and_then(|c| c.with_max_per_payer(max_per_payer))
     .and_then(|c| c.with_hold_seconds(r.opt_num("hold_seconds").ok().flatten()))
+    .and_then(|c| c.with_max_held_per_payer(Some(max_held_per_payer)))
+    .and_then(|c| c.with_max_held_percent(Some(max_held_percent)))
     .map_err(|e| corrupt(&e.to_string()))?;
     let instant_wins = decode_instant(&r)?;
     let config = config.with_instant_wins(instant_wins.is_some());

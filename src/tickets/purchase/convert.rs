@@ -94,16 +94,14 @@ impl<'a> ConvertRun<'a> {
                 view.stripes.at(now.timestamp_millis());
                 view.stripes.group(&located)
             };
-            let capped = self.cache.draw.config.max_per_payer().is_some();
-            let wins = self.cache.instant_wins(&purchase.tickets);
+            let award = self.cache.award(&purchase.tickets);
             let commit = self
                 .store
                 .convert_hold(
                     &purchase,
                     &hold,
                     &takes,
-                    capped,
-                    &wins,
+                    award.as_deref(),
                     now.timestamp_millis(),
                 )
                 .await?;
@@ -120,7 +118,7 @@ impl<'a> ConvertRun<'a> {
                     info!(tickets = ?purchase.tickets, hold_id = %hold.hold_id, "hold converted");
                     return Ok(PurchaseReceipt {
                         purchase,
-                        instant_wins: wins,
+                        instant_wins: award.unwrap_or_default(),
                         replayed: false,
                         requests: 0,
                     });
@@ -157,7 +155,7 @@ impl<'a> ConvertRun<'a> {
             draw_id: hold.draw_id.clone(),
             payment_id: self.request.payment_id.clone(),
             quantity: hold.tickets.len() as u32,
-            payer_id: hold.payer_id.clone(),
+            payer_id: Some(hold.payer_id.clone()),
             tickets: hold.tickets.clone(),
             chosen: hold.chosen,
             channel: Channel::Online,
@@ -178,7 +176,7 @@ impl<'a> ConvertRun<'a> {
             *hold = now_on_record;
             return Next::Again;
         }
-        if cancellation.payer_held.is_some() {
+        if cancellation.allowance.is_some() {
             // The payer's allowance no longer counts the hold: it was given back as ended.
             return Next::Done(Box::new(Err(TicketError::HoldExpired(
                 hold.hold_id.clone(),

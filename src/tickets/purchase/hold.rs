@@ -11,17 +11,18 @@ use tracing::{debug, info, warn};
 
 use super::super::cache::DrawCache;
 use super::super::{Clock, TicketError};
+use super::refuse::shortage;
 use crate::domain::hold::{Hold, HoldEnd, HoldRequest};
 use crate::domain::schedule::Phase;
-use crate::domain::stripes::{Choice, ChosenTake};
-use crate::store::allowances::PayerCap;
+use crate::domain::stripes::{Choice, ChosenTake, Shortfall, StripeView};
+use crate::store::allowances::HoldCaps;
 use crate::store::purchases::{Cancellation, Commit};
 use crate::store::{Store, StoreError, backoff};
 
 /// Transactions one hold may send before it reports contention.
 const MAX_ATTEMPTS: u32 = 24;
 /// Items a hold's conversion adds to the hold's own numbers and stripes: the purchase
-/// record and the hold record.
+/// record and the hold record (the payer's allowance comes apart, see `plan`).
 const CONVERSION_RECORDS: usize = 2;
 
 /// A hold and whether this call made it or found it.
@@ -94,13 +95,13 @@ impl<'a> HoldRun<'a> {
                 expires_at: Hold::deadline(now, draw.config.hold_seconds(), &draw.schedule),
                 end: HoldEnd::Open,
             };
-            let cap = draw
-                .config
-                .max_per_payer()
-                .map(|max_per_payer| PayerCap { max_per_payer });
+            let caps = HoldCaps {
+                max_held_per_payer: draw.config.max_held_per_payer(),
+                max_per_payer: draw.config.max_per_payer(),
+            };
             let commit = self
                 .store
-                .commit_hold(&hold, &takes, cap, now.timestamp_millis())
+                .commit_hold(&hold, &takes, caps, now.timestamp_millis())
                 .await?;
             match commit {
                 Commit::Committed => {
@@ -110,6 +111,7 @@ impl<'a> HoldRun<'a> {
                         for take in &takes {
                             view.stripes.hold(take.stripe, &take.offsets, end);
                             view.stripes.hold(take.stripe, &take.returned, end);
+                            view.stripes.unhold(take.stripe, &take.swept);
                         }
                     }
                     super::note_marked(self.store, &self.cache).await;
@@ -153,38 +155,49 @@ impl<'a> HoldRun<'a> {
             return Plan::Refuse(TicketError::DrawClosed(self.request.draw_id.clone()));
         }
         view.stripes.at(now.timestamp_millis());
-        let extra = CONVERSION_RECORDS;
+        // The conversion also ends the hold on the payer's allowance: a capped draw's
+        // budget leaves that item out already.
+        let extra = CONVERSION_RECORDS + usize::from(draw.config.max_per_payer().is_none());
         if self.request.numbers.is_none() && view.stale && !self.refreshed {
             return Plan::Read((0..draw.config.stripes()).collect());
         }
+        let quantity = u64::from(self.request.quantity);
+        let all = 0..draw.config.stripes();
         let located = match &self.request.numbers {
             Some(numbers) => numbers.iter().map(|&n| self.cache.locate(n)).collect(),
-            None => match view
-                .stripes
-                .pick_free(u64::from(self.request.quantity), &mut self.rng)
-            {
-                Some(picked) => picked,
-                None if !self.refreshed => {
-                    return Plan::Read((0..draw.config.stripes()).collect());
+            None => match view.stripes.pick_free(quantity, &mut self.rng) {
+                Ok(picked) => picked,
+                // Holds may have ended or been released since the view learned them.
+                Err(_) if !self.refreshed => return Plan::Read(all.collect()),
+                Err(Shortfall::Free) => {
+                    return Plan::Refuse(shortage(&view.stripes, quantity, all));
                 }
-                None => {
-                    return Plan::Refuse(TicketError::SoldOut {
+                Err(Shortfall::HoldRoom) => {
+                    return Plan::Refuse(self.holds_full(&view.stripes, all));
+                }
+                Err(Shortfall::Spread) => {
+                    return Plan::Refuse(TicketError::TooFragmented {
                         remaining: view.stripes.remaining(),
                     });
                 }
             },
         };
         match view.stripes.choose(&located, extra) {
-            Choice::Take(takes) => {
-                let tickets = match &self.request.numbers {
-                    Some(numbers) => numbers.clone(),
-                    None => located
-                        .iter()
-                        .map(|&(s, o)| self.cache.number(s, o))
-                        .collect(),
-                };
-                Plan::Write(takes, tickets)
-            }
+            Choice::Take(takes) => match view.stripes.fit_hold(takes) {
+                Ok(takes) => {
+                    let tickets = match &self.request.numbers {
+                        Some(numbers) => numbers.clone(),
+                        None => located
+                            .iter()
+                            .map(|&(s, o)| self.cache.number(s, o))
+                            .collect(),
+                    };
+                    Plan::Write(takes, tickets)
+                }
+                // Marks the view counts may have left since it read them.
+                Err(full) if !self.refreshed => Plan::Read(full),
+                Err(full) => Plan::Refuse(self.holds_full(&view.stripes, full)),
+            },
             // A number may have come free since the view learned it: read its stripe
             // once before refusing.
             Choice::Taken(positions) if !self.refreshed => {
@@ -208,6 +221,16 @@ impl<'a> HoldRun<'a> {
             Choice::TooSpread => Plan::Refuse(TicketError::TooFragmented {
                 remaining: view.stripes.remaining(),
             }),
+        }
+    }
+
+    /// The refusal of a hold that the caps on hold marks of `stripes` leave no room for.
+    fn holds_full(&self, view: &StripeView, stripes: impl IntoIterator<Item = u32>) -> TicketError {
+        TicketError::HoldsFull {
+            max_held_percent: self.cache.draw.config.max_held_percent(),
+            first_hold_ends_at: view
+                .first_hold_end(stripes)
+                .and_then(chrono::DateTime::from_timestamp_millis),
         }
     }
 
@@ -253,32 +276,40 @@ impl<'a> HoldRun<'a> {
         }
         self.cache.view().learn_all(&cancellation.stale_stripes);
         let decided = !cancellation.conflict && !cancellation.throttled;
-        if let (true, Some(held)) = (decided, cancellation.payer_held) {
+        if let (true, Some(allowance)) = (decided, &cancellation.allowance) {
             let now = now.timestamp_millis();
-            let payer = self
-                .request
-                .payer_id
-                .clone()
-                .ok_or(TicketError::PayerRequired)?;
-            if cancellation.payer_holds.iter().any(|h| h.end <= now) {
+            let config = &self.cache.draw.config;
+            if allowance.has_ended(now) {
                 self.store
                     .give_back_ended_holds(
                         &self.request.draw_id,
-                        &payer,
-                        &cancellation.payer_holds,
+                        &self.request.payer_id,
+                        &allowance.holds,
                         now,
+                        config.max_per_payer().is_some(),
                     )
                     .await?;
                 return Ok(None);
             }
-            let max_per_payer = self.cache.draw.config.max_per_payer().unwrap_or(0);
-            return self
-                .refuse(TicketError::PayerLimit {
-                    max_per_payer,
-                    left: max_per_payer.saturating_sub(held),
-                })
-                .await
-                .map(Some);
+            let quantity = u64::from(self.request.quantity);
+            let max_held_per_payer = config.max_held_per_payer();
+            let refusal = match config.max_per_payer() {
+                _ if allowance.holding + quantity > max_held_per_payer => {
+                    TicketError::PayerHoldLimit {
+                        max_held_per_payer,
+                        left: max_held_per_payer.saturating_sub(allowance.holding),
+                    }
+                }
+                Some(max_per_payer) if allowance.held + quantity > max_per_payer => {
+                    TicketError::PayerLimit {
+                        max_per_payer,
+                        left: max_per_payer.saturating_sub(allowance.held),
+                    }
+                }
+                // Room under both caps now: the allowance changed since; plan again.
+                _ => return Ok(None),
+            };
+            return self.refuse(refusal).await.map(Some);
         }
         if !decided {
             self.conflicts += 1;

@@ -57,10 +57,11 @@ impl PurchaseRun<'_> {
             // Holds of the payer that ended still count until given back, which happens
             // first.
             let now = self.now_millis();
-            let ended = cancellation.payer_holds.iter().any(|h| h.end <= now);
-            if let (true, Some(held), false) = (decided, cancellation.payer_held, ended) {
+            if let (true, Some(allowance)) = (decided, &cancellation.allowance)
+                && !allowance.has_ended(now)
+            {
                 let max = self.cache.draw.config.max_per_payer().unwrap_or(0);
-                self.payer_left = Some(max.saturating_sub(held));
+                self.payer_left = Some(max.saturating_sub(allowance.held));
             }
             // A miss corrects the stripes it touched; a lucky dip's miss on stripes that
             // others sell from means the rest of the view is old too, and one read
@@ -75,13 +76,12 @@ impl PurchaseRun<'_> {
             shared_miss
         };
         let now = self.now_millis();
-        let ended = cancellation.payer_holds.iter().any(|h| h.end <= now);
-        if let (Some(payer), Some(_), true) =
-            (&self.request.payer_id, cancellation.payer_held, ended)
+        if let (Some(payer), Some(allowance)) = (&self.request.payer_id, &cancellation.allowance)
+            && allowance.has_ended(now)
         {
             self.requests += 1;
             self.store
-                .give_back_ended_holds(&self.request.draw_id, payer, &cancellation.payer_holds, now)
+                .give_back_ended_holds(&self.request.draw_id, payer, &allowance.holds, now, true)
                 .await?;
         }
         if shared_miss {

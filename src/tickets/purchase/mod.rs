@@ -205,7 +205,11 @@ impl<'a> PurchaseRun<'a> {
             let (stripes, complete) = view.stripes.survey(MAX_BATCH_GET_KEYS - 1);
             SurveyRead { stripes, complete }
         });
-        let held = (0..self.cache.draw.config.stripes()).any(|s| view.stripes.has_held(s));
+        let stripes = 0..self.cache.draw.config.stripes();
+        let held = stripes.clone().any(|s| view.stripes.has_held(s));
+        // Held numbers are not sold: the refusal says how many there are.
+        let short = matches!(plan, Plan::NotEnough { .. })
+            .then(|| refuse::shortage(&view.stripes, quantity, stripes));
         let closed = view.closed;
         self.epoch = view.epoch;
         drop(view);
@@ -229,7 +233,9 @@ impl<'a> PurchaseRun<'a> {
             Plan::NotEnough { .. } if held && self.refreshes == 0 => Step::Refresh,
             Plan::Take(takes) => Step::Commit(takes),
             Plan::Claim(count) => Step::Claim(count),
-            Plan::NotEnough { remaining } => Step::Refuse(Refusal::NotEnough { remaining }),
+            Plan::NotEnough { remaining } => Step::Refuse(Refusal::NotEnough(
+                short.unwrap_or(TicketError::SoldOut { remaining, held: 0 }),
+            )),
             Plan::TooFragmented => Step::Refuse(Refusal::Fragmented),
         }
     }
@@ -258,14 +264,21 @@ impl<'a> PurchaseRun<'a> {
             .config
             .max_per_payer()
             .map(|max_per_payer| PayerCap { max_per_payer });
-        let wins = self.cache.instant_wins(&purchase.tickets);
+        let award = self.cache.award(&purchase.tickets);
         self.attempts += 1;
         self.requests += 1;
         let sent = Instant::now();
         let commit = {
             let _busy = BusyGuard::new(&self.cache, &takes);
             self.store
-                .commit_purchase(&purchase, &takes, &chosen, cap, &wins, self.now_millis())
+                .commit_purchase(
+                    &purchase,
+                    &takes,
+                    &chosen,
+                    cap,
+                    award.as_deref(),
+                    self.now_millis(),
+                )
                 .await?
         };
         match commit {
@@ -285,14 +298,14 @@ impl<'a> PurchaseRun<'a> {
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                 info!(
                     tickets = ?purchase.tickets,
-                    instant_wins = wins.len(),
+                    instant_wins = award.as_ref().map_or(0, Vec::len),
                     requests = self.requests,
                     attempts = self.attempts,
                     "purchase committed"
                 );
                 Ok(Some(PurchaseReceipt {
                     purchase,
-                    instant_wins: wins,
+                    instant_wins: award.unwrap_or_default(),
                     replayed: false,
                     requests: self.requests,
                 }))

@@ -2,7 +2,10 @@
 //! unless the payment is on record, whose tickets a replay gets even after a sell-out or
 //! a close.
 
+use chrono::DateTime;
+
 use super::PurchaseRun;
+use crate::domain::stripes::StripeView;
 use crate::tickets::{PurchaseReceipt, TicketError};
 
 /// Why a purchase cannot be served from what the view knows. Known cursors are lower
@@ -12,9 +15,8 @@ pub(super) enum Refusal {
     Closed,
     /// Before the draw's `opens_at`.
     NotOpen,
-    NotEnough {
-        remaining: u64,
-    },
+    /// Fewer numbers are free than asked for (see `shortage`).
+    NotEnough(TicketError),
     Fragmented,
     /// Chosen numbers that no purchase can write at once.
     TooSpread,
@@ -61,12 +63,34 @@ impl PurchaseRun<'_> {
                     left,
                 }
             }
-            Refusal::NotEnough { remaining } => TicketError::SoldOut { remaining },
+            Refusal::NotEnough(shortage) => shortage,
             Refusal::Taken(numbers) => TicketError::NumbersTaken(numbers),
             Refusal::TooSpread => crate::tickets::too_spread(),
             Refusal::Fragmented => TicketError::TooFragmented {
                 remaining: self.cache.view().stripes.remaining(),
             },
         })
+    }
+}
+
+/// The refusal of `quantity` numbers when the view knows of fewer free ones: `tickets_held`
+/// when live holds on `stripes` keep enough to serve it once they end, `sold_out` when even
+/// that would not. Held numbers are never counted as sold.
+pub(super) fn shortage(
+    view: &StripeView,
+    quantity: u64,
+    stripes: impl IntoIterator<Item = u32>,
+) -> TicketError {
+    let (remaining, held) = (view.remaining(), view.live_held());
+    let first = view
+        .first_hold_end(stripes)
+        .and_then(DateTime::from_timestamp_millis);
+    match first {
+        Some(first_hold_ends_at) if remaining + held >= quantity => TicketError::TicketsHeld {
+            remaining,
+            held,
+            first_hold_ends_at,
+        },
+        _ => TicketError::SoldOut { remaining, held },
     }
 }

@@ -147,8 +147,8 @@ async fn tally_sell_out(
                         ));
                         quantity = rng.random_range(1..=max_quantity);
                     }
-                    Err(TicketError::SoldOut { remaining: 0 }) => return Ok(sales),
-                    Err(TicketError::SoldOut { remaining }) => quantity = remaining as u32,
+                    Err(TicketError::SoldOut { remaining: 0, .. }) => return Ok(sales),
+                    Err(TicketError::SoldOut { remaining, .. }) => quantity = remaining as u32,
                     Err(other) => {
                         return Err(format!(
                             "{other} (a buyer tries a purchase {MAX_TRIES} times)"

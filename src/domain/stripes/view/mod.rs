@@ -1,5 +1,7 @@
-//! One process's view of a draw's stripes; the lucky dip's plan from it is in `plan.rs`.
+//! One process's view of a draw's stripes; the lucky dip's plan from it is in `plan.rs`,
+//! what it knows of hold marks for a hold's write in `held.rs`.
 
+mod held;
 mod plan;
 
 use super::{Chosen, Held, Side, StripeCounters, StripeLayout, StripeTake};
@@ -40,6 +42,8 @@ pub struct StripeView {
     chosen: Vec<Chosen>,
     /// Held offsets and the ends of their holds, as the table last said.
     held: Vec<Held>,
+    /// The most hold marks each stripe may carry (`held_caps`).
+    held_caps: Vec<u64>,
     /// When the view last read each stripe's holds (the planner's clock then, Unix ms).
     /// A hold it saw live may have been paid for since: its end is trusted only once a
     /// read after it still shows the mark.
@@ -70,6 +74,7 @@ impl StripeView {
             known: vec![StripeCounters::default(); stripes],
             chosen: vec![Chosen::new(); stripes],
             held: vec![Held::new(); stripes],
+            held_caps: (0..layout.stripes()).map(|s| layout.len(s)).collect(),
             held_read_at: vec![0; stripes],
             now: 0,
             busy: vec![0; stripes],
@@ -131,12 +136,21 @@ impl StripeView {
         self.now = now;
     }
 
-    /// Records a hold of `offsets` until `end`, or its release (`end` 0).
+    /// Records a hold of `offsets` until `end`, or its release behind a cursor (`end` 0).
     pub fn hold(&mut self, stripe: u32, offsets: &[u64], end: i64) {
         self.mark();
         let held = &mut self.held[stripe as usize];
         for &offset in offsets {
             held.insert(offset, end);
+        }
+    }
+
+    /// Records that the hold marks of `offsets` left the stripe (a release ahead of the
+    /// cursors, or a sweep).
+    pub fn unhold(&mut self, stripe: u32, offsets: &[u64]) {
+        let held = &mut self.held[stripe as usize];
+        for offset in offsets {
+            held.remove(offset);
         }
     }
 

@@ -11,7 +11,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tally::domain::availability::Availability;
 use tally::domain::hold::HoldRequest;
-use tally::domain::ids::{HoldId, PaymentId};
+use tally::domain::ids::{HoldId, PayerId, PaymentId};
 use tally::domain::purchase::PurchaseRequest;
 use tally::store::Store;
 use tally::tickets::{ConvertRequest, TicketError, TicketService};
@@ -79,6 +79,9 @@ pub(super) struct ChooserFigures {
     pub(super) taken: u64,
     /// Baskets whose numbers were all taken, or taken too often.
     pub(super) given_up: u64,
+    /// Holds turned away because live holds took the draw's share where the basket lay
+    /// (`holds_full`), or the numbers left were held (`tickets_held`): given up.
+    pub(super) turned_away: u64,
 }
 
 /// Baskets of distinct random numbers, each with its fate, until the bought ones reach the
@@ -218,7 +221,8 @@ async fn settle(
                     .map_err(|e| e.to_string())?,
                 quantity,
                 numbers: Some(numbers.clone()),
-                payer_id: None,
+                // A buyer per basket: each holds one basket at a time.
+                payer_id: PayerId::parse(&format!("chooser-{index}")).map_err(|e| e.to_string())?,
             };
             as_a_client(&sale.repeats, || service.hold(request.clone()))
                 .await
@@ -265,6 +269,11 @@ async fn settle(
                 if basket.numbers.is_empty() {
                     break;
                 }
+            }
+            // As a buyer told to come back later, who does not.
+            Err(TicketError::HoldsFull { .. } | TicketError::TicketsHeld { .. }) => {
+                choosing.figures().turned_away += 1;
+                return Ok(None);
             }
             Err(other) => return Err(format!("basket {index}: {other}")),
         }

@@ -197,7 +197,11 @@ async fn dip(
                 dips.push((Instant::now(), dip));
                 quantity = rng.random_range(1..=DIP_MOST);
             }
-            Err(TicketError::SoldOut { remaining: 0 }) => {
+            // Sold out for now: numbers may come back from holds.
+            Err(
+                TicketError::SoldOut { remaining: 0, .. }
+                | TicketError::TicketsHeld { remaining: 0, .. },
+            ) => {
                 refusals += 1;
                 tokio::time::sleep(REFUSED_WAIT).await;
             }
@@ -206,7 +210,9 @@ async fn dip(
                 refusals += 1;
                 quantity = 1;
             }
-            Err(TicketError::SoldOut { remaining }) => {
+            Err(
+                TicketError::SoldOut { remaining, .. } | TicketError::TicketsHeld { remaining, .. },
+            ) => {
                 quantity = quantity.min(remaining as u32);
             }
             Err(other) => return Err(format!("lucky dip: {other}")),

@@ -193,8 +193,8 @@ fn print_figures(sale: &Sale, chosen: &ChooserFigures, dips: &DipFigures) {
         chosen.paid_late.count
     );
     println!(
-        "    {} answers numbers_taken (numbers a lucky dip sold first: the basket takes others from a fresh grid), {} baskets given up",
-        chosen.taken, chosen.given_up
+        "    {} answers numbers_taken (numbers a lucky dip sold first: the basket takes others from a fresh grid), {} baskets given up, {} holds turned away (holds_full, tickets_held)",
+        chosen.taken, chosen.given_up, chosen.turned_away
     );
     println!(
         "  lucky dips: {} purchases, {} tickets, the last sold after {:.1} s ({:.0} tickets/s)",

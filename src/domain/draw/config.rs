@@ -1,14 +1,7 @@
-//! Draw settings and status. Pure logic: no I/O.
+//! A draw's settings, validated once: sizes, caps per purchase and payer, stripes, holds.
 
-use chrono::{DateTime, Utc};
-
-use super::ids::{DrawId, PaymentId};
-use super::instant::{InstantWins, InstantWinsError};
-use super::permutation::PermutationKey;
-use super::schedule::{Phase, Schedule};
-use super::seed::DrawSeed;
-use super::stripes::{StripeLayout, stripe_budget};
-use super::winners::{BeaconNetwork, RoundSignature};
+use super::super::instant::InstantWinsError;
+use super::super::stripes::{StripeLayout, stripe_budget};
 
 /// The largest draw.
 pub const MAX_TOTAL_TICKETS: u64 = 10_000_000;
@@ -21,6 +14,10 @@ pub const DEFAULT_MAX_PER_PURCHASE: u32 = 20;
 /// How long a hold lives when a draw does not say, and the bounds of `hold_seconds`.
 pub const DEFAULT_HOLD_SECONDS: u32 = 600;
 pub const HOLD_SECONDS: std::ops::RangeInclusive<u32> = 30..=3_600;
+/// The share of a draw's numbers that live holds may take when a draw does not say, in
+/// percent, and its bounds.
+pub const DEFAULT_MAX_HELD_PERCENT: u8 = 25;
+pub const MAX_HELD_PERCENT: std::ops::RangeInclusive<u8> = 1..=100;
 /// The most cursor items a draw may have.
 pub const MAX_STRIPES: u32 = 1_024;
 
@@ -46,6 +43,10 @@ pub enum DrawConfigError {
     InstantWins(#[from] InstantWinsError),
     #[error("`hold_seconds` must be between 30 and 3600")]
     HoldSeconds,
+    #[error("`max_held_per_payer` must be between 1 and {MAX_PER_PURCHASE_CAP}")]
+    MaxHeldPerPayer,
+    #[error("`max_held_percent` must be between 1 and 100")]
+    MaxHeldPercent,
 }
 
 /// Validated settings of a draw.
@@ -60,6 +61,11 @@ pub struct DrawConfig {
     instant_wins: bool,
     /// How long a hold lives (it never outlives the sale).
     hold_seconds: u32,
+    /// The most numbers one payer's live holds may take: one purchase's worth unless the
+    /// draw says.
+    max_held_per_payer: u32,
+    /// The share of the draw's numbers that live holds may take, in percent.
+    max_held_percent: u8,
 }
 
 impl DrawConfig {
@@ -86,6 +92,8 @@ impl DrawConfig {
             max_per_payer: None,
             instant_wins: false,
             hold_seconds: DEFAULT_HOLD_SECONDS,
+            max_held_per_payer: max_per_purchase,
+            max_held_percent: DEFAULT_MAX_HELD_PERCENT,
         })
     }
 
@@ -103,6 +111,38 @@ impl DrawConfig {
 
     pub fn hold_seconds(&self) -> u32 {
         self.hold_seconds
+    }
+
+    /// Caps the numbers one payer's live holds may take (`None`: `max_per_purchase`).
+    pub fn with_max_held_per_payer(self, most: Option<u32>) -> Result<Self, DrawConfigError> {
+        let most = most.unwrap_or(self.max_per_purchase);
+        if !(1..=MAX_PER_PURCHASE_CAP).contains(&most) {
+            return Err(DrawConfigError::MaxHeldPerPayer);
+        }
+        Ok(Self {
+            max_held_per_payer: most,
+            ..self
+        })
+    }
+
+    pub fn max_held_per_payer(&self) -> u64 {
+        u64::from(self.max_held_per_payer)
+    }
+
+    /// Caps the share of the draw that live holds may take, in percent (`None`: 25).
+    pub fn with_max_held_percent(self, percent: Option<u8>) -> Result<Self, DrawConfigError> {
+        let percent = percent.unwrap_or(DEFAULT_MAX_HELD_PERCENT);
+        if !MAX_HELD_PERCENT.contains(&percent) {
+            return Err(DrawConfigError::MaxHeldPercent);
+        }
+        Ok(Self {
+            max_held_percent: percent,
+            ..self
+        })
+    }
+
+    pub fn max_held_percent(&self) -> u8 {
+        self.max_held_percent
     }
 
     /// Caps the tickets one payer may hold (`None`: no cap).
@@ -170,151 +210,6 @@ impl DrawConfig {
 
     pub fn layout(&self) -> StripeLayout {
         StripeLayout::new(self.total_tickets, self.stripes)
-    }
-}
-
-/// Whether a draw still sells. A stored draw is open, closing or closed; `Scheduled` is
-/// how an open draw reads before its `opens_at`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DrawStatus {
-    Scheduled,
-    Open,
-    /// A close has begun and not finished: some stripes may still sell. Closing again
-    /// finishes it.
-    Closing,
-    /// Every stripe is closed: no purchase can commit.
-    Closed,
-}
-
-impl DrawStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Scheduled => "scheduled",
-            Self::Open => "open",
-            Self::Closing => "closing",
-            Self::Closed => "closed",
-        }
-    }
-
-    pub fn parse(value: &str) -> Option<Self> {
-        match value {
-            "scheduled" => Some(Self::Scheduled),
-            "open" => Some(Self::Open),
-            "closing" => Some(Self::Closing),
-            "closed" => Some(Self::Closed),
-            _ => None,
-        }
-    }
-
-    /// Whether new purchases are refused.
-    pub fn refuses_sales(self) -> bool {
-        match self {
-            Self::Scheduled | Self::Open => false,
-            Self::Closing | Self::Closed => true,
-        }
-    }
-}
-
-/// The longest draw name.
-pub const MAX_NAME_LEN: usize = 200;
-
-/// The longest beacon signature, in hex: a G2 signature is 96 bytes.
-pub const MAX_SIGNATURE_HEX_LEN: usize = 192;
-
-/// A draw as stored: its settings, its secrets and where it stands.
-#[derive(Debug, Clone)]
-pub struct Draw {
-    pub draw_id: DrawId,
-    pub name: Option<String>,
-    pub config: DrawConfig,
-    pub schedule: Schedule,
-    /// The drand network whose round the winners will hash, as declared now.
-    pub beacon: Option<BeaconNetwork>,
-    /// The beacon network's name as the create declared it: what tells a repeated create
-    /// from another.
-    pub created_beacon: Option<String>,
-    /// Secret; orders the tickets.
-    pub key: PermutationKey,
-    /// Secret until the winners are drawn; `seed_commitment` is its hash.
-    pub seed: DrawSeed,
-    /// Prizes fixed on numbers at creation, won by whoever buys them.
-    pub instant_wins: Option<InstantWins>,
-    pub status: DrawStatus,
-    /// Tickets of purchases voided before the freeze: out of the eligible list.
-    pub voided: u64,
-    /// Tickets of purchases voided after the freeze: recorded, still in the list.
-    pub late_voided: u64,
-    /// Bundles whose void committed while some of their tickets are not marked void yet:
-    /// the eligible list finishes them before it trusts the index of voided tickets.
-    pub voiding: Vec<PaymentId>,
-    /// The eligible list fixed at the close, once it is.
-    pub frozen: Option<Frozen>,
-    /// Of those, postal entries.
-    pub postal_voided: u64,
-    pub winners: Option<WinnersRecord>,
-    /// A redraw asked for whose round is not resolved yet.
-    pub pending_redraw: Option<PendingRedraw>,
-    pub created_at: DateTime<Utc>,
-}
-
-/// The eligible list as the close fixed it, and the beacon round fixed with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frozen {
-    pub eligible_count: u64,
-    /// Hex SHA-256 of the eligible bitmap.
-    pub eligible_digest: String,
-    pub frozen_at: DateTime<Utc>,
-    /// The first round of the draw's network published more than the margin after
-    /// `frozen_at`; `None` for a draw without a beacon.
-    pub beacon_round: Option<u64>,
-}
-
-/// A redraw asked for with its reason; its pick waits for its round's signature.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingRedraw {
-    pub prize: u32,
-    /// The pick it will make: the next one.
-    pub pick: u64,
-    pub reason: String,
-    pub requested_at: DateTime<Utc>,
-    /// The first round published more than the margin after `requested_at`.
-    pub beacon_round: u64,
-}
-
-/// What the draw item records of its winners; the picks are items of their own.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WinnersRecord {
-    pub prizes: u32,
-    /// The draw's round and its signature, when the draw has a beacon.
-    pub beacon: Option<RoundSignature>,
-    pub eligible_count: u64,
-    /// Hex SHA-256 of the eligible bitmap.
-    pub eligible_digest: String,
-    /// Picks made so far: the prizes, then one per redraw.
-    pub picks: u64,
-    pub drawn_at: DateTime<Utc>,
-}
-
-impl Draw {
-    /// The status as it reads at `now`: a draw past its `closes_at` reads closed without
-    /// any call, one before its `opens_at` reads scheduled.
-    pub fn status_at(&self, now: DateTime<Utc>) -> DrawStatus {
-        match (self.status, self.schedule.phase(now)) {
-            (DrawStatus::Open, Phase::NotOpen) => DrawStatus::Scheduled,
-            (DrawStatus::Open | DrawStatus::Closing, Phase::Over) => DrawStatus::Closed,
-            (status, _) => status,
-        }
-    }
-
-    /// The settings a create compares: a repeat with the same ones is the same create.
-    pub fn same_settings(&self, other: &Draw) -> bool {
-        self.name == other.name
-            && self.config == other.config
-            && self.schedule == other.schedule
-            && self.created_beacon == other.created_beacon
-            && self.instant_wins.as_ref().map(InstantWins::prizes)
-                == other.instant_wins.as_ref().map(InstantWins::prizes)
     }
 }
 
@@ -390,61 +285,6 @@ mod tests {
             exact.with_max_per_payer(Some(0)),
             Err(DrawConfigError::MaxPerPayer)
         );
-    }
-
-    #[test]
-    fn a_draw_reads_scheduled_before_it_opens_and_closed_from_its_close() {
-        let at = |text: &str| {
-            DateTime::parse_from_rfc3339(text)
-                .unwrap()
-                .with_timezone(&Utc)
-        };
-        let draw = Draw {
-            draw_id: DrawId::parse("d").unwrap(),
-            name: None,
-            config: DrawConfig::new(10, None, None).unwrap(),
-            schedule: Schedule::new(
-                Some(at("2026-12-01T10:00:00Z")),
-                Some(at("2026-12-01T12:00:00Z")),
-            )
-            .unwrap(),
-            beacon: None,
-            created_beacon: None,
-            key: PermutationKey::generate(),
-            seed: DrawSeed::generate(),
-            instant_wins: None,
-            status: DrawStatus::Open,
-            voided: 0,
-            late_voided: 0,
-            voiding: Vec::new(),
-            frozen: None,
-            postal_voided: 0,
-            winners: None,
-            pending_redraw: None,
-            created_at: at("2026-11-01T00:00:00Z"),
-        };
-        assert_eq!(
-            draw.status_at(at("2026-12-01T09:00:00Z")),
-            DrawStatus::Scheduled
-        );
-        assert_eq!(draw.status_at(at("2026-12-01T11:00:00Z")), DrawStatus::Open);
-        assert_eq!(
-            draw.status_at(at("2026-12-01T12:00:00Z")),
-            DrawStatus::Closed
-        );
-        let closing = Draw {
-            status: DrawStatus::Closing,
-            ..draw.clone()
-        };
-        assert_eq!(
-            closing.status_at(at("2026-12-01T11:00:00Z")),
-            DrawStatus::Closing
-        );
-        assert_eq!(
-            closing.status_at(at("2026-12-01T13:00:00Z")),
-            DrawStatus::Closed
-        );
-        assert!(!DrawStatus::Scheduled.refuses_sales());
     }
 
     #[test]

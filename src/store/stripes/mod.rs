@@ -1,0 +1,133 @@
+//! Stripe cursor items: what the table holds of a stripe (the two counters, the offsets
+//! buyers chose ahead of them, the hold marks and their count, the close flag). The
+//! conditional updates a purchase or hold sends are built in `update.rs` and written in
+//! `writes.rs`: a lucky dip's, and one of numbers a buyer named.
+
+mod update;
+mod writes;
+
+use super::StoreError;
+use super::codec::{Item, Reader};
+use crate::domain::stripes::{Chosen, Held, StripeCounters};
+
+/// Tickets sold upwards from the stripe's start.
+pub(crate) const BOTTOM: &str = "c";
+/// Tickets sold downwards from the stripe's end.
+pub(crate) const TOP: &str = "t";
+pub(crate) const CLOSED: &str = "closed";
+/// Postal entries of the purchases that wrote this stripe first.
+const POSTAL: &str = "postal";
+/// A chosen offset ahead of both counters is an attribute of its own, `x<offset>`, so that
+/// a purchase can condition on single offsets and add or drop them without touching
+/// the others.
+const CHOSEN_PREFIX: char = 'x';
+
+/// A held offset is an attribute `h<offset>` holding the end of its hold (Unix ms), which
+/// conditions compare with the writer's clock.
+const HELD_PREFIX: char = 'h';
+/// How many hold marks (`h<offset>`) the stripe item carries, live or ended: every write
+/// that adds or removes one moves it, and a hold's write is conditioned on it staying
+/// within the stripe's cap.
+const HOLD_MARKS: &str = "hn";
+
+fn chosen_name(offset: u64) -> String {
+    format!("{CHOSEN_PREFIX}{offset}")
+}
+
+fn held_name(offset: u64) -> String {
+    format!("{HELD_PREFIX}{offset}")
+}
+
+/// What a write of offsets a buyer named does to each of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChosenWrite {
+    /// Sell them (chosen numbers bought directly).
+    Sell,
+    /// Hold them until `end` (Unix ms).
+    Hold { end: i64 },
+    /// Sell them to the hold that holds them until `end`.
+    Convert { end: i64 },
+    /// Give back the hold that holds them until `end`.
+    Release { end: i64 },
+}
+
+/// What the table holds for one stripe. A stripe nobody sold from has no item.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StripeState {
+    pub counters: StripeCounters,
+    pub closed: bool,
+    pub chosen: Chosen,
+    /// Postal entries counted on this stripe.
+    pub postal: u64,
+    pub held: Held,
+}
+
+impl StripeState {
+    pub(crate) fn decode(item: &Item) -> Result<Self, StoreError> {
+        let reader = Reader::new(item);
+        let chosen = item
+            .keys()
+            .filter_map(|name| name.strip_prefix(CHOSEN_PREFIX))
+            .filter_map(|digits| digits.parse::<u64>().ok())
+            .collect();
+        let held = item
+            .iter()
+            .filter_map(|(name, value)| {
+                let offset = name.strip_prefix(HELD_PREFIX)?.parse::<u64>().ok()?;
+                Some((offset, value.as_n().ok()?.parse::<i64>().ok()?))
+            })
+            .collect();
+        Ok(Self {
+            held,
+            counters: StripeCounters {
+                bottom: reader.opt_num(BOTTOM)?.unwrap_or(0),
+                top: reader.opt_num(TOP)?.unwrap_or(0),
+            },
+            closed: reader.flag(CLOSED),
+            chosen,
+            postal: reader.opt_num(POSTAL)?.unwrap_or(0),
+        })
+    }
+
+    /// Numbers that live holds keep at `now` (Unix ms), ahead of the cursors or behind.
+    pub fn live_held(&self, now: i64) -> u64 {
+        self.held.values().filter(|&&end| end > now).count() as u64
+    }
+
+    /// Tickets sold from a stripe of `len` offsets: by either cursor, or chosen ahead
+    /// of them, less the held offsets a cursor passed (held or free again, never sold).
+    pub fn sold(&self, len: u64) -> u64 {
+        let behind = self
+            .held
+            .keys()
+            .filter(|&&o| o < self.counters.bottom || o >= len.saturating_sub(self.counters.top))
+            .count() as u64;
+        (self.counters.bottom + self.counters.top + self.chosen.len() as u64).saturating_sub(behind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::codec::n;
+    use super::*;
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    #[test]
+    fn a_stripe_item_decodes_its_counters_and_chosen_offsets() {
+        let item: Item = [
+            ("pk", AttributeValue::S("DRAW#d#STRIPE#3".into())),
+            ("c", n(12)),
+            ("x40", AttributeValue::Bool(true)),
+            ("x7", AttributeValue::Bool(true)),
+            ("closed", AttributeValue::Bool(true)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        let state = StripeState::decode(&item).unwrap();
+        assert_eq!(state.counters, StripeCounters { bottom: 12, top: 0 });
+        assert!(state.closed);
+        assert_eq!(state.chosen, Chosen::from([7, 40]));
+        assert_eq!(state.sold(100), 14);
+    }
+}

@@ -1,0 +1,183 @@
+//! The writes of a stripe that purchases and holds send: a lucky dip's move of one end,
+//! and a write of offsets a buyer named (to sell, hold, convert or release them).
+
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+
+use super::super::codec::n;
+use super::super::{Store, StoreError};
+use super::update::StripeUpdate;
+use super::{BOTTOM, ChosenWrite, TOP};
+use crate::domain::ids::DrawId;
+use crate::domain::stripes::{ChosenTake, Side, StripeTake};
+
+impl Store {
+    /// A lucky dip's write of one stripe end: the counter moves from the value the view
+    /// knew past the offsets taken and the chosen ones it passes (which leave the set),
+    /// on the condition that the counter is unchanged, the other end has not come this
+    /// far, the offsets taken are not chosen and the ones passed are. `postal` entries
+    /// are counted on the stripe.
+    ///
+    /// Offsets held on the way are passed and stay held (or, if their hold was paid for
+    /// meanwhile, are counted like chosen ones); offsets whose hold ended by `now`
+    /// (the writer's clock, Unix ms), ahead of the cursor or behind it, are taken back.
+    pub(crate) fn dip_update(
+        &self,
+        draw_id: &DrawId,
+        take: &StripeTake,
+        postal: u64,
+        now: i64,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let (mine, other) = match take.side {
+            Side::Bottom => (BOTTOM, TOP),
+            Side::Top => (TOP, BOTTOM),
+        };
+        let mut update = StripeUpdate::new(self, draw_id, take.stripe);
+        update.name("#mine", mine);
+        update.name("#other", other);
+        update.value(":new", n(take.next_cursor()));
+        update.sets.push("#mine = :new".to_owned());
+        update.value(":old", n(take.cursor));
+        // A take that only takes back offsets behind the other end leaves its own counter
+        // where it was, so a counter of zero may be stored or missing: both read as zero.
+        update.conditions.push(if take.cursor == 0 {
+            "(attribute_not_exists(#mine) OR #mine = :old)".to_owned()
+        } else {
+            "#mine = :old".to_owned()
+        });
+        update.counter_at_most("#other", ":other_max", take.other_at_most);
+        update.now(now);
+        for &offset in &take.taken {
+            if take.ended.contains(&offset) {
+                update.hold_ended(offset);
+            } else {
+                let chosen = update.chosen(offset);
+                let held = update.held(offset);
+                update.conditions.push(format!(
+                    "attribute_not_exists({chosen}) AND attribute_not_exists({held})"
+                ));
+            }
+        }
+        for &offset in &take.returned {
+            update.hold_ended(offset);
+        }
+        // A hold passed may have been paid for since the view saw it: ahead of the cursors
+        // it became chosen. Either way the offset is not free, and the cursor passes it; a
+        // chosen mark leaves, as for a skipped offset, and a hold mark stays behind.
+        for &offset in &take.passed {
+            let held = update.held(offset);
+            let chosen = update.chosen(offset);
+            update.conditions.push(format!(
+                "(attribute_exists({held}) OR attribute_exists({chosen}))"
+            ));
+            update.removes.push(chosen);
+        }
+        for &offset in &take.skipped {
+            let name = update.chosen(offset);
+            update.conditions.push(format!("attribute_exists({name})"));
+            update.removes.push(name);
+        }
+        update.count_hold_marks(None)?;
+        update.count_postal(postal);
+        update.build()
+    }
+
+    /// A write of offsets a buyer named on one stripe (`write` says what it does to
+    /// them). Offsets ahead of the cursors are conditioned on no cursor having reached
+    /// them; offsets behind one (`returned`) on a hold that ended. To sell or hold, an
+    /// offset must be neither chosen nor held by a hold that lives at `now` (the writer's
+    /// clock, Unix ms): without a hold mark, or, where the take says one is, with the mark
+    /// of a hold that ended. To convert or release, held by that very hold. A sale and a
+    /// conversion remove the marks they meet; a release ends them (0), so that a lucky
+    /// dip that means to pass them as held still finds them; a hold removes the ended
+    /// marks it sweeps and is conditioned on the stripe's count of marks staying within
+    /// its cap. `postal` entries are counted on the stripe.
+    pub(crate) fn choose_update(
+        &self,
+        draw_id: &DrawId,
+        take: &ChosenTake,
+        write: ChosenWrite,
+        postal: u64,
+        now: i64,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let mut update = StripeUpdate::new(self, draw_id, take.stripe);
+        update.now(now);
+        // A release ends a mark the same way ahead of the cursors or behind them.
+        let ahead = !take.offsets.is_empty() && !matches!(write, ChosenWrite::Release { .. });
+        if ahead || !take.swept.is_empty() {
+            update.name("#bottom", BOTTOM);
+            update.name("#top", TOP);
+            update.counter_at_most("#bottom", ":bottom_max", take.bottom_at_most);
+            update.counter_at_most("#top", ":top_max", take.top_at_most);
+        }
+        let end = match write {
+            ChosenWrite::Sell => None,
+            ChosenWrite::Hold { end }
+            | ChosenWrite::Convert { end }
+            | ChosenWrite::Release { end } => Some(end),
+        };
+        if let Some(end) = end {
+            update.value(":end", n(end));
+        }
+        update.value(":yes", AttributeValue::Bool(true));
+        for &offset in &take.offsets {
+            let held = update.held(offset);
+            match write {
+                ChosenWrite::Sell | ChosenWrite::Hold { .. } => {
+                    let chosen = update.chosen(offset);
+                    let marked = take.hold_marked.contains(&offset);
+                    update.conditions.push(if marked {
+                        format!("attribute_not_exists({chosen}) AND {held} <= :now")
+                    } else {
+                        format!("attribute_not_exists({chosen}) AND attribute_not_exists({held})")
+                    });
+                    match (write, marked) {
+                        (ChosenWrite::Sell, true) => {
+                            update.sets.push(format!("{chosen} = :yes"));
+                            update.remove_mark(held);
+                        }
+                        (ChosenWrite::Sell, false) => update.sets.push(format!("{chosen} = :yes")),
+                        (_, marked) => {
+                            update.sets.push(format!("{held} = :end"));
+                            update.hold_marks += i64::from(!marked);
+                        }
+                    }
+                }
+                ChosenWrite::Convert { .. } => {
+                    update.conditions.push(format!("{held} = :end"));
+                    let chosen = update.chosen(offset);
+                    update.sets.push(format!("{chosen} = :yes"));
+                    update.remove_mark(held);
+                }
+                ChosenWrite::Release { .. } => update.release(held),
+            }
+        }
+        // Behind a cursor the mark of an ended hold means a free number: a release leaves
+        // it there, ended, as ahead of them; a sale or a conversion removes it (the
+        // cursor's count covers the number).
+        for &offset in &take.returned {
+            let held = update.held(offset);
+            match write {
+                ChosenWrite::Sell => {
+                    update.conditions.push(format!("{held} <= :now"));
+                    update.remove_mark(held);
+                }
+                ChosenWrite::Hold { .. } => {
+                    update.conditions.push(format!("{held} <= :now"));
+                    update.sets.push(format!("{held} = :end"));
+                }
+                ChosenWrite::Convert { .. } => {
+                    update.conditions.push(format!("{held} = :end"));
+                    update.remove_mark(held);
+                }
+                ChosenWrite::Release { .. } => update.release(held),
+            }
+        }
+        for &offset in &take.swept {
+            update.hold_ended(offset);
+        }
+        let most = matches!(write, ChosenWrite::Hold { .. }).then_some(take.hold_marks_most);
+        update.count_hold_marks(most)?;
+        update.count_postal(postal);
+        update.build()
+    }
+}
