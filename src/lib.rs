@@ -8,7 +8,8 @@
 //! - [`domain`]: the rules, free of AWS types. Ids (parsed once, valid everywhere) and
 //!   the characters free text may hold, draws, schedules, stripes and the keyed
 //!   permutation that picks ticket numbers, seeds, winners and instant wins, series
-//!   formats and periods, orders, the hash chain, the audit, and the domain events.
+//!   formats and periods, the issuers whose series may not render one text, orders, the
+//!   hash chain, the audit, and the domain events.
 //! - [`store`]: the one DynamoDB table. Key formats live in `store::keys`, one codec per
 //!   item type, shared item operations in `store::table`; every race is decided here, by
 //!   conditional writes and transactions.

@@ -9,7 +9,7 @@ use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use crate::api::{DEFAULT_BODY_TIMEOUT, DEFAULT_DRAWING_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
-use crate::api::{SOURCE_BINDINGS_VAR, SourceBindings};
+use crate::api::{JWT_CLAIM_VAR, SOURCE_BINDINGS_VAR, SourceBindings};
 use crate::aws::{AwsEnvironment, Timeouts};
 use crate::bus::BusConfig;
 use crate::domain::winners::BeaconNetworks;
@@ -79,7 +79,8 @@ pub struct HttpSettings {
     pub body_timeout: Duration,
     /// `TALLY_CACHED_DRAWS`.
     pub cached_draws: NonZeroUsize,
-    /// `TALLY_SOURCE_BINDINGS`, open when unset.
+    /// `TALLY_SOURCE_BINDINGS`, open when unset, naming token callers by
+    /// `TALLY_JWT_CLAIM`.
     pub sources: SourceBindings,
     /// `TALLY_BEACON_NETWORKS`, with quicknet always among them.
     pub networks: BeaconNetworks,
@@ -141,7 +142,8 @@ impl Settings {
                 drawing_timeout: millis("TALLY_DRAWING_TIMEOUT_MS", DEFAULT_DRAWING_TIMEOUT)?,
                 body_timeout: millis("TALLY_BODY_READ_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT)?,
                 cached_draws,
-                sources: SourceBindings::parse(&var(SOURCE_BINDINGS_VAR).unwrap_or_default())?,
+                sources: SourceBindings::parse(&var(SOURCE_BINDINGS_VAR).unwrap_or_default())?
+                    .with_jwt_claim(set(JWT_CLAIM_VAR).as_deref())?,
                 networks,
                 verify_page: set("TALLY_VERIFY_PAGE").unwrap_or_else(|| VERIFY_PAGE.to_owned()),
             },
@@ -301,6 +303,7 @@ mod tests {
             ("TALLY_BEACON_NETWORKS", "[1"),
             ("TALLY_BODY_READ_TIMEOUT_MS", "-1"),
             ("DYNAMODB_PORT", "80000"),
+            ("TALLY_JWT_CLAIM", "a claim"),
         ] {
             let error = settings(&[(name, value)]).unwrap_err();
             assert!(

@@ -73,6 +73,9 @@ pub struct LogSettings {
     pub format: LogFormat,
     /// `TALLY_METRICS_NAMESPACE`.
     pub metrics_namespace: Option<String>,
+    /// Whether requests write their metrics documents: on Lambda; elsewhere when asked
+    /// (`tally serve --metrics`).
+    pub metrics_lines: bool,
 }
 
 impl LogSettings {
@@ -82,6 +85,7 @@ impl LogSettings {
             directives: set("AWS_LAMBDA_LOG_LEVEL").or_else(|| set("RUST_LOG")),
             format: LogFormat::read(&set, runtime),
             metrics_namespace: set("TALLY_METRICS_NAMESPACE"),
+            metrics_lines: runtime == Runtime::Lambda,
         }
     }
 }
@@ -171,11 +175,13 @@ where
 }
 
 /// Installs the process's subscriber on stdout, at the level `settings` ask for, else
-/// `default_level`; the metrics' namespace is theirs, else `Tally`.
+/// `default_level`; the metrics' namespace is theirs, else `Tally`, and their documents
+/// are written if `settings` say so.
 pub fn init(settings: &LogSettings, default_level: &str) {
     if let Some(namespace) = &settings.metrics_namespace {
         metrics::set_namespace(namespace.clone());
     }
+    metrics::set_written(settings.metrics_lines);
     let directives = settings.directives.as_deref().unwrap_or(default_level);
     subscriber(directives, settings.format, std::io::stdout).init();
 }

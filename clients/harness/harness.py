@@ -4,6 +4,8 @@
 - a stand-in for API Gateway in front of `tally serve`: it checks each request's SigV4
   signature (IAM auth, service `execute-api`) by computing it again with botocore, AWS's
   own signer, and answers as API Gateway does when it refuses (`403 {"message": ...}`);
+  a request with a bearer token instead stands for a stack with a JWT authorizer: the
+  token must be one of HARNESS_TOKENS, else `401 {"message": "Unauthorized"}`;
   on demand it answers API Gateway's own `429`, `403` or `5xx` instead of forwarding;
 - a fault proxy between `tally serve` and DynamoDB Local: on demand it throttles
   DynamoDB calls, or lets a write commit and then answers `500`, so that Tally answers
@@ -15,7 +17,8 @@
   harness.py --gateway PORT --tally URL --dynamodb-proxy PORT --dynamodb URL --control PORT
 
 Credentials the stand-in accepts come as JSON in HARNESS_CREDENTIALS:
-`[{"key": ..., "secret": ..., "token": null}, ...]`; the region in HARNESS_REGION.
+`[{"key": ..., "secret": ..., "token": null}, ...]`; the region in HARNESS_REGION; the
+bearer tokens it takes as JSON in HARNESS_TOKENS: `["...", ...]`.
 """
 
 import argparse
@@ -69,6 +72,16 @@ STATE = State()
 
 def credentials():
     return {c["key"]: c for c in json.loads(os.environ["HARNESS_CREDENTIALS"])}
+
+
+def check_token(header):
+    """None when the bearer token is one the stand-in takes, else API Gateway's word for
+    a JWT authorizer's refusal. The signature, issuer and audience of a real token are
+    API Gateway's to check; here a token is a name the tests agree on."""
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or token not in json.loads(os.environ["HARNESS_TOKENS"]):
+        return "Unauthorized"
+    return None
 
 
 def authorization_parts(header):
@@ -203,11 +216,18 @@ class Gateway(Handler):
         body = self.body()
         headers = {k.lower(): v for k, v in self.headers.items()}
         host = headers.get("host", "")
-        refused = check_signature(method, f"http://{host}{self.path}", headers, body, self.region)
-        if refused:
-            STATE.count("gateway.refused_signature")
-            return self.answer(403, json.dumps({"message": refused}).encode())
-        STATE.count("gateway.signed")
+        if headers.get("authorization", "").lower().startswith("bearer "):
+            refused = check_token(headers["authorization"])
+            if refused:
+                STATE.count("gateway.refused_token")
+                return self.answer(401, json.dumps({"message": refused}).encode())
+            STATE.count("gateway.token")
+        else:
+            refused = check_signature(method, f"http://{host}{self.path}", headers, body, self.region)
+            if refused:
+                STATE.count("gateway.refused_signature")
+                return self.answer(403, json.dumps({"message": refused}).encode())
+            STATE.count("gateway.signed")
         fault = STATE.take(
             STATE.gateway_faults,
             lambda f: f.get("method", method) == method

@@ -10,7 +10,8 @@
 # control endpoint), AWS_REGION and test credentials in the environment
 # (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; TALLY_TEST_SESSION_* for a set with a
 # session token; HARNESS_CONTAINER_TOKEN for the container credential endpoint, which
-# TALLY_HARNESS serves at /container-credentials, with an instance's metadata service).
+# TALLY_HARNESS serves at /container-credentials, with an instance's metadata service;
+# TALLY_TOKEN, a token the stand-in takes as a JWT authorizer would).
 set -euo pipefail
 : "${DYNAMODB_ENDPOINT:?run through scripts/with-dynamodb.sh}"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,6 +39,8 @@ export AWS_ACCESS_KEY_ID=AKIDTALLYCLIENTTEST AWS_SECRET_ACCESS_KEY=tally-client-
 export TALLY_TEST_SESSION_KEY=ASIATALLYCLIENTTEST TALLY_TEST_SESSION_SECRET=tally-session-test-secret-0123456789
 export TALLY_TEST_SESSION_TOKEN=tally-session-token-for-tests+/=
 export HARNESS_CONTAINER_TOKEN=tally-container-token-for-tests
+export TALLY_TOKEN=tally-bearer-token-for-tests
+export HARNESS_TOKENS="[\"$TALLY_TOKEN\"]"
 export HARNESS_CREDENTIALS="[{\"key\": \"$AWS_ACCESS_KEY_ID\", \"secret\": \"$AWS_SECRET_ACCESS_KEY\"},
   {\"key\": \"$TALLY_TEST_SESSION_KEY\", \"secret\": \"$TALLY_TEST_SESSION_SECRET\", \"token\": \"$TALLY_TEST_SESSION_TOKEN\"}]"
 

@@ -8,7 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::problem::{Code, Problem};
 use super::timestamp;
-use crate::domain::ids::DrawId;
+use crate::domain::ids::PaymentId;
 use crate::domain::time::parse_rfc3339;
 use crate::store::lists::After;
 use crate::tickets::PurchasesFrom;
@@ -44,13 +44,14 @@ pub fn list_cursor(after: After) -> String {
 }
 
 /// Reads a [`list_cursor`]: base64url of an index sort key, a time exactly as stored and
-/// an id, anything else refused before it is decoded further.
+/// an id (a draw's, or a payment's, whose characters include a draw id's), anything else
+/// refused before it is decoded further.
 pub fn list_after(raw: &str) -> Result<After, Problem> {
     let text = decode(raw, MAX_LIST_CURSOR_CHARS)?;
     let (time, id) = text.split_once('#').ok_or_else(invalid)?;
     // Another spelling of the time (more digits, an offset) would sort elsewhere.
     let canonical = parse_rfc3339(time).is_ok_and(|t| timestamp(t) == time);
-    if !canonical || DrawId::parse(id).is_err() {
+    if !canonical || PaymentId::parse(id).is_err() {
         return Err(invalid());
     }
     Ok(After(text))
@@ -109,6 +110,9 @@ mod tests {
         let cursor = list_cursor(longest.clone());
         assert!(cursor.len() <= MAX_LIST_CURSOR_CHARS);
         assert_eq!(list_after(&cursor).unwrap(), longest);
+        // A payment id as providers write it.
+        let dotted = After("2026-11-29T10:15:02.318Z#GPA.3371:pi_1".into());
+        assert_eq!(list_after(&list_cursor(dotted.clone())).unwrap(), dotted);
         let encode = |text: &str| URL_SAFE_NO_PAD.encode(text);
         let long_fraction = format!("2026-11-29T10:15:02.{}Z#d", "0".repeat(53_000));
         for bad in [

@@ -4,6 +4,7 @@ mod caller;
 mod cursor;
 mod deadline;
 mod extract;
+mod gateway_path;
 pub mod local_server;
 mod loopback;
 mod openapi;
@@ -24,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tracing::{Instrument, info, info_span};
 
-pub use caller::{SOURCE_BINDINGS_VAR, SourceBindings};
+pub use caller::{Identity, JWT_CLAIM_VAR, SOURCE_BINDINGS_VAR, SourceBindings};
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;
@@ -159,7 +160,18 @@ pub fn orders_router(state: AppState) -> Router {
     finish(orders::routes(&state), state)
 }
 
+/// The router of `routes`, behind the step that rebuilds the path API Gateway decoded
+/// (before any route is matched).
 fn finish(routes: Router<AppState>, state: AppState) -> Router {
+    let routed = served(routes, state);
+    Router::new().fallback_service(
+        tower::ServiceBuilder::new()
+            .map_request(gateway_path::restore)
+            .service(routed),
+    )
+}
+
+fn served(routes: Router<AppState>, state: AppState) -> Router {
     routes
         .fallback(|| async { Problem::new(Code::RouteNotFound, "no such route") })
         .method_not_allowed_fallback(|| async {

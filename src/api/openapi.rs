@@ -234,6 +234,14 @@ fn problem_members() -> Vec<(&'static str, Schema)> {
             text("`already_voided`: the reason of the void that stands"),
         ),
         (
+            "series",
+            text("`format_overlaps`: the series of the issuer that could render the same text"),
+        ),
+        (
+            "example",
+            text("`format_overlaps`: a text both series could render"),
+        ),
+        (
             "next",
             whole(&format!(
                 "`move_not_forward`: the next counter now. {COUNTER}"
@@ -553,6 +561,53 @@ mod tests {
             1,
             "payer ids say different rules: {payer_ids:?}"
         );
+    }
+
+    /// The pattern of every member and path parameter of `value` named `name`.
+    fn named_patterns<'a>(value: &'a Value, name: &str, found: &mut Vec<&'a str>) {
+        match value {
+            Value::Object(members) => {
+                if let Some(Value::Object(properties)) = members.get("properties")
+                    && let Some(pattern) = properties.get(name).and_then(|p| p["pattern"].as_str())
+                {
+                    found.push(pattern);
+                }
+                if members.get("name").and_then(Value::as_str) == Some(name)
+                    && let Some(pattern) = members["schema"]["pattern"].as_str()
+                {
+                    found.push(pattern);
+                }
+                members
+                    .values()
+                    .for_each(|v| named_patterns(v, name, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| named_patterns(v, name, found)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_id_of_the_document_has_the_pattern_its_type_declares() {
+        use crate::domain::ids::{
+            DrawId, ExternalRef, HoldId, IssuerId, PaymentId, SeriesId, SourceId,
+        };
+        let doc = serde_json::to_value(openapi()).unwrap();
+        for (field, pattern) in [
+            (DrawId::FIELD, DrawId::PATTERN),
+            (PaymentId::FIELD, PaymentId::PATTERN),
+            (HoldId::FIELD, HoldId::PATTERN),
+            (SeriesId::FIELD, SeriesId::PATTERN),
+            (IssuerId::FIELD, IssuerId::PATTERN),
+            (SourceId::FIELD, SourceId::PATTERN),
+            (ExternalRef::FIELD, ExternalRef::PATTERN),
+        ] {
+            let mut found = Vec::new();
+            named_patterns(&doc, field, &mut found);
+            assert!(!found.is_empty(), "no `{field}` has a pattern");
+            for copy in found {
+                assert_eq!(copy, pattern, "a `{field}` of the document");
+            }
+        }
     }
 
     #[test]

@@ -139,6 +139,25 @@ impl<'de> Deserializer<'de> for FieldNames<'_> {
     }
 }
 
+/// A listing's page size: `limit` as the query gave it (a whole number from 1 to `max`),
+/// or `default`. A refusal names what was sent.
+pub(super) fn page_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, Problem> {
+    let Some(raw) = raw else {
+        return Ok(default);
+    };
+    raw.parse()
+        .ok()
+        .filter(|limit| (1..=max).contains(limit))
+        .ok_or_else(|| {
+            let sent: String = raw.chars().take(24).collect();
+            let cut = if sent.len() < raw.len() { "..." } else { "" };
+            Problem::new(
+                Code::InvalidLimit,
+                format!("`limit` must be a whole number from 1 to {max}, not {sent:?}{cut}"),
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,12 +28,25 @@ fn is_word(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
-fn is_reference(c: char) -> bool {
+/// What systems' and payment providers' ids hold: letters, digits, `.`, `_`, `:`, `-`.
+fn is_token(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-')
 }
 
+/// What another system's reference holds: every character a URL path carries as it is
+/// (RFC 3986's `pchar`: letters, digits, `-._~!$&'()*+,;=:@`), and `/`, which travels as
+/// `%2F` in a path. Never `#` (the keys' separator), `%`, `?`, spaces or quotes.
+fn is_reference(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@/".contains(c)
+}
+
+/// A path segment of dots alone is one a URL resolves away (`.`, `..`): no id is one.
+fn is_dots(value: &str) -> bool {
+    value.bytes().all(|b| b == b'.')
+}
+
 macro_rules! id_type {
-    ($(#[$doc:meta])* $name:ident, $field:literal, $max:literal, $allowed:literal, $accept:path) => {
+    ($(#[$doc:meta])* $name:ident, $field:literal, $max:literal, $allowed:literal, $pattern:literal, $accept:path) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(String);
@@ -41,9 +54,16 @@ macro_rules! id_type {
         impl $name {
             pub const FIELD: &'static str = $field;
             pub const MAX_LEN: usize = $max;
+            /// The OpenAPI document's pattern of the id (a test compares each copy). It
+            /// does not say that an id of dots alone is refused.
+            pub const PATTERN: &'static str = $pattern;
 
             pub fn parse(value: &str) -> Result<Self, InvalidId> {
-                if value.is_empty() || value.len() > $max || !value.chars().all($accept) {
+                if value.is_empty()
+                    || value.len() > $max
+                    || !value.chars().all($accept)
+                    || is_dots(value)
+                {
                     return Err(InvalidId {
                         field: $field,
                         max_len: $max,
@@ -69,29 +89,41 @@ macro_rules! id_type {
 
 id_type!(
     /// A draw: `[A-Za-z0-9_-]{1,64}`.
-    DrawId, "draw_id", 64, "letters, digits, '_' and '-'", is_word
+    DrawId, "draw_id", 64, "letters, digits, '_' and '-'", "^[A-Za-z0-9_-]{1,64}$", is_word
 );
 id_type!(
-    /// The idempotency key of a purchase: `[A-Za-z0-9_-]{1,64}`.
-    PaymentId, "payment_id", 64, "letters, digits, '_' and '-'", is_word
+    /// The idempotency key of a purchase: `[A-Za-z0-9._:-]{1,64}`, as payment providers
+    /// write their ids (`pi_3Q.x`, `GPA.3371-4401`, `ch:7781`), not dots alone.
+    PaymentId, "payment_id", 64, "letters, digits, '.', '_', ':' and '-', not dots alone",
+    "^[A-Za-z0-9._:-]{1,64}$", is_token
 );
 
 id_type!(
     /// The idempotency key of a hold: `[A-Za-z0-9_-]{1,64}`.
-    HoldId, "hold_id", 64, "letters, digits, '_' and '-'", is_word
+    HoldId, "hold_id", 64, "letters, digits, '_' and '-'", "^[A-Za-z0-9_-]{1,64}$", is_word
 );
 
 id_type!(
     /// A numbering series: `[A-Za-z0-9_-]{1,32}`.
-    SeriesId, "series_id", 32, "letters, digits, '_' and '-'", is_word
+    SeriesId, "series_id", 32, "letters, digits, '_' and '-'", "^[A-Za-z0-9_-]{1,32}$", is_word
 );
 id_type!(
-    /// The system that posts orders: `[A-Za-z0-9._:-]{1,128}`.
-    SourceId, "source", 128, "letters, digits, '.', '_', ':' and '-'", is_reference
+    /// The company whose numbers a series issues: `[A-Za-z0-9_-]{1,64}`. No two series of
+    /// one issuer may render the same text.
+    IssuerId, "issuer", 64, "letters, digits, '_' and '-'", "^[A-Za-z0-9_-]{1,64}$", is_word
 );
 id_type!(
-    /// The source's own reference of an order: `[A-Za-z0-9._:-]{1,128}`.
-    ExternalRef, "external_ref", 128, "letters, digits, '.', '_', ':' and '-'", is_reference
+    /// The system that posts orders: `[A-Za-z0-9._:-]{1,128}`, not dots alone.
+    SourceId, "source", 128, "letters, digits, '.', '_', ':' and '-', not dots alone",
+    "^[A-Za-z0-9._:-]{1,128}$", is_token
+);
+id_type!(
+    /// The source's own reference of an order, unique per source across all series:
+    /// 1 to 128 of letters, digits and `-._~!$&'()*+,;=:@/`, not dots alone (Odoo's
+    /// `SO/2026/0001`, `PO-7781:v2`).
+    ExternalRef, "external_ref", 128,
+    "letters, digits and -._~!$&'()*+,;=:@/ (a '/' as %2F in a path), not dots alone",
+    "^[A-Za-z0-9._~!$&'()*+,;=:@/-]{1,128}$", is_reference
 );
 
 /// Who paid: 1 to 256 characters (an e-mail address, a customer number), compared in
@@ -174,6 +206,13 @@ impl fmt::Display for PayerId {
     }
 }
 
+impl IssuerId {
+    /// The issuer of every series that names none: one for the whole deployment.
+    pub fn deployment() -> Self {
+        Self("default".to_owned())
+    }
+}
+
 impl DrawId {
     /// A fresh random id such as `d-7kq2m9x4c1vz8b3n`.
     pub fn generate() -> Self {
@@ -198,20 +237,47 @@ mod tests {
 
     #[test]
     fn rejects_separators_empty_and_overlong_ids() {
-        for bad in ["", "a#b", "a b", "ü", "a/b", &"x".repeat(65)] {
-            let err = PaymentId::parse(bad).unwrap_err();
-            assert_eq!(err.field, "payment_id", "{bad:?}");
+        for bad in ["", "a#b", "a b", "ü", "a/b", "a.b", &"x".repeat(65)] {
+            let err = DrawId::parse(bad).unwrap_err();
+            assert_eq!(err.field, "draw_id", "{bad:?}");
         }
     }
 
     #[test]
-    fn references_allow_dots_and_colons_but_not_separators() {
-        assert!(ExternalRef::parse("PO-7781:v2.1_a").is_ok());
+    fn references_take_what_other_systems_write_but_never_the_key_separator() {
+        for kept in [
+            "PO-7781:v2.1_a",
+            "SO/2026/0001",
+            "INV/2026/00001",
+            "114-1234567-1234567",
+            "a+b=c@d,e;f(g)!$&'*~",
+        ] {
+            assert!(ExternalRef::parse(kept).is_ok(), "{kept:?}");
+        }
         assert!(SourceId::parse("erp-1").is_ok());
-        assert!(ExternalRef::parse("a#b").is_err());
-        assert!(ExternalRef::parse("a/b").is_err());
+        for refused in ["a#b", "a b", "a%2Fb", "a?b", "\"a\"", "é", ".", "..", "..."] {
+            assert!(ExternalRef::parse(refused).is_err(), "{refused:?}");
+        }
+        assert!(ExternalRef::parse("../etc").is_ok());
         assert!(SeriesId::parse(&"s".repeat(33)).is_err());
         assert!(SeriesId::parse("a.b").is_err());
+    }
+
+    #[test]
+    fn payment_ids_take_what_payment_providers_send() {
+        for kept in [
+            "PAYID-123",
+            "pi_3Q.x",
+            "GPA.3371-4401-8860-12345",
+            "ch:7781",
+        ] {
+            assert!(PaymentId::parse(kept).is_ok(), "{kept:?}");
+        }
+        for refused in ["a/b", "a#b", ".", "..", "a b"] {
+            assert!(PaymentId::parse(refused).is_err(), "{refused:?}");
+        }
+        let err = PaymentId::parse("..").unwrap_err();
+        assert!(err.to_string().contains("not dots alone"), "{err}");
     }
 
     #[test]

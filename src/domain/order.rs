@@ -22,8 +22,8 @@ pub const MAX_BATCH: usize = 1_000;
 /// Why one order's data was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OrderDataError {
-    #[error("`data` must be a JSON object")]
-    NotAnObject,
+    #[error("`data` must be a JSON object, not {0}")]
+    NotAnObject(NotAnObject),
     #[error("`data` is larger than {MAX_DATA_BYTES} bytes")]
     TooLarge,
     #[error("`data` nests arrays and objects deeper than {MAX_DATA_DEPTH} levels")]
@@ -32,6 +32,28 @@ pub enum OrderDataError {
     DuplicateKey(String),
     #[error("`data` is not valid JSON: {0}")]
     Malformed(String),
+}
+
+/// What `data` was instead of an object, to say what to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAnObject {
+    /// `[]`: what PHP's `json_encode` makes of an empty array.
+    EmptyArray,
+    Array,
+    /// A string, number or boolean.
+    Scalar,
+}
+
+impl std::fmt::Display for NotAnObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::EmptyArray => {
+                "`[]`, an empty array (PHP's json_encode writes an empty array so): send `{}` (in PHP `new \\stdClass()`, or the flag JSON_FORCE_OBJECT), or leave `data` out"
+            }
+            Self::Array => "an array: put it under a key of an object, such as {\"lines\": [...]}",
+            Self::Scalar => "a string, number or boolean: put it under a key of an object",
+        })
+    }
 }
 
 /// An order's free-form data: a JSON object kept exactly as it was sent (big numbers,
@@ -61,7 +83,14 @@ impl OrderData {
         };
         let trimmed = raw.trim();
         if !trimmed.starts_with('{') {
-            return Err(OrderDataError::NotAnObject);
+            let sent = if !trimmed.starts_with('[') {
+                NotAnObject::Scalar
+            } else if trimmed[1..].trim_start().starts_with(']') {
+                NotAnObject::EmptyArray
+            } else {
+                NotAnObject::Array
+            };
+            return Err(OrderDataError::NotAnObject(sent));
         }
         if trimmed.len() > MAX_DATA_BYTES {
             return Err(OrderDataError::TooLarge);
@@ -306,7 +335,15 @@ mod tests {
         assert!(OrderData::parse(Some(r#"{"a": 1}"#)).is_ok());
         assert_eq!(
             OrderData::parse(Some("[1]")),
-            Err(OrderDataError::NotAnObject)
+            Err(OrderDataError::NotAnObject(NotAnObject::Array))
+        );
+        // What PHP's json_encode([]) sends: the refusal says what to send instead.
+        let php = OrderData::parse(Some("[ ]")).unwrap_err();
+        assert_eq!(php, OrderDataError::NotAnObject(NotAnObject::EmptyArray));
+        assert!(php.to_string().contains("stdClass"), "{php}");
+        assert_eq!(
+            OrderData::parse(Some("\"x\"")),
+            Err(OrderDataError::NotAnObject(NotAnObject::Scalar))
         );
         let big = format!(r#"{{"x": "{}"}}"#, "y".repeat(MAX_DATA_BYTES));
         assert_eq!(OrderData::parse(Some(&big)), Err(OrderDataError::TooLarge));

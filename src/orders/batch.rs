@@ -74,12 +74,18 @@ impl Batch {
         self.outcomes[index] = Some(if existing.fingerprint == fingerprint {
             ItemOutcome::Existing(existing)
         } else {
-            // Whatever the reference holds (another series' number among it) is not told.
+            // The caller may act as the source, so it may read the order the reference
+            // names: saying which one tells it what to do.
+            let why = if existing.series == self.series.series_id {
+                "with another body: repeat the first body, or post this order under a new reference"
+            } else {
+                "(a source's reference names one order across all series): post this order under a new reference"
+            };
             ItemOutcome::Rejected(Rejection::new(
                 RejectionCode::IdempotencyConflict,
                 format!(
-                    "reference {} of source {} is taken by an order with another body",
-                    existing.external_ref, existing.source
+                    "reference {} of source {} is taken by order {} of series {} {why}",
+                    existing.external_ref, existing.source, existing.order_number, existing.series
                 ),
             ))
         });

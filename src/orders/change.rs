@@ -78,12 +78,19 @@ impl OrderService {
             };
             changed.check(self.now())?;
             changed.revision = series.revision + 1;
-            match self.store.replace_series(&series, &changed).await? {
+            let issuer = self.admit(Some(&series), &changed).await?;
+            match self
+                .store
+                .replace_series(&series, &changed, issuer.as_ref())
+                .await?
+            {
                 SeriesWrite::Written => {
                     self.remember(&changed);
                     return Ok(());
                 }
-                SeriesWrite::SeriesChanged | SeriesWrite::PeriodStarted => {
+                SeriesWrite::SeriesChanged
+                | SeriesWrite::PeriodStarted
+                | SeriesWrite::IssuerChanged => {
                     self.refresh_series(&mut series).await?;
                 }
             }
@@ -155,9 +162,10 @@ impl OrderService {
                 let version = series.latest_version() + 1;
                 let changed = with_format(&series, &format, version, &target)?;
                 changed.check(self.now())?;
+                let issuer = self.admit(Some(&series), &changed).await?;
                 match self
                     .store
-                    .change_format(&series, &changed, version, &target)
+                    .change_format(&series, &changed, version, &target, issuer.as_ref())
                     .await?
                 {
                     SeriesWrite::Written => {
@@ -166,7 +174,7 @@ impl OrderService {
                         return Ok(());
                     }
                     SeriesWrite::PeriodStarted => {}
-                    SeriesWrite::SeriesChanged => {
+                    SeriesWrite::SeriesChanged | SeriesWrite::IssuerChanged => {
                         reread = true;
                         break;
                     }

@@ -18,6 +18,7 @@ mod chunk;
 mod credit;
 mod fast;
 mod gapless;
+mod issuers;
 mod ledger;
 mod lookup;
 mod outcome;
@@ -34,6 +35,7 @@ use tracing::{info, instrument};
 
 pub use change::SeriesChange;
 pub use fast::SpareNumbers;
+pub use issuers::Entered;
 pub use ledger::{AUDIT_PAGE, Audit, AuditScope, ListedPage};
 #[cfg(test)]
 pub(crate) use outcome::tests::snake_case;
@@ -42,10 +44,12 @@ pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 use crate::domain::access::SourceAccess;
 use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
 use crate::domain::order::Order;
+use crate::domain::series::issuer::Overlap;
 use crate::domain::series::{
     InvalidPeriod, NumberFormat, Period, RangeLow, Series, SeriesDefinition, SeriesError,
 };
-use crate::store::{Inserted, Store, StoreError, random_token};
+use crate::store::orders::SeriesInsert;
+use crate::store::{Store, StoreError, backoff, random_token};
 
 use batch::Batch;
 use fast::Blocks;
@@ -87,6 +91,13 @@ pub enum OrderError {
     CodeInUse,
     #[error("the series has had {0} formats, the most it keeps")]
     TooManyFormats(usize),
+    #[error(
+        "format {} could render {}, which series {} (format {}) of issuer {} could render too: no two series of one issuer may render one text, so give this series a format whose numbers differ (another prefix), or another issuer",
+        .0.format, .0.example, .0.series, .0.other_format, .0.issuer
+    )]
+    FormatOverlaps(Box<Overlap>),
+    #[error("the series of this issuer have {0} formats between them, the most one issuer keeps")]
+    IssuerFull(usize),
     #[error("order {number} has credit notes: it stays live, corrected by them")]
     InvoiceCredited { number: String },
     #[error("this caller may not act as source {0}")]
@@ -169,6 +180,9 @@ impl OrderService {
     }
 
     /// Defines a series; `true` when it was created, `false` when an identical one exists.
+    /// Its format must render no text another series of its issuer could (S2): the
+    /// issuer's item is written in the same transaction, so of two definitions that race
+    /// one wins and the other is checked again against it.
     #[instrument(skip(self, definition))]
     pub async fn define_series(
         &self,
@@ -182,17 +196,46 @@ impl OrderService {
         {
             return Err(SeriesError::Credits(format!("series {credited} does not exist")).into());
         }
-        match self.store.insert_series(&series).await? {
-            Inserted::New => {
-                info!(format = series.definition.format.as_str(), "series created");
-                self.remember(&series);
-                Ok((series, true))
+        for attempt in 1..=MAX_ATTEMPTS {
+            let issuer = match self.admit(None, &series).await {
+                Ok(issuer) => issuer,
+                // A series of this id answers first: the same one, or another definition.
+                Err(refusal) => match self.store.get_series(series_id).await? {
+                    Some(existing) => return self.defined_before(existing, &series).await,
+                    None => return Err(refusal),
+                },
+            };
+            match self.store.insert_series(&series, issuer.as_ref()).await? {
+                SeriesInsert::New => {
+                    info!(format = series.definition.format.as_str(), "series created");
+                    self.remember(&series);
+                    return Ok((series, true));
+                }
+                SeriesInsert::Existing(existing) => {
+                    return self.defined_before(*existing, &series).await;
+                }
+                SeriesInsert::IssuerChanged => backoff(attempt).await,
             }
-            Inserted::Existing(existing) if existing.definition == series.definition => {
-                Ok((existing, false))
-            }
-            Inserted::Existing(_) => Err(OrderError::SeriesExists(series_id.clone())),
         }
+        Err(StoreError::Contention {
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+
+    /// A definition whose id is taken: the same definition again is answered with the
+    /// series (entered on its issuer if it was defined before issuers existed), another
+    /// one is refused.
+    async fn defined_before(
+        &self,
+        existing: Series,
+        asked: &Series,
+    ) -> Result<(Series, bool), OrderError> {
+        if existing.definition != asked.definition {
+            return Err(OrderError::SeriesExists(existing.series_id));
+        }
+        self.enter_series(&existing).await?;
+        Ok((existing, false))
     }
 
     #[instrument(skip(self))]

@@ -22,8 +22,9 @@ pub struct SingleOrder {
     /// The system that posts it.
     #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     pub source: String,
-    /// The source's own reference: with `source`, the idempotency key.
-    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    /// The source's own reference (`SO/2026/0001`): with `source`, the idempotency key,
+    /// unique per source across all series.
+    #[schema(pattern = "^[A-Za-z0-9._~!$&'()*+,;=:@/-]{1,128}$")]
     pub external_ref: String,
     /// Any JSON object up to 16 KiB and 32 levels deep, kept exactly as sent: numbers are never rounded.
     #[schema(value_type = Option<Object>)]
@@ -41,8 +42,9 @@ pub struct SeriesOrder {
     /// The system that posts it.
     #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     pub source: String,
-    /// The source's own reference: with `source`, the idempotency key.
-    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    /// The source's own reference (`SO/2026/0001`): with `source`, the idempotency key,
+    /// unique per source across all series.
+    #[schema(pattern = "^[A-Za-z0-9._~!$&'()*+,;=:@/-]{1,128}$")]
     pub external_ref: String,
     /// Any JSON object up to 16 KiB, kept exactly as sent: numbers are never rounded.
     #[schema(value_type = Option<Object>)]
@@ -83,7 +85,7 @@ pub struct SeriesOrderBatch {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct BatchItem {
-    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    #[schema(pattern = "^[A-Za-z0-9._~!$&'()*+,;=:@/-]{1,128}$")]
     external_ref: String,
     /// Any JSON object up to 16 KiB and 32 levels deep, kept exactly as sent.
     #[schema(value_type = Option<Object>)]
@@ -208,7 +210,7 @@ impl OrderRequest {
 fn data_rejection(err: OrderDataError) -> Rejection {
     let code = match err {
         OrderDataError::TooLarge => RejectionCode::DataTooLarge,
-        OrderDataError::NotAnObject
+        OrderDataError::NotAnObject(_)
         | OrderDataError::TooDeep
         | OrderDataError::DuplicateKey(_)
         | OrderDataError::Malformed(_) => RejectionCode::InvalidData,

@@ -1,7 +1,9 @@
 //! Every key of the table, in one place. Built only from validated ids and periods, which
 //! cannot contain the `#` separator.
 
-use crate::domain::ids::{DrawId, ExternalRef, HoldId, PayerId, PaymentId, SeriesId, SourceId};
+use crate::domain::ids::{
+    DrawId, ExternalRef, HoldId, IssuerId, PayerId, PaymentId, SeriesId, SourceId,
+};
 use crate::domain::series::Period;
 
 /// The global secondary index of a payer's purchases: `payer_pk` = [`payer`], `payer_sk` =
@@ -106,6 +108,12 @@ pub(crate) fn series(series: &SeriesId) -> String {
 /// scan and without a registry of series. `@` never appears in a series id.
 pub(crate) fn number_text(text: &str) -> String {
     format!("SERIES#@number#{text}")
+}
+
+/// The item of an issuer: every series that names it, with what decides their texts.
+/// `@` never appears in a series id.
+pub(crate) fn issuer(issuer: &IssuerId) -> String {
+    format!("SERIES#@issuer#{issuer}")
 }
 
 /// The mark that an authorised range of a series passed its low share, written once.

@@ -8,6 +8,7 @@ pub mod draws;
 mod error;
 pub mod holds;
 pub mod instant;
+pub mod issuers;
 mod keys;
 pub mod limits;
 pub mod lists;

@@ -3,7 +3,7 @@
 //! forgotten first, and a forgotten draw is simply read again when it is next used.
 
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
@@ -35,6 +35,11 @@ pub(super) struct DrawCache {
     /// The draw item says that buyers choose or hold numbers here (a claim answered so,
     /// or this process noted it).
     marked: AtomicBool,
+    /// When this process last read the counts after a refusal, to see whether the draw
+    /// sold out (Unix ms).
+    sell_out_read_at: AtomicI64,
+    /// This process saw the draw sold out, and marked it.
+    sold_out: AtomicBool,
 }
 
 pub(super) struct CachedView {
@@ -103,6 +108,8 @@ impl DrawCache {
                 epoch: 0,
             }),
             marked: AtomicBool::new(false),
+            sell_out_read_at: AtomicI64::new(i64::MIN),
+            sold_out: AtomicBool::new(draw.sold_out_at.is_some()),
             draw,
         })
     }
@@ -172,6 +179,26 @@ impl DrawCache {
 
     pub(super) fn set_draw_marked(&self) {
         self.marked.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether this process has seen the draw sold out.
+    pub(super) fn seen_sold_out(&self) -> bool {
+        self.sold_out.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_seen_sold_out(&self) {
+        self.sold_out.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether this process may read the counts after a refusal at `now` (Unix ms): once
+    /// per `every` ms at most, the first to ask taking the turn.
+    pub(super) fn sell_out_read_turn(&self, now: i64, every: i64) -> bool {
+        let last = self.sell_out_read_at.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= every
+            && self
+                .sell_out_read_at
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     pub(super) fn view(&self) -> MutexGuard<'_, CachedView> {

@@ -1,7 +1,7 @@
 //! Creating a draw, reading it, and declaring its beacon.
 
 use chrono::{DateTime, Utc};
-use tracing::{info, instrument};
+use tracing::{info, instrument, warn};
 
 use super::{TicketError, TicketService};
 use crate::domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
@@ -115,6 +115,7 @@ impl TicketService {
             postal_voided: 0,
             winners: None,
             pending_redraw: None,
+            sold_out_at: None,
             created_at: Utc::now(),
         };
         tracing::Span::current().record("draw_id", draw.draw_id.as_str());
@@ -204,7 +205,9 @@ impl TicketService {
     }
 
     /// The draw with the sum of its cursors, and its live holds by this process's clock.
-    pub(super) async fn summary(&self, draw: Draw) -> Result<DrawSummary, TicketError> {
+    /// An open draw whose tickets are all sold reads `sold_out`, and its item is marked so
+    /// for the listings, which read no cursors.
+    pub(super) async fn summary(&self, mut draw: Draw) -> Result<DrawSummary, TicketError> {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let stripes = self.store().read_stripes(&draw.draw_id, &all).await?;
         let layout = draw.config.layout();
@@ -215,6 +218,10 @@ impl TicketService {
             .map(|(_, s)| s.live_held(now.timestamp_millis()))
             .sum();
         let postal = stripes.iter().map(|(_, s)| s.postal).sum();
+        if sold >= draw.config.total_tickets() && draw.sold_out_at.is_none() {
+            self.mark_sold_out(&draw.draw_id).await;
+            draw.sold_out_at = Some(now);
+        }
         Ok(DrawSummary {
             status: draw.status_at(now),
             draw,
@@ -222,6 +229,15 @@ impl TicketService {
             held,
             postal,
         })
+    }
+
+    /// Marks the draw sold out for the listings. A mark that fails to be written is
+    /// written by the next read of the counts; the answer in hand does not wait for it.
+    async fn mark_sold_out(&self, draw_id: &DrawId) {
+        match self.store().mark_sold_out(draw_id).await {
+            Ok(()) => info!("draw sold out"),
+            Err(err) => warn!(error = %err, "the sold-out mark was not written"),
+        }
     }
 
     /// The postal entries of a closed draw that are eligible: counted on its stripes, less

@@ -23,7 +23,10 @@ impl TicketService {
         let config = cache.draw.config;
         let max = config.max_per_purchase();
         if !(1..=max).contains(&request.quantity) {
-            return Err(TicketError::InvalidQuantity { max });
+            return Err(TicketError::InvalidQuantity {
+                max,
+                quantity: request.quantity,
+            });
         }
         if let Some(numbers) = &request.numbers {
             check_numbers(numbers, config.total_tickets(), request.quantity)?;

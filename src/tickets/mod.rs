@@ -14,6 +14,7 @@ mod holds;
 mod instant;
 mod lists;
 mod purchase;
+mod sold_out;
 mod void;
 mod winners;
 
@@ -101,9 +102,11 @@ pub enum TicketError {
     NoInstantWins(DrawId),
     #[error("prize {0} was redrawn meanwhile for another reason")]
     WinnerChanged(u32),
-    #[error("quantity must be between 1 and {max}")]
-    InvalidQuantity { max: u32 },
-    #[error("only {remaining} tickets are free, and {held} held")]
+    #[error(
+        "`quantity` must be between 1 and {max} (the draw's `max_per_purchase`), not {quantity}"
+    )]
+    InvalidQuantity { max: u32, quantity: u32 },
+    #[error("{}", sold_out_detail(*remaining, *held))]
     SoldOut { remaining: u64, held: u64 },
     #[error(
         "only {remaining} tickets are free: live holds keep {held} more, and the first of them ends at {}",
@@ -256,7 +259,10 @@ impl TicketService {
         };
         let max = cache.draw.config.max_per_purchase();
         if !(1..=max).contains(&request.quantity) {
-            return Err(TicketError::InvalidQuantity { max });
+            return Err(TicketError::InvalidQuantity {
+                max,
+                quantity: request.quantity,
+            });
         }
         if let Some(numbers) = &request.numbers {
             check_numbers(numbers, cache.draw.config.total_tickets(), request.quantity)?;
@@ -264,9 +270,17 @@ impl TicketService {
         if cache.draw.config.max_per_payer().is_some() && request.payer_id.is_none() {
             return Err(TicketError::PayerRequired);
         }
-        PurchaseRun::new(&self.store, cache, request, requests, self.clock.clone())
-            .run()
-            .await
+        let outcome = PurchaseRun::new(
+            &self.store,
+            cache.clone(),
+            request,
+            requests,
+            self.clock.clone(),
+        )
+        .run()
+        .await;
+        self.notice_sell_out(&cache, &outcome).await;
+        outcome
     }
 
     fn cached(&self, draw_id: &DrawId) -> Option<Arc<DrawCache>> {
@@ -299,6 +313,22 @@ impl TicketService {
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         Ok(self.draws.keep(DrawCache::new(draw, &self.secret)?))
+    }
+}
+
+/// What a sold-out refusal says: how many tickets are left, and held, as a sentence.
+fn sold_out_detail(remaining: u64, held: u64) -> String {
+    let tickets = |n: u64| match n {
+        1 => "1 ticket is".to_owned(),
+        n => format!("{n} tickets are"),
+    };
+    match (remaining, held) {
+        (0, 0) => "the draw is sold out: no ticket is left".to_owned(),
+        (0, held) => format!(
+            "no ticket is free, and the {held} held would be too few even if their holds ended"
+        ),
+        (n, 0) => format!("only {} left: buy at most {n}", tickets(n)),
+        (n, held) => format!("only {} free, and {held} held: buy at most {n}", tickets(n)),
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use lambda_http::RequestExt;
+use lambda_http::request::RequestContext;
 use serde_json::{Value, json};
 use tally::api::{self, AppState, SourceBindings};
 use tally::store::Store;
@@ -20,12 +21,15 @@ use crate::helpers::{
 };
 
 const BINDINGS: &str = "arn:aws:iam::123456789012:role/erp-connector=erp-1;\
-                        arn:aws:iam::123456789012:role/web-shop=shop";
+                        arn:aws:iam::123456789012:role/web-shop=shop;\
+                        jwt:https://auth.example.com/#shop-backend=shop";
 
 /// The role of the ERP connector, bound to `erp-1`, and that of the web shop, bound to
-/// `shop`: event files whose request context carries each identity.
+/// `shop`: event files whose request context carries each identity. A token of the shop's
+/// backend (outside AWS), bound to `shop` too.
 const ERP: &str = "get-order-by-ref.json";
 const SHOP: &str = "get-order-by-ref-foreign.json";
+const SHOP_TOKEN: &str = "get-order-by-ref-jwt.json";
 
 /// A request as the caller of the event file `as_of` (its request context, so its
 /// identity), with `body` as JSON when there is one.
@@ -330,4 +334,96 @@ async fn a_bound_caller_corrects_reads_and_audits_only_invoices_of_its_sources()
         assert_eq!(series["last_counter"], 4, "{series}");
         assert!(series.get("last_number").is_none(), "{series}");
     }
+}
+
+#[tokio::test]
+async fn a_token_caller_is_bound_like_an_iam_one_by_its_issuer_and_subject() {
+    let (router, _store, _table) = bound_router().await;
+    let series = json!({"format": "W{seq:5}", "reset": "never"});
+    let defined = send_as(&router, SHOP, Method::PUT, "/series/W", Some(&series)).await;
+    assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
+    let shop_order = json!({"source": "shop", "external_ref": "web-10031"});
+    let posted = post_as(&router, SHOP_TOKEN, "/series/W/orders", &shop_order).await;
+    assert_eq!(posted.status, StatusCode::CREATED, "{}", posted.body);
+    let erp_order = json!({"source": "erp-1", "external_ref": "PO-1"});
+    let refused = post_as(&router, SHOP_TOKEN, "/series/W/orders", &erp_order).await;
+    assert_problem(&refused, StatusCode::FORBIDDEN, "source_not_allowed");
+    let erp = post_as(&router, ERP, "/series/W/orders", &erp_order).await;
+    assert_eq!(erp.status, StatusCode::CREATED, "{}", erp.body);
+
+    // The event file itself, through the router: the token's caller reads its order.
+    let read = invoke(&router, SHOP_TOKEN).await;
+    assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+    assert_eq!(read.body, posted.body);
+    let foreign = get_as(&router, SHOP_TOKEN, "/sources/erp-1/orders/PO-1").await;
+    assert_problem(&foreign, StatusCode::FORBIDDEN, "source_not_allowed");
+
+    // Another subject of the issuer, the same subject from another issuer, or a token
+    // without the bound claim: a caller bound to nothing.
+    let path = "/sources/shop/orders/web-10031";
+    for (claim, value) in [
+        ("sub", Some("someone-else")),
+        ("iss", Some("https://evil.example.com/")),
+        ("sub", None),
+    ] {
+        let reply = get_with_claim(&router, claim, value, path).await;
+        assert_problem(&reply, StatusCode::FORBIDDEN, "source_not_allowed");
+        assert!(!reply.raw.contains("W00001"), "{}", reply.raw);
+    }
+    // A token without an issuer is no identity: the bindings fail closed.
+    let reply = get_with_claim(&router, "iss", None, path).await;
+    assert_problem(&reply, StatusCode::FORBIDDEN, "identity_required");
+}
+
+#[tokio::test]
+async fn token_callers_are_named_by_the_claim_the_deployment_chooses() {
+    let (store, _table) = fresh_store(None).await;
+    let mut state = AppState::new(store);
+    state.sources = Arc::new(
+        SourceBindings::parse("jwt:https://auth.example.com/#machine-7=shop")
+            .unwrap()
+            .with_jwt_claim(Some("client_id"))
+            .unwrap(),
+    );
+    let router = api::orders_router(state);
+    let series = json!({"format": "C{seq:5}", "reset": "never"});
+    let defined = send_as(&router, SHOP_TOKEN, Method::PUT, "/series/C", Some(&series)).await;
+    assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
+    let order = json!({"source": "shop", "external_ref": "web-10031"});
+    // The event's `sub` and `client_id` name `shop-backend`, bound to nothing here.
+    let refused = post_as(&router, SHOP_TOKEN, "/series/C/orders", &order).await;
+    assert_problem(&refused, StatusCode::FORBIDDEN, "source_not_allowed");
+    let path = "/sources/shop/orders/web-10031";
+    let unbound = get_with_claim(&router, "sub", Some("machine-7"), path).await;
+    assert_problem(&unbound, StatusCode::FORBIDDEN, "source_not_allowed");
+    let bound = get_with_claim(&router, "client_id", Some("machine-7"), path).await;
+    assert_problem(&bound, StatusCode::NOT_FOUND, "order_not_found");
+}
+
+/// A GET as the token caller of [`SHOP_TOKEN`], with its `claim` set to `value` (removed
+/// with `None`).
+async fn get_with_claim(
+    router: &axum::Router,
+    claim: &str,
+    value: Option<&str>,
+    path: &str,
+) -> Reply {
+    let file = format!("{}/events/{SHOP_TOKEN}", env!("CARGO_MANIFEST_DIR"));
+    let event = lambda_http::request::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let mut context = event.request_context();
+    let RequestContext::ApiGatewayV2(v2) = &mut context else {
+        panic!("{SHOP_TOKEN} is not an HTTP API event");
+    };
+    let claims = &mut v2.authorizer.as_mut().unwrap().jwt.as_mut().unwrap().claims;
+    match value {
+        Some(value) => claims.insert(claim.to_owned(), value.to_owned()),
+        None => claims.remove(claim),
+    };
+    let request = Request::builder()
+        .method(Method::GET)
+        .uri(path)
+        .body(Body::empty())
+        .unwrap()
+        .with_request_context(context);
+    send(router, request).await
 }

@@ -126,3 +126,117 @@ async fn a_bad_order_in_a_batch_is_rejected_in_the_same_words() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_value_out_of_range_is_named_with_the_range_and_the_value_sent() {
+    let app = spawn_app().await;
+    let created = app
+        .post(
+            "/draws",
+            &json!({"draw_id": "range", "total_tickets": 100, "max_per_purchase": 10}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let cases = [
+        (
+            "/draws/range/purchases",
+            json!({"payment_id": "p", "quantity": 11}),
+            "invalid_quantity",
+            "`quantity` must be between 1 and 10 (the draw's `max_per_purchase`), not 11",
+        ),
+        (
+            "/draws",
+            json!({"total_tickets": 0}),
+            "invalid_total_tickets",
+            "`total_tickets` must be between 1 and 10000000, not 0",
+        ),
+        (
+            "/draws",
+            json!({"total_tickets": 10, "hold_seconds": 5}),
+            "invalid_hold_seconds",
+            "`hold_seconds` must be between 30 and 3600, not 5",
+        ),
+        (
+            "/draws",
+            json!({"total_tickets": 10, "stripes": 11}),
+            "invalid_stripes",
+            "`stripes` must be between 1 and 1024, and at most `total_tickets`, not 11",
+        ),
+    ];
+    for (path, body, code, said) in cases {
+        let reply = app.post(path, &body).await;
+        assert_eq!(reply.code(), code, "{body}");
+        assert_eq!(detail(&reply.body), said, "{body}");
+    }
+    let series = app
+        .put(
+            "/series/R",
+            &json!({"format": "R{seq:3}", "reset": "never", "max_length": 300}),
+        )
+        .await;
+    assert_eq!(series.code(), "invalid_max_length");
+    assert_eq!(
+        detail(&series.body),
+        "`max_length` must be between 1 and 256, not 300"
+    );
+    let limit = app.get("/draws?limit=500").await;
+    assert_eq!(
+        detail(&limit.body),
+        "`limit` must be a whole number from 1 to 100, not \"500\""
+    );
+}
+
+#[tokio::test]
+async fn sold_out_reads_as_a_sentence_and_empty_php_data_gets_a_hint() {
+    let app = spawn_app().await;
+    app.create_draw(&json!({"draw_id": "small", "total_tickets": 3}))
+        .await;
+    let two = app
+        .post(
+            "/draws/small/purchases",
+            &json!({"payment_id": "a", "quantity": 2}),
+        )
+        .await;
+    assert_eq!(two.status, StatusCode::CREATED);
+    let more = app
+        .post(
+            "/draws/small/purchases",
+            &json!({"payment_id": "b", "quantity": 2}),
+        )
+        .await;
+    assert_eq!(more.code(), "sold_out");
+    assert_eq!(detail(&more.body), "only 1 ticket is left: buy at most 1");
+    let last = app
+        .post(
+            "/draws/small/purchases",
+            &json!({"payment_id": "c", "quantity": 1}),
+        )
+        .await;
+    assert_eq!(last.status, StatusCode::CREATED);
+    let none = app
+        .post(
+            "/draws/small/purchases",
+            &json!({"payment_id": "d", "quantity": 1}),
+        )
+        .await;
+    assert_eq!(none.code(), "sold_out");
+    assert_eq!(
+        detail(&none.body),
+        "the draw is sold out: no ticket is left"
+    );
+
+    app.define_series("D", &json!({"format": "D{seq:3}", "reset": "never"}))
+        .await;
+    let php = app
+        .post(
+            "/series/D/orders",
+            &json!({"source": "shop", "external_ref": "r1", "data": []}),
+        )
+        .await;
+    assert_eq!(php.code(), "invalid_data");
+    let said = detail(&php.body);
+    assert!(
+        said.starts_with("`data` must be a JSON object, not `[]`") && said.contains("stdClass"),
+        "{said}"
+    );
+}

@@ -62,9 +62,11 @@ async fn post_orders(
 async fn two_series_with_colliding_formats_both_number_every_order() {
     let app = spawn_app().await;
     // A fast series starting at 101 renders Q101, Q102, ... at once; a gapless series
-    // with the same format reaches the same texts later.
-    let fast = json!({"format": "Q{seq:3}", "reset": "never", "gapless": false, "start": 101});
-    let gapless = json!({"format": "Q{seq:3}", "reset": "never", "gapless": true});
+    // with the same format reaches the same texts later. Series of one issuer may not
+    // (S2): these are two companies'.
+    let fast = json!({"format": "Q{seq:3}", "reset": "never", "gapless": false, "start": 101, "issuer": "shop-a"});
+    let gapless =
+        json!({"format": "Q{seq:3}", "reset": "never", "gapless": true, "issuer": "shop-b"});
     app.define_series("FASTQ", &fast).await;
     app.define_series("GAPQ", &gapless).await;
     let mut tasks = Vec::new();

@@ -1,6 +1,7 @@
-//! Many series in one table: with no registry item to fill, more series than the old
-//! 400 KB registry held (1,037 with 64-character formats) are defined, changed and found;
-//! a format changed again for a period that has not started replaces the pending one.
+//! Many series in one table: with no registry of every series to fill, more series than
+//! the old 400 KB registry held (1,037 with 64-character formats) are defined, changed and
+//! found; a format changed again for a period that has not started replaces the pending
+//! one. Each issuer's item holds its own series only (S2): eight issuers, one a writer.
 
 use axum::http::StatusCode;
 use serde_json::json;
@@ -24,7 +25,7 @@ async fn more_series_than_a_registry_item_held_are_defined_changed_and_found() {
         let router = crate::helpers::router(store_on(app.store.table(), None).await);
         tasks.push(tokio::spawn(async move {
             for k in (worker..SERIES).step_by(8) {
-                let body = json!({"format": long_format(k), "reset": "yearly"});
+                let body = json!({"format": long_format(k), "reset": "yearly", "issuer": format!("company-{worker}")});
                 let reply = put_json(&router, &format!("/series/S{k}"), &body).await;
                 assert_eq!(reply.status, StatusCode::CREATED, "S{k}: {}", reply.body);
             }
@@ -34,6 +35,7 @@ async fn more_series_than_a_registry_item_held_are_defined_changed_and_found() {
         task.await.unwrap();
     }
     let last = format!("S{}", SERIES - 1);
+    let last_issuer = format!("company-{}", (SERIES - 1) % 8);
     // Twelve changes of next year's format leave one pending version, not twelve.
     let order = json!({"series": last, "source": "erp", "external_ref": "a"});
     let numbered = app.post("/orders", &order).await;
@@ -54,11 +56,11 @@ async fn more_series_than_a_registry_item_held_are_defined_changed_and_found() {
     let found = app.get(&format!("/orders/{text}")).await;
     assert_eq!(found.status, StatusCode::OK, "{}", found.body);
     assert_eq!(found.body["series"], last.as_str());
-    // One more series still fits.
+    // One more series still fits, for an issuer that has 138 already.
     let one_more = app
         .put(
             "/series/ONE-MORE",
-            &json!({"format": long_format(9_999), "reset": "yearly"}),
+            &json!({"format": long_format(9_999), "reset": "yearly", "issuer": last_issuer}),
         )
         .await;
     assert_eq!(one_more.status, StatusCode::CREATED, "{}", one_more.body);

@@ -15,7 +15,8 @@ use Tally\Client\Signing\Signer;
 
 /**
  * Tally's API, one method per route (`Routes::ROUTES`): raffles in `RaffleRoutes`, series
- * and orders in `OrderRoutes`. Requests are signed (SigV4, service `execute-api`),
+ * and orders in `OrderRoutes`. Requests are signed (SigV4, service `execute-api`), or
+ * carry a bearer token where the stack takes an OpenID Connect issuer's tokens, and are
  * repeated after `503`s and `429`s; answers are arrays as the API sends them (see
  * openapi.json), errors `TallyError`s; lists are generators.
  */
@@ -30,12 +31,18 @@ final class TallyClient
     /** @var (\Closure(): Credentials)|null */
     private readonly ?\Closure $credentials;
     private readonly ?Signer $signer;
+    /** @var (\Closure(): string)|null */
+    private readonly ?\Closure $token;
 
     /**
      * @param string $baseUrl `https://API_ID.execute-api.REGION.amazonaws.com`, or `tally serve`'s
      * @param string|null $region the deployment's; by default `AWS_REGION`, else `AWS_DEFAULT_REGION`
      * @param Credentials|callable|false|null $credentials credentials or a callable giving them;
      *        null for the credential chain; false sends requests unsigned (`tally serve`)
+     * @param (callable(): string)|null $token for a stack that takes an OpenID Connect
+     *        issuer's tokens instead of SigV4 (`OidcIssuer`): gives the token each request
+     *        carries (`Authorization: Bearer`), asked again before every attempt; requests
+     *        are then not signed, and `$credentials` stays null
      */
     public function __construct(
         private readonly string $baseUrl,
@@ -44,8 +51,13 @@ final class TallyClient
         public readonly RetryPolicy $retry = new RetryPolicy(),
         ?Signer $signer = null,
         private readonly Transport $transport = new Transport(),
+        ?callable $token = null,
     ) {
-        if ($credentials === false) {
+        $this->token = $token === null ? null : \Closure::fromCallable($token);
+        if ($token !== null && $credentials !== null) {
+            throw new \InvalidArgumentException('TallyClient takes credentials or a token, not both');
+        }
+        if ($credentials === false || $token !== null) {
             $this->credentials = null;
             $this->signer = null;
             return;
@@ -98,9 +110,11 @@ final class TallyClient
     private function send(string $method, string $url, array $headers, string $body): Response
     {
         for ($attempt = 1; ; $attempt++) {
-            $signed = $this->signer === null || $this->credentials === null
-                ? $headers
-                : $this->signer->sign($method, $url, $headers, $body, ($this->credentials)());
+            $signed = match (true) {
+                $this->token !== null => $headers + ['authorization' => 'Bearer ' . ($this->token)()],
+                $this->signer === null || $this->credentials === null => $headers,
+                default => $this->signer->sign($method, $url, $headers, $body, ($this->credentials)()),
+            };
             try {
                 $response = $this->transport->send($method, $url, $signed, $body);
             } catch (TransportError $failure) {

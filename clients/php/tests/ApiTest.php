@@ -101,8 +101,17 @@ final class ApiTest extends TestCase
         $seriesId = 'PHP' . strtoupper(bin2hex(random_bytes(5)));
         // (`source`, `external_ref`) is unique across series: sources of this run alone.
         [$erp, $shop] = [World::unique('erp'), World::unique('shop')];
-        $tally->defineSeries($seriesId, ['format' => "{$seriesId}-{seq:4}", 'reset' => 'never']);
+        $series = $tally->defineSeries($seriesId, ['format' => "{$seriesId}-{seq:4}", 'reset' => 'never']);
+        self::assertSame([$seriesId, 'default'], [$series['series_id'], $series['issuer']]);
         self::assertSame($seriesId, $tally->getSeries($seriesId)['series_id']);
+        // No two series of one issuer render the same text.
+        try {
+            $tally->defineSeries("{$seriesId}Z", ['format' => "{$seriesId}-{seq:4}", 'reset' => 'never']);
+            self::fail('a second series rendering the same texts was defined');
+        } catch (TallyError $error) {
+            self::assertSame([409, 'format_overlaps', $seriesId], [$error->status(), $error->code(), $error->problem()['series']]);
+            self::assertSame("{$seriesId}-0001", $error->problem()['example']);
+        }
         $first = $tally->createOrder(['series' => $seriesId, 'source' => $erp, 'external_ref' => 'PO-1']);
         self::assertSame("{$seriesId}-0001", $first['order_number']);
         $again = $tally->createOrder(['series' => $seriesId, 'source' => $erp, 'external_ref' => 'PO-1']);
@@ -125,6 +134,9 @@ final class ApiTest extends TestCase
         $parts = iterator_to_array($tally->audit($seriesId), false);
         self::assertTrue(end($parts)['complete']);
         self::assertTrue(end($parts)['chain']['intact']);
+        // A reference with `/` travels as %2F in the path.
+        $odoo = $tally->createSeriesOrder($seriesId, ['source' => $erp, 'external_ref' => 'SO/2026/0001']);
+        self::assertSame($odoo['order_number'], $tally->orderByRef($erp, 'SO/2026/0001')['order_number']);
     }
 
     public function testAProblemIsATallyErrorWithItsCodeAndMembers(): void
@@ -138,6 +150,10 @@ final class ApiTest extends TestCase
         } catch (TallyError $error) {
             self::assertSame([409, 'sold_out', 2, false], [$error->status(), $error->code(), $error->problem()['remaining'], $error->fromGateway()]);
         }
+        // A payment id as providers write it; the last tickets make the draw read sold_out.
+        self::assertCount(2, $tally->purchase($drawId, ['payment_id' => 'ch_1.2:3', 'quantity' => 2])['tickets']);
+        self::assertSame('ch_1.2:3', $tally->getPurchase($drawId, 'ch_1.2:3')['payment_id']);
+        self::assertSame('sold_out', $tally->getDraw($drawId)['status']);
     }
 
     /** Declared last: PHPUnit runs a class's tests in order. */

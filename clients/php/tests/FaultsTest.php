@@ -13,7 +13,8 @@ use Tally\Client\TallyError;
  * Repeats through real faults: Tally's own `503`s with `Retry-After` (DynamoDB throttled,
  * or a write committed whose answer was lost) and API Gateway's `429`s, each settled
  * exactly once; API Gateway's refusals as errors of their own; credentials from the
- * environment, a profile, a container endpoint and an instance's metadata service.
+ * environment, a profile, a container endpoint and an instance's metadata service; a
+ * bearer token for a stack with a JWT authorizer.
  */
 final class FaultsTest extends TestCase
 {
@@ -72,6 +73,33 @@ final class FaultsTest extends TestCase
             self::assertSame([403, 'gateway_forbidden', true], [$error->status(), $error->code(), $error->fromGateway()]);
             self::assertStringContainsString('signature', $error->detail());
         }
+    }
+
+    public function testWithATokenProviderRequestsCarryItsBearerTokenInsteadOfASignatureAskedForEachAttempt(): void
+    {
+        $asked = 0;
+        $token = static function () use (&$asked): string {
+            $asked++;
+            return World::env('TALLY_TOKEN');
+        };
+        $tally = World::client(token: $token);
+        $drawId = World::unique('php-token');
+        $before = World::counts();
+        self::assertSame($drawId, $tally->createDraw(['draw_id' => $drawId, 'total_tickets' => 5])['draw_id']);
+        World::gatewayFault(['status' => 429, 'count' => 1, 'path_prefix' => "/draws/{$drawId}"]);
+        self::assertSame($drawId, $tally->getDraw($drawId)['draw_id']);
+        $seen = World::grown($before);
+        self::assertSame([3, 0, 3], [$seen['gateway.token'] ?? 0, $seen['gateway.signed'] ?? 0, $asked]);
+
+        $stranger = World::client(token: static fn (): string => 'not-a-token-of-the-issuer');
+        try {
+            $stranger->getDraw($drawId);
+            self::fail('an unknown token passed');
+        } catch (TallyError $error) {
+            self::assertSame([401, 'gateway_unauthorized', true], [$error->status(), $error->code(), $error->fromGateway()]);
+        }
+        $this->expectException(\InvalidArgumentException::class);
+        World::client(new Credentials('AKID', 'secret'), token: $token);
     }
 
     /** @return iterable<string, array{array<string, string>, string|null}> */

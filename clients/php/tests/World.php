@@ -28,8 +28,9 @@ final class World
     public static function client(
         Credentials|callable|null $credentials = null,
         RetryPolicy $retry = new RetryPolicy(6, 20, 2_000),
+        ?callable $token = null,
     ): TallyClient {
-        return new TallyClient(self::env('TALLY_URL'), credentials: $credentials, retry: $retry);
+        return new TallyClient(self::env('TALLY_URL'), credentials: $credentials, retry: $retry, token: $token);
     }
 
     /** An id no other run or test uses. */

@@ -1,7 +1,8 @@
 /**
  * `TallyClient`: one method per route of Tally's API (the route table is `ROUTES`),
  * typed from openapi.json through `openapi-typescript` and called with `openapi-fetch`.
- * Requests are signed (SigV4) and repeated after `503`s and `429`s; lists are async
+ * Requests are signed (SigV4), or carry a bearer token where the stack takes an OpenID
+ * Connect issuer's tokens, and are repeated after `503`s and `429`s; lists are async
  * iterators; batches post their `contention` items again alone.
  */
 import createClient, { type Client } from "openapi-fetch";
@@ -11,7 +12,7 @@ import { errorOf } from "./errors.js";
 import { DEFAULT_RETRY, type RetryPolicy, retrying } from "./retry.js";
 import { ROUTES } from "./routes.js";
 import type { components, paths } from "./schema.js";
-import { type Credentials, signer, signing } from "./signing.js";
+import { type Credentials, type TokenProvider, bearing, signer, signing } from "./signing.js";
 
 export type Schemas = components["schemas"];
 export type Draw = Schemas["DrawBody"];
@@ -33,6 +34,12 @@ export interface TallyOptions {
    * requests unsigned, for `tally serve` on your own machine.
    */
   credentials?: Credentials | null;
+  /**
+   * For a stack that takes an OpenID Connect issuer's tokens instead of SigV4
+   * (`OidcIssuer`): gives the token each request carries (`Authorization: Bearer`),
+   * asked again before every attempt. Requests are then not signed.
+   */
+  token?: TokenProvider;
   /** How `503`s, `429`s and failed connections are repeated. */
   retry?: Partial<RetryPolicy>;
   /** The fetch that sends each attempt (by default the global one). */
@@ -68,7 +75,12 @@ export class TallyClient {
   constructor(options: TallyOptions) {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     let send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-    if (options.credentials !== null) {
+    if (options.token !== undefined) {
+      if (options.credentials !== undefined && options.credentials !== null) {
+        throw new Error("TallyClient takes `credentials` or `token`, not both");
+      }
+      send = bearing(options.token, send);
+    } else if (options.credentials !== null) {
       const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
       if (!region) {
         throw new Error("TallyClient needs a region: pass `region` or set AWS_REGION");

@@ -399,7 +399,8 @@ export interface paths {
         /**
          * Read a series
          * @description Its definition, current period, last counter and last number (not shown to a caller
-         *     bound to some sources).
+         *     bound to some sources), and the series of its issuer it overlaps, if it was defined
+         *     before the rule that refuses them.
          */
         get: operations["get_series"];
         /**
@@ -578,6 +579,11 @@ export interface components {
             next_cursor: string | null;
             /** Format: int64 */
             orders: number;
+            /**
+             * @description Other series of the issuer that could render a text this one could (series
+             *     defined before the rule that refuses it); left out when there is none.
+             */
+            overlaps?: components["schemas"]["OverlapResponse"][];
             period: string;
             series_id: string;
             /** Format: int64 */
@@ -908,10 +914,11 @@ export interface components {
         };
         /**
          * @description Whether a draw still sells. A stored draw is open, closing or closed; `Scheduled` is
-         *     how an open draw reads before its `opens_at`.
+         *     how an open draw reads before its `opens_at`, `SoldOut` how it reads once every ticket
+         *     is sold.
          * @enum {string}
          */
-        DrawStatus: "scheduled" | "open" | "closing" | "closed";
+        DrawStatus: "scheduled" | "open" | "sold_out" | "closing" | "closed";
         /**
          * @description How many prizes to draw, and the signature of the draw's beacon round when it has a
          *     beacon.
@@ -1190,6 +1197,16 @@ export interface components {
             reason: string;
         };
         /**
+         * @description Another series of the same issuer that could render a text this one could: only
+         *     between series defined before the rule that refuses it.
+         */
+        OverlapResponse: {
+            /** @description A text both could render. */
+            example: string;
+            /** @description The other series. */
+            series: string;
+        };
+        /**
          * @description `{"beacon": {"network": "quicknet"}}` declares the beacon, `{"beacon": null}`
          *     withdraws it.
          */
@@ -1274,6 +1291,8 @@ export interface components {
             detail: string;
             /** @description `not_enough_eligible`: the eligible tickets */
             eligible?: number;
+            /** @description `format_overlaps`: a text both series could render */
+            example?: string;
             /**
              * Format: date-time
              * @description `tickets_held`, `holds_full`: when the first of those live holds ends
@@ -1325,6 +1344,8 @@ export interface components {
             remaining?: number;
             /** @description Beacon problems: the round that counts */
             round?: number;
+            /** @description `format_overlaps`: the series of the issuer that could render the same text */
+            series?: string;
             /**
              * Format: int32
              * @description The HTTP status code.
@@ -1402,7 +1423,11 @@ export interface components {
              *     with `max_per_payer`.
              */
             payer_id?: string | null;
-            /** @description The idempotency key: the same id with the same body answers the same tickets. */
+            /**
+             * @description The idempotency key: the same id with the same body answers the same tickets.
+             *     Letters, digits, `.`, `_`, `:` and `-`, as payment providers write their ids (not
+             *     dots alone).
+             */
             payment_id: string;
             /**
              * Format: int32
@@ -1535,6 +1560,13 @@ export interface components {
              */
             gapless?: boolean | null;
             /**
+             * @description The company whose numbers these are (`default`, the deployment's, when none is
+             *     named): no two series of one issuer may render the same text, so a format that
+             *     could render one of another series' texts, past formats included, is refused
+             *     (`409 format_overlaps`). Fixed once defined.
+             */
+            issuer?: string | null;
+            /**
              * @description The longest number (1 to 256 characters): a definition whose first number is
              *     longer is refused, and a counter whose number would be is refused when numbered
              *     (`series_exhausted`), never issued.
@@ -1577,7 +1609,10 @@ export interface components {
             corrects?: string | null;
             /** @description Any JSON object up to 16 KiB, kept exactly as sent: numbers are never rounded. */
             data?: Record<string, unknown> | null;
-            /** @description The source's own reference: with `source`, the idempotency key. */
+            /**
+             * @description The source's own reference (`SO/2026/0001`): with `source`, the idempotency key,
+             *     unique per source across all series.
+             */
             external_ref: string;
             /** @description The system that posts it. */
             source: string;
@@ -1602,6 +1637,8 @@ export interface components {
             format: string;
             formats: components["schemas"]["FormatResponse"][];
             gapless: boolean;
+            /** @description The company whose numbers these are. */
+            issuer: string;
             /**
              * Format: int64
              * @description The last counter issued in the current period; `null` before the first.
@@ -1615,6 +1652,12 @@ export interface components {
              */
             last_number?: string | null;
             max_length?: number;
+            /**
+             * @description Other series of the issuer that could render a text this one could: series
+             *     defined before no two of one issuer could keep numbering, flagged here. Left out
+             *     when there is none.
+             */
+            overlaps?: components["schemas"]["OverlapResponse"][];
             /** @description The current period. */
             period?: string;
             /** Format: int32 */
@@ -1639,7 +1682,10 @@ export interface components {
             corrects?: string | null;
             /** @description Any JSON object up to 16 KiB and 32 levels deep, kept exactly as sent: numbers are never rounded. */
             data?: Record<string, unknown> | null;
-            /** @description The source's own reference: with `source`, the idempotency key. */
+            /**
+             * @description The source's own reference (`SO/2026/0001`): with `source`, the idempotency key,
+             *     unique per source across all series.
+             */
             external_ref: string;
             /** @description The series that numbers it. */
             series: string;
@@ -1791,7 +1837,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_status`: `status` is not one this listing filters by: a draw's `scheduled`, `open`, `closing` or `closed`, a purchase's `active` or `void`.
+             * @description - `invalid_status`: `status` is not one this listing filters by: a draw's `scheduled`, `open`, `sold_out`, `closing` or `closed`, a purchase's `active` or `void`.
              *     - `invalid_limit`: `limit` is not a page size this listing takes; ask for a smaller page.
              *     - `invalid_cursor`: `cursor` is not one this listing gave; start again from the first page.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
@@ -2271,7 +2317,7 @@ export interface operations {
             /**
              * @description - `idempotency_conflict`: this id or reference was used with another body; repeat the first body, or use a new id.
              *     - `numbers_taken` (with `numbers`): the chosen `numbers` are sold or held by someone else; choose others.
-             *     - `sold_out` (with `remaining`, `held`): fewer tickets are left than asked for, even once every live hold ends: `remaining` are free and `held` in live holds; buy at most `remaining`.
+             *     - `sold_out` (with `remaining`, `held`): fewer tickets are left than asked for, even once every live hold ends: `remaining` are free (0 once the draw is sold out) and `held` in live holds; buy at most `remaining`.
              *     - `tickets_held` (with `remaining`, `held`, `first_hold_ends_at`): fewer tickets are free (`remaining`) than asked for, but live holds keep `held` more, which come back unless paid for; buy at most `remaining`, or ask again after `first_hold_ends_at`.
              *     - `holds_full` (with `max_held_percent`, `first_hold_ends_at`): live holds take as many numbers as the draw's `max_held_percent` allows where these would lie; buy them without holding, or hold after `first_hold_ends_at` (absent when no live hold is known there).
              *     - `tickets_fragmented` (with `remaining`): the `remaining` tickets are spread too thin for one purchase of this size; buy fewer at once.
@@ -2562,7 +2608,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_status`: `status` is not one this listing filters by: a draw's `scheduled`, `open`, `closing` or `closed`, a purchase's `active` or `void`.
+             * @description - `invalid_status`: `status` is not one this listing filters by: a draw's `scheduled`, `open`, `sold_out`, `closing` or `closed`, a purchase's `active` or `void`.
              *     - `invalid_channel`: `channel` is neither `online` nor `postal`; send one of them, or leave it out for `online`.
              *     - `invalid_limit`: `limit` is not a page size this listing takes; ask for a smaller page.
              *     - `invalid_cursor`: `cursor` is not one this listing gave; start again from the first page.
@@ -2677,7 +2723,7 @@ export interface operations {
             /**
              * @description - `idempotency_conflict`: this id or reference was used with another body; repeat the first body, or use a new id.
              *     - `numbers_taken` (with `numbers`): the chosen `numbers` are sold or held by someone else; choose others.
-             *     - `sold_out` (with `remaining`, `held`): fewer tickets are left than asked for, even once every live hold ends: `remaining` are free and `held` in live holds; buy at most `remaining`.
+             *     - `sold_out` (with `remaining`, `held`): fewer tickets are left than asked for, even once every live hold ends: `remaining` are free (0 once the draw is sold out) and `held` in live holds; buy at most `remaining`.
              *     - `tickets_held` (with `remaining`, `held`, `first_hold_ends_at`): fewer tickets are free (`remaining`) than asked for, but live holds keep `held` more, which come back unless paid for; buy at most `remaining`, or ask again after `first_hold_ends_at`.
              *     - `tickets_fragmented` (with `remaining`): the `remaining` tickets are spread too thin for one purchase of this size; buy fewer at once.
              *     - `draw_closed`: the draw no longer sells or holds; nothing was bought.
@@ -3198,7 +3244,7 @@ export interface operations {
             /**
              * @description - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_external_ref`: `external_ref` is missing or not a valid reference; send the order's own reference in its source system.
-             *     - `invalid_data`: the order's `data` is not a JSON object; send an object or leave it out.
+             *     - `invalid_data`: the order's `data` is not a JSON object (PHP encodes an empty array as `[]`); send an object or leave it out.
              *     - `data_too_large`: the order's `data` is larger than its limit; send less of it.
              *     - `corrects_required`: the series numbers credit notes: name the invoice each one corrects in `corrects`.
              *     - `invalid_corrects`: `corrects` is not an order number, or the series credits no other series; name an invoice of the series it credits.
@@ -3222,7 +3268,7 @@ export interface operations {
             };
             /**
              * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
-             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer.
              */
             403: {
                 headers: {
@@ -3319,7 +3365,7 @@ export interface operations {
             };
             /**
              * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
-             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer.
              */
             403: {
                 headers: {
@@ -3388,7 +3434,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3465,7 +3511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3543,6 +3589,7 @@ export interface operations {
              *     - `invalid_ranges`: `ranges` are not ordered, disjoint counter ranges with an authority reference each; the `detail` says which one is wrong.
              *     - `invalid_range_low_percent`: `range_low_percent` is outside 1 to 100.
              *     - `invalid_credits`: `credits` names a series that does not exist, or the series itself; name another existing series.
+             *     - `invalid_issuer`: `issuer` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
@@ -3558,11 +3605,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_format" | "invalid_reset" | "invalid_start" | "invalid_timezone" | "invalid_fiscal_year_start" | "format_missing_date_token" | "invalid_max_length" | "invalid_allowed_characters" | "number_too_long" | "character_not_allowed" | "invalid_validation_code" | "validation_code_required" | "invalid_ranges" | "invalid_range_low_percent" | "invalid_credits" | "invalid_query" | "invalid_series_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_gapless";
+                        code?: "invalid_format" | "invalid_reset" | "invalid_start" | "invalid_timezone" | "invalid_fiscal_year_start" | "format_missing_date_token" | "invalid_max_length" | "invalid_allowed_characters" | "number_too_long" | "character_not_allowed" | "invalid_validation_code" | "validation_code_required" | "invalid_ranges" | "invalid_range_low_percent" | "invalid_credits" | "invalid_issuer" | "invalid_query" | "invalid_series_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_gapless";
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3575,7 +3622,11 @@ export interface operations {
                 };
             };
             408: components["responses"]["BodyTimeout"];
-            /** @description - `series_exists`: a series of this id exists with another definition; change it with `PATCH`, or choose another id. */
+            /**
+             * @description - `series_exists`: a series of this id exists with another definition; change it with `PATCH`, or choose another id.
+             *     - `format_overlaps` (with `series`, `example`): another `series` of the same issuer could render a text this format could (such as `example`); choose a format whose numbers differ, or another issuer.
+             *     - `issuer_full`: the issuer's series hold as many formats between them as one issuer keeps; name another issuer for new series.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3583,7 +3634,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "series_exists";
+                        code?: "series_exists" | "format_overlaps" | "issuer_full";
                     };
                 };
             };
@@ -3647,7 +3698,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3678,6 +3729,8 @@ export interface operations {
              *     - `too_many_formats`: the series has had as many formats as it keeps; no further format change is possible.
              *     - `code_in_use`: the series has issued numbers, so its validation code is fixed.
              *     - `range_in_use`: the change would alter a range already numbered from, or add one before the next counter; keep those as they are.
+             *     - `format_overlaps` (with `series`, `example`): another `series` of the same issuer could render a text this format could (such as `example`); choose a format whose numbers differ, or another issuer.
+             *     - `issuer_full`: the issuer's series hold as many formats between them as one issuer keeps; name another issuer for new series.
              */
             409: {
                 headers: {
@@ -3686,7 +3739,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "move_not_forward" | "format_in_use" | "too_many_formats" | "code_in_use" | "range_in_use";
+                        code?: "move_not_forward" | "format_in_use" | "too_many_formats" | "code_in_use" | "range_in_use" | "format_overlaps" | "issuer_full";
                     };
                 };
             };
@@ -3740,7 +3793,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3818,7 +3871,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3883,7 +3936,7 @@ export interface operations {
             /**
              * @description - `invalid_series_id`: `series_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_external_ref`: `external_ref` is missing or not a valid reference; send the order's own reference in its source system.
-             *     - `invalid_data`: the order's `data` is not a JSON object; send an object or leave it out.
+             *     - `invalid_data`: the order's `data` is not a JSON object (PHP encodes an empty array as `[]`); send an object or leave it out.
              *     - `data_too_large`: the order's `data` is larger than its limit; send less of it.
              *     - `corrects_required`: the series numbers credit notes: name the invoice each one corrects in `corrects`.
              *     - `invalid_corrects`: `corrects` is not an order number, or the series credits no other series; name an invoice of the series it credits.
@@ -3907,7 +3960,7 @@ export interface operations {
             };
             /**
              * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
-             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer.
              */
             403: {
                 headers: {
@@ -4007,7 +4060,7 @@ export interface operations {
             };
             /**
              * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
-             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer.
              */
             403: {
                 headers: {
@@ -4078,7 +4131,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4168,7 +4221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth. */
+            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4224,6 +4277,7 @@ export interface operations {
             header?: never;
             path: {
                 source: string;
+                /** @description The reference as the order was posted with it, a `/` as `%2F` (`SO%2F2026%2F0001`). */
                 external_ref: string;
             };
             cookie?: never;
@@ -4258,7 +4312,7 @@ export interface operations {
             };
             /**
              * @description - `source_not_allowed`: the caller's role may not act as that `source`; call with the role bound to it.
-             *     - `identity_required`: the deployment binds callers to order sources and the request has no IAM identity; call the route through the API with IAM auth.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer.
              */
             403: {
                 headers: {

@@ -63,3 +63,22 @@ export function signing(
     return send(new Request(request.url, { method: request.method, headers: sent, body }));
   };
 }
+
+/**
+ * Gives the bearer token of a stack that takes an OpenID Connect issuer's tokens instead
+ * of SigV4 (`OidcIssuer`): asked again before every attempt, so that it may renew it.
+ */
+export type TokenProvider = () => string | Promise<string>;
+
+/** `send` with each request carrying `Authorization: Bearer` and the provider's token. */
+export function bearing(
+  token: TokenProvider,
+  send: (request: Request) => Promise<Response>,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const headers = new Headers(request.headers);
+    headers.set("authorization", `Bearer ${await token()}`);
+    const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer());
+    return send(new Request(request.url, { method: request.method, headers, body }));
+  };
+}

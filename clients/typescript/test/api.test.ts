@@ -92,6 +92,15 @@ test("a series: orders, batches, look-ups, a void, the listing and the audit", a
   const [erp, shop] = [unique("erp"), unique("shop")];
   const series = await tally.defineSeries(seriesId, { format: `${seriesId}-{seq:4}`, reset: "never" });
   assert.equal(series.series_id, seriesId);
+  assert.equal(series.issuer, "default");
+  // No two series of one issuer render the same text.
+  const twin = `${seriesId.slice(0, 23)}Z`;
+  await assert.rejects(tally.defineSeries(twin, { format: `${seriesId}-{seq:4}`, reset: "never" }), (error: unknown) => {
+    assert.ok(error instanceof TallyError);
+    assert.deepEqual([error.status, error.code, error.problem.series], [409, "format_overlaps", seriesId]);
+    assert.equal(error.problem.example, `${seriesId}-0001`);
+    return true;
+  });
   assert.equal((await tally.getSeries(seriesId)).series_id, seriesId);
   const first = await tally.createOrder({ series: seriesId, source: erp, external_ref: "PO-1" });
   assert.equal(first.order_number, `${seriesId}-0001`);
@@ -119,6 +128,9 @@ test("a series: orders, batches, look-ups, a void, the listing and the audit", a
   const parts = await collect(tally.audit(seriesId));
   assert.equal(parts.at(-1)?.complete, true);
   assert.equal(parts.at(-1)?.chain?.intact, true);
+  // A reference with `/` travels as %2F in the path.
+  const odoo = await tally.createSeriesOrder(seriesId, { source: erp, external_ref: "SO/2026/0001" });
+  assert.equal((await tally.orderByRef(erp, "SO/2026/0001")).order_number, odoo.order_number);
 });
 
 test("a problem is a TallyError with its code and members", async () => {
@@ -132,6 +144,10 @@ test("a problem is a TallyError with its code and members", async () => {
     assert.equal(error.fromGateway, false);
     return true;
   });
+  // A payment id as providers write it; the last tickets make the draw read sold_out.
+  assert.equal((await tally.purchase(drawId, { payment_id: "ch_1.2:3", quantity: 2 })).tickets.length, 2);
+  assert.equal((await tally.getPurchase(drawId, "ch_1.2:3")).payment_id, "ch_1.2:3");
+  assert.equal((await tally.getDraw(drawId)).status, "sold_out");
   await assert.rejects(tally.getDraw(unique("none")), (error: unknown) => {
     assert.ok(error instanceof TallyError);
     return error.status === 404 && error.code === "draw_not_found" && error.detail.length > 0;

@@ -2,7 +2,8 @@
  * Repeats through real faults: Tally's own `503`s with `Retry-After` (DynamoDB throttled,
  * or a write committed whose answer was lost) and API Gateway's `429`s, each settled
  * exactly once; API Gateway's refusals as errors of their own; credentials from the
- * environment, a profile, a container's endpoint and an instance's metadata service.
+ * environment, a profile, a container's endpoint and an instance's metadata service; a
+ * bearer token for a stack with a JWT authorizer.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -67,6 +68,33 @@ test("API Gateway's refusal of a bad signature is a gateway_forbidden error", as
     assert.match(error.detail, /signature/);
     return true;
   });
+});
+
+test("with a token provider, requests carry its bearer token instead of a signature, asked for each attempt", async () => {
+  let asked = 0;
+  const token = async () => {
+    asked += 1;
+    return process.env.TALLY_TOKEN!;
+  };
+  const tally = client({ token });
+  const drawId = unique("ts-token");
+  const before = await counts();
+  assert.equal((await tally.createDraw({ draw_id: drawId, total_tickets: 5 })).draw_id, drawId);
+  await gatewayFault({ status: 429, count: 1, path_prefix: `/draws/${drawId}` });
+  assert.equal((await tally.getDraw(drawId)).draw_id, drawId);
+  const seen = grown(before, await counts());
+  assert.equal(seen["gateway.token"], 3, JSON.stringify(seen));
+  assert.equal(seen["gateway.signed"] ?? 0, 0, JSON.stringify(seen));
+  assert.equal(asked, 3);
+
+  const stranger = client({ token: () => "not-a-token-of-the-issuer" });
+  await assert.rejects(stranger.getDraw(drawId), (error: unknown) => {
+    assert.ok(error instanceof TallyError);
+    assert.deepEqual([error.status, error.code, error.fromGateway], [401, "gateway_unauthorized", true]);
+    return true;
+  });
+  const credentials = { accessKeyId: "AKID", secretAccessKey: "secret" };
+  assert.throws(() => client({ token, credentials }), /not both/);
 });
 
 /** Runs `body` with the environment's credentials replaced by `environment`. */

@@ -10,7 +10,9 @@ use super::super::caller::Caller;
 use super::super::cursor::{counter_after, counter_cursor};
 use super::super::extract::{PathParams, QueryParams};
 use super::super::problem::{Code, Problem};
+use super::super::query::page_limit;
 use super::super::timestamp;
+use super::series::OverlapResponse;
 use super::{OrderResponse, SeriesPath};
 use crate::domain::audit::{AuditState, Break, Entry};
 use crate::domain::ids::SeriesId;
@@ -18,8 +20,8 @@ use crate::domain::order::Move;
 use crate::orders::AuditScope;
 
 /// The default and the largest page of a listing.
-const DEFAULT_LIMIT: usize = 100;
-const MAX_LIMIT: usize = 1_000;
+const DEFAULT_LIMIT: u32 = 100;
+const MAX_LIMIT: u32 = 1_000;
 
 /// A page of a period.
 #[derive(Deserialize, IntoParams)]
@@ -116,19 +118,7 @@ pub(super) async fn list_orders(
     QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<ListResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
-    let limit = match query.limit.as_deref() {
-        None => DEFAULT_LIMIT,
-        Some(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|l| (1..=MAX_LIMIT).contains(l))
-            .ok_or_else(|| {
-                Problem::new(
-                    Code::InvalidLimit,
-                    format!("`limit` must be between 1 and {MAX_LIMIT}"),
-                )
-            })?,
-    };
+    let limit = page_limit(query.limit.as_deref(), DEFAULT_LIMIT, MAX_LIMIT)? as usize;
     let after = query.cursor.as_deref().map_or(Ok(0), counter_after)?;
     let page = state
         .orders
@@ -229,6 +219,10 @@ pub(super) struct AuditResponse {
     /// Pass it as `cursor` for the next part; `null` when `complete`.
     #[schema(required = true)]
     next_cursor: Option<String>,
+    /// Other series of the issuer that could render a text this one could (series
+    /// defined before the rule that refuses it); left out when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    overlaps: Vec<OverlapResponse>,
 }
 
 /// The codes of `audit`'s own errors (the document adds those of its parameters and body).
@@ -278,6 +272,7 @@ pub(super) async fn audit(
         .orders
         .audit_period(&series_id, query.period.as_deref(), scope, &|_| {})
         .await?;
+    let overlaps = state.orders.overlaps(&audit.series).await?;
     let report = audit.report.shown_to(&access);
     let gaps = report
         .gaps
@@ -334,5 +329,6 @@ pub(super) async fn audit(
         chain,
         credited,
         next_cursor: audit.resume.map(|state| state.encode()),
+        overlaps: OverlapResponse::list(overlaps),
     }))
 }

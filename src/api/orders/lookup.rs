@@ -51,7 +51,8 @@ pub(super) struct SeriesOrderPath {
 pub(super) struct ReferencePath {
     #[param(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
     source: String,
-    #[param(pattern = "^[A-Za-z0-9._:-]{1,128}$")]
+    /// The reference as the order was posted with it, a `/` as `%2F` (`SO%2F2026%2F0001`).
+    #[param(pattern = "^[A-Za-z0-9._~!$&'()*+,;=:@/-]{1,128}$")]
     external_ref: String,
 }
 

@@ -14,8 +14,9 @@ use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::SeriesPath;
 use crate::domain::access::SourceAccess;
-use crate::domain::ids::SeriesId;
+use crate::domain::ids::{IssuerId, SeriesId};
 use crate::domain::order::Reason;
+use crate::domain::series::issuer::Overlap;
 use crate::domain::series::{
     AuthorisedRange, Calendar, DEFAULT_FORMAT, DEFAULT_LOW_PERCENT, MAX_COUNTER, NumberRules,
     Ranges, Reset, Series, SeriesDefinition, SeriesError, Timezone, ValidationCode,
@@ -70,6 +71,12 @@ pub(super) struct SeriesBody {
     /// credit note naming its invoice in `corrects`.
     #[schema(pattern = "^[A-Za-z0-9_-]{1,32}$")]
     credits: Option<String>,
+    /// The company whose numbers these are (`default`, the deployment's, when none is
+    /// named): no two series of one issuer may render the same text, so a format that
+    /// could render one of another series' texts, past formats included, is refused
+    /// (`409 format_overlaps`). Fixed once defined.
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    issuer: Option<String>,
 }
 
 /// Counters `from` to `to` authorised by the tax authority.
@@ -161,10 +168,34 @@ struct FormatResponse {
     from: Option<String>,
 }
 
+/// Another series of the same issuer that could render a text this one could: only
+/// between series defined before the rule that refuses it.
+#[derive(Serialize, ToSchema)]
+pub(super) struct OverlapResponse {
+    /// The other series.
+    series: String,
+    /// A text both could render.
+    example: String,
+}
+
+impl OverlapResponse {
+    pub(super) fn list(overlaps: Vec<Overlap>) -> Vec<Self> {
+        overlaps
+            .into_iter()
+            .map(|o| Self {
+                series: o.series.to_string(),
+                example: o.example,
+            })
+            .collect()
+    }
+}
+
 /// A series' definition; read with `GET`, also its current period and last number.
 #[derive(Serialize, ToSchema)]
 pub(super) struct SeriesResponse {
     series_id: String,
+    /// The company whose numbers these are.
+    issuer: String,
     format: String,
     formats: Vec<FormatResponse>,
     reset: Reset,
@@ -204,6 +235,11 @@ pub(super) struct SeriesResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     last_number: Option<Option<String>>,
+    /// Other series of the issuer that could render a text this one could: series
+    /// defined before no two of one issuer could keep numbering, flagged here. Left out
+    /// when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    overlaps: Vec<OverlapResponse>,
 }
 
 impl From<Series> for SeriesResponse {
@@ -211,6 +247,7 @@ impl From<Series> for SeriesResponse {
         let d = series.definition;
         Self {
             series_id: series.series_id.to_string(),
+            issuer: d.issuer.to_string(),
             format: d.format.as_str().to_owned(),
             formats: series
                 .formats
@@ -240,6 +277,7 @@ impl From<Series> for SeriesResponse {
             period: None,
             last_counter: None,
             last_number: None,
+            overlaps: Vec::new(),
         }
     }
 }
@@ -247,11 +285,12 @@ impl From<Series> for SeriesResponse {
 impl SeriesResponse {
     /// The series with its current period, as `access` may see it: a caller bound to some
     /// sources is not shown the last number, which may be another source's order.
-    fn status(status: SeriesStatus, access: &SourceAccess) -> Self {
+    fn status(status: SeriesStatus, access: &SourceAccess, overlaps: Vec<Overlap>) -> Self {
         Self {
             period: Some(status.period.to_string()),
             last_counter: Some(status.last_counter),
             last_number: (!access.is_bound()).then_some(status.last_number),
+            overlaps: OverlapResponse::list(overlaps),
             ..status.series.into()
         }
     }
@@ -274,7 +313,10 @@ pub(super) const PUT_SERIES_CODES: &[Code] = &[
     Code::InvalidRanges,
     Code::InvalidRangeLowPercent,
     Code::InvalidCredits,
+    Code::member("issuer"),
     Code::SeriesExists,
+    Code::FormatOverlaps,
+    Code::IssuerFull,
 ];
 
 /// Define a series
@@ -329,14 +371,24 @@ pub(super) async fn put_series(
         ranges,
         body.range_low_percent.unwrap_or(DEFAULT_LOW_PERCENT),
     )?
-    .crediting(body.credits.as_deref().map(SeriesId::parse).transpose()?);
+    .crediting(body.credits.as_deref().map(SeriesId::parse).transpose()?)
+    .issued_by(match body.issuer.as_deref() {
+        Some(issuer) => IssuerId::parse(issuer)?,
+        None => IssuerId::deployment(),
+    });
     let (series, created) = state.orders.define_series(&series_id, definition).await?;
-    let status = if created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    Ok((status, Json(SeriesResponse::from(series))))
+    if created {
+        return Ok((StatusCode::CREATED, Json(SeriesResponse::from(series))));
+    }
+    // A series defined before issuers existed may overlap others: say so again.
+    let overlaps = OverlapResponse::list(state.orders.overlaps(&series).await?);
+    Ok((
+        StatusCode::OK,
+        Json(SeriesResponse {
+            overlaps,
+            ..series.into()
+        }),
+    ))
 }
 
 /// The codes of `get_series`'s own errors (the document adds those of its parameters and body).
@@ -345,7 +397,8 @@ pub(super) const GET_SERIES_CODES: &[Code] = &[Code::member("series_id"), Code::
 /// Read a series
 ///
 /// Its definition, current period, last counter and last number (not shown to a caller
-/// bound to some sources).
+/// bound to some sources), and the series of its issuer it overlaps, if it was defined
+/// before the rule that refuses them.
 #[utoipa::path(
     get,
     path = "/series/{series_id}",
@@ -362,7 +415,8 @@ pub(super) async fn get_series(
 ) -> Result<Json<SeriesResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
     let status = state.orders.series_status(&series_id).await?;
-    Ok(Json(SeriesResponse::status(status, &access)))
+    let overlaps = state.orders.overlaps(&status.series).await?;
+    Ok(Json(SeriesResponse::status(status, &access, overlaps)))
 }
 
 /// The codes of `patch_series`'s own errors (the document adds those of its parameters and body).
@@ -384,6 +438,8 @@ pub(super) const PATCH_SERIES_CODES: &[Code] = &[
     Code::TooManyFormats,
     Code::CodeInUse,
     Code::RangeInUse,
+    Code::FormatOverlaps,
+    Code::IssuerFull,
 ];
 
 /// Move the counter, change the format
@@ -413,7 +469,7 @@ pub(super) async fn patch_series(
             if !(2..=MAX_COUNTER).contains(&next) {
                 return Err(Problem::new(
                     Code::InvalidNext,
-                    format!("`next` must be between 2 and {MAX_COUNTER}"),
+                    format!("`next` must be between 2 and {MAX_COUNTER}, not {next}"),
                 ));
             }
             Some((next, Reason::parse(reason)?))
@@ -451,5 +507,6 @@ pub(super) async fn patch_series(
         ));
     }
     let status = state.orders.change_series(&series_id, change).await?;
-    Ok(Json(SeriesResponse::status(status, &access)))
+    let overlaps = state.orders.overlaps(&status.series).await?;
+    Ok(Json(SeriesResponse::status(status, &access, overlaps)))
 }

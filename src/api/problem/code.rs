@@ -109,7 +109,8 @@ problem_codes! {
     InvalidCursor = BAD_REQUEST "invalid_cursor":
         "`cursor` is not one this listing gave; start again from the first page.",
     InvalidData = BAD_REQUEST "invalid_data":
-        "the order's `data` is not a JSON object; send an object or leave it out.",
+        "the order's `data` is not a JSON object (PHP encodes an empty array as `[]`); send \
+         an object or leave it out.",
     InvalidExternalRef = BAD_REQUEST "invalid_external_ref":
         "`external_ref` is missing or not a valid reference; send the order's own reference \
          in its source system.",
@@ -183,8 +184,8 @@ problem_codes! {
         "`stripes` is out of range, more than `total_tickets`, or too many for one purchase \
          to fit a transaction; use fewer.",
     InvalidStatus = BAD_REQUEST "invalid_status":
-        "`status` is not one this listing filters by: a draw's `scheduled`, `open`, `closing` \
-         or `closed`, a purchase's `active` or `void`.",
+        "`status` is not one this listing filters by: a draw's `scheduled`, `open`, \
+         `sold_out`, `closing` or `closed`, a purchase's `active` or `void`.",
     InvalidTicketNumber = BAD_REQUEST "invalid_ticket_number":
         "the path's ticket number is not a positive whole number.",
     InvalidTimezone = BAD_REQUEST "invalid_timezone":
@@ -217,8 +218,8 @@ problem_codes! {
         "the local server answers a browser only from its own pages, not from another \
          site's; open the page the server serves, or call it from a program.",
     IdentityRequired = FORBIDDEN "identity_required":
-        "the deployment binds callers to order sources and the request has no IAM identity; \
-         call the route through the API with IAM auth.",
+        "the deployment binds callers to order sources and the request has no identity (IAM \
+         or a token); call the route through the API with its authorizer.",
     SourceNotAllowed = FORBIDDEN "source_not_allowed":
         "the caller's role may not act as that `source`; call with the role bound to it.",
     DrawNotFound = NOT_FOUND "draw_not_found":
@@ -263,6 +264,9 @@ problem_codes! {
     DrawNotOpen = CONFLICT "draw_not_open" ["opens_at"]:
         "the draw does not sell yet; try again from `opens_at`.",
     DrawOpen = CONFLICT "draw_open": "the draw still sells: close it before drawing its winners.",
+    FormatOverlaps = CONFLICT "format_overlaps" ["series", "example"]:
+        "another `series` of the same issuer could render a text this format could (such as \
+         `example`); choose a format whose numbers differ, or another issuer.",
     FormatInUse = CONFLICT "format_in_use":
         "a series that never resets keeps its format once it has issued a number.",
     HoldExpired = CONFLICT "hold_expired":
@@ -276,6 +280,9 @@ problem_codes! {
     IdempotencyConflict = CONFLICT "idempotency_conflict":
         "this id or reference was used with another body; repeat the first body, or use a \
          new id.",
+    IssuerFull = CONFLICT "issuer_full":
+        "the issuer's series hold as many formats between them as one issuer keeps; name \
+         another issuer for new series.",
     InvoiceCredited = CONFLICT "invoice_credited":
         "the invoice has credit notes, so it stays live, corrected by them; it cannot be \
          voided.",
@@ -318,7 +325,8 @@ problem_codes! {
          choose another id.",
     SoldOut = CONFLICT "sold_out" ["remaining", "held"]:
         "fewer tickets are left than asked for, even once every live hold ends: `remaining` \
-         are free and `held` in live holds; buy at most `remaining`.",
+         are free (0 once the draw is sold out) and `held` in live holds; buy at most \
+         `remaining`.",
     TicketsHeld = CONFLICT "tickets_held" ["remaining", "held", "first_hold_ends_at"]:
         "fewer tickets are free (`remaining`) than asked for, but live holds keep `held` \
          more, which come back unless paid for; buy at most `remaining`, or ask again after \

@@ -23,16 +23,16 @@ impl From<InvalidId> for Problem {
 impl From<DrawConfigError> for Problem {
     fn from(err: DrawConfigError) -> Self {
         let code = match err {
-            DrawConfigError::TotalTickets => Code::InvalidTotalTickets,
-            DrawConfigError::MaxPerPurchase => Code::InvalidMaxPerPurchase,
-            DrawConfigError::Stripes | DrawConfigError::PurchaseTooSpread { .. } => {
+            DrawConfigError::TotalTickets(_) => Code::InvalidTotalTickets,
+            DrawConfigError::MaxPerPurchase(_) => Code::InvalidMaxPerPurchase,
+            DrawConfigError::Stripes(_) | DrawConfigError::PurchaseTooSpread { .. } => {
                 Code::InvalidStripes
             }
-            DrawConfigError::MaxPerPayer => Code::InvalidMaxPerPayer,
+            DrawConfigError::MaxPerPayer(_) => Code::InvalidMaxPerPayer,
             DrawConfigError::InstantWins(_) => Code::InvalidInstantWins,
-            DrawConfigError::HoldSeconds => Code::InvalidHoldSeconds,
-            DrawConfigError::MaxHeldPerPayer => Code::InvalidMaxHeldPerPayer,
-            DrawConfigError::MaxHeldPercent => Code::InvalidMaxHeldPercent,
+            DrawConfigError::HoldSeconds(_) => Code::InvalidHoldSeconds,
+            DrawConfigError::MaxHeldPerPayer(_) => Code::InvalidMaxHeldPerPayer,
+            DrawConfigError::MaxHeldPercent(_) => Code::InvalidMaxHeldPercent,
         };
         Problem::new(code, err.to_string())
     }
@@ -139,7 +139,7 @@ impl From<TicketError> for Problem {
             TicketError::NoInstantWins(_) => Problem::new(Code::NoInstantWins, detail),
             TicketError::PrizeNotFound(_) => Problem::new(Code::PrizeNotFound, detail),
             TicketError::WinnerChanged(_) => Problem::new(Code::WinnerChanged, detail),
-            TicketError::InvalidQuantity { max } => {
+            TicketError::InvalidQuantity { max, .. } => {
                 Problem::new(Code::InvalidQuantity, detail).with("max_per_purchase", max)
             }
             TicketError::SoldOut { remaining, held } => Problem::new(Code::SoldOut, detail)
@@ -197,10 +197,10 @@ impl From<SeriesError> for Problem {
             SeriesError::Format(_) => Code::InvalidFormat,
             SeriesError::Reset => Code::InvalidReset,
             SeriesError::ResetNeedsToken { .. } => Code::FormatMissingDateToken,
-            SeriesError::Start | SeriesError::StartTooWide { .. } => Code::InvalidStart,
+            SeriesError::Start(_) | SeriesError::StartTooWide { .. } => Code::InvalidStart,
             SeriesError::Timezone => Code::InvalidTimezone,
-            SeriesError::FiscalYearStart => Code::InvalidFiscalYearStart,
-            SeriesError::MaxLength => Code::InvalidMaxLength,
+            SeriesError::FiscalYearStart(_) => Code::InvalidFiscalYearStart,
+            SeriesError::MaxLength(_) => Code::InvalidMaxLength,
             SeriesError::CharacterRule => Code::InvalidAllowedCharacters,
             SeriesError::TooLong { .. } => Code::NumberTooLong,
             SeriesError::CharacterRefused { .. } => Code::CharacterNotAllowed,
@@ -210,7 +210,7 @@ impl From<SeriesError> for Problem {
             SeriesError::RangeInUse(_) => {
                 return Problem::new(Code::RangeInUse, err.to_string());
             }
-            SeriesError::LowPercent => Code::InvalidRangeLowPercent,
+            SeriesError::LowPercent(_) => Code::InvalidRangeLowPercent,
             SeriesError::Credits(_) => Code::InvalidCredits,
         };
         let problem = Problem::new(code, err.to_string());
@@ -254,6 +254,10 @@ impl From<OrderError> for Problem {
             OrderError::FormatInUse => Problem::new(Code::FormatInUse, detail),
             OrderError::CodeInUse => Problem::new(Code::CodeInUse, detail),
             OrderError::TooManyFormats(_) => Problem::new(Code::TooManyFormats, detail),
+            OrderError::FormatOverlaps(overlap) => Problem::new(Code::FormatOverlaps, detail)
+                .with("series", overlap.series.as_str())
+                .with("example", overlap.example),
+            OrderError::IssuerFull(_) => Problem::new(Code::IssuerFull, detail),
             OrderError::InvoiceCredited { .. } => Problem::new(Code::InvoiceCredited, detail),
             OrderError::SourceNotAllowed(_) => Problem::new(Code::SourceNotAllowed, detail),
             OrderError::Series(err) => err.into(),

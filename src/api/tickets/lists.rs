@@ -70,19 +70,7 @@ pub(super) struct DrawPurchasesParams {
 
 /// The page size a listing asks for: `limit`, or the default.
 fn page_limit(limit: Option<&str>) -> Result<u32, Problem> {
-    match limit {
-        None => Ok(DEFAULT_LIMIT),
-        Some(raw) => raw
-            .parse()
-            .ok()
-            .filter(|l| (1..=MAX_LIMIT).contains(l))
-            .ok_or_else(|| {
-                Problem::new(
-                    Code::InvalidLimit,
-                    format!("`limit` must be a whole number from 1 to {MAX_LIMIT}"),
-                )
-            }),
-    }
+    super::super::query::page_limit(limit, DEFAULT_LIMIT, MAX_LIMIT)
 }
 
 impl PageParams {
@@ -258,7 +246,7 @@ pub(super) async fn list_draws(
         Some(raw) => DrawFilter::Status(DrawStatus::parse(raw).ok_or_else(|| {
             Problem::new(
                 Code::InvalidStatus,
-                "`status` must be scheduled, open, closing or closed",
+                "`status` must be scheduled, open, sold_out, closing or closed",
             )
         })?),
     };

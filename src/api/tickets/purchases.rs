@@ -24,7 +24,9 @@ use crate::tickets::{ConvertRequest, PurchaseReceipt};
 #[serde(deny_unknown_fields)]
 pub(super) struct PurchaseBody {
     /// The idempotency key: the same id with the same body answers the same tickets.
-    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    /// Letters, digits, `.`, `_`, `:` and `-`, as payment providers write their ids (not
+    /// dots alone).
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,64}$")]
     payment_id: String,
     /// A live hold to pay for: the purchase gets exactly its numbers, once (give no
     /// `quantity` nor `numbers` with it).
@@ -100,7 +102,7 @@ pub(super) struct PurchasePath {
     #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     draw_id: String,
     /// The purchase's idempotency key.
-    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    #[param(pattern = "^[A-Za-z0-9._:-]{1,64}$")]
     payment_id: String,
 }
 

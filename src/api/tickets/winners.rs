@@ -324,7 +324,10 @@ pub(super) async fn draw_winners(
     if !(1..=MAX_PRIZES).contains(&body.prizes) {
         return Err(Problem::new(
             Code::InvalidPrizes,
-            format!("`prizes` must be between 1 and {MAX_PRIZES}"),
+            format!(
+                "`prizes` must be between 1 and {MAX_PRIZES}, not {}",
+                body.prizes
+            ),
         ));
     }
     let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;

@@ -101,6 +101,16 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure>
             invoice.credit_notes.join(", ")
         );
     }
+    let overlaps = service
+        .overlaps(&audit.series)
+        .await
+        .map_err(|e| e.to_string())?;
+    for overlap in &overlaps {
+        println!(
+            "series {series_id} overlaps series {} of issuer {}: both could render {} ({} and {})",
+            overlap.series, overlap.issuer, overlap.example, overlap.format, overlap.other_format
+        );
+    }
     let Some(chain) = &r.chain else {
         println!("no hash chain (fast series)");
         return Ok(());

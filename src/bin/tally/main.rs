@@ -8,6 +8,7 @@ mod file_import;
 mod import;
 mod ledger;
 mod outcome;
+mod register;
 mod spreadsheet;
 mod verify;
 
@@ -57,6 +58,10 @@ enum Command {
         /// table. It then needs the deployment's secret (TALLY_DEPLOYMENT_SECRET_ARN).
         #[arg(long)]
         aws: bool,
+        /// Write each request's business metrics (CloudWatch's Embedded Metric Format, a
+        /// JSON line per request) to the log, as the Lambda functions do.
+        #[arg(long, env = "TALLY_METRICS")]
+        metrics: bool,
     },
     /// Create the table if it is missing.
     CreateTable,
@@ -68,6 +73,9 @@ enum Command {
     Audit(ledger::PeriodArgs),
     /// Write a period of a series as CSV, in counter order.
     Export(export::ExportArgs),
+    /// Enter every series on its issuer, once, after an upgrade from a version without
+    /// issuers (scans the whole table); prints the series that overlap.
+    RegisterSeries,
     /// Write every purchase of a draw as CSV (payment, payer, tickets, status).
     ExportDraw(export_draw::ExportArgs),
     /// Check a drawn draw from its public data alone (seed, eligible list, every pick).
@@ -85,15 +93,19 @@ async fn main() -> ExitCode {
         | Command::Import(_)
         | Command::Audit(_)
         | Command::Export(_)
+        | Command::RegisterSeries
         | Command::ExportDraw(_)
         | Command::VerifyDraw(_)
         | Command::Contract(_) => "warn",
         _ => "info",
     };
-    let settings = match Settings::from_env() {
+    let mut settings = match Settings::from_env() {
         Ok(settings) => settings,
         Err(message) => return Failure::CouldNotRun(message).report(),
     };
+    if let Command::Serve { metrics: true, .. } = cli.command {
+        settings.log.metrics_lines = true;
+    }
     tally::telemetry::init(&settings.log, default_level);
     let in_aws = match cli.command {
         Command::Serve { aws: true, .. } => InAws::Asked,
@@ -130,6 +142,7 @@ async fn run(
             addr,
             header_read_timeout_ms,
             aws,
+            ..
         } => {
             // It authenticates no one, so it is reachable from this machine only.
             if !addr.ip().is_loopback() {
@@ -202,6 +215,7 @@ async fn run(
         Command::Export(args) => Ok(export::run(args, config)
             .await
             .map_err(|e| Failure::from(e).at(location))?),
+        Command::RegisterSeries => register::run(config).await.map_err(|f| f.at(location)),
         Command::ExportDraw(args) => Ok(export_draw::run(args, config)
             .await
             .map_err(|e| Failure::from(e).at(location))?),

@@ -24,12 +24,12 @@ pub const MAX_STRIPES: u32 = 1_024;
 /// Why draw settings were refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DrawConfigError {
-    #[error("`total_tickets` must be between 1 and {MAX_TOTAL_TICKETS}")]
-    TotalTickets,
-    #[error("`max_per_purchase` must be between 1 and {MAX_PER_PURCHASE_CAP}")]
-    MaxPerPurchase,
-    #[error("`stripes` must be between 1 and {MAX_STRIPES}, and at most `total_tickets`")]
-    Stripes,
+    #[error("`total_tickets` must be between 1 and {MAX_TOTAL_TICKETS}, not {0}")]
+    TotalTickets(u64),
+    #[error("`max_per_purchase` must be between 1 and {MAX_PER_PURCHASE_CAP}, not {0}")]
+    MaxPerPurchase(u32),
+    #[error("`stripes` must be between 1 and {MAX_STRIPES}, and at most `total_tickets`, not {0}")]
+    Stripes(u32),
     #[error(
         "a purchase of {max_per_purchase} tickets needs {stripes_needed} stripes (at most 44 tickets from one), more than the draw has or one purchase can touch; change `stripes` or use a smaller `max_per_purchase`"
     )]
@@ -37,16 +37,16 @@ pub enum DrawConfigError {
         max_per_purchase: u32,
         stripes_needed: u32,
     },
-    #[error("`max_per_payer` must be between 1 and {MAX_TOTAL_TICKETS}")]
-    MaxPerPayer,
+    #[error("`max_per_payer` must be between 1 and {MAX_TOTAL_TICKETS}, not {0}")]
+    MaxPerPayer(u64),
     #[error(transparent)]
     InstantWins(#[from] InstantWinsError),
-    #[error("`hold_seconds` must be between 30 and 3600")]
-    HoldSeconds,
-    #[error("`max_held_per_payer` must be between 1 and {MAX_PER_PURCHASE_CAP}")]
-    MaxHeldPerPayer,
-    #[error("`max_held_percent` must be between 1 and 100")]
-    MaxHeldPercent,
+    #[error("`hold_seconds` must be between 30 and 3600, not {0}")]
+    HoldSeconds(u32),
+    #[error("`max_held_per_payer` must be between 1 and {MAX_PER_PURCHASE_CAP}, not {0}")]
+    MaxHeldPerPayer(u32),
+    #[error("`max_held_percent` must be between 1 and 100, not {0}")]
+    MaxHeldPercent(u8),
 }
 
 /// Validated settings of a draw.
@@ -75,15 +75,15 @@ impl DrawConfig {
         stripes: Option<u32>,
     ) -> Result<Self, DrawConfigError> {
         if !(1..=MAX_TOTAL_TICKETS).contains(&total_tickets) {
-            return Err(DrawConfigError::TotalTickets);
+            return Err(DrawConfigError::TotalTickets(total_tickets));
         }
         let max_per_purchase = max_per_purchase.unwrap_or(DEFAULT_MAX_PER_PURCHASE);
         if !(1..=MAX_PER_PURCHASE_CAP).contains(&max_per_purchase) {
-            return Err(DrawConfigError::MaxPerPurchase);
+            return Err(DrawConfigError::MaxPerPurchase(max_per_purchase));
         }
         let stripes = stripes.unwrap_or_else(|| default_stripes(total_tickets));
         if stripes == 0 || stripes > MAX_STRIPES || u64::from(stripes) > total_tickets {
-            return Err(DrawConfigError::Stripes);
+            return Err(DrawConfigError::Stripes(stripes));
         }
         Ok(Self {
             total_tickets,
@@ -101,7 +101,7 @@ impl DrawConfig {
     pub fn with_hold_seconds(self, hold_seconds: Option<u32>) -> Result<Self, DrawConfigError> {
         let hold_seconds = hold_seconds.unwrap_or(DEFAULT_HOLD_SECONDS);
         if !HOLD_SECONDS.contains(&hold_seconds) {
-            return Err(DrawConfigError::HoldSeconds);
+            return Err(DrawConfigError::HoldSeconds(hold_seconds));
         }
         Ok(Self {
             hold_seconds,
@@ -117,7 +117,7 @@ impl DrawConfig {
     pub fn with_max_held_per_payer(self, most: Option<u32>) -> Result<Self, DrawConfigError> {
         let most = most.unwrap_or(self.max_per_purchase);
         if !(1..=MAX_PER_PURCHASE_CAP).contains(&most) {
-            return Err(DrawConfigError::MaxHeldPerPayer);
+            return Err(DrawConfigError::MaxHeldPerPayer(most));
         }
         Ok(Self {
             max_held_per_payer: most,
@@ -133,7 +133,7 @@ impl DrawConfig {
     pub fn with_max_held_percent(self, percent: Option<u8>) -> Result<Self, DrawConfigError> {
         let percent = percent.unwrap_or(DEFAULT_MAX_HELD_PERCENT);
         if !MAX_HELD_PERCENT.contains(&percent) {
-            return Err(DrawConfigError::MaxHeldPercent);
+            return Err(DrawConfigError::MaxHeldPercent(percent));
         }
         Ok(Self {
             max_held_percent: percent,
@@ -147,8 +147,10 @@ impl DrawConfig {
 
     /// Caps the tickets one payer may hold (`None`: no cap).
     pub fn with_max_per_payer(self, max_per_payer: Option<u64>) -> Result<Self, DrawConfigError> {
-        if max_per_payer.is_some_and(|m| !(1..=MAX_TOTAL_TICKETS).contains(&m)) {
-            return Err(DrawConfigError::MaxPerPayer);
+        if let Some(max) = max_per_payer
+            && !(1..=MAX_TOTAL_TICKETS).contains(&max)
+        {
+            return Err(DrawConfigError::MaxPerPayer(max));
         }
         Ok(Self {
             max_per_payer,
@@ -283,7 +285,7 @@ mod tests {
         ));
         assert_eq!(
             exact.with_max_per_payer(Some(0)),
-            Err(DrawConfigError::MaxPerPayer)
+            Err(DrawConfigError::MaxPerPayer(0))
         );
     }
 
@@ -291,27 +293,27 @@ mod tests {
     fn settings_outside_the_limits_are_refused() {
         assert_eq!(
             DrawConfig::new(0, None, None),
-            Err(DrawConfigError::TotalTickets)
+            Err(DrawConfigError::TotalTickets(0))
         );
         assert_eq!(
             DrawConfig::new(MAX_TOTAL_TICKETS + 1, None, None),
-            Err(DrawConfigError::TotalTickets)
+            Err(DrawConfigError::TotalTickets(MAX_TOTAL_TICKETS + 1))
         );
         assert_eq!(
             DrawConfig::new(10, Some(0), None),
-            Err(DrawConfigError::MaxPerPurchase)
+            Err(DrawConfigError::MaxPerPurchase(0))
         );
         assert_eq!(
             DrawConfig::new(10, Some(501), None),
-            Err(DrawConfigError::MaxPerPurchase)
+            Err(DrawConfigError::MaxPerPurchase(501))
         );
         assert_eq!(
             DrawConfig::new(10, None, Some(11)),
-            Err(DrawConfigError::Stripes)
+            Err(DrawConfigError::Stripes(11))
         );
         assert_eq!(
             DrawConfig::new(5_000, None, Some(1_025)),
-            Err(DrawConfigError::Stripes)
+            Err(DrawConfigError::Stripes(1_025))
         );
         let config = DrawConfig::new(10_000, None, None).unwrap();
         assert_eq!(config.max_per_purchase(), DEFAULT_MAX_PER_PURCHASE);

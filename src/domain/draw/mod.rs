@@ -19,12 +19,16 @@ use super::seed::DrawSeed;
 use super::winners::{BeaconNetwork, RoundSignature};
 
 /// Whether a draw still sells. A stored draw is open, closing or closed; `Scheduled` is
-/// how an open draw reads before its `opens_at`.
+/// how an open draw reads before its `opens_at`, `SoldOut` how it reads once every ticket
+/// is sold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DrawStatus {
     Scheduled,
     Open,
+    /// Open, and every ticket sold (voided ones included, as they never sell again; a
+    /// held number is not sold). A purchase is refused `sold_out`; a replay still answers.
+    SoldOut,
     /// A close has begun and not finished: some stripes may still sell. Closing again
     /// finishes it.
     Closing,
@@ -37,6 +41,7 @@ impl DrawStatus {
         match self {
             Self::Scheduled => "scheduled",
             Self::Open => "open",
+            Self::SoldOut => "sold_out",
             Self::Closing => "closing",
             Self::Closed => "closed",
         }
@@ -46,6 +51,7 @@ impl DrawStatus {
         match value {
             "scheduled" => Some(Self::Scheduled),
             "open" => Some(Self::Open),
+            "sold_out" => Some(Self::SoldOut),
             "closing" => Some(Self::Closing),
             "closed" => Some(Self::Closed),
             _ => None,
@@ -55,7 +61,8 @@ impl DrawStatus {
     /// Whether new purchases are refused.
     pub fn refuses_sales(self) -> bool {
         match self {
-            Self::Scheduled | Self::Open => false,
+            // A sold-out draw refuses as sold out, and replays answer.
+            Self::Scheduled | Self::Open | Self::SoldOut => false,
             Self::Closing | Self::Closed => true,
         }
     }
@@ -100,6 +107,9 @@ pub struct Draw {
     pub winners: Option<WinnersRecord>,
     /// A redraw asked for whose round is not resolved yet.
     pub pending_redraw: Option<PendingRedraw>,
+    /// When a read of its counts first found every ticket sold: listings, which read no
+    /// counts, show it `sold_out` from then on.
+    pub sold_out_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -147,6 +157,7 @@ impl Draw {
     pub fn status_at(&self, now: DateTime<Utc>) -> DrawStatus {
         match (self.status, self.schedule.phase(now)) {
             (DrawStatus::Open, Phase::NotOpen) => DrawStatus::Scheduled,
+            (DrawStatus::Open, Phase::Open) if self.sold_out_at.is_some() => DrawStatus::SoldOut,
             (DrawStatus::Open | DrawStatus::Closing, Phase::Over) => DrawStatus::Closed,
             (status, _) => status,
         }
@@ -196,6 +207,7 @@ mod tests {
             postal_voided: 0,
             winners: None,
             pending_redraw: None,
+            sold_out_at: None,
             created_at: at("2026-11-01T00:00:00Z"),
         };
         assert_eq!(
@@ -220,5 +232,19 @@ mod tests {
             DrawStatus::Closed
         );
         assert!(!DrawStatus::Scheduled.refuses_sales());
+        // Sold out while open; closed once past `closes_at` like any draw.
+        let sold_out = Draw {
+            sold_out_at: Some(at("2026-12-01T10:30:00Z")),
+            ..draw.clone()
+        };
+        assert_eq!(
+            sold_out.status_at(at("2026-12-01T11:00:00Z")),
+            DrawStatus::SoldOut
+        );
+        assert_eq!(
+            sold_out.status_at(at("2026-12-01T12:00:00Z")),
+            DrawStatus::Closed
+        );
+        assert_eq!(DrawStatus::parse("sold_out"), Some(DrawStatus::SoldOut));
     }
 }

@@ -68,7 +68,7 @@ impl Default for Calendar {
 impl Calendar {
     pub fn new(timezone: Timezone, fiscal_year_start: u32) -> Result<Self, SeriesError> {
         if !(1..=12).contains(&fiscal_year_start) {
-            return Err(SeriesError::FiscalYearStart);
+            return Err(SeriesError::FiscalYearStart(fiscal_year_start));
         }
         Ok(Self {
             timezone,
@@ -143,7 +143,7 @@ mod tests {
         );
         assert_eq!(
             Calendar::new(Timezone::utc(), 13),
-            Err(SeriesError::FiscalYearStart)
+            Err(SeriesError::FiscalYearStart(13))
         );
     }
 

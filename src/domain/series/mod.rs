@@ -3,6 +3,7 @@
 mod blocks;
 mod calendar;
 mod format;
+pub mod issuer;
 mod numbering;
 mod period;
 mod ranges;
@@ -14,7 +15,9 @@ use chrono::{DateTime, Datelike, Utc};
 
 pub use blocks::{BLOCK_MAX_AGE, BLOCK_TARGET, BlockSize, MAX_BLOCK, Spare, SpareCounter};
 pub use calendar::{Calendar, LocalDate, Timezone};
-pub use format::{DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, Names, NumberFormat, ReadNumber};
+pub use format::{
+    DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, Names, NumberFormat, ReadNumber, Texts,
+};
 pub use period::{InvalidPeriod, Period, Reset};
 pub use ranges::{
     AuthorisedRange, DEFAULT_LOW_PERCENT, Jump, MAX_AUTHORITY_REF_CHARS, MAX_RANGES, RangeLow,
@@ -25,7 +28,7 @@ pub use rules::{
     ValidationCode,
 };
 
-use super::ids::SeriesId;
+use super::ids::{IssuerId, SeriesId};
 use format::Part;
 
 /// The most formats a series keeps (one per period at most: a change for a period that
@@ -48,14 +51,14 @@ pub enum SeriesError {
         reset: &'static str,
         needs: &'static str,
     },
-    #[error("`start` must be between 1 and {MAX_START}")]
-    Start,
+    #[error("`start` must be between 1 and {MAX_START}, not {0}")]
+    Start(u64),
     #[error("`timezone` must be an IANA time zone name such as Europe/Berlin")]
     Timezone,
-    #[error("`fiscal_year_start` must be a month from 1 to 12")]
-    FiscalYearStart,
-    #[error("`max_length` must be between 1 and {MAX_NUMBER_LEN}")]
-    MaxLength,
+    #[error("`fiscal_year_start` must be a month from 1 to 12, not {0}")]
+    FiscalYearStart(u32),
+    #[error("`max_length` must be between 1 and {MAX_NUMBER_LEN}, not {0}")]
+    MaxLength(usize),
     #[error(
         "`allowed_characters` must be 1 to {MAX_CHARACTER_RULE_LEN} characters and ranges such as A-Za-z0-9/-"
     )]
@@ -80,8 +83,8 @@ pub enum SeriesError {
     Ranges(String),
     #[error("{0}")]
     RangeInUse(String),
-    #[error("`range_low_percent` must be between 1 and 100")]
-    LowPercent,
+    #[error("`range_low_percent` must be between 1 and 100, not {0}")]
+    LowPercent(u8),
     #[error("`credits`: {0}")]
     Credits(String),
 }
@@ -108,13 +111,15 @@ pub struct SeriesDefinition {
     pub range_low_percent: u8,
     /// The series whose invoices this series' orders correct (credit notes).
     pub credits: Option<SeriesId>,
+    /// The company whose numbers these are: no two series of one issuer render one text.
+    pub issuer: IssuerId,
 }
 
 impl SeriesDefinition {
     /// A series on UTC whose fiscal year is the calendar year; see [`Self::with_calendar`].
     pub fn new(format: &str, reset: Reset, gapless: bool, start: u64) -> Result<Self, SeriesError> {
         if !(1..=MAX_START).contains(&start) {
-            return Err(SeriesError::Start);
+            return Err(SeriesError::Start(start));
         }
         Ok(Self {
             format: checked_format(format, reset)?,
@@ -127,7 +132,12 @@ impl SeriesDefinition {
             ranges: Ranges::default(),
             range_low_percent: DEFAULT_LOW_PERCENT,
             credits: None,
+            issuer: IssuerId::deployment(),
         })
+    }
+
+    pub fn issued_by(self, issuer: IssuerId) -> Self {
+        Self { issuer, ..self }
     }
 
     pub fn with_calendar(self, calendar: Calendar) -> Self {
@@ -148,7 +158,7 @@ impl SeriesDefinition {
     /// Authorised ranges, `Range Running Low` at `low_percent` of each.
     pub fn with_ranges(self, ranges: Ranges, low_percent: u8) -> Result<Self, SeriesError> {
         if !(1..=100).contains(&low_percent) {
-            return Err(SeriesError::LowPercent);
+            return Err(SeriesError::LowPercent(low_percent));
         }
         Ok(Self {
             ranges,
@@ -308,7 +318,7 @@ mod tests {
         assert!(SeriesDefinition::new("A{seq:4}", Reset::Never, false, 1).is_ok());
         assert_eq!(
             SeriesDefinition::new("A{seq:4}", Reset::Never, false, 0),
-            Err(SeriesError::Start)
+            Err(SeriesError::Start(0))
         );
     }
 

@@ -92,8 +92,10 @@ impl NumberRules {
         max_length: Option<usize>,
         allowed_characters: Option<&str>,
     ) -> Result<Self, SeriesError> {
-        if max_length.is_some_and(|max| !(1..=MAX_NUMBER_LEN).contains(&max)) {
-            return Err(SeriesError::MaxLength);
+        if let Some(max) = max_length
+            && !(1..=MAX_NUMBER_LEN).contains(&max)
+        {
+            return Err(SeriesError::MaxLength(max));
         }
         Ok(Self {
             max_length,
@@ -180,7 +182,10 @@ mod tests {
             rules.check("INV_1"),
             Err(SeriesError::CharacterRefused { refused: '_', .. })
         ));
-        assert_eq!(NumberRules::new(Some(0), None), Err(SeriesError::MaxLength));
+        assert_eq!(
+            NumberRules::new(Some(0), None),
+            Err(SeriesError::MaxLength(0))
+        );
         assert!(ValidationCode::parse("CSDF7T5H").is_ok());
         assert!(ValidationCode::parse("CSDF-7T5H").is_err());
     }

@@ -41,6 +41,8 @@ pub(crate) const POSTAL_VOIDED: &str = "postal_voided";
 pub(crate) const WINNERS: &str = "winners";
 /// Picks made: the prizes, then one per redraw.
 pub(crate) const PICKS: &str = "picks";
+/// When a read of the counts first found every ticket sold.
+pub(super) const SOLD_OUT_AT: &str = "sold_out_at";
 /// The instant prizes (a list of maps) and the commitment to their key.
 const INSTANT_PRIZES: &str = "instant_prizes";
 const INSTANT_COMMITMENT: &str = "instant_commitment";
@@ -291,6 +293,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         postal_voided: r.opt_num(POSTAL_VOIDED)?.unwrap_or(0),
         winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
         pending_redraw: r.map(PENDING_REDRAW)?.map(decode_pending).transpose()?,
+        sold_out_at: time(SOLD_OUT_AT)?,
         created_at: r.parsed("created_at", parse_timestamp)?,
     })
 }

@@ -24,7 +24,7 @@ use super::table::{Inserted, PutNew, unless_held};
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use crate::domain::draw::{Draw, DrawStatus};
 use crate::domain::ids::DrawId;
-use item::{PERM_KEY, encode_draw};
+use item::{PERM_KEY, SOLD_OUT_AT, encode_draw};
 
 use super::stripes::CLOSED;
 pub use super::stripes::StripeState;
@@ -142,6 +142,14 @@ impl Store {
         }
     }
 
+    /// Records, once, that a read of the draw's counts found every ticket sold: listings
+    /// read the draw item alone. Selling out is for good (a void never puts a ticket back
+    /// on sale), so the mark never goes.
+    pub async fn mark_sold_out(&self, draw_id: &DrawId) -> Result<(), StoreError> {
+        self.mark_once(draw_id, SOLD_OUT_AT, timestamp(Utc::now()))
+            .await
+    }
+
     /// Flags one stripe closed, so that no purchase can move its cursor any more.
     pub async fn close_stripe(&self, draw_id: &DrawId, stripe: u32) -> Result<(), StoreError> {
         self.write_meter().single_write(1);
@@ -229,25 +237,35 @@ impl Store {
     /// Notes on the draw that buyers choose or hold its numbers, for the claims that
     /// follow.
     pub async fn mark_draw(&self, draw_id: &DrawId) -> Result<(), StoreError> {
-        unless_held(|| self.mark_draw_once(draw_id)).await
+        self.mark_once(draw_id, MARKED, AttributeValue::Bool(true))
+            .await
     }
 
-    async fn mark_draw_once(&self, draw_id: &DrawId) -> Result<(), StoreError> {
-        self.write_meter().single_write(1);
-        let result = self
-            .client()
-            .update_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::draw(draw_id))))
-            .update_expression("SET #marked = :yes")
-            .condition_expression("attribute_exists(#pk)")
-            .expression_attribute_names("#pk", PARTITION_KEY)
-            .expression_attribute_names("#marked", MARKED)
-            .expression_attribute_values(":yes", AttributeValue::Bool(true))
-            .send()
-            .await;
-        // A failed condition: the draw is gone, nothing to note.
-        done_unless_failed(result)
+    /// Sets the mark `name` on the draw item unless it is there: a failed condition means
+    /// it is there already, or the draw is gone, and either way nothing is left to do.
+    async fn mark_once(
+        &self,
+        draw_id: &DrawId,
+        name: &str,
+        value: AttributeValue,
+    ) -> Result<(), StoreError> {
+        unless_held(|| async {
+            self.write_meter().single_write(1);
+            let result = self
+                .client()
+                .update_item()
+                .table_name(self.table())
+                .set_key(Some(key(keys::draw(draw_id))))
+                .update_expression("SET #mark = :value")
+                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#mark)")
+                .expression_attribute_names("#pk", PARTITION_KEY)
+                .expression_attribute_names("#mark", name)
+                .expression_attribute_values(":value", value.clone())
+                .send()
+                .await;
+            done_unless_failed(result)
+        })
+        .await
     }
 
     /// Reads the given stripes with strongly consistent batch reads; a stripe without an

@@ -7,7 +7,7 @@ use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::super::keys::{self, COUNTER, LIST_PK, LIST_SK, PERIOD_KEY};
 use super::super::{PARTITION_KEY, StoreError};
 use crate::domain::audit::Entry;
-use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
+use crate::domain::ids::{ExternalRef, IssuerId, SeriesId, SourceId};
 use crate::domain::order::{Move, Order, OrderData, Reason, Void};
 use crate::domain::series::{
     AuthorisedRange, Calendar, FormatVersion, NumberFormat, NumberRules, Period, RangeLow, Ranges,
@@ -18,6 +18,7 @@ pub(super) const REVISION: &str = "revision";
 pub(super) const NUMBERED: &str = "numbered";
 pub(super) const CORRECTS: &str = "corrects";
 pub(super) const CREDIT_NOTES: &str = "credit_notes";
+const ISSUER: &str = "issuer";
 
 /// The attributes of the series item, without its key.
 pub(super) fn series_attributes(series: &Series) -> Item {
@@ -64,6 +65,7 @@ pub(super) fn series_attributes(series: &Series) -> Item {
     if let Some(credits) = &d.credits {
         item.insert("credits".into(), s(credits.as_str()));
     }
+    item.insert(ISSUER.into(), s(d.issuer.as_str()));
     if series.numbered {
         item.insert(NUMBERED.into(), AttributeValue::Bool(true));
     }
@@ -115,7 +117,7 @@ pub(super) fn encode_series(series: &Series) -> Item {
     item
 }
 
-pub(super) fn decode_series(item: &Item) -> Result<Series, StoreError> {
+pub(crate) fn decode_series(item: &Item) -> Result<Series, StoreError> {
     let r = Reader::new(item);
     let corrupt = |reason: String| r.corrupt(reason);
     let reset = r.parsed("reset", |v| Reset::parse(v).ok())?;
@@ -143,7 +145,12 @@ pub(super) fn decode_series(item: &Item) -> Result<Series, StoreError> {
             .with_validation_code(code)
             .with_ranges(decode_ranges(&r)?, low_percent)
             .map_err(|e| corrupt(e.to_string()))?
-            .crediting(credits);
+            .crediting(credits)
+            // A series defined before issuers existed is the deployment's.
+            .issued_by(match r.opt_str(ISSUER)? {
+                Some(issuer) => IssuerId::parse(issuer).map_err(|e| corrupt(e.to_string()))?,
+                None => IssuerId::deployment(),
+            });
     let mut formats = Vec::new();
     for value in r.list("formats")? {
         let AttributeValue::M(entry) = value else {

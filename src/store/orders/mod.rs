@@ -11,11 +11,11 @@ mod reserve;
 mod series;
 mod turns;
 
-pub(crate) use codec::{decode_move, decode_order, decode_range_low};
+pub(crate) use codec::{decode_move, decode_order, decode_range_low, decode_series};
 pub use commit::{InvoiceRef, InvoiceRefusal, OrdersCancellation, OrdersCommit, OrdersExtras};
 pub use counter::{Claim, CounterAdvance, CounterMoved, CounterState, Holding, Pending};
 pub use listing::PeriodPage;
 pub use lookup::Voided;
 pub use reserve::{Bounds, Reservation};
-pub use series::SeriesWrite;
+pub use series::{SeriesInsert, SeriesWrite};
 pub use turns::{Booking, Turn, TurnPlace};

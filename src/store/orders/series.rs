@@ -1,6 +1,7 @@
-//! Series items: one item per series, with every format it has had. There is no registry
-//! of series (a number is found by its text through the list index), so a table holds as
-//! many series as DynamoDB holds items.
+//! Series items: one item per series, with every format it has had. A number is found by
+//! its text through the list index, without a registry of series; what the series of one
+//! issuer render is entered on the issuer's item (`store::issuers`), in the transaction
+//! that defines or changes the series.
 
 use std::collections::HashMap;
 
@@ -15,12 +16,15 @@ use sha2::{Digest, Sha256};
 
 use super::super::codec::{Item, key, n};
 use super::super::error::{build_error, sdk_error};
+use super::super::issuers::issuer_put;
 use super::super::metrics::item_units;
-use super::super::table::{Inserted, PutNew, Transaction, Verdict};
+use super::super::table::{PutNew, Verdict, put_if_absent};
+use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::codec::{NUMBERED, REVISION, decode_series, encode_series};
 use crate::domain::hex;
 use crate::domain::ids::SeriesId;
+use crate::domain::series::issuer::Issuer;
 use crate::domain::series::{Period, Series};
 
 /// A value unique to one create request: finding its own token on the existing item tells
@@ -88,16 +92,73 @@ pub enum SeriesWrite {
     SeriesChanged,
     /// The target period has numbers (or a move) already: its format is fixed.
     PeriodStarted,
+    /// The issuer's item moved since it was read: read it again and check again.
+    IssuerChanged,
+}
+
+/// What a definition found.
+#[derive(Debug)]
+pub enum SeriesInsert {
+    New,
+    /// The id is taken: the series that has it.
+    Existing(Box<Series>),
+    /// The issuer's item moved since it was read: read it again and check again.
+    IssuerChanged,
+}
+
+/// The items of a series' transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Series,
+    /// The counter of the period a new format starts in.
+    Counter,
+    Issuer,
+}
+
+/// Whether a cancelled transaction's `role` item failed its condition.
+fn failed(verdicts: &[(Role, Verdict)], role: Role) -> bool {
+    verdicts
+        .iter()
+        .any(|(r, v)| *r == role && matches!(v, Verdict::ConditionFailed(_)))
 }
 
 impl Store {
-    /// Writes a new series, or returns the series that has the id.
-    pub async fn insert_series(&self, series: &Series) -> Result<Inserted<Series>, StoreError> {
+    /// Writes a new series with its issuer's item `issuer` (none: the item holds it as it
+    /// is), or returns the series that has the id.
+    pub async fn insert_series(
+        &self,
+        series: &Series,
+        issuer: Option<&Issuer>,
+    ) -> Result<SeriesInsert, StoreError> {
         let mut item = encode_series(series);
-        item.insert(WRITE_TOKEN.into(), AttributeValue::S(write_token(series)));
-        match self.insert_once(item, WRITE_TOKEN).await? {
-            PutNew::Written => Ok(Inserted::New),
-            PutNew::Exists(existing) => Ok(Inserted::Existing(decode_series(&existing)?)),
+        let token = AttributeValue::S(write_token(series));
+        item.insert(WRITE_TOKEN.into(), token.clone());
+        let Some(issuer) = issuer else {
+            return Ok(match self.insert_once(item, WRITE_TOKEN).await? {
+                PutNew::Written => SeriesInsert::New,
+                PutNew::Exists(existing) => {
+                    SeriesInsert::Existing(Box::new(decode_series(&existing)?))
+                }
+            });
+        };
+        let mut tx = Roled::with_capacity(2);
+        tx.push(Role::Series, put_if_absent(self.table(), item, true)?);
+        tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
+        match self.transact_roled(tx).await? {
+            RoledOutcome::Committed => Ok(SeriesInsert::New),
+            RoledOutcome::Busy => Ok(SeriesInsert::IssuerChanged),
+            RoledOutcome::Cancelled(verdicts) => {
+                let existing = verdicts.iter().find_map(|(role, verdict)| match verdict {
+                    Verdict::ConditionFailed(Some(item)) if *role == Role::Series => Some(item),
+                    _ => None,
+                });
+                Ok(match existing {
+                    // Its own earlier write, re-sent after a lost answer: written.
+                    Some(item) if item.get(WRITE_TOKEN) == Some(&token) => SeriesInsert::New,
+                    Some(item) => SeriesInsert::Existing(Box::new(decode_series(item)?)),
+                    None => SeriesInsert::IssuerChanged,
+                })
+            }
         }
     }
 
@@ -110,15 +171,31 @@ impl Store {
     }
 
     /// Replaces the series `read` by `changed` (its next revision), on condition that it
-    /// is still as read.
+    /// is still as read, with its issuer's item `issuer` when what its numbers show
+    /// changes.
     pub async fn replace_series(
         &self,
         read: &Series,
         changed: &Series,
+        issuer: Option<&Issuer>,
     ) -> Result<SeriesWrite, StoreError> {
         let item = encode_series(changed);
-        self.write_meter().single_write(item_units(&item));
         let guard = SeriesGuard::of(read);
+        if let Some(issuer) = issuer {
+            let put = Put::builder()
+                .table_name(self.table())
+                .set_item(Some(item))
+                .condition_expression(guard.condition)
+                .set_expression_attribute_names(Some(guard.names))
+                .set_expression_attribute_values(Some(guard.values))
+                .build()
+                .map_err(build_error)?;
+            let mut tx = Roled::with_capacity(2);
+            tx.push(Role::Series, TransactWriteItem::builder().put(put).build());
+            tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
+            return self.transact_series(tx).await;
+        }
+        self.write_meter().single_write(item_units(&item));
         let result = self
             .client()
             .put_item()
@@ -140,15 +217,38 @@ impl Store {
         }
     }
 
+    /// Sends a change of a series and reads its cancellation by role: the series changed
+    /// first, then the period started, then the issuer moved.
+    async fn transact_series(&self, tx: Roled<Role>) -> Result<SeriesWrite, StoreError> {
+        Ok(match self.transact_roled(tx).await? {
+            RoledOutcome::Committed => SeriesWrite::Written,
+            RoledOutcome::Busy => SeriesWrite::SeriesChanged,
+            RoledOutcome::Cancelled(verdicts) => {
+                if failed(&verdicts, Role::Series) {
+                    SeriesWrite::SeriesChanged
+                } else if failed(&verdicts, Role::Counter) {
+                    SeriesWrite::PeriodStarted
+                } else if failed(&verdicts, Role::Issuer) {
+                    SeriesWrite::IssuerChanged
+                } else {
+                    // A conflict with another writer: read again.
+                    SeriesWrite::SeriesChanged
+                }
+            }
+        })
+    }
+
     /// Gives the series `read` the format of `changed` (its next revision) from the period
     /// `target` on: the series and the target period's counter, which fixes the format of
-    /// its period, change together, and only while the target period has no number.
+    /// its period, change together, and only while the target period has no number; with
+    /// them the issuer's item `issuer`, when what the series' numbers show changes.
     pub async fn change_format(
         &self,
         read: &Series,
         changed: &Series,
         version: u32,
         target: &Period,
+        issuer: Option<&Issuer>,
     ) -> Result<SeriesWrite, StoreError> {
         let guard = SeriesGuard::of(read);
         let series_put = Put::builder()
@@ -170,23 +270,19 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build_error)?;
-        let items = vec![
+        let mut tx = Roled::with_capacity(3);
+        tx.push(
+            Role::Series,
             TransactWriteItem::builder().put(series_put).build(),
+        );
+        tx.push(
+            Role::Counter,
             TransactWriteItem::builder().update(counter_update).build(),
-        ];
-        match self.transact(items, 0).await? {
-            Transaction::Committed => Ok(SeriesWrite::Written),
-            Transaction::Busy => Ok(SeriesWrite::SeriesChanged),
-            Transaction::Cancelled(verdicts) => {
-                let failed =
-                    |i: usize| matches!(verdicts.get(i), Some(Verdict::ConditionFailed(_)));
-                if !failed(0) && failed(1) {
-                    Ok(SeriesWrite::PeriodStarted)
-                } else {
-                    Ok(SeriesWrite::SeriesChanged)
-                }
-            }
+        );
+        if let Some(issuer) = issuer {
+            tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
         }
+        self.transact_series(tx).await
     }
 
     /// Marks a series as numbering, which fixes its validation code, and returns it as it

@@ -217,6 +217,43 @@ async fn the_table_in_aws_is_served_only_with_aws_announced_and_with_a_deploymen
 }
 
 #[tokio::test]
+async fn the_local_server_writes_metrics_lines_only_when_asked() {
+    for (args, env, written) in [
+        (&[][..], &[][..], false),
+        (&["--metrics"][..], &[][..], true),
+        (&[][..], &[("TALLY_METRICS", "true")][..], true),
+    ] {
+        let table = TestTable::reserve();
+        let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
+        let mut vars = vec![
+            ("TABLE_NAME", table.name().to_owned()),
+            ("DYNAMODB_ENDPOINT", endpoint()),
+        ];
+        vars.extend(env.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        let server = {
+            let log = log.clone();
+            let args: Vec<&'static str> = args.to_vec();
+            tokio::task::spawn_blocking(move || {
+                Server::start(&args, &borrowed(&vars), &["TALLY_METRICS"], &log)
+            })
+            .await
+            .unwrap()
+        };
+        assert_eq!(server.create_draw().await, 201);
+        assert_eq!(server.create_draw().await, 201);
+        let lines = server
+            .output()
+            .lines()
+            .filter(|line| line.starts_with('{') && line.contains("\"_aws\""))
+            .count();
+        assert_eq!(lines >= 2, written, "{args:?} {env:?}: {}", server.output());
+        assert_eq!(lines == 0, !written, "{args:?} {env:?}");
+        drop(server);
+        let _ = std::fs::remove_file(&log);
+    }
+}
+
+#[tokio::test]
 async fn the_local_server_refuses_to_listen_beyond_loopback() {
     let table = TestTable::reserve();
     let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));

@@ -5,12 +5,14 @@
 //! that would not fit instead.
 
 mod read;
+mod texts;
 
 use super::SeriesError;
 use super::calendar::LocalDate;
 use crate::domain::ids::SeriesId;
 
 pub use read::ReadNumber;
+pub use texts::Texts;
 
 /// The widest `{seq:N}`.
 pub const MAX_SEQ_WIDTH: usize = 18;

@@ -1,0 +1,47 @@
+//! Noticing a sell-out where it happens. Listings read the draw items alone, so a draw
+//! reads `sold_out` there once its item is marked, which a read of its counts does
+//! (`summary`). A purchase that leaves this process's view with no ticket to sell has the
+//! counts read: in one process the last buyer marks the draw. Processes that sold the
+//! last tickets each without seeing the other's leave it to the next refused buyer (at
+//! most one read a second per draw and process, as refusals after a sell-out come in
+//! rushes) or the next read of the draw.
+
+use chrono::Utc;
+use tracing::warn;
+
+use super::cache::DrawCache;
+use super::{PurchaseReceipt, TicketError, TicketService};
+
+/// The least time between two reads of one draw's counts after refusals, in ms.
+const SELL_OUT_READ_EVERY_MS: i64 = 1_000;
+
+impl TicketService {
+    /// After a purchase: reads the counts of a draw that may have sold out, which marks
+    /// it if it has.
+    pub(super) async fn notice_sell_out(
+        &self,
+        cache: &DrawCache,
+        outcome: &Result<PurchaseReceipt, TicketError>,
+    ) {
+        if cache.seen_sold_out() {
+            return;
+        }
+        let read = match outcome {
+            Ok(_) => cache.view().stripes.remaining() == 0,
+            Err(TicketError::SoldOut { remaining: 0, .. }) => {
+                cache.sell_out_read_turn(Utc::now().timestamp_millis(), SELL_OUT_READ_EVERY_MS)
+            }
+            Err(_) => false,
+        };
+        if !read {
+            return;
+        }
+        match self.summary(cache.draw.clone()).await {
+            Ok(summary) if summary.draw.sold_out_at.is_some() => cache.set_seen_sold_out(),
+            Ok(_) => {}
+            Err(err) => {
+                warn!(error = %err, "the counts of a draw that may have sold out were not read")
+            }
+        }
+    }
+}
