@@ -32,6 +32,7 @@ pub mod bus;
 pub mod domain;
 pub mod json_input;
 pub mod lambda_harness;
+pub mod limits;
 pub mod orders;
 pub mod queue;
 pub mod secrets;

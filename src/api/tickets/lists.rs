@@ -17,11 +17,9 @@ use super::purchases::PurchaseResponse;
 use crate::domain::draw::DrawStatus;
 use crate::domain::ids::{DrawId, PayerId};
 use crate::domain::purchase::{Channel, PurchaseStatus};
+use crate::limits::TICKET_PAGE;
 use crate::store::lists::After;
 use crate::tickets::{DrawFilter, PurchaseFilter};
-
-const DEFAULT_LIMIT: u32 = 20;
-const MAX_LIMIT: u32 = 100;
 
 /// A page of a list.
 #[derive(Deserialize, IntoParams)]
@@ -70,7 +68,7 @@ pub(super) struct DrawPurchasesParams {
 
 /// The page size a listing asks for: `limit`, or the default.
 fn page_limit(limit: Option<&str>) -> Result<u32, Problem> {
-    super::super::query::page_limit(limit, DEFAULT_LIMIT, MAX_LIMIT)
+    super::super::query::page_limit(limit, TICKET_PAGE.default, TICKET_PAGE.most)
 }
 
 impl PageParams {
