@@ -129,7 +129,7 @@ struct Known {
 pub struct OrderService {
     store: Store,
     clock: Clock,
-    /// Random per service value (a process): the owner of its claims and turns.
+    /// Random per service value (a process): the owner of its leases and turns.
     instance: String,
     series: Mutex<HashMap<SeriesId, Known>>,
     /// Ranges whose low mark this process knows is written.
@@ -169,9 +169,9 @@ impl OrderService {
         DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
     }
 
-    /// How long a gapless claim lasts before another writer may take it over: longer
+    /// How long a gapless lease lasts before another writer may take it over: longer
     /// than any call of its owner can still be in flight.
-    fn claim_lease(&self) -> i64 {
+    fn lease_duration(&self) -> i64 {
         let lease = self.store.operation_timeout() + Duration::from_secs(1);
         i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
     }

@@ -72,7 +72,7 @@ impl RetryPolicy {
     }
 }
 
-/// A purchase: its steps (claims, reads, commits) until one commits.
+/// A purchase: its steps (leases, reads, commits) until one commits.
 pub const PURCHASE: RetryPolicy = RetryPolicy::attempts(32);
 /// A hold: its steps until one commits.
 pub const HOLD: RetryPolicy = RetryPolicy::attempts(24);
@@ -85,12 +85,12 @@ pub const RELEASE: RetryPolicy = RetryPolicy::attempts(16);
 pub const DRAW_RECORD: RetryPolicy = RetryPolicy::attempts(8);
 /// An order route's write (a number, a void, a series change, an issuer's definitions).
 pub const ORDER_WRITE: RetryPolicy = RetryPolicy::attempts(32);
-/// The waits of a batch for another writer's claim of a gapless counter (its tries count
-/// toward [`ORDER_WRITE`]): claims last a few transactions, so the waits stay short.
-pub const CLAIM_WAIT: RetryPolicy =
+/// The waits of a batch for another writer's lease of a gapless counter (its tries count
+/// toward [`ORDER_WRITE`]): leases last a few transactions, so the waits stay short.
+pub const LEASE_WAIT: RetryPolicy =
     ORDER_WRITE.waiting(Duration::from_millis(2), Duration::from_millis(20));
-/// Giving a gapless counter's claim up before it is left to expire.
-pub const CLAIM_RELEASE: RetryPolicy = RetryPolicy::attempts(3);
+/// Giving a gapless counter's lease up before it is left to expire.
+pub const LEASE_RELEASE: RetryPolicy = RetryPolicy::attempts(3);
 /// A single-item write refused while a transaction holds its item.
 pub const HELD_ITEM: RetryPolicy = RetryPolicy::attempts(6);
 /// A bundle's follow-up write that failed for a passing reason: hundreds of writes each

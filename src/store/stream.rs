@@ -1,6 +1,6 @@
 //! The table's stream, read as domain facts: which item changes are purchases, voids,
 //! closes, drawings, awards, instant-win awards, orders, order voids, counter moves and ranges running low.
-//! Cursors, counters, claims, allowances, tickets, references and series definitions are
+//! Cursors, counters, leases, allowances, tickets, references and series definitions are
 //! mechanics, not facts.
 
 use super::StoreError;
