@@ -132,8 +132,8 @@ pub struct OrderService {
     /// Random per service value (a process): the owner of its leases and turns.
     instance: String,
     series: Mutex<HashMap<SeriesId, Known>>,
-    /// Ranges whose low mark this process knows is written.
-    marked_ranges: Mutex<HashSet<(SeriesId, u64)>>,
+    /// Ranges whose low notice this process knows is written.
+    noticed_ranges: Mutex<HashSet<(SeriesId, u64)>>,
     /// The blocks of fast series this process numbers from.
     blocks: Blocks,
     /// What this process knows of gapless counters.
@@ -151,7 +151,7 @@ impl OrderService {
             clock,
             instance: random_token(),
             series: Mutex::new(HashMap::new()),
-            marked_ranges: Mutex::new(HashSet::new()),
+            noticed_ranges: Mutex::new(HashSet::new()),
             blocks: Blocks::default(),
             counters: Counters::default(),
         }
@@ -380,21 +380,21 @@ impl OrderService {
         Ok(series)
     }
 
-    /// The series as it numbers: one with a validation code or ranges is marked as
+    /// The series as it numbers: one with a validation code or ranges is set as
     /// numbering first (once), which fixes the code and lets its ranges only grow, and
-    /// numbers with the code and ranges the mark returns.
+    /// numbers with the code and ranges that write returns.
     async fn numbering(&self, series: Series) -> Result<Series, OrderError> {
         let d = &series.definition;
         if series.numbered || (d.validation_code.is_none() && d.ranges.is_empty()) {
             return Ok(series);
         }
-        let marked = self
+        let numbered = self
             .store
-            .mark_numbered(&series.series_id)
+            .set_numbered(&series.series_id)
             .await?
             .ok_or_else(|| OrderError::SeriesNotFound(series.series_id.clone()))?;
-        self.remember(&marked);
-        Ok(marked)
+        self.remember(&numbered);
+        Ok(numbered)
     }
 
     /// Reads `series` again, for a format version it does not know yet.
@@ -436,15 +436,15 @@ impl OrderService {
         self.lock_series().insert(series.series_id.clone(), known);
     }
 
-    fn range_marked(&self, low: &RangeLow) -> bool {
-        self.marked_ranges
+    fn low_notice_written(&self, low: &RangeLow) -> bool {
+        self.noticed_ranges
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contains(&(low.series.clone(), low.range.from))
     }
 
-    fn remember_range_mark(&self, low: &RangeLow) {
-        self.marked_ranges
+    fn remember_low_notice(&self, low: &RangeLow) {
+        self.noticed_ranges
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert((low.series.clone(), low.range.from));

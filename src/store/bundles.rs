@@ -7,10 +7,10 @@
 //! and every other sale, hold or choice is conditioned on them. So the ticket items that
 //! did not fit can only be written, never refused. The record says `unfinished` until
 //! they are; a repeat of the purchase writes them again (each write is new or finds the
-//! bundle's own item) and clears the mark.
+//! bundle's own item) and clears `unfinished`.
 //!
-//! A void works alike: its transaction marks the record void, counts every ticket on the
-//! draw and names the bundle in the draw's `voiding` set, with as many ticket marks as
+//! A void works alike: its transaction sets the record void, counts every ticket on the
+//! draw and names the bundle in the draw's `voiding` set, with as many ticket voids as
 //! fit; the rest follow. The eligible list finishes every bundle the draw still names
 //! before it trusts the index of voided tickets, so a void cut short never blocks a close.
 
@@ -31,7 +31,7 @@ use super::table::{PutNew, removed_or_gone};
 use super::{Store, StoreError, keys};
 use crate::domain::purchase::{Purchase, Unfinished};
 
-/// The record's mark while follow-up writes are left.
+/// On the record while follow-up writes are left.
 const UNFINISHED: &str = "unfinished";
 const TICKETS: &str = "tickets";
 const VOID_MARKS: &str = "void";
@@ -73,12 +73,12 @@ fn unfinished_value(unfinished: Unfinished) -> &'static str {
 }
 
 /// Marks a new purchase record as a bundle whose ticket items follow its commit.
-pub(crate) fn mark_unfinished(item: &mut Item) {
+pub(crate) fn set_unfinished(item: &mut Item) {
     item.insert(UNFINISHED.into(), s(TICKETS));
 }
 
-/// Sets the record's mark in a void's update: `SET` expression and its values.
-pub(crate) fn mark_void_unfinished(
+/// Sets the record's `unfinished` in a void's update: `SET` expression and its values.
+pub(crate) fn set_void_unfinished(
     update: UpdateBuilder,
     expression: &str,
     late: bool,
@@ -102,7 +102,7 @@ pub(crate) fn decode_unfinished(r: &Reader) -> Result<Option<Unfinished>, StoreE
     })
 }
 
-/// A ticket's void mark: it says void and enters the index of (late) voided tickets, on
+/// A ticket item's void: it says void and enters the index of (late) voided tickets, on
 /// the condition that it is the purchase's.
 pub(crate) fn void_ticket(
     table: &str,
@@ -135,7 +135,7 @@ pub(crate) fn void_ticket(
 
 impl Store {
     /// Finishes what a bundle's deciding transaction left: its ticket items, or the void
-    /// marks on them and its name on the draw. Every write is safe to repeat; the answer
+    /// voids on them and its name on the draw. Every write is safe to repeat; the answer
     /// is the purchase as it now stands.
     pub async fn finish(&self, mut purchase: Purchase) -> Result<Purchase, StoreError> {
         let Some(unfinished) = purchase.unfinished else {
@@ -167,7 +167,7 @@ impl Store {
         Ok(purchase)
     }
 
-    /// The purchase's ticket items as they stand: whether each is marked void.
+    /// The purchase's ticket items as they stand: whether each is void.
     async fn ticket_items(&self, purchase: &Purchase) -> Result<HashMap<u64, bool>, StoreError> {
         let keys = purchase
             .tickets
@@ -189,7 +189,7 @@ impl Store {
     }
 
     /// Writes the ticket items of `numbers` (each new, or found as the purchase's own),
-    /// then clears the record's mark.
+    /// then clears the record's `unfinished`.
     pub(crate) async fn finish_tickets(
         &self,
         purchase: &Purchase,
@@ -218,7 +218,7 @@ impl Store {
         }
     }
 
-    /// Marks `numbers` of a voided bundle void, clears the record's mark, then takes the
+    /// Sets `numbers` of a voided bundle void, clears the record's `unfinished`, then takes the
     /// bundle off the draw's `voiding` set.
     pub(crate) async fn finish_void(
         &self,
@@ -227,7 +227,7 @@ impl Store {
         late: bool,
     ) -> Result<(), StoreError> {
         futures::stream::iter(numbers.iter().copied())
-            .map(|number| persist(move || self.mark_ticket_void(purchase, number, late)))
+            .map(|number| persist(move || self.void_ticket_item(purchase, number, late)))
             .buffer_unordered(PARALLEL_WRITES)
             .try_collect::<()>()
             .await?;
@@ -254,7 +254,7 @@ impl Store {
         Ok(())
     }
 
-    async fn mark_ticket_void(
+    async fn void_ticket_item(
         &self,
         purchase: &Purchase,
         number: u64,
@@ -290,7 +290,7 @@ impl Store {
         }
     }
 
-    /// Removes the record's mark once what it names is written; a mark already gone (a
+    /// Removes the record's `unfinished` once what it names is written; one already gone (a
     /// repeat finished first) is left alone.
     async fn clear_unfinished(
         &self,

@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::allowances::{CountedEnd, HoldCaps};
-use super::bundles::{mark_unfinished, split_tickets};
+use super::bundles::{set_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::error::build_error;
 use super::purchases::{Commit, Role, encode_purchase, encode_ticket, read_cancellation};
@@ -221,7 +221,7 @@ impl Store {
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let mut record = encode_purchase(purchase, first_stripe);
         if !rest.is_empty() {
-            mark_unfinished(&mut record);
+            set_unfinished(&mut record);
         }
         let mut transaction = HoldTransaction::new();
         transaction.add(Role::Record, put_if_absent(self.table(), record, true)?);

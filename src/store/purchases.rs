@@ -4,7 +4,7 @@ use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Get, TransactGetItem};
 
 use super::allowances::{Allowance, PayerCap};
-use super::bundles::{decode_unfinished, mark_unfinished, split_tickets};
+use super::bundles::{decode_unfinished, set_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::draws::StripeState;
 use super::error::{build_error, sdk_error};
@@ -256,7 +256,7 @@ impl Store {
             split_tickets(&purchase.tickets, others + usize::from(award.is_some()));
         let mut record = encode_purchase(purchase, first_stripe);
         if !rest.is_empty() {
-            mark_unfinished(&mut record);
+            set_unfinished(&mut record);
         }
         let mut tx = Roled::with_capacity(others + inline.len() + 1);
         tx.push(Role::Record, put_if_absent(self.table(), record, true)?);

@@ -148,7 +148,7 @@ async fn a_close_cut_short_reads_closing_until_a_repeat_finishes_it() {
     );
     // A close that died after its first step and 3 of 8 stripes.
     let id = DrawId::parse("half").unwrap();
-    app.store.mark_draw_closing(&id).await.unwrap().unwrap();
+    app.store.set_draw_closing(&id).await.unwrap().unwrap();
     for stripe in [5, 6, 7] {
         app.store.close_stripe(&id, stripe).await.unwrap();
     }

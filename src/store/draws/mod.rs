@@ -35,9 +35,9 @@ const OPENED: &str = "opened";
 const SOLD_OUT_STRIPES: &str = "sold_out_stripes";
 
 /// On the draw item once buyers chose or held some of its numbers: a hint that lets a
-/// process read the marks of the stripes it claims before it dips there. The stripes'
+/// process read the chosen and hold marks of the stripes it claims before it dips there. The stripes'
 /// conditions decide, whatever the hint says.
-const MARKED: &str = "marked";
+const CHOOSERS_HINT: &str = "marked";
 
 /// The answer to a claim of stripe ends.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ pub struct StripeClaim {
     /// Stripes that some process has seen run out.
     pub sold_out: Vec<u32>,
     /// Buyers chose or held numbers in the draw (the draw says so).
-    pub marked: bool,
+    pub choosers_hint: bool,
 }
 
 impl Store {
@@ -76,7 +76,7 @@ impl Store {
 
     /// The first step of a close: the draw reads `closing` until every stripe is closed.
     /// A closed draw stays closed. `None` when the draw does not exist.
-    pub async fn mark_draw_closing(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+    pub async fn set_draw_closing(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
         self.set_draw_status(
             draw_id,
             DrawStatus::Closing,
@@ -87,7 +87,7 @@ impl Store {
     }
 
     /// The last step of a close, once every stripe is closed.
-    pub async fn mark_draw_closed(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+    pub async fn set_draw_closed(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
         self.set_draw_status(draw_id, DrawStatus::Closed, "closed_at", None)
             .await
     }
@@ -144,9 +144,9 @@ impl Store {
 
     /// Records, once, that a read of the draw's counts found every ticket sold: listings
     /// read the draw item alone. Selling out is for good (a void never puts a ticket back
-    /// on sale), so the mark never goes.
-    pub async fn mark_sold_out(&self, draw_id: &DrawId) -> Result<(), StoreError> {
-        self.mark_once(draw_id, SOLD_OUT_AT, timestamp(Utc::now()))
+    /// on sale), so `sold_out_at` is never removed.
+    pub async fn record_sold_out(&self, draw_id: &DrawId) -> Result<(), StoreError> {
+        self.set_once(draw_id, SOLD_OUT_AT, timestamp(Utc::now()))
             .await
     }
 
@@ -230,20 +230,20 @@ impl Store {
             first: opened - u64::from(count),
             count,
             sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
-            marked: reader.flag(MARKED),
+            choosers_hint: reader.flag(CHOOSERS_HINT),
         }))
     }
 
     /// Notes on the draw that buyers choose or hold its numbers, for the claims that
     /// follow.
-    pub async fn mark_draw(&self, draw_id: &DrawId) -> Result<(), StoreError> {
-        self.mark_once(draw_id, MARKED, AttributeValue::Bool(true))
+    pub async fn set_choosers_hint(&self, draw_id: &DrawId) -> Result<(), StoreError> {
+        self.set_once(draw_id, CHOOSERS_HINT, AttributeValue::Bool(true))
             .await
     }
 
-    /// Sets the mark `name` on the draw item unless it is there: a failed condition means
+    /// Sets the attribute `name` on the draw item unless it is there: a failed condition means
     /// it is there already, or the draw is gone, and either way nothing is left to do.
-    async fn mark_once(
+    async fn set_once(
         &self,
         draw_id: &DrawId,
         name: &str,
@@ -256,10 +256,10 @@ impl Store {
                 .update_item()
                 .table_name(self.table())
                 .set_key(Some(key(keys::draw(draw_id))))
-                .update_expression("SET #mark = :value")
-                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#mark)")
+                .update_expression("SET #attr = :value")
+                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#attr)")
                 .expression_attribute_names("#pk", PARTITION_KEY)
-                .expression_attribute_names("#mark", name)
+                .expression_attribute_names("#attr", name)
                 .expression_attribute_values(":value", value.clone())
                 .send()
                 .await;

@@ -302,7 +302,8 @@ pub(super) fn encode_range_low(low: &RangeLow) -> Item {
         item.insert("valid_until".into(), timestamp(until));
     }
     item.insert("percent".into(), n(low.percent));
-    item.insert("mark".into(), n(low.mark));
+    // Stored as `mark`, as items were written before the word was taken for stripes.
+    item.insert("mark".into(), n(low.threshold));
     item.insert("reached_at".into(), timestamp(low.at));
     item
 }
@@ -318,7 +319,7 @@ pub(crate) fn decode_range_low(item: &Item) -> Result<RangeLow, StoreError> {
         range: AuthorisedRange::new(r.num("from")?, r.num("to")?, r.str("authority_ref")?, until)
             .map_err(|e| r.corrupt(e.to_string()))?,
         percent: r.num("percent")?,
-        mark: r.num("mark")?,
+        threshold: r.num("mark")?,
         at: r.parsed("reached_at", parse_timestamp)?,
     })
 }

@@ -112,7 +112,7 @@ impl<'a> HoldRun<'a> {
                             view.stripes.unhold(take.stripe, &take.swept);
                         }
                     }
-                    super::note_marked(self.store, &self.cache).await;
+                    super::note_choosers(self.store, &self.cache).await;
                     info!(tickets = ?hold.tickets, expires_at = %hold.expires_at, "hold created");
                     return Ok(HoldReceipt {
                         hold,

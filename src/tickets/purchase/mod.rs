@@ -294,7 +294,7 @@ impl<'a> PurchaseRun<'a> {
                     }
                 }
                 if !chosen.is_empty() {
-                    self.requests += note_marked(self.store, &self.cache).await;
+                    self.requests += note_choosers(self.store, &self.cache).await;
                 }
                 metrics::PURCHASES.add(1);
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
@@ -351,12 +351,12 @@ impl PurchaseRun<'_> {
 /// processes claiming stripe ends later read their marks before they dip there. A hint:
 /// a failure is logged and the sale goes on (the next choice tries again). Answers the
 /// requests sent.
-pub(super) async fn note_marked(store: &Store, cache: &DrawCache) -> u32 {
-    if cache.draw_marked() {
+pub(super) async fn note_choosers(store: &Store, cache: &DrawCache) -> u32 {
+    if cache.has_choosers_hint() {
         return 0;
     }
-    match store.mark_draw(&cache.draw.draw_id).await {
-        Ok(()) => cache.set_draw_marked(),
+    match store.set_choosers_hint(&cache.draw.draw_id).await {
+        Ok(()) => cache.note_choosers_hint(),
         Err(error) => {
             warn!(%error, "could not note on the draw that buyers choose or hold numbers")
         }
