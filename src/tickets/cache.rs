@@ -161,7 +161,7 @@ impl DrawCache {
         view
     }
 
-    /// Records what a survey of the draw read: how far the counter has handed out ends,
+    /// Records what a survey of the draw read: how far `opened` has handed out ends,
     /// and stripes that may still sell; if `complete`, every one of them.
     pub(super) fn surveyed(&self, survey: &Survey, complete: bool) {
         let mut view = self.learn_stripes(&survey.stripes);

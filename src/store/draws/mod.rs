@@ -43,7 +43,7 @@ const CHOOSERS_HINT: &str = "marked";
 #[derive(Debug, Clone)]
 pub struct StripeClaim {
     pub draw: Draw,
-    /// The first counter value handed out: values below the stripe count are bottom ends,
+    /// The first value of `opened` handed out: values below the stripe count are bottom ends,
     /// the next ones top ends.
     pub first: u64,
     pub count: u32,
@@ -167,7 +167,7 @@ impl Store {
     }
 
     /// Hands the next `count` stripe ends to the caller and reads the draw in the same
-    /// request: an atomic counter on the draw item, so no two callers get the same value
+    /// request: an atomic count (`opened`) on the draw item, so no two callers get the same value
     /// (`StripeView` maps values to ends). `sold_out` names stripes the caller has seen run
     /// out; the draw keeps them, and every claim returns all that callers have named.
     /// `None` when the draw does not exist.
@@ -279,7 +279,7 @@ impl Store {
         stripe_states(draw_id, stripes, &mut found)
     }
 
-    /// Reads how far the draw's counter has handed out stripe ends, with the given
+    /// Reads how far the draw's `opened` has handed out stripe ends, with the given
     /// stripes, in strongly consistent batch reads: one request for up to 99 stripes, and
     /// no transaction, which the claims that go on meanwhile would cancel. `None`: the
     /// draw is gone.
@@ -325,7 +325,7 @@ impl Store {
 /// What a survey of a draw found.
 #[derive(Debug, Clone)]
 pub struct Survey {
-    /// Stripe ends handed out by the draw's counter.
+    /// Stripe ends handed out by the draw's `opened`.
     pub opened: u64,
     /// Stripes that some process has seen run out.
     pub sold_out: Vec<u32>,

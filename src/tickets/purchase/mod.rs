@@ -49,7 +49,7 @@ const MAX_REFRESHES: u32 = 3;
 enum Step {
     /// Read the cursors that may still move, with the purchase record.
     Refresh,
-    /// Ask the draw's counter for this many more stripe ends.
+    /// Ask the draw's `opened` for this many more stripe ends.
     Claim(u32),
     Commit(Vec<StripeTake>),
     /// Take the numbers the buyer chose, stripe by stripe.
@@ -58,7 +58,7 @@ enum Step {
     ReadStripes(Vec<u32>),
     /// Read these stripes before a lucky dip from ends whose marks the view has not seen.
     ReadAhead(Vec<u32>),
-    /// Read how far the counter has handed out ends, with stripes that may still sell,
+    /// Read how far `opened` has handed out ends, with stripes that may still sell,
     /// before claiming more: near the end of a draw where buyers choose or hold numbers,
     /// the ends left are few and their stripes unknown.
     Survey(SurveyRead),
@@ -91,7 +91,7 @@ pub(super) struct PurchaseRun<'a> {
     payer_left: Option<u64>,
     /// The stripes of chosen numbers the view took for sold or held were read fresh.
     read_taken: bool,
-    /// This purchase read how far the counter has gone.
+    /// This purchase read how far `opened` has gone.
     surveyed: bool,
 }
 
