@@ -32,6 +32,7 @@ pub mod api;
 pub mod aws;
 pub mod bus;
 pub mod json_input;
+pub mod limits;
 pub mod orders;
 pub mod queue;
 pub mod secrets;

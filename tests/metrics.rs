@@ -191,7 +191,7 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
     let now = Utc::now().timestamp_millis();
     let period = Period::parse(Reset::Never, "all").unwrap();
     store
-        .claim_counter(
+        .lease_counter(
             &SeriesId::parse("G").unwrap(),
             &period,
             "other",
@@ -208,7 +208,7 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
         waited.metrics["OrdersNumbered"],
         split("Mode", "gapless", 1)
     );
-    let (dimension, wait) = &waited.metrics["GaplessClaimWait"];
+    let (dimension, wait) = &waited.metrics["GaplessLeaseWait"];
     assert!(dimension.is_none());
     assert!((1..5_000).contains(wait), "waited {wait} ms");
     assert_eq!(waited.metrics["DynamoDbAttempts"], plain(waited.attempts));

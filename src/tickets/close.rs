@@ -23,7 +23,7 @@ impl TicketService {
     pub async fn close_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
         let draw = self
             .store()
-            .mark_draw_closing(draw_id)
+            .set_draw_closing(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         if let Some(cache) = self.cached(draw_id) {
@@ -57,7 +57,7 @@ impl TicketService {
             .await?;
         let closed = self
             .store()
-            .mark_draw_closed(draw_id)
+            .set_draw_closed(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         info!("draw closed");

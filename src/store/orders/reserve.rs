@@ -1,6 +1,6 @@
 //! Fast series: a block of numbers reserved with one atomic update of the counter,
-//! within bounds when the series has a room (authorised ranges, a length), and the mark
-//! of a range that passed its low share.
+//! within bounds when the series has a room (authorised ranges, a length), and the low
+//! notice of a range that passed its low share.
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
@@ -61,9 +61,9 @@ impl Store {
         }
     }
 
-    /// Writes the mark of a range that passed its low share, unless it is there already
-    /// (the mark is written once, and so is its event).
-    pub async fn mark_range_low(&self, low: &RangeLow) -> Result<(), StoreError> {
+    /// Writes the low notice of a range that passed its low share, unless it is there
+    /// already (the notice is written once, and so is its event).
+    pub async fn write_low_notice(&self, low: &RangeLow) -> Result<(), StoreError> {
         self.put_new(encode_range_low(low)).await.map(|_| ())
     }
 

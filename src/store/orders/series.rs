@@ -285,10 +285,10 @@ impl Store {
         self.transact_series(tx).await
     }
 
-    /// Marks a series as numbering, which fixes its validation code, and returns it as it
-    /// is now: a writer numbers with what this returns, so a code changed before the mark
+    /// Sets a series as numbering, which fixes its validation code, and returns it as it
+    /// is now: a writer numbers with what this returns, so a code changed before this write
     /// is the code it uses, and no code changes after it.
-    pub async fn mark_numbered(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
+    pub async fn set_numbered(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
         self.write_meter().single_write(1);
         let result = self
             .client()

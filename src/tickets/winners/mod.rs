@@ -15,15 +15,12 @@ pub(crate) use eligible::Eligible;
 use super::instant::InstantReveal;
 use super::{TicketError, TicketService};
 use crate::store::winners::{PickItem, Recorded};
-use crate::store::{StoreError, backoff};
+use crate::store::{StoreError, retry};
 use tally_domain::draw::{Draw, WinnersRecord};
 use tally_domain::hex;
 use tally_domain::ids::DrawId;
 use tally_domain::purchase::Ticket;
 use tally_domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
-
-/// Attempts at recording the winners while other writers move the draw.
-const MAX_ATTEMPTS: u32 = 8;
 
 /// A beacon round's signature as a request gives it, and the round it says it is of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,7 +120,7 @@ impl TicketService {
         prizes: u32,
         beacon: Option<BeaconInput>,
     ) -> Result<Winners, TicketError> {
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::DRAW_RECORD.each() {
             let draw = self.readable_draw(draw_id).await?;
             if draw.winners.is_some() {
                 return self.same_winners(draw, prizes, beacon.as_ref()).await;
@@ -181,13 +178,10 @@ impl TicketService {
                     return self.same_winners(*now, prizes, beacon.as_ref()).await;
                 }
                 Recorded::Refused(_) => {}
-                Recorded::Contended => backoff(attempt).await,
+                Recorded::Contended => retry::DRAW_RECORD.pause(attempt).await,
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::DRAW_RECORD.exhausted().into())
     }
 
     /// The round's signature checked against the draw's network: `None` for a draw

@@ -12,22 +12,22 @@ use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use serde_json::Value;
 
+use tally::api::Code;
 use tally::orders::requests::{OrderBatch, RequestError};
 use tally::orders::{ItemOutcome, OrderError, OrderService, RejectionCode};
-use tally::store::jittered_wait;
+use tally::store::retry::RetryPolicy;
 use tally_domain::access::SourceAccess;
 
-/// Attempts per batch when the service is unavailable or contended.
-pub const BATCH_ATTEMPTS: u32 = 6;
-/// Waits between attempts grow from this (doubled per attempt, drawn with full jitter so
-/// that the concurrent batches that failed together do not come back together)...
-pub const RETRY_BASE: Duration = Duration::from_millis(200);
-/// ...up to this, so that a service that is down for a while has time to come back.
-pub const RETRY_CAP: Duration = Duration::from_secs(5);
+/// Attempts per batch when the service is unavailable or contended. Waits between them
+/// grow from 200 ms (doubled per attempt, drawn with full jitter so that the concurrent
+/// batches that failed together do not come back together) up to 5 s, so that a service
+/// that is down for a while has time to come back.
+pub const BATCH_RETRIES: RetryPolicy =
+    RetryPolicy::attempts(6).waiting(Duration::from_millis(200), Duration::from_secs(5));
 
 /// The codes with which the batch route refuses a whole body for what it holds: one of its
 /// items may be at fault (too deep for the parser once inside the batch, say).
-const BODY_CODES: [&str; 3] = ["malformed_json", "invalid_body", "body_too_large"];
+const BODY_CODES: [Code; 3] = [Code::MalformedJson, Code::InvalidBody, Code::BodyTooLarge];
 
 /// Where the orders go.
 pub enum Target {
@@ -130,7 +130,7 @@ async fn send_to_api(
     );
     if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 429 {
         Err(BatchFailure::Unavailable(detail))
-    } else if BODY_CODES.contains(&code.as_str()) {
+    } else if BODY_CODES.iter().any(|body| body.as_str() == code.as_str()) {
         Err(BatchFailure::Body { code, detail })
     } else {
         Err(BatchFailure::Request(detail))
@@ -227,9 +227,9 @@ pub async fn send_with_retries(
 ) -> Result<Vec<ItemResult>, BatchFailure> {
     let mut best: Vec<Option<ItemResult>> = vec![None; orders];
     let mut failure = BatchFailure::Unavailable("not sent".into());
-    for attempt in 0..BATCH_ATTEMPTS {
-        if attempt > 0 {
-            tokio::time::sleep(retry_wait(attempt)).await;
+    for attempt in BATCH_RETRIES.each() {
+        if attempt > 1 {
+            BATCH_RETRIES.pause(attempt - 1).await;
         }
         match target.send(body).await {
             Ok(results) if results.len() == orders => {
@@ -249,11 +249,6 @@ pub async fn send_with_retries(
         }
     }
     best.into_iter().collect::<Option<Vec<_>>>().ok_or(failure)
-}
-
-/// How long to wait before attempt `attempt` (from 1) of a batch.
-pub fn retry_wait(attempt: u32) -> Duration {
-    jittered_wait(attempt, RETRY_BASE, RETRY_CAP)
 }
 
 /// A retry finds the orders its earlier attempt created as "existing": they stay "created".
@@ -296,15 +291,5 @@ mod tests {
         );
         let retryable: Vec<bool> = answers.iter().map(ItemResult::is_retryable).collect();
         assert_eq!(retryable, [false, false, true, false]);
-    }
-
-    #[test]
-    fn retry_waits_are_jittered_and_capped() {
-        for attempt in 1..BATCH_ATTEMPTS {
-            let ceiling = (RETRY_BASE * 2u32.pow(attempt)).min(RETRY_CAP);
-            let waits: Vec<Duration> = (0..100).map(|_| retry_wait(attempt)).collect();
-            assert!(waits.iter().all(|w| *w <= ceiling), "attempt {attempt}");
-            assert!(waits.iter().any(|w| *w != waits[0]), "attempt {attempt}");
-        }
     }
 }

@@ -275,8 +275,8 @@ impl DomainEvent {
             from: low.range.from,
             to: low.range.to,
             percent: low.percent,
-            mark: low.mark,
-            remaining: low.range.to - low.mark,
+            mark: low.threshold,
+            remaining: low.range.to - low.threshold,
             valid_until: low.range.valid_until.map(timestamp),
             reached_at: timestamp(low.at),
         })

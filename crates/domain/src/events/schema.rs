@@ -130,7 +130,7 @@ mod tests {
             series,
             range: AuthorisedRange::new(1, 100, "CAF-1", None).unwrap(),
             percent: 90,
-            mark: 90,
+            threshold: 90,
             at: Utc::now(),
         };
         let instant = InstantAward {

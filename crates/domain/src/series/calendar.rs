@@ -1,7 +1,8 @@
 //! The calendar of a series: its time zone (IANA name) and the month its fiscal year
 //! starts in, which turn a moment into the local date its numbers show.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::{TZ_VARIANTS, Tz};
 
 use super::SeriesError;
 
@@ -10,15 +11,21 @@ use super::SeriesError;
 #[derive(Debug, Clone)]
 pub struct Timezone {
     name: String,
-    zone: jiff::tz::TimeZone,
+    zone: Tz,
 }
 
 impl Timezone {
     pub fn parse(name: &str) -> Result<Self, SeriesError> {
-        let zone = jiff::tz::TimeZone::get(name).map_err(|_| SeriesError::Timezone)?;
-        // The database's own spelling, so that `europe/berlin` and `Europe/Berlin` are one.
-        let name = zone.iana_name().unwrap_or(name).to_owned();
-        Ok(Self { name, zone })
+        // The database's own spelling, so that `europe/berlin` and `Europe/Berlin` are one;
+        // a series reads its zone once, so a walk through the names is cheap enough.
+        let zone = *TZ_VARIANTS
+            .iter()
+            .find(|zone| zone.name().eq_ignore_ascii_case(name))
+            .ok_or(SeriesError::Timezone)?;
+        Ok(Self {
+            name: zone.name().to_owned(),
+            zone,
+        })
     }
 
     pub fn utc() -> Self {
@@ -78,14 +85,8 @@ impl Calendar {
 
     /// The local date at `at`.
     pub fn date(&self, at: DateTime<Utc>) -> LocalDate {
-        let stamp = jiff::Timestamp::from_millisecond(at.timestamp_millis())
-            .expect("a chrono time in jiff's range");
-        let local = self.timezone.zone.to_datetime(stamp);
-        let (year, month, day) = (
-            i32::from(local.year()),
-            local.month() as u32,
-            local.day() as u32,
-        );
+        let local = at.with_timezone(&self.timezone.zone);
+        let (year, month, day) = (local.year(), local.month(), local.day());
         LocalDate {
             year,
             month,

@@ -36,7 +36,7 @@ impl Series {
     }
 
     /// The range that counters `before + 1 ..= after` take to its low share: the range
-    /// `after` lies in, if its mark is among them.
+    /// `after` lies in, if its low threshold is among them.
     pub fn low_passed(
         &self,
         before: Option<u64>,
@@ -50,13 +50,13 @@ impl Series {
             .as_slice()
             .iter()
             .find(|r| r.from <= after && after <= r.to)?;
-        let mark = range.low_mark(percent);
-        let passed = before.is_none_or(|before| before < mark) && mark <= after;
+        let threshold = range.low_threshold(percent);
+        let passed = before.is_none_or(|before| before < threshold) && threshold <= after;
         passed.then(|| RangeLow {
             series: self.series_id.clone(),
             range: range.clone(),
             percent,
-            mark,
+            threshold,
             at,
         })
     }

@@ -60,7 +60,7 @@ impl AuthorisedRange {
     }
 
     /// The counter at which `percent` of the range is used.
-    pub fn low_mark(&self, percent: u8) -> u64 {
+    pub fn low_threshold(&self, percent: u8) -> u64 {
         let size = u128::from(self.to - self.from + 1);
         let used = (size * u128::from(percent)).div_ceil(100).max(1);
         self.from + u64::try_from(used - 1).unwrap_or(u64::MAX)
@@ -131,13 +131,14 @@ impl Ranges {
     }
 }
 
-/// A range of a series passed its low mark: `percent` of it is used, at counter `mark`.
+/// A range of a series passed its low threshold: `percent` of it is used, at counter
+/// `threshold`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RangeLow {
     pub series: crate::ids::SeriesId,
     pub range: AuthorisedRange,
     pub percent: u8,
-    pub mark: u64,
+    pub threshold: u64,
     pub at: DateTime<Utc>,
 }
 
@@ -289,10 +290,10 @@ mod tests {
     }
 
     #[test]
-    fn the_low_mark_is_the_counter_that_uses_the_share() {
-        assert_eq!(range(1, 100, None).low_mark(90), 90);
-        assert_eq!(range(101, 110, None).low_mark(90), 109);
-        assert_eq!(range(5, 5, None).low_mark(90), 5);
-        assert_eq!(range(1, 3, None).low_mark(1), 1);
+    fn the_low_threshold_is_the_counter_that_uses_the_share() {
+        assert_eq!(range(1, 100, None).low_threshold(90), 90);
+        assert_eq!(range(101, 110, None).low_threshold(90), 109);
+        assert_eq!(range(5, 5, None).low_threshold(90), 5);
+        assert_eq!(range(1, 3, None).low_threshold(1), 1);
     }
 }

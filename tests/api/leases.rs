@@ -1,4 +1,4 @@
-//! Gapless claims and `Retry-After`: a claim left by a writer that died (or whose release
+//! Gapless leases and `Retry-After`: a lease left by a writer that died (or whose release
 //! was lost) is answered with the time until it can be taken, not a blanket second, and a
 //! client that honours `Retry-After` settles every order within a few tries, under heavy
 //! faults too.
@@ -10,7 +10,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::json;
-use tally::store::orders::Claim;
+use tally::store::orders::Lease;
 use tally::store::{RequestCounter, Store};
 use tally_domain::ids::SeriesId;
 use tally_domain::series::{Period, Reset};
@@ -20,16 +20,16 @@ use crate::helpers::{Reply, endpoint, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;
 use tally_testkit::fault_proxy::{FaultProxy, Faults};
 
-/// A claim of the series' counter by a writer that died, ending `lease_ms` from now.
+/// A lease of the series' counter by a writer that died, ending `lease_ms` from now.
 async fn dead_writer(store: &Store, series: &str, lease_ms: i64) {
     let series = SeriesId::parse(series).unwrap();
     let period = Period::parse(Reset::Never, "all").unwrap();
     let now = Utc::now().timestamp_millis();
-    let claim = store
-        .claim_counter(&series, &period, "dead-writer", 1, now, now + lease_ms)
+    let lease = store
+        .lease_counter(&series, &period, "dead-writer", 1, now, now + lease_ms)
         .await
         .unwrap();
-    assert!(matches!(claim, Claim::Claimed(_)));
+    assert!(matches!(lease, Lease::Leased(_)));
 }
 
 /// The seconds a 503 asks to wait.
@@ -75,7 +75,7 @@ async fn a_claim_left_by_a_dead_writer_is_answered_with_the_time_it_still_holds(
         blocked.body
     );
     assert_eq!(blocked.code(), "contention");
-    // The claim stood still for seconds: the answer names the rest of its lease, not 1 s.
+    // The lease stood still for seconds: the answer names the rest of its lease, not 1 s.
     let wait = retry_after(&blocked);
     assert!((2..=16).contains(&wait), "Retry-After: {wait}");
     let (settled, tries) = honouring(&app.router, &order).await;
@@ -100,7 +100,7 @@ async fn under_heavy_faults_a_client_honouring_retry_after_settles_every_order_i
         error_after: 0.025,
         ..Faults::default()
     });
-    // A writer died holding the claim, as the run starts.
+    // A writer died holding the lease, as the run starts.
     dead_writer(&app.store, "H", 6_000).await;
     let mut tasks = Vec::new();
     for source in 0..SOURCES {
@@ -148,7 +148,7 @@ async fn a_request_cut_off_at_its_deadline_gives_its_claim_up_for_the_next_write
     app.define_series("C", &series).await;
     let proxy = FaultProxy::start(&endpoint()).await;
     // Its transaction is slower than its request may take: the request is cut off while
-    // it holds the claim.
+    // it holds the lease.
     let slow = Duration::from_secs(3);
     proxy.set(Faults {
         latency: Some(slow..=slow),
@@ -156,7 +156,7 @@ async fn a_request_cut_off_at_its_deadline_gives_its_claim_up_for_the_next_write
         ..Faults::default()
     });
     let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(1)).await;
-    // A batch claims the counter (a single post would not).
+    // A batch leases the counter (a single post would not).
     let cut = post_json(
         &instance,
         "/orders/batch",
@@ -166,8 +166,8 @@ async fn a_request_cut_off_at_its_deadline_gives_its_claim_up_for_the_next_write
     .await;
     assert_eq!(cut.code(), "outcome_unknown", "{}", cut.body);
     proxy.set(Faults::default());
-    // The claim was given up when the request was dropped: the next writer numbers at
-    // once, without waiting for the claim's lease (6 s here) to end.
+    // The lease was given up when the request was dropped: the next writer numbers at
+    // once, without waiting for the lease (6 s here) to end.
     let next = post_json(
         &app.router,
         "/orders",
@@ -175,16 +175,16 @@ async fn a_request_cut_off_at_its_deadline_gives_its_claim_up_for_the_next_write
     )
     .await;
     assert_eq!(next.status, StatusCode::CREATED, "{}", next.body);
-    // The cut-off transaction, landing later, finds the claim gone and writes nothing.
+    // The cut-off transaction, landing later, finds the lease gone and writes nothing.
     tokio::time::sleep(slow).await;
     let stored = numbered_orders(&app.scan().await, "C");
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert_eq!(next.body["order_number"], "C0001");
 }
 
-/// A single post that meets another writer's claim waits for it and reads the counter
-/// again, sending no transaction the claim would refuse, and answers with the time the
-/// claim still holds.
+/// A single post that meets another writer's lease waits for it and reads the counter
+/// again, sending no transaction the lease would refuse, and answers with the time the
+/// lease still holds.
 #[tokio::test]
 async fn a_single_post_behind_a_dead_writers_claim_sends_no_transaction() {
     let app = spawn_app().await;

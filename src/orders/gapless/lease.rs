@@ -1,47 +1,46 @@
-//! Waiting for other writers' claims: a request that waits too long gives its orders back
-//! as contended, saying honestly when to come back: when the claim it waited for ends.
+//! Waiting for other writers' leases: a request that waits too long gives its orders back
+//! as contended, saying honestly when to come back: when the lease it waited for ends.
 
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use super::super::MAX_ATTEMPTS;
 use super::Run;
-use crate::store::jittered_wait;
 use crate::store::orders::Pending;
+use crate::store::retry;
 
-/// Waits before a batch's claim is tried again: a claim is held for a few transactions,
+/// Waits before a batch's lease is tried again: a lease is held for a few transactions,
 /// tens of milliseconds each, so the wait stays short (an idle counter is lost
 /// throughput) but random (so that waiters do not all come back together), and each try
 /// costs one unit.
-fn claim_wait(attempt: u32) -> Duration {
-    jittered_wait(attempt, Duration::from_millis(2), Duration::from_millis(20))
+fn lease_wait(attempt: u32) -> Duration {
+    retry::LEASE_WAIT.wait_after(attempt)
 }
 
 /// How long a request waits, in all, for other writers to give the counter up before its
 /// orders are reported as contended (to be posted again): well within a request's time.
-const CLAIM_PATIENCE: Duration = Duration::from_secs(8);
+const LEASE_PATIENCE: Duration = Duration::from_secs(8);
 
-/// How long one claim may stay exactly as it is (same owner, same end) before the
-/// request stops waiting for it: a live owner renews its claim with every chunk and gives
+/// How long one lease may stay exactly as it is (same owner, same end) before the
+/// request stops waiting for it: a live owner renews its lease with every chunk and gives
 /// it up at its end, within milliseconds, and a turn ends within a fraction of a second;
-/// one that does neither for this long has most likely died, and its claim ends only with
+/// one that does neither for this long has most likely died, and its lease ends only with
 /// its lease.
-const CLAIM_STALE: Duration = Duration::from_secs(3);
+const LEASE_STALE: Duration = Duration::from_secs(3);
 
-/// What a request has seen of other writers' claims.
+/// What a request has seen of other writers' leases.
 #[derive(Debug, Default)]
 pub(super) struct Waits {
-    /// Claims found taken in a row.
+    /// Leases found taken in a row.
     taken: u32,
     /// The time spent waiting since the last chunk committed.
     waited: Duration,
-    /// The last claim seen, and since when it has been the same.
+    /// The last lease seen, and since when it has been the same.
     seen: Option<(Pending, Instant)>,
 }
 
 impl Waits {
-    /// A claim was found taken (`held`, when DynamoDB told it).
+    /// A lease was found taken (`held`, when DynamoDB told it).
     pub(super) fn saw(&mut self, held: Option<Pending>) {
         self.taken += 1;
         if let Some(held) = held {
@@ -52,10 +51,10 @@ impl Waits {
         }
     }
 
-    /// A batch found the claim taken: how long to wait before claiming again.
+    /// A batch found the lease taken: how long to wait before leasing again.
     pub(super) fn busy(&mut self, held: Option<Pending>) -> Duration {
         self.saw(held);
-        let wait = claim_wait(self.taken);
+        let wait = lease_wait(self.taken);
         self.waited += wait;
         wait
     }
@@ -68,29 +67,29 @@ impl Waits {
         *self = Self::default();
     }
 
-    /// Whole seconds until the claim last seen ends (at least 1, at most the lease and a
+    /// Whole seconds until the lease last seen ends (at least 1, at most the lease and a
     /// second).
     fn until_free(&self, lease_ms: i64) -> u32 {
-        let Some((claim, _)) = &self.seen else {
+        let Some((lease, _)) = &self.seen else {
             return 1;
         };
-        let left = (claim.until - Utc::now().timestamp_millis()).clamp(0, lease_ms + 1_000);
+        let left = (lease.until - Utc::now().timestamp_millis()).clamp(0, lease_ms + 1_000);
         u32::try_from((left + 999) / 1_000).unwrap_or(1).max(1)
     }
 }
 
 impl Run {
     /// `Some(retry_after)` once the request should stop: too many lost transactions, too
-    /// long a wait, or a claim that stays put (its owner died or lost its release).
+    /// long a wait, or a lease that stays put (its owner died or lost its release).
     pub(super) fn out_of_patience(&self, lease_ms: i64) -> Option<u32> {
-        if self.attempts >= MAX_ATTEMPTS {
+        if !retry::ORDER_WRITE.allows_after(self.attempts) {
             return Some(1);
         }
         let stale = self
             .waits
             .seen
             .as_ref()
-            .is_some_and(|(_, since)| since.elapsed() > CLAIM_STALE);
-        (self.waits.waited > CLAIM_PATIENCE || stale).then(|| self.waits.until_free(lease_ms))
+            .is_some_and(|(_, since)| since.elapsed() > LEASE_STALE);
+        (self.waits.waited > LEASE_PATIENCE || stale).then(|| self.waits.until_free(lease_ms))
     }
 }
