@@ -107,7 +107,7 @@ mod tests {
             ),
             says(
                 "chosen `numbers` in one purchase or hold",
-                format!("Up to {CHOSEN_ALWAYS_FIT} always fit"),
+                format!("up to {CHOSEN_ALWAYS_FIT} always fit"),
             ),
             says(
                 "`hold_seconds`",
@@ -145,7 +145,7 @@ mod tests {
             says(
                 "`instant_wins`",
                 format!(
-                    "1 to {MAX_INSTANT_ENTRIES} prizes, each a free text of 1 to {MAX_PRIZE_LEN} characters"
+                    "1 to {MAX_INSTANT_ENTRIES} distinct prizes of 1 to {MAX_PRIZE_LEN} characters"
                 ),
             ),
             says(
