@@ -1,6 +1,6 @@
 # Tally: the commands a person needs. See README.md.
 
-.PHONY: run test lint openapi bench cold-start build sam invoke clean
+.PHONY: run test check lint openapi bench cold-start build sam invoke clean
 
 ## Start DynamoDB Local (data in .dynamodb/) and the HTTP API on http://127.0.0.1:3000,
 ## with the browser verifier at /verify.
@@ -18,23 +18,30 @@ test:
 	scripts/check-template.py template.yaml
 	scripts/browser.sh
 	scripts/verify-page.sh
-	scripts/with-dynamodb.sh cargo test --locked
+	scripts/with-dynamodb.sh cargo test --locked --workspace
 	scripts/with-dynamodb.sh scripts/schemathesis.sh
 	scripts/with-dynamodb.sh scripts/invoke-test.sh
 	scripts/with-dynamodb.sh scripts/clients-test.sh
 
+## The quick loop, Rust only (no DynamoDB Local, no browser): formatting, lints of every
+## crate, and the unit tests of every crate.
+check:
+	cargo fmt --all -- --check
+	cargo clippy --locked --workspace --all-targets -- -D warnings
+	cargo test --locked --workspace --lib --bins
+
 ## Write the OpenAPI document (openapi.json) and the events' JSON Schemas
 ## (docs/events/*.schema.json) from the code; `cargo test` fails while they differ.
 openapi:
-	cargo run --locked --quiet --bin tally -- contract --openapi openapi.json --events docs/events
+	cargo run --locked --quiet -p tally-cli -- contract --openapi openapi.json --events docs/events
 
-## Formatting and lints, as CI runs them (the browser verifier's WebAssembly too).
+## Formatting and lints of every crate, as CI runs them (the browser verifier's
+## WebAssembly too).
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --locked --all-targets -- -D warnings
+	cargo clippy --locked --workspace --all-targets -- -D warnings
 	scripts/wasm-target.sh
-	cargo fmt --manifest-path web/verifier/Cargo.toml -- --check
-	cargo clippy --locked --manifest-path web/verifier/Cargo.toml --target wasm32-unknown-unknown --target-dir target/verifier -- -D warnings
+	cargo clippy --locked -p tally-verifier --target wasm32-unknown-unknown -- -D warnings
 
 ## Cold-start every Lambda function (init time, memory), draw the winners of large draws,
 ## sell out a draw with 64 concurrent buyers against the naive approach and one by lucky

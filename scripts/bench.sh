@@ -15,7 +15,7 @@ declare -A cold_start_event=(
 )
 
 mapfile -t functions < <(scripts/lambda-functions.sh)
-bins=(--bin tally)
+bins=()
 cold_start=()
 for f in "${functions[@]}"; do
   event=${cold_start_event[$f]:-}
@@ -26,5 +26,8 @@ for f in "${functions[@]}"; do
   bins+=(--bin "$f")
   cold_start+=(--cold-start "$f=$event")
 done
+# Two builds: the functions with the service's dependencies alone, as Lambda runs them,
+# and the command line with its own.
 cargo build --locked --release "${bins[@]}"
+cargo build --locked --release -p tally-cli
 scripts/with-dynamodb.sh target/release/tally bench --bootstraps target/release "${cold_start[@]}" "$@"

@@ -16,7 +16,7 @@ if [ ! -d clients/typescript/node_modules ] || [ clients/typescript/package-lock
   echo "Installing the TypeScript client's packages (npm ci in clients/typescript)..." >&2
   npm ci --prefix clients/typescript --no-audit --no-fund --loglevel=error >&2
 fi
-cargo build --locked --quiet --bin tally
+cargo build --locked --quiet -p tally-cli
 
 start=$SECONDS
 clients/harness/run.sh bash -c '

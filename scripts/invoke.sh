@@ -29,7 +29,8 @@ if [ -z "${DYNAMODB_ENDPOINT:-}" ]; then
   export DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
 fi
 export TABLE_NAME=${TABLE_NAME:-tally}
-cargo build --quiet --bin tally --bin "$function"
+cargo build --quiet -p tally-cli
+cargo build --quiet --bin "$function"
 target/debug/tally create-table >/dev/null
 
 # The events function publishes to EventBridge: locally, to a stand-in that logs each event

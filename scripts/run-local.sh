@@ -8,7 +8,7 @@ dynamodb_port=${DYNAMODB_PORT:-8000}
 api_port=${TALLY_PORT:-3000}
 
 cd "$root"
-cargo build --bin tally
+cargo build -p tally-cli
 # The browser verifier, served at /verify.
 scripts/verify-page.sh >/dev/null
 pid=$(DYNAMODB_LOG="$root/.dynamodb/dynamodb.log" scripts/dynamodb-local.sh start "$dynamodb_port" "$root/.dynamodb/data")

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 : "${DYNAMODB_ENDPOINT:?run through scripts/with-dynamodb.sh}"
 
 scripts/pip-tool.sh schemathesis
-cargo build --locked --quiet --bin tally
+cargo build --locked --quiet -p tally-cli
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"

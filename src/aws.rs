@@ -1,6 +1,7 @@
 //! The AWS SDK configuration every client of Tally shares: timeouts and retries, and for
 //! a local endpoint (DynamoDB Local, a test's stand-in for EventBridge) dummy credentials
-//! and a default region when the environment names none (the settings read which it does).
+//! and a default region when the environment names none (the settings read which it does);
+//! and whether the process runs on Lambda.
 
 use std::time::Duration;
 
@@ -33,6 +34,26 @@ impl Default for Timeouts {
             attempt: Duration::from_secs(3),
             operation: Duration::from_secs(8),
             max_attempts: 3,
+        }
+    }
+}
+
+/// Where the process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// On AWS Lambda, which sets `AWS_LAMBDA_FUNCTION_NAME` for every function.
+    Lambda,
+    /// Anywhere else: the `tally` command, the tests.
+    Local,
+}
+
+impl Runtime {
+    /// Reads the variable through `set`, which answers `None` for an unset one.
+    pub fn read(set: impl Fn(&str) -> Option<String>) -> Self {
+        if set("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+            Self::Lambda
+        } else {
+            Self::Local
         }
     }
 }

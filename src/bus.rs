@@ -6,12 +6,12 @@ use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 use tracing::warn;
 
 use crate::aws::{self, AwsEnvironment, Timeouts};
-use crate::domain::events::{DomainEvent, EVENT_SOURCE};
+use tally_domain::events::{DomainEvent, EVENT_SOURCE};
 
 /// Entries one `PutEvents` call may carry.
 pub const MAX_ENTRIES_PER_PUT: usize = 10;
 
-/// Where the bus is ([`crate::settings::Settings::bus`]).
+/// Where the bus is (`Settings::bus`).
 #[derive(Clone, Debug)]
 pub struct BusConfig {
     pub bus_name: String,

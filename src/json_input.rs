@@ -9,9 +9,9 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::time::{TimeError, parse_rfc3339};
 use serde::de::{self, DeserializeOwned, Deserializer, Unexpected, Visitor};
 use serde_json::error::Category;
+use tally_domain::time::{TimeError, parse_rfc3339};
 
 /// What a time field takes, as every error about one says it.
 pub const RFC3339_EXPECTED: &str = "a date and time in RFC 3339, such as 2026-12-24T18:00:00Z";
@@ -214,7 +214,7 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "the tests read the errors, never the values")]
     struct Body {
         quantity: u32,
         total: Option<u64>,

@@ -3,35 +3,36 @@
 //!
 //! # A tour
 //!
-//! The crate is layered, and imports run one way only:
+//! The workspace's crates are the layers, so an import that runs upward does not
+//! compile. Imports run one way: the mains (`src/bin/`) → [`api`], [`queue`], [`stream`]
+//! → [`settings`] → the services ([`tickets`], [`orders`]) → [`store`] → the rules, in
+//! the crate `tally_domain` (crates/domain: ids, draws, stripes and the permutation,
+//! winners, series and the issuers whose series may not render one text, orders, the
+//! chain, the audit, events; no AWS, no tokio, no HTTP).
 //!
-//! - [`domain`]: the rules, free of AWS types. Ids (parsed once, valid everywhere) and
-//!   the characters free text may hold, draws, schedules, stripes and the keyed
-//!   permutation that picks ticket numbers, seeds, winners and instant wins, series
-//!   formats and periods, the issuers whose series may not render one text, orders, the
-//!   hash chain, the audit, and the domain events.
 //! - [`store`]: the one DynamoDB table. Key formats live in `store::keys`, one codec per
 //!   item type, shared item operations in `store::table`; every race is decided here, by
 //!   conditional writes and transactions.
 //! - [`tickets`] and [`orders`]: the services. Each operation is a small state type whose
-//!   methods are its named steps (`tickets::purchase`, `orders::gapless`).
+//!   methods are its named steps (`tickets::purchase`, `orders::gapless`). They read the
+//!   time from a `tally_domain::time::Clock`.
 //! - [`api`]: one axum router for Lambda and the local server, with the problem details
 //!   (RFC 9457) every error becomes; [`queue`] (SQS imports), [`stream`] (DynamoDB
-//!   stream to domain events) and [`bus`] (EventBridge) are the other ways in and out;
-//!   [`secrets`] reads the deployment secret once at start; [`settings`] reads the
-//!   environment, once, in each binary's `main`.
-//! - `src/bin/`: one small `main` per Lambda function, and the `tally` command line;
-//!   [`lambda_harness`] runs those functions' binaries here as Lambda runs them, for the
-//!   cold-start bench and the log tests.
+//!   stream to domain events) and [`bus`] (EventBridge) are the other ways in and out.
+//! - [`settings`] reads the environment, once, in each binary's `main`, with its defaults
+//!   and the source bindings; [`secrets`] reads the deployment secret once at start;
+//!   [`aws`] configures the SDK's clients; [`telemetry`] writes logs and metrics.
+//! - `src/bin/`: one small `main` per Lambda function. The `tally` command line and the
+//!   bench are the crate `tally-cli` (crates/cli), so that their dependencies stay out of
+//!   the functions; what tests and bench share is `tally-testkit` (crates/testkit).
 //!
 //! Where to change what is listed in the README's map of the code.
 
 pub mod api;
 pub mod aws;
 pub mod bus;
-pub mod domain;
 pub mod json_input;
-pub mod lambda_harness;
+pub mod limits;
 pub mod orders;
 pub mod queue;
 pub mod secrets;

@@ -13,9 +13,9 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use futures::StreamExt;
 use tracing::{error, info, warn};
 
-use crate::domain::access::SourceAccess;
 use crate::orders::requests::OrderRequest;
 use crate::orders::{ItemOutcome, OrderError, OrderService};
+use tally_domain::access::SourceAccess;
 
 /// Messages of one delivery processed at once.
 const CONCURRENT_MESSAGES: usize = 4;

@@ -9,9 +9,9 @@ use aws_sdk_secretsmanager::Client;
 use aws_sdk_secretsmanager::error::DisplayErrorContext;
 use tracing::info;
 
+use crate::aws::Runtime;
 use crate::aws::{self, AwsEnvironment, Timeouts};
-use crate::domain::secret::DeploymentSecret;
-use crate::settings::Runtime;
+use tally_domain::secret::DeploymentSecret;
 
 /// Which secrets a process may start with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +144,7 @@ pub async fn fetch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::secret::LOCAL_DEPLOYMENT_SECRET;
+    use tally_domain::secret::LOCAL_DEPLOYMENT_SECRET;
 
     fn given(text: &str) -> SecretSource {
         SecretSource::Given(Given(text.to_owned()))

@@ -14,8 +14,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use tracing::{error, info, warn};
 
 use crate::bus::EventBus;
-use crate::domain::events::DomainEvent;
 use crate::store::stream::{ChangeKind, ItemChange};
+use tally_domain::events::DomainEvent;
 
 /// One record as a change of one item.
 fn change_of(record: &EventRecord) -> Result<ItemChange, String> {

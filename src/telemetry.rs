@@ -26,7 +26,7 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::settings::Runtime;
+use crate::aws::Runtime;
 
 /// Tally's own target: its modules' paths start with it.
 const OWN_TARGET: &str = "tally";
@@ -65,7 +65,7 @@ impl LogFormat {
     }
 }
 
-/// What the environment says of logs and metrics ([`crate::settings::Settings::log`]).
+/// What the environment says of logs and metrics (`Settings::log`).
 #[derive(Clone, Debug)]
 pub struct LogSettings {
     /// `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`.
@@ -189,20 +189,7 @@ pub fn init(settings: &LogSettings, default_level: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
-
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use tally_testkit::logs::Captured;
 
     #[test]
     fn only_tallys_own_targets_log_at_trace_and_the_others_up_to_debug() {
@@ -221,7 +208,7 @@ mod tests {
             tracing::trace!(target: "tally::tickets", "our own trace");
             tracing::trace!(target: "tally", "our crate's trace");
         });
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let text = captured.text();
         assert!(!text.contains("SECRET"), "{text}");
         for kept in [
             "beginning attempt #1",
@@ -240,7 +227,7 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             tracing::warn!(draw_id = "d1", "a warning");
         });
-        String::from_utf8(captured.0.lock().unwrap().clone()).unwrap()
+        captured.text()
     }
 
     #[test]
@@ -253,7 +240,7 @@ mod tests {
                 tracing::info!(target: metrics::TARGET, emf = r#"{"_aws": {}}"#);
                 tracing::info!("not at this level");
             });
-            let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+            let text = captured.text();
             assert_eq!(text, "{\"_aws\": {}}\n", "{format:?}");
         }
     }

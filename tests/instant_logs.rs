@@ -11,10 +11,13 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tally::api::{self, AppState};
-use tally::domain::ids::DrawId;
-use tally::domain::instant::InstantKey;
-use tally::domain::secret::DeploymentSecret;
+use tally::telemetry::{self, LogFormat};
 use tally::tickets::TicketService;
+use tally_domain::ids::DrawId;
+use tally_domain::instant::InstantKey;
+use tally_domain::secret::DeploymentSecret;
+use tally_testkit::http::send_json;
+use tally_testkit::logs::capture_logs;
 
 /// The ways an unsold winning number `n` could leak: as a ticket of an answer, as an
 /// award's key or as a won ticket in a stored item (as the SDK logs them).
@@ -47,7 +50,8 @@ async fn call(
     body: Value,
     expected: StatusCode,
 ) -> String {
-    let (status, answer) = support::send(router, method, path, body).await;
+    let reply = send_json(router, method.parse().unwrap(), path, &body).await;
+    let (status, answer) = (reply.status, reply.raw);
     assert_eq!(status, expected, "{method} {path}: {answer}");
     answers.push_str(&answer);
     answer
@@ -55,8 +59,10 @@ async fn call(
 
 #[tokio::test]
 async fn no_unsold_winning_number_or_map_key_reaches_an_answer_or_a_log_before_the_winners() {
-    let captured = support::capture_logs("trace");
-    let store = support::fresh_store("instant-logs", None).await;
+    let captured = capture_logs(|writer| {
+        telemetry::subscriber("trace", LogFormat::Json, move || writer.clone())
+    });
+    let (store, _table) = support::fresh_store(None).await;
     let secret = DeploymentSecret::new(DrawId::generate().as_str().repeat(3).as_bytes()).unwrap();
     let tickets = TicketService::new(store.clone()).with_deployment_secret(secret.clone());
     let router = api::router(AppState {
@@ -207,5 +213,4 @@ async fn no_unsold_winning_number_or_map_key_reaches_an_answer_or_a_log_before_t
     assert!(instant.contains(&format!("\"ticket\":{}", unsold[0])));
     let text = captured.text();
     assert!(!text.contains(&hidden_key), "the key appears in the logs");
-    store.delete_table().await.unwrap();
 }

@@ -1,5 +1,5 @@
 //! E2 on Lambda: no function logs a secret, even at `AWS_LAMBDA_LOG_LEVEL=TRACE`. Each binary of
-//! `src/bin/` runs here as Lambda runs it ([`tally::lambda_harness`]), on an event that
+//! `src/bin/` runs here as Lambda runs it ([`tally_testkit::lambda_harness`]), on an event that
 //! carries secrets, and its whole output is searched for them. The ticket function gets a
 //! purchase with a token and a payer id, sent with a caller's signature and session token;
 //! the order function a signed request; the events function a stream record of a draw
@@ -16,10 +16,13 @@ use axum::body::Bytes;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tally::api::{self, AppState};
-use tally::domain::ids::DrawId;
-use tally::lambda_harness::bootstrap::FunctionEnv;
-use tally::lambda_harness::{generated_secret, invoke};
 use tally::store::Store;
+use tally_domain::ids::DrawId;
+use tally_testkit::dynamodb::{attr_b, item};
+use tally_testkit::http::{post_json, put_json};
+use tally_testkit::lambda_harness::bootstrap::FunctionEnv;
+use tally_testkit::lambda_harness::{generated_secret, invoke};
+use tally_testkit::logs::forms;
 
 /// How long a function may take to start, answer, or poll again.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -104,7 +107,7 @@ async fn run(function: &str, store: &Store, event: Bytes) -> Run {
         "events" => env!("CARGO_BIN_EXE_events"),
         other => panic!("no function {other}"),
     };
-    let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect("run through `make test`");
+    let endpoint = tally_testkit::dynamodb::endpoint();
     let deployment_secret = generated_secret();
     let secret_key = generated_secret();
     let session_token = generated_secret();
@@ -162,14 +165,16 @@ impl Run {
 async fn drawn_item(store: &Store) -> HashMap<String, AttributeValue> {
     let router = api::router(AppState::new(store.clone()));
     let draw = json!({"draw_id": "secret", "total_tickets": 50, "max_per_payer": 10});
-    let (status, body) = support::send(&router, "POST", "/draws", draw).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    support::draw_item(store, "secret").await
+    let created = post_json(&router, "/draws", &draw).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    item(store.client(), store.table(), "DRAW#secret")
+        .await
+        .expect("the draw is stored")
 }
 
 #[tokio::test]
 async fn the_ticket_function_logs_no_token_payer_or_signature_at_trace() {
-    let store = support::fresh_store("lambda-logs", None).await;
+    let (store, _table) = support::fresh_store(None).await;
     drawn_item(&store).await;
     let signed = Signed::new();
     let token = format!("tok-{}", DrawId::generate());
@@ -183,27 +188,26 @@ async fn the_ticket_function_logs_no_token_payer_or_signature_at_trace() {
         "tickets",
         &[token, payer, signed.signature, signed.session_token],
     );
-    store.delete_table().await.unwrap();
 }
 
 #[tokio::test]
 async fn the_order_function_logs_no_signature_at_trace() {
-    let store = support::fresh_store("lambda-logs", None).await;
+    let (store, _table) = support::fresh_store(None).await;
     let signed = Signed::new();
     let series = json!({"format": "UABC{yy}{seq:6}", "reset": "yearly", "gapless": true});
     let event = http_event("PUT", "/series/UABC", &series, &signed);
     let run = run("orders", &store, event).await;
     assert_eq!(run.answer["statusCode"], 201, "{}", run.answer);
     run.assert_logs_none_of("orders", &[signed.signature, signed.session_token]);
-    store.delete_table().await.unwrap();
 }
 
 #[tokio::test]
 async fn the_import_function_logs_none_of_its_credentials_at_trace() {
-    let store = support::fresh_store("lambda-logs", None).await;
+    let (store, _table) = support::fresh_store(None).await;
     let router = api::router(AppState::new(store.clone()));
     let series = json!({"format": "UABC{yy}{seq:6}", "reset": "yearly", "gapless": false});
-    let (status, body) = support::send(&router, "PUT", "/series/UABC", series).await;
+    let defined = put_json(&router, "/series/UABC", &series).await;
+    let (status, body) = (defined.status, defined.body);
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let order = json!({"series": "UABC", "source": "erp-1", "external_ref": "PO-1"});
     let event = json!({"Records": [{
@@ -222,15 +226,14 @@ async fn the_import_function_logs_none_of_its_credentials_at_trace() {
     let run = run("import", &store, Bytes::from(event.to_string())).await;
     assert_eq!(run.answer["batchItemFailures"], json!([]), "{}", run.answer);
     run.assert_logs_none_of("import", &[]);
-    store.delete_table().await.unwrap();
 }
 
 #[tokio::test]
 async fn the_events_function_logs_no_seed_or_permutation_key_of_a_draw_record_at_trace() {
-    let store = support::fresh_store("lambda-logs", None).await;
+    let (store, _table) = support::fresh_store(None).await;
     let item = drawn_item(&store).await;
-    let mut secrets = support::forms(&support::binary(&item, "seed"));
-    secrets.extend(support::forms(&support::binary(&item, "perm_key")));
+    let mut secrets = forms(&attr_b(&item, "seed"));
+    secrets.extend(forms(&attr_b(&item, "perm_key")));
     let image = serde_json::to_value(serde_dynamo::Item::from(item)).unwrap();
     // A purchase's record besides, so that the function publishes a fact to the bus.
     let fixture: Value =
@@ -259,5 +262,4 @@ async fn the_events_function_logs_no_seed_or_permutation_key_of_a_draw_record_at
     let run = run("events", &store, Bytes::from(event.to_string())).await;
     assert_eq!(run.answer["batchItemFailures"], json!([]), "{}", run.answer);
     run.assert_logs_none_of("events", &secrets);
-    store.delete_table().await.unwrap();
 }

@@ -10,9 +10,13 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tally::api::{self, AppState};
-use tally::domain::ids::DrawId;
-use tally::domain::secret::DeploymentSecret;
+use tally::telemetry::{self, LogFormat};
 use tally::tickets::TicketService;
+use tally_domain::ids::DrawId;
+use tally_domain::secret::DeploymentSecret;
+use tally_testkit::dynamodb::{attr_b, item};
+use tally_testkit::http::send_json;
+use tally_testkit::logs::{capture_logs, forms};
 
 /// Sends a request; returns its status, and keeps the body in `answers`.
 async fn call(
@@ -22,15 +26,18 @@ async fn call(
     body: Value,
     answers: &mut String,
 ) -> StatusCode {
-    let (status, answer) = support::send(router, method, path, body).await;
+    let reply = send_json(router, method.parse().unwrap(), path, &body).await;
+    let (status, answer) = (reply.status, reply.raw);
     answers.push_str(&answer);
     status
 }
 
 #[tokio::test]
 async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_even_at_trace() {
-    let captured = support::capture_logs("trace");
-    let store = support::fresh_store("logs", None).await;
+    let captured = capture_logs(|writer| {
+        telemetry::subscriber("trace", LogFormat::Json, move || writer.clone())
+    });
+    let (store, _table) = support::fresh_store(None).await;
     let secret_text = DrawId::generate().as_str().repeat(3);
     let secret = DeploymentSecret::new(secret_text.as_bytes()).unwrap();
     let fingerprint_key = secret.derive("token-fingerprint", b"secret");
@@ -94,11 +101,10 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
             "{method} {path}"
         );
     }
-    let item = support::draw_item(&store, "secret").await;
-    let (key, seed) = (
-        support::binary(&item, "perm_key"),
-        support::binary(&item, "seed"),
-    );
+    let item = item(store.client(), store.table(), "DRAW#secret")
+        .await
+        .expect("the draw is stored");
+    let (key, seed) = (attr_b(&item, "perm_key"), attr_b(&item, "seed"));
     let before_draw = captured.text();
     // The capture works: it holds the SDK's debug lines and Tally's own.
     assert!(
@@ -109,7 +115,7 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         before_draw.contains("purchase committed"),
         "no Tally lines captured"
     );
-    for form in support::forms(&seed) {
+    for form in forms(&seed) {
         assert!(
             !before_draw.contains(&form),
             "the seed appears in the logs as {form}"
@@ -134,12 +140,12 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         StatusCode::CREATED
     );
     assert!(
-        revealed.contains(&support::forms(&seed)[0]),
+        revealed.contains(&forms(&seed)[0]),
         "the winners do not reveal the seed"
     );
     let text = captured.text();
     assert!(text.contains("winners drawn"), "no winners line captured");
-    for form in support::forms(&key) {
+    for form in forms(&key) {
         assert!(
             !text.contains(&form),
             "the key appears in the logs as {form}"
@@ -149,7 +155,7 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
             "the key appears in an answer as {form}"
         );
     }
-    for form in support::forms(&seed) {
+    for form in forms(&seed) {
         assert!(
             !text.contains(&form),
             "the seed appears in the logs as {form}"
@@ -157,14 +163,10 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
     }
     assert!(!text.contains("\"1234\""), "the token appears in the logs");
     // Nor the deployment secret, nor the key it gives this draw's fingerprints.
-    for form in support::forms(&fingerprint_key)
-        .into_iter()
-        .chain([secret_text])
-    {
+    for form in forms(&fingerprint_key).into_iter().chain([secret_text]) {
         assert!(
             !text.contains(&form) && !answers.contains(&form) && !revealed.contains(&form),
             "the deployment secret or its key appears as {form}"
         );
     }
-    store.delete_table().await.unwrap();
 }

@@ -11,12 +11,14 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::{Value, json};
-use support::Captured;
 use tally::api::{self, AppState};
-use tally::domain::ids::SeriesId;
-use tally::domain::series::{Period, Reset};
 use tally::store::RequestCounter;
 use tally::telemetry::metrics::{ALL, DEFAULT_NAMESPACE};
+use tally::telemetry::{self, LogFormat};
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{Period, Reset};
+use tally_testkit::http::send_json;
+use tally_testkit::logs::{Captured, capture_logs};
 
 /// A dimension's name and value.
 type Dimension = Option<(String, String)>;
@@ -39,7 +41,9 @@ impl World {
     async fn call(&self, router: &axum::Router, method: &str, path: &str, body: Value) -> Written {
         let start = self.captured.text().len();
         let before = self.counter.get();
-        let (status, _) = support::send(router, method, path, body).await;
+        let status = send_json(router, method.parse().unwrap(), path, &body)
+            .await
+            .status;
         let text = self.captured.text()[start..].to_owned();
         let mut metrics = BTreeMap::new();
         for line in text.lines().filter(|l| l.contains("\"_aws\"")) {
@@ -111,9 +115,11 @@ fn split(key: &str, value: &str, count: u64) -> (Dimension, u64) {
 
 #[tokio::test]
 async fn each_request_logs_what_it_did_as_embedded_metrics() {
-    let captured = support::capture_logs("info");
+    let captured = capture_logs(|writer| {
+        telemetry::subscriber("info", LogFormat::Json, move || writer.clone())
+    });
     let counter = RequestCounter::default();
-    let store = support::fresh_store("metrics", Some(counter.clone())).await;
+    let (store, _table) = support::fresh_store(Some(counter.clone())).await;
     let router = api::router(AppState::new(store.clone()));
     let world = World { captured, counter };
 
@@ -185,7 +191,7 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
     let now = Utc::now().timestamp_millis();
     let period = Period::parse(Reset::Never, "all").unwrap();
     store
-        .claim_counter(
+        .lease_counter(
             &SeriesId::parse("G").unwrap(),
             &period,
             "other",
@@ -202,7 +208,7 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
         waited.metrics["OrdersNumbered"],
         split("Mode", "gapless", 1)
     );
-    let (dimension, wait) = &waited.metrics["GaplessClaimWait"];
+    let (dimension, wait) = &waited.metrics["GaplessLeaseWait"];
     assert!(dimension.is_none());
     assert!((1..5_000).contains(wait), "waited {wait} ms");
     assert_eq!(waited.metrics["DynamoDbAttempts"], plain(waited.attempts));
@@ -218,5 +224,4 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
         timed_out.metrics["ServiceUnavailable"],
         split("Code", "outcome_unknown", 1)
     );
-    store.delete_table().await.unwrap();
 }

@@ -8,10 +8,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::problem::{Code, Problem};
 use super::timestamp;
-use crate::domain::ids::PaymentId;
-use crate::domain::time::parse_rfc3339;
 use crate::store::lists::After;
 use crate::tickets::PurchasesFrom;
+use tally_domain::ids::PaymentId;
+use tally_domain::time::parse_rfc3339;
 
 /// The longest cursor of an index list: a stored time (24 bytes), `#` and an id of at most
 /// 64 characters, in base64url (119 characters).

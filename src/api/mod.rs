@@ -25,32 +25,21 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tracing::{Instrument, info, info_span};
 
-pub use caller::{Identity, JWT_CLAIM_VAR, SOURCE_BINDINGS_VAR, SourceBindings};
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
 pub use orders::MAX_ORDER_BODY_BYTES;
 pub use problem::{Code, Problem};
 
-use crate::domain::secret::DeploymentSecret;
-use crate::domain::time::rfc3339_millis as timestamp;
 use crate::orders::OrderService;
-use crate::settings::HttpSettings;
+use crate::settings::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_DRAWING_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HttpSettings,
+    SourceBindings,
+};
 use crate::store::Store;
 use crate::telemetry::metrics;
 use crate::tickets::TicketService;
-
-/// How long one request may take by default: within API Gateway's 30 s and the ticket
-/// function's 15 s timeout, so that the answer is a 503 problem, not the gateway's own.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(12);
-
-/// How long a request's body may take to arrive by default, from its head on: longer than
-/// a 6 MiB batch needs on any working link, shorter than the request timeout.
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long drawing winners or serving an eligible list may take by default: a draw of
-/// 10,000,000 tickets takes seconds of computing (docs/operations.md), within API Gateway's
-/// 30 s and the function's 29 s timeout.
-pub const DEFAULT_DRAWING_TIMEOUT: Duration = Duration::from_secs(25);
+use tally_domain::secret::DeploymentSecret;
+use tally_domain::time::rfc3339_millis as timestamp;
 
 /// What the handlers share: one service per process.
 #[derive(Clone)]

@@ -45,9 +45,8 @@ does not take;
 `throttled`, `contention`, `outcome_unknown`. Every request is safe to repeat as it was;
 - `500 internal_error` only for a bug.
 
-The local server (`tally serve`) also answers `414 uri_too_long`, \
-`431 headers_too_large` and `400 malformed_request` for requests that it cannot parse; \
-it serves localhost only, and answers `foreign_host` (421) to a request not addressed to \
+The local server (`tally serve`) answers requests that it cannot parse with a bare \
+`414`, `431` or `400` (no body); it serves localhost only, and answers `foreign_host` (421) to a request not addressed to \
 a loopback name with its port, `foreign_origin` (403) to one from another site's page.
 
 Behind API Gateway (IAM auth: requests signed with SigV4 for the service `execute-api`), \
@@ -490,6 +489,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_code_the_description_names_is_declared() {
+        let declared: Vec<String> = Code::FIXED
+            .iter()
+            .map(|c| c.as_str().into_owned())
+            .collect();
+        // A code in the text is a quoted word of lowercase letters with an underscore;
+        // `invalid_<member>` stands for a family.
+        let named: Vec<&str> = DESCRIPTION
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            // `413 body_too_large`: the status, then the code.
+            .map(|quoted| quoted.trim_start_matches(|c: char| c.is_ascii_digit() || c == ' '))
+            .filter(|word| {
+                word.contains('_') && word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+            .collect();
+        assert!(named.len() >= 10, "{named:?}");
+        for code in named {
+            assert!(
+                declared.iter().any(|d| d == code),
+                "`{code}` is not a declared code"
+            );
+        }
+    }
+
+    #[test]
     fn every_member_a_problem_adds_is_typed_in_the_document() {
         let typed: Vec<&str> = problem_members()
             .into_iter()
@@ -545,7 +571,7 @@ mod tests {
                 .map(|(class, _)| class);
             assert_eq!(
                 class,
-                Some(crate::domain::text::FREE_TEXT_CLASS),
+                Some(tally_domain::text::FREE_TEXT_CLASS),
                 "{pattern}"
             );
         }
@@ -588,7 +614,7 @@ mod tests {
 
     #[test]
     fn every_id_of_the_document_has_the_pattern_its_type_declares() {
-        use crate::domain::ids::{
+        use tally_domain::ids::{
             DrawId, ExternalRef, HoldId, IssuerId, PaymentId, SeriesId, SourceId,
         };
         let doc = serde_json::to_value(openapi()).unwrap();

@@ -164,7 +164,7 @@ mod tests {
     use serde::Deserialize;
 
     #[derive(Deserialize)]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "the test reads the field names, never the values")]
     struct Page {
         limit: Option<String>,
         #[serde(rename = "cursor")]

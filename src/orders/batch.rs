@@ -7,11 +7,11 @@ use chrono::{DateTime, Utc};
 use tracing::{info, warn};
 
 use super::outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
-use crate::domain::ids::{ExternalRef, SourceId};
-use crate::domain::order::{NewOrder, Order};
-use crate::domain::series::{LocalDate, NumberFormat, Period, Series, Stop};
 use crate::store::orders::InvoiceRef;
 use crate::telemetry::metrics;
+use tally_domain::ids::{ExternalRef, SourceId};
+use tally_domain::order::{NewOrder, Order};
+use tally_domain::series::{LocalDate, NumberFormat, Period, Series, Stop};
 
 /// The state of one request while it is numbered.
 pub(super) struct Batch {

@@ -6,17 +6,17 @@
 use chrono::Utc;
 use tracing::{info, instrument};
 
-use super::{MAX_ATTEMPTS, OrderError, OrderService, SeriesStatus};
-use crate::domain::audit::Entry;
-use crate::domain::chain::{GENESIS, from_hex, move_link, to_hex};
-use crate::domain::ids::SeriesId;
-use crate::domain::order::{Move, Reason};
-use crate::domain::series::{
+use super::{OrderError, OrderService, SeriesStatus};
+use crate::store::orders::{CounterMoved, SeriesWrite};
+use crate::store::{StoreError, retry};
+use tally_domain::audit::Entry;
+use tally_domain::chain::{GENESIS, from_hex, move_link, to_hex};
+use tally_domain::ids::SeriesId;
+use tally_domain::order::{Move, Reason};
+use tally_domain::series::{
     FormatVersion, MAX_FORMAT_VERSIONS, Period, Ranges, Series, SeriesError, ValidationCode,
     checked_format,
 };
-use crate::store::orders::{CounterMoved, SeriesWrite};
-use crate::store::{StoreError, backoff};
 
 /// What `PATCH /series/{series_id}` asks for, already checked.
 #[derive(Debug, Clone, Default)]
@@ -72,7 +72,7 @@ impl OrderService {
         apply: impl Fn(&Series) -> Result<Option<Series>, OrderError>,
     ) -> Result<(), OrderError> {
         let mut series = self.stored_series(series_id).await?;
-        for _ in 0..MAX_ATTEMPTS {
+        for _ in retry::ORDER_WRITE.each() {
             let Some(mut changed) = apply(&series)? else {
                 return Ok(());
             };
@@ -95,10 +95,7 @@ impl OrderService {
                 }
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::ORDER_WRITE.exhausted().into())
     }
 
     /// The validation code, the ranges and their low share. A series that numbers keeps
@@ -151,7 +148,7 @@ impl OrderService {
     async fn change_format(&self, series_id: &SeriesId, text: &str) -> Result<(), OrderError> {
         let mut series = self.stored_series(series_id).await?;
         let format = checked_format(text, series.definition.reset)?;
-        for _ in 0..MAX_ATTEMPTS {
+        for _ in retry::ORDER_WRITE.each() {
             if series.definition.format == format {
                 return Ok(());
             }
@@ -187,10 +184,7 @@ impl OrderService {
             }
             self.refresh_series(&mut series).await?;
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::ORDER_WRITE.exhausted().into())
     }
 
     /// Moves the counter of the current period so that the next number is `next`.
@@ -202,7 +196,7 @@ impl OrderService {
     ) -> Result<Move, OrderError> {
         let series = self.load_series(series_id, self.now()).await?;
         let period = series.period(self.now());
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::ORDER_WRITE.each() {
             let counter = self
                 .store
                 .get_counter(series_id, &period)
@@ -217,7 +211,7 @@ impl OrderService {
             let wall = Utc::now().timestamp_millis();
             if counter.pending.as_ref().is_some_and(|p| p.until >= wall) {
                 // A gapless writer holds the counter: wait for its transaction.
-                backoff(attempt).await;
+                retry::ORDER_WRITE.pause(attempt).await;
                 continue;
             }
             let mut moved = Move {
@@ -258,13 +252,10 @@ impl OrderService {
                     info!(from = moved.from, to = moved.to, "counter moved");
                     return Ok(moved);
                 }
-                CounterMoved::Changed => backoff(attempt).await,
+                CounterMoved::Changed => retry::ORDER_WRITE.pause(attempt).await,
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::ORDER_WRITE.exhausted().into())
     }
 
     /// A move to a number already reached: the same move done before (a repeated
@@ -322,7 +313,7 @@ fn check_ranges(series: &Series, ranges: &Ranges, last: Option<u64>) -> Result<(
 /// still pending for `target` is replaced, not kept.
 fn with_format(
     series: &Series,
-    format: &crate::domain::series::NumberFormat,
+    format: &tally_domain::series::NumberFormat,
     version: u32,
     target: &Period,
 ) -> Result<Series, OrderError> {

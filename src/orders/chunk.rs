@@ -7,8 +7,8 @@ use std::collections::{HashSet, VecDeque};
 
 use super::batch::Batch;
 use super::{OrderError, OrderService};
-use crate::domain::series::{NumberFormat, Room, Stop};
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
+use tally_domain::series::{NumberFormat, Room, Stop};
 
 pub(super) fn chunk_of(
     batch: &Batch,

@@ -11,8 +11,8 @@ use std::collections::{BTreeSet, VecDeque};
 use super::batch::Batch;
 use super::outcome::RejectionCode;
 use super::{OrderError, OrderService};
-use crate::domain::access::SourceAccess;
 use crate::store::orders::{InvoiceRef, InvoiceRefusal};
+use tally_domain::access::SourceAccess;
 
 impl OrderService {
     /// Finds the invoice of every credit note of `queue` among those `access` may read;

@@ -8,9 +8,10 @@
 use tracing::info;
 
 use super::{OrderError, OrderService};
-use crate::domain::series::Series;
-use crate::domain::series::issuer::{Issuer, Overlap, Refusal};
 use crate::store::issuers::MAX_ISSUER_FORMATS;
+use crate::store::retry;
+use tally_domain::series::Series;
+use tally_domain::series::issuer::{Issuer, Overlap, Refusal};
 
 /// What entering a series found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +55,7 @@ impl OrderService {
     /// there: a series defined before issuers existed joins its issuer, so that no later
     /// definition can render its texts.
     pub async fn enter_series(&self, series: &Series) -> Result<Entered, OrderError> {
-        for attempt in 1..=super::MAX_ATTEMPTS {
+        for attempt in retry::ORDER_WRITE.each() {
             let issuer = self.store.get_issuer(&series.definition.issuer).await?;
             let Some(next) = issuer.enter_existing(series) else {
                 return Ok(Entered::Already);
@@ -67,11 +68,8 @@ impl OrderService {
                 );
                 return Ok(Entered::Now);
             }
-            crate::store::backoff(attempt).await;
+            retry::ORDER_WRITE.pause(attempt).await;
         }
-        Err(crate::store::StoreError::Contention {
-            attempts: super::MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::ORDER_WRITE.exhausted().into())
     }
 }

@@ -8,10 +8,10 @@
 use std::time::Instant;
 
 use super::{OrderError, OrderService};
-use crate::domain::access::SourceAccess;
-use crate::domain::audit::{AuditReport, AuditRun, AuditState, CounterState, Entry};
-use crate::domain::ids::SeriesId;
-use crate::domain::series::{Period, Series};
+use tally_domain::access::SourceAccess;
+use tally_domain::audit::{AuditReport, AuditRun, AuditState, CounterState, Entry};
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{Period, Series};
 
 /// Entries read per page by an audit or an export.
 pub const AUDIT_PAGE: usize = 1_000;

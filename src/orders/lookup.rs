@@ -6,11 +6,11 @@
 use std::collections::HashMap;
 
 use super::{OrderError, OrderService};
-use crate::domain::access::SourceAccess;
-use crate::domain::audit::Entry;
-use crate::domain::ids::SeriesId;
-use crate::domain::order::Order;
-use crate::domain::series::{Period, Series};
+use tally_domain::access::SourceAccess;
+use tally_domain::audit::Entry;
+use tally_domain::ids::SeriesId;
+use tally_domain::order::Order;
+use tally_domain::series::{Period, Series};
 
 impl OrderService {
     /// The order of `series_id` whose number is `text`.

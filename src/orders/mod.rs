@@ -41,22 +41,20 @@ pub use ledger::{AUDIT_PAGE, Audit, AuditScope, ListedPage};
 pub(crate) use outcome::tests::snake_case;
 pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
 
-use crate::domain::access::SourceAccess;
-use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
-use crate::domain::order::Order;
-use crate::domain::series::issuer::Overlap;
-use crate::domain::series::{
-    InvalidPeriod, NumberFormat, Period, RangeLow, Series, SeriesDefinition, SeriesError,
-};
 use crate::store::orders::SeriesInsert;
-use crate::store::{Store, StoreError, backoff, random_token};
+use crate::store::{Store, StoreError, random_token, retry};
 
 use batch::Batch;
 use fast::Blocks;
 use gapless::Counters;
-
-/// Attempts per chunk before its orders are reported as contended.
-const MAX_ATTEMPTS: u32 = 32;
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::order::Order;
+use tally_domain::series::issuer::Overlap;
+use tally_domain::series::{
+    InvalidPeriod, NumberFormat, Period, RangeLow, Series, SeriesDefinition, SeriesError,
+};
+use tally_domain::time::Clock;
 
 /// How long a process numbers with a series as it read it before reading it again: how
 /// late it may see a change of the settings it does not check in its writes
@@ -65,9 +63,6 @@ pub const SERIES_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// A series and one of its periods: what a counter, and a process's block of it, belong to.
 pub(crate) type SeriesPeriod = (SeriesId, Period);
-
-/// The current time; tests pass a fixed one to cross period boundaries.
-pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OrderError {
@@ -132,11 +127,11 @@ struct Known {
 pub struct OrderService {
     store: Store,
     clock: Clock,
-    /// Random per service value (a process): the owner of its claims and turns.
+    /// Random per service value (a process): the owner of its leases and turns.
     instance: String,
     series: Mutex<HashMap<SeriesId, Known>>,
-    /// Ranges whose low mark this process knows is written.
-    marked_ranges: Mutex<HashSet<(SeriesId, u64)>>,
+    /// Ranges whose low notice this process knows is written.
+    noticed_ranges: Mutex<HashSet<(SeriesId, u64)>>,
     /// The blocks of fast series this process numbers from.
     blocks: Blocks,
     /// What this process knows of gapless counters.
@@ -154,7 +149,7 @@ impl OrderService {
             clock,
             instance: random_token(),
             series: Mutex::new(HashMap::new()),
-            marked_ranges: Mutex::new(HashSet::new()),
+            noticed_ranges: Mutex::new(HashSet::new()),
             blocks: Blocks::default(),
             counters: Counters::default(),
         }
@@ -172,9 +167,9 @@ impl OrderService {
         DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
     }
 
-    /// How long a gapless claim lasts before another writer may take it over: longer
+    /// How long a gapless lease lasts before another writer may take it over: longer
     /// than any call of its owner can still be in flight.
-    fn claim_lease(&self) -> i64 {
+    fn lease_duration(&self) -> i64 {
         let lease = self.store.operation_timeout() + Duration::from_secs(1);
         i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
     }
@@ -196,7 +191,7 @@ impl OrderService {
         {
             return Err(SeriesError::Credits(format!("series {credited} does not exist")).into());
         }
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::ORDER_WRITE.each() {
             let issuer = match self.admit(None, &series).await {
                 Ok(issuer) => issuer,
                 // A series of this id answers first: the same one, or another definition.
@@ -214,13 +209,10 @@ impl OrderService {
                 SeriesInsert::Existing(existing) => {
                     return self.defined_before(*existing, &series).await;
                 }
-                SeriesInsert::IssuerChanged => backoff(attempt).await,
+                SeriesInsert::IssuerChanged => retry::ORDER_WRITE.pause(attempt).await,
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::ORDER_WRITE.exhausted().into())
     }
 
     /// A definition whose id is taken: the same definition again is answered with the
@@ -386,21 +378,21 @@ impl OrderService {
         Ok(series)
     }
 
-    /// The series as it numbers: one with a validation code or ranges is marked as
+    /// The series as it numbers: one with a validation code or ranges is set as
     /// numbering first (once), which fixes the code and lets its ranges only grow, and
-    /// numbers with the code and ranges the mark returns.
+    /// numbers with the code and ranges that write returns.
     async fn numbering(&self, series: Series) -> Result<Series, OrderError> {
         let d = &series.definition;
         if series.numbered || (d.validation_code.is_none() && d.ranges.is_empty()) {
             return Ok(series);
         }
-        let marked = self
+        let numbered = self
             .store
-            .mark_numbered(&series.series_id)
+            .set_numbered(&series.series_id)
             .await?
             .ok_or_else(|| OrderError::SeriesNotFound(series.series_id.clone()))?;
-        self.remember(&marked);
-        Ok(marked)
+        self.remember(&numbered);
+        Ok(numbered)
     }
 
     /// Reads `series` again, for a format version it does not know yet.
@@ -442,15 +434,15 @@ impl OrderService {
         self.lock_series().insert(series.series_id.clone(), known);
     }
 
-    fn range_marked(&self, low: &RangeLow) -> bool {
-        self.marked_ranges
+    fn low_notice_written(&self, low: &RangeLow) -> bool {
+        self.noticed_ranges
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contains(&(low.series.clone(), low.range.from))
     }
 
-    fn remember_range_mark(&self, low: &RangeLow) {
-        self.marked_ranges
+    fn remember_low_notice(&self, low: &RangeLow) {
+        self.noticed_ranges
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert((low.series.clone(), low.range.from));

@@ -1,6 +1,6 @@
 //! What one order of a request becomes: created, found, or rejected with a typed code.
 
-use crate::domain::order::{NewOrder, Order};
+use tally_domain::order::{NewOrder, Order};
 
 /// Declares each rejection code once, with its documentation and the string callers see:
 /// [`RejectionCode::ALL`], [`RejectionCode::as_str`] and [`RejectionCode::parse`] follow

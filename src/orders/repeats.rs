@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use super::batch::Batch;
 use super::{OrderError, OrderService};
-use crate::domain::order::Order;
+use tally_domain::order::Order;
 
 impl OrderService {
     /// Items of a chunk whose reference has an order already: that order is their

@@ -6,11 +6,11 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::{OrderInput, Rejection, RejectionCode};
-use crate::domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
-use crate::domain::order::{
+use crate::json_input::read_object;
+use tally_domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
+use tally_domain::order::{
     MAX_BATCH, MAX_NUMBER_TEXT, NewOrder, OrderData, OrderDataError, is_number_text,
 };
-use crate::json_input::read_object;
 
 /// `POST /orders`: one order to number.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -4,12 +4,12 @@
 
 use tracing::{info, instrument};
 
-use super::{MAX_ATTEMPTS, OrderError, OrderService};
-use crate::domain::access::SourceAccess;
-use crate::domain::ids::SeriesId;
-use crate::domain::order::{Order, Reason, Void};
+use super::{OrderError, OrderService};
 use crate::store::orders::Voided;
-use crate::store::{StoreError, backoff};
+use crate::store::retry;
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::SeriesId;
+use tally_domain::order::{Order, Reason, Void};
 
 impl OrderService {
     /// Voids the order of `series_id` numbered `text`; returns it as voided. An invoice
@@ -35,7 +35,7 @@ impl OrderService {
             reason,
             at: self.now(),
         };
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::ORDER_WRITE.each() {
             match self
                 .store
                 .void_order(series_id, &period, &order, &void)
@@ -57,13 +57,10 @@ impl OrderService {
                         number: stored.order_number,
                     });
                 }
-                Voided::Conflict => backoff(attempt).await,
+                Voided::Conflict => retry::ORDER_WRITE.pause(attempt).await,
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::ORDER_WRITE.exhausted().into())
     }
 }
 

@@ -11,8 +11,8 @@ use aws_sdk_dynamodb::types::{
 use super::codec::{Item, Reader, key, n, s};
 
 use super::error::{build_error, done_unless_failed};
-use super::{Store, StoreError, keys};
-use crate::domain::ids::{DrawId, HoldId, PayerId};
+use super::{Store, StoreError, keys, kind};
+use tally_domain::ids::{DrawId, HoldId, PayerId};
 
 /// Tickets a payer holds in a capped draw, bought or in live holds.
 pub(crate) const HELD: &str = "held";
@@ -114,10 +114,10 @@ fn allowance_update(store: &Store, draw_id: &DrawId, payer: &PayerId) -> Allowan
         update: Update::builder()
             .table_name(store.table())
             .set_key(Some(key(keys::payer(draw_id, payer))))
-            .expression_attribute_names("#kind", "kind")
+            .expression_attribute_names("#kind", kind::ATTRIBUTE)
             .expression_attribute_names("#payer", "payer_id")
             .expression_attribute_values(":payer", s(payer.as_str()))
-            .expression_attribute_values(":kind", s("allowance"))
+            .expression_attribute_values(":kind", s(kind::ALLOWANCE))
             .expression_attribute_values(":zero", n(0))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld),
         sets: vec!["#kind = :kind".to_owned(), "#payer = :payer".to_owned()],

@@ -7,10 +7,10 @@
 //! and every other sale, hold or choice is conditioned on them. So the ticket items that
 //! did not fit can only be written, never refused. The record says `unfinished` until
 //! they are; a repeat of the purchase writes them again (each write is new or finds the
-//! bundle's own item) and clears the mark.
+//! bundle's own item) and clears `unfinished`.
 //!
-//! A void works alike: its transaction marks the record void, counts every ticket on the
-//! draw and names the bundle in the draw's `voiding` set, with as many ticket marks as
+//! A void works alike: its transaction sets the record void, counts every ticket on the
+//! draw and names the bundle in the draw's `voiding` set, with as many ticket voids as
 //! fit; the rest follow. The eligible list finishes every bundle the draw still names
 //! before it trusts the index of voided tickets, so a void cut short never blocks a close.
 
@@ -26,23 +26,20 @@ use super::draws::VOIDING;
 use super::error::{build_error, sdk_error};
 use super::limits::MAX_TRANSACTION_ITEMS;
 use super::purchases::{STATUS, VOID, decode_ticket, encode_ticket};
-use super::table::{PutNew, backoff, removed_or_gone};
+use super::retry;
+use super::table::{PutNew, removed_or_gone};
 use super::{Store, StoreError, keys};
-use crate::domain::purchase::{Purchase, Unfinished};
+use tally_domain::purchase::{Purchase, Unfinished};
 
-/// The record's mark while follow-up writes are left.
+/// On the record while follow-up writes are left.
 const UNFINISHED: &str = "unfinished";
 const TICKETS: &str = "tickets";
 const VOID_MARKS: &str = "void";
 const LATE_VOID_MARKS: &str = "late_void";
 /// Follow-up writes of one bundle in flight at once.
 const PARALLEL_WRITES: usize = 16;
-/// Tries of one follow-up write that fails for a passing reason (after the SDK's own
-/// retries) before the request answers 503: hundreds of writes each failing now and then
-/// should not send the whole bundle back to its client.
-const WRITE_TRIES: u32 = 4;
-
-/// Runs `write` until it succeeds, fails for good, or has failed `WRITE_TRIES` times.
+/// Runs `write` until it succeeds, fails for good, or has failed as often as
+/// [`retry::BUNDLE_WRITE`] allows (after the SDK's own retries each time).
 async fn persist<F, Fut>(write: F) -> Result<(), StoreError>
 where
     F: Fn() -> Fut,
@@ -52,7 +49,9 @@ where
     loop {
         tries += 1;
         match write().await {
-            Err(err) if err.is_transient() && tries < WRITE_TRIES => backoff(tries).await,
+            Err(err) if err.is_transient() && retry::BUNDLE_WRITE.allows_after(tries) => {
+                retry::BUNDLE_WRITE.pause(tries).await;
+            }
             outcome => return outcome,
         }
     }
@@ -74,12 +73,12 @@ fn unfinished_value(unfinished: Unfinished) -> &'static str {
 }
 
 /// Marks a new purchase record as a bundle whose ticket items follow its commit.
-pub(crate) fn mark_unfinished(item: &mut Item) {
+pub(crate) fn set_unfinished(item: &mut Item) {
     item.insert(UNFINISHED.into(), s(TICKETS));
 }
 
-/// Sets the record's mark in a void's update: `SET` expression and its values.
-pub(crate) fn mark_void_unfinished(
+/// Sets the record's `unfinished` in a void's update: `SET` expression and its values.
+pub(crate) fn set_void_unfinished(
     update: UpdateBuilder,
     expression: &str,
     late: bool,
@@ -103,7 +102,7 @@ pub(crate) fn decode_unfinished(r: &Reader) -> Result<Option<Unfinished>, StoreE
     })
 }
 
-/// A ticket's void mark: it says void and enters the index of (late) voided tickets, on
+/// A ticket item's void: it says void and enters the index of (late) voided tickets, on
 /// the condition that it is the purchase's.
 pub(crate) fn void_ticket(
     table: &str,
@@ -136,7 +135,7 @@ pub(crate) fn void_ticket(
 
 impl Store {
     /// Finishes what a bundle's deciding transaction left: its ticket items, or the void
-    /// marks on them and its name on the draw. Every write is safe to repeat; the answer
+    /// voids on them and its name on the draw. Every write is safe to repeat; the answer
     /// is the purchase as it now stands.
     pub async fn finish(&self, mut purchase: Purchase) -> Result<Purchase, StoreError> {
         let Some(unfinished) = purchase.unfinished else {
@@ -168,7 +167,7 @@ impl Store {
         Ok(purchase)
     }
 
-    /// The purchase's ticket items as they stand: whether each is marked void.
+    /// The purchase's ticket items as they stand: whether each is void.
     async fn ticket_items(&self, purchase: &Purchase) -> Result<HashMap<u64, bool>, StoreError> {
         let keys = purchase
             .tickets
@@ -190,7 +189,7 @@ impl Store {
     }
 
     /// Writes the ticket items of `numbers` (each new, or found as the purchase's own),
-    /// then clears the record's mark.
+    /// then clears the record's `unfinished`.
     pub(crate) async fn finish_tickets(
         &self,
         purchase: &Purchase,
@@ -219,7 +218,7 @@ impl Store {
         }
     }
 
-    /// Marks `numbers` of a voided bundle void, clears the record's mark, then takes the
+    /// Sets `numbers` of a voided bundle void, clears the record's `unfinished`, then takes the
     /// bundle off the draw's `voiding` set.
     pub(crate) async fn finish_void(
         &self,
@@ -228,7 +227,7 @@ impl Store {
         late: bool,
     ) -> Result<(), StoreError> {
         futures::stream::iter(numbers.iter().copied())
-            .map(|number| persist(move || self.mark_ticket_void(purchase, number, late)))
+            .map(|number| persist(move || self.void_ticket_item(purchase, number, late)))
             .buffer_unordered(PARALLEL_WRITES)
             .try_collect::<()>()
             .await?;
@@ -255,7 +254,7 @@ impl Store {
         Ok(())
     }
 
-    async fn mark_ticket_void(
+    async fn void_ticket_item(
         &self,
         purchase: &Purchase,
         number: u64,
@@ -291,7 +290,7 @@ impl Store {
         }
     }
 
-    /// Removes the record's mark once what it names is written; a mark already gone (a
+    /// Removes the record's `unfinished` once what it names is written; one already gone (a
     /// repeat finished first) is left alone.
     async fn clear_unfinished(
         &self,

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
 use super::{PARTITION_KEY, StoreError};
-use crate::domain::time::rfc3339_millis;
+use tally_domain::time::rfc3339_millis;
 
 pub(crate) type Item = HashMap<String, AttributeValue>;
 
@@ -28,7 +28,7 @@ pub(crate) fn timestamp(at: DateTime<Utc>) -> AttributeValue {
     s(rfc3339_millis(at))
 }
 
-/// A stored time. Lenient where a caller's time is not ([`crate::domain::time::parse_rfc3339`]):
+/// A stored time. Lenient where a caller's time is not ([`tally_domain::time::parse_rfc3339`]):
 /// what was stored before a rule tightened keeps reading.
 pub(crate) fn parse_timestamp(raw: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(raw)

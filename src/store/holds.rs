@@ -9,19 +9,19 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::allowances::{CountedEnd, HoldCaps};
-use super::bundles::{mark_unfinished, split_tickets};
+use super::bundles::{set_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::error::build_error;
 use super::purchases::{Commit, Role, encode_purchase, encode_ticket, read_cancellation};
 use super::stripes::ChosenWrite;
 use super::table::put_if_absent;
 use super::transaction::{Roled, RoledOutcome};
-use super::{Store, StoreError, keys};
-use crate::domain::hold::{Hold, HoldEnd};
-use crate::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
-use crate::domain::instant::InstantWin;
-use crate::domain::purchase::Purchase;
-use crate::domain::stripes::ChosenTake;
+use super::{Store, StoreError, keys, kind};
+use tally_domain::hold::{Hold, HoldEnd};
+use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
+use tally_domain::instant::InstantWin;
+use tally_domain::purchase::Purchase;
+use tally_domain::stripes::ChosenTake;
 
 const END: &str = "end";
 const OPEN: &str = "open";
@@ -35,7 +35,7 @@ const TTL: &str = "ttl";
 
 fn encode_hold(hold: &Hold) -> Item {
     let mut item = key(keys::hold(&hold.draw_id, &hold.hold_id));
-    item.insert("kind".into(), s("hold"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::HOLD));
     item.insert("draw_id".into(), s(hold.draw_id.as_str()));
     item.insert("hold_id".into(), s(hold.hold_id.as_str()));
     item.insert("payer_id".into(), s(hold.payer_id.as_str()));
@@ -221,7 +221,7 @@ impl Store {
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let mut record = encode_purchase(purchase, first_stripe);
         if !rest.is_empty() {
-            mark_unfinished(&mut record);
+            set_unfinished(&mut record);
         }
         let mut transaction = HoldTransaction::new();
         transaction.add(Role::Record, put_if_absent(self.table(), record, true)?);

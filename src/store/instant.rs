@@ -22,13 +22,11 @@ use super::error::build_error;
 use super::lists::After;
 use super::purchases::{STATUS, VOID, VOIDED_AT};
 use super::table::put_if_absent;
-use super::{Store, StoreError, keys};
-use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::instant::{InstantAward, InstantWin};
-use crate::domain::purchase::Purchase;
+use super::{Store, StoreError, keys, kind};
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::instant::{InstantAward, InstantWin};
+use tally_domain::purchase::Purchase;
 
-/// The `kind` of an award item.
-pub(crate) const KIND: &str = "instant_win";
 const WINS: &str = "wins";
 const AWARDED_AT: &str = "awarded_at";
 
@@ -51,7 +49,7 @@ impl AwardWrite {
 
 fn encode_award(draw_id: &DrawId, award: &InstantAward, first: u64) -> Item {
     let mut item = key(keys::instant_award(draw_id, first));
-    item.insert("kind".into(), s(KIND));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::INSTANT_WIN));
     item.insert("draw_id".into(), s(draw_id.as_str()));
     item.insert("payment_id".into(), s(award.payment_id.as_str()));
     if let Some(payer) = &award.payer_id {

@@ -13,10 +13,10 @@ use super::codec::{Item, Reader, key, n, s};
 use super::error::{build_error, sdk_error};
 use super::metrics::item_units;
 use super::orders::decode_series;
-use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::ids::{IssuerId, SeriesId};
-use crate::domain::series::issuer::{Entry, Issuer};
-use crate::domain::series::{NumberFormat, Series, ValidationCode};
+use super::{PARTITION_KEY, Store, StoreError, keys, kind};
+use tally_domain::ids::{IssuerId, SeriesId};
+use tally_domain::series::issuer::{Entry, Issuer};
+use tally_domain::series::{NumberFormat, Series, ValidationCode};
 
 /// The most formats one issuer's series hold between them: the item stays under
 /// DynamoDB's 400 KB (a format is at most 64 bytes, a series id 32; about 100 bytes an
@@ -43,7 +43,7 @@ fn encode_issuer(issuer: &Issuer) -> Item {
         })
         .collect::<HashMap<_, _>>();
     let mut item = key(keys::issuer(&issuer.issuer));
-    item.insert("kind".into(), s("issuer"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::ISSUER));
     item.insert("issuer".into(), s(issuer.issuer.as_str()));
     item.insert(VERSION.into(), n(issuer.version));
     item.insert(SERIES.into(), AttributeValue::M(series));
@@ -172,8 +172,8 @@ impl Store {
             .table_name(self.table())
             .consistent_read(true)
             .filter_expression("#kind = :series")
-            .expression_attribute_names("#kind", "kind")
-            .expression_attribute_values(":series", s("series"))
+            .expression_attribute_names("#kind", kind::ATTRIBUTE)
+            .expression_attribute_values(":series", s(kind::SERIES))
             .set_exclusive_start_key(from)
             .send()
             .await

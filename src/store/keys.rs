@@ -1,10 +1,10 @@
 //! Every key of the table, in one place. Built only from validated ids and periods, which
 //! cannot contain the `#` separator.
 
-use crate::domain::ids::{
+use tally_domain::ids::{
     DrawId, ExternalRef, HoldId, IssuerId, PayerId, PaymentId, SeriesId, SourceId,
 };
-use crate::domain::series::Period;
+use tally_domain::series::Period;
 
 /// The global secondary index of a payer's purchases: `payer_pk` = [`payer`], `payer_sk` =
 /// [`newest_first`].

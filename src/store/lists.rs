@@ -11,10 +11,10 @@ use super::error::sdk_error;
 use super::instant::decode_award;
 use super::purchases::decode_purchase;
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::draw::Draw;
-use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::instant::InstantAward;
-use crate::domain::purchase::Purchase;
+use tally_domain::draw::Draw;
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::instant::InstantAward;
+use tally_domain::purchase::Purchase;
 
 /// Where a page starts: after the entry with this index sort key (a time and an id).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Get, TransactGetItem};
 
 use super::allowances::{Allowance, PayerCap};
-use super::bundles::{decode_unfinished, mark_unfinished, split_tickets};
+use super::bundles::{decode_unfinished, set_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::draws::StripeState;
 use super::error::{build_error, sdk_error};
@@ -13,12 +13,12 @@ use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
 use super::stripes::ChosenWrite;
 use super::table::{Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
-use super::{Store, StoreError, keys};
-use crate::domain::hold::Hold;
-use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::instant::InstantWin;
-use crate::domain::purchase::{Channel, Purchase, Ticket, Void};
-use crate::domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
+use super::{Store, StoreError, keys, kind};
+use tally_domain::hold::Hold;
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::instant::InstantWin;
+use tally_domain::purchase::{Channel, Purchase, Ticket, Void};
+use tally_domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
 
 // A bundle's commit holds its record, a cursor per stripe it may touch, the payer's
 // allowance, an instant-win award and a hold's record, with room for tickets.
@@ -95,7 +95,7 @@ pub enum Commit {
 /// stripe.
 pub(crate) fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
     let mut item = key(keys::purchase(&purchase.draw_id, &purchase.payment_id));
-    item.insert("kind".into(), s("purchase"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::PURCHASE));
     item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
     item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
     item.insert("quantity".into(), n(purchase.quantity));
@@ -165,7 +165,7 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
 
 pub(crate) fn encode_ticket(purchase: &Purchase, number: u64) -> Item {
     let mut item = key(keys::ticket(&purchase.draw_id, number));
-    item.insert("kind".into(), s("ticket"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::TICKET));
     item.insert("draw_id".into(), s(purchase.draw_id.as_str()));
     item.insert("number".into(), n(number));
     item.insert("payment_id".into(), s(purchase.payment_id.as_str()));
@@ -256,7 +256,7 @@ impl Store {
             split_tickets(&purchase.tickets, others + usize::from(award.is_some()));
         let mut record = encode_purchase(purchase, first_stripe);
         if !rest.is_empty() {
-            mark_unfinished(&mut record);
+            set_unfinished(&mut record);
         }
         let mut tx = Roled::with_capacity(others + inline.len() + 1);
         tx.push(Role::Record, put_if_absent(self.table(), record, true)?);

@@ -1,19 +1,20 @@
 //! The table's stream, read as domain facts: which item changes are purchases, voids,
 //! closes, drawings, awards, instant-win awards, orders, order voids, counter moves and ranges running low.
-//! Cursors, counters, claims, allowances, tickets, references and series definitions are
+//! Cursors, counters, leases, allowances, tickets, references and series definitions are
 //! mechanics, not facts.
 
 use super::StoreError;
 use super::codec::{Item, Reader, parse_timestamp};
 use super::draws::winners_of;
-use super::instant::{self, decode_award};
+use super::instant::decode_award;
+use super::kind;
 use super::orders::{decode_move, decode_order, decode_range_low};
 use super::purchases::decode_purchase;
 use super::winners::decode_pick;
-use crate::domain::draw::DrawStatus;
-use crate::domain::events::{Award, DomainEvent};
-use crate::domain::ids::DrawId;
-use crate::domain::winners::PickRecord;
+use tally_domain::draw::DrawStatus;
+use tally_domain::events::{Award, DomainEvent};
+use tally_domain::ids::DrawId;
+use tally_domain::winners::PickRecord;
 
 /// What happened to an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +34,7 @@ pub struct ItemChange {
 
 /// The `kind` attribute every domain item carries.
 fn item_kind(item: Option<&Item>) -> Result<Option<&str>, StoreError> {
-    item.map(|item| Reader::new(item).opt_str("kind"))
+    item.map(|item| Reader::new(item).opt_str(kind::ATTRIBUTE))
         .transpose()
         .map(Option::flatten)
 }
@@ -43,29 +44,29 @@ impl ItemChange {
     pub fn domain_events(&self) -> Result<Vec<DomainEvent>, StoreError> {
         let new = self.new.as_ref();
         let events = match (self.kind, item_kind(new)?, new) {
-            (ChangeKind::Insert, Some("purchase"), Some(item)) => {
+            (ChangeKind::Insert, Some(kind::PURCHASE), Some(item)) => {
                 vec![DomainEvent::purchase_created(&decode_purchase(item)?)]
             }
-            (ChangeKind::Modify, Some("purchase"), Some(item)) => self.purchase_voided(item)?,
-            (ChangeKind::Insert, Some("order"), Some(item)) => {
+            (ChangeKind::Modify, Some(kind::PURCHASE), Some(item)) => self.purchase_voided(item)?,
+            (ChangeKind::Insert, Some(kind::ORDER), Some(item)) => {
                 vec![DomainEvent::order_created(&decode_order(item)?)]
             }
-            (ChangeKind::Modify, Some("order"), Some(item)) => self.order_voided(item)?,
-            (ChangeKind::Insert, Some("move"), Some(item)) => {
+            (ChangeKind::Modify, Some(kind::ORDER), Some(item)) => self.order_voided(item)?,
+            (ChangeKind::Insert, Some(kind::MOVE), Some(item)) => {
                 let period = Reader::new(item).str("period")?;
                 vec![DomainEvent::counter_moved(period, &decode_move(item)?)]
             }
-            (ChangeKind::Modify, Some("draw"), Some(item)) => {
+            (ChangeKind::Modify, Some(kind::DRAW), Some(item)) => {
                 let mut events: Vec<DomainEvent> = self.draw_closed(item)?.into_iter().collect();
                 events.extend(self.winners_drawn(item)?);
                 events
             }
-            (ChangeKind::Insert, Some("pick"), Some(item)) => vec![prize_awarded(item)?],
-            (ChangeKind::Insert, Some(instant::KIND), Some(item)) => {
+            (ChangeKind::Insert, Some(kind::PICK), Some(item)) => vec![prize_awarded(item)?],
+            (ChangeKind::Insert, Some(kind::INSTANT_WIN), Some(item)) => {
                 let (draw_id, award) = decode_award(item)?;
                 DomainEvent::instant_wins_awarded(&draw_id, &award)
             }
-            (ChangeKind::Insert, Some("range_low"), Some(item)) => {
+            (ChangeKind::Insert, Some(kind::RANGE_LOW), Some(item)) => {
                 vec![DomainEvent::range_running_low(&decode_range_low(item)?)]
             }
             _ => Vec::new(),

@@ -1,8 +1,5 @@
 //! The item operations every entity shares: consistent reads, batch reads, conditional
-//! puts, transactions with their cancellation reasons read item by item, and the backoff
-//! between attempts.
-
-use std::time::Duration;
+//! puts, transactions with their cancellation reasons read item by item.
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
@@ -12,36 +9,17 @@ use aws_sdk_dynamodb::types::{
     KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
-use rand::RngExt;
 
 use super::codec::Item;
 use super::error::{build_error, is_throttling_code, sdk_error};
 use super::keys::PERIOD_KEY;
 use super::limits::MAX_BATCH_GET_KEYS;
 use super::metrics::item_units;
-use super::{PARTITION_KEY, Store, StoreError};
-
-/// Waits before DynamoDB is tried again after a lost race or throttling.
-pub(crate) async fn backoff(attempt: u32) {
-    const BASE: Duration = Duration::from_millis(8);
-    const CAP: Duration = Duration::from_millis(400);
-    tokio::time::sleep(jittered_wait(attempt, BASE, CAP)).await;
-}
-
-/// Capped exponential backoff with full jitter: a random wait in
-/// `0..=min(cap, base * 2^attempt)`, so that clients that failed together spread out.
-pub fn jittered_wait(attempt: u32, base: Duration, cap: Duration) -> Duration {
-    let ceiling = base.saturating_mul(1 << attempt.min(16)).min(cap);
-    let millis = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX);
-    Duration::from_millis(rand::rng().random_range(0..=millis))
-}
-
-/// Attempts of a single-item write while transactions hold its item.
-const HELD_ATTEMPTS: u32 = 6;
+use super::{PARTITION_KEY, Store, StoreError, retry};
 
 /// Runs a single-item write again, after a jittered wait, while a transaction holds its
 /// item (DynamoDB refuses the write with `TransactionConflictException`, writing nothing),
-/// a bounded number of times; then the contention is the answer.
+/// as [`retry::HELD_ITEM`] allows; then the contention is the answer.
 pub(crate) async fn unless_held<T, F, Fut>(mut write: F) -> Result<T, StoreError>
 where
     F: FnMut() -> Fut,
@@ -50,8 +28,8 @@ where
     let mut attempt = 1;
     loop {
         match write().await {
-            Err(StoreError::Contention { .. }) if attempt < HELD_ATTEMPTS => {
-                backoff(attempt).await;
+            Err(StoreError::Contention { .. }) if retry::HELD_ITEM.allows_after(attempt) => {
+                retry::HELD_ITEM.pause(attempt).await;
                 attempt += 1;
             }
             Err(StoreError::Contention { .. }) => {
@@ -61,9 +39,6 @@ where
         }
     }
 }
-
-/// Batch reads give up after this many rounds of unprocessed keys.
-const MAX_BATCH_ROUNDS: u32 = 10;
 
 /// What a conditional put found.
 pub(crate) enum PutNew {
@@ -82,7 +57,7 @@ pub enum Inserted<T> {
 /// 128 random bits, hex-encoded.
 pub(crate) fn random_token() -> String {
     let bytes: [u8; 16] = rand::random();
-    crate::domain::hex::encode(&bytes)
+    tally_domain::hex::encode(&bytes)
 }
 
 /// What one item of a cancelled transaction says, in item order.
@@ -178,10 +153,10 @@ impl Store {
         let mut round = 0;
         while let Some(request) = pending.take() {
             if round > 0 {
-                backoff(round).await;
+                retry::BATCH_READ.pause(round).await;
             }
             round += 1;
-            if round > MAX_BATCH_ROUNDS {
+            if round > retry::BATCH_READ.budget() {
                 return Err(StoreError::Throttled);
             }
             let output = self
@@ -329,24 +304,5 @@ fn verdict(
                 reason.message().unwrap_or("")
             ),
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jittered_waits_vary_and_stay_under_their_capped_ceiling() {
-        let (base, cap) = (Duration::from_millis(200), Duration::from_secs(5));
-        for attempt in 0..20 {
-            let ceiling = (base * 2u32.pow(attempt.min(16))).min(cap);
-            let waits: Vec<Duration> = (0..200)
-                .map(|_| jittered_wait(attempt, base, cap))
-                .collect();
-            assert!(waits.iter().all(|w| *w <= ceiling), "attempt {attempt}");
-            // 200 draws from 0..=ceiling: equal ones all along would mean no jitter.
-            assert!(waits.iter().any(|w| *w != waits[0]), "attempt {attempt}");
-        }
     }
 }

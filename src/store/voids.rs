@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::{
 use chrono::{DateTime, Utc};
 
 use super::allowances::HELD;
-use super::bundles::{mark_void_unfinished, split_tickets, void_ticket};
+use super::bundles::{set_void_unfinished, split_tickets, void_ticket};
 use super::codec::{key, n, s, timestamp};
 use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED, VOIDING};
 use super::error::build_error;
@@ -17,7 +17,7 @@ use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::Verdict;
 use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::purchase::{Channel, Purchase, Void};
+use tally_domain::purchase::{Channel, Purchase, Void};
 
 /// How a void transaction ended.
 #[derive(Debug)]
@@ -96,9 +96,9 @@ impl Store {
                 );
         }
         let draw_update = draw_update.update_expression(format!("ADD {}", adds.join(", ")));
-        let mark = "SET #status = :void, #reason = :reason, #at = :at";
+        let set_void = "SET #status = :void, #reason = :reason, #at = :at";
         let mut purchase_update = update(keys::purchase(draw_id, &purchase.payment_id))
-            .update_expression(mark)
+            .update_expression(set_void)
             .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#status)")
             .expression_attribute_names("#pk", PARTITION_KEY)
             .expression_attribute_names("#status", STATUS)
@@ -109,7 +109,7 @@ impl Store {
             .expression_attribute_values(":at", timestamp(at))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         if bundle {
-            purchase_update = mark_void_unfinished(purchase_update, mark, late);
+            purchase_update = set_void_unfinished(purchase_update, set_void, late);
         }
         let mut updates = vec![(Role::Purchase, purchase_update), (Role::Draw, draw_update)];
         if let (true, Some(payer)) = (capped, &purchase.payer_id) {

@@ -13,11 +13,11 @@ use super::error::build_error;
 use super::purchases::decode_ticket;
 use super::table::{Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
-use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::draw::{Draw, DrawStatus, PendingRedraw, WinnersRecord};
-use crate::domain::ids::{DrawId, PayerId, PaymentId};
-use crate::domain::purchase::Ticket;
-use crate::domain::winners::RoundSignature;
+use super::{PARTITION_KEY, Store, StoreError, keys, kind};
+use tally_domain::draw::{Draw, DrawStatus, PendingRedraw, WinnersRecord};
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::purchase::Ticket;
+use tally_domain::winners::RoundSignature;
 
 /// One pick as stored: the ticket, who holds it, and for a redraw why it was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub enum Recorded {
 
 fn encode_pick(draw_id: &DrawId, pick: &PickItem) -> Item {
     let mut item = key(keys::pick(draw_id, pick.pick));
-    item.insert("kind".into(), s("pick"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::PICK));
     item.insert("draw_id".into(), s(draw_id.as_str()));
     item.insert("pick".into(), n(pick.pick));
     item.insert("prize".into(), n(pick.prize));

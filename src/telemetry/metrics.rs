@@ -162,9 +162,9 @@ metrics! {
     ORDERS_NUMBERED: Split = Metric::count("OrdersNumbered").by("Mode");
     /// Answers `503`, by problem code (`contention`, `throttled`, `outcome_unknown`).
     SERVICE_UNAVAILABLE: Split = Metric::count("ServiceUnavailable").by("Code");
-    /// Time a request spent waiting for another writer's claim on a gapless counter, or
+    /// Time a request spent waiting for another writer's lease on a gapless counter, or
     /// for its process's turn.
-    GAPLESS_CLAIM_WAIT: Metric = Metric::milliseconds("GaplessClaimWait");
+    GAPLESS_LEASE_WAIT: Metric = Metric::milliseconds("GaplessLeaseWait");
     /// Requests sent to DynamoDB, each retry of the SDK included.
     DYNAMODB_ATTEMPTS: Metric = Metric::count("DynamoDbAttempts");
 }

@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
 use super::{TicketError, TicketService};
-use crate::domain::availability::{Availability, StripeMarks, availability};
-use crate::domain::ids::DrawId;
 use crate::store::StoreError;
+use tally_domain::availability::{Availability, StripeMarks, availability};
+use tally_domain::ids::DrawId;
 
 /// A draw's free numbers at one moment.
 #[derive(Debug, Clone)]

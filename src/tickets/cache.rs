@@ -8,17 +8,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
 
-use crate::domain::draw::Draw;
-use crate::domain::ids::DrawId;
-use crate::domain::instant::{InstantKey, InstantWin};
-use crate::domain::permutation::Permutation;
-use crate::domain::purchase::FingerprintKey;
-use crate::domain::secret::DeploymentSecret;
-use crate::domain::stripes::{StripeTake, StripeView, held_caps};
-use crate::domain::winners::InstantMap;
 use crate::store::StoreError;
 use crate::store::draws::{StripeClaim, StripeState, Survey};
 use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
+use tally_domain::draw::Draw;
+use tally_domain::ids::DrawId;
+use tally_domain::instant::{InstantKey, InstantWin};
+use tally_domain::permutation::Permutation;
+use tally_domain::purchase::FingerprintKey;
+use tally_domain::secret::DeploymentSecret;
+use tally_domain::stripes::{StripeTake, StripeView, held_caps};
+use tally_domain::winners::InstantMap;
 
 /// Draws one process keeps by default: about 24 KB each for a draw of 1,024 stripes, so
 /// at most about 12 MB.
@@ -34,11 +34,11 @@ pub(super) struct DrawCache {
     view: Mutex<CachedView>,
     /// The draw item says that buyers choose or hold numbers here (a claim answered so,
     /// or this process noted it).
-    marked: AtomicBool,
+    choosers_hint: AtomicBool,
     /// When this process last read the counts after a refusal, to see whether the draw
     /// sold out (Unix ms).
     sell_out_read_at: AtomicI64,
-    /// This process saw the draw sold out, and marked it.
+    /// This process saw the draw sold out, and recorded it.
     sold_out: AtomicBool,
 }
 
@@ -107,7 +107,7 @@ impl DrawCache {
                 stale: true,
                 epoch: 0,
             }),
-            marked: AtomicBool::new(false),
+            choosers_hint: AtomicBool::new(false),
             sell_out_read_at: AtomicI64::new(i64::MIN),
             sold_out: AtomicBool::new(draw.sold_out_at.is_some()),
             draw,
@@ -145,9 +145,9 @@ impl DrawCache {
         }
         view.closed |= claim.draw.status.refuses_sales();
         view.epoch += 1;
-        if claim.marked {
+        if claim.choosers_hint {
             view.stripes.mark();
-            self.marked.store(true, Ordering::Relaxed);
+            self.choosers_hint.store(true, Ordering::Relaxed);
         }
     }
 
@@ -161,7 +161,7 @@ impl DrawCache {
         view
     }
 
-    /// Records what a survey of the draw read: how far the counter has handed out ends,
+    /// Records what a survey of the draw read: how far `opened` has handed out ends,
     /// and stripes that may still sell; if `complete`, every one of them.
     pub(super) fn surveyed(&self, survey: &Survey, complete: bool) {
         let mut view = self.learn_stripes(&survey.stripes);
@@ -173,12 +173,12 @@ impl DrawCache {
     }
 
     /// Whether the draw item is known to say that buyers choose or hold numbers here.
-    pub(super) fn draw_marked(&self) -> bool {
-        self.marked.load(Ordering::Relaxed)
+    pub(super) fn has_choosers_hint(&self) -> bool {
+        self.choosers_hint.load(Ordering::Relaxed)
     }
 
-    pub(super) fn set_draw_marked(&self) {
-        self.marked.store(true, Ordering::Relaxed);
+    pub(super) fn note_choosers_hint(&self) {
+        self.choosers_hint.store(true, Ordering::Relaxed);
     }
 
     /// Whether this process has seen the draw sold out.

@@ -10,8 +10,8 @@ use futures::{StreamExt, TryStreamExt};
 use tracing::{info, instrument};
 
 use super::{DrawSummary, TicketError, TicketService};
-use crate::domain::draw::{Draw, DrawStatus};
-use crate::domain::ids::DrawId;
+use tally_domain::draw::{Draw, DrawStatus};
+use tally_domain::ids::DrawId;
 
 /// Stripes closed at once.
 const CLOSE_CONCURRENCY: usize = 16;
@@ -23,7 +23,7 @@ impl TicketService {
     pub async fn close_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
         let draw = self
             .store()
-            .mark_draw_closing(draw_id)
+            .set_draw_closing(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         if let Some(cache) = self.cached(draw_id) {
@@ -57,7 +57,7 @@ impl TicketService {
             .await?;
         let closed = self
             .store()
-            .mark_draw_closed(draw_id)
+            .set_draw_closed(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         info!("draw closed");

@@ -4,16 +4,16 @@ use chrono::{DateTime, Utc};
 use tracing::{info, instrument, warn};
 
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
-use crate::domain::ids::DrawId;
-use crate::domain::instant::{InstantKey, InstantPrize, InstantWins};
-use crate::domain::permutation::PermutationKey;
-use crate::domain::schedule::Schedule;
-use crate::domain::seed::DrawSeed;
-use crate::domain::winners::BeaconNetwork;
 use crate::store::Inserted;
 use crate::store::draws::BeaconChange;
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
+use tally_domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
+use tally_domain::ids::DrawId;
+use tally_domain::instant::{InstantKey, InstantPrize, InstantWins};
+use tally_domain::permutation::PermutationKey;
+use tally_domain::schedule::Schedule;
+use tally_domain::seed::DrawSeed;
+use tally_domain::winners::BeaconNetwork;
 
 /// A new draw as asked for.
 #[derive(Debug, Clone)]
@@ -205,7 +205,7 @@ impl TicketService {
     }
 
     /// The draw with the sum of its cursors, and its live holds by this process's clock.
-    /// An open draw whose tickets are all sold reads `sold_out`, and its item is marked so
+    /// An open draw whose tickets are all sold reads `sold_out`, and its item records it so
     /// for the listings, which read no cursors.
     pub(super) async fn summary(&self, mut draw: Draw) -> Result<DrawSummary, TicketError> {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
@@ -219,7 +219,7 @@ impl TicketService {
             .sum();
         let postal = stripes.iter().map(|(_, s)| s.postal).sum();
         if sold >= draw.config.total_tickets() && draw.sold_out_at.is_none() {
-            self.mark_sold_out(&draw.draw_id).await;
+            self.record_sold_out(&draw.draw_id).await;
             draw.sold_out_at = Some(now);
         }
         Ok(DrawSummary {
@@ -231,12 +231,12 @@ impl TicketService {
         })
     }
 
-    /// Marks the draw sold out for the listings. A mark that fails to be written is
+    /// Records the draw sold out for the listings. A record that fails to be written is
     /// written by the next read of the counts; the answer in hand does not wait for it.
-    async fn mark_sold_out(&self, draw_id: &DrawId) {
-        match self.store().mark_sold_out(draw_id).await {
+    async fn record_sold_out(&self, draw_id: &DrawId) {
+        match self.store().record_sold_out(draw_id).await {
             Ok(()) => info!("draw sold out"),
-            Err(err) => warn!(error = %err, "the sold-out mark was not written"),
+            Err(err) => warn!(error = %err, "the sold-out time was not written"),
         }
     }
 

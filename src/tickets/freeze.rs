@@ -7,13 +7,10 @@ use tracing::{info, instrument};
 
 use super::winners::Eligible;
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, Frozen};
-use crate::domain::hex;
 use crate::store::draws::Freeze;
-use crate::store::{StoreError, backoff};
-
-/// Attempts while voids keep landing between the list's read and its freeze.
-const MAX_ATTEMPTS: u32 = 8;
+use crate::store::retry;
+use tally_domain::draw::{Draw, Frozen};
+use tally_domain::hex;
 
 impl TicketService {
     /// The draw with its eligible list frozen; `draw` must be closed. A void that lands
@@ -22,7 +19,7 @@ impl TicketService {
     #[instrument(skip_all, fields(draw_id = %draw.draw_id))]
     pub(super) async fn freeze(&self, draw: Draw) -> Result<Draw, TicketError> {
         let mut draw = draw;
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::DRAW_RECORD.each() {
             if draw.frozen.is_some() {
                 return Ok(draw);
             }
@@ -53,13 +50,10 @@ impl TicketService {
                 }
                 Some(Freeze::Moved(now)) => {
                     draw = now;
-                    backoff(attempt).await;
+                    retry::DRAW_RECORD.pause(attempt).await;
                 }
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::DRAW_RECORD.exhausted().into())
     }
 }

@@ -5,14 +5,11 @@ use tracing::{info, instrument};
 
 use super::purchase::{ConvertRequest, ConvertRun, HoldReceipt, HoldRun};
 use super::{PurchaseReceipt, TicketError, TicketService, check_numbers};
-use crate::domain::hold::{Hold, HoldEnd, HoldRequest, HoldStatus};
-use crate::domain::ids::{DrawId, HoldId};
 use crate::store::allowances::CountedEnd;
 use crate::store::purchases::Commit;
-use crate::store::{StoreError, backoff};
-
-/// Transactions one release may send before it reports contention.
-const MAX_RELEASE_ATTEMPTS: u32 = 16;
+use crate::store::retry;
+use tally_domain::hold::{Hold, HoldEnd, HoldRequest, HoldStatus};
+use tally_domain::ids::{DrawId, HoldId};
 
 impl TicketService {
     /// Holds numbers for one buyer until the draw's `hold_seconds` pass (never past the
@@ -101,7 +98,7 @@ impl TicketService {
         let capped = cache.draw.config.max_per_payer().is_some();
         let mut counted = Some(CountedEnd::Released { capped });
         let mut conflicts = 0;
-        for _ in 0..MAX_RELEASE_ATTEMPTS {
+        for _ in retry::RELEASE.each() {
             let hold = self.get_hold(draw_id, hold_id).await?;
             let now = self.now();
             if hold.status_at(now) != HoldStatus::Held {
@@ -144,12 +141,9 @@ impl TicketService {
             cache.view().learn_all(&cancellation.stale_stripes);
             if cancellation.conflict || cancellation.throttled {
                 conflicts += 1;
-                backoff(conflicts).await;
+                retry::RELEASE.pause(conflicts).await;
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_RELEASE_ATTEMPTS,
-        }
-        .into())
+        Err(retry::RELEASE.exhausted().into())
     }
 }

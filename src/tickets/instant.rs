@@ -6,9 +6,9 @@
 use tracing::instrument;
 
 use super::{TicketError, TicketService};
-use crate::domain::draw::Draw;
-use crate::domain::ids::DrawId;
-use crate::domain::instant::{InstantAward, InstantKey, InstantPrize, InstantWin};
+use tally_domain::draw::Draw;
+use tally_domain::ids::DrawId;
+use tally_domain::instant::{InstantAward, InstantKey, InstantPrize, InstantWin};
 
 /// A draw's instant wins: the prizes won so far and, after the winners, the proof.
 #[derive(Debug, Clone)]

@@ -6,10 +6,10 @@ use futures::{Stream, StreamExt, TryStreamExt};
 use tracing::instrument;
 
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, DrawStatus};
-use crate::domain::ids::{DrawId, PayerId};
-use crate::domain::purchase::{Channel, Purchase, PurchaseStatus};
 use crate::store::lists::{After, Page};
+use tally_domain::draw::{Draw, DrawStatus};
+use tally_domain::ids::{DrawId, PayerId};
+use tally_domain::purchase::{Channel, Purchase, PurchaseStatus};
 
 /// A page of purchases.
 pub type PurchasesPage = Page<Purchase>;

@@ -32,16 +32,16 @@ pub use lists::{DrawFilter, DrawPurchasesPage, PurchaseFilter, PurchasesFrom, Pu
 pub use purchase::{ConvertRequest, HoldReceipt};
 pub use winners::{BeaconInput, Prize, Replaced, Winners};
 
-use crate::domain::draw::DrawConfigError;
-use crate::domain::ids::{DrawId, HoldId, PaymentId};
-use crate::domain::instant::InstantWin;
-use crate::domain::purchase::{Purchase, PurchaseRequest, Ticket};
-use crate::domain::secret::DeploymentSecret;
-use crate::domain::winners::BeaconNetworks;
-pub use crate::orders::Clock;
 use crate::store::{Store, StoreError};
 use cache::{DrawCache, DrawCaches};
 use purchase::PurchaseRun;
+use tally_domain::draw::DrawConfigError;
+use tally_domain::ids::{DrawId, HoldId, PaymentId};
+use tally_domain::instant::InstantWin;
+use tally_domain::purchase::{Purchase, PurchaseRequest, Ticket};
+use tally_domain::secret::DeploymentSecret;
+use tally_domain::time::Clock;
+use tally_domain::winners::BeaconNetworks;
 
 /// Outcomes of ticket operations that are not successes.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ pub enum TicketError {
     InvalidConfig(#[from] DrawConfigError),
     #[error("draw {0} is closed")]
     DrawClosed(DrawId),
-    #[error("`closes_at` ({}) has passed: a new draw must close in the future", crate::domain::time::rfc3339_millis(*.0))]
+    #[error("`closes_at` ({}) has passed: a new draw must close in the future", tally_domain::time::rfc3339_millis(*.0))]
     ClosesAtPassed(DateTime<Utc>),
     #[error("draw {draw_id} opens at {opens_at}")]
     DrawNotOpen {
@@ -110,7 +110,7 @@ pub enum TicketError {
     SoldOut { remaining: u64, held: u64 },
     #[error(
         "only {remaining} tickets are free: live holds keep {held} more, and the first of them ends at {}",
-        crate::domain::time::rfc3339_millis(*first_hold_ends_at)
+        tally_domain::time::rfc3339_millis(*first_hold_ends_at)
     )]
     TicketsHeld {
         remaining: u64,
@@ -339,8 +339,8 @@ fn sold_out_detail(remaining: u64, held: u64) -> String {
 pub(super) fn too_spread() -> TicketError {
     TicketError::InvalidNumbers(format!(
         "these numbers lie in more of the draw's stripes than one purchase can write: up to {} chosen numbers always fit, more only in a draw of at most {} stripes",
-        crate::domain::stripes::CHOSEN_ALWAYS_FIT,
-        crate::domain::stripes::BUNDLE_STRIPES
+        tally_domain::stripes::CHOSEN_ALWAYS_FIT,
+        tally_domain::stripes::BUNDLE_STRIPES
     ))
 }
 

@@ -7,13 +7,10 @@
 use tracing::{info, instrument, warn};
 
 use super::{TicketError, TicketService};
-use crate::domain::ids::{DrawId, PaymentId};
-use crate::domain::purchase::Purchase;
+use crate::store::retry;
 use crate::store::voids::VoidOutcome;
-use crate::store::{StoreError, backoff};
-
-/// Void transactions one request may send while others hold its items.
-const MAX_ATTEMPTS: u32 = 8;
+use tally_domain::ids::{DrawId, PaymentId};
+use tally_domain::purchase::Purchase;
 
 impl TicketService {
     /// Voids a purchase and its tickets, all or nothing, once: a repeat answers the voided
@@ -26,7 +23,7 @@ impl TicketService {
         reason: &str,
     ) -> Result<Purchase, TicketError> {
         let mut award = None;
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::DRAW_RECORD.each() {
             let draw = self
                 .store()
                 .get_draw(draw_id)
@@ -61,13 +58,10 @@ impl TicketService {
                 }
                 // Frozen meanwhile: the void becomes a late one.
                 VoidOutcome::FreezeMoved => {}
-                VoidOutcome::Contended => backoff(attempt).await,
+                VoidOutcome::Contended => retry::DRAW_RECORD.pause(attempt).await,
             }
         }
         warn!("void gave up under contention");
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::DRAW_RECORD.exhausted().into())
     }
 }

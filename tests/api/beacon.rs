@@ -16,48 +16,15 @@ use chrono::DateTime;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tally::api::{self, AppState};
-use tally::domain::ids::DrawId;
-use tally::domain::winners::{BeaconNetworks, DrawInputs, EligibleSet, Picks, hex};
 use tally::tickets::TicketService;
+use tally_domain::hex;
+use tally_domain::ids::DrawId;
+use tally_domain::winners::{BeaconNetworks, DrawInputs, EligibleSet, Picks};
 
-use crate::helpers::{TestApp, fresh_store};
-use crate::verifiers::{Verdicts, verifiers_accept};
+use tally_testkit::beacon::{GENESIS, fixture, networks_json, published_ms, signature};
 
-/// Round 1 of the test network, in Unix seconds; a round every 10 s.
-const GENESIS: i64 = 1_700_000_000;
-const PERIOD: i64 = 10;
-
-/// The keys' fixture: the public key and the signatures of rounds 1 to 48, and another
-/// key's signatures of rounds 1 to 8.
-fn fixture() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/beacon.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// The network's definition, as TALLY_BEACON_NETWORKS takes it.
-pub fn networks_json() -> String {
-    network_json(GENESIS, PERIOD)
-}
-
-/// The test network named `test`, its round 1 at Unix second `genesis`, a round every
-/// `period` seconds.
-pub fn network_json(genesis: i64, period: i64) -> String {
-    json!([{"name": "test", "scheme": "pedersen-bls-unchained",
-            "public_key": fixture()["public_key"], "genesis_time": genesis, "period": period}])
-    .to_string()
-}
-
-pub fn signature(round: u64) -> String {
-    fixture()["signatures"][round.to_string()]
-        .as_str()
-        .unwrap_or_else(|| panic!("no signature of round {round} in the fixture"))
-        .to_owned()
-}
-
-/// When round `round` is published, in Unix milliseconds.
-pub fn published_ms(round: u64) -> i64 {
-    (GENESIS + (round as i64 - 1) * PERIOD) * 1_000
-}
+use crate::helpers::{TestApp, fresh_store, test_app};
+use tally_testkit::verifiers::{Verdicts, verifiers_accept};
 
 /// An API whose ticket service trusts the test network and reads a clock the test sets.
 pub struct BeaconApp {
@@ -84,7 +51,7 @@ impl BeaconApp {
             ..AppState::new(store.clone())
         };
         Self {
-            app: TestApp::new(api::router(state.clone()), store, table),
+            app: test_app(api::router(state.clone()), store, table),
             state,
             clock,
         }

@@ -9,13 +9,13 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use tally::domain::access::SourceAccess;
-use tally::domain::audit::GapCause;
-use tally::domain::ids::{SeriesId, SourceId};
-use tally::domain::order::Order;
-use tally::domain::series::{AuthorisedRange, Calendar, Ranges, Reset, SeriesDefinition, Timezone};
 use tally::orders::{AuditScope, ItemOutcome, OrderService, RejectionCode, SeriesChange};
 use tally::store::{RequestCounter, Store};
+use tally_domain::access::SourceAccess;
+use tally_domain::audit::GapCause;
+use tally_domain::ids::{SeriesId, SourceId};
+use tally_domain::order::Order;
+use tally_domain::series::{AuthorisedRange, Calendar, Ranges, Reset, SeriesDefinition, Timezone};
 
 use crate::helpers::{fresh_store, order_input, scan, store_on};
 use crate::invariants::numbered_orders;

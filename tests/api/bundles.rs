@@ -11,13 +11,13 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use serde_json::json;
 
-use crate::fault_proxy::{FaultProxy, Faults};
 use crate::faults::{agreed, every_fault, faulty_instance, twin_payments};
 use crate::helpers::{
     Item, TestApp, attr_n, attr_numbers, attr_s, endpoint, of_kind, settle, spawn_app, tickets_of,
 };
 use crate::invariants::sold_tickets;
 use crate::winners::bitmap_tickets;
+use tally_testkit::fault_proxy::{FaultProxy, Faults};
 
 /// Purchase records still waiting for follow-up writes.
 fn unfinished(items: &[Item]) -> Vec<String> {

@@ -11,7 +11,8 @@ use axum::http::{Method, Request, StatusCode, header};
 use lambda_http::RequestExt;
 use lambda_http::request::RequestContext;
 use serde_json::{Value, json};
-use tally::api::{self, AppState, SourceBindings};
+use tally::api::{self, AppState};
+use tally::settings::SourceBindings;
 use tally::store::Store;
 
 use crate::events::invoke;

@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex};
 use axum::http::StatusCode;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::json;
-use tally::domain::access::SourceAccess;
-use tally::domain::ids::{SeriesId, SourceId};
-use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderService, SeriesChange};
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::{SeriesId, SourceId};
+use tally_domain::series::{Reset, SeriesDefinition};
 
 use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, fresh_store, order_input, spawn_app};
-use crate::ledger::{define, post_range};
+use crate::ledger::define;
 
 /// Every page of a period's listing: (orders' counters, moves' (from, to)).
 async fn list_all(app: &TestApp, series: &str, limit: usize) -> (Vec<u64>, Vec<(u64, u64)>, usize) {
@@ -46,7 +46,7 @@ async fn list_all(app: &TestApp, series: &str, limit: usize) -> (Vec<u64>, Vec<(
 async fn a_void_keeps_its_number_and_a_repost_answers_the_voided_order() {
     let app = spawn_app().await;
     define(&app, "V", json!({"format": "V-{seq:4}", "reset": "never"})).await;
-    let numbers = post_range(&app, "V", 0, 3).await;
+    let numbers = app.post_range("V", 0, 3).await;
     assert_eq!(numbers, ["V-0001", "V-0002", "V-0003"]);
     let void = json!({"reason": "customer cancelled"});
     let voided = app.post("/series/V/orders/V-0002/void", &void).await;
@@ -81,7 +81,7 @@ async fn a_void_keeps_its_number_and_a_repost_answers_the_voided_order() {
         .post("/orders/batch", &json!({"series": "V", "source": "src-V", "orders": [{"external_ref": "r1", "data": {"i": 1}}]}))
         .await;
     assert_eq!(batch.body["results"][0]["voided"], true);
-    assert_eq!(post_range(&app, "V", 3, 4).await, ["V-0004"]);
+    assert_eq!(app.post_range("V", 3, 4).await, ["V-0004"]);
     assert_eq!(
         app.get("/sources/src-V/orders/r1").await.body["status"],
         "void"
@@ -134,7 +134,7 @@ async fn moves_go_forward_only_and_are_declared_gaps_in_listing_and_audit() {
     )
     .await;
     for series in ["M", "MF"] {
-        post_range(&app, series, 0, 3).await;
+        app.post_range(series, 0, 3).await;
         let moved = app
             .patch(
                 &format!("/series/{series}"),
@@ -159,7 +159,7 @@ async fn moves_go_forward_only_and_are_declared_gaps_in_listing_and_audit() {
             .await;
         assert_problem(&back, StatusCode::CONFLICT, "move_not_forward");
         assert_eq!(back.body["next"], 10);
-        post_range(&app, series, 3, 5).await;
+        app.post_range(series, 3, 5).await;
         let (counters, moves, _) = list_all(&app, series, 100).await;
         assert_eq!(counters, [1, 2, 3, 10, 11]);
         assert_eq!(moves, [(4, 9)]);

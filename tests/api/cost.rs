@@ -3,18 +3,18 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tally::domain::access::SourceAccess;
+use tally_domain::access::SourceAccess;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use tally::domain::draw::DrawConfig;
-use tally::domain::ids::{DrawId, ExternalRef, PaymentId, SeriesId, SourceId};
-use tally::domain::order::{NewOrder, OrderData};
-use tally::domain::purchase::PurchaseRequest;
-use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
 use tally::store::RequestCounter;
 use tally::tickets::{NewDraw, PurchaseReceipt, TicketError, TicketService};
+use tally_domain::draw::DrawConfig;
+use tally_domain::ids::{DrawId, ExternalRef, PaymentId, SeriesId, SourceId};
+use tally_domain::order::{NewOrder, OrderData};
+use tally_domain::purchase::PurchaseRequest;
+use tally_domain::series::{Reset, SeriesDefinition};
 
 use crate::helpers::{fresh_store, store_on};
 

@@ -4,13 +4,13 @@
 //! since is passed in the same write; near the end, how far the counter has gone, with the
 //! stripes, instead of claiming an end that is out.
 
-use tally::domain::draw::DrawConfig;
-use tally::domain::hold::HoldRequest;
-use tally::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
-use tally::domain::permutation::Permutation;
-use tally::domain::purchase::PurchaseRequest;
 use tally::store::{RequestCounter, RequestCounts, Store};
 use tally::tickets::{ConvertRequest, NewDraw, PurchaseReceipt, TicketError, TicketService};
+use tally_domain::draw::DrawConfig;
+use tally_domain::hold::HoldRequest;
+use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
+use tally_domain::permutation::Permutation;
+use tally_domain::purchase::PurchaseRequest;
 
 use crate::helpers::{fresh_store, store_on};
 

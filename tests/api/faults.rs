@@ -14,11 +14,11 @@ use serde_json::json;
 use tally::orders::OrderService;
 use tally::store::{AwsEnvironment, Store, StoreConfig, Timeouts};
 
-use crate::fault_proxy::{FaultProxy, Faults};
 use crate::helpers::{
     Reply, endpoint, of_kind, post_json, settle, settle_request, spawn_app, tickets_of,
 };
 use crate::invariants::{numbered_orders, sold_tickets, voids_and_caps};
+use tally_testkit::fault_proxy::{FaultProxy, Faults};
 
 /// An amount wider than a 64-bit float can hold.
 const AMOUNT: &str = "123456789012345678901234567890";

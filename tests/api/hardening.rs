@@ -7,16 +7,16 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::{Value, json};
-use tally::domain::draw::{Draw, DrawConfig, DrawStatus};
-use tally::domain::ids::{DrawId, IssuerId, PaymentId, SeriesId};
-use tally::domain::permutation::PermutationKey;
-use tally::domain::purchase::PurchaseRequest;
-use tally::domain::seed::DrawSeed;
-use tally::domain::series::issuer::Issuer;
-use tally::domain::series::{Reset, Series, SeriesDefinition};
 use tally::store::orders::SeriesInsert;
 use tally::store::{Inserted, RequestCounter, Store};
 use tally::tickets::{NewDraw, TicketError, TicketService};
+use tally_domain::draw::{Draw, DrawConfig, DrawStatus};
+use tally_domain::ids::{DrawId, IssuerId, PaymentId, SeriesId};
+use tally_domain::permutation::PermutationKey;
+use tally_domain::purchase::PurchaseRequest;
+use tally_domain::seed::DrawSeed;
+use tally_domain::series::issuer::Issuer;
+use tally_domain::series::{Reset, Series, SeriesDefinition};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::helpers::{
@@ -72,7 +72,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         name: None,
         config: DrawConfig::new(10, None, None).unwrap(),
         schedule: Default::default(),
-        beacon: Some(tally::domain::winners::BeaconNetwork::quicknet()),
+        beacon: Some(tally_domain::winners::BeaconNetwork::quicknet()),
         created_beacon: Some("quicknet".into()),
         key: PermutationKey::generate(),
         seed: DrawSeed::generate(),
@@ -148,7 +148,7 @@ async fn a_close_cut_short_reads_closing_until_a_repeat_finishes_it() {
     );
     // A close that died after its first step and 3 of 8 stripes.
     let id = DrawId::parse("half").unwrap();
-    app.store.mark_draw_closing(&id).await.unwrap().unwrap();
+    app.store.set_draw_closing(&id).await.unwrap().unwrap();
     for stripe in [5, 6, 7] {
         app.store.close_stripe(&id, stripe).await.unwrap();
     }
@@ -251,7 +251,7 @@ async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
 }
 
 /// Sends raw bytes to a server and reads its whole answer (the request closes the
-/// connection).
+/// connection); an empty body reads as null.
 async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> (u16, String, Value) {
     let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
     stream.write_all(request).await.unwrap();
@@ -260,11 +260,16 @@ async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> (u16, St
     let answer = String::from_utf8(answer).unwrap();
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
     let status = head[9..12].parse().unwrap();
-    (status, head.to_owned(), serde_json::from_str(body).unwrap())
+    let body = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(body).unwrap()
+    };
+    (status, head.to_owned(), body)
 }
 
 #[tokio::test]
-async fn requests_the_http_layer_refuses_are_answered_with_problems() {
+async fn requests_the_http_layer_refuses_get_a_bare_status_and_the_rest_problems() {
     let app = spawn_app().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -279,12 +284,10 @@ async fn requests_the_http_layer_refuses_are_answered_with_problems() {
         "a".repeat(100_000)
     );
     let (status, head, body) = raw_exchange(address, long.as_bytes()).await;
+    // hyper refuses it before the router, with a bare status as API Gateway would.
     assert_eq!(status, 414);
-    assert!(
-        head.contains("content-type: application/problem+json"),
-        "{head}"
-    );
-    assert_eq!(body["code"], "uri_too_long");
+    assert!(head.contains("content-length: 0"), "{head}");
+    assert_eq!(body, serde_json::Value::Null);
     let (status, _, body) = raw_exchange(
         address,
         format!("GET /draws/%FF HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n")

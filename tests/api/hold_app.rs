@@ -14,7 +14,7 @@ use tally::api::{self, AppState};
 use tally::store::Store;
 use tally::tickets::TicketService;
 
-use crate::helpers::{Reply, TestApp, TestTable, fresh_store, send, store_on};
+use crate::helpers::{Reply, TestApp, TestTable, fresh_store, send, store_on, test_app};
 
 /// The API on `store`, its ticket service reading `clock` (Unix ms).
 fn clocked_router(store: Store, clock: &Arc<AtomicI64>) -> axum::Router {
@@ -66,7 +66,7 @@ impl HoldApp {
         let (store, table) = fresh_store(None).await;
         let clock = Arc::new(AtomicI64::new(Utc::now().timestamp_millis()));
         Self {
-            app: TestApp::new(clocked_router(store.clone(), &clock), store, table),
+            app: test_app(clocked_router(store.clone(), &clock), store, table),
             clock,
         }
     }
@@ -78,7 +78,7 @@ impl HoldApp {
         store.ensure_table().await.expect("create the test table");
         let clock = Arc::new(AtomicI64::new(Utc::now().timestamp_millis()));
         Self {
-            app: TestApp::new(clocked_router(store.clone(), &clock), store, table),
+            app: test_app(clocked_router(store.clone(), &clock), store, table),
             clock,
         }
     }

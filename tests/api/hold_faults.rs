@@ -10,10 +10,10 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
-use crate::fault_proxy::FaultProxy;
 use crate::faults::{agreed, every_fault, faulty_instance, twin_payments};
 use crate::helpers::{endpoint, settle, settle_request, spawn_app, tickets_of};
 use crate::invariants::sold_tickets;
+use tally_testkit::fault_proxy::FaultProxy;
 
 const TOTAL: u64 = 200;
 const HOLDS: usize = 60;

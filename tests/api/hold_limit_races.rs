@@ -16,8 +16,8 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_dynamo::AttributeValue;
 use serde_json::{Value, json};
-use tally::domain::stripes::{StripeLayout, held_caps};
 use tally::store::limits::STRIPE_HOLD_MARKS;
+use tally_domain::stripes::{StripeLayout, held_caps};
 
 use crate::helpers::{settle, settle_request, tickets_of};
 use crate::hold_app::{HoldApp, Ticker};

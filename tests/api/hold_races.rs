@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use crate::helpers::{attr_numbers, attr_s, get, of_kind, settle, settle_request, tickets_of};
 use crate::hold_app::{HoldApp, Ticker};
 use crate::invariants::sold_tickets;
-use crate::verifiers::{Verdicts, verifiers_accept};
 use crate::winners::bitmap_tickets;
+use tally_testkit::verifiers::{Verdicts, verifiers_accept};
 
 const TOTAL: u64 = 1_000;
 const CLIENTS: u64 = 64;

@@ -6,8 +6,8 @@
 use axum::Router;
 use axum::http::{Method, StatusCode};
 use serde_json::json;
-use tally::domain::ids::DrawId;
-use tally::domain::permutation::Permutation;
+use tally_domain::ids::DrawId;
+use tally_domain::permutation::Permutation;
 
 use crate::helpers::{Reply, post_json, send_raw, tickets_of};
 use crate::hold_app::HoldApp;

@@ -13,20 +13,20 @@ use axum::http::StatusCode;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
-use tally::domain::ids::DrawId;
-use tally::domain::instant::InstantKey;
-use tally::domain::secret::DeploymentSecret;
 use tally::store::Store;
+use tally_domain::ids::DrawId;
+use tally_domain::instant::InstantKey;
+use tally_domain::secret::DeploymentSecret;
 
-use crate::fault_proxy::FaultProxy;
 use crate::faults::{every_fault, twin_payments};
 use crate::helpers::{
     Item, TestApp, attr_n, attr_s, endpoint, of_kind, settle, spawn_app, store_on, tickets_of,
 };
 use crate::hold_app::HoldApp;
 use crate::invariants::sold_tickets;
-use crate::verifiers::{Verdicts, verifiers_accept};
 use crate::winners::bitmap_tickets;
+use tally_testkit::fault_proxy::FaultProxy;
+use tally_testkit::verifiers::{Verdicts, verifiers_accept};
 
 /// The map as an insider holding the deployment secret computes it: winning ticket to
 /// prize. Tests use it to aim at winning numbers; nothing in the API shows it before

@@ -9,10 +9,10 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::fault_proxy::{FaultProxy, Recorded};
 use crate::faults::faulty_instance;
 use crate::helpers::{Reply, endpoint, post_json, spawn_app};
 use crate::instant::insider_map;
+use tally_testkit::fault_proxy::{FaultProxy, Recorded};
 
 /// The award items' key prefix.
 const AWARD: &str = "DRAW#iw#INSTANT#";

@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use axum::http::StatusCode;
 use serde_json::json;
-use tally::domain::ids::SeriesId;
 use tally::orders::{AuditScope, OrderService};
+use tally_domain::ids::SeriesId;
 
 use crate::helpers::assert_problem;
 use crate::helpers::spawn_app;
-use crate::ledger::{define, post_range};
+use crate::ledger::define;
 
 #[tokio::test]
 async fn a_listing_of_one_starts_with_an_order_and_last_number_skips_a_move() {
@@ -25,7 +25,7 @@ async fn a_listing_of_one_starts_with_an_order_and_last_number_skips_a_move() {
         .await;
     assert_eq!(moved.status, StatusCode::OK, "{}", moved.body);
     assert_eq!(moved.body["last_number"], serde_json::Value::Null);
-    let numbers = post_range(&app, "M", 0, 3).await;
+    let numbers = app.post_range("M", 0, 3).await;
     assert_eq!(numbers, ["M005", "M006", "M007"]);
     let first = app.get("/series/M/orders?limit=1").await.body;
     assert_eq!(first["orders"].as_array().unwrap().len(), 1, "{first}");
@@ -67,13 +67,13 @@ async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
     let app = spawn_app().await;
     define(&app, "P", json!({"format": "P{seq:5}", "reset": "never"})).await;
     for from in (0..2_200).step_by(550) {
-        post_range(&app, "P", from, from + 550).await;
+        app.post_range("P", from, from + 550).await;
     }
     let moved = app
         .patch("/series/P", &json!({"next": 2_301, "reason": "skip"}))
         .await;
     assert_eq!(moved.status, StatusCode::OK);
-    post_range(&app, "P", 2_200, 2_210).await;
+    app.post_range("P", 2_200, 2_210).await;
     let whole = app.get("/series/P/audit").await.body;
     assert_eq!(
         (whole["complete"].as_bool(), whole["orders"].as_u64()),

@@ -9,11 +9,11 @@ use aws_sdk_dynamodb::types::{
 use axum::http::StatusCode;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::{Value, json};
-use tally::domain::access::SourceAccess;
-use tally::domain::ids::{SeriesId, SourceId};
-use tally::domain::series::{Calendar, Reset, SeriesDefinition, Timezone};
 use tally::orders::{ItemOutcome, OrderService};
 use tally::store::StoreError;
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::{SeriesId, SourceId};
+use tally_domain::series::{Calendar, Reset, SeriesDefinition, Timezone};
 
 use crate::helpers::{TestTable, fresh_store, order_input, post_json, spawn_app, store_on};
 use crate::invariants::numbered_orders;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use axum::http::{Method, StatusCode};
 use chrono::Utc;
 use serde_json::{Value, json};
-use tally::domain::ids::SeriesId;
-use tally::domain::series::{Period, Reset};
 use tally::orders::OrderService;
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{Period, Reset};
 
 use crate::helpers::{TestApp, get, instance, settle, settle_request, spawn_app, store_on};
 use crate::invariants::{numbered_orders, spare_numbers};

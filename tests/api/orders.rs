@@ -1,14 +1,14 @@
 //! Series and order routes, and the numbering rules, through the real router.
 
 use std::sync::Arc;
-use tally::domain::access::SourceAccess;
+use tally_domain::access::SourceAccess;
 
 use axum::http::StatusCode;
 use chrono::{TimeZone, Utc};
 use serde_json::{Value, json};
-use tally::domain::ids::{SeriesId, SourceId};
-use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderService};
+use tally_domain::ids::{SeriesId, SourceId};
+use tally_domain::series::{Reset, SeriesDefinition};
 
 use crate::helpers::{Reply, TestApp, assert_problem, fresh_store, order_input, spawn_app};
 

@@ -2,10 +2,10 @@
 //! messages, against DynamoDB Local.
 
 use aws_lambda_events::event::sqs::SqsEvent;
-use tally::domain::ids::SeriesId;
-use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::OrderService;
 use tally::queue::handle_delivery;
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{Reset, SeriesDefinition};
 
 use crate::helpers::{attr_s, fresh_store, of_kind, scan};
 

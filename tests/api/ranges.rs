@@ -290,7 +290,7 @@ async fn ranges_grow_by_patch_never_change_in_use_and_expire() {
 
 /// A series numbered far past a range's low share by a move still fires once.
 #[tokio::test]
-async fn a_move_past_the_low_share_writes_the_mark_once() {
+async fn a_move_past_the_low_share_writes_the_low_notice_once() {
     let app: TestApp = spawn_app().await;
     let body = json!({"format": "M{seq:3}", "reset": "never", "range_low_percent": 50,
                       "ranges": [{"from": 1, "to": 100, "authority_ref": "CAF-9"}]});

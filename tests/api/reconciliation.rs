@@ -11,7 +11,7 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 use tally::store::RequestCounter;
 
-use crate::helpers::{TestApp, assert_problem, fresh_store, router, spawn_app};
+use crate::helpers::{TestApp, assert_problem, fresh_store, router, spawn_app, test_app};
 
 /// Every page of `query` on the draw's listing, followed to the end.
 async fn every_page(app: &TestApp, draw: &str, query: &str) -> (Vec<Value>, usize) {
@@ -169,7 +169,7 @@ async fn a_draws_listing_refuses_what_it_does_not_take() {
 async fn a_page_of_a_draws_purchases_costs_bounded_requests_and_no_scan() {
     let counter = RequestCounter::default();
     let (store, table) = fresh_store(Some(counter.clone())).await;
-    let app = TestApp::new(router(store.clone()), store, table);
+    let app = test_app(router(store.clone()), store, table);
     app.post(
         "/draws",
         &json!({"draw_id": "wide", "total_tickets": 5000, "stripes": 1024}),

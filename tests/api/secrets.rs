@@ -14,13 +14,13 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
 use tally::api::{self, AppState};
-use tally::domain::ids::{DrawId, PayerId, PaymentId};
-use tally::domain::purchase::{Channel, FingerprintKey, PurchaseRequest};
-use tally::domain::secret::{DeploymentSecret, LOCAL_DEPLOYMENT_SECRET};
-use tally::lambda_harness::bootstrap::FunctionEnv;
-use tally::lambda_harness::{generated_secret, invoke};
 use tally::store::AwsEnvironment;
 use tally::tickets::TicketService;
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::purchase::{Channel, FingerprintKey, PurchaseRequest};
+use tally_domain::secret::{DeploymentSecret, LOCAL_DEPLOYMENT_SECRET};
+use tally_testkit::lambda_harness::bootstrap::FunctionEnv;
+use tally_testkit::lambda_harness::{generated_secret, invoke};
 
 use crate::helpers::{endpoint, fresh_store, post_json};
 

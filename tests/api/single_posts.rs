@@ -12,18 +12,18 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::http::StatusCode;
 use serde_json::json;
-use tally::domain::access::SourceAccess;
-use tally::domain::ids::{SeriesId, SourceId};
-use tally::domain::series::{Reset, SeriesDefinition};
 use tally::orders::{ItemOutcome, OrderService};
 use tally::store::{RequestCounter, RequestCounts, Store};
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::{SeriesId, SourceId};
+use tally_domain::series::{Reset, SeriesDefinition};
 
-use crate::fault_proxy::{FaultProxy, Faults};
 use crate::faults::{every_fault, faulty_instance_with_orders};
 use crate::helpers::{
     TestApp, endpoint, fresh_store, instance, order_input, scan, settle, spawn_app, store_on,
 };
 use crate::invariants::{numbered_orders, spare_numbers};
+use tally_testkit::fault_proxy::{FaultProxy, Faults};
 
 /// What single posts cost, all writers together.
 #[derive(Debug)]

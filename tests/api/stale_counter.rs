@@ -1,5 +1,5 @@
 //! Writers whose view of a gapless counter is stale: an operator's move read before the
-//! systems numbered past its end, a writer whose claim expired and was taken over, and a
+//! systems numbered past its end, a writer whose lease expired and was taken over, and a
 //! process whose known counter another process moved on. Each finds the counter changed:
 //! that is a change to learn, not a broken invariant (never a 500), and nothing of it is
 //! written.
@@ -7,22 +7,24 @@
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::json;
-use tally::domain::access::SourceAccess;
-use tally::domain::ids::{ExternalRef, SeriesId, SourceId};
-use tally::domain::order::{Move, Order, OrderData, Reason};
-use tally::domain::series::{Period, Reset};
 use tally::orders::{ItemOutcome, OrderService};
 use tally::store::RequestCounter;
-use tally::store::orders::{CounterAdvance, CounterMoved, Holding, OrdersCommit, OrdersExtras};
+use tally::store::orders::{
+    CounterAdvance, CounterMoved, CounterRight, OrdersCommit, OrdersExtras,
+};
 
 use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, order_input, spawn_app, store_on};
-use crate::ledger::{define, post_range};
+use crate::ledger::define;
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::order::{Move, Order, OrderData, Reason};
+use tally_domain::series::{Period, Reset};
 
 /// A gapless series `id` with numbers 1 to 10; its series id and period.
 async fn ten_numbers(app: &TestApp, id: &str) -> (SeriesId, Period) {
     define(app, id, json!({"format": "S{seq:5}", "reset": "never"})).await;
-    post_range(app, id, 0, 10).await;
+    app.post_range(id, 0, 10).await;
     (
         SeriesId::parse(id).unwrap(),
         Period::parse(Reset::Never, "all").unwrap(),
@@ -74,7 +76,7 @@ async fn a_move_read_before_writers_passed_its_end_reads_again_and_is_behind() {
 async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
     let app = spawn_app().await;
     let (series, period) = ten_numbers(&app, "CT").await;
-    // A writer that claimed the counter at 3 and stalled past its lease: the next writer
+    // A writer that leased the counter at 3 and stalled past its lease: the next writer
     // numbered 4 to 10. Its chunk for 4 and 5 now meets those numbers.
     let orders: Vec<Order> = (4..=5)
         .map(|counter| Order {
@@ -99,7 +101,7 @@ async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
         expected: Some(3),
         new: 5,
         head: "00".repeat(32),
-        holding: Holding::Claim { until: None },
+        holding: CounterRight::Lease { until: None },
     };
     let commit = app
         .store

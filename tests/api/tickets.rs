@@ -549,7 +549,7 @@ async fn ticket_lookups_distinguish_unsold_out_of_range_and_malformed() {
 async fn claims_hand_out_each_stripe_end_once_and_return_the_draw_and_its_sold_out_stripes() {
     let app = spawn_app().await;
     create_draw(&app, "claims", 1_000, json!({"stripes": 40})).await;
-    let draw = tally::domain::ids::DrawId::parse("claims").unwrap();
+    let draw = tally_domain::ids::DrawId::parse("claims").unwrap();
     // 24 processes claiming 1, 2 or 3 ends at once get 48 distinct counter values.
     let claims = (0..24u32).map(|i| {
         let (store, draw) = (app.store.clone(), draw.clone());
@@ -583,7 +583,7 @@ async fn claims_hand_out_each_stripe_end_once_and_return_the_draw_and_its_sold_o
     sold_out.sort_unstable();
     assert_eq!((later.first, sold_out), (49, vec![1, 3, 7]));
 
-    let missing = tally::domain::ids::DrawId::parse("missing").unwrap();
+    let missing = tally_domain::ids::DrawId::parse("missing").unwrap();
     assert!(
         app.store
             .claim_stripes(&missing, 1, &[])
@@ -596,8 +596,8 @@ async fn claims_hand_out_each_stripe_end_once_and_return_the_draw_and_its_sold_o
 
 #[tokio::test]
 async fn a_read_of_the_cursors_ends_with_the_purchase_record_in_one_snapshot() {
-    use tally::domain::ids::{DrawId, PaymentId};
     use tally::store::purchases::PurchaseRead;
+    use tally_domain::ids::{DrawId, PaymentId};
 
     let app = spawn_app().await;
     create_draw(&app, "wide", 1_000, json!({"stripes": 150})).await;
@@ -663,9 +663,9 @@ async fn a_process_new_to_a_closed_draw_learns_it_from_its_first_claim() {
     );
     let fresh = tally::tickets::TicketService::new(app.store.clone());
     let refused = fresh
-        .purchase(tally::domain::purchase::PurchaseRequest {
-            draw_id: tally::domain::ids::DrawId::parse("shut").unwrap(),
-            payment_id: tally::domain::ids::PaymentId::parse("late").unwrap(),
+        .purchase(tally_domain::purchase::PurchaseRequest {
+            draw_id: tally_domain::ids::DrawId::parse("shut").unwrap(),
+            payment_id: tally_domain::ids::PaymentId::parse("late").unwrap(),
             quantity: 1,
             numbers: None,
             payer_id: None,

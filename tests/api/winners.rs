@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{Reply, TestApp, spawn_app, tickets_of};
-use crate::verifiers::{Verdicts, verifiers_accept};
+use tally_testkit::verifiers::{Verdicts, verifiers_accept};
 
 /// A draw of 200 tickets, 8 payments of 5 from 4 payers, the fourth payment voided,
 /// closed.

@@ -14,14 +14,11 @@ use super::super::query::page_limit;
 use super::super::timestamp;
 use super::series::OverlapResponse;
 use super::{OrderResponse, SeriesPath};
-use crate::domain::audit::{AuditState, Break, Entry};
-use crate::domain::ids::SeriesId;
-use crate::domain::order::Move;
+use crate::limits::LISTING_PAGE;
 use crate::orders::AuditScope;
-
-/// The default and the largest page of a listing.
-const DEFAULT_LIMIT: u32 = 100;
-const MAX_LIMIT: u32 = 1_000;
+use tally_domain::audit::{AuditState, Break, Entry};
+use tally_domain::ids::SeriesId;
+use tally_domain::order::Move;
 
 /// A page of a period.
 #[derive(Deserialize, IntoParams)]
@@ -118,7 +115,11 @@ pub(super) async fn list_orders(
     QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<ListResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
-    let limit = page_limit(query.limit.as_deref(), DEFAULT_LIMIT, MAX_LIMIT)? as usize;
+    let limit = page_limit(
+        query.limit.as_deref(),
+        LISTING_PAGE.default,
+        LISTING_PAGE.most,
+    )? as usize;
     let after = query.cursor.as_deref().map_or(Ok(0), counter_after)?;
     let page = state
         .orders

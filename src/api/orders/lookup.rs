@@ -10,8 +10,8 @@ use super::super::caller::Caller;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::OrderResponse;
-use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
-use crate::domain::order::{MAX_NUMBER_TEXT, Reason, is_number_text};
+use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::order::{MAX_NUMBER_TEXT, Reason, is_number_text};
 
 /// Why an order is voided.
 #[derive(Deserialize, ToSchema)]

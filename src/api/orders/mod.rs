@@ -18,7 +18,7 @@ use super::caller::Caller;
 use super::extract::BodyLimit;
 use super::problem::Code;
 use super::timestamp;
-use crate::domain::order::Order;
+use tally_domain::order::Order;
 
 /// The largest order request: a full batch of large orders, within Lambda's 6 MB payload.
 pub const MAX_ORDER_BODY_BYTES: usize = 6 * 1024 * 1024;

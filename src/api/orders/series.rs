@@ -13,16 +13,16 @@ use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::SeriesPath;
-use crate::domain::access::SourceAccess;
-use crate::domain::ids::{IssuerId, SeriesId};
-use crate::domain::order::Reason;
-use crate::domain::series::issuer::Overlap;
-use crate::domain::series::{
+use crate::orders::{SeriesChange, SeriesStatus};
+use tally_domain::access::SourceAccess;
+use tally_domain::ids::{IssuerId, SeriesId};
+use tally_domain::order::Reason;
+use tally_domain::series::issuer::Overlap;
+use tally_domain::series::{
     AuthorisedRange, Calendar, DEFAULT_FORMAT, DEFAULT_LOW_PERCENT, MAX_COUNTER, NumberRules,
     Ranges, Reset, Series, SeriesDefinition, SeriesError, Timezone, ValidationCode,
 };
-use crate::domain::time::parse_rfc3339;
-use crate::orders::{SeriesChange, SeriesStatus};
+use tally_domain::time::parse_rfc3339;
 
 /// A series' definition; every field has a default.
 #[derive(Deserialize, ToSchema)]

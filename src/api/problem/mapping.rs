@@ -4,15 +4,15 @@ use serde_json::{Value, json};
 use tracing::{error, warn};
 
 use super::{Code, Problem};
-use crate::domain::draw::DrawConfigError;
-use crate::domain::ids::InvalidId;
-use crate::domain::order::InvalidReason;
-use crate::domain::schedule::ScheduleError;
-use crate::domain::series::SeriesError;
-use crate::domain::time::rfc3339_millis;
 use crate::orders::OrderError;
 use crate::store::StoreError;
 use crate::tickets::TicketError;
+use tally_domain::draw::DrawConfigError;
+use tally_domain::ids::InvalidId;
+use tally_domain::order::InvalidReason;
+use tally_domain::schedule::ScheduleError;
+use tally_domain::series::SeriesError;
+use tally_domain::time::rfc3339_millis;
 
 impl From<InvalidId> for Problem {
     fn from(err: InvalidId) -> Self {

@@ -12,7 +12,7 @@ use super::super::extract::PathParams;
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::DrawPath;
-use crate::domain::ids::DrawId;
+use tally_domain::ids::DrawId;
 
 /// Which numbers are free right now: one bit per number, set when it is free.
 #[derive(Serialize, ToSchema)]

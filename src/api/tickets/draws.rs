@@ -14,13 +14,13 @@ use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::{DrawPath, free_text};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus, MAX_NAME_LEN};
-use crate::domain::ids::DrawId;
-use crate::domain::instant::InstantPrize;
-use crate::domain::schedule::Schedule;
-use crate::domain::winners::{BeaconNetwork, MAX_NETWORK_NAME_LEN};
 use crate::json_input::optional_rfc3339;
 use crate::tickets::{DrawSummary, NewDraw};
+use tally_domain::draw::{Draw, DrawConfig, DrawStatus, MAX_NAME_LEN};
+use tally_domain::ids::DrawId;
+use tally_domain::instant::InstantPrize;
+use tally_domain::schedule::Schedule;
+use tally_domain::winners::{BeaconNetwork, MAX_NETWORK_NAME_LEN};
 
 /// A new draw. Only `total_tickets` is required.
 #[derive(Deserialize, ToSchema)]

@@ -14,8 +14,8 @@ use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::DrawPath;
 use super::purchases::selection;
-use crate::domain::hold::{Hold, HoldEnd, HoldRequest, HoldStatus};
-use crate::domain::ids::{DrawId, HoldId, PayerId};
+use tally_domain::hold::{Hold, HoldEnd, HoldRequest, HoldStatus};
+use tally_domain::ids::{DrawId, HoldId, PayerId};
 
 /// A hold: `quantity` numbers by lucky dip, or the `numbers` the buyer chose.
 #[derive(Deserialize, ToSchema)]

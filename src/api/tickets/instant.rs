@@ -12,10 +12,10 @@ use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::DrawPath;
 use super::draws::InstantPrizeBody;
-use crate::domain::ids::DrawId;
-use crate::domain::instant::{InstantAward, InstantWin};
-use crate::domain::winners::INSTANT_ALGORITHM;
 use crate::tickets::{InstantReveal, InstantWinsView};
+use tally_domain::ids::DrawId;
+use tally_domain::instant::{InstantAward, InstantWin};
+use tally_domain::winners::INSTANT_ALGORITHM;
 
 /// A ticket of a purchase that wins an instant prize.
 #[derive(Serialize, ToSchema)]

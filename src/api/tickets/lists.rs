@@ -14,14 +14,12 @@ use super::super::problem::{Code, Problem};
 use super::DrawPath;
 use super::draws::DrawFields;
 use super::purchases::PurchaseResponse;
-use crate::domain::draw::DrawStatus;
-use crate::domain::ids::{DrawId, PayerId};
-use crate::domain::purchase::{Channel, PurchaseStatus};
+use crate::limits::TICKET_PAGE;
 use crate::store::lists::After;
 use crate::tickets::{DrawFilter, PurchaseFilter};
-
-const DEFAULT_LIMIT: u32 = 20;
-const MAX_LIMIT: u32 = 100;
+use tally_domain::draw::DrawStatus;
+use tally_domain::ids::{DrawId, PayerId};
+use tally_domain::purchase::{Channel, PurchaseStatus};
 
 /// A page of a list.
 #[derive(Deserialize, IntoParams)]
@@ -70,7 +68,7 @@ pub(super) struct DrawPurchasesParams {
 
 /// The page size a listing asks for: `limit`, or the default.
 fn page_limit(limit: Option<&str>) -> Result<u32, Problem> {
-    super::super::query::page_limit(limit, DEFAULT_LIMIT, MAX_LIMIT)
+    super::super::query::page_limit(limit, TICKET_PAGE.default, TICKET_PAGE.most)
 }
 
 impl PageParams {

@@ -17,7 +17,7 @@ use utoipa::IntoParams;
 use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
 use super::problem::{Code, Problem};
-use crate::domain::text::{FREE_TEXT_RULE, refused_in_text};
+use tally_domain::text::{FREE_TEXT_RULE, refused_in_text};
 
 super::routes::route_table!(
     Tickets:

@@ -13,11 +13,11 @@ use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::instant::InstantWinBody;
 use super::{DrawPath, free_text, required_text};
-use crate::domain::ids::{DrawId, HoldId, PayerId, PaymentId};
-use crate::domain::purchase::{
+use crate::tickets::{ConvertRequest, PurchaseReceipt};
+use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
+use tally_domain::purchase::{
     Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest, PurchaseStatus,
 };
-use crate::tickets::{ConvertRequest, PurchaseReceipt};
 
 /// A paid purchase: `quantity` tickets by lucky dip, or the `numbers` the buyer chose.
 #[derive(Deserialize, ToSchema)]

@@ -17,13 +17,13 @@ use super::super::timestamp;
 use super::draws::BeaconFields;
 use super::instant::InstantProofBody;
 use super::{DrawPath, required_text};
-use crate::domain::draw::MAX_SIGNATURE_HEX_LEN;
-use crate::domain::hex;
-use crate::domain::ids::DrawId;
-use crate::domain::purchase::MAX_REASON_LEN;
-use crate::domain::winners::{ALGORITHM, MAX_PRIZES};
 use crate::store::winners::PickItem;
 use crate::tickets::{BeaconInput, Winners};
+use tally_domain::draw::MAX_SIGNATURE_HEX_LEN;
+use tally_domain::hex;
+use tally_domain::ids::DrawId;
+use tally_domain::purchase::MAX_REASON_LEN;
+use tally_domain::winners::{ALGORITHM, MAX_PRIZES};
 
 /// How many prizes to draw, and the signature of the draw's beacon round when it has a
 /// beacon.

@@ -12,8 +12,8 @@ use lru::LruCache;
 use tracing::info;
 
 use super::super::SeriesPeriod;
-use crate::domain::ids::SeriesId;
-use crate::domain::series::{BLOCK_MAX_AGE, BlockSize, Period, Spare, SpareCounter};
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{BLOCK_MAX_AGE, BlockSize, Period, Spare, SpareCounter};
 
 /// The series and periods a process keeps blocks of, least recently used forgotten first
 /// (their counters are then left unused).

@@ -21,13 +21,13 @@ pub use blocks::SpareNumbers;
 use super::batch::Batch;
 use super::chunk::chunk_of;
 use super::credit::refuse;
-use super::{MAX_ATTEMPTS, OrderError, OrderService, SeriesPeriod};
-use crate::domain::order::Order;
-use crate::domain::series::{NumberFormat, SpareCounter};
+use super::{OrderError, OrderService, SeriesPeriod};
 use crate::store::StoreError;
-use crate::store::backoff;
 use crate::store::orders::{InvoiceRef, OrdersCancellation, OrdersCommit, OrdersExtras};
+use crate::store::retry;
 use reserve::Reserved;
+use tally_domain::order::Order;
+use tally_domain::series::{NumberFormat, SpareCounter};
 
 /// How the write of a chunk ended.
 enum Written {
@@ -84,7 +84,7 @@ impl OrderService {
         let mut attempts = 0;
         while !queue.is_empty() {
             attempts += 1;
-            if attempts > MAX_ATTEMPTS {
+            if attempts > retry::ORDER_WRITE.budget() {
                 batch.give_up(std::mem::take(queue), 1);
                 return Ok(());
             }
@@ -107,7 +107,7 @@ impl OrderService {
             }
             match self.write_chunk(batch, queue, held).await? {
                 Written::Committed => attempts = 0,
-                Written::Cancelled { conflict: true } => backoff(attempts).await,
+                Written::Cancelled { conflict: true } => retry::ORDER_WRITE.pause(attempts).await,
                 Written::Cancelled { conflict: false } => {}
             }
         }

@@ -10,10 +10,10 @@ use std::ops::RangeInclusive;
 use super::super::SeriesPeriod;
 use super::super::batch::Batch;
 use super::super::{OrderError, OrderService};
-use crate::domain::order::{Move, Reason};
-use crate::domain::series::{MAX_COUNTER, NumberFormat, SpareCounter, Stop};
 use crate::store::StoreError;
 use crate::store::orders::{Bounds, CounterMoved, Reservation};
+use tally_domain::order::{Move, Reason};
+use tally_domain::series::{MAX_COUNTER, NumberFormat, SpareCounter, Stop};
 
 /// Counters for the front of the queue, or why there are none.
 pub(super) enum Reserved {
@@ -101,13 +101,13 @@ impl OrderService {
             }
         };
         *seen = Some(Some(end));
-        // The block that passes the mark writes it; so does any later one of a process
-        // that has not, in case that writer died first (the mark is written once).
+        // The block that passes the low threshold writes the notice; so does any later one of a process
+        // that has not, in case that writer died first (the notice is written once).
         if let Some(low) = batch.series.low_passed(None, end, chrono::Utc::now())
-            && !self.range_marked(&low)
+            && !self.low_notice_written(&low)
         {
-            self.store.mark_range_low(&low).await?;
-            self.remember_range_mark(&low);
+            self.store.write_low_notice(&low).await?;
+            self.remember_low_notice(&low);
         }
         self.keep_block(batch, &key, end + 1 - count..=end, wanted, version)
             .await

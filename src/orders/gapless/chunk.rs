@@ -9,12 +9,12 @@ use chrono::Utc;
 use super::super::chunk::chunk_of;
 use super::super::{OrderError, OrderService};
 use super::{Footing, Run};
-use crate::domain::chain::{GENESIS, Hash, from_hex, move_link, order_link, to_hex};
-use crate::domain::order::{Move, Order, Reason};
-use crate::domain::series::{RangeLow, Room, Series, Stop};
 use crate::orders::batch::Batch;
 use crate::store::StoreError;
-use crate::store::orders::{CounterAdvance, CounterState, Holding};
+use crate::store::orders::{CounterAdvance, CounterRight, CounterState};
+use tally_domain::chain::{GENESIS, Hash, from_hex, move_link, order_link, to_hex};
+use tally_domain::order::{Move, Order, Reason};
+use tally_domain::series::{RangeLow, Room, Series, Stop};
 
 /// What one gapless transaction writes.
 pub(super) struct Chunk {
@@ -67,14 +67,14 @@ impl OrderService {
         };
         let now = Utc::now().timestamp_millis();
         let holding = match footing {
-            Footing::Claimed => Holding::Claim {
-                until: more.then(|| now + self.claim_lease()),
+            Footing::Leased => CounterRight::Lease {
+                until: more.then(|| now + self.lease_duration()),
             },
-            Footing::Turn => Holding::Turn { now },
-            Footing::Free => Holding::Free { now },
+            Footing::Turn => CounterRight::Turn { now },
+            Footing::Free => CounterRight::Free { now },
         };
         let advance = CounterAdvance {
-            owner: run.hold.owner.clone(),
+            owner: run.lease.owner.clone(),
             format_version: version,
             expected: state.last,
             new,
@@ -117,7 +117,7 @@ fn jump_of(
     Ok(Some(moved))
 }
 
-/// The head of the chain a claimed counter carries: the genesis before the first entry.
+/// The head of the chain a leased counter carries: the genesis before the first entry.
 fn chain_head(state: &CounterState) -> Result<Hash, StoreError> {
     match (&state.head, state.last) {
         (None, None) => Ok(GENESIS),

@@ -1,7 +1,7 @@
 //! One gapless transaction and what its outcome means: committed orders are created and
 //! the counter's new state is known; a cancelled one tells, item by item, whether the
 //! counter was not as known (then its state comes back: other writers number the period
-//! too, or a claim was lost), a reference has its order already, or an invoice refused
+//! too, or a lease was lost), a reference has its order already, or an invoice refused
 //! its credit note; those items leave the queue and the rest is tried again.
 
 use std::time::Duration;
@@ -13,8 +13,8 @@ use super::super::{OrderError, OrderService};
 use super::Run;
 use super::chunk::Chunk;
 use crate::orders::batch::Batch;
-use crate::store::orders::{CounterState, Holding, InvoiceRef, OrdersCommit, OrdersExtras};
-use crate::store::{StoreError, backoff};
+use crate::store::orders::{CounterRight, CounterState, InvoiceRef, OrdersCommit, OrdersExtras};
+use crate::store::{StoreError, retry};
 
 impl OrderService {
     pub(super) async fn commit(
@@ -72,7 +72,7 @@ impl OrderService {
         }
         run.low_written |= cancelled.low_written;
         if cancelled.conflict {
-            backoff(run.attempts).await;
+            retry::ORDER_WRITE.pause(run.attempts).await;
         }
         Ok(())
     }
@@ -86,7 +86,7 @@ impl OrderService {
         counter: CounterState,
     ) -> Result<(), OrderError> {
         let now = Utc::now().timestamp_millis();
-        let owner = &run.hold.owner;
+        let owner = &run.lease.owner;
         let mine = counter.pending.as_ref().is_some_and(|p| p.owner == *owner);
         let other = counter
             .pending
@@ -95,15 +95,15 @@ impl OrderService {
             .cloned();
         let booked_ahead = counter.turns.is_some_and(|end| end >= now);
         match chunk.advance.holding {
-            // The claim was taken over (it expired), or is still this request's.
-            Holding::Claim { .. } => run.hold.may_own = mine,
-            Holding::Free { .. } if booked_ahead => run.contended(now),
+            // The lease was taken over (it expired), or is still this request's.
+            CounterRight::Lease { .. } => run.lease.may_own = mine,
+            CounterRight::Free { .. } if booked_ahead => run.contended(now),
             // Another writer numbered since this process last did: try again at once
             // with the counter learned, unless that happened a moment ago too.
-            Holding::Free { .. } if counter.last != chunk.advance.expected => {
+            CounterRight::Free { .. } if counter.last != chunk.advance.expected => {
                 run.missed(now);
             }
-            Holding::Turn { .. } | Holding::Free { .. } => {}
+            CounterRight::Turn { .. } | CounterRight::Free { .. } => {}
         }
         if other.is_some() {
             run.contended(now);
@@ -116,7 +116,7 @@ impl OrderService {
             self.refresh_series(&mut batch.series).await?;
         }
         if let (true, Some(other)) = (run.single, other) {
-            // Another writer's claim holds the counter: wait for it, at most a turn at a
+            // Another writer's lease holds the counter: wait for it, at most a turn at a
             // time, then read the counter rather than send a transaction it may refuse.
             let until = other.until.min(now + self.turn_length(run));
             run.waits.saw(Some(other));
@@ -130,8 +130,8 @@ impl OrderService {
 /// The chunk's orders are numbered, and the counter is where they left it.
 fn committed(batch: &mut Batch, run: &mut Run, chunk: Chunk) {
     match chunk.advance.holding {
-        Holding::Claim { until } => run.hold.may_own = until.is_some(),
-        Holding::Turn { .. } | Holding::Free { .. } => {}
+        CounterRight::Lease { until } => run.lease.may_own = until.is_some(),
+        CounterRight::Turn { .. } | CounterRight::Free { .. } => {}
     }
     // The turns booked are as last seen: a transaction does not move them.
     let turns = run.view.state.as_ref().and_then(|state| state.turns);

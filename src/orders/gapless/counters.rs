@@ -11,9 +11,9 @@ use lru::LruCache;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use super::super::SeriesPeriod;
-use crate::domain::ids::SeriesId;
-use crate::domain::series::Period;
 use crate::store::orders::CounterState;
+use tally_domain::ids::SeriesId;
+use tally_domain::series::Period;
 
 /// The periods a process keeps views of, least recently used forgotten first.
 const KEPT_PERIODS: usize = 256;
@@ -25,7 +25,7 @@ const FIRST_LATENCY: i64 = 20;
 /// One process's view of one period's counter. Times are milliseconds since the epoch.
 #[derive(Debug)]
 pub(super) struct CounterView {
-    /// The counter as this process last wrote, claimed or learned it; `None`: unknown.
+    /// The counter as this process last wrote, leased or learned it; `None`: unknown.
     pub(super) state: Option<CounterState>,
     /// The turn this process booked, while it is ahead or under way: (start, end).
     pub(super) turn: Option<(i64, i64)>,

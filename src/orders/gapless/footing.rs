@@ -1,8 +1,8 @@
-//! How the next chunk may move the counter: under the request's claim (a batch), in this
+//! How the next chunk may move the counter: under the request's lease (a batch), in this
 //! process's turn, or from the value this process knows (a single post while no other
 //! writer numbers the period). A post that finds the counter moved on learns it from the
 //! cancellation and tries again at once. Once other writers number the period too (the
-//! counter found moved on twice in a short while, a claim or a turn found ahead), single
+//! counter found moved on twice in a short while, a lease or a turn found ahead), single
 //! posts take turns: a process books a turn of about [`TURN_ORDERS`] of its transactions,
 //! one update that never loses, sleeps until it starts, reads the counter, and numbers
 //! each post of its turn in one transaction. No post moves the counter without a turn
@@ -17,7 +17,7 @@ use rand::RngExt;
 use super::super::{OrderError, OrderService};
 use super::Run;
 use crate::orders::batch::Batch;
-use crate::store::orders::{Booking, Claim, TurnPlace};
+use crate::store::orders::{Booking, Lease, TurnPlace};
 use crate::telemetry::metrics;
 
 /// A turn lasts about this many of its process's transactions: long enough that booking
@@ -27,8 +27,8 @@ const TURN_ORDERS: i64 = 8;
 /// The shortest and longest turn, in milliseconds.
 const TURN_LIMITS: (i64, i64) = (50, 1_000);
 
-/// Writers waiting for another's claim claim again within this much after it ends, at
-/// random, so that one of them claims first.
+/// Writers waiting for another's lease take it again within this much after it ends, at
+/// random, so that one of them leases first.
 const WAKE_SPREAD: Duration = Duration::from_millis(10);
 
 /// How long other writers count as numbering the period after the last sign of them.
@@ -37,12 +37,12 @@ const CONTENDED_FOR: Duration = Duration::from_secs(2);
 /// How the next chunk may move the counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Footing {
-    /// The request claimed it; it keeps the claim while more chunks follow.
-    Claimed,
+    /// The request leased it; it keeps the lease while more chunks follow.
+    Leased,
     /// This process's turn.
     Turn,
     /// From the value this process knows, while no turn is booked ahead and no other
-    /// writer holds a live claim.
+    /// writer holds a live lease.
     Free,
 }
 
@@ -84,11 +84,11 @@ impl OrderService {
         run: &mut Run,
     ) -> Result<Option<Footing>, OrderError> {
         let now = Utc::now().timestamp_millis();
-        if run.hold.may_own && run.view.state.is_some() {
-            return Ok(Some(Footing::Claimed));
+        if run.lease.may_own && run.view.state.is_some() {
+            return Ok(Some(Footing::Leased));
         }
         if !run.single {
-            return self.claim(batch, run).await;
+            return self.lease(batch, run).await;
         }
         if let Some((start, end)) = run.view.turn {
             // A transaction begun now should end within the turn (on an endpoint slower
@@ -143,7 +143,7 @@ impl OrderService {
     }
 
     /// `footing`, once the counter's state is known and free: read if it is not known;
-    /// while another writer's claim holds it, wait (and read again after); without a turn,
+    /// while another writer's lease holds it, wait (and read again after); without a turn,
     /// book one if turns are booked ahead.
     async fn when_free(
         &self,
@@ -166,7 +166,7 @@ impl OrderService {
         let now = Utc::now().timestamp_millis();
         let other = counter
             .pending
-            .filter(|p| p.until >= now && p.owner != run.hold.owner);
+            .filter(|p| p.until >= now && p.owner != run.lease.owner);
         if let Some(other) = other {
             run.contended(now);
             run.view.state = None;
@@ -187,30 +187,30 @@ impl OrderService {
         (TURN_ORDERS * run.view.latency).clamp(TURN_LIMITS.0, TURN_LIMITS.1)
     }
 
-    /// Claims the counter for the request's chunks (a batch).
-    async fn claim(&self, batch: &Batch, run: &mut Run) -> Result<Option<Footing>, OrderError> {
+    /// Leases the counter for the request's chunks (a batch).
+    async fn lease(&self, batch: &Batch, run: &mut Run) -> Result<Option<Footing>, OrderError> {
         let now = Utc::now().timestamp_millis();
-        let claim = self
+        let lease = self
             .store
-            .claim_counter(
+            .lease_counter(
                 &batch.series.series_id,
                 &batch.period,
-                &run.hold.owner,
+                &run.lease.owner,
                 batch.series.latest_version(),
                 now,
-                now + self.claim_lease(),
+                now + self.lease_duration(),
             )
             .await?;
-        match claim {
-            Claim::Claimed(state) => {
-                run.hold.may_own = true;
+        match lease {
+            Lease::Leased(state) => {
+                run.lease.may_own = true;
                 run.waits.reset();
                 run.view.state = Some(state);
-                Ok(Some(Footing::Claimed))
+                Ok(Some(Footing::Leased))
             }
-            Claim::Busy(held) => {
+            Lease::Busy(held) => {
                 let wait = run.waits.busy(held);
-                metrics::GAPLESS_CLAIM_WAIT.add(wait.as_millis() as u64);
+                metrics::GAPLESS_LEASE_WAIT.add(wait.as_millis() as u64);
                 tokio::time::sleep(wait).await;
                 Ok(None)
             }
@@ -218,12 +218,12 @@ impl OrderService {
     }
 
     /// Waits until `until` (and a random part of `spread`): the end of another writer's
-    /// claim, or the start of this process's turn.
+    /// lease, or the start of this process's turn.
     pub(super) async fn wait_for(&self, run: &mut Run, until: i64, spread: Duration) {
         let started = std::time::Instant::now();
         sleep_until(until, spread).await;
         let waited = started.elapsed();
         run.waits.waited_for(waited);
-        metrics::GAPLESS_CLAIM_WAIT.add(waited.as_millis() as u64);
+        metrics::GAPLESS_LEASE_WAIT.add(waited.as_millis() as u64);
     }
 }

@@ -2,11 +2,11 @@
 //! from the value the writer knows, and each order is linked into the period's hash chain.
 //! A number exists if and only if its order does.
 //!
-//! How a writer may move the counter ([`Footing`]): a batch claims it (one conditional
-//! update, cheap to lose) and keeps the claim across its chunks. A single post moves it
-//! from the value its process knows, without a claim, in its one transaction; if another
+//! How a writer may move the counter ([`Footing`]): a batch leases it (one conditional
+//! update, cheap to lose) and keeps the lease across its chunks. A single post moves it
+//! from the value its process knows, without a lease, in its one transaction; if another
 //! writer moved it meanwhile, the cancellation tells the new value. Once other writers
-//! number the period too, single posts take turns: a process claims the counter for a
+//! number the period too, single posts take turns: a process leases the counter for a
 //! short turn and numbers its posts of that turn in one transaction each, while the
 //! others wait for the turn's end instead of cancelling each other's transactions.
 //!
@@ -16,10 +16,10 @@
 //! its outcome means for the rest).
 
 mod chunk;
-mod claim;
 mod commit;
 mod counters;
 mod footing;
+mod lease;
 
 use std::collections::VecDeque;
 
@@ -28,34 +28,31 @@ use tracing::warn;
 
 use super::batch::Batch;
 use super::{OrderError, OrderService};
-use crate::domain::ids::SeriesId;
-use crate::domain::series::Period;
-use crate::store::{Store, backoff};
+use crate::store::{Store, retry};
+use tally_domain::ids::SeriesId;
+use tally_domain::series::Period;
 
-use claim::Waits;
 use counters::CounterView;
 pub(crate) use counters::Counters;
 pub(super) use footing::Footing;
+use lease::Waits;
 
-/// Attempts to give a claim up before it is left to expire.
-const RELEASE_ATTEMPTS: u32 = 3;
-
-/// One request's hold on a counter while it numbers its chunks. Dropped while it may
-/// still own a claim it means to give up (the request was cut off at its deadline), it
-/// gives the claim up from a task of its own, so that the next writer does not wait for
+/// One request's lease of a counter while it numbers its chunks. Dropped while it may
+/// still own a lease it means to give up (the request was cut off at its deadline), it
+/// gives the lease up from a task of its own, so that the next writer does not wait for
 /// the lease to end.
-struct Hold {
+struct CounterLease {
     store: Store,
     series: SeriesId,
     period: Period,
-    /// The process's own: its claims and turns are its and no other's.
+    /// The process's own: its leases and turns are its and no other's.
     owner: String,
-    /// Whether this request holds a claim it gives up at its end.
+    /// Whether this request holds a lease it gives up at its end.
     may_own: bool,
 }
 
-impl Hold {
-    /// Gives the claim up, trying a few times: a claim left behind blocks every writer of
+impl CounterLease {
+    /// Gives the lease up, trying a few times: a lease left behind blocks every writer of
     /// the period until its lease ends.
     async fn release(&mut self) {
         self.may_own = false;
@@ -63,7 +60,7 @@ impl Hold {
     }
 }
 
-impl Drop for Hold {
+impl Drop for CounterLease {
     fn drop(&mut self) {
         if !self.may_own {
             return;
@@ -81,23 +78,24 @@ impl Drop for Hold {
 }
 
 async fn release(store: &Store, series: &SeriesId, period: &Period, owner: &str) {
-    for attempt in 1..=RELEASE_ATTEMPTS {
-        match store.release_claim(series, period, owner).await {
+    let policy = retry::LEASE_RELEASE;
+    for attempt in policy.each() {
+        match store.release_lease(series, period, owner).await {
             Ok(()) => return,
-            Err(err) if attempt == RELEASE_ATTEMPTS => {
-                warn!(error = %err, "a counter claim was not released; it will expire");
+            Err(_) if policy.allows_after(attempt) => policy.pause(attempt).await,
+            Err(err) => {
+                warn!(error = %err, "a counter lease was not released; it will expire");
             }
-            Err(_) => backoff(attempt).await,
         }
     }
 }
 
 /// A request's numbering under way.
 struct Run {
-    hold: Hold,
+    lease: CounterLease,
     /// What this process knows of the counter, this request's alone while it runs.
     view: OwnedMutexGuard<CounterView>,
-    /// One order to number: it may go without a claim, and takes turns under contention.
+    /// One order to number: it may go without a lease, and takes turns under contention.
     single: bool,
     /// The items still to number, in request order.
     queue: VecDeque<usize>,
@@ -119,7 +117,7 @@ impl OrderService {
             .view(&batch.series.series_id, &batch.period)
             .await;
         let mut run = Run {
-            hold: Hold {
+            lease: CounterLease {
                 store: self.store.clone(),
                 series: batch.series.series_id.clone(),
                 period: batch.period.clone(),
@@ -136,20 +134,20 @@ impl OrderService {
         let result = self.number_run(batch, &mut run).await;
         if result.is_err() {
             // What the counter is now is unknown; whether or not the last transaction
-            // committed, nothing of this request can commit once the claim is gone: give
+            // committed, nothing of this request can commit once the lease is gone: give
             // it up for the next writer.
             run.view.state = None;
-            run.hold.may_own = true;
+            run.lease.may_own = true;
         }
-        if run.hold.may_own {
-            run.hold.release().await;
+        if run.lease.may_own {
+            run.lease.release().await;
         }
         result
     }
 
     async fn number_run(&self, batch: &mut Batch, run: &mut Run) -> Result<(), OrderError> {
         while !run.queue.is_empty() {
-            if let Some(retry_after) = run.out_of_patience(self.claim_lease()) {
+            if let Some(retry_after) = run.out_of_patience(self.lease_duration()) {
                 batch.give_up(std::mem::take(&mut run.queue), retry_after);
                 return Ok(());
             }

@@ -9,9 +9,9 @@ use super::super::error::sdk_error;
 use super::super::table::unless_held;
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::item::{BEACON, CLOSES_AT, STATUS, decode_draw, encode_network};
-use crate::domain::draw::{Draw, DrawStatus};
-use crate::domain::ids::DrawId;
-use crate::domain::winners::BeaconNetwork;
+use tally_domain::draw::{Draw, DrawStatus};
+use tally_domain::ids::DrawId;
+use tally_domain::winners::BeaconNetwork;
 
 /// What a change of the beacon found.
 #[derive(Debug)]

@@ -9,8 +9,8 @@ use super::super::error::sdk_error;
 use super::super::table::unless_held;
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::item::{FROZEN, STATUS, VOIDED, decode_draw, encode_frozen};
-use crate::domain::draw::{Draw, DrawStatus, Frozen};
-use crate::domain::ids::DrawId;
+use tally_domain::draw::{Draw, DrawStatus, Frozen};
+use tally_domain::ids::DrawId;
 
 /// What a freeze found.
 #[derive(Debug)]

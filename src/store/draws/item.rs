@@ -7,14 +7,14 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
-use super::super::{PARTITION_KEY, StoreError, keys};
-use crate::domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
-use crate::domain::ids::{DrawId, PaymentId};
-use crate::domain::instant::{InstantPrize, InstantWins};
-use crate::domain::permutation::PermutationKey;
-use crate::domain::schedule::Schedule;
-use crate::domain::seed::DrawSeed;
-use crate::domain::winners::{BeaconNetwork, RoundSignature, Scheme};
+use super::super::{PARTITION_KEY, StoreError, keys, kind};
+use tally_domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
+use tally_domain::ids::{DrawId, PaymentId};
+use tally_domain::instant::{InstantPrize, InstantWins};
+use tally_domain::permutation::PermutationKey;
+use tally_domain::schedule::Schedule;
+use tally_domain::seed::DrawSeed;
+use tally_domain::winners::{BeaconNetwork, RoundSignature, Scheme};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
 /// earlier write.
@@ -49,7 +49,7 @@ const INSTANT_COMMITMENT: &str = "instant_commitment";
 
 pub(super) fn encode_draw(draw: &Draw) -> Item {
     let mut item = key(keys::draw(&draw.draw_id));
-    item.insert("kind".into(), s("draw"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::DRAW));
     item.insert("draw_id".into(), s(draw.draw_id.as_str()));
     if let Some(name) = &draw.name {
         item.insert("name".into(), s(name));
@@ -250,13 +250,14 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     let max_per_payer = r.opt_num("max_per_payer")?;
     let max_held_per_payer = r.num("max_held_per_payer")?;
     let max_held_percent = r.num("max_held_percent")?;
+    let hold_seconds = r.opt_num("hold_seconds")?;
     let config = DrawConfig::new(
         r.num("total_tickets")?,
         Some(r.num("max_per_purchase")?),
         Some(r.num("stripes")?),
     )
     .and_then(|c| c.with_max_per_payer(max_per_payer))
-    .and_then(|c| c.with_hold_seconds(r.opt_num("hold_seconds").ok().flatten()))
+    .and_then(|c| c.with_hold_seconds(hold_seconds))
     .and_then(|c| c.with_max_held_per_payer(Some(max_held_per_payer)))
     .and_then(|c| c.with_max_held_percent(Some(max_held_percent)))
     .map_err(|e| corrupt(&e.to_string()))?;
@@ -296,4 +297,58 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         sold_out_at: time(SOLD_OUT_AT)?,
         created_at: r.parsed("created_at", parse_timestamp)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::*;
+
+    fn draw() -> Draw {
+        Draw {
+            draw_id: DrawId::parse("d").unwrap(),
+            name: None,
+            config: DrawConfig::new(10, None, None)
+                .and_then(|c| c.with_hold_seconds(Some(120)))
+                .unwrap(),
+            schedule: Schedule::new(None, None).unwrap(),
+            beacon: None,
+            created_beacon: None,
+            key: PermutationKey::generate(),
+            seed: DrawSeed::generate(),
+            instant_wins: None,
+            status: DrawStatus::Open,
+            voided: 0,
+            late_voided: 0,
+            voiding: Vec::new(),
+            frozen: None,
+            postal_voided: 0,
+            winners: None,
+            pending_redraw: None,
+            sold_out_at: None,
+            created_at: Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_draw_item_reads_back_as_written() {
+        let decoded = decode_draw(&encode_draw(&draw())).unwrap();
+        assert_eq!(decoded.config.hold_seconds(), 120);
+    }
+
+    #[test]
+    fn a_corrupt_hold_time_makes_the_item_corrupt_like_any_other_attribute() {
+        for value in [
+            AttributeValue::N("soon".into()),
+            AttributeValue::S("120".into()),
+        ] {
+            let mut item = encode_draw(&draw());
+            item.insert("hold_seconds".into(), value);
+            assert!(matches!(
+                decode_draw(&item),
+                Err(StoreError::Corrupt { .. })
+            ));
+        }
+    }
 }

@@ -22,9 +22,9 @@ use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::{done_unless_failed, sdk_error};
 use super::table::{Inserted, PutNew, unless_held};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use crate::domain::draw::{Draw, DrawStatus};
-use crate::domain::ids::DrawId;
 use item::{PERM_KEY, SOLD_OUT_AT, encode_draw};
+use tally_domain::draw::{Draw, DrawStatus};
+use tally_domain::ids::DrawId;
 
 use super::stripes::CLOSED;
 pub use super::stripes::StripeState;
@@ -35,22 +35,22 @@ const OPENED: &str = "opened";
 const SOLD_OUT_STRIPES: &str = "sold_out_stripes";
 
 /// On the draw item once buyers chose or held some of its numbers: a hint that lets a
-/// process read the marks of the stripes it claims before it dips there. The stripes'
+/// process read the chosen and hold marks of the stripes it claims before it dips there. The stripes'
 /// conditions decide, whatever the hint says.
-const MARKED: &str = "marked";
+const CHOOSERS_HINT: &str = "marked";
 
 /// The answer to a claim of stripe ends.
 #[derive(Debug, Clone)]
 pub struct StripeClaim {
     pub draw: Draw,
-    /// The first counter value handed out: values below the stripe count are bottom ends,
+    /// The first value of `opened` handed out: values below the stripe count are bottom ends,
     /// the next ones top ends.
     pub first: u64,
     pub count: u32,
     /// Stripes that some process has seen run out.
     pub sold_out: Vec<u32>,
     /// Buyers chose or held numbers in the draw (the draw says so).
-    pub marked: bool,
+    pub choosers_hint: bool,
 }
 
 impl Store {
@@ -76,7 +76,7 @@ impl Store {
 
     /// The first step of a close: the draw reads `closing` until every stripe is closed.
     /// A closed draw stays closed. `None` when the draw does not exist.
-    pub async fn mark_draw_closing(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+    pub async fn set_draw_closing(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
         self.set_draw_status(
             draw_id,
             DrawStatus::Closing,
@@ -87,7 +87,7 @@ impl Store {
     }
 
     /// The last step of a close, once every stripe is closed.
-    pub async fn mark_draw_closed(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
+    pub async fn set_draw_closed(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
         self.set_draw_status(draw_id, DrawStatus::Closed, "closed_at", None)
             .await
     }
@@ -144,9 +144,9 @@ impl Store {
 
     /// Records, once, that a read of the draw's counts found every ticket sold: listings
     /// read the draw item alone. Selling out is for good (a void never puts a ticket back
-    /// on sale), so the mark never goes.
-    pub async fn mark_sold_out(&self, draw_id: &DrawId) -> Result<(), StoreError> {
-        self.mark_once(draw_id, SOLD_OUT_AT, timestamp(Utc::now()))
+    /// on sale), so `sold_out_at` is never removed.
+    pub async fn record_sold_out(&self, draw_id: &DrawId) -> Result<(), StoreError> {
+        self.set_once(draw_id, SOLD_OUT_AT, timestamp(Utc::now()))
             .await
     }
 
@@ -167,7 +167,7 @@ impl Store {
     }
 
     /// Hands the next `count` stripe ends to the caller and reads the draw in the same
-    /// request: an atomic counter on the draw item, so no two callers get the same value
+    /// request: an atomic count (`opened`) on the draw item, so no two callers get the same value
     /// (`StripeView` maps values to ends). `sold_out` names stripes the caller has seen run
     /// out; the draw keeps them, and every claim returns all that callers have named.
     /// `None` when the draw does not exist.
@@ -230,20 +230,20 @@ impl Store {
             first: opened - u64::from(count),
             count,
             sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
-            marked: reader.flag(MARKED),
+            choosers_hint: reader.flag(CHOOSERS_HINT),
         }))
     }
 
     /// Notes on the draw that buyers choose or hold its numbers, for the claims that
     /// follow.
-    pub async fn mark_draw(&self, draw_id: &DrawId) -> Result<(), StoreError> {
-        self.mark_once(draw_id, MARKED, AttributeValue::Bool(true))
+    pub async fn set_choosers_hint(&self, draw_id: &DrawId) -> Result<(), StoreError> {
+        self.set_once(draw_id, CHOOSERS_HINT, AttributeValue::Bool(true))
             .await
     }
 
-    /// Sets the mark `name` on the draw item unless it is there: a failed condition means
+    /// Sets the attribute `name` on the draw item unless it is there: a failed condition means
     /// it is there already, or the draw is gone, and either way nothing is left to do.
-    async fn mark_once(
+    async fn set_once(
         &self,
         draw_id: &DrawId,
         name: &str,
@@ -256,10 +256,10 @@ impl Store {
                 .update_item()
                 .table_name(self.table())
                 .set_key(Some(key(keys::draw(draw_id))))
-                .update_expression("SET #mark = :value")
-                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#mark)")
+                .update_expression("SET #attr = :value")
+                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#attr)")
                 .expression_attribute_names("#pk", PARTITION_KEY)
-                .expression_attribute_names("#mark", name)
+                .expression_attribute_names("#attr", name)
                 .expression_attribute_values(":value", value.clone())
                 .send()
                 .await;
@@ -279,7 +279,7 @@ impl Store {
         stripe_states(draw_id, stripes, &mut found)
     }
 
-    /// Reads how far the draw's counter has handed out stripe ends, with the given
+    /// Reads how far the draw's `opened` has handed out stripe ends, with the given
     /// stripes, in strongly consistent batch reads: one request for up to 99 stripes, and
     /// no transaction, which the claims that go on meanwhile would cancel. `None`: the
     /// draw is gone.
@@ -325,7 +325,7 @@ impl Store {
 /// What a survey of a draw found.
 #[derive(Debug, Clone)]
 pub struct Survey {
-    /// Stripe ends handed out by the draw's counter.
+    /// Stripe ends handed out by the draw's `opened`.
     pub opened: u64,
     /// Stripes that some process has seen run out.
     pub sold_out: Vec<u32>,

@@ -5,11 +5,11 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::super::keys::{self, COUNTER, LIST_PK, LIST_SK, PERIOD_KEY};
-use super::super::{PARTITION_KEY, StoreError};
-use crate::domain::audit::Entry;
-use crate::domain::ids::{ExternalRef, IssuerId, SeriesId, SourceId};
-use crate::domain::order::{Move, Order, OrderData, Reason, Void};
-use crate::domain::series::{
+use super::super::{PARTITION_KEY, StoreError, kind};
+use tally_domain::audit::Entry;
+use tally_domain::ids::{ExternalRef, IssuerId, SeriesId, SourceId};
+use tally_domain::order::{Move, Order, OrderData, Reason, Void};
+use tally_domain::series::{
     AuthorisedRange, Calendar, FormatVersion, NumberFormat, NumberRules, Period, RangeLow, Ranges,
     Reset, Series, SeriesDefinition, Timezone, ValidationCode,
 };
@@ -37,7 +37,7 @@ pub(super) fn series_attributes(series: &Series) -> Item {
         })
         .collect();
     let mut item = Item::from([
-        ("kind".into(), s("series")),
+        (kind::ATTRIBUTE.into(), s(kind::SERIES)),
         ("series_id".into(), s(series.series_id.as_str())),
         ("format".into(), s(d.format.as_str())),
         ("formats".into(), AttributeValue::L(formats)),
@@ -136,7 +136,7 @@ pub(crate) fn decode_series(item: &Item) -> Result<Series, StoreError> {
         .transpose()?;
     let low_percent = r
         .opt_num("range_low_percent")?
-        .unwrap_or(crate::domain::series::DEFAULT_LOW_PERCENT);
+        .unwrap_or(tally_domain::series::DEFAULT_LOW_PERCENT);
     let definition =
         SeriesDefinition::new(r.str("format")?, reset, r.flag("gapless"), r.num("start")?)
             .map_err(|e| corrupt(e.to_string()))?
@@ -188,11 +188,11 @@ pub(super) const VOIDED_AT: &str = "voided_at";
 pub(super) fn encode_order(pk: String, order: &Order, period_key: Option<String>) -> Item {
     let mut item = key(pk.clone());
     let kind = if period_key.is_some() {
-        "order"
+        kind::ORDER
     } else {
-        "order_ref"
+        kind::ORDER_REF
     };
-    item.insert("kind".into(), s(kind));
+    item.insert(kind::ATTRIBUTE.into(), s(kind));
     item.insert("order_number".into(), s(&order.order_number));
     item.insert("series".into(), s(order.series.as_str()));
     item.insert("source".into(), s(order.source.as_str()));
@@ -263,7 +263,7 @@ pub(crate) fn decode_order(item: &Item) -> Result<Order, StoreError> {
 /// order can ever hold), listed at its first.
 pub(super) fn encode_move(series: &SeriesId, period: &Period, moved: &Move) -> Item {
     let mut item = key(keys::order_number(series, period, moved.to));
-    item.insert("kind".into(), s("move"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::MOVE));
     item.insert("series".into(), s(series.as_str()));
     item.insert("period".into(), s(period.as_str()));
     item.insert(PERIOD_KEY.into(), s(keys::series_counter(series, period)));
@@ -293,7 +293,7 @@ pub(crate) fn decode_move(item: &Item) -> Result<Move, StoreError> {
 pub(super) fn encode_range_low(low: &RangeLow) -> Item {
     let range = &low.range;
     let mut item = key(keys::range_low(&low.series, range.from));
-    item.insert("kind".into(), s("range_low"));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::RANGE_LOW));
     item.insert("series".into(), s(low.series.as_str()));
     item.insert("from".into(), n(range.from));
     item.insert("to".into(), n(range.to));
@@ -302,7 +302,8 @@ pub(super) fn encode_range_low(low: &RangeLow) -> Item {
         item.insert("valid_until".into(), timestamp(until));
     }
     item.insert("percent".into(), n(low.percent));
-    item.insert("mark".into(), n(low.mark));
+    // Stored as `mark`, as items were written before the word was taken for stripes.
+    item.insert("mark".into(), n(low.threshold));
     item.insert("reached_at".into(), timestamp(low.at));
     item
 }
@@ -318,16 +319,16 @@ pub(crate) fn decode_range_low(item: &Item) -> Result<RangeLow, StoreError> {
         range: AuthorisedRange::new(r.num("from")?, r.num("to")?, r.str("authority_ref")?, until)
             .map_err(|e| r.corrupt(e.to_string()))?,
         percent: r.num("percent")?,
-        mark: r.num("mark")?,
+        threshold: r.num("mark")?,
         at: r.parsed("reached_at", parse_timestamp)?,
     })
 }
 
 /// A number or move item of a period.
 pub(super) fn decode_entry(item: &Item) -> Result<Entry, StoreError> {
-    match Reader::new(item).str("kind")? {
-        "move" => Ok(Entry::Move(decode_move(item)?)),
-        "order" => Ok(Entry::Order(Box::new(decode_order(item)?))),
+    match Reader::new(item).str(kind::ATTRIBUTE)? {
+        kind::MOVE => Ok(Entry::Move(decode_move(item)?)),
+        kind::ORDER => Ok(Entry::Order(Box::new(decode_order(item)?))),
         other => Err(StoreError::Corrupt {
             key: Reader::new(item)
                 .str(PARTITION_KEY)

@@ -1,6 +1,6 @@
 //! The transaction that writes orders: per order its number item (keyed by series,
 //! period and counter) and its reference item, both new; in a gapless series also the
-//! counter, moved by the writer that claimed it, and a declared jump to the next
+//! counter, moved by the writer that leased it, and a declared jump to the next
 //! authorised range; for a credit note the invoice it corrects, which must be live; and
 //! the mark of a range that passes its low share. Each item's role is recorded beside it,
 //! so that a cancellation is read by role, not by position.
@@ -19,9 +19,9 @@ use super::codec::{
     CREDIT_NOTES, VOIDED_AT, decode_order, encode_move, encode_order, encode_range_low,
 };
 use super::counter::{CounterAdvance, CounterState, decode_counter, gapless_counter_update};
-use crate::domain::ids::SeriesId;
-use crate::domain::order::{Move, Order};
-use crate::domain::series::{Period, RangeLow};
+use tally_domain::ids::SeriesId;
+use tally_domain::order::{Move, Order};
+use tally_domain::series::{Period, RangeLow};
 
 /// The invoice a credit note corrects, as found: where it is and what it is.
 #[derive(Debug, Clone)]
@@ -34,7 +34,7 @@ pub struct InvoiceRef {
 /// What one transaction writes besides its orders.
 #[derive(Debug, Default)]
 pub struct OrdersExtras<'a> {
-    /// Gapless series: the counter's move, by the writer that claimed it.
+    /// Gapless series: the counter's move, by the writer that leased it.
     pub advance: Option<&'a CounterAdvance>,
     /// A declared gap before the orders (the way to the next authorised range).
     pub jump: Option<&'a Move>,
@@ -56,7 +56,7 @@ pub enum InvoiceRefusal {
 /// Why DynamoDB cancelled an order transaction, item by item.
 #[derive(Debug, Default)]
 pub struct OrdersCancellation {
-    /// The counter was no longer the writer's to move (its claim was taken over, or the
+    /// The counter was no longer the writer's to move (its lease was taken over, or the
     /// period's format changed): the counter as it is.
     pub counter_now: Option<CounterState>,
     /// Positions (in the chunk) whose reference already has an order: that order.

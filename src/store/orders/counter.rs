@@ -1,15 +1,15 @@
 //! The counter item of a series and period: the last number issued (`last`), the head of
 //! the hash chain (`head`, gapless series), the format version the period is numbered in
-//! (`fmt`, fixed by its first write), the claim of the writer numbering it now
+//! (`fmt`, fixed by its first write), the lease of the writer numbering it now
 //! (`pending`, gapless series) and the end of the turns booked (`turns`, see `turns.rs`).
 //!
 //! A gapless writer moves `last` and `head` in the transaction that writes its orders, on
 //! condition that `last` is what it expects and that it may move the counter
-//! ([`Holding`]). A batch first claims the counter with a single conditional update (one
-//! write unit, and cheap to lose), so that writers that would collide lose on the claim,
-//! not on a transaction of up to a hundred items. A claim whose owner died expires and is
+//! ([`CounterRight`]). A batch first leases the counter with a single conditional update (one
+//! write unit, and cheap to lose), so that writers that would collide lose on the lease,
+//! not on a transaction of up to a hundred items. A lease whose owner died expires and is
 //! taken over; its orders were never written, so no number is lost and none repeats. A
-//! single post needs no claim: its transaction of three items moves the counter from the
+//! single post needs no lease: its transaction of three items moves the counter from the
 //! value its process knows, and a cancellation returns the counter as it is.
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -22,9 +22,9 @@ use super::super::error::{build_error, sdk_error};
 use super::super::table::{Transaction, Verdict, put_if_absent, removed_or_gone};
 use super::super::{Store, StoreError, keys};
 use super::codec::{encode_move, encode_range_low};
-use crate::domain::ids::SeriesId;
-use crate::domain::order::Move;
-use crate::domain::series::{Period, RangeLow};
+use tally_domain::ids::SeriesId;
+use tally_domain::order::Move;
+use tally_domain::series::{Period, RangeLow};
 
 pub(super) const LAST: &str = "last";
 pub(super) const HEAD: &str = "head";
@@ -39,11 +39,11 @@ const MOVED_TO: &str = "moved_to";
 pub(super) const OWNER: &str = "owner";
 pub(super) const UNTIL: &str = "until";
 
-/// A live claim of a counter.
+/// A live lease of a counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
     pub owner: String,
-    /// Milliseconds since the epoch; past it, anyone may take the claim over.
+    /// Milliseconds since the epoch; past it, anyone may take the lease over.
     pub until: i64,
 }
 
@@ -65,8 +65,8 @@ pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
     let r = Reader::new(item);
     let pending = match r.map(PENDING)? {
         None => None,
-        Some(claim) => {
-            let c = Reader::new(claim);
+        Some(lease) => {
+            let c = Reader::new(lease);
             Some(Pending {
                 owner: c.str(OWNER)?.to_owned(),
                 until: c.num(UNTIL)?,
@@ -83,12 +83,12 @@ pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
     })
 }
 
-/// What a claim found.
+/// What a lease found.
 #[derive(Debug)]
-pub enum Claim {
+pub enum Lease {
     /// The caller owns the counter; its state now.
-    Claimed(CounterState),
-    /// Another writer owns it and its claim is live: that claim, when DynamoDB told it.
+    Leased(CounterState),
+    /// Another writer owns it and its lease is live: that lease, when DynamoDB told it.
     Busy(Option<Pending>),
 }
 
@@ -96,7 +96,7 @@ pub enum Claim {
 #[derive(Debug)]
 pub enum CounterMoved {
     Moved,
-    /// The counter changed since it was read, or is claimed: read it again.
+    /// The counter changed since it was read, or is leased: read it again.
     Changed,
 }
 
@@ -114,11 +114,11 @@ impl Store {
             .transpose()
     }
 
-    /// Claims a gapless counter for `owner` until `until` (milliseconds since the epoch),
-    /// unless another writer holds a claim that is live at `now`. The period's format is
+    /// Leases a gapless counter for `owner` until `until` (milliseconds since the epoch),
+    /// unless another writer holds a lease that is live at `now`. The period's format is
     /// fixed to `format_version` if no earlier write fixed it. One conditional update;
-    /// a repeat by the SDK finds its own claim and succeeds.
-    pub async fn claim_counter(
+    /// a repeat by the SDK finds its own lease and succeeds.
+    pub async fn lease_counter(
         &self,
         series_id: &SeriesId,
         period: &Period,
@@ -126,15 +126,15 @@ impl Store {
         format_version: u32,
         now: i64,
         until: i64,
-    ) -> Result<Claim, StoreError> {
+    ) -> Result<Lease, StoreError> {
         self.write_meter().single_write(1);
-        let claim = Item::from([(OWNER.to_owned(), s(owner)), (UNTIL.to_owned(), n(until))]);
+        let lease = Item::from([(OWNER.to_owned(), s(owner)), (UNTIL.to_owned(), n(until))]);
         let result = self
             .client()
             .update_item()
             .table_name(self.table())
             .set_key(Some(key(keys::series_counter(series_id, period))))
-            .update_expression("SET #pending = :claim, #fmt = if_not_exists(#fmt, :fmt)")
+            .update_expression("SET #pending = :lease, #fmt = if_not_exists(#fmt, :fmt)")
             .condition_expression(
                 "attribute_not_exists(#pending) OR #pending.#until < :now OR #pending.#owner = :owner",
             )
@@ -142,7 +142,7 @@ impl Store {
             .expression_attribute_names("#until", UNTIL)
             .expression_attribute_names("#owner", OWNER)
             .expression_attribute_names("#fmt", FORMAT_VERSION)
-            .expression_attribute_values(":claim", AttributeValue::M(claim))
+            .expression_attribute_values(":lease", AttributeValue::M(lease))
             .expression_attribute_values(":fmt", n(format_version))
             .expression_attribute_values(":now", n(now))
             .expression_attribute_values(":owner", s(owner))
@@ -153,24 +153,24 @@ impl Store {
         match result {
             Ok(output) => {
                 let item = output.attributes.ok_or_else(|| {
-                    StoreError::Invariant("the claimed counter was not returned".into())
+                    StoreError::Invariant("the leased counter was not returned".into())
                 })?;
-                Ok(Claim::Claimed(decode_counter(&item)?))
+                Ok(Lease::Leased(decode_counter(&item)?))
             }
             Err(err) => match err.as_service_error() {
                 Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
                     let held = failed.item().map(decode_counter).transpose()?;
-                    Ok(Claim::Busy(held.and_then(|c| c.pending)))
+                    Ok(Lease::Busy(held.and_then(|c| c.pending)))
                 }
-                Some(UpdateItemError::TransactionConflictException(_)) => Ok(Claim::Busy(None)),
+                Some(UpdateItemError::TransactionConflictException(_)) => Ok(Lease::Busy(None)),
                 _ => Err(sdk_error("UpdateItem", err)),
             },
         }
     }
 
-    /// Gives a claim up, if `owner` still holds it; a claim no longer held (given up by
+    /// Gives a lease up, if `owner` still holds it; a lease no longer held (given up by
     /// an earlier try whose answer was lost, or taken over) counts as given up.
-    pub async fn release_claim(
+    pub async fn release_lease(
         &self,
         series_id: &SeriesId,
         period: &Period,
@@ -193,7 +193,7 @@ impl Store {
     }
 
     /// Moves the counter forward over `moved.from..=moved.to` and records the move, if
-    /// the counter still is at `expected` (`None`: no number yet) and no live claim holds
+    /// the counter still is at `expected` (`None`: no number yet) and no live lease holds
     /// it at `now`. In a gapless series `head` is the new head of the chain, the move's own
     /// link. The period's format is fixed if it was not. A move that takes a range past its
     /// low share writes the range's mark with it (`low`).
@@ -219,13 +219,13 @@ impl Store {
             .expression_attribute_values(":to", n(moved.to))
             .expression_attribute_values(":fmt", n(format_version))
             .expression_attribute_values(":now", n(now));
-        let claim_free = "(attribute_not_exists(#pending) OR #pending.#until < :now)";
+        let lease_free = "(attribute_not_exists(#pending) OR #pending.#until < :now)";
         update = match expected {
             None => {
-                update.condition_expression(format!("attribute_not_exists(#last) AND {claim_free}"))
+                update.condition_expression(format!("attribute_not_exists(#last) AND {lease_free}"))
             }
             Some(old) => update
-                .condition_expression(format!("#last = :old AND {claim_free}"))
+                .condition_expression(format!("#last = :old AND {lease_free}"))
                 .expression_attribute_values(":old", n(old)),
         };
         update = match &moved.hash {
@@ -269,7 +269,7 @@ impl Store {
 
 /// The counter's part of a gapless transaction: moves `last` and `head`, on condition that
 /// the counter is as the writer knows it (`expected`, the period's format) and that the
-/// writer may move it ([`Holding`]).
+/// writer may move it ([`CounterRight`]).
 pub(super) fn gapless_counter_update(
     table: &str,
     series_id: &SeriesId,
@@ -290,7 +290,7 @@ pub(super) fn gapless_counter_update(
         .expression_attribute_values(":owner", s(&advance.owner))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
     let (set, held) = match advance.holding {
-        Holding::Claim { until: Some(until) } => {
+        CounterRight::Lease { until: Some(until) } => {
             update = update
                 .expression_attribute_names("#until", UNTIL)
                 .expression_attribute_values(":until", n(until));
@@ -299,11 +299,11 @@ pub(super) fn gapless_counter_update(
                 "#pending.#owner = :owner AND #fmt = :fmt",
             )
         }
-        Holding::Claim { until: None } => (
+        CounterRight::Lease { until: None } => (
             "SET #last = :new, #head = :head REMOVE #pending",
             "#pending.#owner = :owner AND #fmt = :fmt",
         ),
-        Holding::Turn { now } => {
+        CounterRight::Turn { now } => {
             update = update
                 .expression_attribute_names("#until", UNTIL)
                 .expression_attribute_values(":now", n(now));
@@ -313,12 +313,12 @@ pub(super) fn gapless_counter_update(
                  AND #fmt = :fmt",
             )
         }
-        Holding::Free { now } => {
+        CounterRight::Free { now } => {
             update = update
                 .expression_attribute_names("#until", UNTIL)
                 .expression_attribute_names("#turns", TURNS)
                 .expression_attribute_values(":now", n(now));
-            // The first number of a period fixes its format, as a claim would have.
+            // The first number of a period fixes its format, as a lease would have.
             (
                 "SET #last = :new, #head = :head, #fmt = :fmt REMOVE #pending",
                 "(attribute_not_exists(#pending) OR #pending.#until < :now OR #pending.#owner = :owner) \
@@ -341,14 +341,14 @@ pub(super) fn gapless_counter_update(
 
 /// What entitles a gapless writer to move the counter, and what becomes of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Holding {
-    /// It claimed the counter: keeps the claim until then (more chunks follow), or gives
+pub enum CounterRight {
+    /// It leased the counter: keeps the lease until then (more chunks follow), or gives
     /// it up.
-    Claim { until: Option<i64> },
+    Lease { until: Option<i64> },
     /// It is its turn (booked, see `Store::book_turn`), and no other writer holds a live
-    /// claim at `now` (milliseconds since the epoch).
+    /// lease at `now` (milliseconds since the epoch).
     Turn { now: i64 },
-    /// No turn is booked past `now` and no other writer holds a live claim: it moves the
+    /// No turn is booked past `now` and no other writer holds a live lease: it moves the
     /// counter from the value it knows, or learns it.
     Free { now: i64 },
 }
@@ -363,5 +363,5 @@ pub struct CounterAdvance {
     pub new: u64,
     /// The chain's head after the chunk.
     pub head: String,
-    pub holding: Holding,
+    pub holding: CounterRight,
 }

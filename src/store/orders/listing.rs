@@ -10,10 +10,10 @@ use super::super::error::sdk_error;
 use super::super::keys::{self, COUNTER, PERIOD_INDEX, PERIOD_KEY};
 use super::super::{Store, StoreError};
 use super::codec::decode_entry;
-use crate::domain::audit::Entry;
-use crate::domain::ids::SeriesId;
-use crate::domain::order::Order;
-use crate::domain::series::Period;
+use tally_domain::audit::Entry;
+use tally_domain::ids::SeriesId;
+use tally_domain::order::Order;
+use tally_domain::series::Period;
 
 /// Entries read at a time while looking for the last order behind moves.
 const LAST_ORDER_PAGE: i32 = 10;

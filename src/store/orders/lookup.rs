@@ -13,10 +13,10 @@ use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::codec::{
     CREDIT_NOTES, VOID_REASON, VOIDED_AT, decode_entry, decode_order, encode_order,
 };
-use crate::domain::audit::Entry;
-use crate::domain::ids::{ExternalRef, SeriesId, SourceId};
-use crate::domain::order::{Order, Void};
-use crate::domain::series::Period;
+use tally_domain::audit::Entry;
+use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::order::{Order, Void};
+use tally_domain::series::Period;
 
 /// How a void ended.
 #[derive(Debug)]

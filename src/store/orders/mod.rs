@@ -1,4 +1,4 @@
-//! Numbering items: series, period counters with their claims and turns, blocks of fast
+//! Numbering items: series, period counters with their leases and turns, blocks of fast
 //! series, order transactions (with credit notes, jumps between authorised ranges and
 //! range marks), lookups and voids, and the period and number indexes.
 
@@ -13,7 +13,7 @@ mod turns;
 
 pub(crate) use codec::{decode_move, decode_order, decode_range_low, decode_series};
 pub use commit::{InvoiceRef, InvoiceRefusal, OrdersCancellation, OrdersCommit, OrdersExtras};
-pub use counter::{Claim, CounterAdvance, CounterMoved, CounterState, Holding, Pending};
+pub use counter::{CounterAdvance, CounterMoved, CounterRight, CounterState, Lease, Pending};
 pub use listing::PeriodPage;
 pub use lookup::Voided;
 pub use reserve::{Bounds, Reservation};

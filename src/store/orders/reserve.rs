@@ -1,6 +1,6 @@
 //! Fast series: a block of numbers reserved with one atomic update of the counter,
-//! within bounds when the series has a room (authorised ranges, a length), and the mark
-//! of a range that passed its low share.
+//! within bounds when the series has a room (authorised ranges, a length), and the low
+//! notice of a range that passed its low share.
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
@@ -10,8 +10,8 @@ use super::super::error::sdk_error;
 use super::super::{Store, StoreError, keys};
 use super::codec::encode_range_low;
 use super::counter::{CounterState, FORMAT_VERSION, LAST, decode_counter};
-use crate::domain::ids::SeriesId;
-use crate::domain::series::{Period, RangeLow};
+use tally_domain::ids::SeriesId;
+use tally_domain::series::{Period, RangeLow};
 
 /// Where a bounded reservation must find the counter: `last` in `low..=high` (the block
 /// then stays within the room), or absent when `absent_ok`.
@@ -61,9 +61,9 @@ impl Store {
         }
     }
 
-    /// Writes the mark of a range that passed its low share, unless it is there already
-    /// (the mark is written once, and so is its event).
-    pub async fn mark_range_low(&self, low: &RangeLow) -> Result<(), StoreError> {
+    /// Writes the low notice of a range that passed its low share, unless it is there
+    /// already (the notice is written once, and so is its event).
+    pub async fn write_low_notice(&self, low: &RangeLow) -> Result<(), StoreError> {
         self.put_new(encode_range_low(low)).await.map(|_| ())
     }
 

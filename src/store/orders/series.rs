@@ -22,10 +22,10 @@ use super::super::table::{PutNew, Verdict, put_if_absent};
 use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::codec::{NUMBERED, REVISION, decode_series, encode_series};
-use crate::domain::hex;
-use crate::domain::ids::SeriesId;
-use crate::domain::series::issuer::Issuer;
-use crate::domain::series::{Period, Series};
+use tally_domain::hex;
+use tally_domain::ids::SeriesId;
+use tally_domain::series::issuer::Issuer;
+use tally_domain::series::{Period, Series};
 
 /// A value unique to one create request: finding its own token on the existing item tells
 /// a writer that the item is its own earlier write, re-sent after a lost response.
@@ -285,10 +285,10 @@ impl Store {
         self.transact_series(tx).await
     }
 
-    /// Marks a series as numbering, which fixes its validation code, and returns it as it
-    /// is now: a writer numbers with what this returns, so a code changed before the mark
+    /// Sets a series as numbering, which fixes its validation code, and returns it as it
+    /// is now: a writer numbers with what this returns, so a code changed before this write
     /// is the code it uses, and no code changes after it.
-    pub async fn mark_numbered(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
+    pub async fn set_numbered(&self, series_id: &SeriesId) -> Result<Option<Series>, StoreError> {
         self.write_meter().single_write(1);
         let result = self
             .client()

@@ -3,7 +3,7 @@
 //! loses: it extends the booked time by the writer's turn, or starts it now when no turn
 //! is booked ahead, and returns the counter. A turn is its writer's by time alone: its
 //! transactions still move the counter only from the value they expect, and no other
-//! single post moves it while a turn is booked ahead (`Holding::Free`).
+//! single post moves it while a turn is booked ahead (`CounterRight::Free`).
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
@@ -13,8 +13,8 @@ use super::super::error::sdk_error;
 use super::super::table::unless_held;
 use super::super::{Store, StoreError, keys};
 use super::counter::{CounterState, FORMAT_VERSION, TURNS, decode_counter};
-use crate::domain::ids::SeriesId;
-use crate::domain::series::Period;
+use tally_domain::ids::SeriesId;
+use tally_domain::series::Period;
 
 /// A turn booked on a counter.
 #[derive(Debug, Clone)]

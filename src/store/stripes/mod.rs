@@ -8,7 +8,7 @@ mod writes;
 
 use super::StoreError;
 use super::codec::{Item, Reader};
-use crate::domain::stripes::{Chosen, Held, StripeCounters};
+use tally_domain::stripes::{Chosen, Held, StripeCounters};
 
 /// Tickets sold upwards from the stripe's start.
 pub(crate) const BOTTOM: &str = "c";

@@ -10,7 +10,7 @@ use super::super::codec::{key, n};
 use super::super::error::build_error;
 use super::super::{Store, StoreError, keys};
 use super::{CLOSED, HOLD_MARKS, POSTAL, chosen_name, held_name};
-use crate::domain::ids::DrawId;
+use tally_domain::ids::DrawId;
 
 /// Builds one conditional update of a stripe item, naming each offset's attribute once.
 pub(super) struct StripeUpdate {

@@ -7,8 +7,8 @@ use super::super::codec::n;
 use super::super::{Store, StoreError};
 use super::update::StripeUpdate;
 use super::{BOTTOM, ChosenWrite, TOP};
-use crate::domain::ids::DrawId;
-use crate::domain::stripes::{ChosenTake, Side, StripeTake};
+use tally_domain::ids::DrawId;
+use tally_domain::stripes::{ChosenTake, Side, StripeTake};
 
 impl Store {
     /// A lucky dip's write of one stripe end: the counter moves from the value the view

@@ -5,7 +5,7 @@
 //! stripe, and the next plan refuses.
 
 use super::{PurchaseRun, Refusal, Step};
-use crate::domain::stripes::Choice;
+use tally_domain::stripes::Choice;
 
 impl PurchaseRun<'_> {
     /// Plans the purchase of `numbers` (ascending, distinct, in range).

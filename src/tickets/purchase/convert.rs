@@ -8,16 +8,14 @@ use std::sync::Arc;
 use tracing::{info, warn};
 
 use super::super::cache::DrawCache;
-use super::super::{Clock, PurchaseReceipt, TicketError};
-use crate::domain::hold::{Hold, HoldEnd, HoldStatus, conversion_fingerprint};
-use crate::domain::ids::{DrawId, HoldId, PaymentId};
-use crate::domain::purchase::{Channel, Purchase};
+use super::super::{PurchaseReceipt, TicketError};
 use crate::store::purchases::{Cancellation, Commit};
-use crate::store::{Store, StoreError, backoff};
+use crate::store::{Store, StoreError, retry};
 use crate::telemetry::metrics;
-
-/// Transactions one conversion may send before it reports contention.
-const MAX_ATTEMPTS: u32 = 16;
+use tally_domain::hold::{Hold, HoldEnd, HoldStatus, conversion_fingerprint};
+use tally_domain::ids::{DrawId, HoldId, PaymentId};
+use tally_domain::purchase::{Channel, Purchase};
+use tally_domain::time::Clock;
 
 /// A payment for a hold.
 #[derive(Debug, Clone)]
@@ -68,7 +66,7 @@ impl<'a> ConvertRun<'a> {
 
     pub(in crate::tickets) async fn run(mut self) -> Result<PurchaseReceipt, TicketError> {
         let mut hold = self.read_hold().await?;
-        for _ in 0..MAX_ATTEMPTS {
+        for _ in retry::CONVERSION.each() {
             let now = (self.clock)();
             match (hold.status_at(now), &hold.end) {
                 (HoldStatus::Held, _) => {}
@@ -132,10 +130,7 @@ impl<'a> ConvertRun<'a> {
             }
         }
         warn!("conversion gave up under contention");
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::CONVERSION.exhausted().into())
     }
 
     async fn read_hold(&self) -> Result<Hold, TicketError> {
@@ -206,7 +201,7 @@ impl<'a> ConvertRun<'a> {
         }
         if cancellation.conflict || cancellation.throttled {
             self.conflicts += 1;
-            backoff(self.conflicts).await;
+            retry::CONVERSION.pause(self.conflicts).await;
         }
         Next::Again
     }

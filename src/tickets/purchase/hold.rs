@@ -9,18 +9,17 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tracing::{debug, info, warn};
 
+use super::super::TicketError;
 use super::super::cache::DrawCache;
-use super::super::{Clock, TicketError};
 use super::refuse::shortage;
-use crate::domain::hold::{Hold, HoldEnd, HoldRequest};
-use crate::domain::schedule::Phase;
-use crate::domain::stripes::{Choice, ChosenTake, Shortfall, StripeView};
 use crate::store::allowances::HoldCaps;
 use crate::store::purchases::{Cancellation, Commit};
-use crate::store::{Store, StoreError, backoff};
+use crate::store::{Store, retry};
+use tally_domain::hold::{Hold, HoldEnd, HoldRequest};
+use tally_domain::schedule::Phase;
+use tally_domain::stripes::{Choice, ChosenTake, Shortfall, StripeView};
+use tally_domain::time::Clock;
 
-/// Transactions one hold may send before it reports contention.
-const MAX_ATTEMPTS: u32 = 24;
 /// Items a hold's conversion adds to the hold's own numbers and stripes: the purchase
 /// record and the hold record (the payer's allowance comes apart, see `plan`).
 const CONVERSION_RECORDS: usize = 2;
@@ -73,7 +72,7 @@ impl<'a> HoldRun<'a> {
     }
 
     pub(in crate::tickets) async fn run(mut self) -> Result<HoldReceipt, TicketError> {
-        for _ in 0..MAX_ATTEMPTS {
+        for _ in retry::HOLD.each() {
             let now = (self.clock)();
             let (takes, tickets) = match self.plan(now) {
                 Plan::Write(takes, tickets) => (takes, tickets),
@@ -114,7 +113,7 @@ impl<'a> HoldRun<'a> {
                             view.stripes.unhold(take.stripe, &take.swept);
                         }
                     }
-                    super::note_marked(self.store, &self.cache).await;
+                    super::note_choosers(self.store, &self.cache).await;
                     info!(tickets = ?hold.tickets, expires_at = %hold.expires_at, "hold created");
                     return Ok(HoldReceipt {
                         hold,
@@ -129,10 +128,7 @@ impl<'a> HoldRun<'a> {
             }
         }
         warn!("hold gave up under contention");
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::HOLD.exhausted().into())
     }
 
     /// Plans from the view as it is now.
@@ -313,7 +309,7 @@ impl<'a> HoldRun<'a> {
         }
         if !decided {
             self.conflicts += 1;
-            backoff(self.conflicts).await;
+            retry::HOLD.pause(self.conflicts).await;
         }
         Ok(None)
     }

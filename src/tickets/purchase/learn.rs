@@ -7,8 +7,8 @@ use tracing::debug;
 
 use super::{Outcome, PurchaseRun, spread};
 use crate::store::StoreError;
-use crate::store::backoff;
 use crate::store::purchases::Cancellation;
+use crate::store::retry;
 
 /// After a miss on an end that others sell from, a purchase waits a random part of up to
 /// this many round trips of its transaction, one more per miss.
@@ -89,7 +89,7 @@ impl PurchaseRun<'_> {
             spread(took * self.conflicts.min(MISS_SPREAD_MAX)).await;
         } else if cancellation.conflict || cancellation.throttled {
             self.conflicts += 1;
-            backoff(self.conflicts).await;
+            retry::PURCHASE.pause(self.conflicts).await;
         }
         Ok(None)
     }

@@ -30,18 +30,17 @@ use rand::rngs::StdRng;
 use tracing::{info, warn};
 
 use super::cache::{BusyGuard, DrawCache};
-use super::{Clock, PurchaseReceipt, TicketError};
-use crate::domain::purchase::{Purchase, PurchaseRequest};
-use crate::domain::schedule::Phase;
-use crate::domain::stripes::{ChosenTake, Plan, StripeTake};
+use super::{PurchaseReceipt, TicketError};
 use crate::store::allowances::PayerCap;
 use crate::store::limits::MAX_BATCH_GET_KEYS;
 use crate::store::purchases::Commit;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, retry};
 use crate::telemetry::metrics;
+use tally_domain::purchase::{Purchase, PurchaseRequest};
+use tally_domain::schedule::Phase;
+use tally_domain::stripes::{ChosenTake, Plan, StripeTake};
+use tally_domain::time::Clock;
 
-/// Transactions one purchase may send before it reports contention.
-const MAX_ATTEMPTS: u32 = 32;
 /// Steps of any kind (transactions, claims, reads) one purchase may take.
 const MAX_STEPS: u32 = 96;
 /// Full reads of the cursors one purchase may make.
@@ -51,7 +50,7 @@ const MAX_REFRESHES: u32 = 3;
 enum Step {
     /// Read the cursors that may still move, with the purchase record.
     Refresh,
-    /// Ask the draw's counter for this many more stripe ends.
+    /// Ask the draw's `opened` for this many more stripe ends.
     Claim(u32),
     Commit(Vec<StripeTake>),
     /// Take the numbers the buyer chose, stripe by stripe.
@@ -60,7 +59,7 @@ enum Step {
     ReadStripes(Vec<u32>),
     /// Read these stripes before a lucky dip from ends whose marks the view has not seen.
     ReadAhead(Vec<u32>),
-    /// Read how far the counter has handed out ends, with stripes that may still sell,
+    /// Read how far `opened` has handed out ends, with stripes that may still sell,
     /// before claiming more: near the end of a draw where buyers choose or hold numbers,
     /// the ends left are few and their stripes unknown.
     Survey(SurveyRead),
@@ -93,7 +92,7 @@ pub(super) struct PurchaseRun<'a> {
     payer_left: Option<u64>,
     /// The stripes of chosen numbers the view took for sold or held were read fresh.
     read_taken: bool,
-    /// This purchase read how far the counter has gone.
+    /// This purchase read how far `opened` has gone.
     surveyed: bool,
 }
 
@@ -138,7 +137,11 @@ impl<'a> PurchaseRun<'a> {
                 Step::ReadAhead(stripes) => self.read_stripes(&stripes).await,
                 Step::Survey(read) => self.survey(read).await,
                 Step::Refuse(refusal) => return self.refuse(refusal).await,
-                Step::Commit(_) | Step::CommitChosen(_) if self.attempts == MAX_ATTEMPTS => break,
+                Step::Commit(_) | Step::CommitChosen(_)
+                    if self.attempts == retry::PURCHASE.budget() =>
+                {
+                    break;
+                }
                 Step::Commit(takes) => self.commit(takes, Vec::new()).await,
                 Step::CommitChosen(chosen) => self.commit(Vec::new(), chosen).await,
             };
@@ -292,7 +295,7 @@ impl<'a> PurchaseRun<'a> {
                     }
                 }
                 if !chosen.is_empty() {
-                    self.requests += note_marked(self.store, &self.cache).await;
+                    self.requests += note_choosers(self.store, &self.cache).await;
                 }
                 metrics::PURCHASES.add(1);
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
@@ -349,12 +352,12 @@ impl PurchaseRun<'_> {
 /// processes claiming stripe ends later read their marks before they dip there. A hint:
 /// a failure is logged and the sale goes on (the next choice tries again). Answers the
 /// requests sent.
-pub(super) async fn note_marked(store: &Store, cache: &DrawCache) -> u32 {
-    if cache.draw_marked() {
+pub(super) async fn note_choosers(store: &Store, cache: &DrawCache) -> u32 {
+    if cache.has_choosers_hint() {
         return 0;
     }
-    match store.mark_draw(&cache.draw.draw_id).await {
-        Ok(()) => cache.set_draw_marked(),
+    match store.set_choosers_hint(&cache.draw.draw_id).await {
+        Ok(()) => cache.note_choosers_hint(),
         Err(error) => {
             warn!(%error, "could not note on the draw that buyers choose or hold numbers")
         }

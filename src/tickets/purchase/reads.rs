@@ -1,6 +1,6 @@
 //! The reads a purchase makes between its writes: the cursors that may still move with
 //! its record, stripes before a first write or after holds ended, how far the draw's
-//! counter has handed out ends (a survey), and the claim of more ends.
+//! `opened` has handed out ends (a survey), and the claim of more ends.
 
 use std::time::Instant;
 
@@ -58,7 +58,7 @@ impl PurchaseRun<'_> {
         Ok(None)
     }
 
-    /// Reads how far the counter has gone, with stripes, into the view.
+    /// Reads how far `opened` has gone, with stripes, into the view.
     pub(super) async fn survey(&mut self, read: SurveyRead) -> Outcome {
         self.requests += 1;
         self.surveyed = true;
@@ -82,7 +82,7 @@ impl PurchaseRun<'_> {
         Ok(None)
     }
 
-    /// Claims `count` more stripe ends from the draw's counter.
+    /// Claims `count` more stripe ends from the draw's `opened`.
     pub(super) async fn claim(&mut self, count: u32) -> Outcome {
         self.requests += 1;
         let sold_out = self.cache.view().stripes.unreported_sold_out();

@@ -5,8 +5,8 @@
 use chrono::DateTime;
 
 use super::PurchaseRun;
-use crate::domain::stripes::StripeView;
 use crate::tickets::{PurchaseReceipt, TicketError};
+use tally_domain::stripes::StripeView;
 
 /// Why a purchase cannot be served from what the view knows. Known cursors are lower
 /// bounds, so a refusal is never premature; holds are not, so a view that knows of some

@@ -10,11 +10,11 @@ use std::time::Duration;
 use tracing::{info, warn};
 
 use super::super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, DrawStatus};
-use crate::domain::permutation::Permutation;
-use crate::domain::stripes::{Standing, standings};
-use crate::domain::winners::EligibleSet;
 use crate::store::StoreError;
+use tally_domain::draw::{Draw, DrawStatus};
+use tally_domain::permutation::Permutation;
+use tally_domain::stripes::{Standing, standings};
+use tally_domain::winners::EligibleSet;
 
 /// Reads of the voided tickets' index before it is taken to lag for good.
 const INDEX_READS: u32 = 5;

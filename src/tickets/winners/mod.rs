@@ -14,16 +14,13 @@ pub(crate) use eligible::Eligible;
 
 use super::instant::InstantReveal;
 use super::{TicketError, TicketService};
-use crate::domain::draw::{Draw, WinnersRecord};
-use crate::domain::hex;
-use crate::domain::ids::DrawId;
-use crate::domain::purchase::Ticket;
-use crate::domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
 use crate::store::winners::{PickItem, Recorded};
-use crate::store::{StoreError, backoff};
-
-/// Attempts at recording the winners while other writers move the draw.
-const MAX_ATTEMPTS: u32 = 8;
+use crate::store::{StoreError, retry};
+use tally_domain::draw::{Draw, WinnersRecord};
+use tally_domain::hex;
+use tally_domain::ids::DrawId;
+use tally_domain::purchase::Ticket;
+use tally_domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
 
 /// A beacon round's signature as a request gives it, and the round it says it is of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +94,7 @@ impl Winners {
 }
 
 fn inputs(draw: &Draw, digest: &str) -> Result<DrawInputs, StoreError> {
-    let digest = crate::domain::winners::hex::decode32(digest)
+    let digest = tally_domain::hex::decode32(digest)
         .ok_or_else(|| StoreError::Invariant("the stored eligible digest is not hex".into()))?;
     Ok(DrawInputs {
         seed: *draw.seed.as_bytes(),
@@ -108,7 +105,7 @@ fn inputs(draw: &Draw, digest: &str) -> Result<DrawInputs, StoreError> {
 /// SHA-256 of a round's signature: the randomness a pick hashes; empty without a beacon.
 fn randomness(beacon: Option<&RoundSignature>) -> Vec<u8> {
     beacon
-        .and_then(|b| crate::domain::winners::hex::decode(&b.signature))
+        .and_then(|b| tally_domain::hex::decode(&b.signature))
         .map_or_else(Vec::new, |sig| Sha256::digest(sig).to_vec())
 }
 
@@ -123,7 +120,7 @@ impl TicketService {
         prizes: u32,
         beacon: Option<BeaconInput>,
     ) -> Result<Winners, TicketError> {
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::DRAW_RECORD.each() {
             let draw = self.readable_draw(draw_id).await?;
             if draw.winners.is_some() {
                 return self.same_winners(draw, prizes, beacon.as_ref()).await;
@@ -181,13 +178,10 @@ impl TicketService {
                     return self.same_winners(*now, prizes, beacon.as_ref()).await;
                 }
                 Recorded::Refused(_) => {}
-                Recorded::Contended => backoff(attempt).await,
+                Recorded::Contended => retry::DRAW_RECORD.pause(attempt).await,
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::DRAW_RECORD.exhausted().into())
     }
 
     /// The round's signature checked against the draw's network: `None` for a draw

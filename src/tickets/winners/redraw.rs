@@ -7,12 +7,12 @@
 use tracing::{info, instrument};
 
 use super::super::{TicketError, TicketService};
-use super::{BeaconInput, Eligible, MAX_ATTEMPTS, Winners, inputs, randomness};
-use crate::domain::draw::PendingRedraw;
-use crate::domain::ids::DrawId;
-use crate::domain::winners::{Picks, RoundSignature};
+use super::{BeaconInput, Eligible, Winners, inputs, randomness};
 use crate::store::winners::Recorded;
-use crate::store::{StoreError, backoff};
+use crate::store::{StoreError, retry};
+use tally_domain::draw::PendingRedraw;
+use tally_domain::ids::DrawId;
+use tally_domain::winners::{Picks, RoundSignature};
 
 impl TicketService {
     /// Replaces the winner of `prize` with the next pick. A redraw is known by its prize
@@ -29,7 +29,7 @@ impl TicketService {
         beacon: Option<BeaconInput>,
     ) -> Result<Winners, TicketError> {
         let mut replacing = None;
-        for attempt in 1..=MAX_ATTEMPTS {
+        for attempt in retry::DRAW_RECORD.each() {
             let winners = self.get_winners(draw_id).await?;
             if !(1..=winners.record.prizes).contains(&prize) {
                 return Err(TicketError::PrizeNotFound(prize));
@@ -77,7 +77,7 @@ impl TicketService {
                         }
                         Recorded::Refused(_) => continue,
                         Recorded::Contended => {
-                            backoff(attempt).await;
+                            retry::DRAW_RECORD.pause(attempt).await;
                             continue;
                         }
                     }
@@ -93,13 +93,10 @@ impl TicketService {
                 .await?
             {
                 Some(winners) => return Ok(winners),
-                None => backoff(attempt).await,
+                None => retry::DRAW_RECORD.pause(attempt).await,
             }
         }
-        Err(StoreError::Contention {
-            attempts: MAX_ATTEMPTS,
-        }
-        .into())
+        Err(retry::DRAW_RECORD.exhausted().into())
     }
 
     /// Makes and records the next pick for `prize`, with the randomness of `round`;

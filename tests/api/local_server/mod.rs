@@ -1,19 +1,15 @@
-//! `tally serve` over raw TCP on 127.0.0.1: against slow and careless clients
-//! (`slow_clients`), against requests from elsewhere than localhost (`only_localhost`),
-//! and as a process, where it finds its table (`process`). Every test bounds its own
-//! loops, so it ends whatever the server does.
+//! The local server over raw TCP on 127.0.0.1: against slow and careless clients
+//! (`slow_clients`) and against requests from elsewhere than localhost
+//! (`only_localhost`). Every test bounds its own loops, so it ends whatever the server
+//! does. (`tally serve` as a process is tested with the command line.)
 
 mod only_localhost;
-pub mod process;
 mod slow_clients;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use serde_json::Value;
 use tally::api::{self, AppState};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::helpers::store_on;
 
@@ -38,47 +34,3 @@ async fn serve(header: Duration, body: Duration, request: Duration) -> SocketAdd
 }
 
 const LONG: Duration = Duration::from_secs(120);
-/// What a test waits at most for an answer that should come at once.
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// Sends `request` and reads one answer: status, head and JSON body, once the body is
-/// whole (by its `content-length`) or the connection ends.
-async fn exchange(stream: &mut TcpStream, request: &str) -> (u16, String, Value) {
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut received = Vec::new();
-    let mut buffer = [0u8; 4096];
-    let answer = tokio::time::timeout(PATIENCE, async {
-        loop {
-            let text = String::from_utf8_lossy(&received).into_owned();
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                if head.starts_with("HTTP/1.1 1") {
-                    return text;
-                }
-                let length = head
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase()
-                            .strip_prefix("content-length: ")
-                            .map(str::to_owned)
-                    })
-                    .and_then(|l| l.parse::<usize>().ok());
-                if length.is_some_and(|l| body.len() >= l) {
-                    return text;
-                }
-            }
-            match stream.read(&mut buffer).await {
-                Ok(0) | Err(_) => return text,
-                Ok(n) => received.extend_from_slice(&buffer[..n]),
-            }
-        }
-    })
-    .await
-    .expect("an answer within the patience");
-    let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
-    let status = head[9..12].parse().unwrap();
-    (
-        status,
-        head.to_owned(),
-        serde_json::from_str(body).unwrap_or(Value::Null),
-    )
-}

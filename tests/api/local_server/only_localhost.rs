@@ -5,7 +5,9 @@
 
 use tokio::net::TcpStream;
 
-use super::{LONG, exchange, serve};
+use tally_testkit::http::exchange;
+
+use super::{LONG, serve};
 
 /// Sends `request` on a connection of its own; returns the status and the problem's code.
 async fn answer(address: std::net::SocketAddr, request: String) -> (u16, String) {

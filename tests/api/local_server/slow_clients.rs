@@ -7,7 +7,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::{LONG, exchange, serve};
+use tally_testkit::http::exchange;
+
+use super::{LONG, serve};
 
 /// Sends `head`, then `drip` one piece every 100 ms, while reading. Returns what the
 /// server sent, whether it closed the connection, and how many pieces went out before.

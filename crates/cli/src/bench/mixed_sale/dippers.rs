@@ -1,0 +1,222 @@
+//! The lucky-dip buyers of the mixed sale, each its own service on its own client, so
+//! that the requests of each purchase are counted by operation. They buy at a steady pace
+//! of tickets per second until every ticket of the draw is sold; a buyer told the draw is
+//! sold out while holds still keep numbers asks again a little later.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use tally::store::{RequestCounter, RequestCounts, Store, StoreConfig};
+use tally::tickets::{TicketError, TicketService};
+use tally_domain::ids::PaymentId;
+use tally_domain::purchase::PurchaseRequest;
+
+use super::super::sell_out::buy;
+use super::super::stats::percentile_ms;
+use super::super::ticket_figures::tenths;
+use super::Sale;
+
+/// Tickets in one lucky dip: 1 to this many.
+const DIP_MOST: u32 = 10;
+/// How long a buyer told "sold out" waits before asking again while numbers are held or
+/// purchases under way.
+const REFUSED_WAIT: Duration = Duration::from_millis(500);
+
+/// One lucky dip that committed.
+struct Dip {
+    quantity: u32,
+    /// Requests the service reports for the purchase.
+    reported: u32,
+    /// Requests its client sent, by operation.
+    sent: RequestCounts,
+    latency: Duration,
+}
+
+pub(super) struct DipFigures {
+    pub(super) buyers: usize,
+    /// In completion order.
+    dips: Vec<Dip>,
+    /// From the start to the last lucky dip.
+    pub(super) elapsed: Duration,
+    /// Every request of the buyers' clients.
+    pub(super) all_requests: RequestCounts,
+    /// Answers "sold out" (or too fragmented) before the last sale: numbers were still
+    /// held, or purchases under way.
+    pub(super) refusals: u64,
+}
+
+impl DipFigures {
+    pub(super) fn purchases(&self) -> u64 {
+        self.dips.len() as u64
+    }
+
+    pub(super) fn tickets(&self) -> u64 {
+        self.dips.iter().map(|d| u64::from(d.quantity)).sum()
+    }
+
+    /// As the service reports them, over the lucky dips that committed.
+    pub(super) fn requests_per_purchase(&self) -> f64 {
+        let reported: u64 = self.dips.iter().map(|d| u64::from(d.reported)).sum();
+        reported as f64 / self.purchases() as f64
+    }
+
+    pub(super) fn percentile(&self, p: f64) -> f64 {
+        let latencies: Vec<Duration> = self.dips.iter().map(|d| d.latency).collect();
+        percentile_ms(&latencies, p)
+    }
+
+    /// The mean of `value` over the dips that sold the first and the last tenth.
+    fn tenths_of(&self, value: impl Fn(&Dip) -> f64) -> (f64, f64) {
+        let sales: Vec<(u32, f64)> = self.dips.iter().map(|d| (d.quantity, value(d))).collect();
+        tenths(&sales, self.tickets())
+    }
+
+    pub(super) fn requests_tenths(&self) -> (f64, f64) {
+        self.tenths_of(|d| f64::from(d.reported))
+    }
+
+    /// In milliseconds.
+    pub(super) fn latency_tenths(&self) -> (f64, f64) {
+        self.tenths_of(|d| d.latency.as_secs_f64() * 1e3)
+    }
+
+    /// Requests per lucky dip of each operation, first tenth and last.
+    pub(super) fn operations_by_tenth(&self) -> Vec<(String, f64, f64)> {
+        self.all_requests
+            .operations()
+            .map(|operation| {
+                let (first, last) = self.tenths_of(|d| d.sent.of(operation) as f64);
+                (operation.to_owned(), first, last)
+            })
+            .collect()
+    }
+}
+
+/// Runs `buyers` lucky-dip buyers at `pace` tickets per second until the draw is sold out.
+pub(super) async fn run(
+    sale: Arc<Sale>,
+    config: &StoreConfig,
+    buyers: usize,
+    pace: f64,
+) -> Result<DipFigures, String> {
+    let paced = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for buyer in 0..buyers {
+        let counter = RequestCounter::default();
+        let store = Store::connect(config, Some(counter.clone())).await;
+        let service = TicketService::new(store);
+        let (sale, paced) = (sale.clone(), paced.clone());
+        tasks.push(tokio::spawn(async move {
+            let pace = Pace {
+                started,
+                tickets: &paced,
+                per_second: pace,
+            };
+            let dips = dip(&sale, &service, &counter, buyer, pace).await;
+            dips.map(|(dips, refusals)| (dips, refusals, counter.snapshot()))
+        }));
+    }
+    let (mut dips, mut all_requests, mut refusals) = (Vec::new(), RequestCounts::default(), 0);
+    for task in tasks {
+        let (bought, refused, sent) = task.await.map_err(|e| e.to_string())??;
+        dips.extend(bought);
+        all_requests.add(&sent);
+        refusals += refused;
+    }
+    dips.sort_by_key(|(at, _)| *at);
+    let elapsed = dips.last().map_or(Duration::ZERO, |(at, _)| *at - started);
+    Ok(DipFigures {
+        buyers,
+        dips: dips.into_iter().map(|(_, d)| d).collect(),
+        elapsed,
+        all_requests,
+        refusals,
+    })
+}
+
+/// The buyers' shared pace: the tickets asked for so far are due at `per_second`.
+#[derive(Clone, Copy)]
+struct Pace<'a> {
+    started: Instant,
+    tickets: &'a AtomicU64,
+    per_second: f64,
+}
+
+/// One buyer: lucky dips of 1 to `DIP_MOST` tickets, each when the pace allows it.
+async fn dip(
+    sale: &Sale,
+    service: &TicketService,
+    counter: &RequestCounter,
+    buyer: usize,
+    pace: Pace<'_>,
+) -> Result<(Vec<(Instant, Dip)>, u64), String> {
+    let mut rng = StdRng::seed_from_u64(buyer as u64);
+    let (mut dips, mut refusals) = (Vec::new(), 0u64);
+    let mut quantity = rng.random_range(1..=DIP_MOST);
+    for n in 0.. {
+        if sale.sold.load(Ordering::Relaxed) >= sale.total {
+            break;
+        }
+        if Instant::now() > sale.deadline {
+            return Err(format!(
+                "the mixed sale sold {} of {} tickets before its deadline",
+                sale.sold.load(Ordering::Relaxed),
+                sale.total
+            ));
+        }
+        let due = pace
+            .tickets
+            .fetch_add(u64::from(quantity), Ordering::Relaxed) as f64;
+        let due = pace.started
+            + Duration::try_from_secs_f64(due / pace.per_second).unwrap_or(Duration::ZERO);
+        tokio::time::sleep_until(due.into()).await;
+        let request = PurchaseRequest {
+            draw_id: sale.draw_id.clone(),
+            payment_id: PaymentId::parse(&format!("dip-{buyer}-{n}")).expect("valid id"),
+            quantity,
+            numbers: None,
+            payer_id: None,
+            token: None,
+            channel: Default::default(),
+        };
+        let before = counter.snapshot();
+        let start = Instant::now();
+        match buy(service, request, &sale.repeats).await {
+            Ok(receipt) => {
+                sale.sold.fetch_add(u64::from(quantity), Ordering::Relaxed);
+                let dip = Dip {
+                    quantity,
+                    reported: receipt.requests,
+                    sent: counter.snapshot().since(&before),
+                    latency: start.elapsed(),
+                };
+                dips.push((Instant::now(), dip));
+                quantity = rng.random_range(1..=DIP_MOST);
+            }
+            // Sold out for now: numbers may come back from holds.
+            Err(
+                TicketError::SoldOut { remaining: 0, .. }
+                | TicketError::TicketsHeld { remaining: 0, .. },
+            ) => {
+                refusals += 1;
+                tokio::time::sleep(REFUSED_WAIT).await;
+            }
+            // What is left lies in more stripes than one purchase can take: one at a time.
+            Err(TicketError::TooFragmented { .. }) => {
+                refusals += 1;
+                quantity = 1;
+            }
+            Err(
+                TicketError::SoldOut { remaining, .. } | TicketError::TicketsHeld { remaining, .. },
+            ) => {
+                quantity = quantity.min(remaining as u32);
+            }
+            Err(other) => return Err(format!("lucky dip: {other}")),
+        }
+    }
+    Ok((dips, refusals))
+}

@@ -1,0 +1,198 @@
+//! `tally import FILE --series S --source SRC`: numbers a file of orders with a progress
+//! bar, then writes the lines it could not number next to the file.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::file_import::{ImportLine, NOT_SENT, Progress, Target, import, read_lines};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tally::orders::OrderService;
+use tally::store::{Store, StoreConfig};
+use tally_domain::ids::SeriesId;
+
+use crate::outcome::{Failure, Location};
+
+/// `[#########>-----] 4200/10000 orders  42%  850/s  ETA 7s` on a terminal.
+const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} orders  {percent:>3}%  {per_sec:0}  ETA {eta}";
+/// How often the bar follows the import's count.
+const TICK: Duration = Duration::from_millis(100);
+/// Ticks between two plain progress lines when stderr is not a terminal (a log).
+const TICKS_PER_PLAIN_LINE: u32 = 20;
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// JSON lines (`{"external_ref": "...", "data": {...}}` per line), or a .csv file whose
+    /// header has an external_ref column (the other columns become `data`).
+    file: PathBuf,
+    #[arg(long)]
+    series: String,
+    #[arg(long)]
+    source: String,
+    /// A running Tally API without IAM auth, such as http://127.0.0.1:3000. Without it,
+    /// orders go straight to the table (TABLE_NAME, DYNAMODB_ENDPOINT, AWS credentials).
+    #[arg(long)]
+    api: Option<String>,
+    /// Orders per request.
+    #[arg(long, default_value_t = 100)]
+    batch: usize,
+    /// Requests in flight at once (1 numbers the file in its own order).
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// Where the rejected lines go (default: the file name plus .rejected.jsonl).
+    #[arg(long)]
+    rejected: Option<PathBuf>,
+}
+
+/// Lines it could not number are a finding (exit 1), unless none could be sent at all:
+/// then, like a file it cannot read or a series that does not exist, it could not run
+/// (exit 2). Why it could not run names where it sent the orders: the API of `--api`, or
+/// the table at `location`.
+pub async fn run(
+    args: ImportArgs,
+    config: StoreConfig,
+    location: &Location,
+) -> Result<(), Failure> {
+    let lines = read_lines(&args.file)?;
+    let place = match &args.api {
+        Some(base) => format!("the Tally API at {base}"),
+        None => location.described.clone(),
+    };
+    number(args, config, lines)
+        .await
+        .map_err(|failure| failure.within(&place))
+}
+
+async fn number(
+    args: ImportArgs,
+    config: StoreConfig,
+    lines: Vec<ImportLine>,
+) -> Result<(), Failure> {
+    let total = lines.len() as u64;
+    let target = match &args.api {
+        Some(base) => Target::api(base),
+        None => {
+            let service = OrderService::new(Store::connect(&config, None).await);
+            // Before any line: the table answers, and the series is there.
+            let series = SeriesId::parse(&args.series).map_err(|e| e.to_string())?;
+            service
+                .series_status(&series)
+                .await
+                .map_err(|e| e.to_string())?;
+            Target::Table(service)
+        }
+    };
+    let progress = Arc::new(Progress::default());
+    let started = Instant::now();
+    let bar = progress_bar(total);
+    let display = tokio::spawn(follow(progress.clone(), bar.clone()));
+    let summary = import(
+        &target,
+        &args.series,
+        &args.source,
+        lines,
+        args.batch,
+        args.concurrency,
+        &progress,
+    )
+    .await;
+    display.abort();
+    finish(&bar, progress.done());
+    let rejected_path = args.rejected.unwrap_or_else(|| {
+        let mut name = args.file.clone().into_os_string();
+        name.push(".rejected.jsonl");
+        PathBuf::from(name)
+    });
+    println!(
+        "created {}, existing {}, rejected {} in {:.1} s",
+        summary.created,
+        summary.existing,
+        summary.rejected.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if summary.rejected.is_empty() {
+        return Ok(());
+    }
+    let numbered = summary.created + summary.existing;
+    if numbered == 0 && summary.rejected.iter().all(|line| line.code == NOT_SENT) {
+        return Err(Failure::CouldNotRun(format!(
+            "no line could be sent: {}",
+            summary.rejected[0].detail
+        )));
+    }
+    let mut out = String::new();
+    for line in &summary.rejected {
+        out.push_str(&serde_json::to_string(line).map_err(|e| e.to_string())?);
+        out.push('\n');
+    }
+    std::fs::write(&rejected_path, out).map_err(|e| format!("{}: {e}", rejected_path.display()))?;
+    Err(Failure::Found(format!(
+        "{} lines were not numbered; see {} (fix them and run the import again: numbered orders are kept)",
+        summary.rejected.len(),
+        rejected_path.display()
+    )))
+}
+
+/// A bar on stderr; indicatif hides it when stderr is not a terminal.
+fn progress_bar(total: u64) -> ProgressBar {
+    let style = ProgressStyle::with_template(BAR_TEMPLATE)
+        .expect("the template is valid")
+        .progress_chars("#>-");
+    ProgressBar::new(total).with_style(style)
+}
+
+/// Moves the bar to the import's count until aborted. A hidden bar shows nothing, so a
+/// log gets a plain line every couple of seconds instead.
+async fn follow(progress: Arc<Progress>, bar: ProgressBar) {
+    let plain = bar.is_hidden();
+    let mut ticks = tokio::time::interval(TICK);
+    for tick in 1u32.. {
+        ticks.tick().await;
+        bar.set_position(progress.done());
+        if plain && tick % TICKS_PER_PLAIN_LINE == 0 {
+            eprintln!("{}", plain_line(&bar));
+        }
+    }
+}
+
+fn finish(bar: &ProgressBar, done: u64) {
+    bar.set_position(done);
+    bar.finish();
+    if bar.is_hidden() {
+        eprintln!("{}", plain_line(bar));
+    }
+}
+
+/// `4200/10000 orders  42%  850/s  ETA 7s`: the bar's figures as text.
+fn plain_line(bar: &ProgressBar) -> String {
+    let (done, total) = (bar.position(), bar.length().unwrap_or(0));
+    format!(
+        "{done}/{total} orders  {:>3}%  {:.0}/s  ETA {}s",
+        (done * 100).checked_div(total).unwrap_or(100),
+        bar.per_sec(),
+        bar.eta().as_secs()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_template_is_valid() {
+        assert!(ProgressStyle::with_template(BAR_TEMPLATE).is_ok());
+    }
+
+    #[test]
+    fn a_plain_line_shows_count_share_rate_and_eta() {
+        let bar = ProgressBar::hidden();
+        bar.set_length(10_000);
+        bar.set_position(4_200);
+        let line = plain_line(&bar);
+        assert!(line.starts_with("4200/10000 orders   42%  "), "{line}");
+        assert!(line.contains("/s  ETA ") && line.ends_with('s'), "{line}");
+        bar.finish();
+        assert!(plain_line(&bar).ends_with("ETA 0s"));
+    }
+}

@@ -1,0 +1,112 @@
+//! `tally verify-draw`: checks a drawn draw from its public data alone (the answers of
+//! `GET /draws/{id}/winners` and `/eligible`, and the draw's answer kept from the close),
+//! read from files or from a running API, step by step (docs/winners.md).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use tally_domain::winners::{ALGORITHM, BeaconNetworks, Outcome, check_answers};
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// The draw, read from `--api`.
+    draw_id: Option<String>,
+    /// A Tally API without IAM auth, such as http://127.0.0.1:3000.
+    #[arg(long, requires = "draw_id", conflicts_with_all = ["winners", "eligible"])]
+    api: Option<String>,
+    /// The answer of GET /draws/{draw_id}/winners, saved to a file.
+    #[arg(long, requires = "eligible")]
+    winners: Option<PathBuf>,
+    /// The answer of GET /draws/{draw_id}/eligible, saved to a file.
+    #[arg(long, requires = "winners")]
+    eligible: Option<PathBuf>,
+    /// The answer of GET /draws/{draw_id} kept from the close, before the beacon round
+    /// was out: checks that the list and the round are those shown then.
+    #[arg(long)]
+    draw: Option<PathBuf>,
+    /// A file of drand networks to trust besides quicknet: a JSON array of {name,
+    /// scheme, public_key, genesis_time, period}. Without it, TALLY_BEACON_NETWORKS.
+    #[arg(long)]
+    networks: Option<PathBuf>,
+}
+
+/// Checks the draw, trusting the networks of `--networks`, else `configured` (those of
+/// `TALLY_BEACON_NETWORKS`).
+pub async fn run(args: VerifyArgs, configured: BeaconNetworks) -> Result<(), String> {
+    let trusted = match &args.networks {
+        Some(path) => {
+            let json =
+                std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            BeaconNetworks::with_json(Some(&json)).map_err(|e| e.to_string())?
+        }
+        None => configured,
+    };
+    let kept = args.draw.as_ref().map(read).transpose()?;
+    let (winners, eligible, kept) = match (&args.api, &args.draw_id) {
+        (Some(api), Some(draw_id)) => {
+            let base = format!("{}/draws/{draw_id}", api.trim_end_matches('/'));
+            // Without a kept answer, the draw as it reads now still has to agree.
+            let kept = match kept {
+                Some(kept) => kept,
+                None => fetch(&base).await?,
+            };
+            (
+                fetch(&format!("{base}/winners")).await?,
+                fetch(&format!("{base}/eligible")).await?,
+                Some(kept),
+            )
+        }
+        _ => match (&args.winners, &args.eligible) {
+            (Some(w), Some(e)) => (read(w)?, read(e)?, kept),
+            _ => return Err("give DRAW_ID --api URL, or --winners FILE --eligible FILE".into()),
+        },
+    };
+    let report = check_answers(
+        &winners.to_string(),
+        &eligible.to_string(),
+        kept.map(|k| k.to_string()).as_deref(),
+        &trusted,
+    );
+    for step in &report.steps {
+        let mark = match step.outcome {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "FAIL",
+            Outcome::Skip => "skip",
+        };
+        println!("{mark}  {:<10}  {}: {}", step.id, step.title, step.detail);
+    }
+    match report.failure() {
+        None => {
+            println!("ok: the draw holds ({ALGORITHM})");
+            Ok(())
+        }
+        Some(failure) => Err(failure),
+    }
+}
+
+fn read(path: &PathBuf) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+async fn fetch(url: &str) -> Result<Value, String> {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<axum::body::Bytes>>();
+    let uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
+    let response = client.get(uri).await.map_err(|e| format!("{url}: {e}"))?;
+    let status = response.status();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?
+        .to_bytes();
+    let value: Value = serde_json::from_slice(&body).map_err(|e| format!("{url}: {e}"))?;
+    if !status.is_success() {
+        return Err(format!("{url}: {status}: {}", value["detail"]));
+    }
+    Ok(value)
+}

@@ -1,0 +1,251 @@
+//! Draws: their status, what a draw is as stored, and its settings (`config.rs`). Pure
+//! logic: no I/O.
+
+mod config;
+
+pub use config::{
+    DEFAULT_HOLD_SECONDS, DEFAULT_MAX_HELD_PERCENT, DEFAULT_MAX_PER_PURCHASE, DrawConfig,
+    DrawConfigError, HOLD_SECONDS, MAX_HELD_PERCENT, MAX_PER_PURCHASE_CAP, MAX_STRIPES,
+    MAX_TOTAL_TICKETS, default_stripes,
+};
+
+use chrono::{DateTime, Utc};
+
+use super::ids::{DrawId, PaymentId};
+use super::instant::InstantWins;
+use super::permutation::PermutationKey;
+use super::schedule::{Phase, Schedule};
+use super::seed::DrawSeed;
+use super::winners::{BeaconNetwork, RoundSignature};
+
+/// Whether a draw still sells. A stored draw is open, closing or closed; `Scheduled` is
+/// how an open draw reads before its `opens_at`, `SoldOut` how it reads once every ticket
+/// is sold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DrawStatus {
+    Scheduled,
+    Open,
+    /// Open, and every ticket sold (voided ones included, as they never sell again; a
+    /// held number is not sold). A purchase is refused `sold_out`; a replay still answers.
+    SoldOut,
+    /// A close has begun and not finished: some stripes may still sell. Closing again
+    /// finishes it.
+    Closing,
+    /// Every stripe is closed: no purchase can commit.
+    Closed,
+}
+
+impl DrawStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Scheduled => "scheduled",
+            Self::Open => "open",
+            Self::SoldOut => "sold_out",
+            Self::Closing => "closing",
+            Self::Closed => "closed",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "scheduled" => Some(Self::Scheduled),
+            "open" => Some(Self::Open),
+            "sold_out" => Some(Self::SoldOut),
+            "closing" => Some(Self::Closing),
+            "closed" => Some(Self::Closed),
+            _ => None,
+        }
+    }
+
+    /// Whether new purchases are refused.
+    pub fn refuses_sales(self) -> bool {
+        match self {
+            // A sold-out draw refuses as sold out, and replays answer.
+            Self::Scheduled | Self::Open | Self::SoldOut => false,
+            Self::Closing | Self::Closed => true,
+        }
+    }
+}
+
+/// The longest draw name.
+pub const MAX_NAME_LEN: usize = 200;
+
+/// The longest beacon signature, in hex: a G2 signature is 96 bytes.
+pub const MAX_SIGNATURE_HEX_LEN: usize = 192;
+
+/// A draw as stored: its settings, its secrets and where it stands.
+#[derive(Debug, Clone)]
+pub struct Draw {
+    pub draw_id: DrawId,
+    pub name: Option<String>,
+    pub config: DrawConfig,
+    pub schedule: Schedule,
+    /// The drand network whose round the winners will hash, as declared now.
+    pub beacon: Option<BeaconNetwork>,
+    /// The beacon network's name as the create declared it: what tells a repeated create
+    /// from another.
+    pub created_beacon: Option<String>,
+    /// Secret; orders the tickets.
+    pub key: PermutationKey,
+    /// Secret until the winners are drawn; `seed_commitment` is its hash.
+    pub seed: DrawSeed,
+    /// Prizes fixed on numbers at creation, won by whoever buys them.
+    pub instant_wins: Option<InstantWins>,
+    pub status: DrawStatus,
+    /// Tickets of purchases voided before the freeze: out of the eligible list.
+    pub voided: u64,
+    /// Tickets of purchases voided after the freeze: recorded, still in the list.
+    pub late_voided: u64,
+    /// Bundles whose void committed while some of their tickets are not marked void yet:
+    /// the eligible list finishes them before it trusts the index of voided tickets.
+    pub voiding: Vec<PaymentId>,
+    /// The eligible list fixed at the close, once it is.
+    pub frozen: Option<Frozen>,
+    /// Of those, postal entries.
+    pub postal_voided: u64,
+    pub winners: Option<WinnersRecord>,
+    /// A redraw asked for whose round is not resolved yet.
+    pub pending_redraw: Option<PendingRedraw>,
+    /// When a read of its counts first found every ticket sold: listings, which read no
+    /// counts, show it `sold_out` from then on.
+    pub sold_out_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The eligible list as the close fixed it, and the beacon round fixed with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frozen {
+    pub eligible_count: u64,
+    /// Hex SHA-256 of the eligible bitmap.
+    pub eligible_digest: String,
+    pub frozen_at: DateTime<Utc>,
+    /// The first round of the draw's network published more than the margin after
+    /// `frozen_at`; `None` for a draw without a beacon.
+    pub beacon_round: Option<u64>,
+}
+
+/// A redraw asked for with its reason; its pick waits for its round's signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRedraw {
+    pub prize: u32,
+    /// The pick it will make: the next one.
+    pub pick: u64,
+    pub reason: String,
+    pub requested_at: DateTime<Utc>,
+    /// The first round published more than the margin after `requested_at`.
+    pub beacon_round: u64,
+}
+
+/// What the draw item records of its winners; the picks are items of their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WinnersRecord {
+    pub prizes: u32,
+    /// The draw's round and its signature, when the draw has a beacon.
+    pub beacon: Option<RoundSignature>,
+    pub eligible_count: u64,
+    /// Hex SHA-256 of the eligible bitmap.
+    pub eligible_digest: String,
+    /// Picks made so far: the prizes, then one per redraw.
+    pub picks: u64,
+    pub drawn_at: DateTime<Utc>,
+}
+
+impl Draw {
+    /// The status as it reads at `now`: a draw past its `closes_at` reads closed without
+    /// any call, one before its `opens_at` reads scheduled.
+    pub fn status_at(&self, now: DateTime<Utc>) -> DrawStatus {
+        match (self.status, self.schedule.phase(now)) {
+            (DrawStatus::Open, Phase::NotOpen) => DrawStatus::Scheduled,
+            (DrawStatus::Open, Phase::Open) if self.sold_out_at.is_some() => DrawStatus::SoldOut,
+            (DrawStatus::Open | DrawStatus::Closing, Phase::Over) => DrawStatus::Closed,
+            (status, _) => status,
+        }
+    }
+
+    /// The settings a create compares: a repeat with the same ones is the same create.
+    pub fn same_settings(&self, other: &Draw) -> bool {
+        self.name == other.name
+            && self.config == other.config
+            && self.schedule == other.schedule
+            && self.created_beacon == other.created_beacon
+            && self.instant_wins.as_ref().map(InstantWins::prizes)
+                == other.instant_wins.as_ref().map(InstantWins::prizes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_draw_reads_scheduled_before_it_opens_and_closed_from_its_close() {
+        let at = |text: &str| {
+            DateTime::parse_from_rfc3339(text)
+                .unwrap()
+                .with_timezone(&Utc)
+        };
+        let draw = Draw {
+            draw_id: DrawId::parse("d").unwrap(),
+            name: None,
+            config: DrawConfig::new(10, None, None).unwrap(),
+            schedule: Schedule::new(
+                Some(at("2026-12-01T10:00:00Z")),
+                Some(at("2026-12-01T12:00:00Z")),
+            )
+            .unwrap(),
+            beacon: None,
+            created_beacon: None,
+            key: PermutationKey::generate(),
+            seed: DrawSeed::generate(),
+            instant_wins: None,
+            status: DrawStatus::Open,
+            voided: 0,
+            late_voided: 0,
+            voiding: Vec::new(),
+            frozen: None,
+            postal_voided: 0,
+            winners: None,
+            pending_redraw: None,
+            sold_out_at: None,
+            created_at: at("2026-11-01T00:00:00Z"),
+        };
+        assert_eq!(
+            draw.status_at(at("2026-12-01T09:00:00Z")),
+            DrawStatus::Scheduled
+        );
+        assert_eq!(draw.status_at(at("2026-12-01T11:00:00Z")), DrawStatus::Open);
+        assert_eq!(
+            draw.status_at(at("2026-12-01T12:00:00Z")),
+            DrawStatus::Closed
+        );
+        let closing = Draw {
+            status: DrawStatus::Closing,
+            ..draw.clone()
+        };
+        assert_eq!(
+            closing.status_at(at("2026-12-01T11:00:00Z")),
+            DrawStatus::Closing
+        );
+        assert_eq!(
+            closing.status_at(at("2026-12-01T13:00:00Z")),
+            DrawStatus::Closed
+        );
+        assert!(!DrawStatus::Scheduled.refuses_sales());
+        // Sold out while open; closed once past `closes_at` like any draw.
+        let sold_out = Draw {
+            sold_out_at: Some(at("2026-12-01T10:30:00Z")),
+            ..draw.clone()
+        };
+        assert_eq!(
+            sold_out.status_at(at("2026-12-01T11:00:00Z")),
+            DrawStatus::SoldOut
+        );
+        assert_eq!(
+            sold_out.status_at(at("2026-12-01T12:00:00Z")),
+            DrawStatus::Closed
+        );
+        assert_eq!(DrawStatus::parse("sold_out"), Some(DrawStatus::SoldOut));
+    }
+}

@@ -1,0 +1,453 @@
+//! Orders, their free-form data, and their idempotency by (source, external reference).
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde::de::{MapAccess, Visitor};
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use super::hex;
+use super::ids::{ExternalRef, SeriesId, SourceId};
+use super::text::{FREE_TEXT_RULE, refused_in_text};
+
+/// The largest `data` object, as sent.
+pub const MAX_DATA_BYTES: usize = 16 * 1024;
+/// The deepest nesting of arrays and objects in `data`, the outer object included: as deep
+/// as DynamoDB lets documents nest, and far from what the canonical form's recursion
+/// could do to a thread's stack (16 KiB of brackets would be about 8,000 levels).
+pub const MAX_DATA_DEPTH: usize = 32;
+/// The most orders in one batch.
+pub const MAX_BATCH: usize = 1_000;
+
+/// Why one order's data was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OrderDataError {
+    #[error("`data` must be a JSON object, not {0}")]
+    NotAnObject(NotAnObject),
+    #[error("`data` is larger than {MAX_DATA_BYTES} bytes")]
+    TooLarge,
+    #[error("`data` nests arrays and objects deeper than {MAX_DATA_DEPTH} levels")]
+    TooDeep,
+    #[error("`data` holds the key {0:?} twice")]
+    DuplicateKey(String),
+    #[error("`data` is not valid JSON: {0}")]
+    Malformed(String),
+}
+
+/// What `data` was instead of an object, to say what to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAnObject {
+    /// `[]`: what PHP's `json_encode` makes of an empty array.
+    EmptyArray,
+    Array,
+    /// A string, number or boolean.
+    Scalar,
+}
+
+impl std::fmt::Display for NotAnObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::EmptyArray => {
+                "`[]`, an empty array (PHP's json_encode writes an empty array so): send `{}` (in PHP `new \\stdClass()`, or the flag JSON_FORCE_OBJECT), or leave `data` out"
+            }
+            Self::Array => "an array: put it under a key of an object, such as {\"lines\": [...]}",
+            Self::Scalar => "a string, number or boolean: put it under a key of an object",
+        })
+    }
+}
+
+/// An order's free-form data: a JSON object kept exactly as it was sent (big numbers,
+/// `1.0` and `1` stay as written), and its canonical form, which decides whether two posts
+/// carry the same data: keys sorted, no whitespace, strings re-escaped, numbers and
+/// literals as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderData {
+    raw: String,
+    canonical: String,
+}
+
+impl OrderData {
+    /// No data: `{}`.
+    pub fn empty() -> Self {
+        Self {
+            raw: "{}".to_owned(),
+            canonical: "{}".to_owned(),
+        }
+    }
+
+    /// Checks the JSON text of `data`: an object of at most [`MAX_DATA_BYTES`] and
+    /// [`MAX_DATA_DEPTH`] levels, each key once. Absent data is empty.
+    pub fn parse(raw: Option<&str>) -> Result<Self, OrderDataError> {
+        let Some(raw) = raw else {
+            return Ok(Self::empty());
+        };
+        let trimmed = raw.trim();
+        if !trimmed.starts_with('{') {
+            let sent = if !trimmed.starts_with('[') {
+                NotAnObject::Scalar
+            } else if trimmed[1..].trim_start().starts_with(']') {
+                NotAnObject::EmptyArray
+            } else {
+                NotAnObject::Array
+            };
+            return Err(OrderDataError::NotAnObject(sent));
+        }
+        if trimmed.len() > MAX_DATA_BYTES {
+            return Err(OrderDataError::TooLarge);
+        }
+        if nesting_depth(trimmed) > MAX_DATA_DEPTH {
+            return Err(OrderDataError::TooDeep);
+        }
+        Ok(Self {
+            canonical: canonical(trimmed)?,
+            raw: trimmed.to_owned(),
+        })
+    }
+
+    /// The data as it was sent.
+    pub fn as_raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The canonical form: equal for equal data, whatever the key order or whitespace.
+    pub fn canonical(&self) -> &str {
+        &self.canonical
+    }
+
+    /// The data as a JSON value that serialises exactly as it was sent.
+    pub fn to_raw_value(&self) -> Box<RawValue> {
+        RawValue::from_string(self.raw.clone()).expect("checked JSON")
+    }
+}
+
+/// The entries of one JSON object in document order, duplicates kept, values unparsed.
+struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Entries<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor;
+        impl<'de> Visitor<'de> for EntriesVisitor {
+            type Value = Entries<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor)
+    }
+}
+
+/// How deeply arrays and objects nest in JSON text, counted without recursion: brackets
+/// outside strings open and close levels. Malformed text gets some count and is refused
+/// by the parser afterwards.
+fn nesting_depth(raw: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in raw.bytes() {
+        match (in_string, byte) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The canonical text of one JSON value. Recursive: [`OrderData::parse`] bounds the depth
+/// first.
+fn canonical(raw: &str) -> Result<String, OrderDataError> {
+    let malformed = |e: serde_json::Error| OrderDataError::Malformed(e.to_string());
+    let raw = raw.trim();
+    match raw.as_bytes().first() {
+        Some(b'{') => {
+            let Entries(mut entries) = serde_json::from_str(raw).map_err(malformed)?;
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            if let Some(pair) = entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+                return Err(OrderDataError::DuplicateKey(pair[0].0.clone()));
+            }
+            let members = entries
+                .iter()
+                .map(|(key, value)| {
+                    let key = serde_json::to_string(key).expect("a string serialises");
+                    Ok(format!("{key}:{}", canonical(value.get())?))
+                })
+                .collect::<Result<Vec<_>, OrderDataError>>()?;
+            Ok(format!("{{{}}}", members.join(",")))
+        }
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(raw).map_err(malformed)?;
+            let items = items
+                .iter()
+                .map(|item| canonical(item.get()))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(format!("[{}]", items.join(",")))
+        }
+        Some(b'"') => {
+            let text: String = serde_json::from_str(raw).map_err(malformed)?;
+            Ok(serde_json::to_string(&text).expect("a string serialises"))
+        }
+        // Numbers, true, false and null: as written (already checked by the parser).
+        _ => {
+            serde_json::from_str::<&RawValue>(raw).map_err(malformed)?;
+            Ok(raw.to_owned())
+        }
+    }
+}
+
+/// The longest order number a client may name, in characters.
+pub const MAX_NUMBER_TEXT: usize = 256;
+
+/// Whether `text` can be an order number: 1 to [`MAX_NUMBER_TEXT`] letters, digits, `-`,
+/// `_`, `/` and `.` (what formats render).
+pub fn is_number_text(text: &str) -> bool {
+    (1..=MAX_NUMBER_TEXT).contains(&text.len())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'))
+}
+
+/// One order to number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOrder {
+    pub external_ref: ExternalRef,
+    pub data: OrderData,
+    /// A credit note: the number of the invoice it corrects, in the series it credits.
+    pub corrects: Option<String>,
+}
+
+impl NewOrder {
+    /// What makes a repost "the same order": the series, the canonical data and, for a
+    /// credit note, the invoice it corrects.
+    pub fn fingerprint(&self, series: &SeriesId) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(series.as_str());
+        hasher.update([0]);
+        hasher.update(self.data.canonical());
+        if let Some(invoice) = &self.corrects {
+            hasher.update([0]);
+            hasher.update(invoice);
+        }
+        hex::encode(&hasher.finalize())
+    }
+}
+
+/// A numbered order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Order {
+    pub order_number: String,
+    pub series: SeriesId,
+    pub source: SourceId,
+    pub external_ref: ExternalRef,
+    pub data: OrderData,
+    pub fingerprint: String,
+    pub period: String,
+    pub counter: u64,
+    pub created_at: DateTime<Utc>,
+    /// Its link in the period's hash chain (gapless series), hex-encoded.
+    pub hash: Option<String>,
+    pub void: Option<Void>,
+    /// A credit note: the number of the invoice it corrects.
+    pub corrects: Option<String>,
+    /// An invoice: the numbers of the credit notes that correct it, oldest first.
+    pub credit_notes: Vec<String>,
+}
+
+/// Why something was done, as its author wrote it: 1 to 200 characters, none that free
+/// text refuses ([`refused_in_text`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason(String);
+
+/// The longest reason, in characters.
+pub const MAX_REASON_CHARS: usize = 200;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`reason` must be 1 to {MAX_REASON_CHARS} characters {FREE_TEXT_RULE}")]
+pub struct InvalidReason;
+
+impl Reason {
+    pub fn parse(text: &str) -> Result<Self, InvalidReason> {
+        let count = text.chars().count();
+        if count == 0 || count > MAX_REASON_CHARS || refused_in_text(text).is_some() {
+            return Err(InvalidReason);
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A voided order keeps its number; this says why and when it was voided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Void {
+    pub reason: Reason,
+    pub at: DateTime<Utc>,
+}
+
+/// A declared move of a period's counter: the numbers `from..=to` are skipped, for
+/// `reason`. In a gapless series it is a link of the hash chain, like an order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    pub series: SeriesId,
+    pub from: u64,
+    pub to: u64,
+    pub reason: Reason,
+    pub at: DateTime<Utc>,
+    pub hash: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_page_gives_each_reason_its_own_length() {
+        let page = include_str!("../../../docs/limits.md");
+        let order = format!("counter move (order routes) | 1 to {MAX_REASON_CHARS} characters");
+        let ticket = format!(
+            "redraw (ticket routes) | 1 to {} characters",
+            crate::purchase::MAX_REASON_LEN
+        );
+        assert!(page.contains(&order), "{order}");
+        assert!(page.contains(&ticket), "{ticket}");
+    }
+
+    fn data(raw: &str) -> OrderData {
+        OrderData::parse(Some(raw)).unwrap()
+    }
+
+    #[test]
+    fn data_must_be_a_bounded_object_with_each_key_once() {
+        assert_eq!(OrderData::parse(None), Ok(OrderData::empty()));
+        assert!(OrderData::parse(Some(r#"{"a": 1}"#)).is_ok());
+        assert_eq!(
+            OrderData::parse(Some("[1]")),
+            Err(OrderDataError::NotAnObject(NotAnObject::Array))
+        );
+        // What PHP's json_encode([]) sends: the refusal says what to send instead.
+        let php = OrderData::parse(Some("[ ]")).unwrap_err();
+        assert_eq!(php, OrderDataError::NotAnObject(NotAnObject::EmptyArray));
+        assert!(php.to_string().contains("stdClass"), "{php}");
+        assert_eq!(
+            OrderData::parse(Some("\"x\"")),
+            Err(OrderDataError::NotAnObject(NotAnObject::Scalar))
+        );
+        let big = format!(r#"{{"x": "{}"}}"#, "y".repeat(MAX_DATA_BYTES));
+        assert_eq!(OrderData::parse(Some(&big)), Err(OrderDataError::TooLarge));
+        assert_eq!(
+            OrderData::parse(Some(r#"{"a": {"b": 1, "b": 2}}"#)),
+            Err(OrderDataError::DuplicateKey("b".into()))
+        );
+    }
+
+    /// `{"k": ` then `depth - 1` levels of arrays and objects, alternating, around `leaf`.
+    fn nested(depth: usize, leaf: &str) -> String {
+        let inner = depth - 1;
+        let open: String = (0..inner)
+            .map(|i| if i % 2 == 0 { "[" } else { "{\"a\":" })
+            .collect();
+        let close: String = (0..inner)
+            .rev()
+            .map(|i| if i % 2 == 0 { "]" } else { "}" })
+            .collect();
+        format!(r#"{{"k": {open}{leaf}{close}}}"#)
+    }
+
+    #[test]
+    fn data_nested_past_the_limit_is_refused_at_every_depth_without_recursing() {
+        for depth in 1..=200 {
+            let text = nested(depth, "1");
+            let parsed = OrderData::parse(Some(&text));
+            if depth <= MAX_DATA_DEPTH {
+                assert!(parsed.is_ok(), "depth {depth}: {parsed:?}");
+            } else {
+                assert_eq!(parsed, Err(OrderDataError::TooDeep), "depth {depth}");
+            }
+        }
+        // What 16 KiB allow (8,000 levels) and what took a process down (560 levels).
+        let deepest = format!(r#"{{"k": {}{}}}"#, "[".repeat(8_000), "]".repeat(8_000));
+        assert_eq!(
+            OrderData::parse(Some(&deepest)),
+            Err(OrderDataError::TooDeep)
+        );
+        assert_eq!(
+            OrderData::parse(Some(&nested(560, "1"))),
+            Err(OrderDataError::TooDeep)
+        );
+        // Brackets and escaped quotes inside strings are text, not levels.
+        let text = format!(r#"{{"k": "{}\"{}"}}"#, "[".repeat(100), "{".repeat(100));
+        assert!(OrderData::parse(Some(&text)).is_ok());
+        // Unbalanced brackets are malformed whatever their count.
+        assert!(matches!(
+            OrderData::parse(Some(&format!(r#"{{"k": {}"#, "[".repeat(20)))),
+            Err(OrderDataError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn data_keeps_numbers_exactly_as_sent() {
+        let big = data(r#"{"n": 123456789012345678901234567890, "x": 1.0}"#);
+        assert_eq!(
+            big.as_raw(),
+            r#"{"n": 123456789012345678901234567890, "x": 1.0}"#
+        );
+        assert_eq!(
+            big.canonical(),
+            r#"{"n":123456789012345678901234567890,"x":1.0}"#
+        );
+        assert_eq!(
+            big.to_raw_value().get(),
+            r#"{"n": 123456789012345678901234567890, "x": 1.0}"#
+        );
+    }
+
+    #[test]
+    fn canonical_data_ignores_key_order_and_whitespace_but_not_values() {
+        let a = data(r#"{"a": 1, "b": {"d": [1, "\u0041"], "c": null}}"#);
+        let b = data(r#"{ "b": {"c": null, "d": [1, "A"]}, "a": 1 }"#);
+        assert_eq!(a.canonical(), b.canonical());
+        assert_eq!(a.canonical(), r#"{"a":1,"b":{"c":null,"d":[1,"A"]}}"#);
+        assert_ne!(
+            data(r#"{"a": 1}"#).canonical(),
+            data(r#"{"a": 1.0}"#).canonical()
+        );
+    }
+
+    #[test]
+    fn fingerprint_ignores_key_order_but_not_values_or_series() {
+        let order = |raw: &str| NewOrder {
+            external_ref: ExternalRef::parse("r").unwrap(),
+            data: data(raw),
+            corrects: None,
+        };
+        let s = SeriesId::parse("S").unwrap();
+        let t = SeriesId::parse("T").unwrap();
+        let a = r#"{"a":1,"b":2}"#;
+        let b = r#"{"b":2,"a":1}"#;
+        assert_eq!(order(a).fingerprint(&s), order(b).fingerprint(&s));
+        assert_ne!(
+            order(a).fingerprint(&s),
+            order(r#"{"a": 2, "b": 2}"#).fingerprint(&s)
+        );
+        assert_ne!(order(a).fingerprint(&s), order(a).fingerprint(&t));
+        let credit = NewOrder {
+            corrects: Some("F1".into()),
+            ..order(a)
+        };
+        assert_ne!(credit.fingerprint(&s), order(a).fingerprint(&s));
+        assert!(is_number_text("INV/2026-27/0001") && !is_number_text("A B"));
+    }
+}

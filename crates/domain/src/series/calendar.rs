@@ -1,0 +1,160 @@
+//! The calendar of a series: its time zone (IANA name) and the month its fiscal year
+//! starts in, which turn a moment into the local date its numbers show.
+
+use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::{TZ_VARIANTS, Tz};
+
+use super::SeriesError;
+
+/// An IANA time zone such as `Europe/Berlin`, from the time zone database built into
+/// Tally (so that every process and machine agrees on it).
+#[derive(Debug, Clone)]
+pub struct Timezone {
+    name: String,
+    zone: Tz,
+}
+
+impl Timezone {
+    pub fn parse(name: &str) -> Result<Self, SeriesError> {
+        // The database's own spelling, so that `europe/berlin` and `Europe/Berlin` are one;
+        // a series reads its zone once, so a walk through the names is cheap enough.
+        let zone = *TZ_VARIANTS
+            .iter()
+            .find(|zone| zone.name().eq_ignore_ascii_case(name))
+            .ok_or(SeriesError::Timezone)?;
+        Ok(Self {
+            name: zone.name().to_owned(),
+            zone,
+        })
+    }
+
+    pub fn utc() -> Self {
+        Self::parse("UTC").expect("UTC is in every time zone database")
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+}
+
+impl PartialEq for Timezone {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Timezone {}
+
+/// A local date as a series shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalDate {
+    pub year: i32,
+    pub month: u32,
+    pub day: u32,
+    /// Named for the calendar year in which the fiscal year ends.
+    pub fiscal_year: i32,
+}
+
+/// Where a series keeps its dates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Calendar {
+    pub timezone: Timezone,
+    /// The month (1 to 12) on whose first day a fiscal year starts.
+    pub fiscal_year_start: u32,
+}
+
+impl Default for Calendar {
+    fn default() -> Self {
+        Self {
+            timezone: Timezone::utc(),
+            fiscal_year_start: 1,
+        }
+    }
+}
+
+impl Calendar {
+    pub fn new(timezone: Timezone, fiscal_year_start: u32) -> Result<Self, SeriesError> {
+        if !(1..=12).contains(&fiscal_year_start) {
+            return Err(SeriesError::FiscalYearStart(fiscal_year_start));
+        }
+        Ok(Self {
+            timezone,
+            fiscal_year_start,
+        })
+    }
+
+    /// The local date at `at`.
+    pub fn date(&self, at: DateTime<Utc>) -> LocalDate {
+        let local = at.with_timezone(&self.timezone.zone);
+        let (year, month, day) = (local.year(), local.month(), local.day());
+        LocalDate {
+            year,
+            month,
+            day,
+            fiscal_year: self.fiscal_year(year, month),
+        }
+    }
+
+    /// The fiscal year that a local month belongs to, named for the calendar year it ends
+    /// in: with a start in April, April 2026 to March 2027 is fiscal year 2027.
+    pub fn fiscal_year(&self, year: i32, month: u32) -> i32 {
+        if self.fiscal_year_start > 1 && month >= self.fiscal_year_start {
+            year + 1
+        } else {
+            year
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn utc(y: i32, m: u32, d: u32, h: u32, min: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, m, d, h, min, 0).unwrap()
+    }
+
+    #[test]
+    fn half_past_midnight_in_berlin_on_new_year_is_the_new_year() {
+        let berlin = Calendar::new(Timezone::parse("Europe/Berlin").unwrap(), 1).unwrap();
+        let date = berlin.date(utc(2026, 12, 31, 23, 30));
+        assert_eq!((date.year, date.month, date.day), (2027, 1, 1));
+        let date = Calendar::default().date(utc(2026, 12, 31, 23, 30));
+        assert_eq!((date.year, date.month, date.day), (2026, 12, 31));
+    }
+
+    #[test]
+    fn the_local_day_follows_daylight_saving_time() {
+        let berlin = Calendar::new(Timezone::parse("Europe/Berlin").unwrap(), 1).unwrap();
+        // Summer time (UTC+2) ends at 01:00 UTC on 25 October 2026.
+        assert_eq!(berlin.date(utc(2026, 10, 24, 22, 30)).day, 25);
+        assert_eq!(berlin.date(utc(2026, 10, 25, 22, 30)).day, 25);
+        assert_eq!(berlin.date(utc(2026, 10, 25, 23, 30)).day, 26);
+    }
+
+    #[test]
+    fn fiscal_years_are_named_for_the_year_they_end_in() {
+        let april = Calendar::new(Timezone::utc(), 4).unwrap();
+        assert_eq!(april.date(utc(2026, 3, 31, 23, 59)).fiscal_year, 2026);
+        assert_eq!(april.date(utc(2026, 4, 1, 0, 0)).fiscal_year, 2027);
+        assert_eq!(
+            Calendar::default().date(utc(2026, 4, 1, 0, 0)).fiscal_year,
+            2026
+        );
+        assert_eq!(
+            Calendar::new(Timezone::utc(), 13),
+            Err(SeriesError::FiscalYearStart(13))
+        );
+    }
+
+    #[test]
+    fn time_zones_are_iana_names() {
+        assert_eq!(
+            Timezone::parse("europe/berlin").unwrap().as_str(),
+            "Europe/Berlin"
+        );
+        assert!(Timezone::parse("Mars/Olympus").is_err());
+        assert!(Timezone::parse("").is_err());
+    }
+}

@@ -1,0 +1,138 @@
+//! The split of a draw's permutation indices into stripes.
+
+use std::ops::Range;
+
+use super::STRIPE_WRITE_TICKETS;
+
+/// The permutation indices `0..total` cut into `stripes` consecutive ranges.
+///
+/// Stripes are opened in index order, and they shrink along that order: from about 1.75
+/// times the mean size to a quarter of it. Early buyers get long runs (few claims), and
+/// when the last stripe is opened the buyers hold little, so the end of a draw, where
+/// buyers must share stripes, is short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StripeLayout {
+    total: u64,
+    stripes: u32,
+}
+
+impl StripeLayout {
+    pub fn new(total: u64, stripes: u32) -> Self {
+        Self { total, stripes }
+    }
+
+    /// The fewest stripes that hold `quantity` tickets when taken whole, largest first, at
+    /// most `STRIPE_WRITE_TICKETS` from one stripe in one purchase. A draw smaller than
+    /// `quantity` needs all its stripes; a draw that holds `quantity` only in more than
+    /// `STRIPE_WRITE_TICKETS` a stripe needs one more stripe than it has.
+    pub fn stripes_to_hold(&self, quantity: u64) -> u32 {
+        let mut lengths: Vec<u64> = (0..self.stripes).map(|s| self.len(s)).collect();
+        lengths.sort_unstable_by(|a, b| b.cmp(a));
+        let mut held = 0;
+        for (count, length) in (1..).zip(lengths) {
+            held += length.min(STRIPE_WRITE_TICKETS);
+            if held >= quantity {
+                return count;
+            }
+        }
+        if self.total < quantity {
+            self.stripes
+        } else {
+            self.stripes + 1
+        }
+    }
+
+    pub fn stripes(&self) -> u32 {
+        self.stripes
+    }
+
+    /// Start of stripe `i`: `i + (total - stripes) * F(i / stripes)` with
+    /// `F(x) = 1.75x - 0.75x²`, so that every stripe holds at least one index.
+    fn start(&self, i: u32) -> u64 {
+        let (i, s) = (u128::from(i), u128::from(self.stripes));
+        let spare = u128::from(self.total - u64::from(self.stripes));
+        let start = i + spare * (7 * i * s - 3 * i * i) / (4 * s * s);
+        start as u64
+    }
+
+    pub fn indices(&self, stripe: u32) -> Range<u64> {
+        self.start(stripe)..self.start(stripe + 1)
+    }
+
+    /// The stripe that holds permutation index `index` (below `total`), and its offset
+    /// from the stripe's first index.
+    pub fn locate(&self, index: u64) -> (u32, u64) {
+        // Starts grow with the stripe, so the last stripe starting at or below `index`.
+        let (mut low, mut high) = (0u32, self.stripes);
+        while high - low > 1 {
+            let middle = low + (high - low) / 2;
+            if self.start(middle) <= index {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        (low, index - self.start(low))
+    }
+
+    pub fn len(&self, stripe: u32) -> u64 {
+        let range = self.indices(stripe);
+        range.end - range.start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draw::DrawConfig;
+
+    #[test]
+    fn stripes_cover_every_index_exactly_once() {
+        for (total, stripes) in [(1, 1), (10, 3), (1_000, 7), (10_000_000, 1_024)] {
+            let layout = DrawConfig::new(total, None, Some(stripes))
+                .unwrap()
+                .layout();
+            let mut next = 0;
+            for s in 0..stripes {
+                let range = layout.indices(s);
+                assert_eq!(range.start, next);
+                assert!(range.end > range.start);
+                next = range.end;
+            }
+            assert_eq!(next, total);
+        }
+    }
+
+    #[test]
+    fn locate_finds_the_stripe_and_offset_of_every_index() {
+        for (total, stripes) in [(1, 1), (10, 3), (1_000, 7), (10_000, 111)] {
+            let layout = StripeLayout::new(total, stripes);
+            for index in 0..total {
+                let (stripe, offset) = layout.locate(index);
+                assert_eq!(layout.indices(stripe).start + offset, index);
+                assert!(layout.indices(stripe).contains(&index));
+            }
+        }
+    }
+
+    #[test]
+    fn stripes_shrink_in_the_order_they_are_opened() {
+        let layout = DrawConfig::new(10_000, None, Some(100)).unwrap().layout();
+        assert_eq!(layout.len(0), 173);
+        assert_eq!(layout.len(99), 27);
+        assert!((1..100).all(|s| layout.len(s) <= layout.len(s - 1)));
+    }
+
+    #[test]
+    fn the_fewest_stripes_holding_a_purchase_are_the_largest() {
+        let layout = StripeLayout::new(10_000, 100);
+        assert_eq!(layout.stripes_to_hold(1), 1);
+        assert_eq!(layout.stripes_to_hold(44), 1);
+        assert_eq!(layout.stripes_to_hold(45), 2);
+        assert_eq!(layout.stripes_to_hold(500), 12);
+        // One stripe of 1,000: a purchase of 45 can never be written.
+        assert_eq!(StripeLayout::new(1_000, 1).stripes_to_hold(45), 2);
+        assert_eq!(StripeLayout::new(1_024, 1_024).stripes_to_hold(50), 50);
+        assert_eq!(StripeLayout::new(5, 5).stripes_to_hold(50), 5);
+    }
+}

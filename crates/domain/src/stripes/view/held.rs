@@ -1,0 +1,148 @@
+//! What the view knows of a stripe's hold marks, for a hold's write: how many the stripe
+//! carries under its cap, which ended ones a write sweeps, how many numbers live holds
+//! keep and when the first of them ends.
+
+use super::StripeView;
+use crate::stripes::{ChosenTake, STRIPE_SWEEP_MARKS};
+
+impl StripeView {
+    /// The same view, each stripe carrying at most `caps[stripe]` hold marks.
+    pub fn with_held_caps(mut self, caps: Vec<u64>) -> Self {
+        debug_assert_eq!(caps.len(), self.held_caps.len());
+        self.held_caps = caps;
+        self
+    }
+
+    /// The most hold marks `stripe` may carry.
+    pub fn held_cap(&self, stripe: u32) -> u64 {
+        self.held_caps[stripe as usize]
+    }
+
+    /// Hold marks the view knows on `stripe`, live or ended.
+    fn hold_marks(&self, stripe: u32) -> u64 {
+        self.held[stripe as usize].len() as u64
+    }
+
+    /// Ended hold marks ahead of the known counters, which a write may remove: behind a
+    /// cursor an ended mark is a free number, and only a sale or a hold of it takes it.
+    fn sweepable(&self, stripe: u32) -> impl Iterator<Item = u64> + '_ {
+        self.held[stripe as usize]
+            .iter()
+            .filter(move |&(&offset, &end)| end <= self.now && !self.is_behind(stripe, offset))
+            .map(|(&offset, _)| offset)
+    }
+
+    /// Hold marks a hold may still add to `stripe` with one write: its cap less the marks
+    /// it carries, plus the ended ones that write sweeps. A number whose ended mark the
+    /// hold takes over adds none.
+    pub(in crate::stripes) fn hold_room(&self, stripe: u32) -> u64 {
+        let sweep = self.sweepable(stripe).take(STRIPE_SWEEP_MARKS).count() as u64;
+        (self.held_cap(stripe) + sweep).saturating_sub(self.hold_marks(stripe))
+    }
+
+    /// Ended hold marks behind a cursor: free numbers a hold takes over without adding a
+    /// mark.
+    pub(in crate::stripes) fn ended_behind(&self, stripe: u32) -> u64 {
+        self.held[stripe as usize]
+            .iter()
+            .filter(|&(&o, &end)| end <= self.now && self.is_behind(stripe, o))
+            .count() as u64
+    }
+
+    /// Completes a hold's writes with the ended marks each must sweep to stay within its
+    /// stripe's cap, and checks that each can: the writes, or the stripes that would pass
+    /// it. A write sweeps no more than it needs: a mark a lucky dip means to take back
+    /// should still be there when it does. It sweeps the marks farthest from the cursors,
+    /// which no cursor is about to reach.
+    pub fn fit_hold(&self, mut takes: Vec<ChosenTake>) -> Result<Vec<ChosenTake>, Vec<u32>> {
+        let mut full = Vec::new();
+        for take in &mut takes {
+            let stripe = take.stripe;
+            let len = self.layout.len(stripe);
+            let known = self.known[stripe as usize];
+            let new = (take.offsets.len() - take.hold_marked.len()) as u64;
+            let needed = (self.hold_marks(stripe) + new).saturating_sub(take.hold_marks_most);
+            let own = |o: &u64| take.offsets.contains(o) || take.returned.contains(o);
+            let mut candidates: Vec<u64> = self.sweepable(stripe).filter(|o| !own(o)).collect();
+            let room = |o: &u64| (o - known.bottom).min(len - known.top - 1 - o);
+            candidates.sort_by_key(|o| std::cmp::Reverse(room(o)));
+            candidates.truncate(STRIPE_SWEEP_MARKS.min(needed as usize));
+            for &offset in &candidates {
+                take.ahead(offset, len);
+            }
+            candidates.sort_unstable();
+            take.swept = candidates;
+            if (take.swept.len() as u64) < needed {
+                full.push(stripe);
+            }
+        }
+        if full.is_empty() {
+            Ok(takes)
+        } else {
+            Err(full)
+        }
+    }
+
+    /// Numbers that live holds keep, as far as the view knows.
+    pub fn live_held(&self) -> u64 {
+        self.held
+            .iter()
+            .map(|held| held.values().filter(|&&end| end > self.now).count() as u64)
+            .sum()
+    }
+
+    /// When the first live hold the view knows on `stripes` ends (Unix ms).
+    pub fn first_hold_end(&self, stripes: impl IntoIterator<Item = u32>) -> Option<i64> {
+        stripes
+            .into_iter()
+            .flat_map(|s| self.held[s as usize].values().copied())
+            .filter(|&end| end > self.now)
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{Chosen, Held, StripeCounters, StripeLayout};
+    use super::*;
+
+    fn view() -> StripeView {
+        let mut view = StripeView::new(StripeLayout::new(100, 1), 100).with_held_caps(vec![5]);
+        view.at(1_000);
+        view.learn(0, StripeCounters { bottom: 10, top: 0 }, &Chosen::new());
+        // Live at 50 and 60; ended at 70 and 80 ahead, and at 5 behind the bottom cursor.
+        view.learn_held(
+            0,
+            &Held::from([(5, 10), (50, 2_000), (60, 3_000), (70, 500), (80, 900)]),
+        );
+        view
+    }
+
+    #[test]
+    fn a_hold_sweeps_the_ended_marks_ahead_and_keeps_within_the_cap() {
+        let view = view();
+        assert_eq!(view.live_held(), 2);
+        assert_eq!(view.first_hold_end(0..1), Some(2_000));
+        // 5 marks at a cap of 5, 2 ended ahead that may be swept: room for 2 more.
+        assert_eq!(view.hold_room(0), 2);
+        let takes = view.group(&[(0, 30)]);
+        let fitted = view.fit_hold(takes).unwrap();
+        // Only what the cap needs, the farthest from the cursors first.
+        assert_eq!(fitted[0].swept, vec![70]);
+        assert_eq!(fitted[0].bottom_at_most, 30);
+        assert_eq!(fitted[0].hold_marks_added(), 0);
+        let two = view.fit_hold(view.group(&[(0, 30), (0, 31)])).unwrap();
+        assert_eq!(two[0].swept, vec![70, 80]);
+        // Three new numbers would leave 6 marks, over the cap.
+        let three = view.group(&[(0, 30), (0, 31), (0, 32)]);
+        assert_eq!(view.fit_hold(three), Err(vec![0]));
+        // Taking over ended marks adds none: behind the cursor, or ahead of it.
+        let reused = view
+            .fit_hold(view.group(&[(0, 5), (0, 70), (0, 31)]))
+            .unwrap();
+        assert_eq!(reused[0].returned, vec![5]);
+        assert_eq!(reused[0].hold_marked, vec![70]);
+        assert_eq!(reused[0].swept, vec![80]);
+        assert_eq!(reused[0].hold_marks_added(), 0);
+    }
+}

@@ -1,0 +1,165 @@
+//! The timeouts of template.yaml against the service's own: each function that serves
+//! HTTP must answer its `503` before its own timeout cuts it off and before API
+//! Gateway's 30 s, and must give one DynamoDB call its whole budget; the queue's
+//! visibility timeout must cover retries of the import function. A timeout changed in
+//! one place and not the other fails here.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tally::aws::Timeouts;
+use tally::settings::{DEFAULT_DRAWING_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
+
+const TEMPLATE: &str = include_str!("../template.yaml");
+
+/// API Gateway's HTTP API waits at most 30 s for an integration.
+const GATEWAY_LIMIT: Duration = Duration::from_secs(30);
+/// What a function needs after its deadline to write the `503` and hand it back.
+const ANSWER_ROOM: Duration = Duration::from_secs(2);
+
+/// The settings of one function (or of `Globals`) that matter here.
+#[derive(Debug, Default, Clone)]
+struct Function {
+    timeout: Option<Duration>,
+    variables: HashMap<String, String>,
+}
+
+/// `Globals.Function` and each resource, by name, read from the file's layout: resources
+/// and `Function` of `Globals` at an indent of two, their properties below.
+fn template() -> (
+    Function,
+    HashMap<String, Function>,
+    HashMap<String, Duration>,
+) {
+    let (mut globals, mut functions) = (Function::default(), HashMap::new());
+    let mut visibility = HashMap::new();
+    let (mut section, mut resource) = (String::new(), String::new());
+    for line in TEMPLATE.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let text = line.trim();
+        if text.starts_with('#') || text.is_empty() {
+            continue;
+        }
+        if indent == 0 {
+            section = text.trim_end_matches(':').to_owned();
+            continue;
+        }
+        if indent == 2 && text.ends_with(':') {
+            resource = text.trim_end_matches(':').to_owned();
+            continue;
+        }
+        let Some((name, value)) = text.split_once(": ") else {
+            continue;
+        };
+        let target = match (section.as_str(), resource.as_str()) {
+            ("Globals", "Function") => &mut globals,
+            ("Resources", function) if function.ends_with("Function") => {
+                functions.entry(function.to_owned()).or_default()
+            }
+            ("Resources", queue) if name == "VisibilityTimeout" => {
+                visibility.insert(queue.to_owned(), seconds(value));
+                continue;
+            }
+            _ => continue,
+        };
+        match name {
+            "Timeout" => target.timeout = Some(seconds(value)),
+            variable if variable.starts_with("TALLY_") && variable.ends_with("_MS") => {
+                target
+                    .variables
+                    .insert(variable.to_owned(), value.to_owned());
+            }
+            _ => {}
+        }
+    }
+    (globals, functions, visibility)
+}
+
+fn seconds(value: &str) -> Duration {
+    Duration::from_secs(value.parse().expect("a timeout in whole seconds"))
+}
+
+fn millis(value: &str) -> Duration {
+    Duration::from_millis(value.parse().expect("a timeout in milliseconds"))
+}
+
+/// A function's timeout and the value of `variable` (its own, else the global one, else
+/// `default`).
+fn effective(name: &str, variable: &str, default: Duration) -> (Duration, Duration) {
+    let (globals, functions, _) = template();
+    let function = functions
+        .get(name)
+        .unwrap_or_else(|| panic!("template.yaml has no {name}"));
+    let timeout = function
+        .timeout
+        .or(globals.timeout)
+        .expect("a function timeout");
+    let deadline = function
+        .variables
+        .get(variable)
+        .or_else(|| globals.variables.get(variable))
+        .map_or(default, |v| millis(v));
+    (timeout, deadline)
+}
+
+#[test]
+fn the_global_request_deadline_is_the_services_default() {
+    let (globals, _, _) = template();
+    assert_eq!(
+        globals
+            .variables
+            .get("TALLY_REQUEST_TIMEOUT_MS")
+            .map(|v| millis(v)),
+        Some(DEFAULT_REQUEST_TIMEOUT)
+    );
+}
+
+#[test]
+fn each_http_function_answers_before_its_timeout_and_the_gateways() {
+    let dynamodb = Timeouts::default().operation;
+    for (function, variable, default) in [
+        (
+            "TicketsFunction",
+            "TALLY_REQUEST_TIMEOUT_MS",
+            DEFAULT_REQUEST_TIMEOUT,
+        ),
+        (
+            "DrawingFunction",
+            "TALLY_DRAWING_TIMEOUT_MS",
+            DEFAULT_DRAWING_TIMEOUT,
+        ),
+        (
+            "OrdersFunction",
+            "TALLY_REQUEST_TIMEOUT_MS",
+            DEFAULT_REQUEST_TIMEOUT,
+        ),
+    ] {
+        let (timeout, deadline) = effective(function, variable, default);
+        assert!(
+            deadline + ANSWER_ROOM <= timeout,
+            "{function}: a {deadline:?} deadline leaves no room to answer within {timeout:?}"
+        );
+        assert!(
+            timeout < GATEWAY_LIMIT,
+            "{function}: {timeout:?} outlasts API Gateway's {GATEWAY_LIMIT:?}"
+        );
+        assert!(
+            dynamodb < deadline,
+            "{function}: one DynamoDB call ({dynamodb:?}) outlasts the {deadline:?} deadline"
+        );
+    }
+}
+
+#[test]
+fn the_stream_and_queue_functions_outlast_a_dynamodb_call() {
+    let (globals, functions, visibility) = template();
+    let dynamodb = Timeouts::default().operation;
+    for name in ["ImportFunction", "EventsFunction"] {
+        let timeout = functions[name].timeout.or(globals.timeout).unwrap();
+        assert!(dynamodb < timeout, "{name}: {timeout:?}");
+    }
+    // AWS asks for a visibility timeout of at least six times the function's timeout,
+    // so that a batch retried by Lambda is not delivered a second time meanwhile.
+    let import = functions["ImportFunction"].timeout.unwrap();
+    assert!(visibility["ImportQueue"] >= import * 6, "{visibility:?}");
+}
