@@ -47,14 +47,14 @@ lint:
 ## sell out a draw with 64 concurrent buyers against the naive approach and one by lucky
 ## dip among numbers buyers chose and held, import orders in batches, post orders and buy
 ## tickets one per request (requests and WCU per call against the floor), audit a large
-## period, measure the write ceiling and import parsing.
+## period, measure the write rate and import parsing.
 ## BENCH_ARGS passes options.
 bench:
 	scripts/bench.sh $(BENCH_ARGS)
 
 ## Only the cold starts: each function's release binary against a local runtime API.
 cold-start:
-	scripts/bench.sh --skip-import-parse --skip-winners --skip-tickets --skip-bundles --skip-mixed-sale --skip-orders --skip-single --skip-audit --skip-ceiling $(BENCH_ARGS)
+	scripts/bench.sh --skip-import-parse --skip-winners --skip-tickets --skip-bundles --skip-mixed-sale --skip-orders --skip-single --skip-audit --skip-write-rate $(BENCH_ARGS)
 
 ## Build every Lambda function of template.yaml for arm64 (provided.al2023) with cargo
 ## lambda and print the bootstrap sizes (at most 8 MB each, or the build fails).

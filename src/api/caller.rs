@@ -42,7 +42,7 @@ fn identity(parts: &Parts, claim: &str) -> Option<Identity> {
     }
     let claims = &authorizer.jwt.as_ref()?.claims;
     Some(Identity::Jwt {
-        issuer: claims.get("iss")?.clone(),
+        token_issuer: claims.get("iss")?.clone(),
         name: claims.get(claim).cloned(),
     })
 }
@@ -56,7 +56,7 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Problem> {
-        let identity = identity(parts, state.sources.jwt_claim());
+        let identity = identity(parts, state.sources.token_claim());
         Ok(Caller(state.sources.access(identity.as_ref())?))
     }
 }

@@ -1,7 +1,6 @@
 //! The HTTP API: one router, served by Lambda and by the local server alike.
 
 mod caller;
-mod cursor;
 mod deadline;
 mod extract;
 mod gateway_path;
@@ -9,6 +8,7 @@ pub mod local_server;
 mod loopback;
 mod openapi;
 mod orders;
+mod page_token;
 mod problem;
 mod query;
 mod routes;

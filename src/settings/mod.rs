@@ -140,7 +140,7 @@ impl Settings {
                 body_timeout: millis("TALLY_BODY_READ_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT)?,
                 cached_draws,
                 sources: SourceBindings::parse(&var(SOURCE_BINDINGS_VAR).unwrap_or_default())?
-                    .with_jwt_claim(set(JWT_CLAIM_VAR).as_deref())?,
+                    .with_token_claim(set(JWT_CLAIM_VAR).as_deref())?,
                 networks,
                 verify_page: set("TALLY_VERIFY_PAGE").unwrap_or_else(|| VERIFY_PAGE.to_owned()),
             },

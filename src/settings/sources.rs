@@ -20,10 +20,10 @@ pub const DEFAULT_JWT_CLAIM: &str = "sub";
 pub enum Identity {
     /// The IAM principal that signed the request: its ARN.
     Iam(String),
-    /// A JSON Web Token the JWT authorizer checked: its issuer (`iss`), and the value of
+    /// A JSON Web Token the JWT authorizer checked: its token issuer (`iss`), and the value of
     /// the claim the bindings name callers by, if the token has it.
     Jwt {
-        issuer: String,
+        token_issuer: String,
         name: Option<String>,
     },
 }
@@ -93,7 +93,7 @@ impl SourceBindings {
     }
 
     /// The bindings naming token callers by `claim` (`None`: [`DEFAULT_JWT_CLAIM`]).
-    pub fn with_jwt_claim(self, claim: Option<&str>) -> Result<Self, String> {
+    pub fn with_token_claim(self, claim: Option<&str>) -> Result<Self, String> {
         let claim = claim.unwrap_or(DEFAULT_JWT_CLAIM);
         let valid = !claim.is_empty()
             && claim.len() <= 64
@@ -112,7 +112,7 @@ impl SourceBindings {
     }
 
     /// The claim token callers are named by.
-    pub fn jwt_claim(&self) -> &str {
+    pub fn token_claim(&self) -> &str {
         &self.claim
     }
 
@@ -124,7 +124,9 @@ impl SourceBindings {
         };
         let principal = match identity.ok_or(Unidentified)? {
             Identity::Iam(arn) => Some(principal_of(arn)),
-            Identity::Jwt { issuer, name } => name.as_ref().map(|name| token_caller(issuer, name)),
+            Identity::Jwt { token_issuer, name } => {
+                name.as_ref().map(|name| token_caller(token_issuer, name))
+            }
         };
         Ok(principal
             .and_then(|principal| bindings.get(&principal).cloned())
@@ -233,7 +235,7 @@ mod tests {
         ))
         .unwrap();
         let token = |issuer: &str, name: Option<&str>| Identity::Jwt {
-            issuer: issuer.to_owned(),
+            token_issuer: issuer.to_owned(),
             name: name.map(str::to_owned),
         };
         let shop = SourceId::parse("shop").unwrap();
@@ -257,10 +259,14 @@ mod tests {
                 Ok(SourceAccess::Only(BTreeSet::new()))
             );
         }
-        assert_eq!(bindings.jwt_claim(), "sub");
-        let by_client = bindings.with_jwt_claim(Some("client_id")).unwrap();
-        assert_eq!(by_client.jwt_claim(), "client_id");
-        assert!(SourceBindings::open().with_jwt_claim(Some("a b")).is_err());
+        assert_eq!(bindings.token_claim(), "sub");
+        let by_client = bindings.with_token_claim(Some("client_id")).unwrap();
+        assert_eq!(by_client.token_claim(), "client_id");
+        assert!(
+            SourceBindings::open()
+                .with_token_claim(Some("a b"))
+                .is_err()
+        );
     }
 
     #[test]

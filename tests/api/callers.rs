@@ -383,7 +383,7 @@ async fn token_callers_are_named_by_the_claim_the_deployment_chooses() {
     state.sources = Arc::new(
         SourceBindings::parse("jwt:https://auth.example.com/#machine-7=shop")
             .unwrap()
-            .with_jwt_claim(Some("client_id"))
+            .with_token_claim(Some("client_id"))
             .unwrap(),
     );
     let router = api::orders_router(state);

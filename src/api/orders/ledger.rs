@@ -7,8 +7,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::caller::Caller;
-use super::super::cursor::{counter_after, counter_cursor};
 use super::super::extract::{PathParams, QueryParams};
+use super::super::page_token::{counter_after, counter_page_token};
 use super::super::problem::{Code, Problem};
 use super::super::query::page_limit;
 use super::super::timestamp;
@@ -138,7 +138,7 @@ pub(super) async fn list_orders(
         period: page.period.to_string(),
         orders,
         moves,
-        next_cursor: page.next_after.map(counter_cursor),
+        next_cursor: page.next_after.map(counter_page_token),
     }))
 }
 

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
-use super::super::cursor::{list_after, list_cursor, purchases_cursor, purchases_from};
 use super::super::extract::{PathParams, QueryParams};
+use super::super::page_token::{list_after, list_page_token, purchases_from, purchases_page_token};
 use super::super::problem::{Code, Problem};
 use super::DrawPath;
 use super::draws::DrawFields;
@@ -82,7 +82,7 @@ impl PageParams {
 }
 
 fn cursor(next: Option<After>) -> Option<String> {
-    next.map(list_cursor)
+    next.map(list_page_token)
 }
 
 /// A page of purchases.
@@ -201,7 +201,7 @@ pub(super) async fn draw_purchases(
         .await?;
     Ok(Json(PurchasesBody {
         purchases: page.items.into_iter().map(Into::into).collect(),
-        cursor: page.next.map(purchases_cursor),
+        cursor: page.next.map(purchases_page_token),
     }))
 }
 

@@ -1,13 +1,12 @@
 //! `tally bench`: sells out a draw with many concurrent buyers, the Tally way and the
 //! naive way (random number + conditional put, retry on conflict), and by lucky dip among
 //! numbers buyers chose and held; imports orders in batches, posts orders and buys
-//! tickets one per request, measures the endpoint's own write ceiling, and times the
+//! tickets one per request, measures the endpoint's own write rate, and times the
 //! parsing of import files, in one run, and prints the figures. Every buyer or source is
 //! its own service, like one warm Lambda instance.
 
 mod audit;
 mod bundles;
-mod ceiling;
 mod cold_start;
 mod grid;
 mod import_parse;
@@ -18,6 +17,7 @@ mod single;
 mod stats;
 mod ticket_figures;
 mod winners;
+mod write_rate;
 
 use std::time::Duration;
 
@@ -31,12 +31,12 @@ use tally_domain::ids::DrawId;
 pub struct BenchArgs {
     #[command(flatten)]
     tickets: sell_out::TicketBenchArgs,
-    /// Skip measuring the endpoint's write ceiling.
+    /// Skip measuring the endpoint's write rate.
     #[arg(long)]
-    skip_ceiling: bool,
-    /// Seconds of writing per ceiling shape.
+    skip_write_rate: bool,
+    /// Seconds of writing per write rate shape.
     #[arg(long, default_value_t = 5)]
-    ceiling_seconds: u64,
+    write_rate_seconds: u64,
     #[command(flatten)]
     orders: orders::OrderBenchArgs,
     #[command(flatten)]
@@ -71,7 +71,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         && args.mixed_sale.skip_mixed_sale
         && args.orders.skip_orders
         && args.single.skip_single
-        && args.skip_ceiling
+        && args.skip_write_rate
         && args.cold_start.skipped()
         && args.audit.skip_audit
         && args.winners.skip_winners
@@ -92,7 +92,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         && args.mixed_sale.skip_mixed_sale
         && args.orders.skip_orders
         && args.single.skip_single
-        && args.skip_ceiling
+        && args.skip_write_rate
     {
         return Ok(());
     }
@@ -129,11 +129,11 @@ async fn run_all(
     if !args.mixed_sale.skip_mixed_sale {
         mixed_sale::run(&args.mixed_sale, store, config).await?;
     }
-    let ceiling_time = Duration::from_secs(args.ceiling_seconds);
+    let write_rate_time = Duration::from_secs(args.write_rate_seconds);
     let orders = if args.orders.skip_orders {
         None
     } else {
-        let around = (!args.skip_ceiling).then_some(ceiling_time);
+        let around = (!args.skip_write_rate).then_some(write_rate_time);
         Some(orders::run(&args.orders, store, counter, around).await?)
     };
     if !args.single.skip_single {
@@ -144,22 +144,22 @@ async fn run_all(
     } else {
         Some(audit::run(&args.audit, store).await?)
     };
-    if args.skip_ceiling {
+    if args.skip_write_rate {
         return Ok(());
     }
-    let ticket_ceilings = match tickets {
-        Some(_) => Some(ceiling::measure_ticket_shapes(store, ceiling_time).await?),
+    let ticket_write_rates = match tickets {
+        Some(_) => Some(write_rate::measure_ticket_shapes(store, write_rate_time).await?),
         None => None,
     };
     println!();
-    println!("Against the ceiling:");
-    if let (Some((tally, naive)), Some(ceilings)) = (&tickets, &ticket_ceilings) {
-        let purchases = &ceilings.purchases;
+    println!("Against the write rate:");
+    if let (Some((tally, naive)), Some(rates)) = (&tickets, &ticket_write_rates) {
+        let purchases = &rates.purchases;
         let transactions = tally.by_operation.of("TransactWriteItems") as f64;
         let transactions_per_s = transactions / tally.elapsed.as_secs_f64();
         let bound = purchases.requests_per_s() * tally.tickets as f64 / tally.purchases as f64;
         println!(
-            "  Tally sent {transactions_per_s:.0} transactions/s ({:.0}% of the ceiling); with one transaction per purchase and",
+            "  Tally sent {transactions_per_s:.0} transactions/s ({:.0}% of the write rate); with one transaction per purchase and",
             100.0 * transactions_per_s / purchases.requests_per_s()
         );
         println!(
@@ -173,8 +173,8 @@ async fn run_all(
         if let Some(naive) = naive {
             let puts_per_s = naive.by_operation.total() as f64 / naive.elapsed.as_secs_f64();
             println!(
-                "  naive sent {puts_per_s:.0} PutItem/s ({:.0}% of the ceiling, most of them failing their condition)",
-                100.0 * puts_per_s / ceilings.single_puts.requests_per_s()
+                "  naive sent {puts_per_s:.0} PutItem/s ({:.0}% of the write rate, most of them failing their condition)",
+                100.0 * puts_per_s / rates.single_puts.requests_per_s()
             );
         }
     }
@@ -183,33 +183,33 @@ async fn run_all(
         .and_then(|o| o.bracket.as_ref().map(|b| (o, b)))
     {
         println!(
-            "  100-item ceiling, 4 writers: {:.0} items/s before the fast batches, {:.0} between them and the gapless ones, {:.0} after those;",
+            "  100-item write rate, 4 writers: {:.0} items/s before the fast batches, {:.0} between them and the gapless ones, {:.0} after those;",
             bracket.before_fast.items_per_s(),
             bracket.between.items_per_s(),
             bracket.after_gapless.items_per_s()
         );
         println!("    each import's share below is of the mean on either side of it");
-        for (label, figures, ceiling) in [
+        for (label, figures, rate) in [
             ("fast", &orders.fast, bracket.around_fast()),
             ("gapless", &orders.gapless, bracket.around_gapless()),
         ] {
             // Every order is two new items: its number and its (source, reference).
             let items = 2.0 * figures.orders_per_s();
             println!(
-                "  {label} batches wrote {items:.0} items/s ({:.0}% of the 100-item ceiling, {ceiling:.0})",
-                100.0 * items / ceiling,
+                "  {label} batches wrote {items:.0} items/s ({:.0}% of the 100-item write rate, {rate:.0})",
+                100.0 * items / rate,
             );
         }
         let gapless = &orders.gapless;
         println!(
-            "  gapless: {:.2} WCU per order (table; target <= 4.6), {:.2} with the index; {:.0}% of the ceiling (target >= 75%)",
+            "  gapless: {:.2} WCU per order (table; target <= 4.6), {:.2} with the index; {:.0}% of the write rate (target >= 75%)",
             gapless.table_wcu_per_order(),
             gapless.total_wcu_per_order(),
             100.0 * 2.0 * gapless.orders_per_s() / bracket.around_gapless()
         );
         let serial = &bracket.serial_after_gapless;
         println!(
-            "  gapless writers take turns on one counter: {:.0}% of the 1-writer ceiling right after them ({:.0} items/s; 4 writers reached {:.1}x that)",
+            "  gapless writers take turns on one counter: {:.0}% of the 1-writer write rate right after them ({:.0} items/s; 4 writers reached {:.1}x that)",
             100.0 * 2.0 * gapless.orders_per_s() / serial.items_per_s(),
             serial.items_per_s(),
             bracket.after_gapless.items_per_s() / serial.items_per_s()

@@ -1,6 +1,6 @@
 //! The order benchmark: several sources import the same number of orders into a fast
 //! series and into a gapless series in batches, in one run, with the endpoint's write
-//! ceiling measured around each. One order per request is the single-call part
+//! write rate measured around each. One order per request is the single-call part
 //! (`single.rs`), which imports the same way.
 
 use std::sync::Arc;
@@ -14,8 +14,8 @@ use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
 use tally_domain::order::{NewOrder, OrderData};
 use tally_domain::series::{Reset, SeriesDefinition};
 
-use super::ceiling::{self, Ceiling};
 use super::stats::percentile_ms;
+use super::write_rate::{self, WriteRate};
 
 #[derive(Args)]
 pub struct OrderBenchArgs {
@@ -58,28 +58,28 @@ pub(super) struct Import<'a> {
 pub struct OrderSummary {
     pub fast: OrderFigures,
     pub gapless: OrderFigures,
-    /// The ceilings measured around the batch imports, unless the ceiling is skipped.
+    /// The write rates measured around the batch imports, unless the write rate is skipped.
     pub bracket: Option<Bracket>,
 }
 
-/// The 4-writer 100-item ceiling right before the fast batches, between them and the
-/// gapless batches, and right after those, with the 1-writer ceiling last: DynamoDB Local
+/// The 4-writer 100-item write rate right before the fast batches, between them and the
+/// gapless batches, and right after those, with the 1-writer write rate last: DynamoDB Local
 /// slows as its table grows and the machine's speed drifts, so each import is read against
 /// the endpoint as it was on either side of it, not minutes away.
 pub struct Bracket {
-    pub before_fast: Ceiling,
-    pub between: Ceiling,
-    pub after_gapless: Ceiling,
-    pub serial_after_gapless: Ceiling,
+    pub before_fast: WriteRate,
+    pub between: WriteRate,
+    pub after_gapless: WriteRate,
+    pub serial_after_gapless: WriteRate,
 }
 
 impl Bracket {
-    /// The 4-writer ceiling around the fast batches, in items/s.
+    /// The 4-writer write rate around the fast batches, in items/s.
     pub fn around_fast(&self) -> f64 {
         (self.before_fast.items_per_s() + self.between.items_per_s()) / 2.0
     }
 
-    /// The 4-writer ceiling around the gapless batches, in items/s.
+    /// The 4-writer write rate around the gapless batches, in items/s.
     pub fn around_gapless(&self) -> f64 {
         (self.between.items_per_s() + self.after_gapless.items_per_s()) / 2.0
     }
@@ -132,16 +132,16 @@ impl OrderFigures {
     }
 }
 
-/// Runs the two imports; with `ceiling_time`, measures the ceiling around them for that
+/// Runs the two imports; with `write_rate_time`, measures the write rate around them for that
 /// long each.
 pub async fn run(
     args: &OrderBenchArgs,
     store: &Store,
     counter: &RequestCounter,
-    ceiling_time: Option<Duration>,
+    write_rate_time: Option<Duration>,
 ) -> Result<OrderSummary, String> {
-    let before_fast = match ceiling_time {
-        Some(time) => Some(ceiling::measure_order_chunks(store, time).await?),
+    let before_fast = match write_rate_time {
+        Some(time) => Some(write_rate::measure_order_chunks(store, time).await?),
         None => None,
     };
     println!(
@@ -157,29 +157,29 @@ pub async fn run(
     };
     let fast = import(store, counter, &batches("FAST", false)).await?;
     fast.print();
-    let between = match ceiling_time {
+    let between = match write_rate_time {
         Some(time) => {
             println!(
-                "\nWrite ceiling between the fast and the gapless batches ({} s)",
+                "\nWrite write rate between the fast and the gapless batches ({} s)",
                 time.as_secs()
             );
-            Some(ceiling::order_chunks_now(store, time).await?)
+            Some(write_rate::order_chunks_now(store, time).await?)
         }
         None => None,
     };
     let gapless = import(store, counter, &batches("GAPLESS", true)).await?;
     gapless.print();
-    let bracket = match (ceiling_time, before_fast, between) {
+    let bracket = match (write_rate_time, before_fast, between) {
         (Some(time), Some(before_fast), Some(between)) => {
             println!(
-                "\nWrite ceiling after the gapless batches ({} s each)",
+                "\nWrite write rate after the gapless batches ({} s each)",
                 time.as_secs()
             );
             Some(Bracket {
                 before_fast,
                 between,
-                after_gapless: ceiling::order_chunks_now(store, time).await?,
-                serial_after_gapless: ceiling::serial_order_chunks_now(store, time).await?,
+                after_gapless: write_rate::order_chunks_now(store, time).await?,
+                serial_after_gapless: write_rate::serial_order_chunks_now(store, time).await?,
             })
         }
         _ => None,

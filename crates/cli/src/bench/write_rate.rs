@@ -1,6 +1,6 @@
 //! What the DynamoDB endpoint itself can write on this machine: new items under
 //! `attribute_not_exists`, no two writers on the same key, in the shapes Tally's writes
-//! take. The ticket and order figures are read against these ceilings: no way of
+//! take. The ticket and order figures are read against these write rates: no way of
 //! allocating numbers that writes the same items can go faster.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,13 +23,13 @@ struct Shape {
     indexed: bool,
 }
 
-pub struct Ceiling {
+pub struct WriteRate {
     shape: Shape,
     requests: u64,
     elapsed: Duration,
 }
 
-impl Ceiling {
+impl WriteRate {
     pub fn requests_per_s(&self) -> f64 {
         self.requests as f64 / self.elapsed.as_secs_f64()
     }
@@ -70,11 +70,11 @@ const SERIAL_ORDER_CHUNKS: Shape = Shape {
     indexed: true,
 };
 
-/// The ceiling of each shape the ticket figures are read against (the order shapes are
+/// The write rate of each shape the ticket figures are read against (the order shapes are
 /// measured around the order imports).
-pub struct TicketCeilings {
-    pub single_puts: Ceiling,
-    pub purchases: Ceiling,
+pub struct TicketWriteRates {
+    pub single_puts: WriteRate,
+    pub purchases: WriteRate,
 }
 
 /// Measures the ticket shapes for `duration` each, one after the other, and prints the
@@ -82,24 +82,24 @@ pub struct TicketCeilings {
 pub async fn measure_ticket_shapes(
     store: &Store,
     duration: Duration,
-) -> Result<TicketCeilings, String> {
+) -> Result<TicketWriteRates, String> {
     println!(
-        "\nWrite ceiling of the endpoint ({} s per shape: new items, attribute_not_exists, no contention)",
+        "\nWrite write rate of the endpoint ({} s per shape: new items, attribute_not_exists, no contention)",
         duration.as_secs()
     );
-    Ok(TicketCeilings {
+    Ok(TicketWriteRates {
         single_puts: measure(store, SINGLE_PUTS, duration).await?,
         purchases: measure(store, PURCHASES, duration).await?,
     })
 }
 
 /// The 100-item shape alone, measured right before the order imports (the first of the
-/// ceilings around them, see `order_chunks_now`). It is measured once the endpoint writes
+/// write rates around them, see `order_chunks_now`). It is measured once the endpoint writes
 /// at a steady rate: a JVM that the tickets part did not warm up writes at about half its
 /// speed at first, which would inflate the orders' share.
-pub async fn measure_order_chunks(store: &Store, duration: Duration) -> Result<Ceiling, String> {
+pub async fn measure_order_chunks(store: &Store, duration: Duration) -> Result<WriteRate, String> {
     println!(
-        "\nWrite ceiling before the orders ({} s: new items, attribute_not_exists, no contention)",
+        "\nWrite write rate before the orders ({} s: new items, attribute_not_exists, no contention)",
         duration.as_secs()
     );
     let warm_up = warm_up(store, ORDER_CHUNKS).await?;
@@ -112,13 +112,16 @@ pub async fn measure_order_chunks(store: &Store, duration: Duration) -> Result<C
 
 /// The 100-item shape again from 4 writers, with no warm-up (the endpoint has just been
 /// writing): measured between the order imports, so that each one is read against the
-/// ceiling on either side of it.
-pub async fn order_chunks_now(store: &Store, duration: Duration) -> Result<Ceiling, String> {
+/// write rate on either side of it.
+pub async fn order_chunks_now(store: &Store, duration: Duration) -> Result<WriteRate, String> {
     measure(store, ORDER_CHUNKS, duration).await
 }
 
 /// See `order_chunks_now`: one writer at a time, the bound of a gapless series.
-pub async fn serial_order_chunks_now(store: &Store, duration: Duration) -> Result<Ceiling, String> {
+pub async fn serial_order_chunks_now(
+    store: &Store,
+    duration: Duration,
+) -> Result<WriteRate, String> {
     measure(store, SERIAL_ORDER_CHUNKS, duration).await
 }
 
@@ -145,19 +148,19 @@ async fn warm_up(store: &Store, shape: Shape) -> Result<Duration, String> {
 /// Numbers the measurements of a run, so that a shape measured twice writes new keys.
 static MEASUREMENTS: AtomicU64 = AtomicU64::new(0);
 
-async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<Ceiling, String> {
-    let ceiling = write_for(store, shape, duration).await?;
+async fn measure(store: &Store, shape: Shape, duration: Duration) -> Result<WriteRate, String> {
+    let rate = write_for(store, shape, duration).await?;
     println!(
         "  {:<44} {:>8.1} requests/s {:>9.0} items/s",
         shape.label,
-        ceiling.requests_per_s(),
-        ceiling.items_per_s()
+        rate.requests_per_s(),
+        rate.items_per_s()
     );
-    Ok(ceiling)
+    Ok(rate)
 }
 
 /// Writes in `shape` for `duration`.
-async fn write_for(store: &Store, shape: Shape, duration: Duration) -> Result<Ceiling, String> {
+async fn write_for(store: &Store, shape: Shape, duration: Duration) -> Result<WriteRate, String> {
     let measurement = MEASUREMENTS.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
     let deadline = started + duration;
@@ -180,7 +183,7 @@ async fn write_for(store: &Store, shape: Shape, duration: Duration) -> Result<Ce
     for writer in writers {
         requests += writer.await.map_err(|e| e.to_string())??;
     }
-    Ok(Ceiling {
+    Ok(WriteRate {
         shape,
         requests,
         elapsed: started.elapsed(),
@@ -190,7 +193,7 @@ async fn write_for(store: &Store, shape: Shape, duration: Duration) -> Result<Ce
 async fn write(store: &Store, keys: Vec<String>, indexed: bool) -> Result<(), String> {
     let item = |position: usize, key: String| {
         let mut item: HashMap<String, AttributeValue> = [
-            ("kind".to_owned(), AttributeValue::S("ceiling".into())),
+            ("kind".to_owned(), AttributeValue::S("write_rate".into())),
             ("pk".to_owned(), AttributeValue::S(key.clone())),
         ]
         .into_iter()

@@ -1,7 +1,7 @@
-//! Pagination cursors. Opaque to clients, and checked in size and shape before one reaches
-//! a query: DynamoDB refuses a start key whose sort key passes 1,024 bytes, which DynamoDB
-//! Local accepts, so a cursor that Tally never gave must stop here, as `400
-//! invalid_cursor`, on either.
+//! Page tokens: what the API's `next_cursor` gives and `cursor` takes back. Opaque to
+//! clients, and checked in size and shape before one reaches a query: DynamoDB refuses a
+//! start key whose sort key passes 1,024 bytes, which DynamoDB Local accepts, so a token
+//! that Tally never gave must stop here, as `400 invalid_cursor`, on either.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -13,20 +13,20 @@ use crate::tickets::PurchasesFrom;
 use tally_domain::ids::PaymentId;
 use tally_domain::time::parse_rfc3339;
 
-/// The longest cursor of an index list: a stored time (24 bytes), `#` and an id of at most
+/// The longest page token of an index list: a stored time (24 bytes), `#` and an id of at most
 /// 64 characters, in base64url (119 characters).
-pub const MAX_LIST_CURSOR_CHARS: usize = 120;
-/// The longest cursor of a draw's purchases: a stripe (at most 4 digits), `#` and an
+pub const MAX_LIST_TOKEN_CHARS: usize = 120;
+/// The longest page token of a draw's purchases: a stripe (at most 4 digits), `#` and an
 /// index list's entry, in base64url (126 characters).
-pub const MAX_PURCHASES_CURSOR_CHARS: usize = 128;
-/// A period listing's cursor: the counter a page ends at, as 16 lowercase hex digits.
-pub const COUNTER_CURSOR_CHARS: usize = 16;
+pub const MAX_PURCHASES_TOKEN_CHARS: usize = 128;
+/// A period listing's page token: the counter a page ends at, as 16 lowercase hex digits.
+pub const COUNTER_TOKEN_CHARS: usize = 16;
 
 fn invalid() -> Problem {
     Problem::new(Code::InvalidCursor, "`cursor` is not one this API gave")
 }
 
-/// The text of a base64url cursor of at most `max_chars` characters.
+/// The text of a base64url page token of at most `max_chars` characters.
 fn decode(raw: &str, max_chars: usize) -> Result<String, Problem> {
     if raw.len() > max_chars {
         return Err(invalid());
@@ -38,16 +38,16 @@ fn decode(raw: &str, max_chars: usize) -> Result<String, Problem> {
         .ok_or_else(invalid)
 }
 
-/// The cursor after `after`, an entry of an index list (the draws, a payer's purchases).
-pub fn list_cursor(after: After) -> String {
+/// The page token after `after`, an entry of an index list (the draws, a payer's purchases).
+pub fn list_page_token(after: After) -> String {
     URL_SAFE_NO_PAD.encode(after.0)
 }
 
-/// Reads a [`list_cursor`]: base64url of an index sort key, a time exactly as stored and
+/// Reads a [`list_page_token`]: base64url of an index sort key, a time exactly as stored and
 /// an id (a draw's, or a payment's, whose characters include a draw id's), anything else
 /// refused before it is decoded further.
 pub fn list_after(raw: &str) -> Result<After, Problem> {
-    let text = decode(raw, MAX_LIST_CURSOR_CHARS)?;
+    let text = decode(raw, MAX_LIST_TOKEN_CHARS)?;
     let (time, id) = text.split_once('#').ok_or_else(invalid)?;
     // Another spelling of the time (more digits, an offset) would sort elsewhere.
     let canonical = parse_rfc3339(time).is_ok_and(|t| timestamp(t) == time);
@@ -57,9 +57,9 @@ pub fn list_after(raw: &str) -> Result<After, Problem> {
     Ok(After(text))
 }
 
-/// The cursor of a draw's purchases from `from`: its stripe, then `#` and the entry it
+/// The page token of a draw's purchases from `from`: its stripe, then `#` and the entry it
 /// follows, if any.
-pub fn purchases_cursor(from: PurchasesFrom) -> String {
+pub fn purchases_page_token(from: PurchasesFrom) -> String {
     let text = match from.after {
         Some(after) => format!("{}#{}", from.stripe, after.0),
         None => from.stripe.to_string(),
@@ -67,10 +67,10 @@ pub fn purchases_cursor(from: PurchasesFrom) -> String {
     URL_SAFE_NO_PAD.encode(text)
 }
 
-/// Reads a [`purchases_cursor`]: a stripe in decimal digits, alone or followed by `#` and
+/// Reads a [`purchases_page_token`]: a stripe in decimal digits, alone or followed by `#` and
 /// what [`list_after`] takes.
 pub fn purchases_from(raw: &str) -> Result<PurchasesFrom, Problem> {
-    let text = decode(raw, MAX_PURCHASES_CURSOR_CHARS)?;
+    let text = decode(raw, MAX_PURCHASES_TOKEN_CHARS)?;
     let (stripe, after) = match text.split_once('#') {
         Some((stripe, entry)) => (stripe, Some(list_after(&URL_SAFE_NO_PAD.encode(entry))?)),
         None => (text.as_str(), None),
@@ -83,15 +83,15 @@ pub fn purchases_from(raw: &str) -> Result<PurchasesFrom, Problem> {
     Ok(PurchasesFrom { stripe, after })
 }
 
-/// The cursor after the counter `after` of a period listing.
-pub fn counter_cursor(after: u64) -> String {
+/// The page token after the counter `after` of a period listing.
+pub fn counter_page_token(after: u64) -> String {
     format!("{after:016x}")
 }
 
-/// Reads a [`counter_cursor`]: exactly 16 lowercase hex digits.
+/// Reads a [`counter_page_token`]: exactly 16 lowercase hex digits.
 pub fn counter_after(raw: &str) -> Result<u64, Problem> {
     let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
-    if raw.len() != COUNTER_CURSOR_CHARS || !raw.bytes().all(hex) {
+    if raw.len() != COUNTER_TOKEN_CHARS || !raw.bytes().all(hex) {
         return Err(invalid());
     }
     u64::from_str_radix(raw, 16).map_err(|_| invalid())
@@ -102,17 +102,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn list_cursors_round_trip_and_nothing_else_passes() {
+    fn list_page_tokens_round_trip_and_nothing_else_passes() {
         let after = After("2026-11-29T10:15:02.318Z#summer-2026".into());
-        let cursor = list_cursor(after.clone());
-        assert_eq!(list_after(&cursor).unwrap(), after);
+        let token = list_page_token(after.clone());
+        assert_eq!(list_after(&token).unwrap(), after);
         let longest = After(format!("2026-11-29T10:15:02.318Z#{}", "x".repeat(64)));
-        let cursor = list_cursor(longest.clone());
-        assert!(cursor.len() <= MAX_LIST_CURSOR_CHARS);
-        assert_eq!(list_after(&cursor).unwrap(), longest);
+        let token = list_page_token(longest.clone());
+        assert!(token.len() <= MAX_LIST_TOKEN_CHARS);
+        assert_eq!(list_after(&token).unwrap(), longest);
         // A payment id as providers write it.
         let dotted = After("2026-11-29T10:15:02.318Z#GPA.3371:pi_1".into());
-        assert_eq!(list_after(&list_cursor(dotted.clone())).unwrap(), dotted);
+        assert_eq!(
+            list_after(&list_page_token(dotted.clone())).unwrap(),
+            dotted
+        );
         let encode = |text: &str| URL_SAFE_NO_PAD.encode(text);
         let long_fraction = format!("2026-11-29T10:15:02.{}Z#d", "0".repeat(53_000));
         for bad in [
@@ -134,7 +137,7 @@ mod tests {
     }
 
     #[test]
-    fn purchases_cursors_round_trip_and_nothing_else_passes() {
+    fn purchases_page_tokens_round_trip_and_nothing_else_passes() {
         let longest = PurchasesFrom {
             stripe: 1023,
             after: Some(After(format!(
@@ -147,9 +150,9 @@ mod tests {
             after: None,
         };
         for from in [longest, start] {
-            let cursor = purchases_cursor(from.clone());
-            assert!(cursor.len() <= MAX_PURCHASES_CURSOR_CHARS);
-            assert_eq!(purchases_from(&cursor).unwrap(), from);
+            let token = purchases_page_token(from.clone());
+            assert!(token.len() <= MAX_PURCHASES_TOKEN_CHARS);
+            assert_eq!(purchases_from(&token).unwrap(), from);
         }
         let encode = |text: &str| URL_SAFE_NO_PAD.encode(text);
         for bad in [
@@ -170,11 +173,14 @@ mod tests {
     }
 
     #[test]
-    fn counter_cursors_are_sixteen_hex_digits() {
+    fn counter_page_tokens_are_sixteen_hex_digits() {
         for counter in [0, 1, 100, u64::MAX] {
-            assert_eq!(counter_after(&counter_cursor(counter)).unwrap(), counter);
+            assert_eq!(
+                counter_after(&counter_page_token(counter)).unwrap(),
+                counter
+            );
         }
-        assert_eq!(counter_cursor(100), "0000000000000064");
+        assert_eq!(counter_page_token(100), "0000000000000064");
         for bad in [
             "abc",
             "64",
