@@ -48,8 +48,10 @@ fn substitutions(api: &str, drand: &str, tally: &Path) -> Vec<(String, String)> 
     let tomorrow = chrono::Utc::now() + chrono::Duration::days(1);
     let next_year = chrono::Utc::now() + chrono::Duration::days(365);
     // The page's series UABC numbers in Berlin's year.
-    let year =
-        chrono::Datelike::year(&chrono::Utc::now().with_timezone(&chrono_tz::Europe::Berlin));
+    let year = jiff::tz::TimeZone::get("Europe/Berlin")
+        .unwrap()
+        .to_datetime(jiff::Timestamp::now())
+        .year();
     let (yyyy, yy) = (year.to_string(), format!("{:02}", year % 100));
     [
         ("http://127.0.0.1:3000", api.to_owned()),

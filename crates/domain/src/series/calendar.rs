@@ -1,31 +1,27 @@
 //! The calendar of a series: its time zone (IANA name) and the month its fiscal year
 //! starts in, which turn a moment into the local date its numbers show.
 
-use chrono::{DateTime, Datelike, Utc};
-use chrono_tz::{TZ_VARIANTS, Tz};
+use chrono::{DateTime, Utc};
 
 use super::SeriesError;
 
 /// An IANA time zone such as `Europe/Berlin`, from the time zone database built into
-/// Tally (so that every process and machine agrees on it).
+/// Tally (so that every process and machine agrees on it). The database is jiff's
+/// compressed bundle: chrono-tz, which would leave chrono the only date-time crate, compiles
+/// the database into code and puts the order and import functions 1.4 MB over their 8 MB
+/// budget (docs/notebook/2026-12-05-time-zone-database.md).
 #[derive(Debug, Clone)]
 pub struct Timezone {
     name: String,
-    zone: Tz,
+    zone: jiff::tz::TimeZone,
 }
 
 impl Timezone {
     pub fn parse(name: &str) -> Result<Self, SeriesError> {
-        // The database's own spelling, so that `europe/berlin` and `Europe/Berlin` are one;
-        // a series reads its zone once, so a walk through the names is cheap enough.
-        let zone = *TZ_VARIANTS
-            .iter()
-            .find(|zone| zone.name().eq_ignore_ascii_case(name))
-            .ok_or(SeriesError::Timezone)?;
-        Ok(Self {
-            name: zone.name().to_owned(),
-            zone,
-        })
+        let zone = jiff::tz::TimeZone::get(name).map_err(|_| SeriesError::Timezone)?;
+        // The database's own spelling, so that `europe/berlin` and `Europe/Berlin` are one.
+        let name = zone.iana_name().unwrap_or(name).to_owned();
+        Ok(Self { name, zone })
     }
 
     pub fn utc() -> Self {
@@ -85,8 +81,14 @@ impl Calendar {
 
     /// The local date at `at`.
     pub fn date(&self, at: DateTime<Utc>) -> LocalDate {
-        let local = at.with_timezone(&self.timezone.zone);
-        let (year, month, day) = (local.year(), local.month(), local.day());
+        let stamp = jiff::Timestamp::from_millisecond(at.timestamp_millis())
+            .expect("a chrono time in jiff's range");
+        let local = self.timezone.zone.to_datetime(stamp);
+        let (year, month, day) = (
+            i32::from(local.year()),
+            local.month() as u32,
+            local.day() as u32,
+        );
         LocalDate {
             year,
             month,
