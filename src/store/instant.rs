@@ -47,7 +47,7 @@ impl AwardWrite {
     }
 }
 
-fn encode_award(draw_id: &DrawId, award: &InstantAward, first: u64) -> Item {
+pub(crate) fn encode_award(draw_id: &DrawId, award: &InstantAward, first: u64) -> Item {
     let mut item = key(keys::instant_award(draw_id, first));
     item.insert(kind::ATTRIBUTE.into(), s(kind::INSTANT_WIN));
     item.insert("draw_id".into(), s(draw_id.as_str()));

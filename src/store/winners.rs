@@ -46,7 +46,7 @@ pub enum Recorded {
     Contended,
 }
 
-fn encode_pick(draw_id: &DrawId, pick: &PickItem) -> Item {
+pub(crate) fn encode_pick(draw_id: &DrawId, pick: &PickItem) -> Item {
     let mut item = key(keys::pick(draw_id, pick.pick));
     item.insert(kind::ATTRIBUTE.into(), s(kind::PICK));
     item.insert("draw_id".into(), s(draw_id.as_str()));

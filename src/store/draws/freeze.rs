@@ -8,7 +8,7 @@ use super::super::codec::{key, n, s};
 use super::super::error::sdk_error;
 use super::super::table::unless_held;
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
-use super::item::{FROZEN, STATUS, VOIDED, decode_draw, encode_frozen};
+use super::{FROZEN, STATUS, VOIDED, decode_draw, encode_frozen};
 use tally_domain::draw::{Draw, DrawStatus, Frozen};
 use tally_domain::ids::DrawId;
 

@@ -47,7 +47,7 @@ pub(super) const SOLD_OUT_AT: &str = "sold_out_at";
 const INSTANT_PRIZES: &str = "instant_prizes";
 const INSTANT_COMMITMENT: &str = "instant_commitment";
 
-pub(super) fn encode_draw(draw: &Draw) -> Item {
+pub(crate) fn encode_draw(draw: &Draw) -> Item {
     let mut item = key(keys::draw(&draw.draw_id));
     item.insert(kind::ATTRIBUTE.into(), s(kind::DRAW));
     item.insert("draw_id".into(), s(draw.draw_id.as_str()));

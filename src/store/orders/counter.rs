@@ -61,7 +61,7 @@ pub struct CounterState {
     pub turns: Option<i64>,
 }
 
-pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
+pub(crate) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
     let r = Reader::new(item);
     let pending = match r.map(PENDING)? {
         None => None,
