@@ -163,7 +163,7 @@ fn hold() -> Hold {
 fn an_award_reads_and_writes_as_stored() {
     let (draw, decoded) = decode_award(&stored("award")).unwrap();
     assert_eq!((&draw, &decoded), (&draw_id(), &award()));
-    assert_writes("award", encode_award(&draw, &decoded, 4));
+    assert_writes("award", encode_award(&draw, &decoded, 4).unwrap());
 }
 
 fn award() -> InstantAward {
@@ -298,8 +298,8 @@ fn a_draw_reads_and_writes_as_stored() {
     let instant = decoded.instant_wins.as_ref().expect("instant wins");
     assert_eq!(instant.prizes().len(), 2);
     assert_eq!(decoded.created_at, at(0));
-    assert_writes("draw", encode_draw(&decoded));
-    assert_writes("draw", encode_draw(&draw()));
+    assert_writes("draw", encode_draw(&decoded).unwrap());
+    assert_writes("draw", encode_draw(&draw()).unwrap());
 }
 
 #[test]

@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
 use super::super::{PARTITION_KEY, StoreError, keys, kind};
 use tally_domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
 use tally_domain::ids::{DrawId, PaymentId};
-use tally_domain::instant::{InstantPrize, InstantWins};
+use tally_domain::instant::InstantWins;
 use tally_domain::permutation::PermutationKey;
 use tally_domain::schedule::Schedule;
 use tally_domain::seed::DrawSeed;
@@ -47,7 +47,7 @@ pub(super) const SOLD_OUT_AT: &str = "sold_out_at";
 const INSTANT_PRIZES: &str = "instant_prizes";
 const INSTANT_COMMITMENT: &str = "instant_commitment";
 
-pub(crate) fn encode_draw(draw: &Draw) -> Item {
+pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
     let mut item = key(keys::draw(&draw.draw_id));
     item.insert(kind::ATTRIBUTE.into(), s(kind::DRAW));
     item.insert("draw_id".into(), s(draw.draw_id.as_str()));
@@ -87,13 +87,7 @@ pub(crate) fn encode_draw(draw: &Draw) -> Item {
         AttributeValue::B(Blob::new(draw.seed.as_bytes().as_slice())),
     );
     if let Some(instant) = &draw.instant_wins {
-        let prizes = instant.prizes().iter().map(|p| {
-            AttributeValue::M(HashMap::from([
-                ("prize".to_owned(), s(&p.prize)),
-                ("count".to_owned(), n(p.count)),
-            ]))
-        });
-        item.insert(INSTANT_PRIZES.into(), AttributeValue::L(prizes.collect()));
+        item.insert(INSTANT_PRIZES.into(), derived(&instant.prizes())?);
         item.insert(INSTANT_COMMITMENT.into(), s(&instant.commitment));
     }
     item.insert(STATUS.into(), s(draw.status.as_str()));
@@ -107,7 +101,7 @@ pub(crate) fn encode_draw(draw: &Draw) -> Item {
         )),
     );
     item.insert("created_at".into(), created_at);
-    item
+    Ok(item)
 }
 
 /// A drand network as the draw keeps it: its definition when it was declared, so that a
@@ -224,20 +218,7 @@ fn decode_instant(draw: &Reader) -> Result<Option<InstantWins>, StoreError> {
     let Some(commitment) = draw.opt_str(INSTANT_COMMITMENT)? else {
         return Ok(None);
     };
-    let prizes = draw
-        .list(INSTANT_PRIZES)?
-        .iter()
-        .map(|entry| {
-            let map = entry
-                .as_m()
-                .map_err(|_| draw.corrupt("an instant prize is not a map".into()))?;
-            let r = Reader::new(map);
-            Ok(InstantPrize {
-                prize: r.str("prize")?.to_owned(),
-                count: r.num("count")?,
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+    let prizes = draw.opt_derived(INSTANT_PRIZES)?.unwrap_or_default();
     Ok(Some(InstantWins::stored(prizes, commitment.to_owned())))
 }
 
@@ -333,7 +314,7 @@ mod tests {
 
     #[test]
     fn a_draw_item_reads_back_as_written() {
-        let decoded = decode_draw(&encode_draw(&draw())).unwrap();
+        let decoded = decode_draw(&encode_draw(&draw()).unwrap()).unwrap();
         assert_eq!(decoded.config.hold_seconds(), 120);
     }
 
@@ -343,7 +324,7 @@ mod tests {
             AttributeValue::N("soon".into()),
             AttributeValue::S("120".into()),
         ] {
-            let mut item = encode_draw(&draw());
+            let mut item = encode_draw(&draw()).unwrap();
             item.insert("hold_seconds".into(), value);
             assert!(matches!(
                 decode_draw(&item),

@@ -56,7 +56,7 @@ pub struct StripeClaim {
 impl Store {
     /// Writes a new draw, or returns the draw that has the id.
     pub async fn insert_draw(&self, draw: &Draw) -> Result<Inserted<Draw>, StoreError> {
-        match self.insert_once(encode_draw(draw), PERM_KEY).await? {
+        match self.insert_once(encode_draw(draw)?, PERM_KEY).await? {
             PutNew::Written => {
                 // The draw enters the `list` index.
                 self.write_meter().index_write(1);
