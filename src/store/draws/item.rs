@@ -14,7 +14,7 @@ use tally_domain::instant::InstantWins;
 use tally_domain::permutation::PermutationKey;
 use tally_domain::schedule::Schedule;
 use tally_domain::seed::DrawSeed;
-use tally_domain::winners::{BeaconNetwork, RoundSignature, Scheme};
+use tally_domain::winners::{BeaconNetwork, NetworkFields, RoundSignature};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
 /// earlier write.
@@ -73,7 +73,7 @@ pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
         item.insert(CLOSES_AT.into(), timestamp(at));
     }
     if let Some(beacon) = &draw.beacon {
-        item.insert(BEACON.into(), encode_network(beacon));
+        item.insert(BEACON.into(), encode_network(beacon)?);
     }
     if let Some(beacon) = &draw.created_beacon {
         item.insert(CREATED_BEACON.into(), s(beacon));
@@ -106,27 +106,15 @@ pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
 
 /// A drand network as the draw keeps it: its definition when it was declared, so that a
 /// change of the deployment's networks never changes a draw's.
-pub(crate) fn encode_network(network: &BeaconNetwork) -> AttributeValue {
-    AttributeValue::M(HashMap::from([
-        ("name".to_owned(), s(network.name())),
-        ("scheme".to_owned(), s(network.scheme().as_str())),
-        ("public_key".to_owned(), s(network.public_key_hex())),
-        ("genesis_time".to_owned(), n(network.genesis_time())),
-        ("period".to_owned(), n(network.period())),
-    ]))
+pub(crate) fn encode_network(network: &BeaconNetwork) -> Result<AttributeValue, StoreError> {
+    derived(&network.fields())
 }
 
-fn decode_network(map: &Item) -> Result<BeaconNetwork, StoreError> {
-    let r = Reader::new(map);
-    let scheme = r.parsed("scheme", Scheme::parse)?;
-    BeaconNetwork::new(
-        r.str("name")?,
-        scheme,
-        r.str("public_key")?,
-        r.num("genesis_time")?,
-        r.num("period")?,
-    )
-    .map_err(|e| r.corrupt(e.to_string()))
+fn decode_network(draw: &Reader) -> Result<Option<BeaconNetwork>, StoreError> {
+    let fields: Option<NetworkFields> = draw.opt_derived(BEACON)?;
+    fields
+        .map(|f| BeaconNetwork::from_fields(&f).map_err(|e| draw.corrupt(e.to_string())))
+        .transpose()
 }
 
 pub(crate) fn encode_frozen(frozen: &Frozen) -> AttributeValue {
@@ -256,7 +244,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         name: r.opt_str("name")?.map(str::to_owned),
         config,
         schedule,
-        beacon: r.map(BEACON)?.map(decode_network).transpose()?,
+        beacon: decode_network(&r)?,
         created_beacon: r.opt_str(CREATED_BEACON)?.map(str::to_owned),
         key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
             .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
