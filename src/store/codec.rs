@@ -36,13 +36,8 @@ pub(crate) fn timestamp(at: DateTime<Utc>) -> AttributeValue {
     s(rfc3339_millis(at))
 }
 
-/// A stored time. Lenient where a caller's time is not ([`tally_domain::time::parse_rfc3339`]):
-/// what was stored before a rule tightened keeps reading.
-pub(crate) fn parse_timestamp(raw: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(raw)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
+/// A stored time.
+pub(crate) use tally_domain::time::parse_stored as parse_timestamp;
 
 /// Reads typed attributes out of one item, naming the item in errors.
 pub(crate) struct Reader<'a> {

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
 use super::super::{PARTITION_KEY, StoreError, keys, kind};
-use tally_domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
+use tally_domain::draw::{Draw, DrawConfig, DrawStatus, WinnersRecord};
 use tally_domain::ids::{DrawId, PaymentId};
 use tally_domain::instant::InstantWins;
 use tally_domain::permutation::PermutationKey;
@@ -117,49 +117,6 @@ fn decode_network(draw: &Reader) -> Result<Option<BeaconNetwork>, StoreError> {
         .transpose()
 }
 
-pub(crate) fn encode_frozen(frozen: &Frozen) -> AttributeValue {
-    let mut map = HashMap::from([
-        ("eligible_count".to_owned(), n(frozen.eligible_count)),
-        ("eligible_digest".to_owned(), s(&frozen.eligible_digest)),
-        ("frozen_at".to_owned(), timestamp(frozen.frozen_at)),
-    ]);
-    if let Some(round) = frozen.beacon_round {
-        map.insert("beacon_round".to_owned(), n(round));
-    }
-    AttributeValue::M(map)
-}
-
-fn decode_frozen(map: &Item) -> Result<Frozen, StoreError> {
-    let r = Reader::new(map);
-    Ok(Frozen {
-        eligible_count: r.num("eligible_count")?,
-        eligible_digest: r.str("eligible_digest")?.to_owned(),
-        frozen_at: r.parsed("frozen_at", parse_timestamp)?,
-        beacon_round: r.opt_num("beacon_round")?,
-    })
-}
-
-pub(crate) fn encode_pending(pending: &PendingRedraw) -> AttributeValue {
-    AttributeValue::M(HashMap::from([
-        ("prize".to_owned(), n(pending.prize)),
-        ("pick".to_owned(), n(pending.pick)),
-        ("reason".to_owned(), s(&pending.reason)),
-        ("requested_at".to_owned(), timestamp(pending.requested_at)),
-        ("beacon_round".to_owned(), n(pending.beacon_round)),
-    ]))
-}
-
-fn decode_pending(map: &Item) -> Result<PendingRedraw, StoreError> {
-    let r = Reader::new(map);
-    Ok(PendingRedraw {
-        prize: r.num("prize")?,
-        pick: r.num("pick")?,
-        reason: r.str("reason")?.to_owned(),
-        requested_at: r.parsed("requested_at", parse_timestamp)?,
-        beacon_round: r.num("beacon_round")?,
-    })
-}
-
 pub(crate) fn encode_winners(record: &WinnersRecord) -> AttributeValue {
     let mut map = HashMap::from([
         ("prizes".to_owned(), n(record.prizes)),
@@ -259,10 +216,10 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
             .into_iter()
             .map(|p| PaymentId::parse(p).map_err(|_| corrupt("`voiding` holds an invalid id")))
             .collect::<Result<_, _>>()?,
-        frozen: r.map(FROZEN)?.map(decode_frozen).transpose()?,
+        frozen: r.opt_derived(FROZEN)?,
         postal_voided: r.opt_num(POSTAL_VOIDED)?.unwrap_or(0),
         winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
-        pending_redraw: r.map(PENDING_REDRAW)?.map(decode_pending).transpose()?,
+        pending_redraw: r.opt_derived(PENDING_REDRAW)?,
         sold_out_at: time(SOLD_OUT_AT)?,
         created_at: r.parsed("created_at", parse_timestamp)?,
     })

@@ -15,7 +15,7 @@ pub use beacon::BeaconChange;
 pub use freeze::Freeze;
 pub(crate) use item::{
     FROZEN, LATE_VOIDED, PENDING_REDRAW, PICKS, POSTAL_VOIDED, STATUS, VOIDED, VOIDING, WINNERS,
-    decode_draw, encode_draw, encode_frozen, encode_pending, encode_winners, winners_of,
+    decode_draw, encode_draw, encode_winners, winners_of,
 };
 
 use super::codec::{Item, Reader, key, n, s, timestamp};
