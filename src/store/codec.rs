@@ -5,6 +5,8 @@ use std::str::FromStr;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::{PARTITION_KEY, StoreError};
 use tally_domain::time::rfc3339_millis;
@@ -23,18 +25,19 @@ pub(crate) fn key(pk: String) -> Item {
     HashMap::from([(PARTITION_KEY.to_owned(), AttributeValue::S(pk))])
 }
 
+/// A value as serde derives its attribute: a map of its fields, a list of its elements.
+pub(crate) fn derived<T: Serialize>(value: &T) -> Result<AttributeValue, StoreError> {
+    serde_dynamo::to_attribute_value(value)
+        .map_err(|e| StoreError::Invariant(format!("a value cannot be stored: {e}")))
+}
+
 /// Times are stored as RFC 3339 in UTC with milliseconds.
 pub(crate) fn timestamp(at: DateTime<Utc>) -> AttributeValue {
     s(rfc3339_millis(at))
 }
 
-/// A stored time. Lenient where a caller's time is not ([`tally_domain::time::parse_rfc3339`]):
-/// what was stored before a rule tightened keeps reading.
-pub(crate) fn parse_timestamp(raw: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(raw)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
+/// A stored time.
+pub(crate) use tally_domain::time::parse_stored as parse_timestamp;
 
 /// Reads typed attributes out of one item, naming the item in errors.
 pub(crate) struct Reader<'a> {
@@ -98,6 +101,19 @@ impl<'a> Reader<'a> {
             None | Some(AttributeValue::Null(_)) => Ok(None),
             Some(AttributeValue::M(members)) => Ok(Some(members)),
             Some(_) => Err(self.corrupt(format!("`{name}` is not a map"))),
+        }
+    }
+
+    /// A value serde derives from the attribute, if present.
+    pub(crate) fn opt_derived<T: DeserializeOwned>(
+        &self,
+        name: &str,
+    ) -> Result<Option<T>, StoreError> {
+        match self.item.get(name) {
+            None | Some(AttributeValue::Null(_)) => Ok(None),
+            Some(value) => serde_dynamo::from_attribute_value(value.clone())
+                .map(Some)
+                .map_err(|e| self.corrupt(format!("`{name}` cannot be read: {e}"))),
         }
     }
 

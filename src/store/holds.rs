@@ -33,7 +33,7 @@ const EXPIRES_MS: &str = "expires_ms";
 /// it: every decision compares `expires_ms` with the writer's clock.
 const TTL: &str = "ttl";
 
-fn encode_hold(hold: &Hold) -> Item {
+pub(crate) fn encode_hold(hold: &Hold) -> Item {
     let mut item = key(keys::hold(&hold.draw_id, &hold.hold_id));
     item.insert(kind::ATTRIBUTE.into(), s(kind::HOLD));
     item.insert("draw_id".into(), s(hold.draw_id.as_str()));

@@ -12,12 +12,10 @@
 //! so its shape never tells a winning number from a losing one; the draw keeps one item
 //! of each purchase transaction for it (`DrawConfig::purchase_budget`).
 
-use std::collections::HashMap;
-
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
-use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::codec::{Item, Reader, derived, key, parse_timestamp, s, timestamp};
 use super::error::build_error;
 use super::lists::After;
 use super::purchases::{STATUS, VOID, VOIDED_AT};
@@ -47,7 +45,11 @@ impl AwardWrite {
     }
 }
 
-fn encode_award(draw_id: &DrawId, award: &InstantAward, first: u64) -> Item {
+pub(crate) fn encode_award(
+    draw_id: &DrawId,
+    award: &InstantAward,
+    first: u64,
+) -> Result<Item, StoreError> {
     let mut item = key(keys::instant_award(draw_id, first));
     item.insert(kind::ATTRIBUTE.into(), s(kind::INSTANT_WIN));
     item.insert("draw_id".into(), s(draw_id.as_str()));
@@ -55,35 +57,16 @@ fn encode_award(draw_id: &DrawId, award: &InstantAward, first: u64) -> Item {
     if let Some(payer) = &award.payer_id {
         item.insert("payer_id".into(), s(payer.as_str()));
     }
-    let wins = award.wins.iter().map(|w| {
-        AttributeValue::M(HashMap::from([
-            ("ticket".to_owned(), n(w.ticket)),
-            ("prize".to_owned(), s(&w.prize)),
-        ]))
-    });
-    item.insert(WINS.into(), AttributeValue::L(wins.collect()));
+    item.insert(WINS.into(), derived(&award.wins)?);
     item.insert(AWARDED_AT.into(), timestamp(award.awarded_at));
     item.insert(keys::LIST_PK.into(), s(keys::draw_instant_awards(draw_id)));
     item.insert(keys::LIST_SK.into(), s(keys::ticket_sort(first)));
-    item
+    Ok(item)
 }
 
 pub(crate) fn decode_award(item: &Item) -> Result<(DrawId, InstantAward), StoreError> {
     let r = Reader::new(item);
-    let wins = r
-        .list(WINS)?
-        .iter()
-        .map(|win| {
-            let map = win
-                .as_m()
-                .map_err(|_| r.corrupt("an instant win is not a map".into()))?;
-            let w = Reader::new(map);
-            Ok(InstantWin {
-                ticket: w.num("ticket")?,
-                prize: w.str("prize")?.to_owned(),
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+    let wins = r.opt_derived(WINS)?.unwrap_or_default();
     Ok((
         r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         InstantAward {
@@ -129,7 +112,7 @@ impl Store {
         };
         let award = InstantAward::of(purchase, wins);
         Ok(Some(AwardWrite {
-            item: put_if_absent(self.table(), encode_award(draw_id, &award, first), false)?,
+            item: put_if_absent(self.table(), encode_award(draw_id, &award, first)?, false)?,
             first,
         }))
     }

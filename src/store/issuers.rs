@@ -27,7 +27,7 @@ pub const MAX_ISSUER_FORMATS: usize = 2_000;
 const VERSION: &str = "version";
 const SERIES: &str = "series";
 
-fn encode_issuer(issuer: &Issuer) -> Item {
+pub(crate) fn encode_issuer(issuer: &Issuer) -> Item {
     let series = issuer
         .series
         .iter()
@@ -50,7 +50,7 @@ fn encode_issuer(issuer: &Issuer) -> Item {
     item
 }
 
-fn decode_issuer(issuer: &IssuerId, item: &Item) -> Result<Issuer, StoreError> {
+pub(crate) fn decode_issuer(issuer: &IssuerId, item: &Item) -> Result<Issuer, StoreError> {
     let r = Reader::new(item);
     let mut series = BTreeMap::new();
     for (series_id, value) in r.map(SERIES)?.into_iter().flatten() {

@@ -6,6 +6,8 @@ mod bundles;
 mod codec;
 pub mod draws;
 mod error;
+#[cfg(test)]
+mod golden;
 pub mod holds;
 pub mod instant;
 pub mod issuers;

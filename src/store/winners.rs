@@ -5,10 +5,8 @@
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
-use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
-use super::draws::{
-    FROZEN, PENDING_REDRAW, PICKS, STATUS, WINNERS, decode_draw, encode_pending, encode_winners,
-};
+use super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
+use super::draws::{FROZEN, PENDING_REDRAW, PICKS, STATUS, WINNERS, decode_draw, encode_winners};
 use super::error::build_error;
 use super::purchases::decode_ticket;
 use super::table::{Verdict, put_if_absent};
@@ -46,7 +44,7 @@ pub enum Recorded {
     Contended,
 }
 
-fn encode_pick(draw_id: &DrawId, pick: &PickItem) -> Item {
+pub(crate) fn encode_pick(draw_id: &DrawId, pick: &PickItem) -> Item {
     let mut item = key(keys::pick(draw_id, pick.pick));
     item.insert(kind::ATTRIBUTE.into(), s(kind::PICK));
     item.insert("draw_id".into(), s(draw_id.as_str()));
@@ -150,7 +148,7 @@ impl Store {
             .expression_attribute_names("#winners", WINNERS)
             .expression_attribute_names("#pending", PENDING_REDRAW)
             .expression_attribute_names("#picks", PICKS)
-            .expression_attribute_values(":pending", encode_pending(pending))
+            .expression_attribute_values(":pending", derived(pending)?)
             .expression_attribute_values(":before", n(pending.pick - 1))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()

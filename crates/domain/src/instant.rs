@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::hex;
@@ -40,8 +41,9 @@ pub enum InstantWinsError {
     TooMany { asked: u64 },
 }
 
-/// One prize entry: its text and how many numbers win it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One prize entry: its text and how many numbers win it. The draw item stores it as it
+/// derives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstantPrize {
     pub prize: String,
     pub count: u32,
@@ -117,8 +119,8 @@ impl InstantWins {
     }
 }
 
-/// A ticket that wins an instant prize.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A ticket that wins an instant prize. The award item stores it as it derives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstantWin {
     pub ticket: u64,
     pub prize: String,

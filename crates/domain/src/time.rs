@@ -15,6 +15,29 @@ pub fn rfc3339_millis(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// A time stored by an earlier version: any RFC 3339 time, so that what was stored before
+/// a rule tightened keeps reading (a caller's time is [`parse_rfc3339`]'s).
+pub fn parse_stored(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text).ok().map(|t| t.to_utc())
+}
+
+/// A time field in serde as Tally writes times ([`rfc3339_millis`]) and reads stored ones
+/// ([`parse_stored`]): `#[serde(with = "tally_domain::time::millis")]`.
+pub mod millis {
+    use chrono::{DateTime, Utc};
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(at: &DateTime<Utc>, to: S) -> Result<S::Ok, S::Error> {
+        to.serialize_str(&super::rfc3339_millis(*at))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<DateTime<Utc>, D::Error> {
+        let text = String::deserialize(from)?;
+        super::parse_stored(&text).ok_or_else(|| D::Error::custom("not an RFC 3339 time"))
+    }
+}
+
 /// Why a caller's time is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TimeError {

@@ -62,7 +62,7 @@ impl Store {
         request = match beacon {
             Some(beacon) => request
                 .update_expression("SET #beacon = :beacon")
-                .expression_attribute_values(":beacon", encode_network(beacon)),
+                .expression_attribute_values(":beacon", encode_network(beacon)?),
             None => request.update_expression("REMOVE #beacon"),
         };
         match request.send().await {

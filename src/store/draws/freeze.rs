@@ -4,11 +4,11 @@
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 
-use super::super::codec::{key, n, s};
+use super::super::codec::{derived, key, n, s};
 use super::super::error::sdk_error;
 use super::super::table::unless_held;
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
-use super::item::{FROZEN, STATUS, VOIDED, decode_draw, encode_frozen};
+use super::{FROZEN, STATUS, VOIDED, decode_draw};
 use tally_domain::draw::{Draw, DrawStatus, Frozen};
 use tally_domain::ids::DrawId;
 
@@ -59,7 +59,7 @@ impl Store {
             .expression_attribute_names("#frozen", FROZEN)
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#voided", VOIDED)
-            .expression_attribute_values(":frozen", encode_frozen(frozen))
+            .expression_attribute_values(":frozen", derived(frozen)?)
             .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
             .return_values(ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);

@@ -6,15 +6,15 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
 use super::super::{PARTITION_KEY, StoreError, keys, kind};
-use tally_domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
+use tally_domain::draw::{Draw, DrawConfig, DrawStatus, WinnersRecord};
 use tally_domain::ids::{DrawId, PaymentId};
-use tally_domain::instant::{InstantPrize, InstantWins};
+use tally_domain::instant::InstantWins;
 use tally_domain::permutation::PermutationKey;
 use tally_domain::schedule::Schedule;
 use tally_domain::seed::DrawSeed;
-use tally_domain::winners::{BeaconNetwork, RoundSignature, Scheme};
+use tally_domain::winners::{BeaconNetwork, NetworkFields, RoundSignature};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
 /// earlier write.
@@ -47,7 +47,7 @@ pub(super) const SOLD_OUT_AT: &str = "sold_out_at";
 const INSTANT_PRIZES: &str = "instant_prizes";
 const INSTANT_COMMITMENT: &str = "instant_commitment";
 
-pub(super) fn encode_draw(draw: &Draw) -> Item {
+pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
     let mut item = key(keys::draw(&draw.draw_id));
     item.insert(kind::ATTRIBUTE.into(), s(kind::DRAW));
     item.insert("draw_id".into(), s(draw.draw_id.as_str()));
@@ -73,7 +73,7 @@ pub(super) fn encode_draw(draw: &Draw) -> Item {
         item.insert(CLOSES_AT.into(), timestamp(at));
     }
     if let Some(beacon) = &draw.beacon {
-        item.insert(BEACON.into(), encode_network(beacon));
+        item.insert(BEACON.into(), encode_network(beacon)?);
     }
     if let Some(beacon) = &draw.created_beacon {
         item.insert(CREATED_BEACON.into(), s(beacon));
@@ -87,13 +87,7 @@ pub(super) fn encode_draw(draw: &Draw) -> Item {
         AttributeValue::B(Blob::new(draw.seed.as_bytes().as_slice())),
     );
     if let Some(instant) = &draw.instant_wins {
-        let prizes = instant.prizes().iter().map(|p| {
-            AttributeValue::M(HashMap::from([
-                ("prize".to_owned(), s(&p.prize)),
-                ("count".to_owned(), n(p.count)),
-            ]))
-        });
-        item.insert(INSTANT_PRIZES.into(), AttributeValue::L(prizes.collect()));
+        item.insert(INSTANT_PRIZES.into(), derived(&instant.prizes())?);
         item.insert(INSTANT_COMMITMENT.into(), s(&instant.commitment));
     }
     item.insert(STATUS.into(), s(draw.status.as_str()));
@@ -107,75 +101,20 @@ pub(super) fn encode_draw(draw: &Draw) -> Item {
         )),
     );
     item.insert("created_at".into(), created_at);
-    item
+    Ok(item)
 }
 
 /// A drand network as the draw keeps it: its definition when it was declared, so that a
 /// change of the deployment's networks never changes a draw's.
-pub(crate) fn encode_network(network: &BeaconNetwork) -> AttributeValue {
-    AttributeValue::M(HashMap::from([
-        ("name".to_owned(), s(network.name())),
-        ("scheme".to_owned(), s(network.scheme().as_str())),
-        ("public_key".to_owned(), s(network.public_key_hex())),
-        ("genesis_time".to_owned(), n(network.genesis_time())),
-        ("period".to_owned(), n(network.period())),
-    ]))
+pub(crate) fn encode_network(network: &BeaconNetwork) -> Result<AttributeValue, StoreError> {
+    derived(&network.fields())
 }
 
-fn decode_network(map: &Item) -> Result<BeaconNetwork, StoreError> {
-    let r = Reader::new(map);
-    let scheme = r.parsed("scheme", Scheme::parse)?;
-    BeaconNetwork::new(
-        r.str("name")?,
-        scheme,
-        r.str("public_key")?,
-        r.num("genesis_time")?,
-        r.num("period")?,
-    )
-    .map_err(|e| r.corrupt(e.to_string()))
-}
-
-pub(crate) fn encode_frozen(frozen: &Frozen) -> AttributeValue {
-    let mut map = HashMap::from([
-        ("eligible_count".to_owned(), n(frozen.eligible_count)),
-        ("eligible_digest".to_owned(), s(&frozen.eligible_digest)),
-        ("frozen_at".to_owned(), timestamp(frozen.frozen_at)),
-    ]);
-    if let Some(round) = frozen.beacon_round {
-        map.insert("beacon_round".to_owned(), n(round));
-    }
-    AttributeValue::M(map)
-}
-
-fn decode_frozen(map: &Item) -> Result<Frozen, StoreError> {
-    let r = Reader::new(map);
-    Ok(Frozen {
-        eligible_count: r.num("eligible_count")?,
-        eligible_digest: r.str("eligible_digest")?.to_owned(),
-        frozen_at: r.parsed("frozen_at", parse_timestamp)?,
-        beacon_round: r.opt_num("beacon_round")?,
-    })
-}
-
-pub(crate) fn encode_pending(pending: &PendingRedraw) -> AttributeValue {
-    AttributeValue::M(HashMap::from([
-        ("prize".to_owned(), n(pending.prize)),
-        ("pick".to_owned(), n(pending.pick)),
-        ("reason".to_owned(), s(&pending.reason)),
-        ("requested_at".to_owned(), timestamp(pending.requested_at)),
-        ("beacon_round".to_owned(), n(pending.beacon_round)),
-    ]))
-}
-
-fn decode_pending(map: &Item) -> Result<PendingRedraw, StoreError> {
-    let r = Reader::new(map);
-    Ok(PendingRedraw {
-        prize: r.num("prize")?,
-        pick: r.num("pick")?,
-        reason: r.str("reason")?.to_owned(),
-        requested_at: r.parsed("requested_at", parse_timestamp)?,
-        beacon_round: r.num("beacon_round")?,
-    })
+fn decode_network(draw: &Reader) -> Result<Option<BeaconNetwork>, StoreError> {
+    let fields: Option<NetworkFields> = draw.opt_derived(BEACON)?;
+    fields
+        .map(|f| BeaconNetwork::from_fields(&f).map_err(|e| draw.corrupt(e.to_string())))
+        .transpose()
 }
 
 pub(crate) fn encode_winners(record: &WinnersRecord) -> AttributeValue {
@@ -224,20 +163,7 @@ fn decode_instant(draw: &Reader) -> Result<Option<InstantWins>, StoreError> {
     let Some(commitment) = draw.opt_str(INSTANT_COMMITMENT)? else {
         return Ok(None);
     };
-    let prizes = draw
-        .list(INSTANT_PRIZES)?
-        .iter()
-        .map(|entry| {
-            let map = entry
-                .as_m()
-                .map_err(|_| draw.corrupt("an instant prize is not a map".into()))?;
-            let r = Reader::new(map);
-            Ok(InstantPrize {
-                prize: r.str("prize")?.to_owned(),
-                count: r.num("count")?,
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+    let prizes = draw.opt_derived(INSTANT_PRIZES)?.unwrap_or_default();
     Ok(Some(InstantWins::stored(prizes, commitment.to_owned())))
 }
 
@@ -275,7 +201,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         name: r.opt_str("name")?.map(str::to_owned),
         config,
         schedule,
-        beacon: r.map(BEACON)?.map(decode_network).transpose()?,
+        beacon: decode_network(&r)?,
         created_beacon: r.opt_str(CREATED_BEACON)?.map(str::to_owned),
         key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
             .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
@@ -290,10 +216,10 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
             .into_iter()
             .map(|p| PaymentId::parse(p).map_err(|_| corrupt("`voiding` holds an invalid id")))
             .collect::<Result<_, _>>()?,
-        frozen: r.map(FROZEN)?.map(decode_frozen).transpose()?,
+        frozen: r.opt_derived(FROZEN)?,
         postal_voided: r.opt_num(POSTAL_VOIDED)?.unwrap_or(0),
         winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
-        pending_redraw: r.map(PENDING_REDRAW)?.map(decode_pending).transpose()?,
+        pending_redraw: r.opt_derived(PENDING_REDRAW)?,
         sold_out_at: time(SOLD_OUT_AT)?,
         created_at: r.parsed("created_at", parse_timestamp)?,
     })
@@ -333,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_draw_item_reads_back_as_written() {
-        let decoded = decode_draw(&encode_draw(&draw())).unwrap();
+        let decoded = decode_draw(&encode_draw(&draw()).unwrap()).unwrap();
         assert_eq!(decoded.config.hold_seconds(), 120);
     }
 
@@ -343,7 +269,7 @@ mod tests {
             AttributeValue::N("soon".into()),
             AttributeValue::S("120".into()),
         ] {
-            let mut item = encode_draw(&draw());
+            let mut item = encode_draw(&draw()).unwrap();
             item.insert("hold_seconds".into(), value);
             assert!(matches!(
                 decode_draw(&item),

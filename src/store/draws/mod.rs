@@ -15,14 +15,14 @@ pub use beacon::BeaconChange;
 pub use freeze::Freeze;
 pub(crate) use item::{
     FROZEN, LATE_VOIDED, PENDING_REDRAW, PICKS, POSTAL_VOIDED, STATUS, VOIDED, VOIDING, WINNERS,
-    decode_draw, encode_pending, encode_winners, winners_of,
+    decode_draw, encode_draw, encode_winners, winners_of,
 };
 
 use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::{done_unless_failed, sdk_error};
 use super::table::{Inserted, PutNew, unless_held};
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use item::{PERM_KEY, SOLD_OUT_AT, encode_draw};
+use item::{PERM_KEY, SOLD_OUT_AT};
 use tally_domain::draw::{Draw, DrawStatus};
 use tally_domain::ids::DrawId;
 
@@ -56,7 +56,7 @@ pub struct StripeClaim {
 impl Store {
     /// Writes a new draw, or returns the draw that has the id.
     pub async fn insert_draw(&self, draw: &Draw) -> Result<Inserted<Draw>, StoreError> {
-        match self.insert_once(encode_draw(draw), PERM_KEY).await? {
+        match self.insert_once(encode_draw(draw)?, PERM_KEY).await? {
             PutNew::Written => {
                 // The draw enters the `list` index.
                 self.write_meter().index_write(1);

@@ -111,7 +111,7 @@ fn decode_ranges(r: &Reader<'_>) -> Result<Ranges, StoreError> {
     Ranges::new(ranges).map_err(|err| r.corrupt(err.to_string()))
 }
 
-pub(super) fn encode_series(series: &Series) -> Item {
+pub(crate) fn encode_series(series: &Series) -> Item {
     let mut item = key(keys::series(&series.series_id));
     item.extend(series_attributes(series));
     item
@@ -185,7 +185,7 @@ pub(super) const VOIDED_AT: &str = "voided_at";
 /// An order item: `kind` `order` under its number key (with the period index's key, so
 /// that it is listed, and the list index's, so that its text finds it), or `order_ref`
 /// under its reference key (in no index).
-pub(super) fn encode_order(pk: String, order: &Order, period_key: Option<String>) -> Item {
+pub(crate) fn encode_order(pk: String, order: &Order, period_key: Option<String>) -> Item {
     let mut item = key(pk.clone());
     let kind = if period_key.is_some() {
         kind::ORDER
@@ -261,7 +261,7 @@ pub(crate) fn decode_order(item: &Item) -> Result<Order, StoreError> {
 
 /// A declared move, kept under the number key of the last number it skips (a number no
 /// order can ever hold), listed at its first.
-pub(super) fn encode_move(series: &SeriesId, period: &Period, moved: &Move) -> Item {
+pub(crate) fn encode_move(series: &SeriesId, period: &Period, moved: &Move) -> Item {
     let mut item = key(keys::order_number(series, period, moved.to));
     item.insert(kind::ATTRIBUTE.into(), s(kind::MOVE));
     item.insert("series".into(), s(series.as_str()));
@@ -290,7 +290,7 @@ pub(crate) fn decode_move(item: &Item) -> Result<Move, StoreError> {
 }
 
 /// The mark of a range that passed its low share: the `Range Running Low` fact.
-pub(super) fn encode_range_low(low: &RangeLow) -> Item {
+pub(crate) fn encode_range_low(low: &RangeLow) -> Item {
     let range = &low.range;
     let mut item = key(keys::range_low(&low.series, range.from));
     item.insert(kind::ATTRIBUTE.into(), s(kind::RANGE_LOW));

@@ -14,10 +14,11 @@
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
+use serde::{Deserialize, Serialize};
 
-use super::super::codec::{Item, Reader, key, n, s};
+use super::super::codec::{Item, Reader, derived, key, n, s};
 use super::super::error::{build_error, sdk_error};
 use super::super::table::{Transaction, Verdict, put_if_absent, removed_or_gone};
 use super::super::{Store, StoreError, keys};
@@ -39,8 +40,9 @@ const MOVED_TO: &str = "moved_to";
 pub(super) const OWNER: &str = "owner";
 pub(super) const UNTIL: &str = "until";
 
-/// A live lease of a counter.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A live lease of a counter, stored as it derives: its fields are the attributes
+/// `OWNER` and `UNTIL` that conditions name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pending {
     pub owner: String,
     /// Milliseconds since the epoch; past it, anyone may take the lease over.
@@ -61,23 +63,13 @@ pub struct CounterState {
     pub turns: Option<i64>,
 }
 
-pub(super) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
+pub(crate) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
     let r = Reader::new(item);
-    let pending = match r.map(PENDING)? {
-        None => None,
-        Some(lease) => {
-            let c = Reader::new(lease);
-            Some(Pending {
-                owner: c.str(OWNER)?.to_owned(),
-                until: c.num(UNTIL)?,
-            })
-        }
-    };
     Ok(CounterState {
         last: r.opt_num(LAST)?,
         head: r.opt_str(HEAD)?.map(str::to_owned),
         format_version: r.opt_num(FORMAT_VERSION)?,
-        pending,
+        pending: r.opt_derived(PENDING)?,
         moved_to: r.opt_num(MOVED_TO)?,
         turns: r.opt_num(TURNS)?,
     })
@@ -128,7 +120,10 @@ impl Store {
         until: i64,
     ) -> Result<Lease, StoreError> {
         self.write_meter().single_write(1);
-        let lease = Item::from([(OWNER.to_owned(), s(owner)), (UNTIL.to_owned(), n(until))]);
+        let lease = Pending {
+            owner: owner.to_owned(),
+            until,
+        };
         let result = self
             .client()
             .update_item()
@@ -142,7 +137,7 @@ impl Store {
             .expression_attribute_names("#until", UNTIL)
             .expression_attribute_names("#owner", OWNER)
             .expression_attribute_names("#fmt", FORMAT_VERSION)
-            .expression_attribute_values(":lease", AttributeValue::M(lease))
+            .expression_attribute_values(":lease", derived(&lease)?)
             .expression_attribute_values(":fmt", n(format_version))
             .expression_attribute_values(":now", n(now))
             .expression_attribute_values(":owner", s(owner))
@@ -364,4 +359,21 @@ pub struct CounterAdvance {
     /// The chain's head after the chunk.
     pub head: String,
     pub holding: CounterRight,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_lease_has_the_attributes_conditions_name() {
+        let lease = Pending {
+            owner: "w".into(),
+            until: 1,
+        };
+        let stored = derived(&lease).unwrap();
+        let mut names: Vec<&str> = stored.as_m().unwrap().keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, [OWNER, UNTIL]);
+    }
 }

@@ -12,7 +12,11 @@ mod series;
 mod turns;
 
 pub(crate) use codec::{decode_move, decode_order, decode_range_low, decode_series};
+#[cfg(test)]
+pub(crate) use codec::{encode_move, encode_order, encode_range_low, encode_series};
 pub use commit::{InvoiceRef, InvoiceRefusal, OrdersCancellation, OrdersCommit, OrdersExtras};
+#[cfg(test)]
+pub(crate) use counter::decode_counter;
 pub use counter::{CounterAdvance, CounterMoved, CounterRight, CounterState, Lease, Pending};
 pub use listing::PeriodPage;
 pub use lookup::Voided;

@@ -10,6 +10,7 @@ pub use config::{
 };
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 use super::ids::{DrawId, PaymentId};
 use super::instant::InstantWins;
@@ -114,25 +115,30 @@ pub struct Draw {
     pub created_at: DateTime<Utc>,
 }
 
-/// The eligible list as the close fixed it, and the beacon round fixed with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The eligible list as the close fixed it, and the beacon round fixed with it. The draw
+/// item stores it as it derives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Frozen {
     pub eligible_count: u64,
     /// Hex SHA-256 of the eligible bitmap.
     pub eligible_digest: String,
+    #[serde(with = "crate::time::millis")]
     pub frozen_at: DateTime<Utc>,
     /// The first round of the draw's network published more than the margin after
     /// `frozen_at`; `None` for a draw without a beacon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beacon_round: Option<u64>,
 }
 
-/// A redraw asked for with its reason; its pick waits for its round's signature.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A redraw asked for with its reason; its pick waits for its round's signature. The draw
+/// item stores it as it derives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingRedraw {
     pub prize: u32,
     /// The pick it will make: the next one.
     pub pick: u64,
     pub reason: String,
+    #[serde(with = "crate::time::millis")]
     pub requested_at: DateTime<Utc>,
     /// The first round published more than the margin after `requested_at`.
     pub beacon_round: u64,

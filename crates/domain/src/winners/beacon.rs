@@ -7,7 +7,7 @@
 //! is SHA-256 of the round as 8 big-endian bytes.
 
 use drand_verify::{G1Pubkey, G2PubkeyRfc, Pubkey};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::hex;
@@ -93,8 +93,8 @@ pub struct BeaconNetwork {
     period: u32,
 }
 
-/// A network as configured and as proofs carry it.
-#[derive(Debug, Clone, Deserialize)]
+/// A network as configured, as proofs carry it and as a draw keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkFields {
     pub name: String,
@@ -163,6 +163,17 @@ impl BeaconNetwork {
             fields.genesis_time,
             fields.period,
         )
+    }
+
+    /// What [`BeaconNetwork::from_fields`] reads back.
+    pub fn fields(&self) -> NetworkFields {
+        NetworkFields {
+            name: self.name.clone(),
+            scheme: self.scheme.as_str().to_owned(),
+            public_key: self.public_key_hex(),
+            genesis_time: self.genesis_time,
+            period: self.period,
+        }
     }
 
     pub fn name(&self) -> &str {

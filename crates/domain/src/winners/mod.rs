@@ -14,8 +14,8 @@ mod public;
 mod sold;
 
 pub use beacon::{
-    BeaconError, BeaconNetwork, BeaconNetworks, MAX_NETWORK_NAME_LEN, NetworkError, QUICKNET,
-    ROUND_MARGIN_MS, Scheme,
+    BeaconError, BeaconNetwork, BeaconNetworks, MAX_NETWORK_NAME_LEN, NetworkError, NetworkFields,
+    QUICKNET, ROUND_MARGIN_MS, Scheme,
 };
 pub use check::{
     KeptDraw, Outcome, PickRecord, ProofPick, PublicList, PublicProof, Report, RoundSignature,
