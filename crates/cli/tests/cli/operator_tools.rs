@@ -182,7 +182,7 @@ async fn the_bench_repeats_an_unknown_outcome_instead_of_aborting() {
                 "0",
                 "--skip-naive",
             ])
-            .args(["--skip-ceiling", "--skip-orders", "--skip-import-parse"])
+            .args(["--skip-write-rate", "--skip-orders", "--skip-import-parse"])
             .args(["--skip-cold-start", "--skip-audit", "--skip-winners"])
             .args(["--skip-bundles", "--skip-mixed-sale", "--skip-single"])
             .env("DYNAMODB_ENDPOINT", endpoint)
