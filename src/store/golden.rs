@@ -5,8 +5,10 @@
 //! values again to the very same item. Items that only updates write (stripes,
 //! allowances, counters) are read only.
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 
+use super::StoreError;
 use super::allowances::Allowance;
 use super::codec::{Item, derived};
 use super::draws::{FROZEN, PENDING_REDRAW, WINNERS, decode_draw, encode_draw, encode_winners};
@@ -297,6 +299,21 @@ fn a_draw_reads_and_writes_as_stored() {
     assert_eq!(decoded.created_at, at(0));
     assert_writes("draw", encode_draw(&decoded).unwrap());
     assert_writes("draw", encode_draw(&draw()).unwrap());
+}
+
+#[test]
+fn a_corrupt_hold_time_makes_the_draw_corrupt_like_any_other_attribute() {
+    for value in [
+        AttributeValue::N("soon".into()),
+        AttributeValue::S("120".into()),
+    ] {
+        let mut item = stored("draw");
+        item.insert("hold_seconds".into(), value);
+        assert!(matches!(
+            decode_draw(&item),
+            Err(StoreError::Corrupt { .. })
+        ));
+    }
 }
 
 #[test]
