@@ -22,7 +22,7 @@ pub struct DrawFacts {
     /// Of the numbers sold, postal entries (voided ones included).
     pub postal: u64,
     /// Per instant prize of the draw, in its order: winning numbers not sold yet.
-    pub instant_unsold: Option<Vec<u64>>,
+    pub instant_unsold: Option<Vec<u32>>,
     pub read_at: DateTime<Utc>,
 }
 

@@ -128,9 +128,9 @@ export interface paths {
          * Public facts
          * @description Entries so far by channel, numbers sold, held and remaining, the odds of the draw's
          *     prizes and of each instant prize, and `closes_at`: what a player may be shown at any
-         *     moment, and what an operator's page may poll. One read of the draw and one strongly
-         *     consistent batch of its stripes; no scan, no payer, no secret, and of instant prizes
-         *     only counts, never which numbers win.
+         *     moment, and what an operator's page may poll. One read of the draw, then its stripes
+         *     by key in strongly consistent batches of 100; no scan, no payer, no secret, and of
+         *     instant prizes only counts, never which numbers win.
          */
         get: operations["get_facts"];
         put?: never;

@@ -102,8 +102,8 @@ impl From<DrawFacts> for FactsBody {
                 .map(|(prize, remaining)| InstantPrizeFacts {
                     prize: prize.prize.clone(),
                     count: prize.count,
-                    remaining: u32::try_from(remaining).unwrap_or(prize.count),
-                    odds: OddsBody::of(Odds::of(remaining, unsold)),
+                    remaining,
+                    odds: OddsBody::of(Odds::of(u64::from(remaining), unsold)),
                 })
                 .collect()
         });
@@ -131,9 +131,9 @@ pub(super) const GET_FACTS_CODES: &[Code] = &[Code::member("draw_id"), Code::Dra
 ///
 /// Entries so far by channel, numbers sold, held and remaining, the odds of the draw's
 /// prizes and of each instant prize, and `closes_at`: what a player may be shown at any
-/// moment, and what an operator's page may poll. One read of the draw and one strongly
-/// consistent batch of its stripes; no scan, no payer, no secret, and of instant prizes
-/// only counts, never which numbers win.
+/// moment, and what an operator's page may poll. One read of the draw, then its stripes
+/// by key in strongly consistent batches of 100; no scan, no payer, no secret, and of
+/// instant prizes only counts, never which numbers win.
 #[utoipa::path(
     get,
     path = "/draws/{draw_id}/facts",

@@ -54,7 +54,7 @@ pub fn unsold_prizes(
     now: i64,
     winning: &[WinningPlace],
     prizes: usize,
-) -> Vec<u64> {
+) -> Vec<u32> {
     let mut by_stripe: BTreeMap<u32, Vec<&WinningPlace>> = BTreeMap::new();
     for place in winning {
         by_stripe.entry(place.stripe).or_default().push(place);
@@ -71,7 +71,7 @@ pub fn unsold_prizes(
                 .get(at)
                 .is_some_and(|(_, standing)| *standing == Standing::Sold);
             if let Some(count) = unsold.get_mut(place.prize) {
-                *count += u64::from(!sold);
+                *count += u32::from(!sold);
             }
         }
     }
