@@ -82,6 +82,13 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
         (grid.body["sold"].as_u64(), grid.body["free"].as_u64()),
         (Some(sold), Some(100 - sold))
     );
+    // The public facts count the same: the voided purchase's 3 tickets are out of the
+    // draw, the chosen ones online.
+    let facts = invoke(&router, "get-facts.json").await;
+    assert_eq!(facts.status, StatusCode::OK, "{}", facts.body);
+    assert_eq!(facts.body["sold"].as_u64(), Some(sold), "{}", facts.body);
+    assert_eq!(facts.body["remaining"].as_u64(), Some(100 - sold));
+    assert_eq!(facts.body["entries"]["online"].as_u64(), Some(sold - 3));
     // A basket hold of two numbers, paid for; releasing it then answers it as converted.
     let held = invoke(&router, "hold.json").await;
     let holds = held.status == StatusCode::CREATED;

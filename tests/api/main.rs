@@ -12,6 +12,7 @@ mod credit_notes;
 mod dip_reads;
 mod error_words;
 mod events;
+mod facts;
 mod faults;
 mod fuzz;
 mod hardening;

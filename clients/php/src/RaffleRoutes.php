@@ -40,6 +40,12 @@ trait RaffleRoutes
         return $this->call('availability', ['draw_id' => $drawId]);
     }
 
+    /** The draw's public facts: entries by channel, numbers left, odds, instant prizes left. */
+    public function facts(string $drawId): array
+    {
+        return $this->call('facts', ['draw_id' => $drawId]);
+    }
+
     public function closeDraw(string $drawId): array
     {
         return $this->call('closeDraw', ['draw_id' => $drawId]);

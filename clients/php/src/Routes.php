@@ -17,6 +17,7 @@ final class Routes
         'getDraw' => ['GET', '/draws/{draw_id}'],
         'updateDraw' => ['PATCH', '/draws/{draw_id}'],
         'availability' => ['GET', '/draws/{draw_id}/availability'],
+        'facts' => ['GET', '/draws/{draw_id}/facts'],
         'closeDraw' => ['POST', '/draws/{draw_id}/close'],
         'eligible' => ['GET', '/draws/{draw_id}/eligible'],
         'createHold' => ['POST', '/draws/{draw_id}/holds'],

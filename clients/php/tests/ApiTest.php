@@ -78,6 +78,8 @@ final class ApiTest extends TestCase
         $voided = array_column(iterator_to_array($tally->drawPurchases($drawId, 'void'), false), 'payment_id');
         self::assertSame(['pay-2'], $voided);
         self::assertSame(6, $tally->availability($drawId)['sold']);
+        $facts = $tally->facts($drawId);
+        self::assertSame([6, 5], [$facts['sold'], $facts['entries']['online'] + $facts['entries']['postal']]);
 
         self::assertSame('closed', $tally->closeDraw($drawId)['status']);
         self::assertSame(5, $tally->eligible($drawId)['eligible_count']);

@@ -120,6 +120,11 @@ export class TallyClient {
     return answer(this.http.GET(ROUTES.availability.path, { params: { path: { draw_id: drawId } } }));
   }
 
+  /** The draw's public facts: entries by channel, numbers left, odds, instant prizes left. */
+  facts(drawId: string): Promise<Schemas["FactsBody"]> {
+    return answer(this.http.GET(ROUTES.facts.path, { params: { path: { draw_id: drawId } } }));
+  }
+
   closeDraw(drawId: string): Promise<Draw> {
     return answer(this.http.POST(ROUTES.closeDraw.path, { params: { path: { draw_id: drawId } } }));
   }

@@ -9,6 +9,7 @@ export const ROUTES = {
   getDraw: { method: "GET", path: "/draws/{draw_id}" },
   updateDraw: { method: "PATCH", path: "/draws/{draw_id}" },
   availability: { method: "GET", path: "/draws/{draw_id}/availability" },
+  facts: { method: "GET", path: "/draws/{draw_id}/facts" },
   closeDraw: { method: "POST", path: "/draws/{draw_id}/close" },
   eligible: { method: "GET", path: "/draws/{draw_id}/eligible" },
   createHold: { method: "POST", path: "/draws/{draw_id}/holds" },

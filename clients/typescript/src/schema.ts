@@ -117,6 +117,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/draws/{draw_id}/facts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public facts
+         * @description Entries so far by channel, numbers sold, held and remaining, the odds of the draw's
+         *     prizes and of each instant prize, and `closes_at`: what a player may be shown at any
+         *     moment, and what an operator's page may poll. One read of the draw, then its stripes
+         *     by key in strongly consistent batches of 100; no scan, no payer, no secret, and of
+         *     instant prizes only counts, never which numbers win.
+         */
+        get: operations["get_facts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/draws/{draw_id}/holds": {
         parameters: {
             query?: never;
@@ -976,6 +1000,57 @@ export interface components {
             /** Format: int64 */
             postal: number;
         };
+        /** @description Entries in the draw by channel: tickets sold and not voided before the close. */
+        EntriesBody: {
+            /**
+             * Format: int64
+             * @description Bought online: lucky dips, chosen numbers, paid holds and bundles alike.
+             */
+            online: number;
+            /**
+             * Format: int64
+             * @description Free entries by post, which take part like paid ones.
+             */
+            postal: number;
+        };
+        /** @description What anyone may know of a draw right now. */
+        FactsBody: {
+            /** Format: date-time */
+            closes_at: string | null;
+            draw_id: string;
+            entries: components["schemas"]["EntriesBody"];
+            /**
+             * Format: int64
+             * @description Numbers that live holds keep: neither sold nor free until their holds end.
+             */
+            held: number;
+            /** @description The draw's instant prizes in their order; absent from a draw without. */
+            instant_prizes?: components["schemas"]["InstantPrizeFacts"][];
+            prize_odds: components["schemas"]["OddsBody"] | null;
+            /**
+             * Format: date-time
+             * @description When the stripes were read (strongly consistent); holds live at that moment.
+             */
+            read_at: string;
+            /**
+             * Format: int64
+             * @description Numbers free: neither sold nor held. `sold + held + remaining = total_tickets`.
+             */
+            remaining: number;
+            /**
+             * Format: int64
+             * @description Numbers sold, voided ones included (they are never sold again).
+             */
+            sold: number;
+            status: components["schemas"]["DrawStatus"];
+            /** Format: int64 */
+            total_tickets: number;
+            /**
+             * Format: int64
+             * @description Tickets voided before the close: out of the draw.
+             */
+            voided: number;
+        };
         /** @description One format a series has had. */
         FormatResponse: {
             format: string;
@@ -1067,6 +1142,27 @@ export interface components {
             prize: string;
         };
         /**
+         * @description An instant prize and how many of its winning numbers are unsold: counts, never
+         *     numbers.
+         */
+        InstantPrizeFacts: {
+            /**
+             * Format: int32
+             * @description Numbers that win it, as created.
+             *
+             *     Up to 10^18: beyond JavaScript's safe integers (2^53 - 1), so read it as a 64-bit integer or a big integer, never as a double.
+             */
+            count: number;
+            odds: components["schemas"]["OddsBody"] | null;
+            prize: string;
+            /**
+             * Format: int32
+             * @description Of those, numbers not sold yet (held ones included: they win nothing until paid
+             *     for). A prize of a voided purchase is not offered again.
+             */
+            remaining: number;
+        };
+        /**
          * @description What proves the instant wins once the winners are drawn: the key (its SHA-256 is the
          *     commitment shown from the creation on), the prizes, the map it gives and every award.
          */
@@ -1141,6 +1237,13 @@ export interface components {
              * @description Up to 10^18: beyond JavaScript's safe integers (2^53 - 1), so read it as a 64-bit integer or a big integer, never as a double.
              */
             to: number;
+        };
+        /** @description One ticket's chance of a prize: `chances` in `out_of`. */
+        OddsBody: {
+            /** Format: int64 */
+            chances: number;
+            /** Format: int64 */
+            out_of: number;
         };
         /**
          * @description `POST /orders/batch`: 1 to 1,000 orders of one series and source. Items stay raw so
@@ -2237,6 +2340,59 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "draw_open";
+                    };
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    get_facts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The draw's id. */
+                draw_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The draw's facts at one moment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FactsBody"];
+                };
+            };
+            /**
+             * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid_draw_id" | "invalid_query" | "invalid_path";
+                    };
+                };
+            };
+            /** @description - `draw_not_found`: no draw has this id; create it first, or check the id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "draw_not_found";
                     };
                 };
             };

@@ -66,6 +66,8 @@ test("a raffle: draws, holds, purchases, lists, the close and the winners", asyn
   assert.deepEqual(voided.map((p) => p.payment_id), ["pay-2"]);
   const grid = await tally.availability(drawId);
   assert.equal(grid.sold, 6);
+  const facts = await tally.facts(drawId);
+  assert.deepEqual([facts.sold, facts.entries.online + facts.entries.postal], [6, 5]);
 
   const closed = await tally.closeDraw(drawId);
   assert.equal(closed.status, "closed");

@@ -1,7 +1,9 @@
-//! Ticket routes: draws, purchases and voids, lists, the grid of free numbers, winners.
+//! Ticket routes: draws, purchases and voids, lists, the grid of free numbers, a draw's
+//! public facts, winners.
 
 mod availability;
 mod draws;
+mod facts;
 mod holds;
 mod instant;
 mod lists;
@@ -35,6 +37,7 @@ super::routes::route_table!(
         holds::get_hold,
         holds::release_hold,
         availability::get_availability,
+        facts::get_facts,
         winners::get_winners,
         instant::get_instant_wins;
     // Whole-draw computations: the close freezes the eligible list.

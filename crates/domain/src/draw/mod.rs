@@ -1,7 +1,8 @@
-//! Draws: their status, what a draw is as stored, and its settings (`config.rs`). Pure
-//! logic: no I/O.
+//! Draws: their status, what a draw is as stored, its settings (`config.rs`) and its
+//! public facts at one moment (`facts.rs`). Pure logic: no I/O.
 
 mod config;
+pub mod facts;
 
 pub use config::{
     DEFAULT_HOLD_SECONDS, DEFAULT_MAX_HELD_PERCENT, DEFAULT_MAX_PER_PURCHASE, DrawConfig,

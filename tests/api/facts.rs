@@ -1,0 +1,427 @@
+//! A draw's public facts (`GET /draws/{draw_id}/facts`) are right at any moment of a
+//! concurrent sale: polled while buyers online and by post, choosers, holders and voids
+//! race on several processes, every answer adds up (sold, held and remaining to the
+//! draw; entries and voids to sold; odds to the counts) and lies between the table read
+//! back just before it and just after; once the sale stops it is the table's exactly.
+//! Instant prizes are counts only: a held winning number changes nothing.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use axum::Router;
+use axum::http::{Method, StatusCode};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use serde_json::{Value, json};
+
+use crate::helpers::{
+    Item, Reply, TestApp, attr_n, fresh_store, get, of_kind, post_json, router, settle,
+    settle_request, spawn_app, store_on, tickets_of,
+};
+use crate::instant::insider_map;
+use tally::store::RequestCounter;
+
+const TOTAL: u64 = 600;
+const CLIENTS: u64 = 24;
+const STEPS: u64 = 12;
+const PRIZES: [(&str, u64); 2] = [("voucher", 12), ("car", 3)];
+
+/// What the table holds of the sale at one moment.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct TableCounts {
+    /// Ticket items, voided ones included.
+    sold: u64,
+    voided: u64,
+    /// Tickets of purchases not voided, by channel.
+    online: u64,
+    postal: u64,
+    /// Per prize, its winning numbers that have a ticket item.
+    won: BTreeMap<String, u64>,
+}
+
+fn table_counts(items: &[Item], map: &BTreeMap<u64, String>) -> TableCounts {
+    let mut counts = TableCounts::default();
+    for ticket in of_kind(items, "ticket") {
+        counts.sold += 1;
+        if matches!(ticket.get("status"), Some(AttributeValue::S(s)) if s == "void") {
+            counts.voided += 1;
+        }
+        if let Some(prize) = map.get(&attr_n(ticket, "number")) {
+            *counts.won.entry(prize.clone()).or_default() += 1;
+        }
+    }
+    for purchase in of_kind(items, "purchase") {
+        if purchase.contains_key("status") {
+            continue;
+        }
+        let quantity = attr_n(purchase, "quantity");
+        match purchase.get("channel") {
+            Some(AttributeValue::S(c)) if c == "postal" => counts.postal += quantity,
+            _ => counts.online += quantity,
+        }
+    }
+    counts
+}
+
+async fn read_table(app: &TestApp, map: &BTreeMap<u64, String>) -> TableCounts {
+    table_counts(&app.scan().await, map)
+}
+
+fn n(value: &Value) -> u64 {
+    value
+        .as_u64()
+        .unwrap_or_else(|| panic!("not a count: {value}"))
+}
+
+/// Per prize, its numbers sold as the facts say (count less remaining).
+fn won(facts: &Value) -> BTreeMap<String, u64> {
+    facts["instant_prizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let prize = p["prize"].as_str().unwrap().to_owned();
+            (prize, n(&p["count"]) - n(&p["remaining"]))
+        })
+        .collect()
+}
+
+/// What every facts answer must hold on its own: the counts add up, and each odds is
+/// made of them.
+fn assert_adds_up(facts: &Value) {
+    let (sold, held, remaining) = (n(&facts["sold"]), n(&facts["held"]), n(&facts["remaining"]));
+    assert_eq!(sold + held + remaining, TOTAL, "{facts}");
+    let entries = n(&facts["entries"]["online"]) + n(&facts["entries"]["postal"]);
+    assert_eq!(entries + n(&facts["voided"]), sold, "{facts}");
+    if entries == 0 {
+        assert!(facts["prize_odds"].is_null(), "{facts}");
+    } else {
+        assert_eq!(
+            facts["prize_odds"],
+            json!({"chances": 1, "out_of": entries})
+        );
+    }
+    let prizes = facts["instant_prizes"].as_array().unwrap();
+    assert_eq!(prizes.len(), PRIZES.len(), "{facts}");
+    for (prize, (name, count)) in prizes.iter().zip(PRIZES) {
+        assert_eq!(
+            (prize["prize"].as_str(), n(&prize["count"])),
+            (Some(name), count)
+        );
+        let left = n(&prize["remaining"]);
+        assert!(left <= count, "{facts}");
+        if held + remaining == 0 {
+            assert!(prize["odds"].is_null(), "{facts}");
+        } else {
+            assert_eq!(
+                prize["odds"],
+                json!({"chances": left, "out_of": held + remaining}),
+                "{facts}"
+            );
+        }
+    }
+    // Public: nothing names a payer, a payment or a number.
+    let text = facts.to_string();
+    assert!(
+        !text.contains("payer") && !text.contains("payment"),
+        "{text}"
+    );
+    assert!(!text.contains("ticket\""), "{text}");
+}
+
+/// One buyer: `STEPS` steps of its kind, through its process's router. Every answer is
+/// a success or a documented refusal.
+async fn client(router: Router, client: u64) {
+    let mut rng = StdRng::seed_from_u64(client);
+    let payer = format!("payer{client}");
+    for step in 0..STEPS {
+        let payment = format!("c{client}-{step}");
+        let body = match client % 4 {
+            0 => {
+                json!({"payment_id": payment, "quantity": rng.random_range(1..=6), "payer_id": payer})
+            }
+            1 => json!({"payment_id": payment, "quantity": rng.random_range(1..=3),
+                        "payer_id": payer, "channel": "postal"}),
+            2 => {
+                let numbers: Vec<u64> = {
+                    let mut picked: Vec<u64> = (0..rng.random_range(1..=3))
+                        .map(|_| rng.random_range(1..=TOTAL))
+                        .collect();
+                    picked.sort_unstable();
+                    picked.dedup();
+                    picked
+                };
+                json!({"payment_id": payment, "numbers": numbers, "payer_id": payer})
+            }
+            _ => {
+                let hold = format!("h{client}-{step}");
+                let body = json!({"hold_id": hold, "quantity": rng.random_range(1..=3),
+                                  "payer_id": payer});
+                let held = settle(&router, "/draws/facts/holds", &body.to_string()).await;
+                if !created(&held, &hold) {
+                    continue;
+                }
+                if rng.random_range(0..2) == 0 {
+                    let path = format!("/draws/facts/holds/{hold}");
+                    let released = settle_request(&router, Method::DELETE, &path, "").await;
+                    assert_eq!(released.status, StatusCode::OK, "{}", released.body);
+                    continue;
+                }
+                json!({"payment_id": payment, "hold_id": hold})
+            }
+        };
+        let bought = settle(&router, "/draws/facts/purchases", &body.to_string()).await;
+        if !created(&bought, &payment) {
+            continue;
+        }
+        if rng.random_range(0..5) == 0 {
+            let path = format!("/draws/facts/purchases/{payment}/void");
+            let voided = settle(&router, &path, r#"{"reason": "refunded"}"#).await;
+            assert_eq!(voided.status, StatusCode::OK, "{}", voided.body);
+        }
+    }
+}
+
+/// Whether `reply` created what was asked; if not, it must be a documented refusal.
+fn created(reply: &Reply, what: &str) -> bool {
+    if reply.status == StatusCode::CREATED {
+        return true;
+    }
+    let refused = [
+        "numbers_taken",
+        "sold_out",
+        "tickets_held",
+        "tickets_fragmented",
+        "holds_full",
+    ];
+    assert!(
+        reply.status == StatusCode::CONFLICT && refused.contains(&reply.code()),
+        "{what}: {} {}",
+        reply.status,
+        reply.body
+    );
+    false
+}
+
+#[tokio::test]
+async fn facts_polled_during_a_concurrent_sale_add_up_and_match_the_table() {
+    let app = spawn_app().await;
+    let prizes: Vec<Value> = PRIZES
+        .iter()
+        .map(|(prize, count)| json!({"prize": prize, "count": count}))
+        .collect();
+    let created = app
+        .create_draw(
+            &json!({"draw_id": "facts", "total_tickets": TOTAL, "stripes": 16,
+                             "max_per_purchase": 6, "hold_seconds": 600,
+                             "instant_wins": prizes}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let map = insider_map(&app.store, "facts").await;
+    // Four processes sell; a fifth, which sells nothing, answers the facts.
+    let routers: Vec<Router> = (0..4).map(|_| router(app.store.clone())).collect();
+    let reader = router(app.store.clone());
+    let selling = Arc::new(AtomicBool::new(true));
+    let sale = {
+        let selling = selling.clone();
+        let routers = routers.clone();
+        tokio::spawn(async move {
+            let clients: Vec<_> = (0..CLIENTS)
+                .map(|c| tokio::spawn(client(routers[(c % 4) as usize].clone(), c)))
+                .collect();
+            for c in clients {
+                c.await.unwrap();
+            }
+            selling.store(false, Ordering::SeqCst);
+        })
+    };
+    let mut polls = 0;
+    let mut last: Option<Value> = None;
+    while selling.load(Ordering::SeqCst) {
+        let before = read_table(&app, &map).await;
+        let facts = get(&reader, "/draws/facts/facts").await;
+        let after = read_table(&app, &map).await;
+        assert_eq!(facts.status, StatusCode::OK, "{}", facts.body);
+        let facts = facts.body;
+        assert_adds_up(&facts);
+        let (sold, voided) = (n(&facts["sold"]), n(&facts["voided"]));
+        assert!(
+            before.sold <= sold && sold <= after.sold,
+            "{before:?} {facts} {after:?}"
+        );
+        assert!(
+            before.voided <= voided && voided <= after.voided,
+            "{before:?} {facts}"
+        );
+        for (prize, sold_winners) in won(&facts) {
+            let (low, high) = (before.won.get(&prize), after.won.get(&prize));
+            let (low, high) = (low.copied().unwrap_or(0), high.copied().unwrap_or(0));
+            assert!(
+                low <= sold_winners && sold_winners <= high,
+                "{prize}: {facts}"
+            );
+        }
+        if let Some(last) = &last {
+            assert!(
+                n(&last["sold"]) <= sold,
+                "sold went back: {last} then {facts}"
+            );
+            for (prize, was) in won(last) {
+                assert!(was <= won(&facts)[&prize], "{prize} came back: {facts}");
+            }
+        }
+        last = Some(facts);
+        polls += 1;
+    }
+    sale.await.unwrap();
+    assert!(polls >= 3, "only {polls} polls during the sale");
+
+    // The sale stopped: the facts are the table's, exactly.
+    let table = read_table(&app, &map).await;
+    let facts = get(&reader, "/draws/facts/facts").await.body;
+    assert_adds_up(&facts);
+    assert_eq!(
+        n(&facts["held"]),
+        0,
+        "every hold was paid or released: {facts}"
+    );
+    assert_eq!(
+        (
+            n(&facts["sold"]),
+            n(&facts["voided"]),
+            n(&facts["entries"]["online"]),
+            n(&facts["entries"]["postal"]),
+        ),
+        (table.sold, table.voided, table.online, table.postal),
+        "{facts}"
+    );
+    assert!(table.voided > 0 && table.postal > 0, "{table:?}");
+    assert!(
+        table.won.values().sum::<u64>() > 0,
+        "no instant prize sold: {table:?}"
+    );
+    let items = app.scan().await;
+    for (prize, count) in PRIZES {
+        let sold_winners = table.won.get(prize).copied().unwrap_or(0);
+        assert_eq!(won(&facts)[prize], sold_winners, "{prize}: {facts}");
+        let awarded = of_kind(&items, "instant_win")
+            .iter()
+            .map(|award| {
+                let wins = award.get("wins").and_then(|w| w.as_l().ok()).unwrap();
+                wins.iter()
+                    .filter(|w| {
+                        w.as_m()
+                            .ok()
+                            .and_then(|m| m.get("prize"))
+                            .is_some_and(|p| p.as_s().is_ok_and(|p| p == prize))
+                    })
+                    .count() as u64
+            })
+            .sum::<u64>();
+        assert_eq!(awarded, sold_winners, "I1: {prize}");
+        assert!(sold_winners <= count);
+    }
+    // Every process answers the same.
+    for router in &routers {
+        let seen = get(router, "/draws/facts/facts").await.body;
+        assert_eq!(
+            (&seen["sold"], &seen["entries"], &seen["instant_prizes"]),
+            (&facts["sold"], &facts["entries"], &facts["instant_prizes"])
+        );
+    }
+    // Closed, the entries are the eligible list.
+    let closed = app.post("/draws/facts/close", &json!({})).await;
+    assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
+    let facts = get(&reader, "/draws/facts/facts").await.body;
+    assert_eq!(facts["status"], "closed");
+    let entries = n(&facts["entries"]["online"]) + n(&facts["entries"]["postal"]);
+    assert_eq!(entries, n(&closed.body["eligible_count"]), "{facts}");
+}
+
+#[tokio::test]
+async fn a_held_winning_number_shows_in_the_facts_as_a_losing_one_does() {
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "iw", "total_tickets": 100, "stripes": 4,
+                      "instant_wins": [{"prize": "voucher", "count": 10}]});
+    app.create_draw(&draw).await;
+    let map = insider_map(&app.store, "iw").await;
+    let winning = *map.keys().next().unwrap();
+    let losing = (1..=100).find(|n| !map.contains_key(n)).unwrap();
+    let fresh = facts(&app).await;
+    assert_eq!(fresh["instant_prizes"][0]["remaining"], 10, "{fresh}");
+    let mut seen = Vec::new();
+    for (i, number) in [winning, losing].into_iter().enumerate() {
+        let hold = json!({"hold_id": format!("h{i}"), "numbers": [number], "payer_id": "p"});
+        let held = app.post("/draws/iw/holds", &hold).await;
+        assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
+        seen.push(facts(&app).await);
+        let path = format!("/draws/iw/holds/h{i}");
+        let released = settle_request(&app.router, Method::DELETE, &path, "").await;
+        assert_eq!(released.status, StatusCode::OK, "{}", released.body);
+    }
+    // I2: holding the winning number answers what holding the losing one does, and the
+    // prize's count and odds are those of the fresh draw: a held number is not sold.
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[0]["held"], 1);
+    assert_eq!(seen[0]["instant_prizes"], fresh["instant_prizes"]);
+    // Bought, the winning number leaves the prize's count.
+    let bought = post_json(
+        &app.router,
+        "/draws/iw/purchases",
+        &json!({"payment_id": "win", "numbers": [winning], "payer_id": "p"}),
+    )
+    .await;
+    assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    assert_eq!(tickets_of(&bought), vec![winning]);
+    let after = facts(&app).await;
+    assert_eq!(after["instant_prizes"][0]["remaining"], 9, "{after}");
+    assert_eq!(after["entries"], json!({"online": 1, "postal": 0}));
+    assert_eq!(
+        after["instant_prizes"][0]["odds"],
+        json!({"chances": 9, "out_of": 99})
+    );
+}
+
+/// The facts of draw `iw`, without the time of the read.
+async fn facts(app: &TestApp) -> Value {
+    let mut body = get(&app.router, "/draws/iw/facts").await.body;
+    body.as_object_mut().unwrap().remove("read_at");
+    body
+}
+
+/// Cheap enough to poll: one `GetItem` of the draw and one strongly consistent
+/// `BatchGetItem` per 100 stripes, no query, no scan, no write; with instant wins too,
+/// once the process knows the draw.
+#[tokio::test]
+async fn facts_read_the_draw_and_its_stripes_by_key_and_write_nothing() {
+    let (store, _table) = fresh_store(None).await;
+    let seller = router(store.clone());
+    let draw = json!({"draw_id": "wide", "total_tickets": 1_500, "stripes": 150,
+                      "instant_wins": [{"prize": "voucher", "count": 30}]});
+    let created = post_json(&seller, "/draws", &draw).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    for i in 0..5 {
+        let body = json!({"payment_id": format!("p{i}"), "quantity": 4});
+        let bought = post_json(&seller, "/draws/wide/purchases", &body).await;
+        assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    }
+    let counter = RequestCounter::default();
+    let reader = router(store_on(store.table(), Some(counter.clone())).await);
+    // The first answer also learns the draw's map; later ones read only.
+    let first = get(&reader, "/draws/wide/facts").await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    let before = counter.snapshot();
+    let facts = get(&reader, "/draws/wide/facts").await;
+    assert_eq!(n(&facts.body["sold"]), 20, "{}", facts.body);
+    let sent = counter.snapshot().since(&before);
+    assert_eq!(
+        sent.operations()
+            .map(|op| (op.to_owned(), sent.of(op)))
+            .collect::<Vec<_>>(),
+        vec![("BatchGetItem".to_owned(), 2), ("GetItem".to_owned(), 1)],
+        "{sent}"
+    );
+}
