@@ -13,10 +13,12 @@ use super::bundles::{set_void_unfinished, split_tickets, void_ticket};
 use super::codec::{key, n, s, timestamp};
 use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED, VOIDING};
 use super::error::build_error;
+use super::journal::JOURNAL_ITEMS;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::Verdict;
 use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
+use tally_domain::journal::Draft;
 use tally_domain::purchase::{Channel, Purchase, Void};
 
 /// How a void transaction ended.
@@ -48,7 +50,8 @@ impl Store {
     /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
     /// void is counted and indexed as a late one; the draw's condition checks it.
     /// `award`: the smallest instant-winning number of the purchase, whose award item
-    /// (`store::instant`) becomes void with it.
+    /// (`store::instant`) becomes void with it. `entry`: the void's journal entry, written
+    /// in the same transaction.
     pub async fn void_purchase(
         &self,
         purchase: &Purchase,
@@ -57,6 +60,7 @@ impl Store {
         capped: bool,
         late: bool,
         award: Option<u64>,
+        entry: &Draft,
     ) -> Result<VoidOutcome, StoreError> {
         let draw_id = &purchase.draw_id;
         let quantity = u64::from(purchase.quantity);
@@ -65,7 +69,7 @@ impl Store {
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
         };
-        let others = 2 + usize::from(capped) + usize::from(award.is_some());
+        let others = 2 + JOURNAL_ITEMS + usize::from(capped) + usize::from(award.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let bundle = !rest.is_empty();
         // A postal purchase voided before the freeze also leaves the postal entries; after
@@ -141,7 +145,7 @@ impl Store {
                 self.void_award(draw_id, &purchase.payment_id, first, at)?,
             );
         }
-        let verdicts = match self.transact_roled(tx).await? {
+        let verdicts = match self.transact_journaled(tx, entry).await? {
             RoledOutcome::Committed => {
                 // Each voided ticket enters the `list` index.
                 self.write_meter().index_write(inline.len() as u64);

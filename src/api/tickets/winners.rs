@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
+use super::super::caller::Acting;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
@@ -317,6 +318,7 @@ pub(super) const DRAW_WINNERS_CODES: &[Code] = &[
 )]
 pub(super) async fn draw_winners(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<DrawWinnersBody>,
 ) -> Result<impl IntoResponse, Problem> {
@@ -333,7 +335,7 @@ pub(super) async fn draw_winners(
     let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;
     let winners = state
         .tickets
-        .draw_winners(&draw_id, body.prizes, beacon)
+        .draw_winners(&draw_id, body.prizes, beacon, &by)
         .await?;
     let status = if winners.drawn_now {
         StatusCode::CREATED
@@ -502,10 +504,11 @@ pub(super) const GET_ELIGIBLE_CODES: &[Code] =
 )]
 pub(super) async fn get_eligible(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
 ) -> Result<Json<EligibleBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
-    let (draw, set) = state.tickets.get_eligible(&draw_id).await?;
+    let (draw, set) = state.tickets.get_eligible(&draw_id, &by).await?;
     Ok(Json(EligibleBody {
         draw_id: draw.draw_id.to_string(),
         total_tickets: set.total(),
