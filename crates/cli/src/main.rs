@@ -20,6 +20,7 @@ mod export;
 mod export_draw;
 mod file_import;
 mod import;
+mod journal;
 mod ledger;
 mod outcome;
 mod register;
@@ -96,6 +97,8 @@ enum Command {
     VerifyDraw(verify::VerifyArgs),
     /// Write the OpenAPI document of the HTTP API and the JSON Schema of each domain event.
     Contract(contract::ContractArgs),
+    /// The operator journal: `verify` checks its numbers and hash chain.
+    Journal(journal::JournalArgs),
 }
 
 #[tokio::main]
@@ -110,7 +113,8 @@ async fn main() -> ExitCode {
         | Command::RegisterSeries
         | Command::ExportDraw(_)
         | Command::VerifyDraw(_)
-        | Command::Contract(_) => "warn",
+        | Command::Contract(_)
+        | Command::Journal(_) => "warn",
         _ => "info",
     };
     let mut settings = match Settings::from_env() {
@@ -238,5 +242,6 @@ async fn run(
             .await
             .map_err(Failure::Found),
         Command::Contract(args) => Ok(contract::run(args)?),
+        Command::Journal(args) => journal::run(args, config).await.map_err(|f| f.at(location)),
     }
 }
