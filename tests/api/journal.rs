@@ -225,3 +225,31 @@ async fn voids_repeated_under_lost_answers_and_errors_are_journalled_once_each()
     let draw = app.get("/draws/jf").await;
     assert_eq!(draw.body["voided"], json!(2 * PAYMENTS), "{}", draw.body);
 }
+
+#[tokio::test]
+async fn winners_and_a_redraw_are_journalled_once_and_repeats_add_nothing() {
+    let app = spawn_app().await;
+    sell(&app, "jw", 6).await;
+    let closed = app.post("/draws/jw/close", &json!({})).await;
+    assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
+    for _repeat in 0..2 {
+        let drawn = app.post("/draws/jw/winners", &json!({"prizes": 2})).await;
+        assert!(drawn.status.is_success(), "{}", drawn.body);
+        let redrawn = app
+            .post(
+                "/draws/jw/winners/1/redraw",
+                &json!({"reason": "winner unreachable"}),
+            )
+            .await;
+        assert!(redrawn.status.is_success(), "{}", redrawn.body);
+    }
+    let entries = checked_journal(&app.store).await;
+    let actions: Vec<Action> = entries.iter().map(|e| e.draft.action).collect();
+    assert_eq!(
+        actions,
+        [Action::DrawClosed, Action::WinnersDrawn, Action::Redraw]
+    );
+    let change: Value = serde_json::from_str(&entries[2].draft.change).unwrap();
+    assert_eq!(change["prize"], 1);
+    assert_eq!(change["reason"], "winner unreachable");
+}

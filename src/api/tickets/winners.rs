@@ -31,8 +31,8 @@ use tally_domain::winners::{ALGORITHM, MAX_PRIZES};
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DrawWinnersBody {
-    /// 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
+    /// 1 to 97.
+    #[schema(minimum = 1, maximum = 97)]
     prizes: u32,
     /// The signature of the draw's round (`beacon.round` of the draw), in hex as drand
     /// publishes it: required when the draw has a beacon, refused otherwise.
@@ -444,6 +444,7 @@ pub(super) const REDRAW_CODES: &[Code] = &[
 )]
 pub(super) async fn redraw(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(PrizePath { draw_id, prize }): PathParams<PrizePath>,
     JsonBody(body): JsonBody<RedrawBody>,
 ) -> Result<impl IntoResponse, Problem> {
@@ -455,7 +456,7 @@ pub(super) async fn redraw(
     let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;
     let winners = state
         .tickets
-        .redraw(&draw_id, prize, &reason, beacon)
+        .redraw(&draw_id, prize, &reason, beacon, &by)
         .await?;
     let status = match (winners.drawn_now, &winners.draw.pending_redraw) {
         (true, Some(_)) => StatusCode::ACCEPTED,

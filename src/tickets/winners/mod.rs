@@ -19,7 +19,7 @@ use crate::store::{StoreError, retry};
 use tally_domain::draw::{Draw, WinnersRecord};
 use tally_domain::hex;
 use tally_domain::ids::DrawId;
-use tally_domain::journal::Operator;
+use tally_domain::journal::{Action, Draft, Operator};
 use tally_domain::purchase::Ticket;
 use tally_domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
 
@@ -159,9 +159,20 @@ impl TicketService {
                     record.drawn_at,
                 )
                 .await?;
+            let entry = Draft::new(
+                record.drawn_at,
+                by,
+                Action::WinnersDrawn,
+                format!("draw/{draw_id}"),
+                &serde_json::json!({
+                    "prizes": prizes,
+                    "beacon_round": record.beacon.as_ref().map(|b| b.round),
+                    "winning_tickets": picks.iter().map(|p| p.ticket).collect::<Vec<_>>(),
+                }),
+            );
             match self
                 .store()
-                .record_winners(draw_id, &record, &picks)
+                .record_winners(draw_id, &record, &picks, &entry)
                 .await?
             {
                 Recorded::Recorded => {
