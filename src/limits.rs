@@ -245,6 +245,14 @@ mod tests {
                 ),
             ),
             says(
+                "journal page (`limit`)",
+                format!(
+                    "1 to {} entries, default {}",
+                    grouped(JOURNAL_PAGE.most),
+                    JOURNAL_PAGE.default
+                ),
+            ),
+            says(
                 "a fast series' block",
                 format!("1 to {} counters", grouped(MAX_BLOCK)),
             ),

@@ -78,10 +78,10 @@ pub(super) const GET_JOURNAL_CODES: &[Code] = &[Code::InvalidLimit, Code::member
 
 /// Read the operator journal
 ///
-/// Every operator action (a draw created, changed, closed or drawn, a redraw, a purchase
-/// or order voided, a series defined or changed, a counter moved, ranges changed), one
-/// entry each, written in the action's own transaction; buyers' purchases and holds are
-/// not in it. `tally journal verify` checks the numbers and the hash chain.
+/// Operator actions (a purchase or order voided, a draw closed, winners drawn, a redraw),
+/// one entry each, written in the action's own transaction and numbered from 1 without a
+/// gap; buyers' purchases and holds are not in it. `tally journal verify` checks the
+/// numbers and the hash chain.
 #[utoipa::path(
     get,
     path = "/journal",
