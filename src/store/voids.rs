@@ -6,7 +6,6 @@
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
-use chrono::{DateTime, Utc};
 
 use super::allowances::HELD;
 use super::bundles::{set_void_unfinished, split_tickets, void_ticket};
@@ -46,7 +45,7 @@ enum Role {
 }
 
 impl Store {
-    /// Voids `purchase` (as read) for `reason`. `capped`: the draw has a `max_per_payer`,
+    /// Voids `purchase` (as read) as `void` says (its reason and time). `capped`: the draw has a `max_per_payer`,
     /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
     /// void is counted and indexed as a late one; the draw's condition checks it.
     /// `award`: the smallest instant-winning number of the purchase, whose award item
@@ -55,13 +54,14 @@ impl Store {
     pub async fn void_purchase(
         &self,
         purchase: &Purchase,
-        reason: &str,
-        at: DateTime<Utc>,
+        void: &Void,
         capped: bool,
         late: bool,
         award: Option<u64>,
         entry: &Draft,
     ) -> Result<VoidOutcome, StoreError> {
+        let Void { reason, at } = void;
+        let at = *at;
         let draw_id = &purchase.draw_id;
         let quantity = u64::from(purchase.quantity);
         let update = |pk: String| {
@@ -153,10 +153,7 @@ impl Store {
                     self.finish_void(purchase, rest, late).await?;
                 }
                 let mut voided = purchase.clone();
-                voided.void = Some(Void {
-                    reason: reason.to_owned(),
-                    at,
-                });
+                voided.void = Some(void.clone());
                 return Ok(VoidOutcome::Voided(voided));
             }
             RoledOutcome::Busy => return Ok(VoidOutcome::Contended),

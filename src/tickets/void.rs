@@ -11,7 +11,7 @@ use crate::store::retry;
 use crate::store::voids::VoidOutcome;
 use tally_domain::ids::{DrawId, PaymentId};
 use tally_domain::journal::{Action, Draft, Operator};
-use tally_domain::purchase::Purchase;
+use tally_domain::purchase::{Purchase, Void};
 
 impl TicketService {
     /// Voids a purchase and its tickets, all or nothing, once, journalled under `by`: a
@@ -45,9 +45,12 @@ impl TicketService {
                 let wins = self.purchase_wins(draw_id, &purchase.tickets).await?;
                 award = Some(wins.first().map(|w| w.ticket));
             }
-            let at = self.now();
+            let void = Void {
+                reason: reason.to_owned(),
+                at: self.now(),
+            };
             let entry = Draft::new(
-                at,
+                void.at,
                 by,
                 Action::PurchaseVoided,
                 format!("draw/{draw_id}/purchase/{payment_id}"),
@@ -60,7 +63,7 @@ impl TicketService {
             );
             match self
                 .store()
-                .void_purchase(&purchase, reason, at, capped, late, award.flatten(), &entry)
+                .void_purchase(&purchase, &void, capped, late, award.flatten(), &entry)
                 .await?
             {
                 VoidOutcome::Voided(purchase) => {

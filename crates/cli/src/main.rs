@@ -80,8 +80,9 @@ enum Command {
     },
     /// Create the table if it is missing.
     CreateTable,
+    // Boxed: its many options make it the largest command by far.
     /// Measure allocation against the table (use DynamoDB Local, never production).
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Number the orders of a file (JSON lines, or CSV with an external_ref column).
     Import(import::ImportArgs),
     /// Audit a period of a series: counts, gaps and their causes, the hash chain.
@@ -225,7 +226,7 @@ async fn run(
             println!("table {} is ready", config.table_name);
             Ok(())
         }
-        Command::Bench(args) => Ok(bench::run(args, config).await?),
+        Command::Bench(args) => Ok(bench::run(*args, config).await?),
         Command::Import(args) => import::run(args, config, location).await,
         Command::Audit(args) => ledger::audit(args, config)
             .await
