@@ -54,7 +54,7 @@ bench:
 
 ## Only the cold starts: each function's release binary against a local runtime API.
 cold-start:
-	scripts/bench.sh --skip-import-parse --skip-winners --skip-tickets --skip-bundles --skip-mixed-sale --skip-orders --skip-single --skip-audit --skip-write-rate $(BENCH_ARGS)
+	scripts/bench.sh --skip-import-parse --skip-winners --skip-tickets --skip-bundles --skip-mixed-sale --skip-orders --skip-single --skip-audit --skip-write-rate --skip-refunds $(BENCH_ARGS)
 
 ## Build every Lambda function of template.yaml for arm64 (provided.al2023) with cargo
 ## lambda and print the bootstrap sizes (at most 8 MB each, or the build fails).

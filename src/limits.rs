@@ -35,6 +35,12 @@ pub const LISTING_PAGE: Page = Page {
     most: 1_000,
 };
 
+/// A page of the operator journal: a page is read by number, up to 100 keys a request.
+pub const JOURNAL_PAGE: Page = Page {
+    default: 100,
+    most: 1_000,
+};
+
 /// The `limit` a list route takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Page {
@@ -236,6 +242,14 @@ mod tests {
                     "1 to {} entries, default {}",
                     grouped(LISTING_PAGE.most),
                     LISTING_PAGE.default
+                ),
+            ),
+            says(
+                "journal page (`limit`)",
+                format!(
+                    "1 to {} entries, default {}",
+                    grouped(JOURNAL_PAGE.most),
+                    JOURNAL_PAGE.default
                 ),
             ),
             says(

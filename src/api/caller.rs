@@ -12,10 +12,11 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lambda_http::request::RequestContext;
 use tally_domain::access::SourceAccess;
+use tally_domain::journal::Operator;
 
 use super::AppState;
 use super::problem::{Code, Problem};
-use crate::settings::{Identity, Unidentified};
+use crate::settings::{Identity, Unidentified, token_caller};
 
 impl From<Unidentified> for Problem {
     fn from(_: Unidentified) -> Self {
@@ -61,6 +62,37 @@ impl FromRequestParts<AppState> for Caller {
     }
 }
 
+/// Who an operator action is journalled under: the IAM principal's ARN, the token's
+/// `jwt:<token issuer>#<claim value>` (as bindings name callers), or `local` for a request
+/// without an identity (the local server). Every operator route extracts it.
+pub struct Acting(pub Operator);
+
+impl FromRequestParts<AppState> for Acting {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Problem> {
+        Ok(Acting(operator(identity(
+            parts,
+            state.sources.token_claim(),
+        ))))
+    }
+}
+
+fn operator(identity: Option<Identity>) -> Operator {
+    match identity {
+        Some(Identity::Iam(arn)) => Operator::named(arn),
+        Some(Identity::Jwt {
+            token_issuer,
+            name: Some(name),
+        }) => Operator::named(token_caller(&token_issuer, &name)),
+        Some(Identity::Jwt {
+            token_issuer,
+            name: None,
+        }) => Operator::named(format!("jwt:{token_issuer}")),
+        None => Operator::local(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +103,20 @@ mod tests {
             Problem::from(Unidentified).code().as_str(),
             "identity_required"
         );
+    }
+
+    #[test]
+    fn an_operator_is_named_by_principal_token_or_as_local() {
+        let arn = "arn:aws:sts::123456789012:assumed-role/ops/alice";
+        assert_eq!(operator(Some(Identity::Iam(arn.to_owned()))).as_str(), arn);
+        let token = Identity::Jwt {
+            token_issuer: "https://id.example".to_owned(),
+            name: Some("ops-1".to_owned()),
+        };
+        assert_eq!(
+            operator(Some(token)).as_str(),
+            "jwt:https://id.example#ops-1"
+        );
+        assert_eq!(operator(None).as_str(), "local");
     }
 }

@@ -4,6 +4,7 @@ mod caller;
 mod deadline;
 mod extract;
 mod gateway_path;
+mod journal;
 pub mod local_server;
 mod loopback;
 mod openapi;

@@ -10,7 +10,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 
-use super::caller::Caller;
+use super::caller::{Acting, Caller};
 use super::extract::{JsonBody, PathParams, QueryParams};
 use super::problem::{Code, Problem};
 
@@ -31,6 +31,7 @@ impl<T> QueryNames for PathParams<T> {}
 impl<T> QueryNames for JsonBody<T> {}
 impl<S> QueryNames for State<S> {}
 impl QueryNames for Caller {}
+impl QueryNames for Acting {}
 
 /// A handler's extractors, as axum lists them for its `Handler` impl: a marker, then
 /// each extractor in order.

@@ -9,18 +9,20 @@ use crate::store::orders::Voided;
 use crate::store::retry;
 use tally_domain::access::SourceAccess;
 use tally_domain::ids::SeriesId;
+use tally_domain::journal::{Action, Draft, Operator};
 use tally_domain::order::{Order, Reason, Void};
 
 impl OrderService {
-    /// Voids the order of `series_id` numbered `text`; returns it as voided. An invoice
-    /// with credit notes stays live: they correct it.
-    #[instrument(skip(self, reason, access))]
+    /// Voids the order of `series_id` numbered `text`, journalled under `by`; returns it
+    /// as voided. An invoice with credit notes stays live: they correct it.
+    #[instrument(skip(self, reason, access, by))]
     pub async fn void_order(
         &self,
         series_id: &SeriesId,
         text: &str,
         reason: Reason,
         access: &SourceAccess,
+        by: &Operator,
     ) -> Result<Order, OrderError> {
         let (period, order) = self.find_with_period(series_id, text, access).await?;
         if let Some(void) = &order.void {
@@ -35,10 +37,22 @@ impl OrderService {
             reason,
             at: self.now(),
         };
+        let entry = Draft::new(
+            void.at,
+            by,
+            Action::OrderVoided,
+            format!("series/{series_id}/order/{}", order.order_number),
+            &serde_json::json!({
+                "status": "void",
+                "reason": void.reason.as_str(),
+                "period": period.to_string(),
+                "counter": order.counter,
+            }),
+        );
         for attempt in retry::ORDER_WRITE.each() {
             match self
                 .store
-                .void_order(series_id, &period, &order, &void)
+                .void_order(series_id, &period, &order, &void, &entry)
                 .await?
             {
                 Voided::Voided => {

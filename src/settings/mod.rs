@@ -19,7 +19,9 @@ use crate::store::StoreConfig;
 use crate::telemetry::LogSettings;
 use crate::tickets::DEFAULT_CACHED_DRAWS;
 
-pub use sources::{Identity, JWT_CLAIM_VAR, SOURCE_BINDINGS_VAR, SourceBindings, Unidentified};
+pub use sources::{
+    Identity, JWT_CLAIM_VAR, SOURCE_BINDINGS_VAR, SourceBindings, Unidentified, token_caller,
+};
 
 /// Where `scripts/verify-page.sh` writes the browser verifier, from the repository's root.
 const VERIFY_PAGE: &str = "target/verify-page/verify.html";

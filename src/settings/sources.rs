@@ -155,7 +155,7 @@ fn bound_principal(principal: &str) -> Result<String, String> {
 }
 
 /// How a token's caller is named: its issuer and the bound claim's value.
-fn token_caller(issuer: &str, name: &str) -> String {
+pub fn token_caller(issuer: &str, name: &str) -> String {
     format!("jwt:{issuer}#{name}")
 }
 

@@ -15,6 +15,7 @@ use super::draws::{FROZEN, PENDING_REDRAW, WINNERS, decode_draw, encode_draw, en
 use super::holds::{decode_hold, encode_hold};
 use super::instant::{decode_award, encode_award};
 use super::issuers::{decode_issuer, encode_issuer};
+use super::journal::{decode_entry, encode_entry};
 use super::orders::{
     decode_counter, decode_move, decode_order, decode_range_low, decode_series, encode_move,
     encode_order, encode_range_low, encode_series,
@@ -28,6 +29,7 @@ use tally_domain::ids::{
     DrawId, ExternalRef, HoldId, IssuerId, PayerId, PaymentId, SeriesId, SourceId,
 };
 use tally_domain::instant::{InstantAward, InstantPrize, InstantWin, InstantWins};
+use tally_domain::journal::{Action, Draft, Head, Operator};
 use tally_domain::order::{Move, Order, OrderData, Reason, Void};
 use tally_domain::permutation::PermutationKey;
 use tally_domain::purchase::{Channel, Purchase, Ticket};
@@ -512,4 +514,19 @@ fn a_counter_reads_as_stored() {
     );
     assert_eq!(counter.moved_to, Some(99));
     assert_eq!(counter.turns, Some(1_793_527_201_000));
+}
+
+#[test]
+fn a_journal_entry_reads_and_writes_as_stored() {
+    let draft = Draft::new(
+        at(9),
+        &Operator::named("arn:aws:iam::123456789012:role/operator"),
+        Action::PurchaseVoided,
+        "draw/spring-raffle/purchase/pay-1".to_owned(),
+        &serde_json::json!({"late": false, "reason": "refund", "status": "void", "tickets": 3}),
+    );
+    let (expected, _) = Head::EMPTY.next(draft);
+    let decoded = decode_entry(&stored("journal_entry")).unwrap();
+    assert_eq!(decoded, expected);
+    assert_writes("journal_entry", encode_entry(&decoded));
 }

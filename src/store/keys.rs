@@ -140,3 +140,13 @@ pub(crate) fn order_number(
 pub(crate) fn order_ref(source: &SourceId, external_ref: &ExternalRef) -> String {
     format!("SOURCE#{source}#REF#{external_ref}")
 }
+
+/// The journal's head: its last entry's number and hash.
+pub(crate) fn journal_head() -> String {
+    "JOURNAL#HEAD".to_owned()
+}
+
+/// Entry `number` of the journal.
+pub(crate) fn journal_entry(number: u64) -> String {
+    format!("JOURNAL#{number}")
+}

@@ -17,6 +17,8 @@ pub(crate) const HOLD: &str = "hold";
 pub(crate) const SERIES: &str = "series";
 pub(crate) const ISSUER: &str = "issuer";
 pub(crate) const ALLOWANCE: &str = "allowance";
+/// An entry of the operator journal: read through `GET /journal`, no domain fact.
+pub(crate) const JOURNAL_ENTRY: &str = "journal_entry";
 /// An order under its reference key: what finds a repeated post.
 pub(crate) const ORDER_REF: &str = "order_ref";
 

@@ -11,6 +11,7 @@ mod golden;
 pub mod holds;
 pub mod instant;
 pub mod issuers;
+pub mod journal;
 mod keys;
 pub mod kind;
 pub mod limits;
@@ -58,6 +59,8 @@ pub struct Store {
     client: Client,
     table: String,
     meter: WriteMeter,
+    /// The journal's head as this process saw it last.
+    journal: journal::KnownHead,
     /// How long one DynamoDB call may take, the SDK's retries included.
     operation_timeout: Duration,
 }
@@ -112,6 +115,7 @@ impl Store {
             client,
             table: table.into(),
             meter: WriteMeter::default(),
+            journal: journal::KnownHead::default(),
             operation_timeout: Timeouts::default().operation,
         }
     }

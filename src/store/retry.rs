@@ -96,6 +96,10 @@ pub const HELD_ITEM: RetryPolicy = RetryPolicy::attempts(6);
 /// A bundle's follow-up write that failed for a passing reason: hundreds of writes each
 /// failing now and then should not send the whole bundle back to its client.
 pub const BUNDLE_WRITE: RetryPolicy = RetryPolicy::attempts(4);
+/// An operator action's tries to move the journal's head: a try that finds the head moved
+/// learns it and goes again after a short wait, as another action took the number.
+pub const JOURNAL: RetryPolicy =
+    RetryPolicy::attempts(64).waiting(Duration::from_millis(2), Duration::from_millis(100));
 /// Rounds of a batch read whose keys DynamoDB left unprocessed.
 pub const BATCH_READ: RetryPolicy = RetryPolicy::attempts(10);
 

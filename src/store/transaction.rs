@@ -28,6 +28,11 @@ impl<R> Roled<R> {
         self.roles.push(role);
     }
 
+    /// The items, their roles and the index units, for a sender that adds items of its own.
+    pub fn into_parts(self) -> (Vec<TransactWriteItem>, Vec<R>, u64) {
+        (self.items, self.roles, self.index_updates)
+    }
+
     /// Counts the index units of an update that changes an indexed item.
     pub fn add_index_updates(&mut self, units: u64) {
         self.index_updates += units;

@@ -6,17 +6,18 @@
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
-use chrono::{DateTime, Utc};
 
 use super::allowances::HELD;
 use super::bundles::{set_void_unfinished, split_tickets, void_ticket};
 use super::codec::{key, n, s, timestamp};
 use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED, VOIDING};
 use super::error::build_error;
+use super::journal::JOURNAL_ITEMS;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::Verdict;
 use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
+use tally_domain::journal::Draft;
 use tally_domain::purchase::{Channel, Purchase, Void};
 
 /// How a void transaction ended.
@@ -44,20 +45,23 @@ enum Role {
 }
 
 impl Store {
-    /// Voids `purchase` (as read) for `reason`. `capped`: the draw has a `max_per_payer`,
+    /// Voids `purchase` (as read) as `void` says (its reason and time). `capped`: the draw has a `max_per_payer`,
     /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
     /// void is counted and indexed as a late one; the draw's condition checks it.
     /// `award`: the smallest instant-winning number of the purchase, whose award item
-    /// (`store::instant`) becomes void with it.
+    /// (`store::instant`) becomes void with it. `entry`: the void's journal entry, written
+    /// in the same transaction.
     pub async fn void_purchase(
         &self,
         purchase: &Purchase,
-        reason: &str,
-        at: DateTime<Utc>,
+        void: &Void,
         capped: bool,
         late: bool,
         award: Option<u64>,
+        entry: &Draft,
     ) -> Result<VoidOutcome, StoreError> {
+        let Void { reason, at } = void;
+        let at = *at;
         let draw_id = &purchase.draw_id;
         let quantity = u64::from(purchase.quantity);
         let update = |pk: String| {
@@ -65,7 +69,7 @@ impl Store {
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
         };
-        let others = 2 + usize::from(capped) + usize::from(award.is_some());
+        let others = 2 + JOURNAL_ITEMS + usize::from(capped) + usize::from(award.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let bundle = !rest.is_empty();
         // A postal purchase voided before the freeze also leaves the postal entries; after
@@ -141,7 +145,7 @@ impl Store {
                 self.void_award(draw_id, &purchase.payment_id, first, at)?,
             );
         }
-        let verdicts = match self.transact_roled(tx).await? {
+        let verdicts = match self.transact_journaled(tx, entry).await? {
             RoledOutcome::Committed => {
                 // Each voided ticket enters the `list` index.
                 self.write_meter().index_write(inline.len() as u64);
@@ -149,10 +153,7 @@ impl Store {
                     self.finish_void(purchase, rest, late).await?;
                 }
                 let mut voided = purchase.clone();
-                voided.void = Some(Void {
-                    reason: reason.to_owned(),
-                    at,
-                });
+                voided.void = Some(void.clone());
                 return Ok(VoidOutcome::Voided(voided));
             }
             RoledOutcome::Busy => return Ok(VoidOutcome::Contended),

@@ -14,6 +14,7 @@ use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys, kind};
 use tally_domain::draw::{Draw, DrawStatus, PendingRedraw, WinnersRecord};
 use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::journal::Draft;
 use tally_domain::purchase::Ticket;
 use tally_domain::winners::RoundSignature;
 
@@ -108,6 +109,7 @@ impl Store {
         draw_id: &DrawId,
         record: &WinnersRecord,
         picks: &[PickItem],
+        entry: &Draft,
     ) -> Result<Recorded, StoreError> {
         let update = Update::builder()
             .table_name(self.table())
@@ -126,7 +128,7 @@ impl Store {
             .expression_attribute_values(":picks", n(picks.len()))
             .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        self.transact_draw(draw_id, update.build().map_err(build_error)?, picks)
+        self.transact_draw(draw_id, update.build().map_err(build_error)?, picks, entry)
             .await
     }
 
@@ -136,6 +138,7 @@ impl Store {
         &self,
         draw_id: &DrawId,
         pending: &PendingRedraw,
+        entry: &Draft,
     ) -> Result<Recorded, StoreError> {
         let update = Update::builder()
             .table_name(self.table())
@@ -153,7 +156,7 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build_error)?;
-        self.transact_draw(draw_id, update, &[]).await
+        self.transact_draw(draw_id, update, &[], entry).await
     }
 
     /// Records pick `pick.pick` of a redraw, if the draw has made exactly the picks before
@@ -163,6 +166,7 @@ impl Store {
         draw_id: &DrawId,
         pick: &PickItem,
         pending: bool,
+        entry: &Draft,
     ) -> Result<Recorded, StoreError> {
         let mut update = Update::builder()
             .table_name(self.table())
@@ -189,17 +193,18 @@ impl Store {
                 )
         };
         let update = update.build().map_err(build_error)?;
-        self.transact_draw(draw_id, update, std::slice::from_ref(pick))
+        self.transact_draw(draw_id, update, std::slice::from_ref(pick), entry)
             .await
     }
 
     /// Sends the draw's conditional update and the new items of `picks` as one
-    /// transaction.
+    /// transaction, with the journal's `entry`.
     async fn transact_draw(
         &self,
         draw_id: &DrawId,
         update: Update,
         picks: &[PickItem],
+        entry: &Draft,
     ) -> Result<Recorded, StoreError> {
         let mut tx = Roled::with_capacity(1 + picks.len());
         tx.push(
@@ -210,7 +215,7 @@ impl Store {
             let item = put_if_absent(self.table(), encode_pick(draw_id, pick), false)?;
             tx.push(Role::Pick(pick.pick), item);
         }
-        let verdicts = match self.transact_roled(tx).await? {
+        let verdicts = match self.transact_journaled(tx, entry).await? {
             RoledOutcome::Committed => return Ok(Recorded::Recorded),
             RoledOutcome::Busy => return Ok(Recorded::Contended),
             RoledOutcome::Cancelled(verdicts) => verdicts,

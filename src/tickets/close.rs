@@ -12,15 +12,21 @@ use tracing::{info, instrument};
 use super::{DrawSummary, TicketError, TicketService};
 use tally_domain::draw::{Draw, DrawStatus};
 use tally_domain::ids::DrawId;
+use tally_domain::journal::Operator;
 
 /// Stripes closed at once.
 const CLOSE_CONCURRENCY: usize = 16;
 
 impl TicketService {
     /// Closes the draw and freezes its eligible list; once this returns, no purchase can
-    /// commit and no void changes the list. Closing a closed draw changes nothing.
-    #[instrument(skip(self))]
-    pub async fn close_draw(&self, draw_id: &DrawId) -> Result<DrawSummary, TicketError> {
+    /// commit and no void changes the list. Closing a closed draw changes nothing. The
+    /// freeze is journalled under `by`.
+    #[instrument(skip(self, by))]
+    pub async fn close_draw(
+        &self,
+        draw_id: &DrawId,
+        by: &Operator,
+    ) -> Result<DrawSummary, TicketError> {
         let draw = self
             .store()
             .set_draw_closing(draw_id)
@@ -30,7 +36,7 @@ impl TicketService {
             cache.view().closed = true;
         }
         let closed = self.seal(draw).await?;
-        let frozen = self.freeze(closed).await?;
+        let frozen = self.freeze(closed, by).await?;
         self.summary(frozen).await
     }
 
@@ -67,16 +73,20 @@ impl TicketService {
     /// The draw closed for good and its list frozen: a draw past its `closes_at` is closed
     /// now (every stripe, so that no purchase sent before `closes_at` can still land), a
     /// closed one is frozen if a close stopped before; any other draw must be closed first.
-    pub(super) async fn closed_and_frozen(&self, draw: Draw) -> Result<Draw, TicketError> {
+    pub(super) async fn closed_and_frozen(
+        &self,
+        draw: Draw,
+        by: &Operator,
+    ) -> Result<Draw, TicketError> {
         if draw.frozen.is_some() {
             return Ok(draw);
         }
         if draw.status == DrawStatus::Closed {
-            return self.freeze(draw).await;
+            return self.freeze(draw, by).await;
         }
         if draw.status_at(Utc::now()) != DrawStatus::Closed {
             return Err(TicketError::DrawOpen(draw.draw_id));
         }
-        Ok(self.close_draw(&draw.draw_id).await?.draw)
+        Ok(self.close_draw(&draw.draw_id, by).await?.draw)
     }
 }

@@ -11,13 +11,14 @@ use crate::store::draws::Freeze;
 use crate::store::retry;
 use tally_domain::draw::{Draw, Frozen};
 use tally_domain::hex;
+use tally_domain::journal::{Action, Draft, Operator};
 
 impl TicketService {
     /// The draw with its eligible list frozen; `draw` must be closed. A void that lands
     /// while the list is computed makes the freeze's condition fail, and the list is
     /// computed again, with a later time and so a later round.
     #[instrument(skip_all, fields(draw_id = %draw.draw_id))]
-    pub(super) async fn freeze(&self, draw: Draw) -> Result<Draw, TicketError> {
+    pub(super) async fn freeze(&self, draw: Draw, by: &Operator) -> Result<Draw, TicketError> {
         let mut draw = draw;
         for attempt in retry::DRAW_RECORD.each() {
             if draw.frozen.is_some() {
@@ -34,9 +35,22 @@ impl TicketService {
                     .as_ref()
                     .map(|network| network.round_after(frozen_at.timestamp_millis())),
             };
+            // The close is done once the list is frozen: that write is journalled.
+            let entry = Draft::new(
+                frozen_at,
+                by,
+                Action::DrawClosed,
+                format!("draw/{}", read.draw_id),
+                &serde_json::json!({
+                    "status": "closed",
+                    "eligible_count": frozen.eligible_count,
+                    "eligible_digest": frozen.eligible_digest,
+                    "beacon_round": frozen.beacon_round,
+                }),
+            );
             match self
                 .store()
-                .freeze_draw(&read.draw_id, &frozen, read.voided)
+                .freeze_draw(&read.draw_id, &frozen, read.voided, &entry)
                 .await?
             {
                 None => return Err(TicketError::DrawNotFound(read.draw_id)),

@@ -10,17 +10,19 @@ use super::{TicketError, TicketService};
 use crate::store::retry;
 use crate::store::voids::VoidOutcome;
 use tally_domain::ids::{DrawId, PaymentId};
-use tally_domain::purchase::Purchase;
+use tally_domain::journal::{Action, Draft, Operator};
+use tally_domain::purchase::{Purchase, Void};
 
 impl TicketService {
-    /// Voids a purchase and its tickets, all or nothing, once: a repeat answers the voided
-    /// purchase.
-    #[instrument(skip(self, reason))]
+    /// Voids a purchase and its tickets, all or nothing, once, journalled under `by`: a
+    /// repeat answers the voided purchase and journals nothing.
+    #[instrument(skip(self, reason, by))]
     pub async fn void_purchase(
         &self,
         draw_id: &DrawId,
         payment_id: &PaymentId,
         reason: &str,
+        by: &Operator,
     ) -> Result<Purchase, TicketError> {
         let mut award = None;
         for attempt in retry::DRAW_RECORD.each() {
@@ -43,9 +45,25 @@ impl TicketService {
                 let wins = self.purchase_wins(draw_id, &purchase.tickets).await?;
                 award = Some(wins.first().map(|w| w.ticket));
             }
+            let void = Void {
+                reason: reason.to_owned(),
+                at: self.now(),
+            };
+            let entry = Draft::new(
+                void.at,
+                by,
+                Action::PurchaseVoided,
+                format!("draw/{draw_id}/purchase/{payment_id}"),
+                &serde_json::json!({
+                    "status": "void",
+                    "reason": reason,
+                    "tickets": purchase.tickets.len(),
+                    "late": late,
+                }),
+            );
             match self
                 .store()
-                .void_purchase(&purchase, reason, self.now(), capped, late, award.flatten())
+                .void_purchase(&purchase, &void, capped, late, award.flatten(), &entry)
                 .await?
             {
                 VoidOutcome::Voided(purchase) => {

@@ -30,6 +30,7 @@ mod instant;
 mod instant_shapes;
 mod invariants;
 mod issuers;
+mod journal;
 mod leases;
 mod ledger;
 mod ledger_pages;

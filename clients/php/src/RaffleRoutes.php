@@ -127,4 +127,10 @@ trait RaffleRoutes
     {
         return $this->call('instantWins', ['draw_id' => $drawId]);
     }
+
+    /** A page of the operator journal from entry `$from` (1 by default); `next_from` names the next. */
+    public function journal(?int $from = null, ?int $limit = null): array
+    {
+        return $this->call('journal', [], ['from' => $from, 'limit' => $limit]);
+    }
 }

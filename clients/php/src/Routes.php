@@ -33,6 +33,7 @@ final class Routes
         'getWinners' => ['GET', '/draws/{draw_id}/winners'],
         'drawWinners' => ['POST', '/draws/{draw_id}/winners'],
         'redraw' => ['POST', '/draws/{draw_id}/winners/{prize}/redraw'],
+        'journal' => ['GET', '/journal'],
         'createOrder' => ['POST', '/orders'],
         'createBatch' => ['POST', '/orders/batch'],
         'findOrder' => ['GET', '/orders/{order_number}'],

@@ -213,6 +213,11 @@ export class TallyClient {
     return answer(this.http.GET(ROUTES.instantWins.path, { params: { path: { draw_id: drawId } } }));
   }
 
+  /** A page of the operator journal from entry `from` (1 by default); `next_from` names the next. */
+  journal(query: { from?: number; limit?: number } = {}): Promise<Schemas["JournalPageResponse"]> {
+    return answer(this.http.GET(ROUTES.journal.path, { params: { query } }));
+  }
+
   // Series and orders.
 
   /** Defines a series; the same definition again is a repeat. */

@@ -25,6 +25,7 @@ export const ROUTES = {
   getWinners: { method: "GET", path: "/draws/{draw_id}/winners" },
   drawWinners: { method: "POST", path: "/draws/{draw_id}/winners" },
   redraw: { method: "POST", path: "/draws/{draw_id}/winners/{prize}/redraw" },
+  journal: { method: "GET", path: "/journal" },
   createOrder: { method: "POST", path: "/orders" },
   createBatch: { method: "POST", path: "/orders/batch" },
   findOrder: { method: "GET", path: "/orders/{order_number}" },

@@ -354,6 +354,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/journal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the operator journal
+         * @description Operator actions (a purchase or order voided, a draw closed, winners drawn, a redraw),
+         *     one entry each, written in the action's own transaction and numbered from 1 without a
+         *     gap; buyers' purchases and holds are not in it. `tally journal verify` checks the
+         *     numbers and the hash chain.
+         */
+        get: operations["get_journal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/orders": {
         parameters: {
             query?: never;
@@ -573,6 +596,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description What an operator did. The journal stores [`Action::as_str`].
+         * @enum {string}
+         */
+        Action: "draw_created" | "draw_changed" | "draw_closed" | "winners_drawn" | "redraw" | "purchase_voided" | "limits_set" | "exclusion_set" | "series_defined" | "series_changed" | "counter_moved" | "ranges_changed" | "order_voided";
         /** @description Every number of a period accounted for, and its chain checked (gapless series). */
         AuditResponse: {
             chain: components["schemas"]["ChainResponse"] | null;
@@ -960,7 +988,7 @@ export interface components {
             beacon_signature?: string | null;
             /**
              * Format: int32
-             * @description 1 to 99.
+             * @description 1 to 97.
              */
             prizes: number;
         };
@@ -1197,6 +1225,40 @@ export interface components {
             /** @description Hex SHA-256 of the instant-win key, from the first response on. */
             commitment: string;
             prizes: components["schemas"]["InstantPrizeBody"][];
+        };
+        /** @description One operator action as the journal records it. */
+        JournalEntryResponse: {
+            action: components["schemas"]["Action"];
+            /** Format: date-time */
+            at: string;
+            /** @description The IAM principal's ARN, `jwt:<token issuer>#<claim value>`, or `local`. */
+            caller: string;
+            /** @description What changed, as the JSON text the hash covers. */
+            change: string;
+            /** @description SHA-256 of the entry before's hash and this entry (docs/journal.md), hex. */
+            hash: string;
+            /**
+             * Format: int64
+             * @description Consecutive from 1 across the deployment; never reset, never skipped.
+             */
+            number: number;
+            /** @description What the action was on, e.g. `draw/summer-2026/purchase/pi_1`. */
+            target: string;
+        };
+        /** @description A page of the journal. */
+        JournalPageResponse: {
+            /** @description Up to `limit` entries in number order, from `from`. */
+            entries: components["schemas"]["JournalEntryResponse"][];
+            /**
+             * Format: int64
+             * @description The number of the last entry so far (0 before the first).
+             */
+            last: number;
+            /**
+             * Format: int64
+             * @description Pass it as `from` for the next page; `null` once the page reaches `last`.
+             */
+            next_from: number | null;
         };
         /** @description A ticket voided after the freeze: it stays in the list. */
         LateVoidBody: {
@@ -3362,6 +3424,49 @@ export interface operations {
             };
             413: components["responses"]["BodyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    get_journal: {
+        parameters: {
+            query?: {
+                /** @description The number of the first entry to answer, from 1; 1 by default. */
+                from?: number;
+                /** @description 1 to 1,000 entries, 100 by default. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the journal */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JournalPageResponse"];
+                };
+            };
+            /**
+             * @description - `invalid_limit`: `limit` is not a page size this listing takes; ask for a smaller page.
+             *     - `invalid_from`: `from` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid_limit" | "invalid_from" | "invalid_query";
+                    };
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

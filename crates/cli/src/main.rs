@@ -20,6 +20,7 @@ mod export;
 mod export_draw;
 mod file_import;
 mod import;
+mod journal;
 mod ledger;
 mod outcome;
 mod register;
@@ -79,8 +80,9 @@ enum Command {
     },
     /// Create the table if it is missing.
     CreateTable,
+    // Boxed: its many options make it the largest command by far.
     /// Measure allocation against the table (use DynamoDB Local, never production).
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Number the orders of a file (JSON lines, or CSV with an external_ref column).
     Import(import::ImportArgs),
     /// Audit a period of a series: counts, gaps and their causes, the hash chain.
@@ -96,6 +98,8 @@ enum Command {
     VerifyDraw(verify::VerifyArgs),
     /// Write the OpenAPI document of the HTTP API and the JSON Schema of each domain event.
     Contract(contract::ContractArgs),
+    /// The operator journal: `verify` checks its numbers and hash chain.
+    Journal(journal::JournalArgs),
 }
 
 #[tokio::main]
@@ -110,7 +114,8 @@ async fn main() -> ExitCode {
         | Command::RegisterSeries
         | Command::ExportDraw(_)
         | Command::VerifyDraw(_)
-        | Command::Contract(_) => "warn",
+        | Command::Contract(_)
+        | Command::Journal(_) => "warn",
         _ => "info",
     };
     let mut settings = match Settings::from_env() {
@@ -221,7 +226,7 @@ async fn run(
             println!("table {} is ready", config.table_name);
             Ok(())
         }
-        Command::Bench(args) => Ok(bench::run(args, config).await?),
+        Command::Bench(args) => Ok(bench::run(*args, config).await?),
         Command::Import(args) => import::run(args, config, location).await,
         Command::Audit(args) => ledger::audit(args, config)
             .await
@@ -238,5 +243,6 @@ async fn run(
             .await
             .map_err(Failure::Found),
         Command::Contract(args) => Ok(contract::run(args)?),
+        Command::Journal(args) => journal::run(args, config).await.map_err(|f| f.at(location)),
     }
 }

@@ -17,7 +17,7 @@ pub const GENESIS: Hash = [0; 32];
 
 /// Feeds one field: its length in bytes (4 bytes, big-endian), then its UTF-8 bytes, so
 /// that no two sequences of fields give the same bytes.
-fn field(hasher: &mut Sha256, value: &str) {
+pub(crate) fn field(hasher: &mut Sha256, value: &str) {
     hasher.update((value.len() as u32).to_be_bytes());
     hasher.update(value.as_bytes());
 }

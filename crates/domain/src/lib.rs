@@ -16,7 +16,8 @@
 //!   whose series may not render one text), [`order`],
 //!   [`access`] (which sources a caller may act as), [`chain`] (the hash chain of a
 //!   gapless period) and [`audit`].
-//! - [`events`]: the facts told to integrators.
+//! - [`events`]: the facts told to integrators; [`journal`]: the numbered, chained record
+//!   of every operator action.
 //!
 //! # Features
 //!
@@ -36,6 +37,7 @@ pub mod hex;
 pub mod hold;
 pub mod ids;
 pub mod instant;
+pub mod journal;
 pub mod order;
 pub mod permutation;
 pub mod purchase;

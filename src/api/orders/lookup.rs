@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
-use super::super::caller::Caller;
+use super::super::caller::{Acting, Caller};
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::OrderResponse;
@@ -163,6 +163,7 @@ pub(super) const VOID_ORDER_CODES: &[Code] = &[
 pub(super) async fn void_order(
     State(state): State<AppState>,
     Caller(access): Caller,
+    Acting(by): Acting,
     PathParams(SeriesOrderPath {
         series_id,
         order_number: number,
@@ -174,7 +175,7 @@ pub(super) async fn void_order(
     let reason = Reason::parse(&body.reason)?;
     let order = state
         .orders
-        .void_order(&series_id, &number, reason, &access)
+        .void_order(&series_id, &number, reason, &access, &by)
         .await?;
     Ok(Json(order.into()))
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::super::AppState;
+use super::super::caller::Acting;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
@@ -464,8 +465,9 @@ pub(super) const CLOSE_DRAW_CODES: &[Code] = &[Code::member("draw_id"), Code::Dr
 )]
 pub(super) async fn close_draw(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
 ) -> Result<Json<DrawBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
-    Ok(Json(state.tickets.close_draw(&draw_id).await?.into()))
+    Ok(Json(state.tickets.close_draw(&draw_id, &by).await?.into()))
 }

@@ -18,6 +18,7 @@ use utoipa::IntoParams;
 
 use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
+use super::journal;
 use super::problem::{Code, Problem};
 use tally_domain::text::{FREE_TEXT_RULE, refused_in_text};
 
@@ -39,7 +40,9 @@ super::routes::route_table!(
         availability::get_availability,
         facts::get_facts,
         winners::get_winners,
-        instant::get_instant_wins;
+        instant::get_instant_wins,
+        // The operator journal, of tickets and orders alike.
+        journal::get_journal;
     // Whole-draw computations: the close freezes the eligible list.
     Drawing:
         draws::close_draw,

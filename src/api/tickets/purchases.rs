@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
+use super::super::caller::Acting;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
@@ -329,6 +330,7 @@ pub(super) const VOID_PURCHASE_CODES: &[Code] = &[
 )]
 pub(super) async fn void_purchase(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(PurchasePath {
         draw_id,
         payment_id,
@@ -340,7 +342,7 @@ pub(super) async fn void_purchase(
     let reason = required_text("reason", body.reason, MAX_REASON_LEN)?;
     let purchase = state
         .tickets
-        .void_purchase(&draw_id, &payment_id, &reason)
+        .void_purchase(&draw_id, &payment_id, &reason, &by)
         .await?;
     Ok(Json(PurchaseResponse::from(purchase)))
 }

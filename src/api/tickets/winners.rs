@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
+use super::super::caller::Acting;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
@@ -30,8 +31,8 @@ use tally_domain::winners::{ALGORITHM, MAX_PRIZES};
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DrawWinnersBody {
-    /// 1 to 99.
-    #[schema(minimum = 1, maximum = 99)]
+    /// 1 to 97.
+    #[schema(minimum = 1, maximum = 97)]
     prizes: u32,
     /// The signature of the draw's round (`beacon.round` of the draw), in hex as drand
     /// publishes it: required when the draw has a beacon, refused otherwise.
@@ -317,6 +318,7 @@ pub(super) const DRAW_WINNERS_CODES: &[Code] = &[
 )]
 pub(super) async fn draw_winners(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<DrawWinnersBody>,
 ) -> Result<impl IntoResponse, Problem> {
@@ -333,7 +335,7 @@ pub(super) async fn draw_winners(
     let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;
     let winners = state
         .tickets
-        .draw_winners(&draw_id, body.prizes, beacon)
+        .draw_winners(&draw_id, body.prizes, beacon, &by)
         .await?;
     let status = if winners.drawn_now {
         StatusCode::CREATED
@@ -442,6 +444,7 @@ pub(super) const REDRAW_CODES: &[Code] = &[
 )]
 pub(super) async fn redraw(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(PrizePath { draw_id, prize }): PathParams<PrizePath>,
     JsonBody(body): JsonBody<RedrawBody>,
 ) -> Result<impl IntoResponse, Problem> {
@@ -453,7 +456,7 @@ pub(super) async fn redraw(
     let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;
     let winners = state
         .tickets
-        .redraw(&draw_id, prize, &reason, beacon)
+        .redraw(&draw_id, prize, &reason, beacon, &by)
         .await?;
     let status = match (winners.drawn_now, &winners.draw.pending_redraw) {
         (true, Some(_)) => StatusCode::ACCEPTED,
@@ -502,10 +505,11 @@ pub(super) const GET_ELIGIBLE_CODES: &[Code] =
 )]
 pub(super) async fn get_eligible(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
 ) -> Result<Json<EligibleBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
-    let (draw, set) = state.tickets.get_eligible(&draw_id).await?;
+    let (draw, set) = state.tickets.get_eligible(&draw_id, &by).await?;
     Ok(Json(EligibleBody {
         draw_id: draw.draw_id.to_string(),
         total_tickets: set.total(),

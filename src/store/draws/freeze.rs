@@ -1,16 +1,17 @@
 //! Freezing the eligible list of a closed draw: its digest, count, time and beacon round
 //! are written once, if no void landed since the list was computed.
 
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 
 use super::super::codec::{derived, key, n, s};
-use super::super::error::sdk_error;
-use super::super::table::unless_held;
+use super::super::error::build_error;
+use super::super::table::{Verdict, unless_held};
+use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::{FROZEN, STATUS, VOIDED, decode_draw};
 use tally_domain::draw::{Draw, DrawStatus, Frozen};
 use tally_domain::ids::DrawId;
+use tally_domain::journal::Draft;
 
 /// What a freeze found.
 #[derive(Debug)]
@@ -23,14 +24,16 @@ pub enum Freeze {
 
 impl Store {
     /// Writes `frozen` on a closed draw that is not frozen and has exactly `voided` voided
-    /// tickets, the count its list was computed with. `None` when the draw does not exist.
+    /// tickets, the count its list was computed with, with the close's journal entry `entry`.
+    /// `None` when the draw does not exist.
     pub async fn freeze_draw(
         &self,
         draw_id: &DrawId,
         frozen: &Frozen,
         voided: u64,
+        entry: &Draft,
     ) -> Result<Option<Freeze>, StoreError> {
-        unless_held(|| self.freeze_once(draw_id, frozen, voided)).await
+        unless_held(|| self.freeze_once(draw_id, frozen, voided, entry)).await
     }
 
     async fn freeze_once(
@@ -38,16 +41,14 @@ impl Store {
         draw_id: &DrawId,
         frozen: &Frozen,
         voided: u64,
+        entry: &Draft,
     ) -> Result<Option<Freeze>, StoreError> {
-        self.write_meter().single_write(1);
         let voided_as_read = if voided == 0 {
             "attribute_not_exists(#voided)"
         } else {
             "#voided = :voided"
         };
-        let mut request = self
-            .client()
-            .update_item()
+        let mut update = Update::builder()
             .table_name(self.table())
             .set_key(Some(key(keys::draw(draw_id))))
             .update_expression("SET #frozen = :frozen")
@@ -61,28 +62,39 @@ impl Store {
             .expression_attribute_names("#voided", VOIDED)
             .expression_attribute_values(":frozen", derived(frozen)?)
             .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
-            .return_values(ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         if voided > 0 {
-            request = request.expression_attribute_values(":voided", n(voided));
+            update = update.expression_attribute_values(":voided", n(voided));
         }
-        match request.send().await {
-            Ok(output) => output
-                .attributes()
-                .map(|item| decode_draw(item).map(Freeze::Frozen))
-                .transpose(),
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => failed
-                    .item()
-                    .map(|item| {
-                        decode_draw(item).map(|draw| match draw.frozen {
-                            Some(_) => Freeze::Frozen(draw),
-                            None => Freeze::Moved(draw),
-                        })
-                    })
-                    .transpose(),
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
+        let mut tx = Roled::with_capacity(1);
+        tx.push(
+            (),
+            TransactWriteItem::builder()
+                .update(update.build().map_err(build_error)?)
+                .build(),
+        );
+        let verdict = match self.transact_journaled(tx, entry).await? {
+            RoledOutcome::Committed => {
+                return Ok(self.get_draw(draw_id).await?.map(Freeze::Frozen));
+            }
+            RoledOutcome::Busy => Verdict::Conflict,
+            RoledOutcome::Cancelled(mut verdicts) => verdicts
+                .pop()
+                .map_or(Verdict::Conflict, |(_, verdict)| verdict),
+        };
+        match verdict {
+            Verdict::ConditionFailed(Some(item)) => {
+                let draw = decode_draw(&item)?;
+                Ok(Some(match draw.frozen {
+                    Some(_) => Freeze::Frozen(draw),
+                    None => Freeze::Moved(draw),
+                }))
+            }
+            Verdict::ConditionFailed(None) => Ok(None),
+            // Another write held the draw: `unless_held` tries again.
+            Verdict::Passed | Verdict::Conflict | Verdict::Throttled => {
+                Err(StoreError::Contention { attempts: 1 })
+            }
         }
     }
 }

@@ -8,13 +8,15 @@ use super::super::codec::{Item, Reader, key, s, timestamp};
 use super::super::error::build_error;
 use super::super::error::sdk_error;
 use super::super::metrics::item_units;
-use super::super::table::{Transaction, Verdict};
+use super::super::table::Verdict;
+use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::codec::{
     CREDIT_NOTES, VOID_REASON, VOIDED_AT, decode_entry, decode_order, encode_order,
 };
 use tally_domain::audit::Entry;
 use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::journal::Draft;
 use tally_domain::order::{Order, Void};
 use tally_domain::series::Period;
 
@@ -163,6 +165,7 @@ impl Store {
         period: &Period,
         order: &Order,
         void: &Void,
+        entry: &Draft,
     ) -> Result<Voided, StoreError> {
         let mark = |pk: String, return_old: bool| -> Result<TransactWriteItem, StoreError> {
             let mut update = Update::builder()
@@ -200,28 +203,34 @@ impl Store {
             },
             Some(keys::series_counter(series_id, period)),
         ));
-        let items = vec![
-            mark(number, true)?,
+        // Roles: the number item comes first, the reference item second.
+        let mut tx = Roled::with_capacity(2);
+        tx.push((), mark(number, true)?);
+        tx.push(
+            (),
             mark(keys::order_ref(&order.source, &order.external_ref), false)?,
-        ];
-        match self.transact(items, index_units).await? {
-            Transaction::Committed => Ok(Voided::Voided),
-            Transaction::Busy => Ok(Voided::Conflict),
-            Transaction::Cancelled(verdicts) => match verdicts.into_iter().next() {
-                Some(Verdict::ConditionFailed(Some(item))) => {
-                    let stored = Box::new(decode_order(&item)?);
-                    if stored.void.is_some() {
-                        Ok(Voided::Already(stored))
-                    } else {
-                        Ok(Voided::Credited(stored))
+        );
+        tx.add_index_updates(index_units);
+        match self.transact_journaled(tx, entry).await? {
+            RoledOutcome::Committed => Ok(Voided::Voided),
+            RoledOutcome::Busy => Ok(Voided::Conflict),
+            RoledOutcome::Cancelled(verdicts) => {
+                match verdicts.into_iter().map(|(_, v)| v).next() {
+                    Some(Verdict::ConditionFailed(Some(item))) => {
+                        let stored = Box::new(decode_order(&item)?);
+                        if stored.void.is_some() {
+                            Ok(Voided::Already(stored))
+                        } else {
+                            Ok(Voided::Credited(stored))
+                        }
                     }
+                    Some(Verdict::ConditionFailed(None)) => Err(StoreError::Invariant(format!(
+                        "order {} vanished while it was voided",
+                        order.order_number
+                    ))),
+                    _ => Ok(Voided::Conflict),
                 }
-                Some(Verdict::ConditionFailed(None)) => Err(StoreError::Invariant(format!(
-                    "order {} vanished while it was voided",
-                    order.order_number
-                ))),
-                _ => Ok(Voided::Conflict),
-            },
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::store::{StoreError, retry};
 use tally_domain::draw::{Draw, WinnersRecord};
 use tally_domain::hex;
 use tally_domain::ids::DrawId;
+use tally_domain::journal::{Action, Draft, Operator};
 use tally_domain::purchase::Ticket;
 use tally_domain::winners::{DrawInputs, EligibleSet, Picks, RoundSignature};
 
@@ -112,20 +113,22 @@ fn randomness(beacon: Option<&RoundSignature>) -> Vec<u8> {
 impl TicketService {
     /// Draws the winners of a closed draw once: `prizes` picks from the frozen eligible
     /// list, with the randomness of the draw's beacon round. The same request again
-    /// answers the same winners; another is refused.
-    #[instrument(skip(self, beacon))]
+    /// answers the same winners; another is refused. A draw closed on the way is
+    /// journalled under `by`.
+    #[instrument(skip(self, beacon, by))]
     pub async fn draw_winners(
         &self,
         draw_id: &DrawId,
         prizes: u32,
         beacon: Option<BeaconInput>,
+        by: &Operator,
     ) -> Result<Winners, TicketError> {
         for attempt in retry::DRAW_RECORD.each() {
             let draw = self.readable_draw(draw_id).await?;
             if draw.winners.is_some() {
                 return self.same_winners(draw, prizes, beacon.as_ref()).await;
             }
-            let draw = self.closed_and_frozen(draw).await?;
+            let draw = self.closed_and_frozen(draw, by).await?;
             let frozen = draw
                 .frozen
                 .clone()
@@ -156,9 +159,20 @@ impl TicketService {
                     record.drawn_at,
                 )
                 .await?;
+            let entry = Draft::new(
+                record.drawn_at,
+                by,
+                Action::WinnersDrawn,
+                format!("draw/{draw_id}"),
+                &serde_json::json!({
+                    "prizes": prizes,
+                    "beacon_round": record.beacon.as_ref().map(|b| b.round),
+                    "winning_tickets": picks.iter().map(|p| p.ticket).collect::<Vec<_>>(),
+                }),
+            );
             match self
                 .store()
-                .record_winners(draw_id, &record, &picks)
+                .record_winners(draw_id, &record, &picks, &entry)
                 .await?
             {
                 Recorded::Recorded => {
@@ -235,11 +249,16 @@ impl TicketService {
     }
 
     /// The eligible list of a closed draw, frozen at its close: the very list the winners
-    /// are drawn from.
-    #[instrument(skip(self))]
-    pub async fn get_eligible(&self, draw_id: &DrawId) -> Result<(Draw, EligibleSet), TicketError> {
+    /// are drawn from. A draw past its `closes_at` is closed on the way, journalled under
+    /// `by`.
+    #[instrument(skip(self, by))]
+    pub async fn get_eligible(
+        &self,
+        draw_id: &DrawId,
+        by: &Operator,
+    ) -> Result<(Draw, EligibleSet), TicketError> {
         let draw = self.readable_draw(draw_id).await?;
-        let draw = self.closed_and_frozen(draw).await?;
+        let draw = self.closed_and_frozen(draw, by).await?;
         let Eligible { set, draw } = self.frozen_list(draw).await?;
         Ok((draw, set))
     }

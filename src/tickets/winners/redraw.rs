@@ -12,6 +12,7 @@ use crate::store::winners::Recorded;
 use crate::store::{StoreError, retry};
 use tally_domain::draw::PendingRedraw;
 use tally_domain::ids::DrawId;
+use tally_domain::journal::{Action, Draft, Operator};
 use tally_domain::winners::{Picks, RoundSignature};
 
 impl TicketService {
@@ -20,13 +21,15 @@ impl TicketService {
     /// and answers the winners as they are. In a draw with a beacon, the first call asks
     /// for the redraw (the answer's `pending_redraw` names its round) and a call with the
     /// round's signature makes the pick.
-    #[instrument(skip(self, reason, beacon))]
+    /// The ask and the pick are each journalled under `by`.
+    #[instrument(skip(self, reason, beacon, by))]
     pub async fn redraw(
         &self,
         draw_id: &DrawId,
         prize: u32,
         reason: &str,
         beacon: Option<BeaconInput>,
+        by: &Operator,
     ) -> Result<Winners, TicketError> {
         let mut replacing = None;
         for attempt in retry::DRAW_RECORD.each() {
@@ -67,7 +70,18 @@ impl TicketService {
                         requested_at,
                         beacon_round: network.round_after(requested_at.timestamp_millis()),
                     };
-                    match self.store().request_redraw(draw_id, &asked).await? {
+                    let entry = Draft::new(
+                        requested_at,
+                        by,
+                        Action::Redraw,
+                        format!("draw/{draw_id}"),
+                        &serde_json::json!({
+                            "prize": prize,
+                            "reason": reason,
+                            "pending_round": asked.beacon_round,
+                        }),
+                    );
+                    match self.store().request_redraw(draw_id, &asked, &entry).await? {
                         Recorded::Recorded => {
                             info!(prize, round = asked.beacon_round, "redraw asked for");
                             let mut winners = winners;
@@ -89,7 +103,7 @@ impl TicketService {
                 return Err(TicketError::WinnerChanged(prize));
             }
             match self
-                .record_pick(&winners, prize, reason, pending, round)
+                .record_pick(&winners, prize, reason, pending, round, by)
                 .await?
             {
                 Some(winners) => return Ok(winners),
@@ -108,6 +122,7 @@ impl TicketService {
         reason: &str,
         pending: Option<PendingRedraw>,
         round: Option<RoundSignature>,
+        by: &Operator,
     ) -> Result<Option<Winners>, TicketError> {
         let Eligible { set, .. } = self.frozen_list(winners.draw.clone()).await?;
         let made = winners.record.picks;
@@ -135,9 +150,21 @@ impl TicketService {
             .await?;
         let mut pick = items.pop().expect("one pick");
         pick.requested_at = Some(pending.as_ref().map_or(at, |p| p.requested_at));
+        let entry = Draft::new(
+            at,
+            by,
+            Action::Redraw,
+            format!("draw/{}", winners.draw.draw_id),
+            &serde_json::json!({
+                "prize": prize,
+                "reason": reason,
+                "pick": pick.pick,
+                "winning_ticket": pick.ticket,
+            }),
+        );
         match self
             .store()
-            .record_redraw(&winners.draw.draw_id, &pick, pending.is_some())
+            .record_redraw(&winners.draw.draw_id, &pick, pending.is_some(), &entry)
             .await?
         {
             Recorded::Recorded => {

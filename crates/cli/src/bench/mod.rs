@@ -2,7 +2,8 @@
 //! naive way (random number + conditional put, retry on conflict), and by lucky dip among
 //! numbers buyers chose and held; imports orders in batches, posts orders and buys
 //! tickets one per request, measures the endpoint's own write rate, and times the
-//! parsing of import files, in one run, and prints the figures. Every buyer or source is
+//! parsing of import files, and voids every purchase of a draw as a bulk refund (each
+//! with its journal entry), in one run, and prints the figures. Every buyer or source is
 //! its own service, like one warm Lambda instance.
 
 mod audit;
@@ -12,6 +13,7 @@ mod grid;
 mod import_parse;
 mod mixed_sale;
 mod orders;
+mod refunds;
 mod sell_out;
 mod single;
 mod stats;
@@ -55,6 +57,8 @@ pub struct BenchArgs {
     bundles: bundles::BundleBenchArgs,
     #[command(flatten)]
     mixed_sale: mixed_sale::MixedSaleArgs,
+    #[command(flatten)]
+    refunds: refunds::RefundBenchArgs,
 }
 
 pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
@@ -75,6 +79,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         && args.cold_start.skipped()
         && args.audit.skip_audit
         && args.winners.skip_winners
+        && args.refunds.skip_refunds
     {
         return Ok(());
     }
@@ -93,6 +98,7 @@ pub async fn run(args: BenchArgs, config: StoreConfig) -> Result<(), String> {
         && args.orders.skip_orders
         && args.single.skip_single
         && args.skip_write_rate
+        && args.refunds.skip_refunds
     {
         return Ok(());
     }
@@ -117,6 +123,9 @@ async fn run_all(
 ) -> Result<(), String> {
     if !args.winners.skip_winners {
         winners::end_to_end(&args.winners, store).await?;
+    }
+    if !args.refunds.skip_refunds {
+        refunds::run(&args.refunds, store).await?;
     }
     let tickets = if args.tickets.skip_tickets {
         None

@@ -18,6 +18,7 @@ use tally_domain::draw::DrawConfig;
 use tally_domain::hex;
 use tally_domain::ids::{DrawId, PayerId, PaymentId};
 use tally_domain::instant::{InstantKey, InstantPrize, InstantWins, MAX_INSTANT_PRIZES};
+use tally_domain::journal::Operator;
 use tally_domain::permutation::{Permutation, PermutationKey};
 use tally_domain::purchase::PurchaseRequest;
 use tally_domain::secret::DeploymentSecret;
@@ -191,12 +192,12 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
     let sold_in = started.elapsed();
     for payment in payments.iter().step_by(100) {
         service
-            .void_purchase(&draw_id, payment, "bench refund")
+            .void_purchase(&draw_id, payment, "bench refund", &Operator::local())
             .await
             .map_err(|e| e.to_string())?;
     }
     service
-        .close_draw(&draw_id)
+        .close_draw(&draw_id, &Operator::local())
         .await
         .map_err(|e| e.to_string())?;
     println!(
@@ -207,13 +208,13 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
     );
     let timed = Instant::now();
     let winners = service
-        .draw_winners(&draw_id, 10, None)
+        .draw_winners(&draw_id, 10, None, &Operator::local())
         .await
         .map_err(|e| e.to_string())?;
     let drawing = timed.elapsed();
     let timed = Instant::now();
     let (_, eligible) = service
-        .get_eligible(&draw_id)
+        .get_eligible(&draw_id, &Operator::local())
         .await
         .map_err(|e| e.to_string())?;
     let serving = timed.elapsed();

@@ -6,6 +6,7 @@
 mod audit;
 mod file_import;
 mod helpers;
+mod journal;
 mod operator_tools;
 mod register_series;
 mod serve;

@@ -185,6 +185,7 @@ async fn the_bench_repeats_an_unknown_outcome_instead_of_aborting() {
             .args(["--skip-write-rate", "--skip-orders", "--skip-import-parse"])
             .args(["--skip-cold-start", "--skip-audit", "--skip-winners"])
             .args(["--skip-bundles", "--skip-mixed-sale", "--skip-single"])
+            .args(["--skip-refunds"])
             .env("DYNAMODB_ENDPOINT", endpoint)
             .output()
             .unwrap()

@@ -26,6 +26,6 @@ pub use instant::{INSTANT_ALGORITHM, InstantMap, InstantProof, PublishedAward};
 pub use pick::{ALGORITHM, DrawInputs, Picks};
 pub use public::check_answers;
 
-/// The most prizes a draw may have: the winners and their draw record are written in one
-/// transaction.
-pub const MAX_PRIZES: u32 = 99;
+/// The most prizes a draw may have: the winners, their draw record and the journal's head
+/// and entry are written in one transaction of at most 100 items.
+pub const MAX_PRIZES: u32 = 97;

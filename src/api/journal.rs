@@ -1,0 +1,118 @@
+//! The operator journal, read in number order from any number: the entries' numbers are
+//! consecutive and public, so a page starts `from` a number and the answer names the
+//! number the next page starts from.
+
+use axum::Json;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::AppState;
+use super::extract::QueryParams;
+use super::problem::{Code, Problem};
+use super::query::page_limit;
+use super::timestamp;
+use crate::limits::JOURNAL_PAGE;
+use tally_domain::chain;
+use tally_domain::journal::{Action, Entry};
+
+/// A page of the journal.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub(super) struct JournalQuery {
+    /// The number of the first entry to answer, from 1; 1 by default.
+    #[param(value_type = Option<u64>, minimum = 1)]
+    from: Option<String>,
+    /// 1 to 1,000 entries, 100 by default.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1_000)]
+    limit: Option<String>,
+}
+
+/// One operator action as the journal records it.
+#[derive(Serialize, ToSchema)]
+pub(super) struct JournalEntryResponse {
+    /// Consecutive from 1 across the deployment; never reset, never skipped.
+    number: u64,
+    #[schema(format = DateTime)]
+    at: String,
+    /// The IAM principal's ARN, `jwt:<token issuer>#<claim value>`, or `local`.
+    caller: String,
+    action: Action,
+    /// What the action was on, e.g. `draw/summer-2026/purchase/pi_1`.
+    target: String,
+    /// What changed, as the JSON text the hash covers.
+    change: String,
+    /// SHA-256 of the entry before's hash and this entry (docs/journal.md), hex.
+    hash: String,
+}
+
+impl From<Entry> for JournalEntryResponse {
+    fn from(entry: Entry) -> Self {
+        Self {
+            number: entry.number,
+            at: timestamp(entry.draft.at),
+            caller: entry.draft.caller.as_str().to_owned(),
+            action: entry.draft.action,
+            target: entry.draft.target,
+            change: entry.draft.change,
+            hash: chain::to_hex(&entry.hash),
+        }
+    }
+}
+
+/// A page of the journal.
+#[derive(Serialize, ToSchema)]
+pub(super) struct JournalPageResponse {
+    /// Up to `limit` entries in number order, from `from`.
+    entries: Vec<JournalEntryResponse>,
+    /// The number of the last entry so far (0 before the first).
+    last: u64,
+    /// Pass it as `from` for the next page; `null` once the page reaches `last`.
+    #[schema(required = true)]
+    next_from: Option<u64>,
+}
+
+/// The codes of `get_journal`'s own errors (the document adds those of its parameters).
+pub(super) const GET_JOURNAL_CODES: &[Code] = &[Code::InvalidLimit, Code::member("from")];
+
+/// Read the operator journal
+///
+/// Operator actions (a purchase or order voided, a draw closed, winners drawn, a redraw),
+/// one entry each, written in the action's own transaction and numbered from 1 without a
+/// gap; buyers' purchases and holds are not in it. `tally journal verify` checks the
+/// numbers and the hash chain.
+#[utoipa::path(
+    get,
+    path = "/journal",
+    tag = "journal",
+    params(JournalQuery),
+    responses(
+        (status = 200, description = "A page of the journal", body = JournalPageResponse),
+    )
+)]
+pub(super) async fn get_journal(
+    State(state): State<AppState>,
+    QueryParams(query): QueryParams<JournalQuery>,
+) -> Result<Json<JournalPageResponse>, Problem> {
+    let limit = page_limit(
+        query.limit.as_deref(),
+        JOURNAL_PAGE.default,
+        JOURNAL_PAGE.most,
+    )?;
+    let from = match query.from.as_deref() {
+        None => 1,
+        Some(raw) => raw.parse().ok().filter(|&n: &u64| n >= 1).ok_or_else(|| {
+            Problem::new(
+                Code::invalid("from"),
+                "`from` must be an entry's number: a whole number from 1",
+            )
+        })?,
+    };
+    let page = state.tickets.store().journal_page(from, limit).await?;
+    Ok(Json(JournalPageResponse {
+        entries: page.entries.into_iter().map(Into::into).collect(),
+        last: page.last,
+        next_from: page.next_from,
+    }))
+}
