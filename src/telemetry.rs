@@ -175,15 +175,15 @@ where
 }
 
 /// Installs the process's subscriber on stdout, at the level `settings` ask for, else
-/// `default_level`; the metrics' namespace is theirs, else `Tally`, and their documents
-/// are written if `settings` say so.
+/// `default_level`, and the metrics' recorder if `settings` say so, in their namespace,
+/// else `Tally`.
 pub fn init(settings: &LogSettings, default_level: &str) {
-    if let Some(namespace) = &settings.metrics_namespace {
-        metrics::set_namespace(namespace.clone());
-    }
-    metrics::set_written(settings.metrics_lines);
     let directives = settings.directives.as_deref().unwrap_or(default_level);
     subscriber(directives, settings.format, std::io::stdout).init();
+    if settings.metrics_lines {
+        let namespace = settings.metrics_namespace.as_deref();
+        metrics::install(namespace.unwrap_or(metrics::DEFAULT_NAMESPACE));
+    }
 }
 
 #[cfg(test)]

@@ -1,19 +1,21 @@
-//! Each request writes its business metrics into the logs in CloudWatch's Embedded Metric
-//! Format: the lines are read back here and their names, units, dimensions and values
-//! checked against what the request did. Logging is state of the whole process, so this
-//! test runs in a process of its own, with its subscriber installed before anything logs.
+//! Each request ends by writing the business metrics into the logs in CloudWatch's
+//! Embedded Metric Format: the lines are read back here and their names, units,
+//! dimensions and values checked against what the request did. Logging and the metrics'
+//! recorder are state of the whole process, so this test runs in a process of its own,
+//! with both installed before anything logs or counts.
 
 mod support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use chrono::Utc;
+use futures::future::join_all;
 use serde_json::{Value, json};
 use tally::api::{self, AppState};
 use tally::store::RequestCounter;
-use tally::telemetry::metrics::{ALL, DEFAULT_NAMESPACE};
+use tally::telemetry::metrics::{self, ALL, DEFAULT_NAMESPACE};
 use tally::telemetry::{self, LogFormat};
 use tally_domain::ids::SeriesId;
 use tally_domain::series::{Period, Reset};
@@ -39,6 +41,9 @@ struct World {
 
 impl World {
     async fn call(&self, router: &axum::Router, method: &str, path: &str, body: Value) -> Written {
+        // What the test's own steps counted (a fresh table, another writer's lease) is
+        // written apart, as nothing counts between two events on Lambda.
+        metrics::written_after(async {}).await;
         let start = self.captured.text().len();
         let before = self.counter.get();
         let status = send_json(router, method.parse().unwrap(), path, &body)
@@ -105,6 +110,16 @@ fn read_document(line: &str) -> Vec<(String, Dimension, u64)> {
         .collect()
 }
 
+/// The sum of one metric over every document of `text`.
+fn total(text: &str, metric: &str) -> u64 {
+    text.lines()
+        .filter(|l| l.contains("\"_aws\""))
+        .flat_map(read_document)
+        .filter(|(name, _, _)| name == metric)
+        .map(|(_, _, value)| value)
+        .sum()
+}
+
 fn plain(value: u64) -> (Dimension, u64) {
     (None, value)
 }
@@ -118,6 +133,7 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
     let captured = capture_logs(|writer| {
         telemetry::subscriber("info", LogFormat::Json, move || writer.clone())
     });
+    metrics::install(DEFAULT_NAMESPACE);
     let counter = RequestCounter::default();
     let (store, _table) = support::fresh_store(Some(counter.clone())).await;
     let router = api::router(AppState::new(store.clone()));
@@ -224,4 +240,19 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
         timed_out.metrics["ServiceUnavailable"],
         split("Code", "outcome_unknown", 1)
     );
+
+    // Requests side by side (the local server; Lambda hands a process one at a time) may
+    // share a document, but each count is written once.
+    let start = world.captured.text().len();
+    let buyers = (0..8).map(|i| {
+        let body = json!({"payment_id": format!("pay-{i}"), "quantity": 2, "payer_id": format!("buyer-{i}")});
+        let router = router.clone();
+        async move { send_json(&router, Method::POST, "/draws/m/purchases", &body).await.status }
+    });
+    for status in join_all(buyers).await {
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let text = &world.captured.text()[start..];
+    assert_eq!(total(text, "TicketsSold"), 16, "{text}");
+    assert_eq!(total(text, "Purchases"), 8, "{text}");
 }

@@ -179,12 +179,12 @@ fn served(routes: Router<AppState>, state: AppState) -> Router {
 }
 
 /// One span per request; the handlers add their ids to it through their own spans. The
-/// request is one unit of metrics: what it counted is written when it ends.
+/// metrics counted so far are written when the request ends.
 async fn log_request(request: Request, next: Next) -> Response {
     let span = info_span!("request", method = %request.method(), path = %request.uri().path());
     async move {
         let started = Instant::now();
-        let response = metrics::scope(next.run(request)).await;
+        let response = metrics::written_after(next.run(request)).await;
         info!(
             status = response.status().as_u16(),
             elapsed_ms = started.elapsed().as_millis() as u64,

@@ -15,7 +15,7 @@ async fn main() -> Result<(), Error> {
     let orders = OrderService::new(Store::connect(&settings.store()?, None).await);
     let orders = &orders;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        Ok::<_, Error>(metrics::scope(handle_delivery(orders, event.payload)).await)
+        Ok::<_, Error>(metrics::written_after(handle_delivery(orders, event.payload)).await)
     }))
     .await
 }

@@ -1,7 +1,7 @@
-//! Business metrics in CloudWatch's Embedded Metric Format: each request (or queue
-//! delivery) adds to its own counts as it goes, and when it ends they are written as JSON
-//! log lines that CloudWatch Logs turns into metrics. No API call, no extra permission:
-//! the functions already write their logs.
+//! Business metrics in CloudWatch's Embedded Metric Format, counted through the `metrics`
+//! facade and written by its EMF recorder (`metrics_cloudwatch_embedded`) as JSON log
+//! lines that CloudWatch Logs turns into metrics. No API call, no extra permission: the
+//! functions already write their logs.
 //!
 //! A metric is declared once, in the list below (one line), and counted where it happens:
 //!
@@ -10,18 +10,25 @@
 //! metrics::ORDERS_NUMBERED.add("gapless", 1);
 //! ```
 //!
-//! Outside [`scope`] (the command line, the benchmark, most tests) counting does nothing.
-//! Only names, units, counts and the values of the declared dimensions are written:
-//! nothing that a request carried, so no id, payer or secret can reach a metric.
+//! The recorder is the process's: [`install`] it (on Lambda, or `tally serve --metrics`)
+//! and every count adds up until the end of the next [`written_after`], which writes what
+//! was counted since the previous one, one document per dimension value. Lambda hands a
+//! process one event at a time, so there a document holds what one request (or queue
+//! delivery) counted. The local server runs requests side by side: a document holds what
+//! was counted since the last one was written, by its request and any that overlapped it;
+//! each count is written once, so the sums over time are exact. Without the recorder (the
+//! command line, the benchmark, most tests) counting does nothing.
+//!
+//! Only names, units, counts and the values of the declared dimensions are written (the
+//! recorder's properties are never set): nothing that a request carried, so no id, payer
+//! or secret can reach a metric.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{Map, Value, json};
+use metrics::Unit;
+use metrics_cloudwatch_embedded::{Builder, Collector};
 
 /// The target of the events that carry a metrics document; [`super::subscriber`] writes
 /// them as they are, one JSON object per line, as CloudWatch reads them.
@@ -30,40 +37,25 @@ pub const TARGET: &str = "tally::metrics";
 /// The CloudWatch namespace when `TALLY_METRICS_NAMESPACE` does not name one.
 pub const DEFAULT_NAMESPACE: &str = "Tally";
 
-static NAMESPACE: OnceLock<String> = OnceLock::new();
+static RECORDER: OnceLock<&'static Collector> = OnceLock::new();
 
-/// Whether [`scope`] counts and writes at all: on Lambda always, on the local server only
-/// when asked (a line per request buries its log).
-static WRITTEN: AtomicBool = AtomicBool::new(true);
-
-/// Turns the documents of every later [`scope`] on or off.
-pub fn set_written(on: bool) {
-    WRITTEN.store(on, Ordering::Relaxed);
-}
-
-/// Sets the namespace of every document this process writes (once; later calls are
-/// ignored).
-pub fn set_namespace(namespace: String) {
-    let _ = NAMESPACE.set(namespace);
-}
-
-fn namespace() -> &'static str {
-    NAMESPACE.get().map_or(DEFAULT_NAMESPACE, String::as_str)
-}
-
-/// A CloudWatch unit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Unit {
-    Count,
-    Milliseconds,
-}
-
-impl Unit {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Count => "Count",
-            Self::Milliseconds => "Milliseconds",
+/// Makes this process count and write its metrics, in `namespace`. A second call, or
+/// another `metrics` recorder installed before, leaves the first in place.
+pub fn install(namespace: &str) {
+    if RECORDER.get().is_some() {
+        return;
+    }
+    match Builder::new()
+        .cloudwatch_namespace(namespace.to_owned())
+        .init()
+    {
+        Ok(collector) => {
+            for declared in ALL {
+                metrics::describe_counter!(declared.name, declared.unit, "");
+            }
+            let _ = RECORDER.set(collector);
         }
+        Err(error) => tracing::warn!(%error, "metrics are not written"),
     }
 }
 
@@ -103,9 +95,9 @@ impl Metric {
         }
     }
 
-    /// Adds `value` to this request's count.
+    /// Adds `value` to this metric's count.
     pub fn add(&self, value: u64) {
-        record(None, *self, value);
+        metrics::counter!(self.name).increment(value);
     }
 
     const fn declared(&self) -> Declared {
@@ -118,13 +110,10 @@ impl Metric {
 }
 
 impl Split {
-    /// Adds `value` to this request's count for one value of the dimension.
-    pub fn add(&self, dimension_value: &str, value: u64) {
-        record(
-            Some((self.dimension, dimension_value.to_owned())),
-            self.metric,
-            value,
-        );
+    /// Adds `value` to this metric's count for one value of the dimension.
+    pub fn add(&self, dimension_value: impl Into<Cow<'static, str>>, value: u64) {
+        let dimension_value: Cow<'static, str> = dimension_value.into();
+        metrics::counter!(self.metric.name, self.dimension => dimension_value).increment(value);
     }
 
     const fn declared(&self) -> Declared {
@@ -169,89 +158,31 @@ metrics! {
     DYNAMODB_ATTEMPTS: Metric = Metric::count("DynamoDbAttempts");
 }
 
-/// The sums of one request, by dimension and metric.
-type Sums = BTreeMap<Option<(&'static str, String)>, BTreeMap<&'static str, (Unit, u64)>>;
-
-tokio::task_local! {
-    static RECORDED: RefCell<Sums>;
-}
-
-fn record(dimension: Option<(&'static str, String)>, metric: Metric, value: u64) {
-    // Outside a scope there is nothing to add to.
-    let _ = RECORDED.try_with(|sums| {
-        let mut sums = sums.borrow_mut();
-        let entry = sums
-            .entry(dimension)
-            .or_default()
-            .entry(metric.name)
-            .or_insert((metric.unit, 0));
-        entry.1 = entry.1.saturating_add(value);
-    });
-}
-
-/// Runs `work` as one unit of metrics (a request, a queue delivery): what it counts is
-/// written when it ends, one document per dimension value.
-pub async fn scope<F: Future>(work: F) -> F::Output {
-    if !WRITTEN.load(Ordering::Relaxed) {
-        return work.await;
-    }
-    let (output, sums) = RECORDED
-        .scope(RefCell::new(Sums::new()), async {
-            let output = work.await;
-            (output, RECORDED.with(|sums| sums.take()))
-        })
-        .await;
-    for document in documents(namespace(), now_millis(), sums) {
-        tracing::info!(target: TARGET, emf = document.as_str());
+/// Runs `work` (a request, a queue delivery), then writes what was counted since the last
+/// write, if the recorder is installed.
+pub async fn written_after<F: Future>(work: F) -> F::Output {
+    let output = work.await;
+    if let Some(collector) = RECORDER.get() {
+        write(collector);
     }
     output
 }
 
-fn now_millis() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// One Embedded Metric Format document per dimension value (a document holds one value
-/// of each dimension).
-fn documents(namespace: &str, timestamp: u64, sums: Sums) -> Vec<String> {
-    sums.into_iter()
-        .map(|(dimension, metrics)| {
-            let mut root = Map::new();
-            let keys: Vec<&str> = match &dimension {
-                Some((key, value)) => {
-                    root.insert((*key).to_owned(), Value::from(value.as_str()));
-                    vec![key]
-                }
-                None => Vec::new(),
-            };
-            let definitions: Vec<Value> = metrics
-                .iter()
-                .map(|(name, (unit, _))| json!({"Name": name, "Unit": unit.as_str()}))
-                .collect();
-            for (name, (_, value)) in &metrics {
-                root.insert((*name).to_owned(), Value::from(*value));
-            }
-            root.insert(
-                "_aws".to_owned(),
-                json!({
-                    "Timestamp": timestamp,
-                    "CloudWatchMetrics": [{
-                        "Namespace": namespace,
-                        "Dimensions": [keys],
-                        "Metrics": definitions,
-                    }],
-                }),
-            );
-            Value::Object(root).to_string()
-        })
-        .collect()
+/// Each document as an event of [`TARGET`], so that it reaches the process's log writer.
+fn write(collector: &Collector) {
+    let mut documents = Vec::new();
+    if let Err(error) = collector.flush(&mut documents) {
+        tracing::warn!(%error, "metrics could not be written");
+    }
+    for document in String::from_utf8_lossy(&documents).lines() {
+        tracing::info!(target: TARGET, emf = document);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tally_testkit::logs::Captured;
 
     #[test]
     fn each_metric_is_declared_once_with_a_cloudwatch_name() {
@@ -289,44 +220,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_scope_sums_its_own_counts_and_nothing_is_kept_outside_one() {
-        TICKETS_SOLD.add(100);
-        let sums = RECORDED
-            .scope(RefCell::new(Sums::new()), async {
-                TICKETS_SOLD.add(2);
-                TICKETS_SOLD.add(3);
-                ORDERS_NUMBERED.add("fast", 4);
-                ORDERS_NUMBERED.add("gapless", 1);
-                RECORDED.with(|sums| sums.take())
-            })
-            .await;
-        let documents = documents("Tally/test", 1_700_000_000_000, sums);
-        let parsed: Vec<Value> = documents
-            .iter()
-            .map(|d| serde_json::from_str(d).unwrap())
-            .collect();
-        assert_eq!(parsed.len(), 3, "{documents:?}");
-        let plain = &parsed[0];
-        assert_eq!(plain["TicketsSold"], 5);
-        let directive = &plain["_aws"]["CloudWatchMetrics"][0];
-        assert_eq!(directive["Namespace"], "Tally/test");
-        assert_eq!(directive["Dimensions"], json!([[]]));
-        assert_eq!(
-            directive["Metrics"],
-            json!([{"Name": "TicketsSold", "Unit": "Count"}])
-        );
-        assert_eq!(plain["_aws"]["Timestamp"], 1_700_000_000_000u64);
-        assert_eq!(
-            (&parsed[1]["Mode"], &parsed[1]["OrdersNumbered"]),
-            (&json!("fast"), &json!(4))
-        );
-        assert_eq!(
-            parsed[1]["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
-            json!([["Mode"]])
-        );
-        assert_eq!(
-            (&parsed[2]["Mode"], &parsed[2]["OrdersNumbered"]),
-            (&json!("gapless"), &json!(1))
-        );
+    async fn without_the_recorder_counting_writes_nothing() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber =
+            super::super::subscriber("info", super::super::LogFormat::Json, move || {
+                writer.clone()
+            });
+        let _default = tracing::subscriber::set_default(subscriber);
+        written_after(async {
+            TICKETS_SOLD.add(2);
+            ORDERS_NUMBERED.add("fast", 1);
+        })
+        .await;
+        assert_eq!(captured.text(), "");
     }
 }

@@ -73,8 +73,9 @@ enum Command {
         /// table. It then needs the deployment's secret (TALLY_DEPLOYMENT_SECRET_ARN).
         #[arg(long)]
         aws: bool,
-        /// Write each request's business metrics (CloudWatch's Embedded Metric Format, a
-        /// JSON line per request) to the log, as the Lambda functions do.
+        /// Write the business metrics (CloudWatch's Embedded Metric Format, JSON lines) to
+        /// the log when each request ends, as the Lambda functions do; requests that
+        /// overlap share their lines.
         #[arg(long, env = "TALLY_METRICS")]
         metrics: bool,
     },

@@ -88,7 +88,7 @@ impl IntoResponse for Problem {
         let status = self.code.status();
         let code = self.code.as_str().into_owned();
         if status == StatusCode::SERVICE_UNAVAILABLE {
-            metrics::SERVICE_UNAVAILABLE.add(&code, 1);
+            metrics::SERVICE_UNAVAILABLE.add(self.code.as_str(), 1);
         }
         let body = ProblemBody {
             kind: "about:blank",
