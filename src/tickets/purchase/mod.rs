@@ -173,8 +173,12 @@ impl<'a> PurchaseRun<'a> {
         }
         let view = self.cache.view();
         let plan = view.stripes.plan(quantity, &mut self.rng);
-        // Before claiming more ends, see whether holds that ended on ours gave back.
-        let ended = match &plan {
+        let ahead = match &plan {
+            Plan::Take(takes) if view.stripes.marked() => {
+                let touched: Vec<u32> = takes.iter().map(|t| t.stripe).collect();
+                view.stripes.read_ahead(&touched, MAX_BATCH_GET_KEYS)
+            }
+            // Before claiming more ends, see whether holds that ended on ours gave back.
             Plan::Claim(_) => view.stripes.ended_unread(),
             _ => Vec::new(),
         };
@@ -213,7 +217,7 @@ impl<'a> PurchaseRun<'a> {
             Plan::Take(_) | Plan::Claim(_) if stale && self.refreshes < MAX_REFRESHES => {
                 Step::Refresh
             }
-            Plan::Claim(_) if !ended.is_empty() => Step::Read(Read::stripes(ended)),
+            Plan::Take(_) | Plan::Claim(_) if !ahead.is_empty() => Step::Read(Read::stripes(ahead)),
             Plan::TooFragmented if self.refreshes == 0 => Step::Refresh,
             // Holds the view knows of may have given numbers back since: sold out is
             // answered from fresh stripes, with what really remains.

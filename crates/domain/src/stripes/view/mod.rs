@@ -59,6 +59,8 @@ pub struct StripeView {
     /// Stripe ends handed out by the draw's counter, as far as this process knows
     /// (at most `2S`).
     handed: u64,
+    /// Stripes whose item this process has seen (read, or returned by a cancellation).
+    seen: Vec<bool>,
     /// Buyers choose or hold numbers in this draw, as far as this process has seen.
     marked: bool,
 }
@@ -79,6 +81,7 @@ impl StripeView {
             owned: vec![None; stripes],
             sold_out: vec![false; stripes],
             handed: 0,
+            seen: vec![false; stripes],
             marked: false,
         }
     }
@@ -114,6 +117,7 @@ impl StripeView {
         let known = &mut self.known[stripe as usize];
         known.bottom = known.bottom.max(counters.bottom);
         known.top = known.top.max(counters.top);
+        self.seen[stripe as usize] = true;
         self.marked |= !chosen.is_empty();
         self.chosen[stripe as usize].extend(chosen);
         self.prune(stripe);
@@ -257,6 +261,32 @@ impl StripeView {
     /// Records that buyers choose or hold numbers in this draw.
     fn mark(&mut self) {
         self.marked = true;
+    }
+
+    /// The stripes to read before a lucky dip from `touched`, in a draw where buyers
+    /// choose or hold numbers: a first write on a stripe whose marks the view has not
+    /// seen would fail once on them. The unseen stripes among `touched`, and in the same
+    /// read the unseen stripes of the ends the counter hands out next, up to `most`, so
+    /// that the ends this process claims later are known when it gets them. Nothing in a
+    /// draw where nobody chose or held, or when every touched stripe has been seen.
+    pub fn read_ahead(&self, touched: &[u32], most: usize) -> Vec<u32> {
+        if !self.marked {
+            return Vec::new();
+        }
+        let unseen = |s: u32| !self.seen[s as usize];
+        let mut stripes: Vec<u32> = touched.iter().copied().filter(|&s| unseen(s)).collect();
+        if stripes.is_empty() {
+            return stripes;
+        }
+        for stripe in self.upcoming() {
+            if stripes.len() >= most {
+                break;
+            }
+            if unseen(stripe) && !self.sold_out[stripe as usize] && !stripes.contains(&stripe) {
+                stripes.push(stripe);
+            }
+        }
+        stripes
     }
 
     /// The stripes of the ends that the counter hands out next, in the order it hands

@@ -91,6 +91,20 @@ fn a_hold_passed_behind_the_cursor_comes_back_once_a_read_shows_it_ended() {
 }
 
 #[test]
+fn reads_ahead_only_where_buyers_chose_or_held_and_only_stripes_unseen() {
+    let mut view = view(1_000, 10);
+    view.claimed(0, 2);
+    assert!(view.read_ahead(&[1], 100).is_empty());
+    view.learn(5, counters(0, 0), &Chosen::from([3]));
+    // Stripe 1 and, in the same read, those of the next ends: bottoms 2 to 9 (5 is
+    // known), then the tops, all of stripes already listed.
+    assert_eq!(view.read_ahead(&[1], 100), vec![1, 2, 3, 4, 6, 7, 8, 9, 0]);
+    assert_eq!(view.read_ahead(&[1], 3), vec![1, 2, 3]);
+    learn(1, counters(0, 0), &mut view);
+    assert!(view.read_ahead(&[1], 100).is_empty());
+}
+
+#[test]
 fn a_process_without_stripes_claims_one() {
     let view = view(100, 10);
     assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
