@@ -32,9 +32,6 @@ pub(super) struct DrawCache {
     /// The winning numbers of a draw with instant wins: secret until the winners.
     instant_map: Option<InstantMap>,
     view: Mutex<CachedView>,
-    /// The draw item says that buyers choose or hold numbers here (a claim answered so,
-    /// or this process noted it).
-    choosers_hint: AtomicBool,
     /// When this process last read the counts after a refusal, to see whether the draw
     /// sold out (Unix ms).
     sell_out_read_at: AtomicI64,
@@ -107,7 +104,6 @@ impl DrawCache {
                 stale: true,
                 epoch: 0,
             }),
-            choosers_hint: AtomicBool::new(false),
             sell_out_read_at: AtomicI64::new(i64::MIN),
             sold_out: AtomicBool::new(draw.sold_out_at.is_some()),
             draw,
@@ -145,10 +141,6 @@ impl DrawCache {
         }
         view.closed |= claim.draw.status.refuses_sales();
         view.epoch += 1;
-        if claim.choosers_hint {
-            view.stripes.mark();
-            self.choosers_hint.store(true, Ordering::Relaxed);
-        }
     }
 
     /// Records what a read of stripes found, and answers the view.
@@ -170,15 +162,6 @@ impl DrawCache {
         }
         view.stripes.handed_at_least(survey.opened);
         view.stale &= !complete;
-    }
-
-    /// Whether the draw item is known to say that buyers choose or hold numbers here.
-    pub(super) fn has_choosers_hint(&self) -> bool {
-        self.choosers_hint.load(Ordering::Relaxed)
-    }
-
-    pub(super) fn note_choosers_hint(&self) {
-        self.choosers_hint.store(true, Ordering::Relaxed);
     }
 
     /// Whether this process has seen the draw sold out.

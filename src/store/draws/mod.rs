@@ -34,11 +34,6 @@ const OPENED: &str = "opened";
 /// Stripes known to have run out, on the draw item.
 const SOLD_OUT_STRIPES: &str = "sold_out_stripes";
 
-/// On the draw item once buyers chose or held some of its numbers: a hint that lets a
-/// process read the chosen and hold marks of the stripes it claims before it dips there. The stripes'
-/// conditions decide, whatever the hint says.
-const CHOOSERS_HINT: &str = "marked";
-
 /// The answer to a claim of stripe ends.
 #[derive(Debug, Clone)]
 pub struct StripeClaim {
@@ -49,8 +44,6 @@ pub struct StripeClaim {
     pub count: u32,
     /// Stripes that some process has seen run out.
     pub sold_out: Vec<u32>,
-    /// Buyers chose or held numbers in the draw (the draw says so).
-    pub choosers_hint: bool,
 }
 
 impl Store {
@@ -230,15 +223,7 @@ impl Store {
             first: opened - u64::from(count),
             count,
             sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
-            choosers_hint: reader.flag(CHOOSERS_HINT),
         }))
-    }
-
-    /// Notes on the draw that buyers choose or hold its numbers, for the claims that
-    /// follow.
-    pub async fn set_choosers_hint(&self, draw_id: &DrawId) -> Result<(), StoreError> {
-        self.set_once(draw_id, CHOOSERS_HINT, AttributeValue::Bool(true))
-            .await
     }
 
     /// Sets the attribute `name` on the draw item unless it is there: a failed condition means

@@ -4,7 +4,7 @@
 //! number sold meanwhile fails the transaction, whose cancellation teaches the view its
 //! stripe, and the next plan refuses.
 
-use super::{PurchaseRun, Refusal, Step};
+use super::{PurchaseRun, Read, Refusal, Step};
 use tally_domain::stripes::Choice;
 
 impl PurchaseRun<'_> {
@@ -22,13 +22,14 @@ impl PurchaseRun<'_> {
             return Step::Refuse(Refusal::Closed);
         }
         match choice {
-            Choice::Take(takes) => Step::CommitChosen(takes),
+            Choice::Take(takes) => Step::Commit(Vec::new(), takes),
             // Holds end and give numbers back: the stripes are read once before a refusal.
             Choice::Taken(positions) if !self.read_taken => {
                 let mut stripes: Vec<u32> = positions.iter().map(|&p| located[p].0).collect();
                 stripes.sort_unstable();
                 stripes.dedup();
-                Step::ReadStripes(stripes)
+                self.read_taken = true;
+                Step::Read(Read::stripes(stripes))
             }
             Choice::Taken(positions) => Step::Refuse(Refusal::Taken(
                 positions.iter().map(|&p| numbers[p]).collect(),

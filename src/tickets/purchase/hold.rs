@@ -113,7 +113,6 @@ impl<'a> HoldRun<'a> {
                             view.stripes.unhold(take.stripe, &take.swept);
                         }
                     }
-                    super::note_choosers(self.store, &self.cache).await;
                     info!(tickets = ?hold.tickets, expires_at = %hold.expires_at, "hold created");
                     return Ok(HoldReceipt {
                         hold,

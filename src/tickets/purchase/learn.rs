@@ -1,28 +1,18 @@
 //! What a purchase learns from a cancelled transaction: the stripes it met, whether its
-//! record exists, the payer's allowance; and how long it waits before it tries again.
-
-use std::time::Duration;
+//! record exists, the payer's allowance; and, after a conflict or throttling, a backoff
+//! before it tries again.
 
 use tracing::debug;
 
-use super::{Outcome, PurchaseRun, spread};
+use super::{Outcome, PurchaseRun};
 use crate::store::StoreError;
 use crate::store::purchases::Cancellation;
 use crate::store::retry;
 
-/// After a miss on an end that others sell from, a purchase waits a random part of up to
-/// this many round trips of its transaction, one more per miss.
-const MISS_SPREAD_MAX: u32 = 4;
-
 impl PurchaseRun<'_> {
-    /// Learns from a cancelled transaction, and waits before the next attempt where
-    /// retrying at once would meet the same crowd again.
-    pub(super) async fn learn(
-        &mut self,
-        stripes: &[u32],
-        cancellation: Cancellation,
-        took: Duration,
-    ) -> Outcome {
+    /// Learns from a cancelled transaction; a miss on a stale cursor is planned again at
+    /// once, from what the cancellation returned.
+    pub(super) async fn learn(&mut self, stripes: &[u32], cancellation: Cancellation) -> Outcome {
         debug!(
             attempt = self.attempts,
             ?stripes,
@@ -43,7 +33,7 @@ impl PurchaseRun<'_> {
             ))
             .into());
         }
-        let shared_miss = {
+        {
             let mut view = self.cache.view();
             // The transaction checked every condition at one point in time: its record's
             // passed, so the record was absent then. That holds for refusals only if the
@@ -73,8 +63,7 @@ impl PurchaseRun<'_> {
                     .iter()
                     .any(|(s, _)| !view.stripes.owns(*s));
             view.stale |= shared_miss;
-            shared_miss
-        };
+        }
         let now = self.now_millis();
         if let (Some(payer), Some(allowance)) = (&self.request.payer_id, &cancellation.allowance)
             && allowance.has_ended(now)
@@ -84,10 +73,7 @@ impl PurchaseRun<'_> {
                 .give_back_ended_holds(&self.request.draw_id, payer, &allowance.holds, now, true)
                 .await?;
         }
-        if shared_miss {
-            self.conflicts += 1;
-            spread(took * self.conflicts.min(MISS_SPREAD_MAX)).await;
-        } else if cancellation.conflict || cancellation.throttled {
+        if cancellation.conflict || cancellation.throttled {
             self.conflicts += 1;
             retry::PURCHASE.pause(self.conflicts).await;
         }

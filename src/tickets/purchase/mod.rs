@@ -18,11 +18,10 @@ pub use convert::ConvertRequest;
 pub(super) use convert::ConvertRun;
 pub use hold::HoldReceipt;
 pub(super) use hold::HoldRun;
-use reads::SurveyRead;
+use reads::Read;
 use refuse::Refusal;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use rand::SeedableRng;
@@ -52,17 +51,13 @@ enum Step {
     Refresh,
     /// Ask the draw's `opened` for this many more stripe ends.
     Claim(u32),
-    Commit(Vec<StripeTake>),
-    /// Take the numbers the buyer chose, stripe by stripe.
-    CommitChosen(Vec<ChosenTake>),
-    /// Read these stripes: numbers the view takes for sold or held may be free again.
-    ReadStripes(Vec<u32>),
-    /// Read these stripes before a lucky dip from ends whose marks the view has not seen.
-    ReadAhead(Vec<u32>),
-    /// Read how far `opened` has handed out ends, with stripes that may still sell,
-    /// before claiming more: near the end of a draw where buyers choose or hold numbers,
-    /// the ends left are few and their stripes unknown.
-    Survey(SurveyRead),
+    /// Send the purchase transaction: lucky-dip takes from stripe ends, or the numbers
+    /// the buyer chose, stripe by stripe.
+    Commit(Vec<StripeTake>, Vec<ChosenTake>),
+    /// Read stripes fresh into the view (`reads.rs`): where holds the view saw live have
+    /// ended, before claiming more ends; where chosen numbers the view takes for sold or
+    /// held lie; or, as a survey, with how far `opened` has handed out ends.
+    Read(Read),
     Refuse(Refusal),
 }
 
@@ -130,20 +125,10 @@ impl<'a> PurchaseRun<'a> {
             let outcome = match self.next_step() {
                 Step::Refresh => self.refresh().await,
                 Step::Claim(count) => self.claim(count).await,
-                Step::ReadStripes(stripes) => {
-                    self.read_taken = true;
-                    self.read_stripes(&stripes).await
-                }
-                Step::ReadAhead(stripes) => self.read_stripes(&stripes).await,
-                Step::Survey(read) => self.survey(read).await,
+                Step::Read(read) => self.read(read).await,
                 Step::Refuse(refusal) => return self.refuse(refusal).await,
-                Step::Commit(_) | Step::CommitChosen(_)
-                    if self.attempts == retry::PURCHASE.budget() =>
-                {
-                    break;
-                }
-                Step::Commit(takes) => self.commit(takes, Vec::new()).await,
-                Step::CommitChosen(chosen) => self.commit(Vec::new(), chosen).await,
+                Step::Commit(..) if self.attempts == retry::PURCHASE.budget() => break,
+                Step::Commit(takes, chosen) => self.commit(takes, chosen).await,
             };
             if let Some(receipt) = outcome? {
                 return Ok(receipt);
@@ -206,7 +191,10 @@ impl<'a> PurchaseRun<'a> {
         // One request: the draw item and as many stripes as fit with it.
         let read = survey.then(|| {
             let (stripes, complete) = view.stripes.survey(MAX_BATCH_GET_KEYS - 1);
-            SurveyRead { stripes, complete }
+            Read {
+                stripes,
+                survey: Some(complete),
+            }
         });
         let stripes = 0..self.cache.draw.config.stripes();
         let held = stripes.clone().any(|s| view.stripes.has_held(s));
@@ -221,7 +209,7 @@ impl<'a> PurchaseRun<'a> {
         }
         // A survey is planned only for a claim, before every end is out.
         if let Some(read) = read {
-            return Step::Survey(read);
+            return Step::Read(read);
         }
         match plan {
             // Once every end is handed out, choosing among ends that others sell from
@@ -229,12 +217,12 @@ impl<'a> PurchaseRun<'a> {
             Plan::Take(_) | Plan::Claim(_) if stale && self.refreshes < MAX_REFRESHES => {
                 Step::Refresh
             }
-            Plan::Take(_) | Plan::Claim(_) if !ahead.is_empty() => Step::ReadAhead(ahead),
+            Plan::Take(_) | Plan::Claim(_) if !ahead.is_empty() => Step::Read(Read::stripes(ahead)),
             Plan::TooFragmented if self.refreshes == 0 => Step::Refresh,
             // Holds the view knows of may have given numbers back since: sold out is
             // answered from fresh stripes, with what really remains.
             Plan::NotEnough { .. } if held && self.refreshes == 0 => Step::Refresh,
-            Plan::Take(takes) => Step::Commit(takes),
+            Plan::Take(takes) => Step::Commit(takes, Vec::new()),
             Plan::Claim(count) => Step::Claim(count),
             Plan::NotEnough { remaining } => Step::Refuse(Refusal::NotEnough(
                 short.unwrap_or(TicketError::SoldOut { remaining, held: 0 }),
@@ -270,7 +258,6 @@ impl<'a> PurchaseRun<'a> {
         let award = self.cache.award(&purchase.tickets);
         self.attempts += 1;
         self.requests += 1;
-        let sent = Instant::now();
         let commit = {
             let _busy = BusyGuard::new(&self.cache, &takes);
             self.store
@@ -294,9 +281,6 @@ impl<'a> PurchaseRun<'a> {
                             .chose(take.stripe, &take.offsets, &take.returned);
                     }
                 }
-                if !chosen.is_empty() {
-                    self.requests += note_choosers(self.store, &self.cache).await;
-                }
                 metrics::PURCHASES.add(1);
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                 info!(
@@ -319,7 +303,7 @@ impl<'a> PurchaseRun<'a> {
                     .map(|t| t.stripe)
                     .chain(chosen.iter().map(|c| c.stripe))
                     .collect();
-                self.learn(&touched, *cancellation, sent.elapsed()).await
+                self.learn(&touched, *cancellation).await
             }
         }
     }
@@ -346,26 +330,4 @@ impl PurchaseRun<'_> {
     fn now_millis(&self) -> i64 {
         (self.clock)().timestamp_millis()
     }
-}
-
-/// After buyers chose or held numbers, notes it on the draw once per process, so that
-/// processes claiming stripe ends later read their marks before they dip there. A hint:
-/// a failure is logged and the sale goes on (the next choice tries again). Answers the
-/// requests sent.
-pub(super) async fn note_choosers(store: &Store, cache: &DrawCache) -> u32 {
-    if cache.has_choosers_hint() {
-        return 0;
-    }
-    match store.set_choosers_hint(&cache.draw.draw_id).await {
-        Ok(()) => cache.note_choosers_hint(),
-        Err(error) => {
-            warn!(%error, "could not note on the draw that buyers choose or hold numbers")
-        }
-    }
-    1
-}
-
-/// Waits a random part of `window`.
-async fn spread(window: Duration) {
-    tokio::time::sleep(window.mul_f64(rand::random::<f64>())).await;
 }

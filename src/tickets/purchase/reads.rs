@@ -1,26 +1,30 @@
 //! The reads a purchase makes between its writes: the cursors that may still move with
-//! its record, stripes before a first write or after holds ended, how far the draw's
-//! `opened` has handed out ends (a survey), and the claim of more ends.
-
-use std::time::Instant;
+//! its record (a snapshot), stripes (after holds ended, or where chosen numbers lie), how
+//! far the draw's `opened` has handed out ends with the stripes that may still sell (a
+//! survey), and the claim of more ends.
 
 use tracing::debug;
 
-use super::{Outcome, PurchaseRun, spread};
+use super::{Outcome, PurchaseRun};
 use crate::store::limits::MAX_BATCH_GET_KEYS;
 use crate::store::purchases::PurchaseRead;
 use crate::tickets::TicketError;
 
-/// Once every stripe end is out, processes that find it out spread their first read of
-/// the cursors over this many round trips of their claim. Read at once, they would all see
-/// the same few stripes with room and all buy from them at once, and most would miss.
-const ENTRY_SPREAD: f64 = 8.0;
-
-/// The stripes a survey reads with the draw item.
-pub(super) struct SurveyRead {
+/// Stripes to read fresh into the view, in batch reads.
+pub(super) struct Read {
     pub(super) stripes: Vec<u32>,
-    /// They are every stripe that may still sell, as far as the view knows.
-    pub(super) complete: bool,
+    /// A survey: the draw item is read with the stripes, which are the first that may
+    /// still sell; `true` when they are all of them, as far as the view knows.
+    pub(super) survey: Option<bool>,
+}
+
+impl Read {
+    pub(super) fn stripes(stripes: Vec<u32>) -> Self {
+        Self {
+            stripes,
+            survey: None,
+        }
+    }
 }
 
 impl PurchaseRun<'_> {
@@ -58,8 +62,17 @@ impl PurchaseRun<'_> {
         Ok(None)
     }
 
-    /// Reads how far `opened` has gone, with stripes, into the view.
-    pub(super) async fn survey(&mut self, read: SurveyRead) -> Outcome {
+    /// Reads stripes into the view; with a survey, in one request with the draw item.
+    pub(super) async fn read(&mut self, read: Read) -> Outcome {
+        let Some(complete) = read.survey else {
+            self.requests += read.stripes.len().div_ceil(MAX_BATCH_GET_KEYS) as u32;
+            let states = self
+                .store
+                .read_stripes(&self.request.draw_id, &read.stripes)
+                .await?;
+            drop(self.cache.learn_stripes(&states));
+            return Ok(None);
+        };
         self.requests += 1;
         self.surveyed = true;
         let survey = self
@@ -67,18 +80,7 @@ impl PurchaseRun<'_> {
             .survey(&self.request.draw_id, &read.stripes)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(self.request.draw_id.clone()))?;
-        self.cache.surveyed(&survey, read.complete);
-        Ok(None)
-    }
-
-    /// Reads stripes fresh into the view.
-    pub(super) async fn read_stripes(&mut self, stripes: &[u32]) -> Outcome {
-        self.requests += stripes.len().div_ceil(MAX_BATCH_GET_KEYS) as u32;
-        let states = self
-            .store
-            .read_stripes(&self.request.draw_id, stripes)
-            .await?;
-        drop(self.cache.learn_stripes(&states));
+        self.cache.surveyed(&survey, complete);
         Ok(None)
     }
 
@@ -86,16 +88,12 @@ impl PurchaseRun<'_> {
     pub(super) async fn claim(&mut self, count: u32) -> Outcome {
         self.requests += 1;
         let sold_out = self.cache.view().stripes.unreported_sold_out();
-        let sent = Instant::now();
         let claim = self
             .store
             .claim_stripes(&self.request.draw_id, count, &sold_out)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(self.request.draw_id.clone()))?;
         self.cache.claimed(&claim);
-        if claim.first >= 2 * u64::from(self.cache.draw.config.stripes()) {
-            spread(sent.elapsed().mul_f64(ENTRY_SPREAD)).await;
-        }
         Ok(None)
     }
 }

@@ -259,7 +259,7 @@ impl StripeView {
     }
 
     /// Records that buyers choose or hold numbers in this draw.
-    pub fn mark(&mut self) {
+    fn mark(&mut self) {
         self.marked = true;
     }
 
