@@ -109,6 +109,7 @@ fn purchase() -> Purchase {
         tickets: vec![17, 4, 250],
         chosen: true,
         channel: Channel::Postal,
+        amount: None,
         fingerprint: "f1e2d3".into(),
         created_at: at(1),
         void: None,

@@ -17,6 +17,8 @@ pub(crate) const HOLD: &str = "hold";
 pub(crate) const SERIES: &str = "series";
 pub(crate) const ISSUER: &str = "issuer";
 pub(crate) const ALLOWANCE: &str = "allowance";
+/// A payer's limits, exclusion and spend, across every draw.
+pub(crate) const PAYER: &str = "payer";
 /// An order under its reference key: what finds a repeated post.
 pub(crate) const ORDER_REF: &str = "order_ref";
 

@@ -13,6 +13,7 @@ use super::bundles::{set_void_unfinished, split_tickets, void_ticket};
 use super::codec::{key, n, s, timestamp};
 use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED, VOIDING};
 use super::error::build_error;
+use super::payers::SpendReturn;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::Verdict;
 use super::transaction::{Roled, RoledOutcome};
@@ -31,6 +32,9 @@ pub enum VoidOutcome {
     FreezeMoved,
     /// Another transaction held one of the items, or DynamoDB throttled: try again.
     Contended,
+    /// The payer's count of a window the purchase was spent in moved on to a later
+    /// window: void again without giving back to it.
+    WindowPassed,
 }
 
 /// What an item of a void transaction stands for.
@@ -39,6 +43,8 @@ enum Role {
     Draw,
     Ticket(u64),
     Allowance,
+    /// The payer's item across draws, given the amount back.
+    Payer,
     /// The award item keyed by this winning number.
     Award(u64),
 }
@@ -48,15 +54,16 @@ impl Store {
     /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
     /// void is counted and indexed as a late one; the draw's condition checks it.
     /// `award`: the smallest instant-winning number of the purchase, whose award item
-    /// (`store::instant`) becomes void with it.
+    /// (`store::instant`) becomes void with it. `back`: the amount the payer's spend
+    /// counts get back, exactly once, since the void commits once.
     pub async fn void_purchase(
         &self,
         purchase: &Purchase,
         reason: &str,
         at: DateTime<Utc>,
-        capped: bool,
-        late: bool,
+        (capped, late): (bool, bool),
         award: Option<u64>,
+        back: Option<&SpendReturn>,
     ) -> Result<VoidOutcome, StoreError> {
         let draw_id = &purchase.draw_id;
         let quantity = u64::from(purchase.quantity);
@@ -65,7 +72,8 @@ impl Store {
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
         };
-        let others = 2 + usize::from(capped) + usize::from(award.is_some());
+        let others =
+            2 + usize::from(capped) + usize::from(award.is_some()) + usize::from(back.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let bundle = !rest.is_empty();
         // A postal purchase voided before the freeze also leaves the postal entries; after
@@ -141,6 +149,9 @@ impl Store {
                 self.void_award(draw_id, &purchase.payment_id, first, at)?,
             );
         }
+        if let Some(back) = back {
+            tx.push(Role::Payer, self.spend_return(back)?);
+        }
         let verdicts = match self.transact_roled(tx).await? {
             RoledOutcome::Committed => {
                 // Each voided ticket enters the `list` index.
@@ -187,6 +198,7 @@ impl Store {
                         purchase.payment_id
                     )));
                 }
+                (Role::Payer, Verdict::ConditionFailed(_)) => return Ok(VoidOutcome::WindowPassed),
                 (Role::Award(number), Verdict::ConditionFailed(_)) => {
                     return Err(StoreError::Invariant(format!(
                         "the instant award of ticket {number} in {draw_id} is not {}'s",

@@ -23,6 +23,7 @@ impl TicketService {
         reason: &str,
     ) -> Result<Purchase, TicketError> {
         let mut award = None;
+        let mut give_back = true;
         for attempt in retry::DRAW_RECORD.each() {
             let draw = self
                 .store()
@@ -43,9 +44,20 @@ impl TicketService {
                 let wins = self.purchase_wins(draw_id, &purchase.tickets).await?;
                 award = Some(wins.first().map(|w| w.ticket));
             }
+            let now = self.now();
+            let back = give_back
+                .then(|| self.spend.give_back(&purchase, now))
+                .flatten();
             match self
                 .store()
-                .void_purchase(&purchase, reason, self.now(), capped, late, award.flatten())
+                .void_purchase(
+                    &purchase,
+                    reason,
+                    now,
+                    (capped, late),
+                    award.flatten(),
+                    back.as_ref(),
+                )
                 .await?
             {
                 VoidOutcome::Voided(purchase) => {
@@ -58,6 +70,8 @@ impl TicketService {
                 }
                 // Frozen meanwhile: the void becomes a late one.
                 VoidOutcome::FreezeMoved => {}
+                // Another clock counted a later window already: that one keeps its count.
+                VoidOutcome::WindowPassed => give_back = false,
                 VoidOutcome::Contended => retry::DRAW_RECORD.pause(attempt).await,
             }
         }

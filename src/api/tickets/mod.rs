@@ -5,6 +5,7 @@ mod draws;
 mod holds;
 mod instant;
 mod lists;
+mod payers;
 mod purchases;
 mod winners;
 
@@ -36,7 +37,10 @@ super::routes::route_table!(
         holds::release_hold,
         availability::get_availability,
         winners::get_winners,
-        instant::get_instant_wins;
+        instant::get_instant_wins,
+        payers::set_limits,
+        payers::get_limits,
+        payers::set_exclusion;
     // Whole-draw computations: the close freezes the eligible list.
     Drawing:
         draws::close_draw,

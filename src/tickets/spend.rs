@@ -1,0 +1,233 @@
+//! Spend limits and self-exclusion across every draw, as the payer's item keeps them
+//! (`store::payers`): setting them, and planning what a sale's transaction asks of that
+//! item. A sale learns the item from a cancellation (or one read before a refusal), never
+//! trusts an item read earlier to let it through: the transaction's conditions decide.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use tracing::{info, instrument};
+
+use super::{TicketError, TicketService};
+use crate::store::payers::{PayerGate, PayerRecord, SpendCount, SpendReturn};
+use crate::store::{Store, retry};
+use tally_domain::ids::PayerId;
+use tally_domain::purchase::Purchase;
+use tally_domain::series::Timezone;
+use tally_domain::spend::{
+    Exclusion, LimitChange, Limits, Money, OverLimit, Period, SpendError, left_in,
+};
+
+/// The cooling-off period of a raised limit unless the deployment names another.
+pub const DEFAULT_COOLING_OFF: Duration = Duration::hours(24);
+
+/// The deployment's rules of spend: the time zone of its calendar windows, the limits of
+/// payers who set none, and how long a raised limit waits.
+#[derive(Debug, Clone)]
+pub struct SpendRules {
+    pub zone: Timezone,
+    pub default: Limits,
+    pub cooling_off: Duration,
+}
+
+impl Default for SpendRules {
+    fn default() -> Self {
+        Self {
+            zone: Timezone::utc(),
+            default: Limits::default(),
+            cooling_off: DEFAULT_COOLING_OFF,
+        }
+    }
+}
+
+/// A payer's terms as answered: limits in force, raises waiting, exclusion, spend.
+#[derive(Debug, Clone)]
+pub struct PayerTerms {
+    pub record: PayerRecord,
+    /// The windows that run now, by period.
+    pub windows: Vec<(Period, tally_domain::spend::Window)>,
+    pub at: DateTime<Utc>,
+}
+
+/// What a sale knows of its payer's item: the default record until a cancellation or a
+/// read says otherwise.
+#[derive(Debug, Default)]
+pub(super) struct PayerKnown {
+    pub record: PayerRecord,
+    /// Read (or returned by a cancellation) during this sale.
+    pub fresh: bool,
+}
+
+impl PayerKnown {
+    pub(super) fn learn(&mut self, record: PayerRecord) {
+        self.record = record;
+        self.fresh = true;
+    }
+}
+
+impl SpendRules {
+    /// What a sale of `money` (none: a draw without a price) by `payer` at `now` asks of
+    /// the payer's item, or why the payer may not buy: `count` for a purchase or a hold's
+    /// payment, a check of room only for a hold. A free entry counts nothing.
+    pub(super) fn gate(
+        &self,
+        payer: &PayerId,
+        known: &PayerRecord,
+        money: Option<Money>,
+        count: bool,
+        now: DateTime<Utc>,
+    ) -> Result<PayerGate, TicketError> {
+        if let Some(exclusion) = known.exclusion.filter(|e| e.excludes(now)) {
+            return Err(TicketError::PayerExcluded {
+                until: exclusion.until,
+            });
+        }
+        let spend = match money.filter(|m| m.minor > 0) {
+            None => None,
+            Some(amount) => {
+                let mut windows = Vec::with_capacity(Period::ALL.len());
+                for period in Period::ALL {
+                    let window = period.window(&self.zone, now);
+                    let limit = known
+                        .limits
+                        .limit(&self.default, amount.currency, period, now);
+                    if let Some(limit) = limit {
+                        let left =
+                            left_in(limit, &window, known.spent.get(&(amount.currency, period)));
+                        if amount.minor > left {
+                            return Err(TicketError::SpendLimit(OverLimit {
+                                currency: amount.currency,
+                                period,
+                                window,
+                                limit,
+                                left,
+                            }));
+                        }
+                    }
+                    windows.push((period, window, limit));
+                }
+                Some(SpendCount {
+                    amount,
+                    windows,
+                    count,
+                })
+            }
+        };
+        Ok(PayerGate {
+            payer: payer.clone(),
+            now: now.timestamp_millis(),
+            spend,
+        })
+    }
+
+    /// What a void of `purchase` at `now` gives back: its amount, to each window it was
+    /// counted in that still runs (a window over has nothing left to give to).
+    pub(super) fn give_back(&self, purchase: &Purchase, now: DateTime<Utc>) -> Option<SpendReturn> {
+        let (payer, amount) = (purchase.payer_id.clone()?, purchase.amount?);
+        let windows: Vec<_> = Period::ALL
+            .into_iter()
+            .map(|p| (p, p.window(&self.zone, purchase.created_at)))
+            .filter(|(p, w)| &p.window(&self.zone, now) == w)
+            .collect();
+        (amount.minor > 0 && !windows.is_empty()).then_some(SpendReturn {
+            payer,
+            amount,
+            windows,
+        })
+    }
+}
+
+/// Plans the payer's gate of a sale; a refusal that rests on an item this sale has not
+/// read is checked against a fresh read first.
+pub(super) async fn plan_gate(
+    store: &Store,
+    rules: &SpendRules,
+    known: &mut PayerKnown,
+    (payer, money, count): (&PayerId, Option<Money>, bool),
+    now: DateTime<Utc>,
+) -> Result<(PayerGate, u32), TicketError> {
+    match rules.gate(payer, &known.record, money, count, now) {
+        Err(refusal) if known.fresh => Err(refusal),
+        Err(_) => {
+            known.learn(store.get_payer(payer).await?);
+            Ok((rules.gate(payer, &known.record, money, count, now)?, 1))
+        }
+        Ok(gate) => Ok((gate, 0)),
+    }
+}
+
+impl TicketService {
+    /// The payer's limits, exclusion and spend as they are now.
+    #[instrument(skip_all)]
+    pub async fn payer_terms(&self, payer: &PayerId) -> Result<PayerTerms, TicketError> {
+        let at = self.now();
+        Ok(PayerTerms {
+            record: self.store().get_payer(payer).await?,
+            windows: Period::ALL
+                .into_iter()
+                .map(|p| (p, p.window(&self.spend.zone, at)))
+                .collect(),
+            at,
+        })
+    }
+
+    /// Sets the payer's limits: lower ones apply at once, higher ones after the cooling-off
+    /// period (the answer's raises say from when).
+    #[instrument(skip_all)]
+    pub async fn set_limits(
+        &self,
+        payer: &PayerId,
+        wanted: &LimitChange,
+    ) -> Result<PayerTerms, TicketError> {
+        self.change_terms(payer, |record, now| {
+            let limits =
+                record
+                    .limits
+                    .change(&self.spend.default, wanted, now, self.spend.cooling_off)?;
+            Ok((limits, record.exclusion))
+        })
+        .await
+    }
+
+    /// Excludes the payer from every sale until `wanted` ends: from when this returns, no
+    /// sale of the payer commits. An exclusion is extended, never shortened.
+    #[instrument(skip_all)]
+    pub async fn set_exclusion(
+        &self,
+        payer: &PayerId,
+        wanted: Exclusion,
+    ) -> Result<PayerTerms, TicketError> {
+        self.change_terms(payer, |record, now| {
+            let next = Exclusion::extend(record.exclusion, wanted, now)?;
+            Ok((record.limits.clone(), next.or(record.exclusion)))
+        })
+        .await
+    }
+
+    /// Reads the payer's item, decides the new terms, writes them if the item's terms did
+    /// not change meanwhile; else again.
+    async fn change_terms(
+        &self,
+        payer: &PayerId,
+        decide: impl Fn(&PayerRecord, DateTime<Utc>) -> Result<(Limits, Option<Exclusion>), SpendError>,
+    ) -> Result<PayerTerms, TicketError> {
+        for attempt in retry::DRAW_RECORD.each() {
+            let record = self.store().get_payer(payer).await?;
+            let now = self.now();
+            let (limits, exclusion) = decide(&record, now)?;
+            if self
+                .store()
+                .set_payer_terms(payer, &record, &limits, exclusion)
+                .await?
+            {
+                info!(version = record.version + 1, "payer terms set");
+                return self.payer_terms(payer).await;
+            }
+            retry::DRAW_RECORD.pause(attempt).await;
+        }
+        Err(retry::DRAW_RECORD.exhausted().into())
+    }
+}
+
+/// The deployment's spend rules, shared by every sale of the process.
+pub(super) type SharedRules = Arc<SpendRules>;
