@@ -272,7 +272,7 @@ mod tests {
         assert_eq!(spend.zone.as_str(), "Europe/London");
         assert_eq!(spend.cooling_off, chrono::Duration::seconds(60));
         let gbp = tally_domain::spend::Currency::parse("GBP").unwrap();
-        let day = tally_domain::spend::Period::Day;
+        let day = tally_domain::spend::Span::Day;
         let at = chrono::Utc::now();
         assert_eq!(
             Limits::default().limit(&spend.default, gbp, day, at),

@@ -1,7 +1,7 @@
 //! A payer's item across every draw (`PAYER#<SHA-256 of the payer id>`): the limits and
 //! the exclusion the payer set, under a version that every change of them moves, and the
-//! spend counted per currency and period (`spend_<currency>_<period>`: the window and
-//! the amount, so that each item keeps one count per period, whatever windows passed).
+//! spend counted per currency and span (`spend_<currency>_<span>`: the window and
+//! the amount, so that each item keeps one count per span, whatever windows passed).
 //!
 //! A sale touches this item in the transaction that commits it, as one more item: an
 //! update that counts the amount on the conditions that no exclusion runs, that the
@@ -20,7 +20,7 @@ use super::codec::{Item, Reader, derived, key, n, s};
 use super::error::{build_error, sdk_error};
 use super::{Store, StoreError, keys, kind};
 use tally_domain::ids::PayerId;
-use tally_domain::spend::{Currency, Exclusion, Limits, Money, Period, Spent, Window};
+use tally_domain::spend::{Currency, Exclusion, Limits, Money, Span, Spent, Window};
 
 const VERSION: &str = "terms_version";
 const LIMITS: &str = "limits";
@@ -37,11 +37,11 @@ pub struct PayerRecord {
     pub version: u64,
     pub limits: Limits,
     pub exclusion: Option<Exclusion>,
-    pub spent: BTreeMap<(Currency, Period), Spent>,
+    pub spent: BTreeMap<(Currency, Span), Spent>,
 }
 
-fn spend_attribute(currency: Currency, period: Period) -> String {
-    format!("{SPEND_PREFIX}{currency}_{}", period.as_str())
+fn spend_attribute(currency: Currency, span: Span) -> String {
+    format!("{SPEND_PREFIX}{currency}_{}", span.as_str())
 }
 
 impl PayerRecord {
@@ -57,16 +57,15 @@ impl PayerRecord {
             let Some(rest) = name.strip_prefix(SPEND_PREFIX) else {
                 continue;
             };
-            let (code, period) = rest.split_once('_').unwrap_or((rest, ""));
-            let period = Period::ALL.into_iter().find(|p| p.as_str() == period);
-            let (Ok(currency), Some(period), Ok(map)) =
-                (Currency::parse(code), period, value.as_m())
+            let (code, span) = rest.split_once('_').unwrap_or((rest, ""));
+            let span = Span::ALL.into_iter().find(|p| p.as_str() == span);
+            let (Ok(currency), Some(span), Ok(map)) = (Currency::parse(code), span, value.as_m())
             else {
                 return Err(r.corrupt(format!("`{name}` is not a spend count")));
             };
             let slot = Reader::new(map);
             spent.insert(
-                (currency, period),
+                (currency, span),
                 Spent {
                     window: Window::new(slot.str(WINDOW)?.to_owned()),
                     amount: slot.num(AMOUNT)?,
@@ -87,7 +86,7 @@ impl PayerRecord {
 #[derive(Debug, Clone)]
 pub struct SpendCount {
     pub amount: Money,
-    pub windows: Vec<(Period, Window, Option<u64>)>,
+    pub windows: Vec<(Span, Window, Option<u64>)>,
     /// Count the amount (a purchase, a hold's payment), or only check for room (a hold).
     pub count: bool,
 }
@@ -107,7 +106,7 @@ pub struct PayerGate {
 pub struct SpendReturn {
     pub payer: PayerId,
     pub amount: Money,
-    pub windows: Vec<(Period, Window)>,
+    pub windows: Vec<(Span, Window)>,
 }
 
 /// Whether `expression` uses `placeholder` (`#s1` is not used by `#s10`).
@@ -206,12 +205,9 @@ impl Store {
             names.insert("#w".into(), WINDOW.into());
             names.insert("#a".into(), AMOUNT.into());
             values.insert(":amount".into(), n(spend.amount.minor));
-            for (i, (period, window, limit)) in spend.windows.iter().enumerate() {
+            for (i, (span, window, limit)) in spend.windows.iter().enumerate() {
                 let (slot, w) = (format!("#s{i}"), format!(":w{i}"));
-                names.insert(
-                    slot.clone(),
-                    spend_attribute(spend.amount.currency, *period),
-                );
+                names.insert(slot.clone(), spend_attribute(spend.amount.currency, *span));
                 values.insert(w.clone(), s(window.as_str()));
                 if let Some(limit) = limit {
                     let left = format!(":left{i}");
@@ -225,7 +221,7 @@ impl Store {
                 }
                 let counted = known
                     .spent
-                    .get(&(spend.amount.currency, *period))
+                    .get(&(spend.amount.currency, *span))
                     .is_some_and(|c| &c.window == window);
                 if counted {
                     conditions.push(format!("{slot}.#w = {w}"));
@@ -303,10 +299,10 @@ impl Store {
             .expression_attribute_values(":amount", n(back.amount.minor))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         let (mut sets, mut conditions) = (Vec::new(), Vec::new());
-        for (i, (period, window)) in back.windows.iter().enumerate() {
+        for (i, (span, window)) in back.windows.iter().enumerate() {
             let (slot, w) = (format!("#s{i}"), format!(":w{i}"));
             update = update
-                .expression_attribute_names(&slot, spend_attribute(back.amount.currency, *period))
+                .expression_attribute_names(&slot, spend_attribute(back.amount.currency, *span))
                 .expression_attribute_values(&w, s(window.as_str()));
             conditions.push(format!("{slot}.#w = {w}"));
             sets.push(format!("{slot}.#a = {slot}.#a - :amount"));
@@ -330,7 +326,7 @@ mod tests {
     #[test]
     fn limits_are_stored_as_serde_derives_them_and_read_back() {
         let gbp = Currency::parse("GBP").unwrap();
-        let wanted = LimitChange::from([(gbp, [(Period::Day, 500)].into())]);
+        let wanted = LimitChange::from([(gbp, [(Span::Day, 500)].into())]);
         let none = Limits::default();
         let now = Utc::now();
         let limits = none
@@ -339,7 +335,7 @@ mod tests {
         let raised = limits
             .change(
                 &none,
-                &LimitChange::from([(gbp, [(Period::Day, 900)].into())]),
+                &LimitChange::from([(gbp, [(Span::Day, 900)].into())]),
                 now,
                 Duration::hours(24),
             )
@@ -349,7 +345,7 @@ mod tests {
         item.insert(VERSION.into(), n(2));
         item.insert(EXCLUDED_UNTIL.into(), n(OPEN_ENDED));
         let read = PayerRecord::decode(&item).unwrap();
-        assert_eq!(read.limits.limit(&none, gbp, Period::Day, now), Some(500));
+        assert_eq!(read.limits.limit(&none, gbp, Span::Day, now), Some(500));
         assert_eq!(read.limits, raised);
         assert_eq!(read.exclusion, Some(Exclusion { until: None }));
     }

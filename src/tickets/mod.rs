@@ -70,7 +70,7 @@ pub enum TicketError {
     PayerExcluded { until: Option<DateTime<Utc>> },
     #[error(
         "the payer's {} limit of {} {} leaves {} for {}",
-        .0.period.as_str(), .0.limit, .0.currency, .0.left, .0.window.as_str()
+        .0.span.as_str(), .0.limit, .0.currency, .0.left, .0.window.as_str()
     )]
     SpendLimit(OverLimit),
     #[error(transparent)]

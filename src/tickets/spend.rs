@@ -15,10 +15,10 @@ use tally_domain::ids::PayerId;
 use tally_domain::purchase::Purchase;
 use tally_domain::series::Timezone;
 use tally_domain::spend::{
-    Exclusion, LimitChange, Limits, Money, OverLimit, Period, SpendError, left_in,
+    Exclusion, LimitChange, Limits, Money, OverLimit, Span, SpendError, left_in,
 };
 
-/// The cooling-off period of a raised limit unless the deployment names another.
+/// The cooling-off span of a raised limit unless the deployment names another.
 pub const DEFAULT_COOLING_OFF: Duration = Duration::hours(24);
 
 /// The deployment's rules of spend: the time zone of its calendar windows, the limits of
@@ -44,8 +44,8 @@ impl Default for SpendRules {
 #[derive(Debug, Clone)]
 pub struct PayerTerms {
     pub record: PayerRecord,
-    /// The windows that run now, by period.
-    pub windows: Vec<(Period, tally_domain::spend::Window)>,
+    /// The windows that run now, by span.
+    pub windows: Vec<(Span, tally_domain::spend::Window)>,
     pub at: DateTime<Utc>,
 }
 
@@ -85,26 +85,26 @@ impl SpendRules {
         let spend = match money.filter(|m| m.minor > 0) {
             None => None,
             Some(amount) => {
-                let mut windows = Vec::with_capacity(Period::ALL.len());
-                for period in Period::ALL {
-                    let window = period.window(&self.zone, now);
+                let mut windows = Vec::with_capacity(Span::ALL.len());
+                for span in Span::ALL {
+                    let window = span.window(&self.zone, now);
                     let limit = known
                         .limits
-                        .limit(&self.default, amount.currency, period, now);
+                        .limit(&self.default, amount.currency, span, now);
                     if let Some(limit) = limit {
                         let left =
-                            left_in(limit, &window, known.spent.get(&(amount.currency, period)));
+                            left_in(limit, &window, known.spent.get(&(amount.currency, span)));
                         if amount.minor > left {
                             return Err(TicketError::SpendLimit(OverLimit {
                                 currency: amount.currency,
-                                period,
+                                span,
                                 window,
                                 limit,
                                 left,
                             }));
                         }
                     }
-                    windows.push((period, window, limit));
+                    windows.push((span, window, limit));
                 }
                 Some(SpendCount {
                     amount,
@@ -124,7 +124,7 @@ impl SpendRules {
     /// counted in that still runs (a window over has nothing left to give to).
     pub(super) fn give_back(&self, purchase: &Purchase, now: DateTime<Utc>) -> Option<SpendReturn> {
         let (payer, amount) = (purchase.payer_id.clone()?, purchase.amount?);
-        let windows: Vec<_> = Period::ALL
+        let windows: Vec<_> = Span::ALL
             .into_iter()
             .map(|p| (p, p.window(&self.zone, purchase.created_at)))
             .filter(|(p, w)| &p.window(&self.zone, now) == w)
@@ -163,7 +163,7 @@ impl TicketService {
         let at = self.now();
         Ok(PayerTerms {
             record: self.store().get_payer(payer).await?,
-            windows: Period::ALL
+            windows: Span::ALL
                 .into_iter()
                 .map(|p| (p, p.window(&self.spend.zone, at)))
                 .collect(),
@@ -172,7 +172,7 @@ impl TicketService {
     }
 
     /// Sets the payer's limits: lower ones apply at once, higher ones after the cooling-off
-    /// period (the answer's raises say from when).
+    /// span (the answer's raises say from when).
     #[instrument(skip_all)]
     pub async fn set_limits(
         &self,

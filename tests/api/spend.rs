@@ -158,8 +158,8 @@ async fn a_lower_limit_applies_at_once_and_a_higher_one_after_cooling_off() {
     );
     assert_eq!(
         (
-            &over.body["period"],
-            &over.body["limit"],
+            &over.body["span"],
+            &over.body["spend_limit"],
             &over.body["left"],
             &over.body["currency"]
         ),

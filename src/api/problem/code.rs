@@ -307,9 +307,10 @@ problem_codes! {
          `max_held_per_payer`; hold at most `left` more, or pay for or release a hold first.",
     PayerLimit = CONFLICT "payer_limit" ["max_per_payer", "left"]:
         "the payer would pass the draw's `max_per_payer`; buy at most `left` more.",
-    SpendLimit = CONFLICT "spend_limit" ["period", "window", "currency", "limit", "left"]:
-        "the payer's spend limit of `limit` for the `period` (the calendar `window` that \
-         runs now, in the deployment's time zone) leaves `left`; spend at most that.",
+    SpendLimit = CONFLICT "spend_limit" ["span", "window", "currency", "spend_limit", "left"]:
+        "the payer's `spend_limit` for a calendar `span` (day, week or month; `window` is \
+         the one that runs now, in the deployment's time zone) leaves `left`; spend at most \
+         that.",
     RangeExhausted = CONFLICT "range_exhausted":
         "every authorised range of the series is used up; add a range before numbering \
          more.",

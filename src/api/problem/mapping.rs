@@ -118,10 +118,10 @@ impl From<TicketError> for Problem {
             TicketError::PayerExcluded { until } => Problem::new(Code::PayerExcluded, detail)
                 .with("excluded_until", until.map(rfc3339_millis)),
             TicketError::SpendLimit(over) => Problem::new(Code::SpendLimit, detail)
-                .with("period", over.period.as_str())
+                .with("span", over.span.as_str())
                 .with("window", over.window.as_str())
                 .with("currency", over.currency.as_str())
-                .with("limit", over.limit)
+                .with("spend_limit", over.limit)
                 .with("left", over.left),
             TicketError::Spend(err) => err.into(),
             TicketError::PayerHoldLimit {

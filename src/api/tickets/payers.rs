@@ -16,7 +16,7 @@ use super::super::timestamp;
 use crate::json_input::optional_rfc3339;
 use crate::tickets::PayerTerms;
 use tally_domain::ids::PayerId;
-use tally_domain::spend::{Currency, Exclusion, LimitChange, Period, left_in};
+use tally_domain::spend::{Currency, Exclusion, LimitChange, Span, left_in};
 
 /// A payer, across every draw.
 #[derive(Deserialize, IntoParams)]
@@ -30,7 +30,7 @@ pub(super) struct PayerPath {
 }
 
 /// Amounts in minor units (0 and up) for a calendar `day`, `week` (Monday first) and
-/// `month` in the deployment's time zone; a period left out has no limit.
+/// `month` in the deployment's time zone; a span left out has no limit.
 #[derive(Deserialize, Serialize, ToSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PeriodAmounts {
@@ -64,13 +64,13 @@ pub(super) struct ExclusionBody {
     excluded_until: Option<DateTime<Utc>>,
 }
 
-/// One period's limit in one currency.
+/// One span's limit in one currency.
 #[derive(Serialize, ToSchema)]
 pub(super) struct LimitBody {
     /// In force now, minor units; `null`: no limit.
     #[schema(required = true)]
     limit: Option<u64>,
-    /// A higher limit (or none, `null`) waiting for its cooling-off period.
+    /// A higher limit (or none, `null`) waiting for its cooling-off span.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     raise: Option<RaiseBody>,
@@ -96,7 +96,7 @@ pub(super) struct RaiseBody {
 #[derive(Serialize, ToSchema)]
 pub(super) struct PayerTermsBody {
     payer_id: String,
-    /// By currency, then period: the payer's own limits, or the deployment's default for
+    /// By currency, then span: the payer's own limits, or the deployment's default for
     /// a currency the payer set none in, with the spend of the windows that run now.
     #[schema(value_type = BTreeMap<String, BTreeMap<String, LimitBody>>)]
     limits: BTreeMap<String, BTreeMap<&'static str, LimitBody>>,
@@ -123,16 +123,16 @@ impl PayerTermsBody {
                 .0
                 .get(&currency)
                 .or_else(|| default.0.get(&currency));
-            let mut periods = BTreeMap::new();
-            for (period, window) in &terms.windows {
-                let stored = own.and_then(|l| l.get(period)).copied().unwrap_or_default();
+            let mut spans = BTreeMap::new();
+            for (span, window) in &terms.windows {
+                let stored = own.and_then(|l| l.get(span)).copied().unwrap_or_default();
                 let limit = stored.at(at);
-                let counted = record.spent.get(&(currency, *period));
+                let counted = record.spent.get(&(currency, *span));
                 let spent = counted
                     .filter(|c| &c.window == window)
                     .map_or(0, |c| c.amount);
-                periods.insert(
-                    period.as_str(),
+                spans.insert(
+                    span.as_str(),
                     LimitBody {
                         limit,
                         raise: stored.raise.filter(|r| r.from > at).map(|r| RaiseBody {
@@ -145,7 +145,7 @@ impl PayerTermsBody {
                     },
                 );
             }
-            limits.insert(currency.to_string(), periods);
+            limits.insert(currency.to_string(), spans);
         }
         let exclusion = record.exclusion.filter(|e| e.excludes(at));
         Self {
@@ -163,7 +163,7 @@ pub(super) const SET_LIMITS_CODES: &[Code] = &[Code::member("limits")];
 ///
 /// Limits hold across every draw, per currency, for the calendar day, week and month in
 /// the deployment's time zone; 0 is a limit too. A lower limit applies at once; a higher
-/// one (or none) only after the deployment's cooling-off period: the answer's `raise`
+/// one (or none) only after the deployment's cooling-off span: the answer's `raise`
 /// says when. Each purchase, hold and hold payment is checked in its own transaction.
 #[utoipa::path(
     put,
@@ -182,14 +182,14 @@ pub(super) async fn set_limits(
     let mut wanted = LimitChange::new();
     for (code, amounts) in body.limits {
         let currency = Currency::parse(&code)?;
-        let periods = [
-            (Period::Day, amounts.day),
-            (Period::Week, amounts.week),
-            (Period::Month, amounts.month),
+        let spans = [
+            (Span::Day, amounts.day),
+            (Span::Week, amounts.week),
+            (Span::Month, amounts.month),
         ];
         wanted.insert(
             currency,
-            periods
+            spans
                 .into_iter()
                 .filter_map(|(p, a)| a.map(|a| (p, a)))
                 .collect(),

@@ -1,12 +1,12 @@
-//! A payer's spend limits: per currency and period, lowered at once, raised (or lifted)
-//! only after a cooling-off period.
+//! A payer's spend limits: per currency and span, lowered at once, raised (or lifted)
+//! only after a cooling-off span.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Currency, MAX_SPEND_LIMIT, Period, SpendError};
+use super::{Currency, MAX_SPEND_LIMIT, Span, SpendError};
 
 /// A higher limit (or none, `to: None`) that applies from `from`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,7 +15,7 @@ pub struct Raise {
     pub from: DateTime<Utc>,
 }
 
-/// One period's limit: the amount in force (`None`: no limit) and a raise that waits.
+/// One span's limit: the amount in force (`None`: no limit) and a raise that waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Limit {
     pub now: Option<u64>,
@@ -33,11 +33,11 @@ impl Limit {
     }
 }
 
-/// The limits of one currency, by period.
-pub type CurrencyLimits = BTreeMap<Period, Limit>;
+/// The limits of one currency, by span.
+pub type CurrencyLimits = BTreeMap<Span, Limit>;
 
-/// Limits a payer asked for in one currency: an amount per period, none for no limit.
-pub type LimitChange = BTreeMap<Currency, BTreeMap<Period, u64>>;
+/// Limits a payer asked for in one currency: an amount per span, none for no limit.
+pub type LimitChange = BTreeMap<Currency, BTreeMap<Span, u64>>;
 
 /// A payer's limits, by currency. A currency the payer set nothing for is limited by the
 /// deployment's default, if one is set.
@@ -46,20 +46,20 @@ pub type LimitChange = BTreeMap<Currency, BTreeMap<Period, u64>>;
 pub struct Limits(pub BTreeMap<Currency, CurrencyLimits>);
 
 impl Limits {
-    /// The limit of `period` in `currency` at `at`, the payer's own or else `default`'s.
+    /// The limit of `span` in `currency` at `at`, the payer's own or else `default`'s.
     pub fn limit(
         &self,
         default: &Limits,
         currency: Currency,
-        period: Period,
+        span: Span,
         at: DateTime<Utc>,
     ) -> Option<u64> {
         let own = self.0.get(&currency).or_else(|| default.0.get(&currency))?;
-        own.get(&period)?.at(at)
+        own.get(&span)?.at(at)
     }
 
     /// The limits after the payer asks for `wanted` at `at`: for each currency named,
-    /// every period is set (a period left out has no limit). A lower or equal amount
+    /// every span is set (a span left out has no limit). A lower or equal amount
     /// applies at once; a higher one, or none, after `cooling_off`, and the amount in
     /// force stays until then. A raise already waiting for the same amount keeps its time.
     pub fn change(
@@ -70,14 +70,14 @@ impl Limits {
         cooling_off: Duration,
     ) -> Result<Limits, SpendError> {
         let mut next = self.clone();
-        for (&currency, periods) in wanted {
-            if let Some(&over) = periods.values().find(|&&a| a > MAX_SPEND_LIMIT) {
+        for (&currency, spans) in wanted {
+            if let Some(&over) = spans.values().find(|&&a| a > MAX_SPEND_LIMIT) {
                 return Err(SpendError::Limit(over));
             }
             let mut limits = CurrencyLimits::new();
-            for period in Period::ALL {
-                let old = self.limit(default, currency, period, at);
-                let new = periods.get(&period).copied();
+            for span in Span::ALL {
+                let old = self.limit(default, currency, span, at);
+                let new = spans.get(&span).copied();
                 let lower = match (new, old) {
                     (Some(new), Some(old)) => new <= old,
                     (_, None) => true,
@@ -86,7 +86,7 @@ impl Limits {
                 let waiting = self
                     .0
                     .get(&currency)
-                    .and_then(|l| l.get(&period))
+                    .and_then(|l| l.get(&span))
                     .and_then(|l| l.raise)
                     .filter(|r| r.to == new && r.from > at);
                 let limit = if lower {
@@ -104,7 +104,7 @@ impl Limits {
                     }
                 };
                 if limit != Limit::default() {
-                    limits.insert(period, limit);
+                    limits.insert(span, limit);
                 }
             }
             next.0.insert(currency, limits);
@@ -125,8 +125,8 @@ mod tests {
         Currency::parse("GBP").unwrap()
     }
 
-    fn ask(periods: &[(Period, u64)]) -> LimitChange {
-        LimitChange::from([(gbp(), periods.iter().copied().collect())])
+    fn ask(spans: &[(Span, u64)]) -> LimitChange {
+        LimitChange::from([(gbp(), spans.iter().copied().collect())])
     }
 
     #[test]
@@ -137,42 +137,42 @@ mod tests {
         let set = none
             .change(
                 &none,
-                &ask(&[(Period::Day, 1_000), (Period::Month, 0)]),
+                &ask(&[(Span::Day, 1_000), (Span::Month, 0)]),
                 now,
                 day,
             )
             .unwrap();
-        assert_eq!(set.limit(&none, gbp(), Period::Day, now), Some(1_000));
-        assert_eq!(set.limit(&none, gbp(), Period::Month, now), Some(0));
-        assert_eq!(set.limit(&none, gbp(), Period::Week, now), None);
+        assert_eq!(set.limit(&none, gbp(), Span::Day, now), Some(1_000));
+        assert_eq!(set.limit(&none, gbp(), Span::Month, now), Some(0));
+        assert_eq!(set.limit(&none, gbp(), Span::Week, now), None);
         let raised = set
             .change(
                 &none,
-                &ask(&[(Period::Day, 5_000), (Period::Month, 0)]),
+                &ask(&[(Span::Day, 5_000), (Span::Month, 0)]),
                 now,
                 day,
             )
             .unwrap();
-        assert_eq!(raised.limit(&none, gbp(), Period::Day, now), Some(1_000));
+        assert_eq!(raised.limit(&none, gbp(), Span::Day, now), Some(1_000));
         let later = now + day;
-        assert_eq!(raised.limit(&none, gbp(), Period::Day, later), Some(5_000));
+        assert_eq!(raised.limit(&none, gbp(), Span::Day, later), Some(5_000));
         // Asking again for the same raise does not restart its wait.
         let again = raised
             .change(
                 &none,
-                &ask(&[(Period::Day, 5_000), (Period::Month, 0)]),
+                &ask(&[(Span::Day, 5_000), (Span::Month, 0)]),
                 now + Duration::hours(1),
                 day,
             )
             .unwrap();
-        assert_eq!(again.limit(&none, gbp(), Period::Day, later), Some(5_000));
+        assert_eq!(again.limit(&none, gbp(), Span::Day, later), Some(5_000));
         // Lifting the month's limit waits too; lowering the day's again is at once.
         let lifted = again
-            .change(&none, &ask(&[(Period::Day, 10)]), now, day)
+            .change(&none, &ask(&[(Span::Day, 10)]), now, day)
             .unwrap();
-        assert_eq!(lifted.limit(&none, gbp(), Period::Day, now), Some(10));
-        assert_eq!(lifted.limit(&none, gbp(), Period::Month, now), Some(0));
-        assert_eq!(lifted.limit(&none, gbp(), Period::Month, later), None);
+        assert_eq!(lifted.limit(&none, gbp(), Span::Day, now), Some(10));
+        assert_eq!(lifted.limit(&none, gbp(), Span::Month, now), Some(0));
+        assert_eq!(lifted.limit(&none, gbp(), Span::Month, later), None);
     }
 
     #[test]
@@ -181,28 +181,28 @@ mod tests {
         let default = Limits::default()
             .change(
                 &Limits::default(),
-                &ask(&[(Period::Week, 500)]),
+                &ask(&[(Span::Week, 500)]),
                 now,
                 Duration::zero(),
             )
             .unwrap();
         let none = Limits::default();
-        assert_eq!(none.limit(&default, gbp(), Period::Week, now), Some(500));
+        assert_eq!(none.limit(&default, gbp(), Span::Week, now), Some(500));
         let eur = Currency::parse("EUR").unwrap();
-        assert_eq!(none.limit(&default, eur, Period::Week, now), None);
+        assert_eq!(none.limit(&default, eur, Span::Week, now), None);
         let raised = none
             .change(
                 &default,
-                &ask(&[(Period::Week, 800)]),
+                &ask(&[(Span::Week, 800)]),
                 now,
                 Duration::hours(24),
             )
             .unwrap();
-        assert_eq!(raised.limit(&default, gbp(), Period::Week, now), Some(500));
+        assert_eq!(raised.limit(&default, gbp(), Span::Week, now), Some(500));
         assert_eq!(
             raised.change(
                 &default,
-                &ask(&[(Period::Week, MAX_SPEND_LIMIT + 1)]),
+                &ask(&[(Span::Week, MAX_SPEND_LIMIT + 1)]),
                 now,
                 Duration::zero()
             ),

@@ -8,7 +8,7 @@ mod limits;
 mod windows;
 
 pub use limits::{CurrencyLimits, Limit, LimitChange, Limits, Raise};
-pub use windows::{Period, Window};
+pub use windows::{Span, Window};
 
 use std::fmt;
 
@@ -183,21 +183,21 @@ impl Exclusion {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OverLimit {
     pub currency: Currency,
-    pub period: Period,
+    pub span: Span,
     pub window: Window,
     pub limit: u64,
     /// What the payer may still spend in the window.
     pub left: u64,
 }
 
-/// What a payer has spent in a window of one period, as counted on the payer's item.
+/// What a payer has spent in a window of one span, as counted on the payer's item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spent {
     pub window: Window,
     pub amount: u64,
 }
 
-/// What is left under `limit` in `window`, given the count kept for its period.
+/// What is left under `limit` in `window`, given the count kept for its span.
 pub fn left_in(limit: u64, window: &Window, counted: Option<&Spent>) -> u64 {
     let spent = counted
         .filter(|c| &c.window == window)

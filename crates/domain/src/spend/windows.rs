@@ -10,13 +10,13 @@ use crate::series::Timezone;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
-pub enum Period {
+pub enum Span {
     Day,
     Week,
     Month,
 }
 
-impl Period {
+impl Span {
     pub const ALL: [Self; 3] = [Self::Day, Self::Week, Self::Month];
 
     pub fn as_str(self) -> &'static str {
@@ -27,7 +27,7 @@ impl Period {
         }
     }
 
-    /// The window of this period that `at` falls in.
+    /// The window of this span that `at` falls in.
     pub fn window(self, zone: &Timezone, at: DateTime<Utc>) -> Window {
         let local = zone.local(at).date();
         Window(match self {
@@ -46,7 +46,7 @@ impl Period {
     }
 }
 
-/// One window by name: `2026-12-05`, `2026-W49`, `2026-12`. Within a period, names sort
+/// One window by name: `2026-12-05`, `2026-W49`, `2026-12`. Within a span, names sort
 /// as the windows follow each other.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Window(String);
@@ -74,11 +74,11 @@ mod tests {
     fn windows_are_calendar_ones_in_the_deployment_zone() {
         let london = Timezone::parse("Europe/London").unwrap();
         let moment = at("2026-12-31T23:30:00-01:00");
-        assert_eq!(Period::Day.window(&london, moment).as_str(), "2027-01-01");
-        assert_eq!(Period::Week.window(&london, moment).as_str(), "2026-W53");
-        assert_eq!(Period::Month.window(&london, moment).as_str(), "2027-01");
+        assert_eq!(Span::Day.window(&london, moment).as_str(), "2027-01-01");
+        assert_eq!(Span::Week.window(&london, moment).as_str(), "2026-W53");
+        assert_eq!(Span::Month.window(&london, moment).as_str(), "2027-01");
         let new_york = Timezone::parse("America/New_York").unwrap();
-        assert_eq!(Period::Day.window(&new_york, moment).as_str(), "2026-12-31");
+        assert_eq!(Span::Day.window(&new_york, moment).as_str(), "2026-12-31");
     }
 
     #[test]
@@ -89,12 +89,9 @@ mod tests {
             "2027-01-04T12:00:00Z",
             "2027-02-01T00:00:00Z",
         ];
-        for period in Period::ALL {
-            let names: Vec<Window> = days.iter().map(|d| period.window(&utc, at(d))).collect();
-            assert!(
-                names.windows(2).all(|w| w[0] < w[1]),
-                "{period:?}: {names:?}"
-            );
+        for span in Span::ALL {
+            let names: Vec<Window> = days.iter().map(|d| span.window(&utc, at(d))).collect();
+            assert!(names.windows(2).all(|w| w[0] < w[1]), "{span:?}: {names:?}");
         }
     }
 }
