@@ -152,6 +152,7 @@ impl Settings {
                 }
                 None => Limits::default(),
             },
+            known: Default::default(),
         };
         let defaults = Timeouts::default();
         let timeouts = Timeouts {

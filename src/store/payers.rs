@@ -100,6 +100,33 @@ pub struct PayerGate {
     pub spend: Option<SpendCount>,
 }
 
+impl PayerGate {
+    /// The payer's item once this gate committed on `known`: what the next sale plans from.
+    pub fn applied(&self, known: &PayerRecord) -> PayerRecord {
+        let mut after = known.clone();
+        let Some(spend) = self.spend.as_ref().filter(|s| s.count) else {
+            return after;
+        };
+        for (span, window, _) in &spend.windows {
+            let counted = after
+                .spent
+                .entry((spend.amount.currency, *span))
+                .or_insert_with(|| Spent {
+                    window: window.clone(),
+                    amount: 0,
+                });
+            if &counted.window != window {
+                *counted = Spent {
+                    window: window.clone(),
+                    amount: 0,
+                };
+            }
+            counted.amount += spend.amount.minor;
+        }
+        after
+    }
+}
+
 /// A give-back of a voided purchase's amount to the windows it was counted in that still
 /// run, each on the condition that its count is still for that window.
 #[derive(Debug, Clone)]

@@ -3,7 +3,10 @@
 //! item. A sale learns the item from a cancellation (or one read before a refusal), never
 //! trusts an item read earlier to let it through: the transaction's conditions decide.
 
-use std::sync::Arc;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
 
 use chrono::{DateTime, Duration, Utc};
 use tracing::{info, instrument};
@@ -21,13 +24,18 @@ use tally_domain::spend::{
 /// The cooling-off span of a raised limit unless the deployment names another.
 pub const DEFAULT_COOLING_OFF: Duration = Duration::hours(24);
 
+/// Payers' items a process keeps from its sales' cancellations and reads.
+const KNOWN_PAYERS: usize = 4_096;
+
 /// The deployment's rules of spend: the time zone of its calendar windows, the limits of
-/// payers who set none, and how long a raised limit waits.
+/// payers who set none, and how long a raised limit waits; with the payers' items this
+/// process learned.
 #[derive(Debug, Clone)]
 pub struct SpendRules {
     pub zone: Timezone,
     pub default: Limits,
     pub cooling_off: Duration,
+    pub known: KnownPayers,
 }
 
 impl Default for SpendRules {
@@ -36,6 +44,39 @@ impl Default for SpendRules {
             zone: Timezone::utc(),
             default: Limits::default(),
             cooling_off: DEFAULT_COOLING_OFF,
+            known: KnownPayers::default(),
+        }
+    }
+}
+
+/// The payers' items this process learned, so that a payer's next sale plans from the
+/// version of their terms instead of paying a cancelled transaction to learn it again.
+/// Only a plan starts from it: a refusal rests on the item read fresh, and a stale entry
+/// costs one cancellation, which corrects it.
+#[derive(Clone)]
+pub struct KnownPayers(Arc<Mutex<LruCache<PayerId, PayerRecord>>>);
+
+impl Default for KnownPayers {
+    fn default() -> Self {
+        let capacity = NonZeroUsize::new(KNOWN_PAYERS).expect("positive");
+        Self(Arc::new(Mutex::new(LruCache::new(capacity))))
+    }
+}
+
+impl std::fmt::Debug for KnownPayers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KnownPayers")
+    }
+}
+
+impl KnownPayers {
+    fn get(&self, payer: &PayerId) -> Option<PayerRecord> {
+        self.0.lock().ok()?.get(payer).cloned()
+    }
+
+    fn put(&self, payer: &PayerId, record: &PayerRecord) {
+        if let Ok(mut known) = self.0.lock() {
+            known.put(payer.clone(), record.clone());
         }
     }
 }
@@ -59,7 +100,14 @@ pub(super) struct PayerKnown {
 }
 
 impl PayerKnown {
-    pub(super) fn learn(&mut self, record: PayerRecord) {
+    /// After `gate` committed: the process keeps the item as the sale left it.
+    pub(super) fn committed(&self, rules: &SpendRules, gate: &PayerGate) {
+        rules.known.put(&gate.payer, &gate.applied(&self.record));
+    }
+
+    /// What a cancellation or a read returned; the process keeps it for later sales.
+    pub(super) fn learn(&mut self, rules: &SpendRules, payer: &PayerId, record: PayerRecord) {
+        rules.known.put(payer, &record);
         self.record = record;
         self.fresh = true;
     }
@@ -146,10 +194,15 @@ pub(super) async fn plan_gate(
     (payer, money, count): (&PayerId, Option<Money>, bool),
     now: DateTime<Utc>,
 ) -> Result<(PayerGate, u32), TicketError> {
+    if !known.fresh
+        && let Some(record) = rules.known.get(payer)
+    {
+        known.record = record;
+    }
     match rules.gate(payer, &known.record, money, count, now) {
         Err(refusal) if known.fresh => Err(refusal),
         Err(_) => {
-            known.learn(store.get_payer(payer).await?);
+            known.learn(rules, payer, store.get_payer(payer).await?);
             Ok((rules.gate(payer, &known.record, money, count, now)?, 1))
         }
         Ok(gate) => Ok((gate, 0)),

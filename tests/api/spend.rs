@@ -495,3 +495,56 @@ async fn limits_and_voids_under_faults_settle_exactly_once() {
         );
     }
 }
+
+/// Cost: a purchase with limits and an exclusion check is one transaction with one more
+/// item (the payer's) than without; a process that learned the payer's terms sends no
+/// cancelled transaction to learn them again.
+#[tokio::test]
+async fn a_limited_payer_buys_in_one_transaction_once_the_process_knows_the_terms() {
+    use tally::store::RequestCounter;
+    use tally::tickets::{NewDraw, TicketService};
+    use tally_domain::draw::DrawConfig;
+    use tally_domain::ids::{DrawId, PayerId, PaymentId};
+    use tally_domain::purchase::PurchaseRequest;
+    use tally_domain::spend::{Currency, LimitChange, Price, Span};
+
+    let counter = RequestCounter::default();
+    let (store, _table) = crate::helpers::fresh_store(Some(counter.clone())).await;
+    let seller = TicketService::new(store);
+    let price = Price::new(Some(100), Some("GBP")).unwrap();
+    let config = DrawConfig::new(100, None, None).unwrap().with_price(price);
+    let draw = DrawId::parse("cost").unwrap();
+    seller
+        .create_draw(NewDraw::new(draw.clone(), config))
+        .await
+        .unwrap();
+    let payer = PayerId::parse("dee").unwrap();
+    let limits = LimitChange::from([(
+        Currency::parse("GBP").unwrap(),
+        [(Span::Day, 10_000)].into(),
+    )]);
+    seller.set_limits(&payer, &limits).await.unwrap();
+    let buy = |n: u32| PurchaseRequest {
+        draw_id: draw.clone(),
+        payment_id: PaymentId::parse(&format!("c{n}")).unwrap(),
+        quantity: 2,
+        numbers: None,
+        payer_id: Some(payer.clone()),
+        token: None,
+        channel: Default::default(),
+        amount: None,
+    };
+    // The first learns the terms' version from its cancellation.
+    seller.purchase(buy(0)).await.unwrap();
+    for n in 1..4 {
+        let before = counter.snapshot();
+        let receipt = seller.purchase(buy(n)).await.unwrap();
+        let sent = counter.snapshot().since(&before);
+        assert_eq!(
+            (sent.of("TransactWriteItems"), sent.total()),
+            (1, 1),
+            "{sent}"
+        );
+        assert_eq!(receipt.purchase.amount.map(|a| a.minor), Some(200));
+    }
+}

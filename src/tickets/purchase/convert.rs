@@ -124,6 +124,7 @@ impl<'a> ConvertRun<'a> {
                 .await?;
             match commit {
                 Commit::Committed => {
+                    self.payer.committed(&self.rules, &gate);
                     let mut view = self.cache.view();
                     for take in &takes {
                         view.stripes
@@ -193,7 +194,7 @@ impl<'a> ConvertRun<'a> {
         }
         if let Some(record) = cancellation.payer {
             // The payer's terms or spend moved: planned again from the item.
-            self.payer.learn(record);
+            self.payer.learn(&self.rules, &hold.payer_id, record);
             return Next::Again;
         }
         if let Some(now_on_record) = cancellation.hold {

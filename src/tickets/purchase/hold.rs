@@ -300,7 +300,8 @@ impl<'a> HoldRun<'a> {
             return self.replay(existing).map(Some);
         }
         if let Some(record) = cancellation.payer {
-            self.payer.learn(record);
+            self.payer
+                .learn(&self.rules, &self.request.payer_id, record);
         }
         self.cache.view().learn_all(&cancellation.stale_stripes);
         let decided = !cancellation.conflict && !cancellation.throttled;

@@ -37,7 +37,9 @@ impl PurchaseRun<'_> {
         if let Some(record) = cancellation.payer {
             // The payer's terms or spend moved: planned again, at the time of the next
             // attempt (a count of a later window is never overwritten).
-            self.payer.learn(record);
+            if let Some(payer) = &self.request.payer_id {
+                self.payer.learn(&self.rules, payer, record);
+            }
             self.created_at = (self.clock)();
         }
         // Tickets behind a stale cursor are expected: the cursor check failed too.

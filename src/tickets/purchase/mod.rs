@@ -329,6 +329,9 @@ impl<'a> PurchaseRun<'a> {
         };
         match commit {
             Commit::Committed => {
+                if let Some(gate) = &gate {
+                    self.payer.committed(&self.rules, gate);
+                }
                 {
                     let mut view = self.cache.view();
                     view.stripes.committed(&takes);
