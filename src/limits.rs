@@ -21,6 +21,7 @@ pub use tally_domain::series::{
     MAX_COUNTER, MAX_FORMAT_LEN, MAX_FORMAT_VERSIONS, MAX_NUMBER_LEN, MAX_RANGES, MAX_SEQ_WIDTH,
     MAX_START,
 };
+pub use tally_domain::spend::{MAX_SPEND_LIMIT, MAX_TICKET_PRICE};
 pub use tally_domain::stripes::{BUNDLE_STRIPES, CHOSEN_ALWAYS_FIT, STRIPE_WRITE_TICKETS};
 pub use tally_domain::winners::MAX_PRIZES;
 
@@ -148,6 +149,14 @@ mod tests {
                 format!("at most {MAX_SIGNATURE_HEX_LEN} digits"),
             ),
             says("prizes", format!("1 to {MAX_PRIZES}")),
+            says(
+                "`ticket_price`",
+                format!("0 to {} minor units", grouped(MAX_TICKET_PRICE)),
+            ),
+            says(
+                "spend limits of a payer",
+                format!("0 to {} minor units", grouped(MAX_SPEND_LIMIT)),
+            ),
             says(
                 "`instant_wins`",
                 format!(

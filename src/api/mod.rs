@@ -78,7 +78,8 @@ impl AppState {
         settings: &HttpSettings,
     ) -> Self {
         let tickets = TicketService::with_cached_draws(store.clone(), settings.cached_draws)
-            .with_networks(settings.networks.clone());
+            .with_networks(settings.networks.clone())
+            .with_spend_rules(settings.spend.clone());
         Self {
             tickets: Arc::new(match secret {
                 Some(secret) => tickets.with_deployment_secret(secret),

@@ -135,6 +135,13 @@ fn problem_members() -> Vec<(&'static str, Schema)> {
     let whole = |description: &str| scalar(Type::Integer, None, description);
     let text = |description: &str| scalar(Type::String, None, description);
     let time = |description: &str| scalar(Type::String, Some(KnownFormat::DateTime), description);
+    let nullable_time = |description: &str| {
+        let builder = ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .description(Some(description));
+        Schema::Object(builder.build())
+    };
     let list = |items: Schema, description: &str| {
         Schema::Array(
             ArrayBuilder::new()
@@ -170,8 +177,31 @@ fn problem_members() -> Vec<(&'static str, Schema)> {
             "left",
             whole(
                 "`payer_limit`, `payer_hold_limit`: how many more tickets the payer may buy, or \
-                 numbers it may hold",
+                 numbers it may hold; `spend_limit`: what the payer may still spend in the \
+                 window, in minor units",
             ),
+        ),
+        (
+            "spend_limit",
+            whole("`spend_limit`: the payer's limit of the window, in minor units"),
+        ),
+        (
+            "span",
+            text("`spend_limit`: the window's span, `day`, `week` or `month`"),
+        ),
+        (
+            "window",
+            text(
+                "`spend_limit`: the calendar window that runs now (`2026-12-05`, `2026-W49`, `2026-12`)",
+            ),
+        ),
+        (
+            "currency",
+            text("`spend_limit`: the ISO 4217 currency of the limit"),
+        ),
+        (
+            "excluded_until",
+            nullable_time("`payer_excluded`: when the exclusion ends; `null`: it has no end"),
         ),
         (
             "max_per_payer",

@@ -10,6 +10,8 @@ mod sources;
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
+use tally_domain::series::Timezone;
+use tally_domain::spend::{LimitChange, Limits};
 use tally_domain::winners::BeaconNetworks;
 
 use crate::aws::{AwsEnvironment, Runtime, Timeouts};
@@ -17,7 +19,7 @@ use crate::bus::BusConfig;
 use crate::secrets::SecretSource;
 use crate::store::StoreConfig;
 use crate::telemetry::LogSettings;
-use crate::tickets::DEFAULT_CACHED_DRAWS;
+use crate::tickets::{DEFAULT_CACHED_DRAWS, DEFAULT_COOLING_OFF, SpendRules};
 
 pub use sources::{
     Identity, JWT_CLAIM_VAR, SOURCE_BINDINGS_VAR, SourceBindings, Unidentified, token_caller,
@@ -85,6 +87,23 @@ pub struct HttpSettings {
     pub networks: BeaconNetworks,
     /// `TALLY_VERIFY_PAGE`: the browser verifier `tally serve` serves at `/verify`.
     pub verify_page: String,
+    /// `TALLY_SPEND_TIME_ZONE`, `TALLY_LIMIT_COOLING_OFF_SECONDS` and
+    /// `TALLY_DEFAULT_SPEND_LIMITS`.
+    pub spend: SpendRules,
+}
+
+/// The deployment's default limits, as JSON: `{"GBP": {"day": 5000, "month": 20000}}`,
+/// amounts in minor units, applying at once.
+fn default_limits(json: &str) -> Result<Limits, String> {
+    let wanted: LimitChange = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let none = Limits::default();
+    none.change(
+        &none,
+        &wanted,
+        chrono::DateTime::UNIX_EPOCH,
+        chrono::Duration::zero(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 impl Settings {
@@ -113,6 +132,30 @@ impl Settings {
             .ok_or("TALLY_CACHED_DRAWS must be a positive number")?;
         let networks = BeaconNetworks::with_json(set("TALLY_BEACON_NETWORKS").as_deref())
             .map_err(|e| format!("TALLY_BEACON_NETWORKS: {e}"))?;
+        let spend = SpendRules {
+            zone: match set("TALLY_SPEND_TIME_ZONE") {
+                Some(name) => Timezone::parse(&name).map_err(|_| {
+                    format!("TALLY_SPEND_TIME_ZONE: no time zone is called {name:?}")
+                })?,
+                None => Timezone::utc(),
+            },
+            cooling_off: number("TALLY_LIMIT_COOLING_OFF_SECONDS")?.map_or(
+                Ok(DEFAULT_COOLING_OFF),
+                |s| {
+                    i64::try_from(s)
+                        .ok()
+                        .and_then(chrono::Duration::try_seconds)
+                        .ok_or("TALLY_LIMIT_COOLING_OFF_SECONDS is too large".to_owned())
+                },
+            )?,
+            default: match set("TALLY_DEFAULT_SPEND_LIMITS") {
+                Some(json) => {
+                    default_limits(&json).map_err(|e| format!("TALLY_DEFAULT_SPEND_LIMITS: {e}"))?
+                }
+                None => Limits::default(),
+            },
+            known: Default::default(),
+        };
         let defaults = Timeouts::default();
         let timeouts = Timeouts {
             connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", defaults.connect)?,
@@ -145,6 +188,7 @@ impl Settings {
                     .with_token_claim(set(JWT_CLAIM_VAR).as_deref())?,
                 networks,
                 verify_page: set("TALLY_VERIFY_PAGE").unwrap_or_else(|| VERIFY_PAGE.to_owned()),
+                spend,
             },
             secret: SecretSource::read(set),
             log: LogSettings::read(set, runtime),
@@ -204,6 +248,9 @@ mod tests {
         assert_eq!(settings.http.body_timeout, DEFAULT_BODY_TIMEOUT);
         assert_eq!(settings.http.cached_draws.get(), DEFAULT_CACHED_DRAWS);
         assert_eq!(settings.http.verify_page, VERIFY_PAGE);
+        assert_eq!(settings.http.spend.zone, Timezone::utc());
+        assert_eq!(settings.http.spend.cooling_off, DEFAULT_COOLING_OFF);
+        assert_eq!(settings.http.spend.default, Limits::default());
         assert!(matches!(settings.secret, SecretSource::LocalDefault));
         assert_eq!(settings.runtime, Runtime::Local);
         assert!(settings.store().unwrap_err().contains("TABLE_NAME"));
@@ -219,8 +266,21 @@ mod tests {
             ("TALLY_REQUEST_TIMEOUT_MS", "25000"),
             ("TALLY_CACHED_DRAWS", "7"),
             ("TALLY_DEPLOYMENT_SECRET_ARN", "arn:secret"),
+            ("TALLY_SPEND_TIME_ZONE", "Europe/London"),
+            ("TALLY_LIMIT_COOLING_OFF_SECONDS", "60"),
+            ("TALLY_DEFAULT_SPEND_LIMITS", r#"{"GBP": {"day": 5000}}"#),
         ])
         .unwrap();
+        let spend = &settings.http.spend;
+        assert_eq!(spend.zone.as_str(), "Europe/London");
+        assert_eq!(spend.cooling_off, chrono::Duration::seconds(60));
+        let gbp = tally_domain::spend::Currency::parse("GBP").unwrap();
+        let day = tally_domain::spend::Span::Day;
+        let at = chrono::Utc::now();
+        assert_eq!(
+            Limits::default().limit(&spend.default, gbp, day, at),
+            Some(5000)
+        );
         let store = settings.store().unwrap();
         assert_eq!(store.table_name, "orders-table");
         assert_eq!(store.endpoint.as_deref(), Some("http://127.0.0.1:8000"));
@@ -231,6 +291,20 @@ mod tests {
             settings.secret,
             SecretSource::SecretsManager { ref secret_id, .. } if secret_id == "arn:secret"
         ));
+    }
+
+    #[test]
+    fn spend_settings_that_do_not_parse_are_refused_by_name() {
+        for (name, wrong) in [
+            ("TALLY_SPEND_TIME_ZONE", "Mars/Olympus"),
+            ("TALLY_DEFAULT_SPEND_LIMITS", r#"{"gbp": {"day": 1}}"#),
+            ("TALLY_LIMIT_COOLING_OFF_SECONDS", "soon"),
+        ] {
+            assert!(
+                settings(&[(name, wrong)]).unwrap_err().contains(name),
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ use super::orders::{
     decode_counter, decode_move, decode_order, decode_range_low, decode_series, encode_move,
     encode_order, encode_range_low, encode_series,
 };
+use super::payers::PayerRecord;
 use super::purchases::{decode_purchase, decode_ticket, encode_purchase, encode_ticket};
 use super::stripes::StripeState;
 use super::winners::{PickItem, decode_pick, encode_pick};
@@ -40,6 +41,7 @@ use tally_domain::series::{
     AuthorisedRange, Calendar, NumberFormat, NumberRules, Period, RangeLow, Ranges, Reset, Series,
     SeriesDefinition, Timezone, ValidationCode,
 };
+use tally_domain::spend::{Currency, Money, Span};
 use tally_domain::stripes::StripeCounters;
 use tally_domain::winners::{BeaconNetwork, RoundSignature};
 
@@ -111,6 +113,7 @@ fn purchase() -> Purchase {
         tickets: vec![17, 4, 250],
         chosen: true,
         channel: Channel::Postal,
+        amount: None,
         fingerprint: "f1e2d3".into(),
         created_at: at(1),
         void: None,
@@ -529,4 +532,37 @@ fn a_journal_entry_reads_and_writes_as_stored() {
     let decoded = decode_entry(&stored("journal_entry")).unwrap();
     assert_eq!(decoded, expected);
     assert_writes("journal_entry", encode_entry(&decoded));
+}
+
+#[test]
+fn a_priced_purchase_reads_and_writes_as_stored() {
+    let priced = Purchase {
+        channel: Channel::Online,
+        amount: Some(Money {
+            minor: 750,
+            currency: Currency::parse("GBP").unwrap(),
+        }),
+        ..purchase()
+    };
+    let decoded = decode_purchase(&stored("purchase_priced")).unwrap();
+    assert_eq!(decoded, priced);
+    assert_writes("purchase_priced", encode_purchase(&decoded, 2));
+    // A purchase stored before prices reads without an amount.
+    assert_eq!(decode_purchase(&stored("purchase")).unwrap().amount, None);
+}
+
+#[test]
+fn a_payer_item_reads_as_stored() {
+    let payer = PayerRecord::decode(&stored("payer")).unwrap();
+    let gbp = Currency::parse("GBP").unwrap();
+    assert_eq!(payer.version, 3);
+    assert_eq!(
+        payer
+            .limits
+            .limit(&Default::default(), gbp, Span::Day, at(0)),
+        Some(5_000)
+    );
+    assert_eq!(payer.exclusion.map(|e| e.until), Some(Some(at(30))));
+    let day = &payer.spent[&(gbp, Span::Day)];
+    assert_eq!((day.window.as_str(), day.amount), ("2026-11-01", 1_250));
 }

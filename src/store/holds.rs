@@ -12,6 +12,7 @@ use super::allowances::{CountedEnd, HoldCaps};
 use super::bundles::{set_unfinished, split_tickets};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::error::build_error;
+use super::payers::{PayerGate, PayerRecord};
 use super::purchases::{Commit, Role, encode_purchase, encode_ticket, read_cancellation};
 use super::stripes::ChosenWrite;
 use super::table::put_if_absent;
@@ -160,6 +161,7 @@ impl Store {
         hold: &Hold,
         takes: &[ChosenTake],
         caps: HoldCaps,
+        (gate, known): (&PayerGate, &PayerRecord),
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
@@ -184,6 +186,7 @@ impl Store {
                 caps,
             )?,
         );
+        transaction.add(Role::Payer, self.payer_gate(gate, known)?);
         transaction.send(self, 0).await
     }
 
@@ -210,14 +213,15 @@ impl Store {
         purchase: &Purchase,
         hold: &Hold,
         takes: &[ChosenTake],
+        (gate, known): (&PayerGate, &PayerRecord),
         wins: Option<&[InstantWin]>,
         now: i64,
     ) -> Result<Commit, StoreError> {
         let end = hold.expires_at.timestamp_millis();
         let first_stripe = takes.first().map_or(0, |t| t.stripe);
         let award = self.award_write(purchase, wins)?;
-        // The record, the hold and the allowance.
-        let others = 3 + takes.len() + usize::from(award.is_some());
+        // The record, the hold, the allowance and the payer's item.
+        let others = 4 + takes.len() + usize::from(award.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let mut record = encode_purchase(purchase, first_stripe);
         if !rest.is_empty() {
@@ -240,6 +244,7 @@ impl Store {
             );
         }
         transaction.end_count(self, hold, CountedEnd::Converted)?;
+        transaction.add(Role::Payer, self.payer_gate(gate, known)?);
         if let Some(write) = award {
             transaction.add(Role::Award(write.taken_number()), write.item);
         }

@@ -51,6 +51,12 @@ pub(crate) fn payer(draw: &DrawId, payer: &PayerId) -> String {
     format!("DRAW#{draw}#PAYER#{}", payer.key_part())
 }
 
+/// A payer's item across every draw: the limits and exclusion the payer set, and the
+/// spend counted toward them.
+pub(crate) fn payer_terms(payer: &PayerId) -> String {
+    format!("PAYER#{}", payer.key_part())
+}
+
 /// Pick `pick` (1-based) of a draw's winners.
 pub(crate) fn pick(draw: &DrawId, pick: u64) -> String {
     format!("DRAW#{draw}#PICK#{pick}")

@@ -19,6 +19,8 @@ pub(crate) const ISSUER: &str = "issuer";
 pub(crate) const ALLOWANCE: &str = "allowance";
 /// An entry of the operator journal: read through `GET /journal`, no domain fact.
 pub(crate) const JOURNAL_ENTRY: &str = "journal_entry";
+/// A payer's limits, exclusion and spend, across every draw.
+pub(crate) const PAYER: &str = "payer";
 /// An order under its reference key: what finds a repeated post.
 pub(crate) const ORDER_REF: &str = "order_ref";
 

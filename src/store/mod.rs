@@ -18,6 +18,7 @@ pub mod limits;
 pub mod lists;
 mod metrics;
 pub mod orders;
+pub mod payers;
 pub mod purchases;
 pub mod retry;
 pub mod stream;

@@ -10,6 +10,7 @@ use super::draws::StripeState;
 use super::error::{build_error, sdk_error};
 use super::holds::decode_hold;
 use super::limits::{MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS};
+use super::payers::{PayerGate, PayerRecord};
 use super::stripes::ChosenWrite;
 use super::table::{Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
@@ -18,11 +19,13 @@ use tally_domain::hold::Hold;
 use tally_domain::ids::{DrawId, PayerId, PaymentId};
 use tally_domain::instant::InstantWin;
 use tally_domain::purchase::{Channel, Purchase, Ticket, Void};
+use tally_domain::spend::{Currency, Money};
 use tally_domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
 
 // A bundle's commit holds its record, a cursor per stripe it may touch, the payer's
-// allowance, an instant-win award and a hold's record, with room for tickets.
-const _: () = assert!(BUNDLE_STRIPES + 4 < MAX_TRANSACTION_ITEMS);
+// allowance, the payer's item across draws, an instant-win award and a hold's record,
+// with room for tickets.
+const _: () = assert!(BUNDLE_STRIPES + 5 < MAX_TRANSACTION_ITEMS);
 
 /// A voided purchase or ticket says so.
 pub(crate) const STATUS: &str = "status";
@@ -33,6 +36,9 @@ pub(crate) const VOIDED_AT: &str = "voided_at";
 const CHOSEN: &str = "chosen";
 /// A purchase that came in by another channel than online says which.
 const CHANNEL: &str = "channel";
+/// What a purchase of a priced draw was charged, in minor units of `currency`.
+const AMOUNT: &str = "amount";
+const CURRENCY: &str = "currency";
 
 /// Why DynamoDB cancelled a purchase transaction, item by item.
 #[derive(Debug, Default)]
@@ -51,13 +57,16 @@ pub struct Cancellation {
     pub allowance: Option<Allowance>,
     /// The hold of the transaction, as it was, when its condition failed.
     pub hold: Option<Hold>,
+    /// The payer's item across draws failed its condition (an exclusion, terms that
+    /// moved, no room in a window): the item as it was.
+    pub payer: Option<PayerRecord>,
 }
 
 /// A purchase record as read after a set of cursors.
 #[derive(Debug)]
 pub enum PurchaseRead {
     Absent,
-    Found(Purchase),
+    Found(Box<Purchase>),
     /// DynamoDB refused the snapshot because a write to one of its items was in flight.
     Unknown,
 }
@@ -80,6 +89,8 @@ pub(crate) enum Role {
     Stripe(u32),
     Ticket(u64),
     Allowance,
+    /// The payer's item across draws.
+    Payer,
     /// The award item keyed by this winning number.
     Award(u64),
 }
@@ -128,6 +139,10 @@ pub(crate) fn encode_purchase(purchase: &Purchase, first_stripe: u32) -> Item {
     if purchase.channel != Channel::Online {
         item.insert(CHANNEL.into(), s(purchase.channel.as_str()));
     }
+    if let Some(amount) = purchase.amount {
+        item.insert(AMOUNT.into(), n(amount.minor));
+        item.insert(CURRENCY.into(), s(amount.currency.as_str()));
+    }
     item.insert("fingerprint".into(), s(&purchase.fingerprint));
     item.insert("created_at".into(), created_at);
     item
@@ -155,6 +170,13 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
                 reason: format!("unknown channel `{channel}`"),
             })?,
             None => Channel::Online,
+        },
+        amount: match r.opt_num(AMOUNT)? {
+            Some(minor) => Some(Money {
+                minor,
+                currency: r.parsed(CURRENCY, |v| Currency::parse(v).ok())?,
+            }),
+            None => None,
         },
         fingerprint: r.str("fingerprint")?.to_owned(),
         created_at: r.parsed("created_at", parse_timestamp)?,
@@ -225,6 +247,10 @@ pub(crate) fn read_cancellation(
             }
             Role::Ticket(number) | Role::Award(number) => cancellation.taken_tickets.push(number),
             Role::Hold => cancellation.hold = item.as_ref().map(decode_hold).transpose()?,
+            Role::Payer => {
+                let record = item.as_ref().map(PayerRecord::decode).transpose()?;
+                cancellation.payer = Some(record.unwrap_or_default());
+            }
         }
     }
     Ok(cancellation)
@@ -235,13 +261,15 @@ impl Store {
     /// touches (a lucky dip's cursors moved from their expected values, chosen offsets
     /// added ahead of them), one item per ticket, each new, and in a capped draw the
     /// payer's allowance, which must have room for the purchase; in a draw with instant
-    /// wins (`wins`: what its tickets win, ascending), its award item, winning or not.
+    /// wins (`wins`: what its tickets win, ascending), its award item, winning or not;
+    /// with a payer, the payer's item across draws (`gate`, planned from what the sale
+    /// knows of it).
     pub async fn commit_purchase(
         &self,
         purchase: &Purchase,
         takes: &[StripeTake],
         chosen: &[ChosenTake],
-        cap: Option<PayerCap>,
+        (cap, gate): (Option<PayerCap>, Option<(&PayerGate, &PayerRecord)>),
         wins: Option<&[InstantWin]>,
         now: i64,
     ) -> Result<Commit, StoreError> {
@@ -251,7 +279,11 @@ impl Store {
             .or_else(|| chosen.first().map(|c| c.stripe))
             .unwrap_or(0);
         let award = self.award_write(purchase, wins)?;
-        let others = 1 + takes.len() + chosen.len() + usize::from(cap.is_some());
+        let others = 1
+            + takes.len()
+            + chosen.len()
+            + usize::from(cap.is_some())
+            + usize::from(gate.is_some());
         let (inline, rest) =
             split_tickets(&purchase.tickets, others + usize::from(award.is_some()));
         let mut record = encode_purchase(purchase, first_stripe);
@@ -294,6 +326,9 @@ impl Store {
                 Role::Allowance,
                 self.take_allowance(&purchase.draw_id, payer, quantity, cap)?,
             );
+        }
+        if let Some((gate, known)) = gate {
+            tx.push(Role::Payer, self.payer_gate(gate, known)?);
         }
         if let Some(write) = award {
             tx.push(Role::Award(write.taken_number()), write.item);
@@ -378,7 +413,7 @@ impl Store {
         }
         let mut responses = output.responses().iter().map(|r| r.item());
         let purchase = match responses.next().flatten() {
-            Some(item) => PurchaseRead::Found(decode_purchase(item)?),
+            Some(item) => PurchaseRead::Found(Box::new(decode_purchase(item)?)),
             None => PurchaseRead::Absent,
         };
         for (&stripe, item) in last.iter().zip(responses) {

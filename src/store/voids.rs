@@ -13,6 +13,7 @@ use super::codec::{key, n, s, timestamp};
 use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED, VOIDING};
 use super::error::build_error;
 use super::journal::JOURNAL_ITEMS;
+use super::payers::SpendReturn;
 use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
 use super::table::Verdict;
 use super::transaction::{Roled, RoledOutcome};
@@ -32,6 +33,9 @@ pub enum VoidOutcome {
     FreezeMoved,
     /// Another transaction held one of the items, or DynamoDB throttled: try again.
     Contended,
+    /// The payer's count of a window the purchase was spent in moved on to a later
+    /// window: void again without giving back to it.
+    WindowPassed,
 }
 
 /// What an item of a void transaction stands for.
@@ -40,6 +44,8 @@ enum Role {
     Draw,
     Ticket(u64),
     Allowance,
+    /// The payer's item across draws, given the amount back.
+    Payer,
     /// The award item keyed by this winning number.
     Award(u64),
 }
@@ -49,15 +55,16 @@ impl Store {
     /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
     /// void is counted and indexed as a late one; the draw's condition checks it.
     /// `award`: the smallest instant-winning number of the purchase, whose award item
-    /// (`store::instant`) becomes void with it. `entry`: the void's journal entry, written
-    /// in the same transaction.
+    /// (`store::instant`) becomes void with it. `back`: the amount the payer's spend
+    /// counts get back, exactly once, since the void commits once. `entry`: the void's
+    /// journal entry, written in the same transaction.
     pub async fn void_purchase(
         &self,
         purchase: &Purchase,
         void: &Void,
-        capped: bool,
-        late: bool,
+        (capped, late): (bool, bool),
         award: Option<u64>,
+        back: Option<&SpendReturn>,
         entry: &Draft,
     ) -> Result<VoidOutcome, StoreError> {
         let Void { reason, at } = void;
@@ -69,7 +76,11 @@ impl Store {
                 .table_name(self.table())
                 .set_key(Some(key(pk)))
         };
-        let others = 2 + JOURNAL_ITEMS + usize::from(capped) + usize::from(award.is_some());
+        let others = 2
+            + JOURNAL_ITEMS
+            + usize::from(capped)
+            + usize::from(award.is_some())
+            + usize::from(back.is_some());
         let (inline, rest) = split_tickets(&purchase.tickets, others);
         let bundle = !rest.is_empty();
         // A postal purchase voided before the freeze also leaves the postal entries; after
@@ -145,6 +156,9 @@ impl Store {
                 self.void_award(draw_id, &purchase.payment_id, first, at)?,
             );
         }
+        if let Some(back) = back {
+            tx.push(Role::Payer, self.spend_return(back)?);
+        }
         let verdicts = match self.transact_journaled(tx, entry).await? {
             RoledOutcome::Committed => {
                 // Each voided ticket enters the `list` index.
@@ -188,6 +202,7 @@ impl Store {
                         purchase.payment_id
                     )));
                 }
+                (Role::Payer, Verdict::ConditionFailed(_)) => return Ok(VoidOutcome::WindowPassed),
                 (Role::Award(number), Verdict::ConditionFailed(_)) => {
                     return Err(StoreError::Invariant(format!(
                         "the instant award of ticket {number} in {draw_id} is not {}'s",

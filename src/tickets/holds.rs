@@ -43,9 +43,14 @@ impl TicketService {
                 left: max_per_payer,
             });
         }
-        HoldRun::new(&self.store, cache, request, self.clock.clone())
-            .run()
-            .await
+        HoldRun::new(
+            &self.store,
+            cache,
+            request,
+            (self.clock.clone(), self.spend.clone()),
+        )
+        .run()
+        .await
     }
 
     #[instrument(skip(self))]
@@ -81,9 +86,14 @@ impl TicketService {
     #[instrument(skip_all, fields(draw_id = %request.draw_id, payment_id = %request.payment_id, hold_id = %request.hold_id))]
     pub async fn convert(&self, request: ConvertRequest) -> Result<PurchaseReceipt, TicketError> {
         let cache = self.draw_cache(&request.draw_id).await?;
-        ConvertRun::new(&self.store, cache, request, self.clock.clone())
-            .run()
-            .await
+        ConvertRun::new(
+            &self.store,
+            cache,
+            request,
+            (self.clock.clone(), self.spend.clone()),
+        )
+        .run()
+        .await
     }
 
     /// Gives a live hold's numbers back at once. Releasing a hold that ended answers it

@@ -16,6 +16,7 @@ mod instant;
 mod lists;
 mod purchase;
 mod sold_out;
+mod spend;
 mod void;
 mod winners;
 
@@ -32,6 +33,7 @@ pub use facts::DrawFacts;
 pub use instant::{InstantReveal, InstantWinsView};
 pub use lists::{DrawFilter, DrawPurchasesPage, PurchaseFilter, PurchasesFrom, PurchasesPage};
 pub use purchase::{ConvertRequest, HoldReceipt};
+pub use spend::{DEFAULT_COOLING_OFF, PayerTerms, SpendRules};
 pub use winners::{BeaconInput, Prize, Replaced, Winners};
 
 use crate::store::{Store, StoreError};
@@ -42,6 +44,7 @@ use tally_domain::ids::{DrawId, HoldId, PaymentId};
 use tally_domain::instant::InstantWin;
 use tally_domain::purchase::{Purchase, PurchaseRequest, Ticket};
 use tally_domain::secret::DeploymentSecret;
+use tally_domain::spend::{OverLimit, SpendError};
 use tally_domain::time::Clock;
 use tally_domain::winners::BeaconNetworks;
 
@@ -65,6 +68,15 @@ pub enum TicketError {
     },
     #[error("this draw caps tickets per payer: a purchase needs a `payer_id`")]
     PayerRequired,
+    #[error("the payer is excluded from every draw{}", .until.map(|u| format!(" until {}", tally_domain::time::rfc3339_millis(u))).unwrap_or_default())]
+    PayerExcluded { until: Option<DateTime<Utc>> },
+    #[error(
+        "the payer's {} limit of {} {} leaves {} for {}",
+        .0.span.as_str(), .0.limit, .0.currency, .0.left, .0.window.as_str()
+    )]
+    SpendLimit(OverLimit),
+    #[error(transparent)]
+    Spend(#[from] SpendError),
     #[error("the payer may hold at most {max_per_payer} tickets; {left} more are left")]
     PayerLimit { max_per_payer: u64, left: u64 },
     #[error(
@@ -173,6 +185,7 @@ pub struct TicketService {
     secret: DeploymentSecret,
     clock: Clock,
     networks: Arc<BeaconNetworks>,
+    spend: spend::SharedRules,
 }
 
 impl TicketService {
@@ -192,6 +205,15 @@ impl TicketService {
             secret: DeploymentSecret::local(),
             clock: Arc::new(Utc::now),
             networks: Arc::new(BeaconNetworks::default()),
+            spend: Arc::default(),
+        }
+    }
+
+    /// The same service under the deployment's spend rules.
+    pub fn with_spend_rules(self, rules: SpendRules) -> Self {
+        Self {
+            spend: Arc::new(rules),
+            ..self
         }
     }
 
@@ -212,6 +234,11 @@ impl TicketService {
     /// The service with the deployment's own secret.
     pub fn with_deployment_secret(self, secret: DeploymentSecret) -> Self {
         Self { secret, ..self }
+    }
+
+    /// The deployment's spend rules.
+    pub fn spend_rules(&self) -> &SpendRules {
+        &self.spend
     }
 
     pub fn store(&self) -> &Store {
@@ -272,12 +299,18 @@ impl TicketService {
         if cache.draw.config.max_per_payer().is_some() && request.payer_id.is_none() {
             return Err(TicketError::PayerRequired);
         }
+        if let (Some(amount), price) = (request.amount, cache.draw.config.price()) {
+            let most = price.map_or(0, |p| p.of(request.quantity));
+            if amount > most {
+                return Err(SpendError::Amount(most).into());
+            }
+        }
         let outcome = PurchaseRun::new(
             &self.store,
             cache.clone(),
             request,
             requests,
-            self.clock.clone(),
+            (self.clock.clone(), self.spend.clone()),
         )
         .run()
         .await;

@@ -25,6 +25,7 @@ impl TicketService {
         by: &Operator,
     ) -> Result<Purchase, TicketError> {
         let mut award = None;
+        let mut give_back = true;
         for attempt in retry::DRAW_RECORD.each() {
             let draw = self
                 .store()
@@ -49,6 +50,9 @@ impl TicketService {
                 reason: reason.to_owned(),
                 at: self.now(),
             };
+            let back = give_back
+                .then(|| self.spend.give_back(&purchase, void.at))
+                .flatten();
             let entry = Draft::new(
                 void.at,
                 by,
@@ -63,7 +67,14 @@ impl TicketService {
             );
             match self
                 .store()
-                .void_purchase(&purchase, &void, capped, late, award.flatten(), &entry)
+                .void_purchase(
+                    &purchase,
+                    &void,
+                    (capped, late),
+                    award.flatten(),
+                    back.as_ref(),
+                    &entry,
+                )
                 .await?
             {
                 VoidOutcome::Voided(purchase) => {
@@ -76,6 +87,8 @@ impl TicketService {
                 }
                 // Frozen meanwhile: the void becomes a late one.
                 VoidOutcome::FreezeMoved => {}
+                // Another clock counted a later window already: that one keeps its count.
+                VoidOutcome::WindowPassed => give_back = false,
                 VoidOutcome::Contended => retry::DRAW_RECORD.pause(attempt).await,
             }
         }

@@ -203,6 +203,7 @@ async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
             payer_id: None,
             token: None,
             channel: Default::default(),
+            amount: None,
         };
         seller.purchase(request).await.unwrap();
     }
@@ -220,6 +221,7 @@ async fn a_lucky_dip_skips_chosen_numbers_with_at_most_one_miss_per_stripe() {
             payer_id: None,
             token: None,
             channel: Default::default(),
+            amount: None,
         };
         match dipper.purchase(request).await {
             Ok(receipt) => {

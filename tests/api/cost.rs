@@ -83,6 +83,7 @@ async fn lucky_dip_requests(draw: &str, chosen: u64) -> (f64, f64, f64) {
                 payer_id: None,
                 token: None,
                 channel: Default::default(),
+                amount: None,
             })
             .await
             .unwrap();
@@ -108,6 +109,7 @@ async fn lucky_dip_requests(draw: &str, chosen: u64) -> (f64, f64, f64) {
                     payer_id: None,
                     token: None,
                     channel: Default::default(),
+                    amount: None,
                 };
                 match service.purchase(request).await {
                     Ok(_) => {
@@ -149,6 +151,7 @@ fn request(payment: &str, quantity: u32) -> PurchaseRequest {
         payer_id: None,
         token: None,
         channel: Default::default(),
+        amount: None,
     }
 }
 

@@ -56,6 +56,7 @@ fn request(
         payer_id: None,
         token: None,
         channel: Default::default(),
+        amount: None,
     }
 }
 

@@ -55,7 +55,7 @@ async fn a_bad_field_is_named_with_what_it_takes_and_what_it_was_sent() {
             "/draws/words/purchases",
             json!({"payment_id": "p", "quantity": 1, "colour": "red"}),
             "invalid_body",
-            "`colour` is not a field here; the fields are `payment_id`, `hold_id`, `quantity`, `numbers`, `payer_id`, `token`, `channel`",
+            "`colour` is not a field here; the fields are `payment_id`, `hold_id`, `quantity`, `numbers`, `payer_id`, `token`, `channel`, `amount`",
         ),
         (
             "/draws/words/purchases",

@@ -36,6 +36,7 @@ async fn a_process_keeps_a_bounded_number_of_draws_and_reopens_one_it_forgot() {
         payer_id: None,
         token: None,
         channel: Default::default(),
+        amount: None,
     };
     for draw in ["a", "b", "c"] {
         seller
@@ -232,6 +233,7 @@ async fn a_purchase_no_transaction_can_hold_is_refused_without_a_write() {
         payer_id: None,
         token: None,
         channel: Default::default(),
+        amount: None,
     };
     // 100 tickets left, one per stripe: 50 need 50 cursors, 50 tickets and the record.
     let refused = seller.purchase(request("whale", 50)).await;

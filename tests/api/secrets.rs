@@ -106,6 +106,7 @@ async fn a_short_token_is_not_found_from_the_table_alone_but_is_with_the_deploym
         token: Some(token.to_owned()),
         numbers: None,
         channel: Channel::Online,
+        amount: None,
     };
     let key = FingerprintKey::derive(&secret, &draw_id);
     let found: Vec<String> = (42_000..43_000)
@@ -185,6 +186,7 @@ async fn the_deployment_secret_is_read_from_secrets_manager_and_a_weak_one_refus
         token: Some("1".into()),
         numbers: None,
         channel: Channel::Online,
+        amount: None,
     };
     assert_eq!(
         request.fingerprint(&FingerprintKey::derive(&secret, &draw)),

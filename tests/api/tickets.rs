@@ -671,6 +671,7 @@ async fn a_process_new_to_a_closed_draw_learns_it_from_its_first_claim() {
             payer_id: None,
             token: None,
             channel: Default::default(),
+            amount: None,
         })
         .await;
     assert!(

@@ -436,6 +436,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payers/{payer_id}/exclusion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Exclude a payer from every draw
+         * @description From the moment this answers, no purchase, hold, hold payment or free entry of the
+         *     payer commits in any draw (`403 payer_excluded`) until `excluded_until` (never, without
+         *     it). An exclusion is extended by a later end, never shortened or lifted before it ends:
+         *     an earlier end leaves the one in force as it is.
+         */
+        put: operations["set_exclusion"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payers/{payer_id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a payer's limits and exclusion */
+        get: operations["get_limits"];
+        /**
+         * Set a payer's spend limits
+         * @description Limits hold across every draw, per currency, for the calendar day, week and month in
+         *     the deployment's time zone; 0 is a limit too. A lower limit applies at once; a higher
+         *     one (or none) only after the deployment's cooling-off span: the answer's `raise`
+         *     says when. Each purchase, hold and hold payment is checked in its own transaction.
+         */
+        put: operations["set_limits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/series/{series_id}": {
         parameters: {
             query?: never;
@@ -821,6 +868,8 @@ export interface components {
              *     in the future.
              */
             closes_at?: string | null;
+            /** @description The ISO 4217 code of `ticket_price`'s currency, given with it. */
+            currency?: string | null;
             /** @description Makes the create safe to repeat; generated (`d-` and 16 characters) when absent. */
             draw_id?: string | null;
             /**
@@ -877,6 +926,13 @@ export interface components {
             stripes?: number | null;
             /**
              * Format: int64
+             * @description What one ticket costs, in minor units of `currency` (0 to 100,000,000): a
+             *     purchase is charged `quantity` × this unless it passes its own `amount`, and counts
+             *     toward its payer's spend limits. A draw without a price counts no spend.
+             */
+            ticket_price?: number | null;
+            /**
+             * Format: int64
              * @description The numbers sold are 1 to `total_tickets` (at most 10,000,000).
              */
             total_tickets: number;
@@ -913,6 +969,7 @@ export interface components {
             closes_at: string | null;
             /** Format: date-time */
             created_at: string;
+            currency: string | null;
             draw_id: string;
             /**
              * Format: date-time
@@ -956,6 +1013,11 @@ export interface components {
             status: components["schemas"]["DrawStatus"];
             /** Format: int32 */
             stripes: number;
+            /**
+             * Format: int64
+             * @description What one ticket costs, in minor units of `currency`; `null` without a price.
+             */
+            ticket_price: number | null;
             /** Format: int64 */
             total_tickets: number;
             /**
@@ -1041,10 +1103,20 @@ export interface components {
              */
             postal: number;
         };
+        /** @description A self-exclusion from every draw. */
+        ExclusionBody: {
+            /**
+             * Format: date-time
+             * @description When it ends (RFC 3339, in the future); `null` or absent: it has no end.
+             */
+            excluded_until?: string | null;
+        };
         /** @description What anyone may know of a draw right now. */
         FactsBody: {
             /** Format: date-time */
             closes_at: string | null;
+            /** @description The ISO 4217 code of `ticket_price`'s currency; `null` without a price. */
+            currency: string | null;
             draw_id: string;
             entries: components["schemas"]["EntriesBody"];
             /**
@@ -1071,6 +1143,11 @@ export interface components {
              */
             sold: number;
             status: components["schemas"]["DrawStatus"];
+            /**
+             * Format: int64
+             * @description What one ticket costs, in minor units of `currency`; `null` without a price.
+             */
+            ticket_price: number | null;
             /** Format: int64 */
             total_tickets: number;
             /**
@@ -1266,6 +1343,37 @@ export interface components {
             /** Format: int64 */
             ticket: number;
         };
+        /** @description One span's limit in one currency. */
+        LimitBody: {
+            /**
+             * Format: int64
+             * @description What is left in it; `null` without a limit.
+             */
+            left: number | null;
+            /**
+             * Format: int64
+             * @description In force now, minor units; `null`: no limit.
+             */
+            limit: number | null;
+            /** @description A higher limit (or none, `null`) waiting for its cooling-off span. */
+            raise?: components["schemas"]["RaiseBody"];
+            /**
+             * Format: int64
+             * @description Spent in it, voids given back.
+             */
+            spent: number;
+            /** @description The calendar window that runs now (`2026-12-05`, `2026-W49`, `2026-12`). */
+            window: string;
+        };
+        /**
+         * @description The payer's limits, by ISO 4217 currency: each currency named replaces that
+         *     currency's limits; currencies left out keep theirs.
+         */
+        LimitsBody: {
+            limits: {
+                [key: string]: components["schemas"]["PeriodAmounts"];
+            };
+        };
         /** @description A page of a period's orders, in counter order. */
         ListResponse: {
             /** @description Declared moves of the counter within this page, in counter order. */
@@ -1378,6 +1486,26 @@ export interface components {
         PatchDrawBody: {
             beacon: components["schemas"]["BeaconBody"] | null;
         };
+        /** @description A payer's limits, exclusion and spend as they are now. */
+        PayerTermsBody: {
+            /** @description Whether the payer is excluded now. */
+            excluded: boolean;
+            /**
+             * Format: date-time
+             * @description When the exclusion ends; `null` when it has no end or none runs.
+             */
+            excluded_until: string | null;
+            /**
+             * @description By currency, then span: the payer's own limits, or the deployment's default for
+             *     a currency the payer set none in, with the spend of the windows that run now.
+             */
+            limits: {
+                [key: string]: {
+                    [key: string]: components["schemas"]["LimitBody"];
+                };
+            };
+            payer_id: string;
+        };
         /** @description A redraw asked for, whose pick waits for its round. */
         PendingRedrawBody: {
             /**
@@ -1395,6 +1523,18 @@ export interface components {
             requested_at: string;
             /** Format: date-time */
             round_published_at: string | null;
+        };
+        /**
+         * @description Amounts in minor units (0 and up) for a calendar `day`, `week` (Monday first) and
+         *     `month` in the deployment's time zone; a span left out has no limit.
+         */
+        PeriodAmounts: {
+            /** Format: int64 */
+            day?: number | null;
+            /** Format: int64 */
+            month?: number | null;
+            /** Format: int64 */
+            week?: number | null;
         };
         /**
          * @description One pick of the procedure: the first ones go to the prizes, each later one is a
@@ -1452,12 +1592,19 @@ export interface components {
              *     of its statuses.
              */
             code: string;
+            /** @description `spend_limit`: the ISO 4217 currency of the limit */
+            currency?: string;
             /** @description What went wrong, for people. */
             detail: string;
             /** @description `not_enough_eligible`: the eligible tickets */
             eligible?: number;
             /** @description `format_overlaps`: a text both series could render */
             example?: string;
+            /**
+             * Format: date-time
+             * @description `payer_excluded`: when the exclusion ends; `null`: it has no end
+             */
+            excluded_until?: string | null;
             /**
              * Format: date-time
              * @description `tickets_held`, `holds_full`: when the first of those live holds ends
@@ -1467,7 +1614,7 @@ export interface components {
             held?: number;
             /** @description `unknown_beacon_network`: the networks this deployment knows */
             known?: string[];
-            /** @description `payer_limit`, `payer_hold_limit`: how many more tickets the payer may buy, or numbers it may hold */
+            /** @description `payer_limit`, `payer_hold_limit`: how many more tickets the payer may buy, or numbers it may hold; `spend_limit`: what the payer may still spend in the window, in minor units */
             left?: number;
             /** @description `body_too_large`: the largest body the route takes, in bytes */
             limit?: number;
@@ -1511,6 +1658,10 @@ export interface components {
             round?: number;
             /** @description `format_overlaps`: the series of the issuer that could render the same text */
             series?: string;
+            /** @description `spend_limit`: the window's span, `day`, `week` or `month` */
+            span?: string;
+            /** @description `spend_limit`: the payer's limit of the window, in minor units */
+            spend_limit?: number;
             /**
              * Format: int32
              * @description The HTTP status code.
@@ -1520,6 +1671,8 @@ export interface components {
             title: string;
             /** @description Always `about:blank`: `code` tells the problems apart. */
             type: string;
+            /** @description `spend_limit`: the calendar window that runs now (`2026-12-05`, `2026-W49`, `2026-12`) */
+            window?: string;
         };
         /** @description An award as the public proof names it: never the payer. */
         ProofAwardBody: {
@@ -1568,6 +1721,13 @@ export interface components {
         };
         /** @description A paid purchase: `quantity` tickets by lucky dip, or the `numbers` the buyer chose. */
         PurchaseBody: {
+            /**
+             * Format: int64
+             * @description What the buyer was charged, in minor units of the draw's currency, when it is not
+             *     `quantity` × `ticket_price` (a bundle, a discount): at most that. Only in a draw
+             *     with a price; a postal entry is always 0.
+             */
+            amount?: number | null;
             channel?: components["schemas"]["Channel"] | null;
             /**
              * @description A live hold to pay for: the purchase gets exactly its numbers, once (give no
@@ -1605,11 +1765,19 @@ export interface components {
         };
         /** @description A purchase and its ticket numbers. */
         PurchaseResponse: {
+            /**
+             * Format: int64
+             * @description What the buyer was charged, in minor units of `currency`; `null` in a draw without
+             *     a price.
+             */
+            amount: number | null;
             channel: components["schemas"]["Channel"];
             /** @description `true` when the buyer chose the numbers, `false` for a lucky dip. */
             chosen: boolean;
             /** Format: date-time */
             created_at: string;
+            /** @description The draw's ISO 4217 currency; `null` in a draw without a price. */
+            currency: string | null;
             draw_id: string;
             payer_id: string | null;
             payment_id: string;
@@ -1632,6 +1800,13 @@ export interface components {
             /** @description For the next page; `null` at the end. */
             cursor: string | null;
             purchases: components["schemas"]["PurchaseResponse"][];
+        };
+        /** @description A raised limit and when it applies. */
+        RaiseBody: {
+            /** Format: date-time */
+            applies_at: string;
+            /** Format: int64 */
+            limit: number | null;
         };
         /** @description Counters `from` to `to` authorised by the tax authority. */
         RangeBody: {
@@ -2074,9 +2249,11 @@ export interface operations {
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
              *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
+             *     - `invalid_currency`: `currency` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_name`: `name` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_opens_at`: `opens_at` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_ticket_price`: `ticket_price` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              */
             400: {
                 headers: {
@@ -2085,7 +2262,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_total_tickets" | "invalid_max_per_purchase" | "invalid_max_per_payer" | "invalid_hold_seconds" | "invalid_max_held_per_payer" | "invalid_max_held_percent" | "invalid_stripes" | "invalid_closes_at" | "invalid_schedule" | "invalid_beacon" | "unknown_beacon_network" | "invalid_instant_wins" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_draw_id" | "invalid_name" | "invalid_opens_at";
+                        code?: "invalid_total_tickets" | "invalid_max_per_purchase" | "invalid_max_per_payer" | "invalid_hold_seconds" | "invalid_max_held_per_payer" | "invalid_max_held_percent" | "invalid_stripes" | "invalid_closes_at" | "invalid_schedule" | "invalid_beacon" | "unknown_beacon_network" | "invalid_instant_wins" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_currency" | "invalid_draw_id" | "invalid_name" | "invalid_opens_at" | "invalid_ticket_price";
                     };
                 };
             };
@@ -2519,6 +2696,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `payer_excluded` (with `excluded_until`): the payer excluded themselves from every draw until `excluded_until` (`null`: with no end); nothing of theirs is sold, held or entered meanwhile. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payer_excluded";
+                    };
+                };
+            };
             /** @description - `draw_not_found`: no draw has this id; create it first, or check the id. */
             404: {
                 headers: {
@@ -2538,6 +2727,7 @@ export interface operations {
              *     - `sold_out` (with `remaining`, `held`): fewer tickets are left than asked for, even once every live hold ends: `remaining` are free (0 once the draw is sold out) and `held` in live holds; buy at most `remaining`.
              *     - `tickets_held` (with `remaining`, `held`, `first_hold_ends_at`): fewer tickets are free (`remaining`) than asked for, but live holds keep `held` more, which come back unless paid for; buy at most `remaining`, or ask again after `first_hold_ends_at`.
              *     - `holds_full` (with `max_held_percent`, `first_hold_ends_at`): live holds take as many numbers as the draw's `max_held_percent` allows where these would lie; buy them without holding, or hold after `first_hold_ends_at` (absent when no live hold is known there).
+             *     - `spend_limit` (with `span`, `window`, `currency`, `spend_limit`, `left`): the payer's `spend_limit` for a calendar `span` (day, week or month; `window` is the one that runs now, in the deployment's time zone) leaves `left`; spend at most that.
              *     - `tickets_fragmented` (with `remaining`): the `remaining` tickets are spread too thin for one purchase of this size; buy fewer at once.
              *     - `draw_closed`: the draw no longer sells or holds; nothing was bought.
              *     - `draw_not_open` (with `opens_at`): the draw does not sell yet; try again from `opens_at`.
@@ -2551,7 +2741,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency_conflict" | "numbers_taken" | "sold_out" | "tickets_held" | "holds_full" | "tickets_fragmented" | "draw_closed" | "draw_not_open" | "payer_limit" | "payer_hold_limit";
+                        code?: "idempotency_conflict" | "numbers_taken" | "sold_out" | "tickets_held" | "holds_full" | "spend_limit" | "tickets_fragmented" | "draw_closed" | "draw_not_open" | "payer_limit" | "payer_hold_limit";
                     };
                 };
             };
@@ -2906,6 +3096,7 @@ export interface operations {
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
              *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
+             *     - `invalid_amount`: `amount` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_hold_id`: `hold_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_payer_id`: `payer_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_payment_id`: `payment_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
@@ -2918,7 +3109,19 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_quantity" | "invalid_numbers" | "invalid_channel" | "payer_id_required" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_hold_id" | "invalid_payer_id" | "invalid_payment_id" | "invalid_token";
+                        code?: "invalid_quantity" | "invalid_numbers" | "invalid_channel" | "payer_id_required" | "invalid_query" | "invalid_draw_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_amount" | "invalid_hold_id" | "invalid_payer_id" | "invalid_payment_id" | "invalid_token";
+                    };
+                };
+            };
+            /** @description - `payer_excluded` (with `excluded_until`): the payer excluded themselves from every draw until `excluded_until` (`null`: with no end); nothing of theirs is sold, held or entered meanwhile. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payer_excluded";
                     };
                 };
             };
@@ -2947,6 +3150,7 @@ export interface operations {
              *     - `draw_closed`: the draw no longer sells or holds; nothing was bought.
              *     - `draw_not_open` (with `opens_at`): the draw does not sell yet; try again from `opens_at`.
              *     - `payer_limit` (with `max_per_payer`, `left`): the payer would pass the draw's `max_per_payer`; buy at most `left` more.
+             *     - `spend_limit` (with `span`, `window`, `currency`, `spend_limit`, `left`): the payer's `spend_limit` for a calendar `span` (day, week or month; `window` is the one that runs now, in the deployment's time zone) leaves `left`; spend at most that.
              *     - `hold_expired`: the hold expired or was released, so its numbers may be someone else's; hold or buy again.
              *     - `hold_used`: another payment has already converted this hold.
              */
@@ -2957,7 +3161,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency_conflict" | "numbers_taken" | "sold_out" | "tickets_held" | "tickets_fragmented" | "draw_closed" | "draw_not_open" | "payer_limit" | "hold_expired" | "hold_used";
+                        code?: "idempotency_conflict" | "numbers_taken" | "sold_out" | "tickets_held" | "tickets_fragmented" | "draw_closed" | "draw_not_open" | "payer_limit" | "spend_limit" | "hold_expired" | "hold_used";
                     };
                 };
             };
@@ -3731,6 +3935,151 @@ export interface operations {
                     };
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    set_exclusion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description As purchases give it (compared in Unicode NFC), URL-encoded. */
+                payer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExclusionBody"];
+            };
+        };
+        responses: {
+            /** @description The payer's terms now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayerTermsBody"];
+                };
+            };
+            /**
+             * @description - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_payer_id`: `payer_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
+             *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
+             *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
+             *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
+             *     - `invalid_excluded_until`: `excluded_until` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid_query" | "invalid_payer_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_excluded_until";
+                    };
+                };
+            };
+            408: components["responses"]["BodyTimeout"];
+            413: components["responses"]["BodyTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    get_limits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description As purchases give it (compared in Unicode NFC), URL-encoded. */
+                payer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payer's terms now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayerTermsBody"];
+                };
+            };
+            /**
+             * @description - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_payer_id`: `payer_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid_query" | "invalid_payer_id" | "invalid_path";
+                    };
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    set_limits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description As purchases give it (compared in Unicode NFC), URL-encoded. */
+                payer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LimitsBody"];
+            };
+        };
+        responses: {
+            /** @description The payer's terms now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayerTermsBody"];
+                };
+            };
+            /**
+             * @description - `invalid_limits`: `limits` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             *     - `invalid_payer_id`: `payer_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
+             *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
+             *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
+             *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid_limits" | "invalid_query" | "invalid_payer_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
+                    };
+                };
+            };
+            408: components["responses"]["BodyTimeout"];
+            413: components["responses"]["BodyTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

@@ -45,6 +45,7 @@ pub mod schedule;
 pub mod secret;
 pub mod seed;
 pub mod series;
+pub mod spend;
 pub mod stripes;
 pub mod text;
 pub mod time;

@@ -9,6 +9,7 @@ use sha2::Sha256;
 use super::hex;
 use super::ids::{DrawId, PayerId, PaymentId};
 use super::secret::DeploymentSecret;
+use super::spend::Money;
 
 pub(crate) type HmacSha256 = Hmac<Sha256>;
 
@@ -81,6 +82,8 @@ pub struct PurchaseRequest {
     /// Opaque to Tally and never stored: only its hash enters the fingerprint.
     pub token: Option<String>,
     pub channel: Channel,
+    /// The amount charged when it is not quantity × price (a bundle, a discount).
+    pub amount: Option<u64>,
 }
 
 impl PurchaseRequest {
@@ -109,6 +112,10 @@ impl PurchaseRequest {
         if self.channel != Channel::Online {
             mac.update(self.channel.as_str().as_bytes());
         }
+        if let Some(amount) = self.amount {
+            mac.update(b"amount");
+            mac.update(&amount.to_be_bytes());
+        }
         hex::encode(&mac.finalize().into_bytes())
     }
 }
@@ -127,6 +134,9 @@ pub struct Purchase {
     /// The buyer chose the numbers.
     pub chosen: bool,
     pub channel: Channel,
+    /// What the buyer was charged, in minor units of the draw's currency: none in a draw
+    /// without a price, 0 for a free entry.
+    pub amount: Option<Money>,
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
     pub void: Option<Void>,
@@ -212,6 +222,7 @@ mod tests {
             payer_id: payer.map(|p| PayerId::parse(p).unwrap()),
             token: token.map(str::to_owned),
             channel: Channel::Online,
+            amount: None,
         }
     }
 
@@ -240,6 +251,10 @@ mod tests {
             },
             PurchaseRequest {
                 channel: Channel::Postal,
+                ..request(3, Some("ann"), None)
+            },
+            PurchaseRequest {
+                amount: Some(500),
                 ..request(3, Some("ann"), None)
             },
         ] {

@@ -220,6 +220,9 @@ problem_codes! {
     IdentityRequired = FORBIDDEN "identity_required":
         "the deployment binds callers to order sources and the request has no identity (IAM \
          or a token); call the route through the API with its authorizer.",
+    PayerExcluded = FORBIDDEN "payer_excluded" ["excluded_until"]:
+        "the payer excluded themselves from every draw until `excluded_until` (`null`: \
+         with no end); nothing of theirs is sold, held or entered meanwhile.",
     SourceNotAllowed = FORBIDDEN "source_not_allowed":
         "the caller's role may not act as that `source`; call with the role bound to it.",
     DrawNotFound = NOT_FOUND "draw_not_found":
@@ -304,6 +307,10 @@ problem_codes! {
          `max_held_per_payer`; hold at most `left` more, or pay for or release a hold first.",
     PayerLimit = CONFLICT "payer_limit" ["max_per_payer", "left"]:
         "the payer would pass the draw's `max_per_payer`; buy at most `left` more.",
+    SpendLimit = CONFLICT "spend_limit" ["span", "window", "currency", "spend_limit", "left"]:
+        "the payer's `spend_limit` for a calendar `span` (day, week or month; `window` is \
+         the one that runs now, in the deployment's time zone) leaves `left`; spend at most \
+         that.",
     RangeExhausted = CONFLICT "range_exhausted":
         "every authorised range of the series is used up; add a range before numbering \
          more.",

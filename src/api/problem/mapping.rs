@@ -12,6 +12,7 @@ use tally_domain::ids::InvalidId;
 use tally_domain::order::InvalidReason;
 use tally_domain::schedule::ScheduleError;
 use tally_domain::series::SeriesError;
+use tally_domain::spend::SpendError;
 use tally_domain::time::rfc3339_millis;
 
 impl From<InvalidId> for Problem {
@@ -35,6 +36,19 @@ impl From<DrawConfigError> for Problem {
             DrawConfigError::MaxHeldPercent(_) => Code::InvalidMaxHeldPercent,
         };
         Problem::new(code, err.to_string())
+    }
+}
+
+impl From<SpendError> for Problem {
+    fn from(err: SpendError) -> Self {
+        let name = match err {
+            SpendError::Currency | SpendError::PriceWithoutCurrency => "currency",
+            SpendError::TicketPrice(_) => "ticket_price",
+            SpendError::Limit(_) => "limits",
+            SpendError::Amount(_) => "amount",
+            SpendError::ExclusionPast => "excluded_until",
+        };
+        Problem::new(Code::invalid(name), err.to_string())
     }
 }
 
@@ -101,6 +115,15 @@ impl From<TicketError> for Problem {
             } => Problem::new(Code::PayerLimit, detail)
                 .with("max_per_payer", max_per_payer)
                 .with("left", left),
+            TicketError::PayerExcluded { until } => Problem::new(Code::PayerExcluded, detail)
+                .with("excluded_until", until.map(rfc3339_millis)),
+            TicketError::SpendLimit(over) => Problem::new(Code::SpendLimit, detail)
+                .with("span", over.span.as_str())
+                .with("window", over.window.as_str())
+                .with("currency", over.currency.as_str())
+                .with("spend_limit", over.limit)
+                .with("left", over.left),
+            TicketError::Spend(err) => err.into(),
             TicketError::PayerHoldLimit {
                 max_held_per_payer,
                 left,

@@ -21,6 +21,7 @@ use tally_domain::draw::{Draw, DrawConfig, DrawStatus, MAX_NAME_LEN};
 use tally_domain::ids::DrawId;
 use tally_domain::instant::InstantPrize;
 use tally_domain::schedule::Schedule;
+use tally_domain::spend::Price;
 use tally_domain::winners::{BeaconNetwork, MAX_NETWORK_NAME_LEN};
 
 /// A new draw. Only `total_tickets` is required.
@@ -63,6 +64,14 @@ pub(super) struct CreateDrawBody {
     /// 100, 25 by default. It applies to each stripe in proportion to its size.
     #[schema(minimum = 1, maximum = 100)]
     max_held_percent: Option<u8>,
+    /// What one ticket costs, in minor units of `currency` (0 to 100,000,000): a
+    /// purchase is charged `quantity` × this unless it passes its own `amount`, and counts
+    /// toward its payer's spend limits. A draw without a price counts no spend.
+    #[schema(minimum = 0, maximum = 100_000_000)]
+    ticket_price: Option<u64>,
+    /// The ISO 4217 code of `ticket_price`'s currency, given with it.
+    #[schema(pattern = "^[A-Z]{3}$")]
+    currency: Option<String>,
     /// When sales start (RFC 3339, years 2000 to 9999; second 60, a leap second, is
     /// refused).
     #[schema(value_type = Option<String>, format = DateTime)]
@@ -188,6 +197,11 @@ pub(super) struct DrawFields {
     hold_seconds: u32,
     max_held_per_payer: u64,
     max_held_percent: u8,
+    /// What one ticket costs, in minor units of `currency`; `null` without a price.
+    #[schema(required = true)]
+    ticket_price: Option<u64>,
+    #[schema(required = true, pattern = "^[A-Z]{3}$")]
+    currency: Option<String>,
     stripes: u32,
     status: DrawStatus,
     #[schema(required = true, format = DateTime)]
@@ -233,6 +247,8 @@ impl DrawFields {
             hold_seconds: draw.config.hold_seconds(),
             max_held_per_payer: draw.config.max_held_per_payer(),
             max_held_percent: draw.config.max_held_percent(),
+            ticket_price: draw.config.price().map(|p| p.minor),
+            currency: draw.config.price().map(|p| p.currency.to_string()),
             stripes: draw.config.stripes(),
             status,
             opens_at: draw.schedule.opens_at().map(timestamp),
@@ -343,7 +359,8 @@ pub(super) async fn create_draw(
             .with_max_per_payer(body.max_per_payer)?
             .with_hold_seconds(body.hold_seconds)?
             .with_max_held_per_payer(body.max_held_per_payer)?
-            .with_max_held_percent(body.max_held_percent)?,
+            .with_max_held_percent(body.max_held_percent)?
+            .with_price(Price::new(body.ticket_price, body.currency.as_deref())?),
         schedule: Schedule::new(body.opens_at, body.closes_at)?,
         beacon: body.beacon.map(BeaconBody::name).transpose()?,
         instant_wins: body

@@ -81,6 +81,12 @@ pub(super) struct FactsBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     instant_prizes: Option<Vec<InstantPrizeFacts>>,
+    /// What one ticket costs, in minor units of `currency`; `null` without a price.
+    #[schema(required = true)]
+    ticket_price: Option<u64>,
+    /// The ISO 4217 code of `ticket_price`'s currency; `null` without a price.
+    #[schema(required = true, pattern = "^[A-Z]{3}$")]
+    currency: Option<String>,
     #[schema(required = true, format = DateTime)]
     closes_at: Option<String>,
     /// When the stripes were read (strongly consistent); holds live at that moment.
@@ -111,6 +117,8 @@ impl From<DrawFacts> for FactsBody {
             draw_id: facts.draw.draw_id.to_string(),
             status: facts.status,
             total_tickets: facts.draw.config.total_tickets(),
+            ticket_price: facts.draw.config.price().map(|p| p.minor),
+            currency: facts.draw.config.price().map(|p| p.currency.to_string()),
             sold: standings.sold,
             held: standings.held,
             remaining: standings.free,

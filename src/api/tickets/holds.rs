@@ -102,6 +102,8 @@ pub(super) const CREATE_HOLD_CODES: &[Code] = &[
     Code::SoldOut,
     Code::TicketsHeld,
     Code::HoldsFull,
+    Code::SpendLimit,
+    Code::PayerExcluded,
     Code::TicketsFragmented,
     Code::DrawClosed,
     Code::DrawNotOpen,

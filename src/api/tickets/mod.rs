@@ -7,6 +7,7 @@ mod facts;
 mod holds;
 mod instant;
 mod lists;
+mod payers;
 mod purchases;
 mod winners;
 
@@ -41,6 +42,9 @@ super::routes::route_table!(
         facts::get_facts,
         winners::get_winners,
         instant::get_instant_wins,
+        payers::set_limits,
+        payers::get_limits,
+        payers::set_exclusion,
         // The operator journal, of tickets and orders alike.
         journal::get_journal;
     // Whole-draw computations: the close freezes the eligible list.

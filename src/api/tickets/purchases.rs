@@ -60,6 +60,11 @@ pub(super) struct PurchaseBody {
     /// draw like any other and counts toward caps.
     #[schema(value_type = Option<Channel>)]
     channel: Option<String>,
+    /// What the buyer was charged, in minor units of the draw's currency, when it is not
+    /// `quantity` × `ticket_price` (a bundle, a discount): at most that. Only in a draw
+    /// with a price; a postal entry is always 0.
+    #[schema(minimum = 0)]
+    amount: Option<u64>,
 }
 
 /// A purchase and its ticket numbers.
@@ -75,6 +80,13 @@ pub(super) struct PurchaseResponse {
     /// `true` when the buyer chose the numbers, `false` for a lucky dip.
     chosen: bool,
     channel: Channel,
+    /// What the buyer was charged, in minor units of `currency`; `null` in a draw without
+    /// a price.
+    #[schema(required = true)]
+    amount: Option<u64>,
+    /// The draw's ISO 4217 currency; `null` in a draw without a price.
+    #[schema(required = true, pattern = "^[A-Z]{3}$")]
+    currency: Option<String>,
     status: PurchaseStatus,
     #[schema(required = true)]
     void_reason: Option<String>,
@@ -129,6 +141,8 @@ impl From<Purchase> for PurchaseResponse {
             tickets: purchase.tickets,
             chosen: purchase.chosen,
             channel: purchase.channel,
+            amount: purchase.amount.map(|a| a.minor),
+            currency: purchase.amount.map(|a| a.currency.to_string()),
             status,
             void_reason: purchase.void.as_ref().map(|v| v.reason.clone()),
             voided_at: purchase.void.map(|v| timestamp(v.at)),
@@ -152,6 +166,8 @@ pub(super) const PURCHASE_CODES: &[Code] = &[
     Code::DrawClosed,
     Code::DrawNotOpen,
     Code::PayerLimit,
+    Code::SpendLimit,
+    Code::PayerExcluded,
     Code::HoldNotFound,
     Code::HoldExpired,
     Code::HoldUsed,
@@ -196,6 +212,7 @@ pub(super) async fn purchase(
                 Problem::new(Code::InvalidChannel, "`channel` must be online or postal")
             })?,
         },
+        amount: body.amount,
     };
     let receipt = state.tickets.purchase(request).await?;
     Ok(answer(receipt))
@@ -224,10 +241,14 @@ async fn convert_hold(
     hold_id: String,
     body: PurchaseBody,
 ) -> Result<(StatusCode, Json<PurchaseAnswer>), Problem> {
-    if body.quantity.is_some() || body.numbers.is_some() || body.channel.is_some() {
+    if body.quantity.is_some()
+        || body.numbers.is_some()
+        || body.channel.is_some()
+        || body.amount.is_some()
+    {
         return Err(Problem::new(
             Code::member("hold_id"),
-            "a purchase of a hold gets exactly its numbers: give no `quantity`, `numbers` or `channel` with `hold_id`",
+            "a purchase of a hold gets exactly its numbers at the draw's price: give no `quantity`, `numbers`, `channel` or `amount` with `hold_id`",
         ));
     }
     if body.payer_id.is_some() {

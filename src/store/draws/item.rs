@@ -14,6 +14,7 @@ use tally_domain::instant::InstantWins;
 use tally_domain::permutation::PermutationKey;
 use tally_domain::schedule::Schedule;
 use tally_domain::seed::DrawSeed;
+use tally_domain::spend::Price;
 use tally_domain::winners::{BeaconNetwork, NetworkFields, RoundSignature};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
@@ -21,6 +22,9 @@ use tally_domain::winners::{BeaconNetwork, NetworkFields, RoundSignature};
 pub(super) const PERM_KEY: &str = "perm_key";
 /// The draw's secret seed, revealed with the winners.
 const SEED: &str = "seed";
+/// A priced draw's price of one ticket, in minor units, and its ISO 4217 currency.
+const TICKET_PRICE: &str = "ticket_price";
+const CURRENCY: &str = "currency";
 pub(crate) const STATUS: &str = "status";
 pub(super) const BEACON: &str = "beacon";
 const CREATED_BEACON: &str = "created_beacon";
@@ -66,6 +70,10 @@ pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
         n(draw.config.max_held_per_payer()),
     );
     item.insert("max_held_percent".into(), n(draw.config.max_held_percent()));
+    if let Some(price) = draw.config.price() {
+        item.insert(TICKET_PRICE.into(), n(price.minor));
+        item.insert(CURRENCY.into(), s(price.currency.as_str()));
+    }
     if let Some(at) = draw.schedule.opens_at() {
         item.insert("opens_at".into(), timestamp(at));
     }
@@ -188,7 +196,12 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     .and_then(|c| c.with_max_held_percent(Some(max_held_percent)))
     .map_err(|e| corrupt(&e.to_string()))?;
     let instant_wins = decode_instant(&r)?;
-    let config = config.with_instant_wins(instant_wins.is_some());
+    // Draws stored before prices have none: they count no spend.
+    let price = Price::new(r.opt_num(TICKET_PRICE)?, r.opt_str(CURRENCY)?)
+        .map_err(|e| corrupt(&e.to_string()))?;
+    let config = config
+        .with_instant_wins(instant_wins.is_some())
+        .with_price(price);
     let time = |name| {
         r.opt_str(name)?
             .map(|v| parse_timestamp(v).ok_or_else(|| corrupt(&format!("`{name}` is not a time"))))

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tracing::{info, warn};
 
 use super::super::cache::DrawCache;
+use super::super::spend::{self, PayerKnown, SharedRules};
 use super::super::{PurchaseReceipt, TicketError};
 use crate::store::purchases::{Cancellation, Commit};
 use crate::store::{Store, StoreError, retry};
@@ -40,6 +41,8 @@ pub(in crate::tickets) struct ConvertRun<'a> {
     fingerprint: String,
     clock: Clock,
     conflicts: u32,
+    rules: SharedRules,
+    payer: PayerKnown,
 }
 
 impl<'a> ConvertRun<'a> {
@@ -47,7 +50,7 @@ impl<'a> ConvertRun<'a> {
         store: &'a Store,
         cache: Arc<DrawCache>,
         request: ConvertRequest,
-        clock: Clock,
+        (clock, rules): (Clock, SharedRules),
     ) -> Self {
         let fingerprint = conversion_fingerprint(
             &cache.fingerprint_key,
@@ -61,6 +64,8 @@ impl<'a> ConvertRun<'a> {
             fingerprint,
             clock,
             conflicts: 0,
+            rules,
+            payer: PayerKnown::default(),
         }
     }
 
@@ -85,6 +90,19 @@ impl<'a> ConvertRun<'a> {
                 }
             }
             let purchase = self.purchase(&hold, now);
+            // The payment counts toward the payer's spend, and an exclusion refuses it.
+            let planned = spend::plan_gate(
+                self.store,
+                &self.rules,
+                &mut self.payer,
+                (&hold.payer_id, purchase.amount, true),
+                now,
+            )
+            .await;
+            let gate = match planned {
+                Ok((gate, _)) => gate,
+                Err(refusal) => return self.unless_paid(refusal).await,
+            };
             let located: Vec<(u32, u64)> =
                 hold.tickets.iter().map(|&n| self.cache.locate(n)).collect();
             let takes = {
@@ -99,12 +117,14 @@ impl<'a> ConvertRun<'a> {
                     &purchase,
                     &hold,
                     &takes,
+                    (&gate, &self.payer.record),
                     award.as_deref(),
                     now.timestamp_millis(),
                 )
                 .await?;
             match commit {
                 Commit::Committed => {
+                    self.payer.committed(&self.rules, &gate);
                     let mut view = self.cache.view();
                     for take in &takes {
                         view.stripes
@@ -154,6 +174,12 @@ impl<'a> ConvertRun<'a> {
             tickets: hold.tickets.clone(),
             chosen: hold.chosen,
             channel: Channel::Online,
+            amount: self
+                .cache
+                .draw
+                .config
+                .price()
+                .map(|p| p.charge(hold.tickets.len() as u32, None, false)),
             fingerprint: self.fingerprint.clone(),
             created_at: now,
             void: None,
@@ -165,6 +191,11 @@ impl<'a> ConvertRun<'a> {
     async fn learn(&mut self, hold: &mut Hold, cancellation: Cancellation) -> Next {
         if let Some(existing) = cancellation.existing {
             return Next::Done(Box::new(self.replay(existing).await));
+        }
+        if let Some(record) = cancellation.payer {
+            // The payer's terms or spend moved: planned again from the item.
+            self.payer.learn(&self.rules, &hold.payer_id, record);
+            return Next::Again;
         }
         if let Some(now_on_record) = cancellation.hold {
             // Converted, released or expired meanwhile: decided on the next round.

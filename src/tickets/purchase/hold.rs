@@ -15,14 +15,16 @@ use super::refuse::shortage;
 use crate::store::allowances::HoldCaps;
 use crate::store::purchases::{Cancellation, Commit};
 use crate::store::{Store, retry};
+use crate::tickets::spend::{self, PayerKnown, SharedRules};
 use tally_domain::hold::{Hold, HoldEnd, HoldRequest};
 use tally_domain::schedule::Phase;
 use tally_domain::stripes::{Choice, ChosenTake, Shortfall, StripeView};
 use tally_domain::time::Clock;
 
 /// Items a hold's conversion adds to the hold's own numbers and stripes: the purchase
-/// record and the hold record (the payer's allowance comes apart, see `plan`).
-const CONVERSION_RECORDS: usize = 2;
+/// record, the hold record and the payer's item across draws (the payer's allowance in
+/// the draw comes apart, see `plan`).
+const CONVERSION_RECORDS: usize = 3;
 
 /// A hold and whether this call made it or found it.
 #[derive(Debug, Clone)]
@@ -50,6 +52,8 @@ pub(in crate::tickets) struct HoldRun<'a> {
     /// Stripes were read fresh since the last refusal the view suggested.
     refreshed: bool,
     conflicts: u32,
+    rules: SharedRules,
+    payer: PayerKnown,
 }
 
 impl<'a> HoldRun<'a> {
@@ -57,7 +61,7 @@ impl<'a> HoldRun<'a> {
         store: &'a Store,
         cache: Arc<DrawCache>,
         request: HoldRequest,
-        clock: Clock,
+        (clock, rules): (Clock, SharedRules),
     ) -> Self {
         Self {
             store,
@@ -68,6 +72,8 @@ impl<'a> HoldRun<'a> {
             rng: StdRng::from_rng(&mut rand::rng()),
             refreshed: false,
             conflicts: 0,
+            rules,
+            payer: PayerKnown::default(),
         }
     }
 
@@ -98,9 +104,32 @@ impl<'a> HoldRun<'a> {
                 max_held_per_payer: draw.config.max_held_per_payer(),
                 max_per_payer: draw.config.max_per_payer(),
             };
+            // A hold counts no spend but needs room for its payment, and no exclusion.
+            let amount = draw
+                .config
+                .price()
+                .map(|p| p.charge(self.request.quantity, None, false));
+            let planned = spend::plan_gate(
+                self.store,
+                &self.rules,
+                &mut self.payer,
+                (&self.request.payer_id, amount, false),
+                now,
+            )
+            .await;
+            let gate = match planned {
+                Ok((gate, _)) => gate,
+                Err(refusal) => return self.refuse(refusal).await,
+            };
             let commit = self
                 .store
-                .commit_hold(&hold, &takes, caps, now.timestamp_millis())
+                .commit_hold(
+                    &hold,
+                    &takes,
+                    caps,
+                    (&gate, &self.payer.record),
+                    now.timestamp_millis(),
+                )
                 .await?;
             match commit {
                 Commit::Committed => {
@@ -268,6 +297,10 @@ impl<'a> HoldRun<'a> {
         );
         if let Some(existing) = cancellation.hold {
             return self.replay(existing).map(Some);
+        }
+        if let Some(record) = cancellation.payer {
+            self.payer
+                .learn(&self.rules, &self.request.payer_id, record);
         }
         self.cache.view().learn_all(&cancellation.stale_stripes);
         let decided = !cancellation.conflict && !cancellation.throttled;

@@ -24,6 +24,14 @@ impl PurchaseRun<'_> {
         if let Some(existing) = cancellation.existing {
             return self.replay(existing).await.map(Some);
         }
+        if let Some(record) = cancellation.payer {
+            // The payer's terms or spend moved: planned again, at the time of the next
+            // attempt (a count of a later window is never overwritten).
+            if let Some(payer) = &self.request.payer_id {
+                self.payer.learn(&self.rules, payer, record);
+            }
+            self.created_at = (self.clock)();
+        }
         // Tickets behind a stale cursor are expected: the cursor check failed too.
         // A ticket taken while every cursor matched would mean a broken invariant.
         if cancellation.stale_stripes.is_empty() && !cancellation.taken_tickets.is_empty() {

@@ -29,13 +29,14 @@ use rand::rngs::StdRng;
 use tracing::{info, warn};
 
 use super::cache::{BusyGuard, DrawCache};
+use super::spend::{self, PayerKnown, SharedRules};
 use super::{PurchaseReceipt, TicketError};
 use crate::store::allowances::PayerCap;
 use crate::store::limits::MAX_BATCH_GET_KEYS;
 use crate::store::purchases::Commit;
 use crate::store::{Store, StoreError, retry};
 use crate::telemetry::metrics;
-use tally_domain::purchase::{Purchase, PurchaseRequest};
+use tally_domain::purchase::{Channel, Purchase, PurchaseRequest};
 use tally_domain::schedule::Phase;
 use tally_domain::stripes::{ChosenTake, Plan, StripeTake};
 use tally_domain::time::Clock;
@@ -89,6 +90,11 @@ pub(super) struct PurchaseRun<'a> {
     read_taken: bool,
     /// This purchase read how far `opened` has gone.
     surveyed: bool,
+    rules: SharedRules,
+    /// The payer's item across draws, as this purchase knows it.
+    payer: PayerKnown,
+    /// The payer's item refuses the purchase (an exclusion, a spend limit).
+    payer_refusal: Option<TicketError>,
 }
 
 impl<'a> PurchaseRun<'a> {
@@ -98,7 +104,7 @@ impl<'a> PurchaseRun<'a> {
         cache: Arc<DrawCache>,
         request: PurchaseRequest,
         requests: u32,
-        clock: Clock,
+        (clock, rules): (Clock, SharedRules),
     ) -> Self {
         Self {
             store,
@@ -117,6 +123,9 @@ impl<'a> PurchaseRun<'a> {
             payer_left: None,
             read_taken: false,
             surveyed: false,
+            rules,
+            payer: PayerKnown::default(),
+            payer_refusal: None,
         }
     }
 
@@ -155,6 +164,9 @@ impl<'a> PurchaseRun<'a> {
             Phase::NotOpen => return Step::Refuse(Refusal::NotOpen),
             Phase::Over => return Step::Refuse(Refusal::Closed),
             Phase::Open => {}
+        }
+        if let Some(refusal) = self.payer_refusal.take() {
+            return Step::Refuse(Refusal::Payer(refusal));
         }
         if let Some(left) = self.payer_left {
             return Step::Refuse(Refusal::PayerLimit { left: Some(left) });
@@ -233,6 +245,36 @@ impl<'a> PurchaseRun<'a> {
 
     /// Sends the purchase transaction for lucky-dip `takes` or `chosen` numbers.
     async fn commit(&mut self, takes: Vec<StripeTake>, chosen: Vec<ChosenTake>) -> Outcome {
+        let free = self.request.channel == Channel::Postal;
+        let amount = self
+            .cache
+            .draw
+            .config
+            .price()
+            .map(|price| price.charge(self.request.quantity, self.request.amount, free));
+        let gate = match &self.request.payer_id {
+            Some(payer) => {
+                let planned = spend::plan_gate(
+                    self.store,
+                    &self.rules,
+                    &mut self.payer,
+                    (payer, amount, true),
+                    self.created_at,
+                )
+                .await;
+                match planned {
+                    Ok((gate, reads)) => {
+                        self.requests += reads;
+                        Some(gate)
+                    }
+                    Err(refusal) => {
+                        self.payer_refusal = Some(refusal);
+                        return Ok(None);
+                    }
+                }
+            }
+            None => None,
+        };
         let purchase = Purchase {
             draw_id: self.request.draw_id.clone(),
             payment_id: self.request.payment_id.clone(),
@@ -244,6 +286,7 @@ impl<'a> PurchaseRun<'a> {
             },
             chosen: self.request.numbers.is_some(),
             channel: self.request.channel,
+            amount,
             fingerprint: self.fingerprint.clone(),
             created_at: self.created_at,
             void: None,
@@ -265,7 +308,7 @@ impl<'a> PurchaseRun<'a> {
                     &purchase,
                     &takes,
                     &chosen,
-                    cap,
+                    (cap, gate.as_ref().map(|g| (g, &self.payer.record))),
                     award.as_deref(),
                     self.now_millis(),
                 )
@@ -273,6 +316,9 @@ impl<'a> PurchaseRun<'a> {
         };
         match commit {
             Commit::Committed => {
+                if let Some(gate) = &gate {
+                    self.payer.committed(&self.rules, gate);
+                }
                 {
                     let mut view = self.cache.view();
                     view.stripes.committed(&takes);

@@ -55,7 +55,7 @@ impl PurchaseRun<'_> {
             (alone, view.epoch)
         };
         self.absent_at = match read.purchase {
-            PurchaseRead::Found(existing) => return self.replay(existing).await.map(Some),
+            PurchaseRead::Found(existing) => return self.replay(*existing).await.map(Some),
             PurchaseRead::Absent if alone => Some(epoch),
             PurchaseRead::Absent | PurchaseRead::Unknown => None,
         };

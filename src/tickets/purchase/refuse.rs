@@ -26,6 +26,8 @@ pub(super) enum Refusal {
     PayerLimit {
         left: Option<u64>,
     },
+    /// The payer's item across draws refuses: an exclusion or a spend limit.
+    Payer(TicketError),
 }
 
 impl PurchaseRun<'_> {
@@ -63,7 +65,7 @@ impl PurchaseRun<'_> {
                     left,
                 }
             }
-            Refusal::NotEnough(shortage) => shortage,
+            Refusal::NotEnough(shortage) | Refusal::Payer(shortage) => shortage,
             Refusal::Taken(numbers) => TicketError::NumbersTaken(numbers),
             Refusal::TooSpread => crate::tickets::too_spread(),
             Refusal::Fragmented => TicketError::TooFragmented {

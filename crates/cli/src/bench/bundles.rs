@@ -63,6 +63,7 @@ pub(super) async fn run(
             payer_id: None,
             token: None,
             channel: Default::default(),
+            amount: None,
         };
         let receipt = buy(&service, request, &repeats)
             .await

@@ -53,6 +53,7 @@ pub(super) async fn run(args: &RefundBenchArgs, store: &Store) -> Result<(), Str
                     payer_id: None,
                     token: None,
                     channel: Default::default(),
+                    amount: None,
                 };
                 service.purchase(request).await.map_err(|e| e.to_string())?;
             }

@@ -133,6 +133,7 @@ async fn tally_sell_out(
                     payer_id: None,
                     token: None,
                     channel: Default::default(),
+                    amount: None,
                 };
                 let start = Instant::now();
                 match buy(&service, request, &repeats).await {

@@ -158,6 +158,7 @@ async fn purchases(
                     payer_id: None,
                     token: None,
                     channel: Default::default(),
+                    amount: None,
                 };
                 let at = Instant::now();
                 buy(&service, request, &repeats)

@@ -175,6 +175,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
                     payer_id: Some(PayerId::parse(&format!("payer-{}", n % 97)).expect("valid")),
                     token: None,
                     channel: Default::default(),
+                    amount: None,
                 };
                 match service.purchase(request).await {
                     Ok(_) => payments.push(payment),

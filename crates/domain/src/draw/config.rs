@@ -1,6 +1,7 @@
 //! A draw's settings, validated once: sizes, caps per purchase and payer, stripes, holds.
 
 use super::super::instant::InstantWinsError;
+use super::super::spend::Price;
 use super::super::stripes::{StripeLayout, stripe_budget};
 
 /// The largest draw.
@@ -66,6 +67,8 @@ pub struct DrawConfig {
     max_held_per_payer: u32,
     /// The share of the draw's numbers that live holds may take, in percent.
     max_held_percent: u8,
+    /// What one ticket costs; a draw without one counts no spend.
+    price: Option<Price>,
 }
 
 impl DrawConfig {
@@ -94,7 +97,17 @@ impl DrawConfig {
             hold_seconds: DEFAULT_HOLD_SECONDS,
             max_held_per_payer: max_per_purchase,
             max_held_percent: DEFAULT_MAX_HELD_PERCENT,
+            price: None,
         })
+    }
+
+    /// Sets the price of one ticket.
+    pub fn with_price(self, price: Option<Price>) -> Self {
+        Self { price, ..self }
+    }
+
+    pub fn price(&self) -> Option<Price> {
+        self.price
     }
 
     /// Sets how long a hold lives (`None`: the default, 600 seconds).

@@ -19,6 +19,15 @@ pub struct PurchaseCreated {
     pub payer_id: Option<String>,
     /// How many tickets were sold.
     pub quantity: u32,
+    /// What the buyer was charged, in minor units of `currency` (0 for a free entry);
+    /// absent in a draw without a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub amount: Option<u64>,
+    /// The draw's ISO 4217 currency, with `amount`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub currency: Option<String>,
     /// The ticket numbers, in the order they were sold (ascending when chosen).
     pub tickets: Vec<u64>,
     /// `true` when the buyer chose the numbers, `false` for a lucky dip.
@@ -46,6 +55,15 @@ pub struct PurchaseVoided {
     pub payer_id: Option<String>,
     /// How many tickets were voided.
     pub quantity: u32,
+    /// What the buyer was charged, in minor units of `currency` (0 for a free entry);
+    /// absent in a draw without a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub amount: Option<u64>,
+    /// The draw's ISO 4217 currency, with `amount`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub currency: Option<String>,
     /// The voided ticket numbers.
     pub tickets: Vec<u64>,
     /// Why the purchase was voided, as the operator gave it.

@@ -31,6 +31,13 @@ impl Timezone {
     pub fn as_str(&self) -> &str {
         &self.name
     }
+
+    /// The local date and time at `at` in this zone.
+    pub fn local(&self, at: DateTime<Utc>) -> jiff::civil::DateTime {
+        let stamp = jiff::Timestamp::from_millisecond(at.timestamp_millis())
+            .expect("a chrono time in jiff's range");
+        self.zone.to_datetime(stamp)
+    }
 }
 
 impl PartialEq for Timezone {
@@ -81,9 +88,7 @@ impl Calendar {
 
     /// The local date at `at`.
     pub fn date(&self, at: DateTime<Utc>) -> LocalDate {
-        let stamp = jiff::Timestamp::from_millisecond(at.timestamp_millis())
-            .expect("a chrono time in jiff's range");
-        let local = self.timezone.zone.to_datetime(stamp);
+        let local = self.timezone.local(at);
         let (year, month, day) = (
             i32::from(local.year()),
             local.month() as u32,

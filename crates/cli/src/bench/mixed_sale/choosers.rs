@@ -212,6 +212,7 @@ async fn settle(
                 payer_id: None,
                 token: None,
                 channel: Default::default(),
+                amount: None,
             };
             buy(&service, request, &sale.repeats).await.map(|_| None)
         } else {

@@ -182,6 +182,7 @@ async fn dip(
             payer_id: None,
             token: None,
             channel: Default::default(),
+            amount: None,
         };
         let before = counter.snapshot();
         let start = Instant::now();
