@@ -45,8 +45,10 @@ import yaml
 
 # The partition key prefixes each role may touch, one line per role (see src/store/keys.rs).
 EXPECTED = {
-    "TicketsRole": {"DRAW#*"},
-    "OrdersRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
+    # Payers' terms across draws, and the operator journal (a purchase void, a close, winners).
+    "TicketsRole": {"DRAW#*", "PAYER#*", "JOURNAL#*"},
+    # The operator journal: an order void writes its entry.
+    "OrdersRole": {"SERIES#*", "ORDER#*", "SOURCE#*", "JOURNAL#*"},
     "ImportRole": {"SERIES#*", "ORDER#*", "SOURCE#*"},
 }
 

@@ -133,4 +133,25 @@ trait RaffleRoutes
     {
         return $this->call('journal', [], ['from' => $from, 'limit' => $limit]);
     }
+
+    /** A payer's limits, exclusion and spend in the windows running now. */
+    public function getLimits(string $payerId): array
+    {
+        return $this->call('getLimits', ['payer_id' => $payerId]);
+    }
+
+    /**
+     * Lower limits apply at once; higher ones after the cooling-off (`raise.applies_at`).
+     * @param array<string, array<string, int|null>> $limits amounts per currency and span
+     */
+    public function setLimits(string $payerId, array $limits): array
+    {
+        return $this->call('setLimits', ['payer_id' => $payerId], body: ['limits' => $limits]);
+    }
+
+    /** Excludes the payer from every sale until `$until` (RFC 3339; never, without it). */
+    public function setExclusion(string $payerId, ?string $until = null): array
+    {
+        return $this->call('setExclusion', ['payer_id' => $payerId], body: ['excluded_until' => $until]);
+    }
 }

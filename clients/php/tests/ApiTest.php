@@ -80,6 +80,9 @@ final class ApiTest extends TestCase
         self::assertSame(6, $tally->availability($drawId)['sold']);
         $facts = $tally->facts($drawId);
         self::assertSame([6, 5], [$facts['sold'], $facts['entries']['online'] + $facts['entries']['postal']]);
+        self::assertArrayHasKey('GBP', $tally->setLimits('cy@example.com', ['GBP' => ['day' => 0]])['limits']);
+        self::assertFalse($tally->getLimits('cy@example.com')['excluded']);
+        self::assertTrue($tally->setExclusion('cy@example.com')['excluded']);
 
         self::assertSame('closed', $tally->closeDraw($drawId)['status']);
         self::assertSame(5, $tally->eligible($drawId)['eligible_count']);

@@ -218,6 +218,24 @@ export class TallyClient {
     return answer(this.http.GET(ROUTES.journal.path, { params: { query } }));
   }
 
+  // A payer's spend limits and self-exclusion, across every draw.
+
+  getLimits(payerId: string): Promise<Schemas["PayerTermsBody"]> {
+    return answer(this.http.GET(ROUTES.getLimits.path, { params: { path: { payer_id: payerId } } }));
+  }
+
+  /** Lower limits apply at once; higher ones after the cooling-off (`raise.applies_at`). */
+  setLimits(payerId: string, body: Schemas["LimitsBody"]): Promise<Schemas["PayerTermsBody"]> {
+    const path = { payer_id: payerId };
+    return answer(this.http.PUT(ROUTES.setLimits.path, { params: { path }, body }));
+  }
+
+  /** Excludes the payer from every sale until `excluded_until` (never, without it). */
+  setExclusion(payerId: string, body: Schemas["ExclusionBody"]): Promise<Schemas["PayerTermsBody"]> {
+    const path = { payer_id: payerId };
+    return answer(this.http.PUT(ROUTES.setExclusion.path, { params: { path }, body }));
+  }
+
   // Series and orders.
 
   /** Defines a series; the same definition again is a repeat. */

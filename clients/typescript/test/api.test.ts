@@ -68,6 +68,10 @@ test("a raffle: draws, holds, purchases, lists, the close and the winners", asyn
   assert.equal(grid.sold, 6);
   const facts = await tally.facts(drawId);
   assert.deepEqual([facts.sold, facts.entries.online + facts.entries.postal], [6, 5]);
+  const limited = await tally.setLimits("cy@example.com", { limits: { GBP: { day: 0 } } });
+  assert.ok("GBP" in limited.limits);
+  assert.equal((await tally.getLimits("cy@example.com")).excluded, false);
+  assert.equal((await tally.setExclusion("cy@example.com", {})).excluded, true);
 
   const closed = await tally.closeDraw(drawId);
   assert.equal(closed.status, "closed");
