@@ -80,15 +80,21 @@ final class ApiTest extends TestCase
         self::assertSame(6, $tally->availability($drawId)['sold']);
         $facts = $tally->facts($drawId);
         self::assertSame([6, 5], [$facts['sold'], $facts['entries']['online'] + $facts['entries']['postal']]);
-        self::assertArrayHasKey('GBP', $tally->setLimits('cy@example.com', ['GBP' => ['day' => 0]])['limits']);
-        self::assertFalse($tally->getLimits('cy@example.com')['excluded']);
-        self::assertTrue($tally->setExclusion('cy@example.com')['excluded']);
+        $payer = "cy-$drawId";
+        self::assertArrayHasKey('GBP', $tally->setLimits($payer, ['GBP' => ['day' => 0]])['limits']);
+        self::assertFalse($tally->getLimits($payer)['excluded']);
+        self::assertTrue($tally->setExclusion($payer)['excluded']);
 
         self::assertSame('closed', $tally->closeDraw($drawId)['status']);
         self::assertSame(5, $tally->eligible($drawId)['eligible_count']);
         self::assertCount(2, $tally->drawWinners($drawId, ['prizes' => 2])['prizes']);
         self::assertCount(2, $tally->getWinners($drawId)['prizes']);
         self::assertCount(1, $tally->redraw($drawId, 1, ['reason' => 'not claimed within 14 days'])['history']);
+        // The void, the close, the winners and the redraw are operators' actions: journalled.
+        $actions = array_column($tally->journal(limit: 1000)['entries'], 'action');
+        foreach (['purchase_voided', 'draw_closed', 'winners_drawn', 'redraw'] as $action) {
+            self::assertContains($action, $actions);
+        }
     }
 
     public function testInstantWins(): void

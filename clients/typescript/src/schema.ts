@@ -1371,7 +1371,7 @@ export interface components {
          */
         LimitsBody: {
             limits: {
-                [key: string]: components["schemas"]["PeriodAmounts"];
+                [key: string]: components["schemas"]["SpanAmounts"];
             };
         };
         /** @description A page of a period's orders, in counter order. */
@@ -1523,18 +1523,6 @@ export interface components {
             requested_at: string;
             /** Format: date-time */
             round_published_at: string | null;
-        };
-        /**
-         * @description Amounts in minor units (0 and up) for a calendar `day`, `week` (Monday first) and
-         *     `month` in the deployment's time zone; a span left out has no limit.
-         */
-        PeriodAmounts: {
-            /** Format: int64 */
-            day?: number | null;
-            /** Format: int64 */
-            month?: number | null;
-            /** Format: int64 */
-            week?: number | null;
         };
         /**
          * @description One pick of the procedure: the first ones go to the prizes, each later one is a
@@ -2031,6 +2019,18 @@ export interface components {
             series: string;
             /** @description The system that posts it. */
             source: string;
+        };
+        /**
+         * @description Amounts in minor units (0 and up) for a calendar `day`, `week` (Monday first) and
+         *     `month` in the deployment's time zone; a span left out has no limit.
+         */
+        SpanAmounts: {
+            /** Format: int64 */
+            day?: number | null;
+            /** Format: int64 */
+            month?: number | null;
+            /** Format: int64 */
+            week?: number | null;
         };
         /** @description Who holds a ticket. */
         TicketBody: {
@@ -3965,13 +3965,13 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
+             * @description - `invalid_excluded_until`: `excluded_until` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_payer_id`: `payer_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
              *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
-             *     - `invalid_excluded_until`: `excluded_until` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              */
             400: {
                 headers: {
@@ -3980,7 +3980,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_query" | "invalid_payer_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_excluded_until";
+                        code?: "invalid_excluded_until" | "invalid_query" | "invalid_payer_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
                     };
                 };
             };
@@ -4059,6 +4059,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_limits`: `limits` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_currency`: `currency` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_payer_id`: `payer_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
@@ -4073,7 +4074,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_limits" | "invalid_query" | "invalid_payer_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
+                        code?: "invalid_limits" | "invalid_currency" | "invalid_query" | "invalid_payer_id" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
                     };
                 };
             };

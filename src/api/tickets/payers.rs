@@ -34,7 +34,7 @@ pub(super) struct PayerPath {
 /// `month` in the deployment's time zone; a span left out has no limit.
 #[derive(Deserialize, Serialize, ToSchema, Default)]
 #[serde(deny_unknown_fields)]
-pub(super) struct PeriodAmounts {
+pub(super) struct SpanAmounts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0, maximum = 1_000_000_000_000_u64)]
     day: Option<u64>,
@@ -51,8 +51,8 @@ pub(super) struct PeriodAmounts {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct LimitsBody {
-    #[schema(value_type = BTreeMap<String, PeriodAmounts>)]
-    limits: BTreeMap<String, PeriodAmounts>,
+    #[schema(value_type = BTreeMap<String, SpanAmounts>)]
+    limits: BTreeMap<String, SpanAmounts>,
 }
 
 /// A self-exclusion from every draw.
@@ -158,7 +158,7 @@ impl PayerTermsBody {
     }
 }
 
-pub(super) const SET_LIMITS_CODES: &[Code] = &[Code::member("limits")];
+pub(super) const SET_LIMITS_CODES: &[Code] = &[Code::member("limits"), Code::member("currency")];
 
 /// Set a payer's spend limits
 ///
@@ -220,7 +220,7 @@ pub(super) async fn get_limits(
     Ok(Json(PayerTermsBody::new(&payer, terms, &state)))
 }
 
-pub(super) const SET_EXCLUSION_CODES: &[Code] = &[];
+pub(super) const SET_EXCLUSION_CODES: &[Code] = &[Code::member("excluded_until")];
 
 /// Exclude a payer from every draw
 ///
