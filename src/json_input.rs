@@ -1,13 +1,12 @@
 //! Clients' JSON, read with errors in the API's words: serde says `expected u32 at line 1
 //! column 43` or `expected struct PurchaseBody`; a client needs the field, what it takes
 //! and what it was sent instead (`` `quantity` must be a whole number of at most
-//! 4294967295, not 4294967296 ``). Times are read as RFC 3339 with an error that says so,
-//! where chrono's own says "input contains invalid characters".
+//! 4294967295, not 4294967296 ``). Times are read as RFC 3339 with an error that says so.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 
 use serde::de::{self, DeserializeOwned, Deserializer, Unexpected, Visitor};
 use serde_json::error::Category;
@@ -148,7 +147,6 @@ fn in_words(expected: &str) -> Cow<'static, str> {
         "a boolean" => "true or false".into(),
         "a sequence" => "an array".into(),
         "a map" | "a JSON object" => "a JSON object".into(),
-        "an RFC 3339 formatted date and time string" => RFC3339_EXPECTED.into(),
         other if other.starts_with("struct ") => "a JSON object".into(),
         other => other.to_owned().into(),
     }
@@ -173,14 +171,14 @@ fn sent(got: &str) -> Cow<'_, str> {
 /// `#[serde(default, deserialize_with = "...")]`.
 pub fn optional_rfc3339<'de, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<Option<DateTime<Utc>>, D::Error> {
+) -> Result<Option<Timestamp>, D::Error> {
     deserializer.deserialize_option(OptionalTime)
 }
 
 struct OptionalTime;
 
 impl<'de> Visitor<'de> for OptionalTime {
-    type Value = Option<DateTime<Utc>>;
+    type Value = Option<Timestamp>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(RFC3339_EXPECTED)
@@ -202,7 +200,9 @@ impl<'de> Visitor<'de> for OptionalTime {
         match parse_rfc3339(text) {
             Ok(at) => Ok(Some(at)),
             Err(TimeError::NotRfc3339) => Err(E::invalid_value(Unexpected::Str(text), &self)),
-            Err(leap @ TimeError::LeapSecond) => Err(E::custom(leap)),
+            Err(refused @ (TimeError::LeapSecond | TimeError::OutOfRange)) => {
+                Err(E::custom(refused))
+            }
         }
     }
 }
@@ -221,7 +221,7 @@ mod tests {
         name: Option<String>,
         flag: Option<bool>,
         #[serde(default, deserialize_with = "optional_rfc3339")]
-        closes_at: Option<DateTime<Utc>>,
+        closes_at: Option<Timestamp>,
         numbers: Option<Vec<u32>>,
         reset: Option<Reset>,
     }
@@ -318,12 +318,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            read.closes_at.unwrap().to_rfc3339(),
-            "2030-01-31T23:00:00+00:00"
+            tally_domain::time::rfc3339_millis(read.closes_at.unwrap()),
+            "2030-01-31T23:00:00.000Z"
         );
         assert_eq!(
             said(r#"{"quantity": 1, "closes_at": "2099-06-30T23:59:60.5Z"}"#),
             format!("`closes_at`: {}", TimeError::LeapSecond)
+        );
+        assert_eq!(
+            said(r#"{"quantity": 1, "closes_at": "9999-12-31T23:59:59Z"}"#),
+            "`closes_at`: past 9999-12-30T22:00:00Z, the last time kept"
         );
         let none: Body = serde_json::from_str(r#"{"quantity": 1, "closes_at": null}"#).unwrap();
         assert!(none.closes_at.is_none());

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
-use chrono::Utc;
 use futures::future::join_all;
+use jiff::Timestamp;
 use serde_json::{Value, json};
 use tally::api::{self, AppState};
 use tally::store::RequestCounter;
@@ -19,6 +19,7 @@ use tally::telemetry::metrics::{self, ALL, DEFAULT_NAMESPACE};
 use tally::telemetry::{self, LogFormat};
 use tally_domain::ids::SeriesId;
 use tally_domain::series::{Period, Reset};
+use tally_domain::time::Epoch;
 use tally_testkit::http::send_json;
 use tally_testkit::logs::{Captured, capture_logs};
 
@@ -204,7 +205,7 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
     assert_eq!(fast.metrics["OrdersNumbered"], split("Mode", "fast", 2));
 
     // Another writer holds the gapless counter for a moment: the order waits for it.
-    let now = Utc::now().timestamp_millis();
+    let now = Timestamp::now().epoch_millis();
     let period = Period::parse(Reset::Never, "all").unwrap();
     store
         .lease_counter(

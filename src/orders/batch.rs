@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use tracing::{info, warn};
 
 use super::outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};
@@ -18,7 +18,7 @@ pub(super) struct Batch {
     pub(super) series: Series,
     pub(super) source: SourceId,
     /// One time for the whole request, in milliseconds as stored.
-    pub(super) now: DateTime<Utc>,
+    pub(super) now: Timestamp,
     /// `now` in the series' calendar, and the period it falls in.
     pub(super) date: LocalDate,
     pub(super) period: Period,
@@ -159,7 +159,7 @@ impl Batch {
     pub(super) fn new(
         series: Series,
         source: SourceId,
-        now: DateTime<Utc>,
+        now: Timestamp,
         inputs: Vec<OrderInput>,
     ) -> (Self, Sorted) {
         let date = series.date(now);

@@ -3,7 +3,8 @@
 //! have not started, and moving the counter of the current period forward (a declared
 //! gap, with its reason; in a gapless series a link of the chain).
 
-use chrono::Utc;
+use jiff::Timestamp;
+use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
 use super::{OrderError, OrderService, SeriesStatus};
@@ -208,7 +209,7 @@ impl OrderService {
                     .earlier_move(&series, &period, next, &reason, last)
                     .await;
             }
-            let wall = Utc::now().timestamp_millis();
+            let wall = Timestamp::now().epoch_millis();
             if counter.pending.as_ref().is_some_and(|p| p.until >= wall) {
                 // A gapless writer holds the counter: wait for its transaction.
                 retry::ORDER_WRITE.pause(attempt).await;

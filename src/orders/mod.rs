@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use jiff::{SignedDuration, Timestamp};
 use tracing::{info, instrument};
 
 pub use change::SeriesChange;
@@ -121,7 +121,7 @@ pub struct SeriesStatus {
 struct Known {
     series: Series,
     period: Period,
-    read_at: DateTime<Utc>,
+    read_at: Timestamp,
 }
 
 pub struct OrderService {
@@ -140,7 +140,7 @@ pub struct OrderService {
 
 impl OrderService {
     pub fn new(store: Store) -> Self {
-        Self::with_clock(store, Arc::new(Utc::now))
+        Self::with_clock(store, Arc::new(Timestamp::now))
     }
 
     pub fn with_clock(store: Store, clock: Clock) -> Self {
@@ -162,9 +162,9 @@ impl OrderService {
     }
 
     /// The time now, to the millisecond as stored.
-    fn now(&self) -> DateTime<Utc> {
+    fn now(&self) -> Timestamp {
         let now = (self.clock)();
-        DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+        tally_domain::time::to_millis(now)
     }
 
     /// How long a gapless lease lasts before another writer may take it over: longer
@@ -360,9 +360,9 @@ impl OrderService {
     async fn load_series(
         &self,
         series_id: &SeriesId,
-        now: DateTime<Utc>,
+        now: Timestamp,
     ) -> Result<Series, OrderError> {
-        let max_age = chrono::Duration::from_std(SERIES_MAX_AGE).unwrap_or_default();
+        let max_age = SignedDuration::try_from(SERIES_MAX_AGE).unwrap_or_default();
         if let Some(known) = self.lock_series().get(series_id)
             && known.series.period(now) == known.period
             && now - known.read_at < max_age

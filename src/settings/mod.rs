@@ -10,6 +10,7 @@ mod sources;
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
+use jiff::{SignedDuration, Timestamp};
 use tally_domain::series::Timezone;
 use tally_domain::spend::{LimitChange, Limits};
 use tally_domain::winners::BeaconNetworks;
@@ -97,13 +98,8 @@ pub struct HttpSettings {
 fn default_limits(json: &str) -> Result<Limits, String> {
     let wanted: LimitChange = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let none = Limits::default();
-    none.change(
-        &none,
-        &wanted,
-        chrono::DateTime::UNIX_EPOCH,
-        chrono::Duration::zero(),
-    )
-    .map_err(|e| e.to_string())
+    none.change(&none, &wanted, Timestamp::UNIX_EPOCH, SignedDuration::ZERO)
+        .map_err(|e| e.to_string())
 }
 
 impl Settings {
@@ -142,9 +138,11 @@ impl Settings {
             cooling_off: number("TALLY_LIMIT_COOLING_OFF_SECONDS")?.map_or(
                 Ok(DEFAULT_COOLING_OFF),
                 |s| {
+                    // At most what a count of milliseconds in i64 holds, as before.
                     i64::try_from(s)
                         .ok()
-                        .and_then(chrono::Duration::try_seconds)
+                        .filter(|&s| s <= i64::MAX / 1_000)
+                        .map(SignedDuration::from_secs)
                         .ok_or("TALLY_LIMIT_COOLING_OFF_SECONDS is too large".to_owned())
                 },
             )?,
@@ -273,10 +271,10 @@ mod tests {
         .unwrap();
         let spend = &settings.http.spend;
         assert_eq!(spend.zone.as_str(), "Europe/London");
-        assert_eq!(spend.cooling_off, chrono::Duration::seconds(60));
+        assert_eq!(spend.cooling_off, SignedDuration::from_secs(60));
         let gbp = tally_domain::spend::Currency::parse("GBP").unwrap();
         let day = tally_domain::spend::Span::Day;
-        let at = chrono::Utc::now();
+        let at = Timestamp::now();
         assert_eq!(
             Limits::default().limit(&spend.default, gbp, day, at),
             Some(5000)

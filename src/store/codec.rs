@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -32,7 +32,7 @@ pub(crate) fn derived<T: Serialize>(value: &T) -> Result<AttributeValue, StoreEr
 }
 
 /// Times are stored as RFC 3339 in UTC with milliseconds.
-pub(crate) fn timestamp(at: DateTime<Utc>) -> AttributeValue {
+pub(crate) fn timestamp(at: Timestamp) -> AttributeValue {
     s(rfc3339_millis(at))
 }
 

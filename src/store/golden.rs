@@ -6,7 +6,7 @@
 //! allowances, counters) are read only.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use chrono::{DateTime, TimeZone, Utc};
+use jiff::{SignedDuration, Timestamp};
 
 use super::StoreError;
 use super::allowances::Allowance;
@@ -88,8 +88,11 @@ fn assert_writes(name: &str, written: Item) {
     );
 }
 
-fn at(second: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 1, 10, 0, second).unwrap() + chrono::Duration::milliseconds(125)
+fn at(second: i8) -> Timestamp {
+    jiff::tz::Offset::UTC
+        .to_timestamp(jiff::civil::date(2026, 11, 1).at(10, 0, second, 0))
+        .unwrap()
+        + SignedDuration::from_millis(125)
 }
 
 fn draw_id() -> DrawId {
@@ -158,7 +161,7 @@ fn hold() -> Hold {
         chosen: true,
         fingerprint: "a1b2c3".into(),
         created_at: at(2),
-        expires_at: at(2) + chrono::Duration::seconds(600),
+        expires_at: at(2) + SignedDuration::from_secs(600),
         end: HoldEnd::Open,
     }
 }

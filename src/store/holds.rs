@@ -7,6 +7,7 @@ use aws_sdk_dynamodb::types::builders::UpdateBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
+use tally_domain::time::Epoch;
 
 use super::allowances::{CountedEnd, HoldCaps};
 use super::bundles::{set_unfinished, split_tickets};
@@ -50,8 +51,8 @@ pub(crate) fn encode_hold(hold: &Hold) -> Item {
     item.insert("fingerprint".into(), s(&hold.fingerprint));
     item.insert("created_at".into(), timestamp(hold.created_at));
     item.insert("expires_at".into(), timestamp(hold.expires_at));
-    item.insert(EXPIRES_MS.into(), n(hold.expires_at.timestamp_millis()));
-    item.insert(TTL.into(), n(hold.expires_at.timestamp() + 86_400));
+    item.insert(EXPIRES_MS.into(), n(hold.expires_at.epoch_millis()));
+    item.insert(TTL.into(), n(hold.expires_at.epoch_seconds() + 86_400));
     item.insert(END.into(), s(OPEN));
     item
 }
@@ -164,7 +165,7 @@ impl Store {
         (gate, known): (&PayerGate, &PayerRecord),
         now: i64,
     ) -> Result<Commit, StoreError> {
-        let end = hold.expires_at.timestamp_millis();
+        let end = hold.expires_at.epoch_millis();
         let mut transaction = HoldTransaction::new();
         transaction.add(
             Role::Hold,
@@ -217,7 +218,7 @@ impl Store {
         wins: Option<&[InstantWin]>,
         now: i64,
     ) -> Result<Commit, StoreError> {
-        let end = hold.expires_at.timestamp_millis();
+        let end = hold.expires_at.epoch_millis();
         let first_stripe = takes.first().map_or(0, |t| t.stripe);
         let award = self.award_write(purchase, wins)?;
         // The record, the hold, the allowance and the payer's item.
@@ -268,7 +269,7 @@ impl Store {
         counted: Option<CountedEnd>,
         now: i64,
     ) -> Result<Commit, StoreError> {
-        let end = hold.expires_at.timestamp_millis();
+        let end = hold.expires_at.epoch_millis();
         let mut transaction = HoldTransaction::new();
         let update = self
             .hold_update(hold, now)

@@ -13,7 +13,7 @@
 //! of each purchase transaction for it (`DrawConfig::purchase_budget`).
 
 use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem, Update};
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 
 use super::codec::{Item, Reader, derived, key, parse_timestamp, s, timestamp};
 use super::error::build_error;
@@ -124,7 +124,7 @@ impl Store {
         draw_id: &DrawId,
         payment_id: &PaymentId,
         first: u64,
-        at: DateTime<Utc>,
+        at: Timestamp,
     ) -> Result<TransactWriteItem, StoreError> {
         let update = Update::builder()
             .table_name(self.table())

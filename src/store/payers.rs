@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
-use chrono::DateTime;
+use jiff::Timestamp;
+use tally_domain::time::{Epoch, from_epoch_millis};
 
 use super::codec::{Item, Reader, derived, key, n, s};
 use super::error::build_error;
@@ -48,10 +49,16 @@ fn spend_attribute(currency: Currency, span: Span) -> String {
 impl PayerRecord {
     pub(crate) fn decode(item: &Item) -> Result<Self, StoreError> {
         let r = Reader::new(item);
+        // An end stored past the last time kept (late on 30 December 9999) reads as that
+        // time: the exclusion still ends, later than anyone will see.
         let exclusion = r.opt_num::<i64>(EXCLUDED_UNTIL)?.map(|ms| Exclusion {
-            until: (ms != OPEN_ENDED)
-                .then(|| DateTime::from_timestamp_millis(ms))
-                .flatten(),
+            until: (ms != OPEN_ENDED).then(|| {
+                from_epoch_millis(ms).unwrap_or(if ms < 0 {
+                    Timestamp::MIN
+                } else {
+                    Timestamp::MAX
+                })
+            }),
         });
         let mut spent = BTreeMap::new();
         for (name, value) in item {
@@ -180,7 +187,7 @@ impl Store {
             .expression_attribute_values(":limits", derived(limits)?);
         let mut sets = "#kind = :kind, #payer = :payer, #version = :next, #limits = :limits";
         if let Some(exclusion) = exclusion {
-            let until = exclusion.until.map_or(OPEN_ENDED, |u| u.timestamp_millis());
+            let until = exclusion.until.map_or(OPEN_ENDED, |u| u.epoch_millis());
             update = update
                 .expression_attribute_names("#excluded", EXCLUDED_UNTIL)
                 .expression_attribute_values(":excluded", n(until));
@@ -342,9 +349,9 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use chrono::{Duration, Utc};
 
     use super::*;
+    use jiff::SignedDuration;
     use tally_domain::spend::LimitChange;
 
     #[test]
@@ -352,16 +359,16 @@ mod tests {
         let gbp = Currency::parse("GBP").unwrap();
         let wanted = LimitChange::from([(gbp, [(Span::Day, 500)].into())]);
         let none = Limits::default();
-        let now = Utc::now();
+        let now = Timestamp::now();
         let limits = none
-            .change(&none, &wanted, now, Duration::hours(24))
+            .change(&none, &wanted, now, SignedDuration::from_hours(24))
             .unwrap();
         let raised = limits
             .change(
                 &none,
                 &LimitChange::from([(gbp, [(Span::Day, 900)].into())]),
                 now,
-                Duration::hours(24),
+                SignedDuration::from_hours(24),
             )
             .unwrap();
         let mut item = key("PAYER#x".into());

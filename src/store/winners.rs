@@ -3,7 +3,7 @@
 //! draw's pick count in another.
 
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 
 use super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
 use super::draws::{FROZEN, PENDING_REDRAW, PICKS, STATUS, WINNERS, decode_draw, encode_winners};
@@ -29,10 +29,10 @@ pub struct PickItem {
     /// Why the prize's previous winner was replaced; `None` for the first pick of a prize.
     pub reason: Option<String>,
     /// When a redraw was asked for.
-    pub requested_at: Option<DateTime<Utc>>,
+    pub requested_at: Option<Timestamp>,
     /// A redraw's own round and its signature, when the draw has a beacon.
     pub beacon: Option<RoundSignature>,
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
 }
 
 /// How a write of winners ended.

@@ -4,7 +4,8 @@
 
 use std::num::NonZeroUsize;
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
+use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
 use super::{TicketError, TicketService};
@@ -18,7 +19,7 @@ pub struct Grid {
     pub draw_id: DrawId,
     pub availability: Availability,
     /// When the stripes were read.
-    pub read_at: DateTime<Utc>,
+    pub read_at: Timestamp,
 }
 
 impl TicketService {
@@ -28,7 +29,7 @@ impl TicketService {
         let draw = &cache.draw;
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let read_at = self.now();
-        let now = read_at.timestamp_millis();
+        let now = read_at.epoch_millis();
         let stripes: Vec<StripeMarks> = self
             .store()
             .read_stripes(draw_id, &all)

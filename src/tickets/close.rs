@@ -5,8 +5,8 @@
 //! finished by closing again: a repeat closes only the stripes still open and freezes a
 //! list not frozen yet, so it converges even when DynamoDB keeps failing some calls.
 
-use chrono::Utc;
 use futures::{StreamExt, TryStreamExt};
+use jiff::Timestamp;
 use tracing::{info, instrument};
 
 use super::{DrawSummary, TicketError, TicketService};
@@ -84,7 +84,7 @@ impl TicketService {
         if draw.status == DrawStatus::Closed {
             return self.freeze(draw, by).await;
         }
-        if draw.status_at(Utc::now()) != DrawStatus::Closed {
+        if draw.status_at(Timestamp::now()) != DrawStatus::Closed {
             return Err(TicketError::DrawOpen(draw.draw_id));
         }
         Ok(self.close_draw(&draw.draw_id, by).await?.draw)

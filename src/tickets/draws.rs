@@ -1,6 +1,7 @@
 //! Creating a draw, reading it, and declaring its beacon.
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
+use tally_domain::time::Epoch;
 use tracing::{info, instrument, warn};
 
 use super::{TicketError, TicketService};
@@ -116,7 +117,7 @@ impl TicketService {
             winners: None,
             pending_redraw: None,
             sold_out_at: None,
-            created_at: Utc::now(),
+            created_at: Timestamp::now(),
         };
         tracing::Span::current().record("draw_id", draw.draw_id.as_str());
         if let Some(closes_at) = draw.schedule.closes_at()
@@ -132,7 +133,7 @@ impl TicketService {
                     seed_commitment = %draw.seed.commitment(),
                     "draw created"
                 );
-                let status = draw.status_at(Utc::now());
+                let status = draw.status_at(Timestamp::now());
                 Ok(CreatedDraw {
                     summary: DrawSummary {
                         draw,
@@ -161,7 +162,7 @@ impl TicketService {
         &self,
         named: bool,
         draw: &Draw,
-        closes_at: DateTime<Utc>,
+        closes_at: Timestamp,
     ) -> Result<CreatedDraw, TicketError> {
         let existing = if named {
             self.store().get_draw(&draw.draw_id).await?
@@ -215,7 +216,7 @@ impl TicketService {
         let sold = stripes.iter().map(|(i, s)| s.sold(layout.len(*i))).sum();
         let held = stripes
             .iter()
-            .map(|(_, s)| s.live_held(now.timestamp_millis()))
+            .map(|(_, s)| s.live_held(now.epoch_millis()))
             .sum();
         let postal = stripes.iter().map(|(_, s)| s.postal).sum();
         if sold >= draw.config.total_tickets() && draw.sold_out_at.is_none() {
@@ -264,7 +265,7 @@ impl TicketService {
             .transpose()?;
         match self
             .store()
-            .set_beacon(draw_id, beacon.as_ref(), Utc::now())
+            .set_beacon(draw_id, beacon.as_ref(), Timestamp::now())
             .await?
         {
             None => Err(TicketError::DrawNotFound(draw_id.clone())),

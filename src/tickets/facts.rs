@@ -3,7 +3,8 @@
 //! stripes (strongly consistent): a void counted on the draw is of a sale the stripes
 //! already show, so entries never count a void without its sale. Nothing is written.
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
+use tally_domain::time::Epoch;
 use tracing::instrument;
 
 use super::{TicketError, TicketService};
@@ -23,7 +24,7 @@ pub struct DrawFacts {
     pub postal: u64,
     /// Per instant prize of the draw, in its order: winning numbers not sold yet.
     pub instant_unsold: Option<Vec<u32>>,
-    pub read_at: DateTime<Utc>,
+    pub read_at: Timestamp,
 }
 
 impl DrawFacts {
@@ -52,7 +53,7 @@ impl TicketService {
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let stripes = self.store().read_stripes(draw_id, &all).await?;
         let read_at = self.now();
-        let now = read_at.timestamp_millis();
+        let now = read_at.epoch_millis();
         let postal = stripes.iter().map(|(_, s)| s.postal).sum();
         let marks: Vec<StripeMarks> = stripes
             .into_iter()

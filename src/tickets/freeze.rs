@@ -3,6 +3,7 @@
 //! and the beacon round that time fixes. A void after it is recorded as late and never
 //! changes the list.
 
+use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
 use super::winners::Eligible;
@@ -33,7 +34,7 @@ impl TicketService {
                 beacon_round: read
                     .beacon
                     .as_ref()
-                    .map(|network| network.round_after(frozen_at.timestamp_millis())),
+                    .map(|network| network.round_after(frozen_at.epoch_millis())),
             };
             // The close is done once the list is frozen: that write is journalled.
             let entry = Draft::new(

@@ -1,6 +1,7 @@
 //! Holds as the service offers them: make one, read it, release it, pay for it. The steps
 //! of making and paying live in `purchase/hold.rs` and `purchase/convert.rs`.
 
+use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
 use super::purchase::{ConvertRequest, ConvertRun, HoldReceipt, HoldRun};
@@ -118,7 +119,7 @@ impl TicketService {
             let takes = cache.view().stripes.group(&located);
             let commit = self
                 .store
-                .release_hold(&hold, &takes, counted, now.timestamp_millis())
+                .release_hold(&hold, &takes, counted, now.epoch_millis())
                 .await?;
             let cancellation = match commit {
                 Commit::Committed => {

@@ -1,8 +1,8 @@
 //! Lists: a payer's purchases, the draws, a draw's purchases page by page for
 //! reconciliation, and every purchase of a draw for an export.
 
-use chrono::Utc;
 use futures::{Stream, StreamExt, TryStreamExt};
+use jiff::Timestamp;
 use tracing::instrument;
 
 use super::{TicketError, TicketService};
@@ -91,7 +91,7 @@ impl TicketService {
         after: Option<&After>,
         limit: u32,
     ) -> Result<Page<(Draw, DrawStatus)>, TicketError> {
-        let now = Utc::now();
+        let now = Timestamp::now();
         let mut items = Vec::new();
         let mut next = after.cloned();
         // Each round asks for what the page lacks, so a full page ends where a round does.

@@ -23,7 +23,7 @@ mod winners;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use tracing::instrument;
 
 pub use availability::Grid;
@@ -60,16 +60,16 @@ pub enum TicketError {
     #[error("draw {0} is closed")]
     DrawClosed(DrawId),
     #[error("`closes_at` ({}) has passed: a new draw must close in the future", tally_domain::time::rfc3339_millis(*.0))]
-    ClosesAtPassed(DateTime<Utc>),
+    ClosesAtPassed(Timestamp),
     #[error("draw {draw_id} opens at {opens_at}")]
     DrawNotOpen {
         draw_id: DrawId,
-        opens_at: DateTime<Utc>,
+        opens_at: Timestamp,
     },
     #[error("this draw caps tickets per payer: a purchase needs a `payer_id`")]
     PayerRequired,
     #[error("the payer is excluded from every draw{}", .until.map(|u| format!(" until {}", tally_domain::time::rfc3339_millis(u))).unwrap_or_default())]
-    PayerExcluded { until: Option<DateTime<Utc>> },
+    PayerExcluded { until: Option<Timestamp> },
     #[error(
         "the payer's {} limit of {} {} leaves {} for {}",
         .0.span.as_str(), .0.limit, .0.currency, .0.left, .0.window.as_str()
@@ -98,10 +98,7 @@ pub enum TicketError {
     #[error("this uses round {round}, not round {given}")]
     WrongBeaconRound { round: u64, given: u64 },
     #[error("round {round} is published at {publishes_at}, not yet")]
-    BeaconNotPublished {
-        round: u64,
-        publishes_at: DateTime<Utc>,
-    },
+    BeaconNotPublished { round: u64, publishes_at: Timestamp },
     #[error("the draw declared no beacon, so it takes no `beacon_signature`")]
     BeaconNotDeclared,
     #[error("a redraw of prize {0} waits for its round: resolve it first")]
@@ -129,14 +126,14 @@ pub enum TicketError {
     TicketsHeld {
         remaining: u64,
         held: u64,
-        first_hold_ends_at: DateTime<Utc>,
+        first_hold_ends_at: Timestamp,
     },
     #[error(
         "live holds take as many numbers as the draw allows where these would be ({max_held_percent}% of each stripe)"
     )]
     HoldsFull {
         max_held_percent: u8,
-        first_hold_ends_at: Option<DateTime<Utc>>,
+        first_hold_ends_at: Option<Timestamp>,
     },
     #[error("numbers {0:?} are sold or held")]
     NumbersTaken(Vec<u64>),
@@ -203,7 +200,7 @@ impl TicketService {
             store,
             draws: DrawCaches::new(draws),
             secret: DeploymentSecret::local(),
-            clock: Arc::new(Utc::now),
+            clock: Arc::new(Timestamp::now),
             networks: Arc::new(BeaconNetworks::default()),
             spend: Arc::default(),
         }
@@ -246,9 +243,9 @@ impl TicketService {
     }
 
     /// The time now, to the millisecond as stored.
-    fn now(&self) -> DateTime<Utc> {
+    fn now(&self) -> Timestamp {
         let now = (self.clock)();
-        DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+        tally_domain::time::to_millis(now)
     }
 
     #[instrument(skip(self))]

@@ -6,7 +6,8 @@
 //! most one read a second per draw and process, as refusals after a sell-out come in
 //! rushes) or the next read of the draw.
 
-use chrono::Utc;
+use jiff::Timestamp;
+use tally_domain::time::Epoch;
 use tracing::warn;
 
 use super::cache::DrawCache;
@@ -29,7 +30,7 @@ impl TicketService {
         let read = match outcome {
             Ok(_) => cache.view().stripes.remaining() == 0,
             Err(TicketError::SoldOut { remaining: 0, .. }) => {
-                cache.sell_out_read_turn(Utc::now().timestamp_millis(), SELL_OUT_READ_EVERY_MS)
+                cache.sell_out_read_turn(Timestamp::now().epoch_millis(), SELL_OUT_READ_EVERY_MS)
             }
             Err(_) => false,
         };

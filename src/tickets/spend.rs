@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use lru::LruCache;
 
-use chrono::{DateTime, Duration, Utc};
+use jiff::{SignedDuration, Timestamp};
+use tally_domain::time::{Epoch, rfc3339_exact};
 use tracing::{info, instrument};
 
 use super::{TicketError, TicketService};
@@ -23,7 +24,7 @@ use tally_domain::spend::{
 };
 
 /// The cooling-off span of a raised limit unless the deployment names another.
-pub const DEFAULT_COOLING_OFF: Duration = Duration::hours(24);
+pub const DEFAULT_COOLING_OFF: SignedDuration = SignedDuration::from_hours(24);
 
 /// Payers' items a process keeps from its sales' cancellations and reads.
 const KNOWN_PAYERS: usize = 4_096;
@@ -35,7 +36,7 @@ const KNOWN_PAYERS: usize = 4_096;
 pub struct SpendRules {
     pub zone: Timezone,
     pub default: Limits,
-    pub cooling_off: Duration,
+    pub cooling_off: SignedDuration,
     pub known: KnownPayers,
 }
 
@@ -88,7 +89,7 @@ pub struct PayerTerms {
     pub record: PayerRecord,
     /// The windows that run now, by span.
     pub windows: Vec<(Span, tally_domain::spend::Window)>,
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
 }
 
 /// What a sale knows of its payer's item: the default record until a cancellation or a
@@ -124,7 +125,7 @@ impl SpendRules {
         known: &PayerRecord,
         money: Option<Money>,
         count: bool,
-        now: DateTime<Utc>,
+        now: Timestamp,
     ) -> Result<PayerGate, TicketError> {
         if let Some(exclusion) = known.exclusion.filter(|e| e.excludes(now)) {
             return Err(TicketError::PayerExcluded {
@@ -164,14 +165,14 @@ impl SpendRules {
         };
         Ok(PayerGate {
             payer: payer.clone(),
-            now: now.timestamp_millis(),
+            now: now.epoch_millis(),
             spend,
         })
     }
 
     /// What a void of `purchase` at `now` gives back: its amount, to each window it was
     /// counted in that still runs (a window over has nothing left to give to).
-    pub(super) fn give_back(&self, purchase: &Purchase, now: DateTime<Utc>) -> Option<SpendReturn> {
+    pub(super) fn give_back(&self, purchase: &Purchase, now: Timestamp) -> Option<SpendReturn> {
         let (payer, amount) = (purchase.payer_id.clone()?, purchase.amount?);
         let windows: Vec<_> = Span::ALL
             .into_iter()
@@ -193,7 +194,7 @@ pub(super) async fn plan_gate(
     rules: &SpendRules,
     known: &mut PayerKnown,
     (payer, money, count): (&PayerId, Option<Money>, bool),
-    now: DateTime<Utc>,
+    now: Timestamp,
 ) -> Result<(PayerGate, u32), TicketError> {
     if !known.fresh
         && let Some(record) = rules.known.get(payer)
@@ -266,7 +267,7 @@ impl TicketService {
         &self,
         payer: &PayerId,
         (action, by): (Action, &Operator),
-        decide: impl Fn(&PayerRecord, DateTime<Utc>) -> Result<(Limits, Option<Exclusion>), SpendError>,
+        decide: impl Fn(&PayerRecord, Timestamp) -> Result<(Limits, Option<Exclusion>), SpendError>,
     ) -> Result<PayerTerms, TicketError> {
         for attempt in retry::DRAW_RECORD.each() {
             let record = self.store().get_payer(payer).await?;
@@ -281,7 +282,7 @@ impl TicketService {
                 format!("payer/{}", payer.key_part()),
                 &serde_json::json!({
                     "limits": change,
-                    "excluded_until": exclusion.map(|e| e.until),
+                    "excluded_until": exclusion.map(|e| e.until.map(rfc3339_exact)),
                 }),
             );
             if self

@@ -12,7 +12,6 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use chrono::DateTime;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tally::api::{self, AppState};
@@ -42,7 +41,7 @@ impl BeaconApp {
         let tickets = TicketService::new(store.clone())
             .with_networks(networks)
             .with_clock(Arc::new(move || {
-                DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
+                tally_domain::time::from_epoch_millis(read.load(Ordering::SeqCst)).unwrap()
             }));
         let state = AppState {
             tickets: Arc::new(tickets),

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use chrono::{DateTime, Duration, TimeZone, Utc};
+use jiff::{SignedDuration, Timestamp};
 use tally::orders::{AuditScope, ItemOutcome, OrderService, RejectionCode, SeriesChange};
 use tally::store::{RequestCounter, Store};
 use tally_domain::access::SourceAccess;
@@ -20,10 +20,10 @@ use tally_domain::series::{AuthorisedRange, Calendar, Ranges, Reset, SeriesDefin
 use crate::helpers::{fresh_store, order_input, scan, store_on};
 use crate::invariants::numbered_orders;
 
-type Clock = Arc<Mutex<DateTime<Utc>>>;
+type Clock = Arc<Mutex<Timestamp>>;
 
 /// A process on `table` whose clock the test sets, counting its requests.
-async fn process(table: &str, at: DateTime<Utc>) -> (OrderService, Clock, RequestCounter) {
+async fn process(table: &str, at: Timestamp) -> (OrderService, Clock, RequestCounter) {
     let counter = RequestCounter::default();
     let store = store_on(table, Some(counter.clone())).await;
     let now = Arc::new(Mutex::new(at));
@@ -32,8 +32,10 @@ async fn process(table: &str, at: DateTime<Utc>) -> (OrderService, Clock, Reques
     (service, now, counter)
 }
 
-fn utc(y: i32, m: u32, d: u32, h: u32, min: u32, s: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(y, m, d, h, min, s).unwrap()
+fn utc(y: i16, m: i8, d: i8, h: i8, min: i8, s: i8) -> Timestamp {
+    jiff::tz::Offset::UTC
+        .to_timestamp(jiff::civil::date(y, m, d).at(h, min, s, 0))
+        .unwrap()
 }
 
 /// A fast series that never resets, numbering inside `ranges`.
@@ -198,7 +200,7 @@ async fn spare_numbers_older_than_a_minute_are_left_unused() {
         .collect();
     assert!(!held.is_empty());
     // 61 seconds later the spare numbers are too old: the next number is a new block's.
-    *clock.lock().unwrap() = start + Duration::seconds(61);
+    *clock.lock().unwrap() = start + SignedDuration::from_secs(61);
     let next = post(&a, &series, "later").await.unwrap();
     assert!(
         held.iter().all(|&c| c < next.counter),
@@ -225,10 +227,10 @@ async fn a_process_reads_its_series_again_after_a_minute() {
     let reads = || requests.snapshot().of("GetItem");
     post(&a, &series, "first").await.unwrap();
     assert_eq!(reads(), 1);
-    *clock.lock().unwrap() = start + Duration::seconds(59);
+    *clock.lock().unwrap() = start + SignedDuration::from_secs(59);
     post(&a, &series, "cached").await.unwrap();
     assert_eq!(reads(), 1);
-    *clock.lock().unwrap() = start + Duration::seconds(61);
+    *clock.lock().unwrap() = start + SignedDuration::from_secs(61);
     post(&a, &series, "stale").await.unwrap();
     assert_eq!(reads(), 2);
 }
@@ -249,7 +251,13 @@ async fn spare_numbers_of_a_range_that_expired_are_never_issued() {
     let definition = ranged(
         "E{seq:4}",
         vec![
-            AuthorisedRange::new(1, 1_000, "CAF-1", Some(start + Duration::seconds(30))).unwrap(),
+            AuthorisedRange::new(
+                1,
+                1_000,
+                "CAF-1",
+                Some(start + SignedDuration::from_secs(30)),
+            )
+            .unwrap(),
             AuthorisedRange::new(2_001, 3_000, "CAF-2", None).unwrap(),
         ],
     );
@@ -260,7 +268,7 @@ async fn spare_numbers_of_a_range_that_expired_are_never_issued() {
     assert!(!a.spare_numbers().is_empty());
     // R1: once the first range has expired, its spare numbers are left; the next number
     // is the second range's first.
-    *clock.lock().unwrap() = start + Duration::seconds(31);
+    *clock.lock().unwrap() = start + SignedDuration::from_secs(31);
     let next = post(&a, &series, "after").await.unwrap();
     assert_eq!(next.counter, 2_001);
 }

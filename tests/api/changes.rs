@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
-use chrono::{DateTime, TimeZone, Utc};
+use jiff::Timestamp;
 use serde_json::json;
 use tally::orders::{ItemOutcome, OrderService, SeriesChange};
 use tally_domain::access::SourceAccess;
@@ -234,8 +234,10 @@ async fn number_one(service: &OrderService, series: &SeriesId, r: &str) -> Strin
     }
 }
 
-fn utc(y: i32, m: u32, d: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(y, m, d, 12, 0, 0).unwrap()
+fn utc(y: i16, m: i8, d: i8) -> Timestamp {
+    jiff::tz::Offset::UTC
+        .to_timestamp(jiff::civil::date(y, m, d).at(12, 0, 0, 0))
+        .unwrap()
 }
 
 #[tokio::test]

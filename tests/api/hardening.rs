@@ -5,7 +5,7 @@ use std::num::NonZeroUsize;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
-use chrono::Utc;
+use jiff::Timestamp;
 use serde_json::{Value, json};
 use tally::store::orders::SeriesInsert;
 use tally::store::{Inserted, RequestCounter, Store};
@@ -87,7 +87,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         winners: None,
         pending_redraw: None,
         sold_out_at: None,
-        created_at: Utc::now(),
+        created_at: Timestamp::now(),
     };
     assert!(matches!(
         app.store.insert_draw(&draw).await.unwrap(),
@@ -100,7 +100,7 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
     let series = Series::new(
         SeriesId::parse("RESENT").unwrap(),
         SeriesDefinition::new("R{seq:3}", Reset::Never, true, 1).unwrap(),
-        Utc::now(),
+        Timestamp::now(),
     );
     // Written with its issuer's item, in one transaction: the same call again finds its
     // own series (the issuer's item has moved on, as the first call left it).

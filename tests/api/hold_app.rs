@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde_json::Value;
 use tally::api::{self, AppState};
 use tally::store::Store;
 use tally::tickets::TicketService;
+use tally_domain::time::Epoch;
 
 use crate::helpers::{Reply, TestApp, TestTable, fresh_store, send, store_on, test_app};
 
@@ -20,7 +21,7 @@ use crate::helpers::{Reply, TestApp, TestTable, fresh_store, send, store_on, tes
 fn clocked_router(store: Store, clock: &Arc<AtomicI64>) -> axum::Router {
     let read = clock.clone();
     let tickets = TicketService::new(store.clone()).with_clock(Arc::new(move || {
-        DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
+        tally_domain::time::from_epoch_millis(read.load(Ordering::SeqCst)).unwrap()
     }));
     api::router(AppState {
         tickets: Arc::new(tickets),
@@ -64,7 +65,7 @@ pub struct HoldApp {
 impl HoldApp {
     pub async fn spawn() -> Self {
         let (store, table) = fresh_store(None).await;
-        let clock = Arc::new(AtomicI64::new(Utc::now().timestamp_millis()));
+        let clock = Arc::new(AtomicI64::new(Timestamp::now().epoch_millis()));
         Self {
             app: test_app(clocked_router(store.clone(), &clock), store, table),
             clock,
@@ -76,7 +77,7 @@ impl HoldApp {
         let table = TestTable::reserve();
         let store = store_on(table.name(), None).await;
         store.ensure_table().await.expect("create the test table");
-        let clock = Arc::new(AtomicI64::new(Utc::now().timestamp_millis()));
+        let clock = Arc::new(AtomicI64::new(Timestamp::now().epoch_millis()));
         Self {
             app: test_app(clocked_router(store.clone(), &clock), store, table),
             clock,

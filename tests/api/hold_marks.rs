@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use tally_domain::time::Epoch;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
@@ -129,9 +130,9 @@ async fn holds_that_come_and_go_on_one_stripe_leave_its_item_bounded_and_every_w
     let reply = settle(&app.app.router, "/draws/h6/holds", &last_hold.to_string()).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
     let item = stripe_item(&app, "h6").await;
-    let now = chrono::DateTime::parse_from_rfc3339(reply.body["created_at"].as_str().unwrap())
+    let now = tally_domain::time::parse_rfc3339(reply.body["created_at"].as_str().unwrap())
         .unwrap()
-        .timestamp_millis();
+        .epoch_millis();
     assert_eq!(
         hold_marks(&item).iter().filter(|&&end| end > now).count(),
         44

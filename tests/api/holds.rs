@@ -3,7 +3,6 @@
 //! expired numbers go back on sale; live holds count toward the payer's cap (H1–H4).
 
 use axum::http::StatusCode;
-use chrono::DateTime;
 use serde_json::json;
 
 use crate::helpers::tickets_of;
@@ -23,9 +22,11 @@ async fn a_hold_keeps_its_numbers_for_its_buyer_and_converts_once() {
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
     assert_eq!(tickets_of(&held), vec![7, 77]);
     assert_eq!(held.body["status"], "held");
-    let created = DateTime::parse_from_rfc3339(held.body["created_at"].as_str().unwrap()).unwrap();
-    let expires = DateTime::parse_from_rfc3339(held.body["expires_at"].as_str().unwrap()).unwrap();
-    assert_eq!((expires - created).num_seconds(), 60);
+    let created =
+        tally_domain::time::parse_rfc3339(held.body["created_at"].as_str().unwrap()).unwrap();
+    let expires =
+        tally_domain::time::parse_rfc3339(held.body["expires_at"].as_str().unwrap()).unwrap();
+    assert_eq!((expires - created).as_secs(), 60);
     // Idempotent by hold id: the same body answers the hold, another body is refused.
     let again = app
         .post(

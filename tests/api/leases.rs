@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::StatusCode;
-use chrono::Utc;
+use jiff::Timestamp;
 use serde_json::json;
 use tally::store::orders::Lease;
 use tally::store::{RequestCounter, Store};
 use tally_domain::ids::SeriesId;
 use tally_domain::series::{Period, Reset};
+use tally_domain::time::Epoch;
 
 use crate::faults::faulty_instance;
 use crate::helpers::{Reply, endpoint, post_json, spawn_app, store_on};
@@ -24,7 +25,7 @@ use tally_testkit::fault_proxy::{FaultProxy, Faults};
 async fn dead_writer(store: &Store, series: &str, lease_ms: i64) {
     let series = SeriesId::parse(series).unwrap();
     let period = Period::parse(Reset::Never, "all").unwrap();
-    let now = Utc::now().timestamp_millis();
+    let now = Timestamp::now().epoch_millis();
     let lease = store
         .lease_counter(&series, &period, "dead-writer", 1, now, now + lease_ms)
         .await

@@ -1,7 +1,7 @@
 //! Listing and audit (G1, C1) through the real router.
 
 use axum::http::StatusCode;
-use chrono::Utc;
+use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, assert_problem, spawn_app};
@@ -21,7 +21,7 @@ async fn a_listing_pages_through_a_period_in_counter_order() {
     )
     .await;
     app.post_range("P", 0, 250).await;
-    let year = Utc::now().format("%Y").to_string();
+    let year = Timestamp::now().strftime("%Y").to_string();
     let mut counters = Vec::new();
     let mut cursor = String::new();
     let mut pages = 0;

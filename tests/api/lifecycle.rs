@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use chrono::{SecondsFormat, Utc};
+use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
+use tally_domain::time::rfc3339_millis;
 
 use crate::helpers::{TestApp, spawn_app, tickets_of};
 
@@ -270,8 +271,8 @@ async fn postal_entries_count_toward_caps_and_are_counted_by_channel() {
     );
 }
 
-fn at(offset: chrono::TimeDelta) -> String {
-    (Utc::now() + offset).to_rfc3339_opts(SecondsFormat::Millis, true)
+fn at(offset: SignedDuration) -> String {
+    rfc3339_millis(Timestamp::now() + offset)
 }
 
 #[tokio::test]
@@ -279,7 +280,7 @@ async fn sales_follow_the_schedule_and_a_draw_past_its_close_reads_closed() {
     let app = spawn_app().await;
     let later = create(
         &app,
-        json!({"draw_id": "later", "total_tickets": 10, "opens_at": at(chrono::TimeDelta::hours(1))}),
+        json!({"draw_id": "later", "total_tickets": 10, "opens_at": at(SignedDuration::from_hours(1))}),
     )
     .await;
     assert_eq!(later["status"], "scheduled");
@@ -289,16 +290,16 @@ async fn sales_follow_the_schedule_and_a_draw_past_its_close_reads_closed() {
     assert_eq!(early.code(), "draw_not_open", "{}", early.body);
     assert_eq!(early.body["opens_at"], later["opens_at"]);
 
-    let closes_at = Utc::now() + chrono::TimeDelta::seconds(2);
+    let closes_at = Timestamp::now() + SignedDuration::from_secs(2);
     let soon_body = json!({"draw_id": "soon", "total_tickets": 10,
-                           "closes_at": closes_at.to_rfc3339_opts(SecondsFormat::Millis, true)});
+                           "closes_at": rfc3339_millis(closes_at)});
     let soon = create(&app, soon_body.clone()).await;
     assert_eq!(soon["status"], "open");
     let sold = app
         .post("/draws/soon/purchases", &buy("s1", 2, "ann"))
         .await;
     assert_eq!(sold.status, StatusCode::CREATED);
-    let wait = (closes_at - Utc::now()).to_std().unwrap_or_default();
+    let wait = std::time::Duration::try_from(closes_at - Timestamp::now()).unwrap_or_default();
     tokio::time::sleep(wait + Duration::from_millis(50)).await;
     // D1: from closes_at on nothing sells, and the draw reads closed with no call.
     let late = app
@@ -348,7 +349,7 @@ async fn sales_follow_the_schedule_and_a_draw_past_its_close_reads_closed() {
             "invalid_closes_at",
         ),
         (
-            json!({"total_tickets": 5, "opens_at": at(chrono::TimeDelta::hours(2)), "closes_at": at(chrono::TimeDelta::hours(1))}),
+            json!({"total_tickets": 5, "opens_at": at(SignedDuration::from_hours(2)), "closes_at": at(SignedDuration::from_hours(1))}),
             "invalid_schedule",
         ),
     ] {

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
 };
 use axum::http::StatusCode;
-use chrono::{DateTime, TimeZone, Utc};
+use jiff::Timestamp;
 use serde_json::{Value, json};
 use tally::orders::{ItemOutcome, OrderService};
 use tally::store::StoreError;
@@ -162,8 +162,8 @@ async fn a_series_defined_after_a_lookup_is_found_by_its_number() {
 /// A service whose clock the test moves.
 fn service_at(
     store: tally::store::Store,
-    start: DateTime<Utc>,
-) -> (OrderService, Arc<Mutex<DateTime<Utc>>>) {
+    start: Timestamp,
+) -> (OrderService, Arc<Mutex<Timestamp>>) {
     let now = Arc::new(Mutex::new(start));
     let clock = now.clone();
     (
@@ -188,8 +188,10 @@ async fn number(service: &OrderService, series: &SeriesId, r: &str) -> (String, 
     }
 }
 
-fn utc(y: i32, m: u32, d: u32, h: u32, min: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(y, m, d, h, min, 0).unwrap()
+fn utc(y: i16, m: i8, d: i8, h: i8, min: i8) -> Timestamp {
+    jiff::tz::Offset::UTC
+        .to_timestamp(jiff::civil::date(y, m, d).at(h, min, 0, 0))
+        .unwrap()
 }
 
 #[tokio::test]

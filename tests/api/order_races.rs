@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
-use chrono::Utc;
+use jiff::Timestamp;
 use serde_json::{Value, json};
 use tally::orders::OrderService;
 use tally_domain::ids::SeriesId;
@@ -194,7 +194,7 @@ async fn run_systems(app: &TestApp, series: &str) -> Run {
 /// Reads the series' orders back; checks O1, O3, O4 and the answers; returns the counters.
 async fn check_table(app: &TestApp, series: &str, answers: &Answers) -> Vec<u64> {
     let orders = numbered_orders(&app.scan().await, series);
-    let yy = Utc::now().format("%y").to_string();
+    let yy = Timestamp::now().strftime("%y").to_string();
     assert_eq!(orders.len(), SYSTEMS * ORDERS);
     for (key, numbered) in &orders {
         let number = &numbered.number;
@@ -252,7 +252,8 @@ async fn concurrent_systems_fill_a_fast_series_with_gaps_only_from_failures() {
     let app = spawn_app().await;
     define(&app, "F", false).await;
     // A failure: an instance reserves a block, then dies before writing any order.
-    let period = Period::parse(Reset::Yearly, &Utc::now().format("%Y").to_string()).unwrap();
+    let period =
+        Period::parse(Reset::Yearly, &Timestamp::now().strftime("%Y").to_string()).unwrap();
     let series = SeriesId::parse("F").unwrap();
     let (injected_last, _) = app
         .store

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use tally_domain::access::SourceAccess;
 
 use axum::http::StatusCode;
-use chrono::{TimeZone, Utc};
+use jiff::Timestamp;
 use serde_json::{Value, json};
 use tally::orders::{ItemOutcome, OrderService};
 use tally_domain::ids::{SeriesId, SourceId};
@@ -113,7 +113,7 @@ async fn an_order_gets_the_next_number_and_a_repost_gets_it_back() {
     let first = app.post("/orders", &body).await;
     assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
     let number = first.body["order_number"].as_str().unwrap().to_owned();
-    let yy = Utc::now().format("%y").to_string();
+    let yy = Timestamp::now().strftime("%y").to_string();
     assert_eq!(number, format!("UABC{yy}000001"));
     assert_eq!(first.body["data"], json!({"total": 12.5}));
     assert_eq!(first.body["source"], "erp-1");
@@ -285,7 +285,7 @@ async fn a_legacy_start_continues_and_a_wide_counter_grows() {
         json!({"format": "UABC{yy}{seq:6}", "start": 999_999}),
     )
     .await;
-    let yy = Utc::now().format("%y").to_string();
+    let yy = Timestamp::now().strftime("%y").to_string();
     let a = app
         .post(
             "/orders",
@@ -313,7 +313,9 @@ fn number(outcome: &ItemOutcome) -> String {
 async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting() {
     let (store, _table) = fresh_store(None).await;
     let now = Arc::new(std::sync::Mutex::new(
-        Utc.with_ymd_and_hms(2026, 12, 31, 23, 59, 59).unwrap(),
+        jiff::tz::Offset::UTC
+            .to_timestamp(jiff::civil::date(2026, 12, 31).at(23, 59, 59, 0))
+            .unwrap(),
     ));
     let clock_now = now.clone();
     let service = OrderService::with_clock(store, Arc::new(move || *clock_now.lock().unwrap()));
@@ -342,7 +344,9 @@ async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting(
         .unwrap();
     assert_eq!(number(&last_2026[1]), "UABC26000002");
     assert_eq!(number(&never_2026[0]), "UNEV26000001");
-    *now.lock().unwrap() = Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 1).unwrap();
+    *now.lock().unwrap() = jiff::tz::Offset::UTC
+        .to_timestamp(jiff::civil::date(2027, 1, 1).at(0, 0, 1, 0))
+        .unwrap();
     let first_2027 = service
         .create_orders(
             &yearly,

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
-use chrono::Utc;
+use jiff::{SignedDuration, Timestamp};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
+use tally_domain::time::rfc3339_millis;
 
 use crate::faults::{every_fault, faulty_instance};
 use crate::helpers::{Item, TestApp, endpoint, of_kind, scan, settle, settle_request, spawn_app};
@@ -40,7 +41,7 @@ fn spend_on_record(items: &[Item]) -> BTreeMap<String, (u64, u64)> {
             spend.entry(payer).or_default().0 += attr_n(purchase, "amount");
         }
     }
-    let today = Utc::now().format("%Y-%m-%d").to_string();
+    let today = Timestamp::now().strftime("%Y-%m-%d").to_string();
     for payer in of_kind(items, "payer") {
         let Some(day) = payer.get("spend_GBP_day").and_then(|v| v.as_m().ok()) else {
             continue;
@@ -179,9 +180,9 @@ async fn a_lower_limit_applies_at_once_and_a_higher_one_after_cooling_off() {
         "{day}"
     );
     let applies_at =
-        chrono::DateTime::parse_from_rfc3339(day["raise"]["applies_at"].as_str().unwrap()).unwrap();
-    let wait = applies_at.to_utc() - Utc::now();
-    assert!(wait > chrono::Duration::hours(23), "{wait}");
+        tally_domain::time::parse_rfc3339(day["raise"]["applies_at"].as_str().unwrap()).unwrap();
+    let wait = applies_at - Timestamp::now();
+    assert!(wait > SignedDuration::from_hours(23), "{wait}");
     let still = app
         .post(
             "/draws/d/purchases",
@@ -244,7 +245,7 @@ async fn an_exclusion_refuses_purchases_holds_payments_and_free_entries_and_neve
         )
         .await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
-    let week = (Utc::now() + chrono::Duration::days(7)).to_rfc3339();
+    let week = rfc3339_millis(Timestamp::now() + SignedDuration::from_hours(24 * 7));
     let excluded = app
         .put("/payers/bob/exclusion", &json!({"excluded_until": week}))
         .await;
@@ -280,7 +281,7 @@ async fn an_exclusion_refuses_purchases_holds_payments_and_free_entries_and_neve
         assert_eq!(refused.body["excluded_until"], until);
     }
     // Shorter, or past: the one in force stays; later or open-ended: extended.
-    let day = (Utc::now() + chrono::Duration::days(1)).to_rfc3339();
+    let day = rfc3339_millis(Timestamp::now() + SignedDuration::from_hours(24));
     let shorter = app
         .put("/payers/bob/exclusion", &json!({"excluded_until": day}))
         .await;

@@ -5,13 +5,14 @@
 //! written.
 
 use axum::http::StatusCode;
-use chrono::Utc;
+use jiff::Timestamp;
 use serde_json::json;
 use tally::orders::{ItemOutcome, OrderService};
 use tally::store::RequestCounter;
 use tally::store::orders::{
     CounterAdvance, CounterMoved, CounterRight, OrdersCommit, OrdersExtras,
 };
+use tally_domain::time::Epoch;
 
 use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, order_input, spawn_app, store_on};
@@ -54,10 +55,10 @@ async fn a_move_read_before_writers_passed_its_end_reads_again_and_is_behind() {
         from: 4,
         to: 8,
         reason: Reason::parse(reason).unwrap(),
-        at: Utc::now(),
+        at: Timestamp::now(),
         hash: Some("00".repeat(32)),
     };
-    let now = Utc::now().timestamp_millis();
+    let now = Timestamp::now().epoch_millis();
     let moved = app
         .store
         .move_counter(&series, &period, Some(3), &stale, 1, now, None)
@@ -88,7 +89,7 @@ async fn a_chunk_whose_claim_was_taken_over_finds_the_counter_moved_on() {
             fingerprint: "late".into(),
             period: period.as_str().to_owned(),
             counter,
-            created_at: Utc::now(),
+            created_at: Timestamp::now(),
             hash: Some("00".repeat(32)),
             void: None,
             corrects: None,

@@ -83,7 +83,6 @@ mod tests {
     use super::*;
     use crate::ids::{ExternalRef, SeriesId, SourceId};
     use crate::order::{OrderData, Reason};
-    use chrono::TimeZone;
 
     fn order(number: &str, data: &str) -> Order {
         Order {
@@ -95,8 +94,8 @@ mod tests {
             fingerprint: String::new(),
             period: "2026".into(),
             counter: 1,
-            created_at: chrono::Utc
-                .with_ymd_and_hms(2026, 11, 29, 10, 15, 0)
+            created_at: jiff::tz::Offset::UTC
+                .to_timestamp(jiff::civil::date(2026, 11, 29).at(10, 15, 0, 0))
                 .unwrap(),
             hash: None,
             void: None,
@@ -143,8 +142,8 @@ mod tests {
             from: 2,
             to: 9,
             reason: Reason::parse("skip").unwrap(),
-            at: chrono::Utc
-                .with_ymd_and_hms(2026, 11, 29, 10, 15, 0)
+            at: jiff::tz::Offset::UTC
+                .to_timestamp(jiff::civil::date(2026, 11, 29).at(10, 15, 0, 0))
                 .unwrap(),
             hash: None,
         };

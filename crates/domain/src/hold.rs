@@ -2,8 +2,8 @@
 //! by its deadline against the writer's clock, inside the conditional writes; nothing
 //! waits for a timer or for DynamoDB's TTL. Pure logic: no I/O.
 
-use chrono::{DateTime, Duration, Utc};
 use hmac::Mac;
+use jiff::{SignedDuration, Timestamp};
 
 use super::hex;
 use super::ids::{DrawId, HoldId, PayerId, PaymentId};
@@ -88,13 +88,13 @@ pub struct Hold {
     pub tickets: Vec<u64>,
     pub chosen: bool,
     pub fingerprint: String,
-    pub created_at: DateTime<Utc>,
-    pub expires_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
     pub end: HoldEnd,
 }
 
 impl Hold {
-    pub fn status_at(&self, now: DateTime<Utc>) -> HoldStatus {
+    pub fn status_at(&self, now: Timestamp) -> HoldStatus {
         match self.end {
             HoldEnd::Converted(_) => HoldStatus::Converted,
             HoldEnd::Released => HoldStatus::Released,
@@ -105,7 +105,7 @@ impl Hold {
 
     /// The status at `now` once the close has reached the hold's numbers: a hold that
     /// still lived ended with the sale, as its payment answers `hold_expired`.
-    pub fn status_after_close(&self, now: DateTime<Utc>) -> HoldStatus {
+    pub fn status_after_close(&self, now: Timestamp) -> HoldStatus {
         match self.status_at(now) {
             HoldStatus::Held => HoldStatus::Expired,
             ended => ended,
@@ -113,8 +113,8 @@ impl Hold {
     }
 
     /// The deadline of a hold made at `now`: `hold_seconds` later, never past the close.
-    pub fn deadline(now: DateTime<Utc>, hold_seconds: u32, schedule: &Schedule) -> DateTime<Utc> {
-        let end = now + Duration::seconds(i64::from(hold_seconds));
+    pub fn deadline(now: Timestamp, hold_seconds: u32, schedule: &Schedule) -> Timestamp {
+        let end = now + SignedDuration::from_secs(i64::from(hold_seconds));
         schedule.closes_at().map_or(end, |closes| end.min(closes))
     }
 }
@@ -131,15 +131,15 @@ mod tests {
             tickets: vec![3],
             chosen: true,
             fingerprint: String::new(),
-            created_at: DateTime::from_timestamp_millis(0).unwrap(),
-            expires_at: DateTime::from_timestamp_millis(1_000).unwrap(),
+            created_at: crate::time::from_epoch_millis(0).unwrap(),
+            expires_at: crate::time::from_epoch_millis(1_000).unwrap(),
             end,
         }
     }
 
     #[test]
     fn a_hold_lives_until_its_deadline_unless_a_call_ended_it() {
-        let at = |ms| DateTime::from_timestamp_millis(ms).unwrap();
+        let at = |ms| crate::time::from_epoch_millis(ms).unwrap();
         assert_eq!(hold(HoldEnd::Open).status_at(at(999)), HoldStatus::Held);
         assert_eq!(
             hold(HoldEnd::Open).status_at(at(1_000)),
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn a_live_hold_reads_expired_once_the_close_reached_it_and_an_ended_one_as_it_ended() {
-        let at = |ms| DateTime::from_timestamp_millis(ms).unwrap();
+        let at = |ms| crate::time::from_epoch_millis(ms).unwrap();
         assert_eq!(
             hold(HoldEnd::Open).status_after_close(at(0)),
             HoldStatus::Expired
@@ -170,13 +170,13 @@ mod tests {
 
     #[test]
     fn a_hold_never_outlives_the_sale() {
-        let now = DateTime::from_timestamp(1_767_225_600, 0).unwrap();
-        let closes = now + Duration::seconds(60);
+        let now = crate::time::from_epoch_millis(1_767_225_600_000).unwrap();
+        let closes = now + SignedDuration::from_secs(60);
         let schedule = Schedule::new(None, Some(closes)).unwrap();
         assert_eq!(Hold::deadline(now, 600, &schedule), closes);
         assert_eq!(
             Hold::deadline(now, 30, &schedule),
-            now + Duration::seconds(30)
+            now + SignedDuration::from_secs(30)
         );
     }
 }

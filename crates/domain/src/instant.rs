@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -132,7 +132,7 @@ pub struct InstantAward {
     pub payment_id: PaymentId,
     pub payer_id: Option<PayerId>,
     pub wins: Vec<InstantWin>,
-    pub awarded_at: DateTime<Utc>,
+    pub awarded_at: Timestamp,
     /// The purchase was voided: its prizes with it.
     pub voided: bool,
 }

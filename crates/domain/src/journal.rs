@@ -6,7 +6,7 @@
 //! inserted entry breaks the chain from there on. The bytes are specified in
 //! docs/journal.md.
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -100,7 +100,7 @@ impl Operator {
 /// An entry before the journal gives it its number and link.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Draft {
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
     pub caller: Operator,
     pub action: Action,
     /// What the action was on: `draw/<draw>`, `draw/<draw>/purchase/<payment>`,
@@ -113,7 +113,7 @@ pub struct Draft {
 impl Draft {
     /// A draft of `action` on `target` whose change is `change` in JSON.
     pub fn new(
-        at: DateTime<Utc>,
+        at: Timestamp,
         caller: &Operator,
         action: Action,
         target: String,

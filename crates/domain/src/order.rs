@@ -1,6 +1,6 @@
 //! Orders, their free-form data, and their idempotency by (source, external reference).
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::Deserialize;
 use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -254,7 +254,7 @@ pub struct Order {
     pub fingerprint: String,
     pub period: String,
     pub counter: u64,
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
     /// Its link in the period's hash chain (gapless series), hex-encoded.
     pub hash: Option<String>,
     pub void: Option<Void>,
@@ -294,7 +294,7 @@ impl Reason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Void {
     pub reason: Reason,
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
 }
 
 /// A declared move of a period's counter: the numbers `from..=to` are skipped, for
@@ -305,7 +305,7 @@ pub struct Move {
     pub from: u64,
     pub to: u64,
     pub reason: Reason,
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
     pub hash: Option<String>,
 }
 

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use chrono::{DateTime, Utc};
 use hmac::{Hmac, KeyInit, Mac};
+use jiff::Timestamp;
 use sha2::Sha256;
 
 use super::hex;
@@ -138,7 +138,7 @@ pub struct Purchase {
     /// without a price, 0 for a free entry.
     pub amount: Option<Money>,
     pub fingerprint: String,
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
     pub void: Option<Void>,
     /// A bundle whose commit is done but whose follow-up writes are not all done yet.
     pub unfinished: Option<Unfinished>,
@@ -196,7 +196,7 @@ impl Purchase {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Void {
     pub reason: String,
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
 }
 
 /// A sold ticket.

@@ -1,7 +1,9 @@
 //! When a draw sells: `opens_at` and `closes_at`, decided by the clock of the function at
 //! the moment it sends a purchase's transaction.
 
-use chrono::{DateTime, Datelike, DurationRound, TimeDelta, Utc};
+use jiff::Timestamp;
+
+use crate::time::{to_millis, utc};
 
 /// Why a schedule was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,24 +27,23 @@ pub enum Phase {
 /// The optional opening and closing times of a draw, to the millisecond.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Schedule {
-    opens_at: Option<DateTime<Utc>>,
-    closes_at: Option<DateTime<Utc>>,
+    opens_at: Option<Timestamp>,
+    closes_at: Option<Timestamp>,
 }
 
 impl Schedule {
     /// Times are kept to the millisecond, as they are stored and shown; years 2000 to 9999
     /// keep the stored text fixed-width, so that text order is time order.
     pub fn new(
-        opens_at: Option<DateTime<Utc>>,
-        closes_at: Option<DateTime<Utc>>,
+        opens_at: Option<Timestamp>,
+        closes_at: Option<Timestamp>,
     ) -> Result<Self, ScheduleError> {
-        let millis = |field, at: Option<DateTime<Utc>>| {
+        let millis = |field, at: Option<Timestamp>| {
             at.map(|t| {
-                if !(2000..=9999).contains(&t.year()) {
+                if !(2000..=9999).contains(&utc(t).year()) {
                     return Err(ScheduleError::OutOfRange(field));
                 }
-                t.duration_trunc(TimeDelta::milliseconds(1))
-                    .map_err(|_| ScheduleError::OutOfRange(field))
+                Ok(to_millis(t))
             })
             .transpose()
         };
@@ -58,15 +59,15 @@ impl Schedule {
         Ok(schedule)
     }
 
-    pub fn opens_at(&self) -> Option<DateTime<Utc>> {
+    pub fn opens_at(&self) -> Option<Timestamp> {
         self.opens_at
     }
 
-    pub fn closes_at(&self) -> Option<DateTime<Utc>> {
+    pub fn closes_at(&self) -> Option<Timestamp> {
         self.closes_at
     }
 
-    pub fn phase(&self, now: DateTime<Utc>) -> Phase {
+    pub fn phase(&self, now: Timestamp) -> Phase {
         if self.opens_at.is_some_and(|t| now < t) {
             Phase::NotOpen
         } else if self.closes_at.is_some_and(|t| now >= t) {
@@ -81,12 +82,8 @@ impl Schedule {
 mod tests {
     use super::*;
 
-    fn at(text: &str) -> Option<DateTime<Utc>> {
-        Some(
-            DateTime::parse_from_rfc3339(text)
-                .unwrap()
-                .with_timezone(&Utc),
-        )
+    fn at(text: &str) -> Option<Timestamp> {
+        Some(crate::time::parse_rfc3339(text).unwrap())
     }
 
     #[test]
@@ -102,7 +99,7 @@ mod tests {
             Phase::Open
         );
         assert_eq!(s.phase(at("2026-12-01T12:00:00Z").unwrap()), Phase::Over);
-        assert_eq!(Schedule::default().phase(Utc::now()), Phase::Open);
+        assert_eq!(Schedule::default().phase(Timestamp::now()), Phase::Open);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -76,12 +76,12 @@ pub(super) struct CreateDrawBody {
     /// refused).
     #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(default, deserialize_with = "optional_rfc3339")]
-    opens_at: Option<DateTime<Utc>>,
+    opens_at: Option<Timestamp>,
     /// When sales end (RFC 3339, years 2000 to 9999, no leap second), after `opens_at` and
     /// in the future.
     #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(default, deserialize_with = "optional_rfc3339")]
-    closes_at: Option<DateTime<Utc>>,
+    closes_at: Option<Timestamp>,
     /// The drand network whose round the winners will hash; Tally fixes the round at
     /// the close.
     beacon: Option<BeaconBody>,
@@ -178,7 +178,7 @@ impl BeaconFields {
             period: network.period(),
             round,
             round_published_at: round.and_then(|r| {
-                chrono::DateTime::from_timestamp_millis(network.published_at_ms(r)).map(timestamp)
+                tally_domain::time::from_epoch_millis(network.published_at_ms(r)).map(timestamp)
             }),
         }
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::State;
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -62,7 +62,7 @@ pub(super) struct ExclusionBody {
     /// When it ends (RFC 3339, in the future); `null` or absent: it has no end.
     #[schema(value_type = Option<String>, format = DateTime)]
     #[serde(default, deserialize_with = "optional_rfc3339")]
-    excluded_until: Option<DateTime<Utc>>,
+    excluded_until: Option<Timestamp>,
 }
 
 /// One span's limit in one currency.

@@ -200,7 +200,7 @@ impl WinnersBody {
             .map_or(winners.record.drawn_at, |f| f.frozen_at);
         let published = |round: u64| {
             draw.beacon.as_ref().and_then(|n| {
-                chrono::DateTime::from_timestamp_millis(n.published_at_ms(round)).map(timestamp)
+                tally_domain::time::from_epoch_millis(n.published_at_ms(round)).map(timestamp)
             })
         };
         Self {

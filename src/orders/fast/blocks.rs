@@ -7,7 +7,7 @@ use std::num::NonZeroUsize;
 use std::ops::RangeInclusive;
 use std::sync::{Mutex, MutexGuard};
 
-use chrono::{DateTime, Utc};
+use jiff::{SignedDuration, Timestamp};
 use lru::LruCache;
 use tracing::info;
 
@@ -26,7 +26,7 @@ struct Block {
     spare: Spare,
     size: BlockSize,
     /// When this process last reserved in the period.
-    reserved_at: Option<DateTime<Utc>>,
+    reserved_at: Option<Timestamp>,
 }
 
 /// Counters a process holds unused, of one series and period.
@@ -61,13 +61,13 @@ impl Blocks {
         &self,
         key: &SeriesPeriod,
         count: u64,
-        now: DateTime<Utc>,
+        now: Timestamp,
     ) -> (Vec<SpareCounter>, Option<u32>) {
         let mut blocks = self.lock();
         let Some(block) = blocks.get_mut(key) else {
             return (Vec::new(), None);
         };
-        let oldest = now - chrono::Duration::from_std(BLOCK_MAX_AGE).unwrap_or_default();
+        let oldest = now - SignedDuration::try_from(BLOCK_MAX_AGE).unwrap_or_default();
         let expired = block.spare.expire(oldest);
         if expired > 0 {
             info!(series = %key.0, period = %key.1, expired, "spare counters left unused");
@@ -76,10 +76,13 @@ impl Blocks {
     }
 
     /// The size of the next reservation: the process ran dry at `now`.
-    pub(crate) fn ran_dry(&self, key: &SeriesPeriod, now: DateTime<Utc>) -> BlockSize {
+    pub(crate) fn ran_dry(&self, key: &SeriesPeriod, now: Timestamp) -> BlockSize {
         let mut blocks = self.lock();
         let block = blocks.get_or_insert_mut(key.clone(), Block::default);
-        if let Some(lasted) = block.reserved_at.and_then(|at| (now - at).to_std().ok()) {
+        if let Some(lasted) = block
+            .reserved_at
+            .and_then(|at| std::time::Duration::try_from(now - at).ok())
+        {
             block.size.ran_dry(lasted);
         }
         block.size
@@ -91,7 +94,7 @@ impl Blocks {
         key: &SeriesPeriod,
         rest: RangeInclusive<u64>,
         version: u32,
-        now: DateTime<Utc>,
+        now: Timestamp,
     ) {
         let mut blocks = self.lock();
         let block = blocks.get_or_insert_mut(key.clone(), Block::default);

@@ -5,7 +5,9 @@
 //! that must skip to the next range is moved there by a declared move. A block never
 //! crosses a range's end, and never a period's: each period has its own counter.
 
+use jiff::Timestamp;
 use std::ops::RangeInclusive;
+use tally_domain::time::Epoch;
 
 use super::super::SeriesPeriod;
 use super::super::batch::Batch;
@@ -68,7 +70,7 @@ impl OrderService {
                 at: batch.now,
                 hash: None,
             };
-            let now = chrono::Utc::now().timestamp_millis();
+            let now = Timestamp::now().epoch_millis();
             let moved_to = self
                 .store
                 .move_counter(&series_id, &batch.period, last, &moved, latest, now, None)
@@ -103,7 +105,7 @@ impl OrderService {
         *seen = Some(Some(end));
         // The block that passes the low threshold writes the notice; so does any later one of a process
         // that has not, in case that writer died first (the notice is written once).
-        if let Some(low) = batch.series.low_passed(None, end, chrono::Utc::now())
+        if let Some(low) = batch.series.low_passed(None, end, Timestamp::now())
             && !self.low_notice_written(&low)
         {
             self.store.write_low_notice(&low).await?;

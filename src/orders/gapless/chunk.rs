@@ -4,7 +4,8 @@
 //! link of the hash chain, and the range's mark when the chunk takes it past its low
 //! share.
 
-use chrono::Utc;
+use jiff::Timestamp;
+use tally_domain::time::Epoch;
 
 use super::super::chunk::chunk_of;
 use super::super::{OrderError, OrderService};
@@ -63,9 +64,9 @@ impl OrderService {
         let low = if run.low_written {
             None
         } else {
-            batch.series.low_passed(state.last, new, Utc::now())
+            batch.series.low_passed(state.last, new, Timestamp::now())
         };
-        let now = Utc::now().timestamp_millis();
+        let now = Timestamp::now().epoch_millis();
         let holding = match footing {
             Footing::Leased => CounterRight::Lease {
                 until: more.then(|| now + self.lease_duration()),
@@ -95,7 +96,7 @@ impl OrderService {
 fn jump_of(
     series: &Series,
     room: &Room,
-    at: chrono::DateTime<Utc>,
+    at: Timestamp,
     head: &mut Hash,
 ) -> Result<Option<Move>, StoreError> {
     let Some(jump) = &room.jump else {

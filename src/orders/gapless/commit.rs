@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
+use jiff::Timestamp;
+use tally_domain::time::Epoch;
 
 use super::super::credit::refuse;
 use super::super::{OrderError, OrderService};
@@ -85,7 +86,7 @@ impl OrderService {
         chunk: &Chunk,
         counter: CounterState,
     ) -> Result<(), OrderError> {
-        let now = Utc::now().timestamp_millis();
+        let now = Timestamp::now().epoch_millis();
         let owner = &run.lease.owner;
         let mine = counter.pending.as_ref().is_some_and(|p| p.owner == *owner);
         let other = counter

@@ -11,8 +11,9 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
+use jiff::Timestamp;
 use rand::RngExt;
+use tally_domain::time::Epoch;
 
 use super::super::{OrderError, OrderService};
 use super::Run;
@@ -53,7 +54,7 @@ fn millis(duration: Duration) -> i64 {
 /// Sleeps until `until` (milliseconds since the epoch) and a random part of `spread`.
 async fn sleep_until(until: i64, spread: Duration) {
     let spread = rand::rng().random_range(0..=millis(spread));
-    let left = until + spread - Utc::now().timestamp_millis();
+    let left = until + spread - Timestamp::now().epoch_millis();
     if left > 0 {
         tokio::time::sleep(Duration::from_millis(left.unsigned_abs())).await;
     }
@@ -83,7 +84,7 @@ impl OrderService {
         batch: &Batch,
         run: &mut Run,
     ) -> Result<Option<Footing>, OrderError> {
-        let now = Utc::now().timestamp_millis();
+        let now = Timestamp::now().epoch_millis();
         if run.lease.may_own && run.view.state.is_some() {
             return Ok(Some(Footing::Leased));
         }
@@ -163,7 +164,7 @@ impl OrderService {
                 counter
             }
         };
-        let now = Utc::now().timestamp_millis();
+        let now = Timestamp::now().epoch_millis();
         let other = counter
             .pending
             .filter(|p| p.until >= now && p.owner != run.lease.owner);
@@ -189,7 +190,7 @@ impl OrderService {
 
     /// Leases the counter for the request's chunks (a batch).
     async fn lease(&self, batch: &Batch, run: &mut Run) -> Result<Option<Footing>, OrderError> {
-        let now = Utc::now().timestamp_millis();
+        let now = Timestamp::now().epoch_millis();
         let lease = self
             .store
             .lease_counter(

@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use jiff::Timestamp;
+use tally_domain::time::Epoch;
 
 use super::Run;
 use crate::store::orders::Pending;
@@ -73,7 +74,7 @@ impl Waits {
         let Some((lease, _)) = &self.seen else {
             return 1;
         };
-        let left = (lease.until - Utc::now().timestamp_millis()).clamp(0, lease_ms + 1_000);
+        let left = (lease.until - Timestamp::now().epoch_millis()).clamp(0, lease_ms + 1_000);
         u32::try_from((left + 999) / 1_000).unwrap_or(1).max(1)
     }
 }

@@ -2,7 +2,7 @@
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 
 use super::super::codec::{key, s, timestamp};
 use super::super::error::sdk_error;
@@ -30,7 +30,7 @@ impl Store {
         &self,
         draw_id: &DrawId,
         beacon: Option<&BeaconNetwork>,
-        now: DateTime<Utc>,
+        now: Timestamp,
     ) -> Result<Option<BeaconChange>, StoreError> {
         unless_held(|| self.set_beacon_once(draw_id, beacon, now)).await
     }
@@ -39,7 +39,7 @@ impl Store {
         &self,
         draw_id: &DrawId,
         beacon: Option<&BeaconNetwork>,
-        now: DateTime<Utc>,
+        now: Timestamp,
     ) -> Result<Option<BeaconChange>, StoreError> {
         self.write_meter().single_write(1);
         let mut request = self

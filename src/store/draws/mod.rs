@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
-use chrono::Utc;
+use jiff::Timestamp;
 
 pub use beacon::BeaconChange;
 pub use freeze::Freeze;
@@ -115,7 +115,7 @@ impl Store {
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#at", reached_at)
             .expression_attribute_values(":status", s(status.as_str()))
-            .expression_attribute_values(":now", timestamp(Utc::now()))
+            .expression_attribute_values(":now", timestamp(Timestamp::now()))
             .return_values(ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         request = match unless {
@@ -139,7 +139,7 @@ impl Store {
     /// read the draw item alone. Selling out is for good (a void never puts a ticket back
     /// on sale), so `sold_out_at` is never removed.
     pub async fn record_sold_out(&self, draw_id: &DrawId) -> Result<(), StoreError> {
-        self.set_once(draw_id, SOLD_OUT_AT, timestamp(Utc::now()))
+        self.set_once(draw_id, SOLD_OUT_AT, timestamp(Timestamp::now()))
             .await
     }
 

@@ -4,6 +4,7 @@
 //! that defines or changes the series.
 
 use std::collections::HashMap;
+use tally_domain::time::Epoch;
 
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -48,7 +49,7 @@ fn write_token(series: &Series) -> String {
     }
     hasher.update(d.start.to_be_bytes());
     hasher.update(d.calendar.fiscal_year_start.to_be_bytes());
-    hasher.update(series.created_at.timestamp_micros().to_be_bytes());
+    hasher.update(series.created_at.epoch_micros().to_be_bytes());
     hex::encode(&hasher.finalize()[..16])
 }
 

@@ -3,7 +3,9 @@
 //! its numbers taken from the hold on their stripes, and one ticket item each, in one
 //! transaction. A repeat of the payment answers its purchase.
 
+use jiff::Timestamp;
 use std::sync::Arc;
+use tally_domain::time::Epoch;
 
 use tracing::{info, warn};
 
@@ -107,7 +109,7 @@ impl<'a> ConvertRun<'a> {
                 hold.tickets.iter().map(|&n| self.cache.locate(n)).collect();
             let takes = {
                 let mut view = self.cache.view();
-                view.stripes.at(now.timestamp_millis());
+                view.stripes.at(now.epoch_millis());
                 view.stripes.group(&located)
             };
             let award = self.cache.award(&purchase.tickets);
@@ -119,7 +121,7 @@ impl<'a> ConvertRun<'a> {
                     &takes,
                     (&gate, &self.payer.record),
                     award.as_deref(),
-                    now.timestamp_millis(),
+                    now.epoch_millis(),
                 )
                 .await?;
             match commit {
@@ -165,7 +167,7 @@ impl<'a> ConvertRun<'a> {
     }
 
     /// The purchase a conversion at `now` writes.
-    fn purchase(&self, hold: &Hold, now: chrono::DateTime<chrono::Utc>) -> Purchase {
+    fn purchase(&self, hold: &Hold, now: Timestamp) -> Purchase {
         Purchase {
             draw_id: hold.draw_id.clone(),
             payment_id: self.request.payment_id.clone(),
@@ -208,7 +210,7 @@ impl<'a> ConvertRun<'a> {
                 hold.hold_id.clone(),
             ))));
         }
-        let end = hold.expires_at.timestamp_millis();
+        let end = hold.expires_at.epoch_millis();
         let mut lost = false;
         {
             let mut view = self.cache.view();

@@ -3,7 +3,9 @@
 //! numbers are marked held on their stripes with the hold's deadline, which every later
 //! write compares with its own clock.
 
+use jiff::Timestamp;
 use std::sync::Arc;
+use tally_domain::time::{Epoch, rfc3339_millis};
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -128,21 +130,21 @@ impl<'a> HoldRun<'a> {
                     &takes,
                     caps,
                     (&gate, &self.payer.record),
-                    now.timestamp_millis(),
+                    now.epoch_millis(),
                 )
                 .await?;
             match commit {
                 Commit::Committed => {
                     {
                         let mut view = self.cache.view();
-                        let end = hold.expires_at.timestamp_millis();
+                        let end = hold.expires_at.epoch_millis();
                         for take in &takes {
                             view.stripes.hold(take.stripe, &take.offsets, end);
                             view.stripes.hold(take.stripe, &take.returned, end);
                             view.stripes.unhold(take.stripe, &take.swept);
                         }
                     }
-                    info!(tickets = ?hold.tickets, expires_at = %hold.expires_at, "hold created");
+                    info!(tickets = ?hold.tickets, expires_at = %rfc3339_millis(hold.expires_at), "hold created");
                     return Ok(HoldReceipt {
                         hold,
                         replayed: false,
@@ -160,7 +162,7 @@ impl<'a> HoldRun<'a> {
     }
 
     /// Plans from the view as it is now.
-    fn plan(&mut self, now: chrono::DateTime<chrono::Utc>) -> Plan {
+    fn plan(&mut self, now: Timestamp) -> Plan {
         let draw = &self.cache.draw;
         match draw.schedule.phase(now) {
             Phase::NotOpen => {
@@ -178,7 +180,7 @@ impl<'a> HoldRun<'a> {
         if view.closed {
             return Plan::Refuse(TicketError::DrawClosed(self.request.draw_id.clone()));
         }
-        view.stripes.at(now.timestamp_millis());
+        view.stripes.at(now.epoch_millis());
         // The conversion also ends the hold on the payer's allowance: a capped draw's
         // budget leaves that item out already.
         let extra = CONVERSION_RECORDS + usize::from(draw.config.max_per_payer().is_none());
@@ -254,7 +256,7 @@ impl<'a> HoldRun<'a> {
             max_held_percent: self.cache.draw.config.max_held_percent(),
             first_hold_ends_at: view
                 .first_hold_end(stripes)
-                .and_then(chrono::DateTime::from_timestamp_millis),
+                .and_then(tally_domain::time::from_epoch_millis),
         }
     }
 
@@ -288,7 +290,7 @@ impl<'a> HoldRun<'a> {
     async fn learn(
         &mut self,
         cancellation: Cancellation,
-        now: chrono::DateTime<chrono::Utc>,
+        now: Timestamp,
     ) -> Result<Option<HoldReceipt>, TicketError> {
         debug!(
             stale = ?cancellation.stale_stripes.len(),
@@ -305,7 +307,7 @@ impl<'a> HoldRun<'a> {
         self.cache.view().learn_all(&cancellation.stale_stripes);
         let decided = !cancellation.conflict && !cancellation.throttled;
         if let (true, Some(allowance)) = (decided, &cancellation.allowance) {
-            let now = now.timestamp_millis();
+            let now = now.epoch_millis();
             let config = &self.cache.draw.config;
             if allowance.has_ended(now) {
                 self.store

@@ -23,9 +23,10 @@ use refuse::Refusal;
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use tally_domain::time::Epoch;
 use tracing::{info, warn};
 
 use super::cache::{BusyGuard, DrawCache};
@@ -71,7 +72,7 @@ pub(super) struct PurchaseRun<'a> {
     cache: Arc<DrawCache>,
     request: PurchaseRequest,
     fingerprint: String,
-    created_at: DateTime<Utc>,
+    created_at: Timestamp,
     rng: StdRng,
     clock: Clock,
     /// Transactions and reads sent (SDK retries not included).
@@ -159,7 +160,7 @@ impl<'a> PurchaseRun<'a> {
     fn next_step(&mut self) -> Step {
         let quantity = u64::from(self.request.quantity);
         let now = (self.clock)();
-        self.cache.view().stripes.at(now.timestamp_millis());
+        self.cache.view().stripes.at(now.epoch_millis());
         match self.cache.draw.schedule.phase(now) {
             Phase::NotOpen => return Step::Refuse(Refusal::NotOpen),
             Phase::Over => return Step::Refuse(Refusal::Closed),
@@ -374,6 +375,6 @@ impl<'a> PurchaseRun<'a> {
 impl PurchaseRun<'_> {
     /// The writer's clock, in Unix milliseconds, for conditions on the end of holds.
     fn now_millis(&self) -> i64 {
-        (self.clock)().timestamp_millis()
+        (self.clock)().epoch_millis()
     }
 }

@@ -2,8 +2,6 @@
 //! unless the payment is on record, whose tickets a replay gets even after a sell-out or
 //! a close.
 
-use chrono::DateTime;
-
 use super::PurchaseRun;
 use crate::tickets::{PurchaseReceipt, TicketError};
 use tally_domain::stripes::StripeView;
@@ -86,7 +84,7 @@ pub(super) fn shortage(
     let (remaining, held) = (view.remaining(), view.live_held());
     let first = view
         .first_hold_end(stripes)
-        .and_then(DateTime::from_timestamp_millis);
+        .and_then(tally_domain::time::from_epoch_millis);
     match first {
         Some(first_hold_ends_at) if remaining + held >= quantity => TicketError::TicketsHeld {
             remaining,

@@ -5,7 +5,9 @@
 mod eligible;
 mod redraw;
 
+use jiff::Timestamp;
 use std::collections::HashMap;
+use tally_domain::time::Epoch;
 
 use sha2::{Digest, Sha256};
 use tracing::{info, instrument};
@@ -225,10 +227,10 @@ impl TicketService {
             });
         }
         let publishes_at = network.published_at_ms(round);
-        if self.now().timestamp_millis() < publishes_at {
+        if self.now().epoch_millis() < publishes_at {
             return Err(TicketError::BeaconNotPublished {
                 round,
-                publishes_at: chrono::DateTime::from_timestamp_millis(publishes_at)
+                publishes_at: tally_domain::time::from_epoch_millis(publishes_at)
                     .unwrap_or_default(),
             });
         }
@@ -353,7 +355,7 @@ impl TicketService {
         draw: &Draw,
         chosen: &[(u64, u64)],
         details: impl Fn(u64) -> (u32, Option<String>, Option<RoundSignature>),
-        at: chrono::DateTime<chrono::Utc>,
+        at: Timestamp,
     ) -> Result<Vec<PickItem>, TicketError> {
         let numbers: Vec<u64> = chosen.iter().map(|c| c.1).collect();
         let holders: HashMap<u64, _> = self

@@ -4,6 +4,7 @@
 //! is made once that round's signature is given, so nobody knows the replacement when
 //! asking for it.
 
+use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
 use super::super::{TicketError, TicketService};
@@ -68,7 +69,7 @@ impl TicketService {
                         pick: winners.record.picks + 1,
                         reason: reason.to_owned(),
                         requested_at,
-                        beacon_round: network.round_after(requested_at.timestamp_millis()),
+                        beacon_round: network.round_after(requested_at.epoch_millis()),
                     };
                     let entry = Draft::new(
                         requested_at,

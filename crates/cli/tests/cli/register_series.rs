@@ -3,7 +3,7 @@
 //! flagged where they overlap; a repeated definition of one enters it too.
 
 use axum::http::StatusCode;
-use chrono::Utc;
+use jiff::Timestamp;
 use serde_json::json;
 use tally::store::Store;
 use tally_domain::ids::{IssuerId, SeriesId};
@@ -34,7 +34,7 @@ async fn define_before_the_rule(store: &Store, id: &str, format: &str) {
     let series = Series::new(
         SeriesId::parse(id).unwrap(),
         SeriesDefinition::new(format, Reset::Never, true, 1).unwrap(),
-        Utc::now(),
+        Timestamp::now(),
     );
     store.insert_series(&series, None).await.unwrap();
 }

@@ -19,10 +19,12 @@ use axum::Json;
 use axum::extract::{Path as UrlPath, State};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestTable, endpoint};
 use crate::serve::Server;
+use tally_domain::time::Epoch;
 use tally_testkit::beacon::{network_json, signature};
 
 /// Seconds between two rounds of the test network.
@@ -45,12 +47,12 @@ struct Call {
 
 /// The page's text for what cannot stay true as written, and what replaces it.
 fn substitutions(api: &str, drand: &str, tally: &Path) -> Vec<(String, String)> {
-    let tomorrow = chrono::Utc::now() + chrono::Duration::days(1);
-    let next_year = chrono::Utc::now() + chrono::Duration::days(365);
+    let tomorrow = Timestamp::now() + SignedDuration::from_hours(24);
+    let next_year = Timestamp::now() + SignedDuration::from_hours(24 * 365);
     // The page's series UABC numbers in Berlin's year.
     let year = jiff::tz::TimeZone::get("Europe/Berlin")
         .unwrap()
-        .to_datetime(jiff::Timestamp::now())
+        .to_datetime(Timestamp::now())
         .year();
     let (yyyy, yy) = (year.to_string(), format!("{:02}", year % 100));
     [
@@ -66,11 +68,11 @@ fn substitutions(api: &str, drand: &str, tally: &Path) -> Vec<(String, String)> 
         ("target/debug/tally", tally.display().to_string()),
         (
             "2026-12-24T18:00:00",
-            tomorrow.format("%Y-%m-%dT%H:%M:%S").to_string(),
+            tomorrow.strftime("%Y-%m-%dT%H:%M:%S").to_string(),
         ),
         (
             "2027-05-31T23:59:59",
-            next_year.format("%Y-%m-%dT%H:%M:%S").to_string(),
+            next_year.strftime("%Y-%m-%dT%H:%M:%S").to_string(),
         ),
         ("UABC26", format!("UABC{yy}")),
         ("period=2026", format!("period={yyyy}")),
@@ -213,7 +215,7 @@ fn check_shown(shown: &Value, answer: &Value, at: &str) {
 
 /// A value the page elides or that is a time.
 fn elided(text: &str) -> bool {
-    text.contains("...") || text.contains('…') || chrono::DateTime::parse_from_rfc3339(text).is_ok()
+    text.contains("...") || text.contains('…') || tally_domain::time::parse_rfc3339(text).is_ok()
 }
 
 /// drand's `GET /{chain}/public/{round}`, answered once the round's time has come.
@@ -222,7 +224,7 @@ async fn stand_in_round(
     UrlPath((_chain, round)): UrlPath<(String, u64)>,
 ) -> Json<Value> {
     let published_ms = (genesis + (round as i64 - 1) * ROUND_PERIOD) * 1_000;
-    let wait = published_ms - chrono::Utc::now().timestamp_millis();
+    let wait = published_ms - Timestamp::now().epoch_millis();
     if wait > 0 {
         tokio::time::sleep(Duration::from_millis(wait as u64)).await;
     }
@@ -233,7 +235,7 @@ async fn stand_in_round(
 async fn the_api_walkthrough_runs_as_written() {
     let page =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api.md")).unwrap();
-    let genesis = chrono::Utc::now().timestamp();
+    let genesis = Timestamp::now().epoch_seconds();
     let drand = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let drand_url = format!("http://{}", drand.local_addr().unwrap());
     let stand_in = axum::Router::new()

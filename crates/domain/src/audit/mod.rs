@@ -162,7 +162,6 @@ mod tests {
     use crate::chain::{GENESIS, from_hex, move_link, order_link, to_hex};
     use crate::ids::{ExternalRef, SeriesId, SourceId};
     use crate::order::{OrderData, Reason, Void};
-    use chrono::{TimeZone, Utc};
 
     fn order(counter: u64) -> Order {
         Order {
@@ -174,7 +173,9 @@ mod tests {
             fingerprint: String::new(),
             period: "all".into(),
             counter,
-            created_at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+            created_at: jiff::tz::Offset::UTC
+                .to_timestamp(jiff::civil::date(2026, 1, 1).at(0, 0, 0, 0))
+                .unwrap(),
             hash: None,
             void: None,
             corrects: None,
@@ -188,7 +189,9 @@ mod tests {
             from,
             to,
             reason: Reason::parse("legacy numbers").unwrap(),
-            at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+            at: jiff::tz::Offset::UTC
+                .to_timestamp(jiff::civil::date(2026, 1, 1).at(0, 0, 0, 0))
+                .unwrap(),
             hash: None,
         }
     }
@@ -229,7 +232,7 @@ mod tests {
         if let Entry::Order(o) = &mut entries[1] {
             o.void = Some(Void {
                 reason: Reason::parse("cancelled").unwrap(),
-                at: Utc::now(),
+                at: jiff::Timestamp::now(),
             });
         }
         let report = audit(true, 1, &counter, &entries);

@@ -254,7 +254,7 @@ mod tests {
             fingerprint: String::new(),
             period: "all".into(),
             counter: 1,
-            created_at: chrono::Utc::now(),
+            created_at: jiff::Timestamp::now(),
             hash: None,
             void: None,
             corrects: None,

@@ -10,7 +10,7 @@ pub use config::{
     MAX_TOTAL_TICKETS, default_stripes,
 };
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::ids::{DrawId, PaymentId};
@@ -112,8 +112,8 @@ pub struct Draw {
     pub pending_redraw: Option<PendingRedraw>,
     /// When a read of its counts first found every ticket sold: listings, which read no
     /// counts, show it `sold_out` from then on.
-    pub sold_out_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
+    pub sold_out_at: Option<Timestamp>,
+    pub created_at: Timestamp,
 }
 
 /// The eligible list as the close fixed it, and the beacon round fixed with it. The draw
@@ -124,7 +124,7 @@ pub struct Frozen {
     /// Hex SHA-256 of the eligible bitmap.
     pub eligible_digest: String,
     #[serde(with = "crate::time::millis")]
-    pub frozen_at: DateTime<Utc>,
+    pub frozen_at: Timestamp,
     /// The first round of the draw's network published more than the margin after
     /// `frozen_at`; `None` for a draw without a beacon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,7 +140,7 @@ pub struct PendingRedraw {
     pub pick: u64,
     pub reason: String,
     #[serde(with = "crate::time::millis")]
-    pub requested_at: DateTime<Utc>,
+    pub requested_at: Timestamp,
     /// The first round published more than the margin after `requested_at`.
     pub beacon_round: u64,
 }
@@ -156,13 +156,13 @@ pub struct WinnersRecord {
     pub eligible_digest: String,
     /// Picks made so far: the prizes, then one per redraw.
     pub picks: u64,
-    pub drawn_at: DateTime<Utc>,
+    pub drawn_at: Timestamp,
 }
 
 impl Draw {
     /// The status as it reads at `now`: a draw past its `closes_at` reads closed without
     /// any call, one before its `opens_at` reads scheduled.
-    pub fn status_at(&self, now: DateTime<Utc>) -> DrawStatus {
+    pub fn status_at(&self, now: Timestamp) -> DrawStatus {
         match (self.status, self.schedule.phase(now)) {
             (DrawStatus::Open, Phase::NotOpen) => DrawStatus::Scheduled,
             (DrawStatus::Open, Phase::Open) if self.sold_out_at.is_some() => DrawStatus::SoldOut,
@@ -188,11 +188,7 @@ mod tests {
 
     #[test]
     fn a_draw_reads_scheduled_before_it_opens_and_closed_from_its_close() {
-        let at = |text: &str| {
-            DateTime::parse_from_rfc3339(text)
-                .unwrap()
-                .with_timezone(&Utc)
-        };
+        let at = |text: &str| crate::time::parse_rfc3339(text).unwrap();
         let draw = Draw {
             draw_id: DrawId::parse("d").unwrap(),
             name: None,

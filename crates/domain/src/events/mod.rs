@@ -9,7 +9,7 @@ mod facts;
 #[cfg(feature = "openapi")]
 mod schema;
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 #[cfg(feature = "openapi")]
 use utoipa::openapi::{RefOr, schema::Schema};
@@ -53,7 +53,7 @@ pub struct Award {
     pub payer_id: Option<PayerId>,
     /// Why the prize's previous winner was replaced; `None` at the drawing.
     pub redraw_reason: Option<String>,
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
 }
 
 /// Declares every kind of event once: its variant of [`DomainEvent`] and its `detail`
@@ -208,7 +208,7 @@ impl DomainEvent {
             .collect()
     }
 
-    pub fn draw_closed(draw_id: &DrawId, closed_at: DateTime<Utc>) -> Self {
+    pub fn draw_closed(draw_id: &DrawId, closed_at: Timestamp) -> Self {
         Self::DrawClosed(DrawClosed {
             event_id: event_id(DrawClosed::DETAIL_TYPE, &[draw_id.as_str()]),
             draw_id: draw_id.to_string(),
@@ -305,7 +305,7 @@ mod tests {
             channel: Default::default(),
             amount: None,
             fingerprint: "f".into(),
-            created_at: Utc::now(),
+            created_at: Timestamp::now(),
             void: None,
             unfinished: None,
         }
@@ -332,7 +332,7 @@ mod tests {
             fingerprint: "f".into(),
             period: "2026".into(),
             counter: 1,
-            created_at: Utc::now(),
+            created_at: Timestamp::now(),
             hash: None,
             void: None,
             corrects: None,

@@ -62,8 +62,6 @@ mod tests {
 
     /// One event of each kind, as the stream reader makes them.
     fn one_of_each() -> Vec<DomainEvent> {
-        use chrono::Utc;
-
         use crate::draw::WinnersRecord;
         use crate::events::Award;
         use crate::ids::{DrawId, ExternalRef, SeriesId, SourceId};
@@ -79,7 +77,7 @@ mod tests {
         let mut purchase = crate::events::tests::purchase("d", "p");
         purchase.void = Some(purchase::Void {
             reason: "refund".into(),
-            at: Utc::now(),
+            at: jiff::Timestamp::now(),
         });
         let order = Order {
             order_number: "S26000001".into(),
@@ -90,11 +88,11 @@ mod tests {
             fingerprint: "f".into(),
             period: "2026".into(),
             counter: 1,
-            created_at: Utc::now(),
+            created_at: jiff::Timestamp::now(),
             hash: None,
             void: Some(order::Void {
                 reason: reason.clone(),
-                at: Utc::now(),
+                at: jiff::Timestamp::now(),
             }),
             corrects: None,
             credit_notes: Vec::new(),
@@ -105,7 +103,7 @@ mod tests {
             eligible_count: 1,
             eligible_digest: "00".into(),
             picks: 1,
-            drawn_at: Utc::now(),
+            drawn_at: jiff::Timestamp::now(),
         };
         let award = Award {
             pick: PickRecord {
@@ -116,14 +114,14 @@ mod tests {
             payment_id: purchase.payment_id.clone(),
             payer_id: None,
             redraw_reason: None,
-            at: Utc::now(),
+            at: jiff::Timestamp::now(),
         };
         let moved = Move {
             series: series.clone(),
             from: 2,
             to: 5,
             reason,
-            at: Utc::now(),
+            at: jiff::Timestamp::now(),
             hash: None,
         };
         let low = RangeLow {
@@ -131,7 +129,7 @@ mod tests {
             range: AuthorisedRange::new(1, 100, "CAF-1", None).unwrap(),
             percent: 90,
             threshold: 90,
-            at: Utc::now(),
+            at: jiff::Timestamp::now(),
         };
         let instant = InstantAward {
             payment_id: purchase.payment_id.clone(),
@@ -140,13 +138,13 @@ mod tests {
                 ticket: 7,
                 prize: "voucher".into(),
             }],
-            awarded_at: Utc::now(),
+            awarded_at: jiff::Timestamp::now(),
             voided: false,
         };
         let mut events = vec![
             DomainEvent::purchase_created(&purchase),
             DomainEvent::purchase_voided(&purchase).unwrap(),
-            DomainEvent::draw_closed(&draw, Utc::now()),
+            DomainEvent::draw_closed(&draw, jiff::Timestamp::now()),
             DomainEvent::winners_drawn(&draw, &winners),
             DomainEvent::prize_awarded(&draw, &award),
             DomainEvent::order_created(&order),

@@ -9,7 +9,7 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 
 /// The largest block a process reserves at once: what a crash can leave unused.
 pub const MAX_BLOCK: u64 = 1_000;
@@ -25,7 +25,7 @@ pub const BLOCK_MAX_AGE: Duration = Duration::from_secs(60);
 pub struct SpareCounter {
     pub counter: u64,
     /// When its block was reserved.
-    pub reserved_at: DateTime<Utc>,
+    pub reserved_at: Timestamp,
     /// An earlier write of it may have committed (its answer was lost).
     pub doubtful: bool,
 }
@@ -35,7 +35,7 @@ pub struct SpareCounter {
 struct Piece {
     first: u64,
     last: u64,
-    reserved_at: DateTime<Utc>,
+    reserved_at: Timestamp,
     doubtful: bool,
 }
 
@@ -63,7 +63,7 @@ impl Spare {
     }
 
     /// Adds a block just reserved.
-    pub fn add(&mut self, block: RangeInclusive<u64>, reserved_at: DateTime<Utc>) {
+    pub fn add(&mut self, block: RangeInclusive<u64>, reserved_at: Timestamp) {
         if block.is_empty() {
             return;
         }
@@ -110,7 +110,7 @@ impl Spare {
     }
 
     /// Leaves the counters reserved before `oldest` unused; returns how many.
-    pub fn expire(&mut self, oldest: DateTime<Utc>) -> u64 {
+    pub fn expire(&mut self, oldest: Timestamp) -> u64 {
         let before = self.len();
         self.pieces.retain(|p| p.reserved_at >= oldest);
         before - self.len()
@@ -193,10 +193,11 @@ impl BlockSize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
 
-    fn at(second: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, second).unwrap()
+    fn at(second: i8) -> Timestamp {
+        jiff::tz::Offset::UTC
+            .to_timestamp(jiff::civil::date(2026, 11, 29).at(10, 0, second, 0))
+            .unwrap()
     }
 
     fn counters(taken: &[SpareCounter]) -> Vec<u64> {

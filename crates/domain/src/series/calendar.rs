@@ -1,15 +1,15 @@
 //! The calendar of a series: its time zone (IANA name) and the month its fiscal year
 //! starts in, which turn a moment into the local date its numbers show.
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 
 use super::SeriesError;
 
 /// An IANA time zone such as `Europe/Berlin`, from the time zone database built into
-/// Tally (so that every process and machine agrees on it). The database is jiff's
-/// compressed bundle: chrono-tz, which would leave chrono the only date-time crate, compiles
-/// the database into code and puts the order and import functions 1.4 MB over their 8 MB
-/// budget (docs/notebook/2026-12-05-time-zone-database.md).
+/// Tally (so that every process and machine agrees on it): jiff's compressed bundle, as
+/// jiff is Tally's one date-time crate (chrono-tz, which compiles the database into code,
+/// put the order and import functions 1.4 MB over their 8 MB budget:
+/// docs/notebook/2026-12-05-time-zone-database.md).
 #[derive(Debug, Clone)]
 pub struct Timezone {
     name: String,
@@ -33,10 +33,8 @@ impl Timezone {
     }
 
     /// The local date and time at `at` in this zone.
-    pub fn local(&self, at: DateTime<Utc>) -> jiff::civil::DateTime {
-        let stamp = jiff::Timestamp::from_millisecond(at.timestamp_millis())
-            .expect("a chrono time in jiff's range");
-        self.zone.to_datetime(stamp)
+    pub fn local(&self, at: Timestamp) -> jiff::civil::DateTime {
+        self.zone.to_datetime(at)
     }
 }
 
@@ -87,7 +85,7 @@ impl Calendar {
     }
 
     /// The local date at `at`.
-    pub fn date(&self, at: DateTime<Utc>) -> LocalDate {
+    pub fn date(&self, at: Timestamp) -> LocalDate {
         let local = self.timezone.local(at);
         let (year, month, day) = (
             i32::from(local.year()),
@@ -116,10 +114,11 @@ impl Calendar {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
 
-    fn utc(y: i32, m: u32, d: u32, h: u32, min: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(y, m, d, h, min, 0).unwrap()
+    fn utc(y: i16, m: i8, d: i8, h: i8, min: i8) -> Timestamp {
+        jiff::tz::Offset::UTC
+            .to_timestamp(jiff::civil::date(y, m, d).at(h, min, 0, 0))
+            .unwrap()
     }
 
     #[test]

@@ -208,7 +208,6 @@ impl Issuer {
 mod tests {
     use super::*;
     use crate::series::{FormatVersion, Period, Reset, SeriesDefinition};
-    use chrono::{TimeZone, Utc};
 
     const MAX: usize = 100;
 
@@ -223,7 +222,9 @@ mod tests {
 
     fn series(id: &str, format: &str) -> Series {
         let definition = SeriesDefinition::new(format, Reset::Never, true, 1).unwrap();
-        let created = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        let created = jiff::tz::Offset::UTC
+            .to_timestamp(jiff::civil::date(2026, 1, 1).at(0, 0, 0, 0))
+            .unwrap();
         Series::new(SeriesId::parse(id).unwrap(), definition, created)
     }
 

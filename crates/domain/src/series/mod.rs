@@ -11,7 +11,8 @@ mod rules;
 
 use std::ops::RangeInclusive;
 
-use chrono::{DateTime, Datelike, Utc};
+use crate::time::utc;
+use jiff::Timestamp;
 
 pub use blocks::{BLOCK_MAX_AGE, BLOCK_TARGET, BlockSize, MAX_BLOCK, Spare, SpareCounter};
 pub use calendar::{Calendar, LocalDate, Timezone};
@@ -209,7 +210,7 @@ pub struct FormatVersion {
 pub struct Series {
     pub series_id: SeriesId,
     pub definition: SeriesDefinition,
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
     /// Every format the series has had, oldest first; the last is `definition.format`.
     pub formats: Vec<FormatVersion>,
     /// Changes made since it was defined: a change applies only to the revision it read.
@@ -220,11 +221,7 @@ pub struct Series {
 
 impl Series {
     /// A new series: its format is version 1.
-    pub fn new(
-        series_id: SeriesId,
-        definition: SeriesDefinition,
-        created_at: DateTime<Utc>,
-    ) -> Self {
+    pub fn new(series_id: SeriesId, definition: SeriesDefinition, created_at: Timestamp) -> Self {
         let formats = vec![FormatVersion {
             version: 1,
             format: definition.format.clone(),
@@ -240,7 +237,7 @@ impl Series {
         }
     }
 
-    pub fn date(&self, at: DateTime<Utc>) -> LocalDate {
+    pub fn date(&self, at: Timestamp) -> LocalDate {
         self.definition.calendar.date(at)
     }
 
@@ -256,7 +253,7 @@ impl Series {
         }
     }
 
-    pub fn period(&self, at: DateTime<Utc>) -> Period {
+    pub fn period(&self, at: Timestamp) -> Period {
         self.definition.reset.period(&self.date(at))
     }
 
@@ -274,12 +271,12 @@ impl Series {
 
     /// The years a two-digit year of this series can stand for: from the year before the
     /// series was created to the year after `now`.
-    pub fn years(&self, now: DateTime<Utc>) -> RangeInclusive<i32> {
-        self.created_at.year() - 1..=now.year() + 1
+    pub fn years(&self, now: Timestamp) -> RangeInclusive<i32> {
+        i32::from(utc(self.created_at).year()) - 1..=i32::from(utc(now).year()) + 1
     }
 
     /// Every (period, counter) that some format of this series renders as `text`.
-    pub fn readings(&self, text: &str, now: DateTime<Utc>) -> Vec<(Period, u64)> {
+    pub fn readings(&self, text: &str, now: Timestamp) -> Vec<(Period, u64)> {
         let mut found = Vec::new();
         for version in &self.formats {
             if let Some(read) = version.format.read(self.names(), text) {
@@ -298,7 +295,6 @@ impl Series {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
 
     #[test]
     fn a_resetting_series_needs_the_date_tokens_of_its_period() {
@@ -324,7 +320,9 @@ mod tests {
 
     #[test]
     fn a_number_reads_back_to_its_period_and_counter_in_every_format_version() {
-        let created = Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap();
+        let created = jiff::tz::Offset::UTC
+            .to_timestamp(jiff::civil::date(2026, 5, 1).at(0, 0, 0, 0))
+            .unwrap();
         let definition = SeriesDefinition::new("A{yy}-{seq:3}", Reset::Yearly, true, 1).unwrap();
         let mut series = Series::new(SeriesId::parse("A").unwrap(), definition, created);
         series.formats.push(FormatVersion {
@@ -332,7 +330,9 @@ mod tests {
             format: NumberFormat::parse("A{yyyy}/{seq:5}").unwrap(),
             from: Period::parse(Reset::Yearly, "2027").ok(),
         });
-        let now = Utc.with_ymd_and_hms(2027, 2, 1, 0, 0, 0).unwrap();
+        let now = jiff::tz::Offset::UTC
+            .to_timestamp(jiff::civil::date(2027, 2, 1).at(0, 0, 0, 0))
+            .unwrap();
         let period = |p: &str| Period::parse(Reset::Yearly, p).unwrap();
         assert_eq!(series.readings("A26-042", now), [(period("2026"), 42)]);
         assert_eq!(series.readings("A2027/00007", now), [(period("2027"), 7)]);

@@ -2,7 +2,7 @@
 //! numbering goes on (inside its live ranges), when a range passes its low share, and
 //! whether a definition holds together before it is stored.
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 
 use super::{MAX_COUNTER, NumberFormat, RangeLow, Reset, Room, Series, SeriesError, Stop, room};
 
@@ -19,7 +19,7 @@ impl Series {
         &self,
         format: &NumberFormat,
         last: Option<u64>,
-        now: DateTime<Utc>,
+        now: Timestamp,
     ) -> Result<Room, Stop> {
         let d = &self.definition;
         room(&d.ranges, d.start, self.ceiling(format), last, now)
@@ -27,7 +27,7 @@ impl Series {
 
     /// Whether `counter` may be issued at `now`: in a series with ranges, the range it
     /// lies in is live.
-    pub fn counter_live(&self, counter: u64, now: DateTime<Utc>) -> bool {
+    pub fn counter_live(&self, counter: u64, now: Timestamp) -> bool {
         let ranges = self.definition.ranges.as_slice();
         ranges.is_empty()
             || ranges
@@ -37,12 +37,7 @@ impl Series {
 
     /// The range that counters `before + 1 ..= after` take to its low share: the range
     /// `after` lies in, if its low threshold is among them.
-    pub fn low_passed(
-        &self,
-        before: Option<u64>,
-        after: u64,
-        at: DateTime<Utc>,
-    ) -> Option<RangeLow> {
+    pub fn low_passed(&self, before: Option<u64>, after: u64, at: Timestamp) -> Option<RangeLow> {
         let percent = self.definition.range_low_percent;
         let range = self
             .definition
@@ -64,7 +59,7 @@ impl Series {
     /// Whether the definition holds together: `{code}` has a code, ranges go with a
     /// series that never resets and start at or after `start`, a series does not credit
     /// itself, and the first number at `now` keeps to the rules.
-    pub fn check(&self, now: DateTime<Utc>) -> Result<(), SeriesError> {
+    pub fn check(&self, now: Timestamp) -> Result<(), SeriesError> {
         let d = &self.definition;
         if d.format.shows_code() && d.validation_code.is_none() {
             return Err(SeriesError::CodeMissing);

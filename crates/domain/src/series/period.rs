@@ -4,7 +4,8 @@
 
 use std::ops::RangeInclusive;
 
-use chrono::NaiveDate;
+use jiff::ToSpan;
+use jiff::civil::Date;
 
 use super::SeriesError;
 use super::calendar::LocalDate;
@@ -118,11 +119,8 @@ impl Period {
             Reset::Never => text == "all",
             Reset::Yearly => year(text).is_some(),
             Reset::FiscalYearly => text.strip_prefix("FY").and_then(year).is_some(),
-            Reset::Monthly => {
-                text.len() == 7
-                    && NaiveDate::parse_from_str(&format!("{text}-01"), "%Y-%m-%d").is_ok()
-            }
-            Reset::Daily => text.len() == 10 && NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok(),
+            Reset::Monthly => text.len() == 7 && calendar_date(&format!("{text}-01")).is_some(),
+            Reset::Daily => calendar_date(text).is_some(),
         };
         if valid {
             Ok(Self(text.to_owned()))
@@ -143,21 +141,35 @@ impl Period {
             Reset::Yearly => format!("{:04}", year(&self.0)? + 1),
             Reset::FiscalYearly => format!("FY{:04}", year(&self.0[2..])? + 1),
             Reset::Monthly => {
-                let first =
-                    NaiveDate::parse_from_str(&format!("{}-01", self.0), "%Y-%m-%d").ok()?;
-                first
-                    .checked_add_months(chrono::Months::new(1))?
-                    .format("%Y-%m")
-                    .to_string()
+                let next = calendar_date(&format!("{}-01", self.0))?
+                    .checked_add(1_i32.month())
+                    .ok()?;
+                format!("{:04}-{:02}", next.year(), next.month())
             }
-            Reset::Daily => NaiveDate::parse_from_str(&self.0, "%Y-%m-%d")
-                .ok()?
-                .succ_opt()?
-                .format("%Y-%m-%d")
-                .to_string(),
+            Reset::Daily => {
+                let next = calendar_date(&self.0)?.tomorrow().ok()?;
+                format!("{:04}-{:02}-{:02}", next.year(), next.month(), next.day())
+            }
         };
         Period::parse(reset, &text).ok()
     }
+}
+
+/// A day written as Tally names it, `2026-11-29`: four digits, a dash, two, a dash, two.
+fn calendar_date(text: &str) -> Option<Date> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
+        return None;
+    }
+    let number = |from: usize, to: usize| {
+        let digits = &text[from..to];
+        digits
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| digits.parse::<i16>().ok())?
+    };
+    let (year, month, day) = (number(0, 4)?, number(5, 7)?, number(8, 10)?);
+    Date::new(year, i8::try_from(month).ok()?, i8::try_from(day).ok()?).ok()
 }
 
 impl std::fmt::Display for Period {
@@ -209,6 +221,13 @@ mod tests {
             (Reset::FiscalYearly, "2027"),
             (Reset::Never, "2026"),
             (Reset::Yearly, "20#6"),
+            // Only the names Tally gives: no sign, no space, two digits for a month or day.
+            (Reset::Monthly, "2026-1 "),
+            (Reset::Monthly, " 2026-1"),
+            (Reset::Daily, "2026-1-011"),
+            (Reset::Daily, "2026-01- 1"),
+            (Reset::Daily, "+100-01-01"),
+            (Reset::Daily, "2026/01/01"),
         ] {
             assert!(Period::parse(reset, bad).is_err(), "{bad}");
         }
@@ -233,6 +252,14 @@ mod tests {
             Some("FY2028")
         );
         assert_eq!(next(Reset::Never, "all"), None);
+        assert_eq!(next(Reset::Monthly, "2028-01").as_deref(), Some("2028-02"));
+        assert_eq!(
+            next(Reset::Daily, "2028-02-28").as_deref(),
+            Some("2028-02-29")
+        );
+        // Past 9999 there is no name of the same width.
+        assert_eq!(next(Reset::Monthly, "9999-12"), None);
+        assert_eq!(next(Reset::Daily, "9999-12-31"), None);
     }
 
     #[test]

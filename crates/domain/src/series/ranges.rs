@@ -3,7 +3,7 @@
 //! counter order and never overlap; a range the counter has reached never changes or
 //! disappears.
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 
 use super::SeriesError;
 use crate::text::{FREE_TEXT_RULE, refused_in_text};
@@ -23,7 +23,7 @@ pub struct AuthorisedRange {
     /// The authority's reference: a CAF file, a DIAN resolution number.
     pub authority_ref: String,
     /// No number of the range is issued at or after it.
-    pub valid_until: Option<DateTime<Utc>>,
+    pub valid_until: Option<Timestamp>,
 }
 
 impl AuthorisedRange {
@@ -31,7 +31,7 @@ impl AuthorisedRange {
         from: u64,
         to: u64,
         authority_ref: &str,
-        valid_until: Option<DateTime<Utc>>,
+        valid_until: Option<Timestamp>,
     ) -> Result<Self, SeriesError> {
         if from == 0 || from > to || to > super::MAX_COUNTER {
             return Err(SeriesError::Ranges(format!(
@@ -55,7 +55,7 @@ impl AuthorisedRange {
     }
 
     /// Whether numbers of the range may be issued at `now`.
-    pub fn live_at(&self, now: DateTime<Utc>) -> bool {
+    pub fn live_at(&self, now: Timestamp) -> bool {
         self.valid_until.is_none_or(|until| now < until)
     }
 
@@ -139,7 +139,7 @@ pub struct RangeLow {
     pub range: AuthorisedRange,
     pub percent: u8,
     pub threshold: u64,
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
 }
 
 /// Why a series numbers nothing more for now.
@@ -187,7 +187,7 @@ pub fn room(
     start: u64,
     ceiling: u64,
     last: Option<u64>,
-    now: DateTime<Utc>,
+    now: Timestamp,
 ) -> Result<Room, Stop> {
     let next = last.map_or(start, |last| last.saturating_add(1));
     if ranges.is_empty() {
@@ -233,13 +233,14 @@ pub fn room(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
 
-    fn at(day: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 6, day, 0, 0, 0).unwrap()
+    fn at(day: i8) -> Timestamp {
+        jiff::tz::Offset::UTC
+            .to_timestamp(jiff::civil::date(2026, 6, day).at(0, 0, 0, 0))
+            .unwrap()
     }
 
-    fn range(from: u64, to: u64, until: Option<u32>) -> AuthorisedRange {
+    fn range(from: u64, to: u64, until: Option<i8>) -> AuthorisedRange {
         AuthorisedRange::new(from, to, "CAF-1", until.map(at)).unwrap()
     }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Duration, Utc};
+use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use super::{Currency, MAX_SPEND_LIMIT, Span, SpendError};
@@ -12,7 +12,8 @@ use super::{Currency, MAX_SPEND_LIMIT, Span, SpendError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Raise {
     pub to: Option<u64>,
-    pub from: DateTime<Utc>,
+    #[serde(with = "crate::time::exact")]
+    pub from: Timestamp,
 }
 
 /// One span's limit: the amount in force (`None`: no limit) and a raise that waits.
@@ -25,7 +26,7 @@ pub struct Limit {
 
 impl Limit {
     /// The amount in force at `at`.
-    pub fn at(&self, at: DateTime<Utc>) -> Option<u64> {
+    pub fn at(&self, at: Timestamp) -> Option<u64> {
         match self.raise {
             Some(raise) if raise.from <= at => raise.to,
             _ => self.now,
@@ -52,7 +53,7 @@ impl Limits {
         default: &Limits,
         currency: Currency,
         span: Span,
-        at: DateTime<Utc>,
+        at: Timestamp,
     ) -> Option<u64> {
         let own = self.0.get(&currency).or_else(|| default.0.get(&currency))?;
         own.get(&span)?.at(at)
@@ -66,8 +67,8 @@ impl Limits {
         &self,
         default: &Limits,
         wanted: &LimitChange,
-        at: DateTime<Utc>,
-        cooling_off: Duration,
+        at: Timestamp,
+        cooling_off: SignedDuration,
     ) -> Result<Limits, SpendError> {
         let mut next = self.clone();
         for (&currency, spans) in wanted {
@@ -99,7 +100,8 @@ impl Limits {
                         now: old,
                         raise: Some(waiting.unwrap_or(Raise {
                             to: new,
-                            from: at + cooling_off,
+                            // A cooling-off past the last time kept never ends.
+                            from: at.checked_add(cooling_off).unwrap_or(Timestamp::MAX),
                         })),
                     }
                 };
@@ -117,8 +119,8 @@ impl Limits {
 mod tests {
     use super::*;
 
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().to_utc()
+    fn at(text: &str) -> Timestamp {
+        crate::time::parse_rfc3339(text).unwrap()
     }
 
     fn gbp() -> Currency {
@@ -132,7 +134,7 @@ mod tests {
     #[test]
     fn a_lower_limit_applies_at_once_and_a_higher_one_after_cooling_off() {
         let now = at("2026-12-05T10:00:00Z");
-        let day = Duration::hours(24);
+        let day = SignedDuration::from_hours(24);
         let none = Limits::default();
         let set = none
             .change(
@@ -161,7 +163,7 @@ mod tests {
             .change(
                 &none,
                 &ask(&[(Span::Day, 5_000), (Span::Month, 0)]),
-                now + Duration::hours(1),
+                now + SignedDuration::from_hours(1),
                 day,
             )
             .unwrap();
@@ -183,7 +185,7 @@ mod tests {
                 &Limits::default(),
                 &ask(&[(Span::Week, 500)]),
                 now,
-                Duration::zero(),
+                SignedDuration::ZERO,
             )
             .unwrap();
         let none = Limits::default();
@@ -195,7 +197,7 @@ mod tests {
                 &default,
                 &ask(&[(Span::Week, 800)]),
                 now,
-                Duration::hours(24),
+                SignedDuration::from_hours(24),
             )
             .unwrap();
         assert_eq!(raised.limit(&default, gbp(), Span::Week, now), Some(500));
@@ -204,7 +206,7 @@ mod tests {
                 &default,
                 &ask(&[(Span::Week, MAX_SPEND_LIMIT + 1)]),
                 now,
-                Duration::zero()
+                SignedDuration::ZERO
             ),
             Err(SpendError::Limit(MAX_SPEND_LIMIT + 1))
         );

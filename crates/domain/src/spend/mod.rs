@@ -12,7 +12,7 @@ pub use windows::{Span, Window};
 
 use std::fmt;
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The highest `ticket_price`, in minor units: with the largest purchase, an amount stays
@@ -144,14 +144,14 @@ impl Price {
 }
 
 /// A payer's self-exclusion: until a time, or with no end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exclusion {
-    pub until: Option<DateTime<Utc>>,
+    pub until: Option<Timestamp>,
 }
 
 impl Exclusion {
     /// Whether it still runs at `now`.
-    pub fn excludes(&self, now: DateTime<Utc>) -> bool {
+    pub fn excludes(&self, now: Timestamp) -> bool {
         self.until.is_none_or(|until| now < until)
     }
 
@@ -161,7 +161,7 @@ impl Exclusion {
     pub fn extend(
         current: Option<Self>,
         wanted: Self,
-        now: DateTime<Utc>,
+        now: Timestamp,
     ) -> Result<Option<Self>, SpendError> {
         if wanted.until.is_some_and(|until| until <= now) {
             return Err(SpendError::ExclusionPast);
@@ -209,8 +209,8 @@ pub fn left_in(limit: u64, window: &Window, counted: Option<&Spent>) -> u64 {
 mod tests {
     use super::*;
 
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().to_utc()
+    fn at(text: &str) -> Timestamp {
+        crate::time::parse_rfc3339(text).unwrap()
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The calendar windows spend is counted in: a day, an ISO week (Monday first) and a
 //! month, in the deployment's time zone.
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::series::Timezone;
@@ -28,7 +28,7 @@ impl Span {
     }
 
     /// The window of this span that `at` falls in.
-    pub fn window(self, zone: &Timezone, at: DateTime<Utc>) -> Window {
+    pub fn window(self, zone: &Timezone, at: Timestamp) -> Window {
         let local = zone.local(at).date();
         Window(match self {
             Self::Day => format!(
@@ -66,8 +66,8 @@ impl Window {
 mod tests {
     use super::*;
 
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().to_utc()
+    fn at(text: &str) -> Timestamp {
+        crate::time::parse_rfc3339(text).unwrap()
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::check::{
 use super::instant::{INSTANT_ALGORITHM, InstantProof, PublishedAward};
 use super::pick::ALGORITHM;
 use crate::hex;
+use crate::time::Epoch;
 
 #[derive(Deserialize)]
 struct WinnersAnswer {
@@ -282,9 +283,9 @@ fn instant_proof(answer: InstantAnswer) -> Result<InstantProof, String> {
 
 /// An RFC 3339 time as Unix milliseconds.
 fn millis(text: &str) -> Result<i64, String> {
-    chrono::DateTime::parse_from_rfc3339(text)
-        .map(|t| t.timestamp_millis())
-        .map_err(|_| format!("{text:?} is not an RFC 3339 time"))
+    crate::time::parse_stored(text)
+        .map(Epoch::epoch_millis)
+        .ok_or_else(|| format!("{text:?} is not an RFC 3339 time"))
 }
 
 #[cfg(test)]
