@@ -90,7 +90,7 @@ async fn operate(router: &axum::Router, n: usize) -> Vec<(Action, String)> {
     twice(router, Method::PATCH, &format!("/draws/{draw}"), &beacon).await;
     let path = format!("/series/{series}");
     let first = json!({"from": 1, "to": 100, "authority_ref": "R1"});
-    let (definition, change, changed) = if n % 2 == 0 {
+    let (definition, change, changed) = if n.is_multiple_of(2) {
         let second = json!({"from": 101, "to": 200, "authority_ref": "R2"});
         (
             json!({"format": format!("{series}-{{seq:4}}"), "reset": "never", "ranges": [first]}),
