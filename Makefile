@@ -11,8 +11,10 @@ run:
 ## check, unit and integration tests against a fresh DynamoDB Local (the browser verifier
 ## in headless Chromium among them), the HTTP API fuzzed against openapi.json with
 ## Schemathesis, Lambda binaries invoked through cargo lambda, and the PHP and TypeScript
-## clients, their seed-flow examples and docs/integrate.md behind a stand-in for API Gateway.
+## clients, their seed-flow examples and docs/integrate.md behind a stand-in for API Gateway;
+## the docs' relative links and summaries.
 test:
+	scripts/check-docs.py
 	scripts/pip-tool.sh cfn-lint py-ecc
 	cfn-lint template.yaml
 	scripts/check-template.py template.yaml
@@ -36,8 +38,9 @@ openapi:
 	cargo run --locked --quiet -p tally-cli -- contract --openapi openapi.json --events docs/events
 
 ## Formatting and lints of every crate, as CI runs them (the browser verifier's
-## WebAssembly too).
+## WebAssembly too), and the docs' links.
 lint:
+	scripts/check-docs.py
 	cargo fmt --all -- --check
 	cargo clippy --locked --workspace --all-targets -- -D warnings
 	scripts/wasm-target.sh

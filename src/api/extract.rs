@@ -7,10 +7,9 @@ use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
-use serde_path_to_error::Segment;
 
 use super::problem::{Code, Problem};
-use crate::json_input::explain;
+use crate::json_input;
 
 /// The largest request body of the ticket routes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -98,7 +97,6 @@ where
 /// field is `invalid_<field>`; a missing or unknown field is `invalid_body`. Details are
 /// in the API's words ([`crate::json_input`]).
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
-    use serde_json::error::Category;
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         None => {
             return Err(Problem::new(
@@ -114,28 +112,14 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
             ));
         }
     }
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
-        let field = match err.path().iter().next() {
-            Some(Segment::Map { key }) => Some(key.clone()),
-            _ => None,
+    json_input::read(bytes).map_err(|misfit| {
+        let code = match misfit.field() {
+            _ if misfit.is_syntax() => Code::MalformedJson,
+            Some(field) => Code::invalid(field.to_owned()),
+            None => Code::InvalidBody,
         };
-        let detail = explain(err.inner(), &err.path().to_string(), "the body");
-        let inner = err.into_inner();
-        let unknown = inner.to_string().starts_with("unknown field");
-        match (inner.classify(), field) {
-            (Category::Data, Some(field)) if !unknown => Problem::new(Code::invalid(field), detail),
-            (Category::Data, _) => Problem::new(Code::InvalidBody, detail),
-            (Category::Syntax | Category::Eof | Category::Io, _) => {
-                Problem::new(Code::MalformedJson, detail)
-            }
-        }
-    })?;
-    // Trailing characters after the value.
-    deserializer
-        .end()
-        .map_err(|err| Problem::new(Code::MalformedJson, explain(&err, ".", "the body")))?;
-    Ok(value)
+        Problem::new(code, misfit.explain("the body"))
+    })
 }
 
 /// Path parameters; a parameter that cannot be decoded is a 400 naming it

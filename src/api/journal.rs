@@ -1,6 +1,8 @@
 //! The operator journal, read in number order from any number: the entries' numbers are
-//! consecutive and public, so a page starts `from` a number and the answer names the
-//! number the next page starts from.
+//! consecutive, so a page starts `from` a number and the answer names the number the next
+//! page starts from. It is an operator's record, read whole: where callers are bound to
+//! sources, only a caller bound to every source reads it (never a page with entries left
+//! out, which would read like a gap).
 
 use axum::Json;
 use axum::extract::State;
@@ -8,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::AppState;
+use super::caller::Caller;
 use super::extract::QueryParams;
 use super::problem::{Code, Problem};
 use super::query::page_limit;
@@ -74,14 +77,22 @@ pub(super) struct JournalPageResponse {
 }
 
 /// The codes of `get_journal`'s own errors (the document adds those of its parameters).
-pub(super) const GET_JOURNAL_CODES: &[Code] = &[Code::InvalidLimit, Code::member("from")];
+pub(super) const GET_JOURNAL_CODES: &[Code] = &[
+    Code::InvalidLimit,
+    Code::member("from"),
+    Code::IdentityRequired,
+    Code::JournalNotAllowed,
+];
 
 /// Read the operator journal
 ///
-/// Operator actions (a purchase or order voided, a draw closed, winners drawn, a redraw),
-/// one entry each, written in the action's own transaction and numbered from 1 without a
-/// gap; buyers' purchases and holds are not in it. `tally journal verify` checks the
-/// numbers and the hash chain.
+/// Operator actions (draws created, changed, closed and drawn, redraws, purchases and
+/// orders voided, series defined and changed, counters moved, ranges changed, payers'
+/// limits and exclusions set), one entry each, written in the action's own transaction and
+/// numbered from 1 without a gap; buyers' purchases and holds are not in it. Where the
+/// deployment binds callers to sources, only a caller bound to every source (`*`) reads
+/// it: every page is whole, never filtered. `tally journal verify` checks the numbers and
+/// the hash chain.
 #[utoipa::path(
     get,
     path = "/journal",
@@ -93,8 +104,17 @@ pub(super) const GET_JOURNAL_CODES: &[Code] = &[Code::InvalidLimit, Code::member
 )]
 pub(super) async fn get_journal(
     State(state): State<AppState>,
+    Caller(access): Caller,
     QueryParams(query): QueryParams<JournalQuery>,
 ) -> Result<Json<JournalPageResponse>, Problem> {
+    // The journal names every draw, series, order and payer key acted on: a caller bound
+    // to some sources would read other sources' orders in it, so it reads none of it.
+    if access.is_bound() {
+        return Err(Problem::new(
+            Code::JournalNotAllowed,
+            "the operator journal is read by callers bound to every source (`*`) only",
+        ));
+    }
     let limit = page_limit(
         query.limit.as_deref(),
         JOURNAL_PAGE.default,

@@ -7,12 +7,13 @@ use jiff::Timestamp;
 use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
-use super::{OrderError, OrderService, SeriesStatus};
+use super::{OrderError, OrderService, SeriesStatus, entries};
 use crate::store::orders::{CounterMoved, SeriesWrite};
 use crate::store::{StoreError, retry};
 use tally_domain::audit::Entry;
 use tally_domain::chain::{GENESIS, from_hex, move_link, to_hex};
 use tally_domain::ids::SeriesId;
+use tally_domain::journal::Operator;
 use tally_domain::order::{Move, Reason};
 use tally_domain::series::{
     FormatVersion, MAX_FORMAT_VERSIONS, Period, Ranges, Series, SeriesError, ValidationCode,
@@ -35,25 +36,27 @@ pub struct SeriesChange {
 }
 
 impl OrderService {
-    /// Applies a change (the settings first, then the format, then the move); each part is
-    /// idempotent, so a repeated request answers as the first did.
-    #[instrument(skip(self, change))]
+    /// Applies a change (the settings first, then the format, then the move), each part
+    /// journalled under `by` in its own transaction; each part is idempotent, so a
+    /// repeated request answers as the first did and journals nothing.
+    #[instrument(skip(self, change, by))]
     pub async fn change_series(
         &self,
         series_id: &SeriesId,
         change: SeriesChange,
+        by: &Operator,
     ) -> Result<SeriesStatus, OrderError> {
         if change.validation_code.is_some()
             || change.ranges.is_some()
             || change.range_low_percent.is_some()
         {
-            self.change_settings(series_id, &change).await?;
+            self.change_settings(series_id, &change, by).await?;
         }
         if let Some(format) = &change.format {
-            self.change_format(series_id, format).await?;
+            self.change_format(series_id, format, by).await?;
         }
         if let Some((next, reason)) = change.next {
-            self.move_next(series_id, next, reason).await?;
+            self.move_next(series_id, next, reason, by).await?;
         }
         self.series_status(series_id).await
     }
@@ -70,6 +73,7 @@ impl OrderService {
     async fn revise(
         &self,
         series_id: &SeriesId,
+        by: &Operator,
         apply: impl Fn(&Series) -> Result<Option<Series>, OrderError>,
     ) -> Result<(), OrderError> {
         let mut series = self.stored_series(series_id).await?;
@@ -80,9 +84,10 @@ impl OrderService {
             changed.check(self.now())?;
             changed.revision = series.revision + 1;
             let issuer = self.admit(Some(&series), &changed).await?;
+            let entry = entries::settings_changed(&series, &changed, by, self.now());
             match self
                 .store
-                .replace_series(&series, &changed, issuer.as_ref())
+                .replace_series(&series, &changed, issuer.as_ref(), &entry)
                 .await?
             {
                 SeriesWrite::Written => {
@@ -106,6 +111,7 @@ impl OrderService {
         &self,
         series_id: &SeriesId,
         change: &SeriesChange,
+        by: &Operator,
     ) -> Result<(), OrderError> {
         let last = match &change.ranges {
             Some(_) => {
@@ -118,7 +124,7 @@ impl OrderService {
             }
             None => None,
         };
-        self.revise(series_id, |series| {
+        self.revise(series_id, by, |series| {
             let d = &series.definition;
             let mut changed = series.clone();
             if let Some(code) = &change.validation_code
@@ -146,7 +152,12 @@ impl OrderService {
         Ok(())
     }
 
-    async fn change_format(&self, series_id: &SeriesId, text: &str) -> Result<(), OrderError> {
+    async fn change_format(
+        &self,
+        series_id: &SeriesId,
+        text: &str,
+        by: &Operator,
+    ) -> Result<(), OrderError> {
         let mut series = self.stored_series(series_id).await?;
         let format = checked_format(text, series.definition.reset)?;
         for _ in retry::ORDER_WRITE.each() {
@@ -161,9 +172,10 @@ impl OrderService {
                 let changed = with_format(&series, &format, version, &target)?;
                 changed.check(self.now())?;
                 let issuer = self.admit(Some(&series), &changed).await?;
+                let entry = entries::format_changed(&changed, version, &target, by, self.now());
                 match self
                     .store
-                    .change_format(&series, &changed, version, &target, issuer.as_ref())
+                    .change_format(&series, &changed, version, &target, issuer.as_ref(), &entry)
                     .await?
                 {
                     SeriesWrite::Written => {
@@ -194,6 +206,7 @@ impl OrderService {
         series_id: &SeriesId,
         next: u64,
         reason: Reason,
+        by: &Operator,
     ) -> Result<Move, OrderError> {
         let series = self.load_series(series_id, self.now()).await?;
         let period = series.period(self.now());
@@ -236,6 +249,7 @@ impl OrderService {
                 .format_version
                 .unwrap_or_else(|| series.latest_version());
             let low = series.low_passed(counter.last, moved.to, self.now());
+            let entry = entries::counter_moved(&series, &period, &moved, by);
             match self
                 .store
                 .move_counter(
@@ -246,6 +260,7 @@ impl OrderService {
                     version,
                     wall,
                     low.as_ref(),
+                    Some(&entry),
                 )
                 .await?
             {

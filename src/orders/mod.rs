@@ -16,6 +16,7 @@ mod batch;
 mod change;
 mod chunk;
 mod credit;
+mod entries;
 mod fast;
 mod gapless;
 mod issuers;
@@ -49,6 +50,7 @@ use fast::Blocks;
 use gapless::Counters;
 use tally_domain::access::SourceAccess;
 use tally_domain::ids::{ExternalRef, SeriesId, SourceId};
+use tally_domain::journal::Operator;
 use tally_domain::order::Order;
 use tally_domain::series::issuer::Overlap;
 use tally_domain::series::{
@@ -177,12 +179,14 @@ impl OrderService {
     /// Defines a series; `true` when it was created, `false` when an identical one exists.
     /// Its format must render no text another series of its issuer could (S2): the
     /// issuer's item is written in the same transaction, so of two definitions that race
-    /// one wins and the other is checked again against it.
-    #[instrument(skip(self, definition))]
+    /// one wins and the other is checked again against it. The definition is journalled
+    /// under `by` in the same transaction; an identical one again journals nothing.
+    #[instrument(skip(self, definition, by))]
     pub async fn define_series(
         &self,
         series_id: &SeriesId,
         definition: SeriesDefinition,
+        by: &Operator,
     ) -> Result<(Series, bool), OrderError> {
         let series = Series::new(series_id.clone(), definition, self.now());
         series.check(self.now())?;
@@ -200,7 +204,12 @@ impl OrderService {
                     None => return Err(refusal),
                 },
             };
-            match self.store.insert_series(&series, issuer.as_ref()).await? {
+            let entry = entries::defined(&series, by);
+            match self
+                .store
+                .insert_series(&series, issuer.as_ref(), &entry)
+                .await?
+            {
                 SeriesInsert::New => {
                     info!(format = series.definition.format.as_str(), "series created");
                     self.remember(&series);

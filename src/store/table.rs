@@ -207,19 +207,6 @@ impl Store {
         }
     }
 
-    /// Writes a new item unless its key exists. An existing item whose `own` attribute
-    /// equals the new one's is this caller's own earlier write (`own` holds a value random
-    /// per request), re-sent by the SDK after a lost response: that counts as written.
-    pub(crate) async fn insert_once(&self, item: Item, own: &str) -> Result<PutNew, StoreError> {
-        let mine = item.get(own).cloned();
-        match self.put_new(item).await? {
-            PutNew::Exists(existing) if mine.is_some() && existing.get(own) == mine.as_ref() => {
-                Ok(PutNew::Written)
-            }
-            other => Ok(other),
-        }
-    }
-
     /// Sends one `TransactWriteItems`; a cancellation comes back with one verdict per item,
     /// in item order. The call carries a fresh `ClientRequestToken`: when the SDK re-sends
     /// it after a lost response, DynamoDB acknowledges a transaction that committed without

@@ -143,20 +143,11 @@ impl DrawCache {
         view.epoch += 1;
     }
 
-    /// Records what a read of stripes found, and answers the view.
-    pub(super) fn learn_stripes(
-        &self,
-        states: &[(u32, StripeState)],
-    ) -> MutexGuard<'_, CachedView> {
-        let mut view = self.view();
-        view.learn_all(states);
-        view
-    }
-
     /// Records what a survey of the draw read: how far `opened` has handed out ends,
     /// and stripes that may still sell; if `complete`, every one of them.
     pub(super) fn surveyed(&self, survey: &Survey, complete: bool) {
-        let mut view = self.learn_stripes(&survey.stripes);
+        let mut view = self.view();
+        view.learn_all(&survey.stripes);
         for &stripe in &survey.sold_out {
             view.stripes.sold_out(stripe);
         }
@@ -190,17 +181,10 @@ impl DrawCache {
 
     /// The ticket numbers that the takes stand for.
     pub(super) fn numbers(&self, takes: &[StripeTake]) -> Vec<u64> {
-        let layout = self.draw.config.layout();
         takes
             .iter()
-            .flat_map(|t| {
-                let start = layout.indices(t.stripe).start;
-                t.taken
-                    .iter()
-                    .chain(&t.returned)
-                    .map(move |offset| start + offset)
-            })
-            .map(|index| self.permutation.apply(index) + 1)
+            .flat_map(|t| t.taken.iter().chain(&t.returned).map(|&o| (t.stripe, o)))
+            .map(|(s, o)| self.number(s, o))
             .collect()
     }
 
@@ -208,13 +192,13 @@ impl DrawCache {
         &self.permutation
     }
 
-    /// The stripe and offset of ticket `number` (in `1..=total_tickets`).
     /// The ticket number at `offset` of `stripe`.
     pub(super) fn number(&self, stripe: u32, offset: u64) -> u64 {
         let start = self.draw.config.layout().indices(stripe).start;
         self.permutation.apply(start + offset) + 1
     }
 
+    /// The stripe and offset of ticket `number` (in `1..=total_tickets`).
     pub(super) fn locate(&self, number: u64) -> (u32, u64) {
         let index = self.permutation.invert(number - 1);
         self.draw.config.layout().locate(index)

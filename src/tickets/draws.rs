@@ -1,6 +1,7 @@
 //! Creating a draw, reading it, and declaring its beacon.
 
 use jiff::Timestamp;
+use serde_json::json;
 use tally_domain::time::Epoch;
 use tracing::{info, instrument, warn};
 
@@ -11,9 +12,11 @@ use crate::store::limits::MAX_TRANSACTION_ITEMS;
 use tally_domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
 use tally_domain::ids::DrawId;
 use tally_domain::instant::{InstantKey, InstantPrize, InstantWins};
+use tally_domain::journal::{Action, Draft, Operator};
 use tally_domain::permutation::PermutationKey;
 use tally_domain::schedule::Schedule;
 use tally_domain::seed::DrawSeed;
+use tally_domain::time::rfc3339_millis;
 use tally_domain::winners::BeaconNetwork;
 
 /// A new draw as asked for.
@@ -27,6 +30,8 @@ pub struct NewDraw {
     pub beacon: Option<String>,
     /// Prizes to fix on numbers now, won by whoever buys them (none: empty).
     pub instant_wins: Vec<InstantPrize>,
+    /// Who creates it, for the journal.
+    pub by: Operator,
 }
 
 impl NewDraw {
@@ -39,6 +44,7 @@ impl NewDraw {
             schedule: Schedule::default(),
             beacon: None,
             instant_wins: Vec::new(),
+            by: Operator::local(),
         }
     }
 }
@@ -125,7 +131,8 @@ impl TicketService {
         {
             return self.repeated_create(named, &draw, closes_at).await;
         }
-        match self.store().insert_draw(&draw).await? {
+        let entry = created_entry(&draw, &new.by);
+        match self.store().insert_draw(&draw, &entry).await? {
             Inserted::New => {
                 info!(
                     total_tickets = draw.config.total_tickets(),
@@ -252,20 +259,31 @@ impl TicketService {
 
     /// Declares (`Some`, a network's name) or withdraws (`None`) the drand network whose
     /// round the winners will hash, while the draw sells; never once it is closing, closed
-    /// or past `closes_at`. Setting the beacon it has is a no-op, so a repeat is safe.
-    #[instrument(skip(self))]
+    /// or past `closes_at`. Journalled under `by`. Setting the beacon it has is a no-op
+    /// that journals nothing, so a repeat is safe.
+    #[instrument(skip(self, by))]
     pub async fn set_beacon(
         &self,
         draw_id: &DrawId,
         beacon: Option<String>,
+        by: &Operator,
     ) -> Result<DrawSummary, TicketError> {
-        let beacon = beacon
+        let network = beacon
             .as_deref()
             .map(|name| self.network(name))
             .transpose()?;
+        let now = Timestamp::now();
+        let entry = Draft::new(
+            now,
+            by,
+            Action::DrawChanged,
+            format!("draw/{draw_id}"),
+            &json!({ "beacon": beacon }),
+        );
+        let name = |b: &Option<BeaconNetwork>| b.as_ref().map(|n| n.name().to_owned());
         match self
             .store()
-            .set_beacon(draw_id, beacon.as_ref(), Timestamp::now())
+            .set_beacon(draw_id, network.as_ref(), now, &entry)
             .await?
         {
             None => Err(TicketError::DrawNotFound(draw_id.clone())),
@@ -273,9 +291,46 @@ impl TicketService {
                 info!(beacon = ?draw.beacon, "beacon set");
                 self.summary(draw).await
             }
-            // A repeat that arrives after the close changes nothing either.
-            Some(BeaconChange::Refused(draw)) if draw.beacon == beacon => self.summary(draw).await,
+            // The beacon it has already, also after the close: a repeat changes nothing.
+            Some(BeaconChange::Refused(draw)) if name(&draw.beacon) == beacon => {
+                self.summary(draw).await
+            }
             Some(BeaconChange::Refused(_)) => Err(TicketError::DrawClosed(draw_id.clone())),
         }
     }
+}
+
+/// The journal's entry of a draw's creation: every setting it was created with, and the
+/// commitment to its seed (never the seed, the permutation key or the instant-win numbers).
+fn created_entry(draw: &Draw, by: &Operator) -> Draft {
+    let config = &draw.config;
+    let change = json!({
+        "name": draw.name,
+        "total_tickets": config.total_tickets(),
+        "max_per_purchase": config.max_per_purchase(),
+        "stripes": config.stripes(),
+        "max_per_payer": config.max_per_payer(),
+        "hold_seconds": config.hold_seconds(),
+        "max_held_per_payer": config.max_held_per_payer(),
+        "max_held_percent": config.max_held_percent(),
+        "ticket_price": config.price().map(|p| p.minor),
+        "currency": config.price().map(|p| p.currency.to_string()),
+        "opens_at": draw.schedule.opens_at().map(rfc3339_millis),
+        "closes_at": draw.schedule.closes_at().map(rfc3339_millis),
+        "beacon": draw.created_beacon,
+        "instant_wins": draw.instant_wins.as_ref().map(|i| {
+            i.prizes()
+                .iter()
+                .map(|p| json!({ "prize": p.prize, "count": p.count }))
+                .collect::<Vec<_>>()
+        }),
+        "seed_commitment": draw.seed.commitment(),
+    });
+    Draft::new(
+        draw.created_at,
+        by,
+        Action::DrawCreated,
+        format!("draw/{}", draw.draw_id),
+        &change,
+    )
 }

@@ -125,8 +125,7 @@ impl TicketService {
                 Commit::Committed => {
                     let mut view = cache.view();
                     for take in &takes {
-                        view.stripes.hold(take.stripe, &take.offsets, 0);
-                        view.stripes.hold(take.stripe, &take.returned, 0);
+                        view.stripes.hold(take, 0);
                     }
                     info!(tickets = ?hold.tickets, "hold released");
                     return Ok(Hold {

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
+use tally_domain::journal::Operator;
 
 use jiff::{SignedDuration, Timestamp};
 use tally::orders::{AuditScope, ItemOutcome, OrderService, RejectionCode, SeriesChange};
@@ -105,7 +106,9 @@ async fn blocks_stay_inside_live_ranges_and_the_ranges_run_out_at_their_last_num
             AuthorisedRange::new(201, 300, "CAF-2", None).unwrap(),
         ],
     );
-    a.define_series(&series, definition).await.unwrap();
+    a.define_series(&series, definition, &Operator::local())
+        .await
+        .unwrap();
     let (numbered, refused) = post_until_refused(&[&a, &b], &series).await;
     // R1: every number of both ranges, none outside, though both processes held blocks.
     let expected: BTreeSet<u64> = (1..=100).chain(201..=300).collect();
@@ -122,7 +125,9 @@ async fn an_exact_width_runs_out_at_its_last_number_whatever_the_blocks() {
     let (b, _, _) = process(store.table(), start).await;
     let series = SeriesId::parse("BG").unwrap();
     let definition = SeriesDefinition::new("{seq:2!}", Reset::Never, false, 1).unwrap();
-    a.define_series(&series, definition).await.unwrap();
+    a.define_series(&series, definition, &Operator::local())
+        .await
+        .unwrap();
     let (numbered, refused) = post_until_refused(&[&a, &b], &series).await;
     assert_eq!(numbered, (1..=99).collect::<BTreeSet<u64>>());
     assert_eq!(refused, [RejectionCode::SeriesExhausted; 2]);
@@ -142,7 +147,9 @@ async fn a_block_ends_with_its_period_in_the_series_time_zone_and_a_new_format_s
     let definition = SeriesDefinition::new("A{yy}-{seq:4}", Reset::Yearly, false, 1)
         .unwrap()
         .with_calendar(berlin);
-    a.define_series(&series, definition).await.unwrap();
+    a.define_series(&series, definition, &Operator::local())
+        .await
+        .unwrap();
     for k in 0..10 {
         let order = post(&a, &series, &format!("old-{k}")).await.unwrap();
         assert_eq!(order.period, "2026");
@@ -156,7 +163,10 @@ async fn a_block_ends_with_its_period_in_the_series_time_zone_and_a_new_format_s
         format: Some("B{yyyy}/{seq:5}".into()),
         ..SeriesChange::default()
     };
-    operator.change_series(&series, change).await.unwrap();
+    operator
+        .change_series(&series, change, &Operator::local())
+        .await
+        .unwrap();
     // 00:00 in Berlin: the first number of 2027, in its format, from a block of 2027.
     *clock.lock().unwrap() = utc(2026, 12, 31, 23, 0, 0);
     let first = post(&a, &series, "new-0").await.unwrap();
@@ -188,7 +198,9 @@ async fn spare_numbers_older_than_a_minute_are_left_unused() {
     let (a, clock, _) = process(store.table(), start).await;
     let series = SeriesId::parse("AGE").unwrap();
     let definition = SeriesDefinition::new("G{seq:6}", Reset::Never, false, 1).unwrap();
-    a.define_series(&series, definition).await.unwrap();
+    a.define_series(&series, definition, &Operator::local())
+        .await
+        .unwrap();
     for k in 0..8 {
         post(&a, &series, &format!("a-{k}")).await.unwrap();
     }
@@ -237,7 +249,7 @@ async fn a_process_reads_its_series_again_after_a_minute() {
 
 async fn define_with(store: &Store, series: &SeriesId, definition: SeriesDefinition) {
     OrderService::new(store.clone())
-        .define_series(series, definition)
+        .define_series(series, definition, &Operator::local())
         .await
         .unwrap();
 }
@@ -261,7 +273,9 @@ async fn spare_numbers_of_a_range_that_expired_are_never_issued() {
             AuthorisedRange::new(2_001, 3_000, "CAF-2", None).unwrap(),
         ],
     );
-    a.define_series(&series, definition).await.unwrap();
+    a.define_series(&series, definition, &Operator::local())
+        .await
+        .unwrap();
     for k in 0..8 {
         post(&a, &series, &format!("a-{k}")).await.unwrap();
     }

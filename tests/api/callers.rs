@@ -428,3 +428,52 @@ async fn get_with_claim(
         .with_request_context(context);
     send(router, request).await
 }
+
+/// The journal names every order voided, of every source: where callers are bound, only a
+/// caller bound to every source reads it, whole; the ERP's role, bound to `erp-1`, reads
+/// none of it, so not the void of the web shop's invoice either.
+#[tokio::test]
+async fn only_a_caller_bound_to_every_source_reads_the_journal() {
+    let (store, _table) = fresh_store(None).await;
+    let state = |bindings: &str| {
+        let mut state = AppState::new(store.clone());
+        state.sources = Arc::new(SourceBindings::parse(bindings).unwrap());
+        api::router(state)
+    };
+    let bound = state(BINDINGS);
+    let series = json!({"format": "UA{yy}{seq:4}", "reset": "yearly"});
+    let defined = send_as(&bound, SHOP, Method::PUT, "/series/UA", Some(&series)).await;
+    assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
+    let invoice = json!({"source": "shop", "external_ref": "s1"});
+    let posted = post_as(&bound, SHOP, "/series/UA/orders", &invoice).await;
+    let number = posted.body["order_number"].as_str().unwrap().to_owned();
+    assert_eq!(void_as(&bound, SHOP, &number).await.status, StatusCode::OK);
+
+    for caller in [ERP, SHOP, SHOP_TOKEN] {
+        let page = get_as(&bound, caller, "/journal").await;
+        assert_problem(&page, StatusCode::FORBIDDEN, "journal_not_allowed");
+        assert!(!page.raw.contains(&number), "{}", page.raw);
+    }
+    let unidentified = get(&bound, "/journal").await;
+    assert_problem(&unidentified, StatusCode::FORBIDDEN, "identity_required");
+
+    // The same table where the ERP's role is an operator's, bound to every source.
+    let operator = state(
+        "arn:aws:iam::123456789012:role/erp-connector=*;\
+         arn:aws:iam::123456789012:role/web-shop=shop",
+    );
+    let page = get_as(&operator, ERP, "/journal").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let targets: Vec<&str> = page.body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        targets,
+        ["series/UA".to_owned(), format!("series/UA/order/{number}")]
+    );
+    let shop = get_as(&operator, SHOP, "/journal").await;
+    assert_problem(&shop, StatusCode::FORBIDDEN, "journal_not_allowed");
+}

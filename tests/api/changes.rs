@@ -2,6 +2,7 @@
 //! format applies to the periods that have not started.
 
 use std::sync::{Arc, Mutex};
+use tally_domain::journal::Operator;
 
 use axum::http::StatusCode;
 use jiff::Timestamp;
@@ -251,14 +252,17 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
     let stale = OrderService::with_clock(store, Arc::new(move || *clock.lock().unwrap()));
     let yearly = SeriesId::parse("FMT").unwrap();
     let definition = SeriesDefinition::new("F{yy}-{seq:3}", Reset::Yearly, true, 1).unwrap();
-    service.define_series(&yearly, definition).await.unwrap();
+    service
+        .define_series(&yearly, definition, &Operator::local())
+        .await
+        .unwrap();
     assert_eq!(number_one(&stale, &yearly, "a").await, "F26-001");
     let change = SeriesChange {
         format: Some("F{yyyy}/{seq:5}".into()),
         ..SeriesChange::default()
     };
     let status = service
-        .change_series(&yearly, change.clone())
+        .change_series(&yearly, change.clone(), &Operator::local())
         .await
         .unwrap();
     let versions: Vec<(u32, Option<String>)> = status
@@ -274,7 +278,10 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
     *now.lock().unwrap() = utc(2027, 1, 2);
     assert_eq!(number_one(&stale, &yearly, "d").await, "F2027/00001");
     // The change again changes nothing; numbers of both formats are found by their text.
-    service.change_series(&yearly, change).await.unwrap();
+    service
+        .change_series(&yearly, change, &Operator::local())
+        .await
+        .unwrap();
     assert_eq!(
         service
             .find_in_series(&yearly, "F26-002", &SourceAccess::All)
@@ -297,25 +304,36 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
     // A period without numbers takes the new format at once.
     let fresh = SeriesId::parse("FRESH").unwrap();
     let definition = SeriesDefinition::new("X{yy}{seq:3}", Reset::Yearly, true, 1).unwrap();
-    service.define_series(&fresh, definition).await.unwrap();
+    service
+        .define_series(&fresh, definition, &Operator::local())
+        .await
+        .unwrap();
     let change = SeriesChange {
         format: Some("Y{yy}{seq:3}".into()),
         ..SeriesChange::default()
     };
-    service.change_series(&fresh, change).await.unwrap();
+    service
+        .change_series(&fresh, change, &Operator::local())
+        .await
+        .unwrap();
     assert_eq!(number_one(&stale, &fresh, "e").await, "Y27001");
 
     // A series that never resets keeps the format it has numbers in.
     let never = SeriesId::parse("NEVER").unwrap();
     let definition = SeriesDefinition::new("Z{seq:3}", Reset::Never, true, 1).unwrap();
-    service.define_series(&never, definition).await.unwrap();
+    service
+        .define_series(&never, definition, &Operator::local())
+        .await
+        .unwrap();
     number_one(&service, &never, "f").await;
     let change = SeriesChange {
         format: Some("ZZ{seq:3}".into()),
         ..SeriesChange::default()
     };
     assert!(matches!(
-        service.change_series(&never, change).await,
+        service
+            .change_series(&never, change, &Operator::local())
+            .await,
         Err(tally::orders::OrderError::FormatInUse)
     ));
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tally_domain::access::SourceAccess;
+use tally_domain::journal::Operator;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -214,7 +215,10 @@ async fn a_gapless_batch_costs_one_claim_and_two_items_per_order() {
     let service = OrderService::new(store.clone());
     let series = SeriesId::parse("GC").unwrap();
     let definition = SeriesDefinition::new("GC{seq:5}", Reset::Never, true, 1).unwrap();
-    service.define_series(&series, definition).await.unwrap();
+    service
+        .define_series(&series, definition, &Operator::local())
+        .await
+        .unwrap();
     let inputs: Vec<OrderInput> = (0..98)
         .map(|i| OrderInput {
             external_ref: Some(format!("g-{i}")),

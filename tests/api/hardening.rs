@@ -12,6 +12,7 @@ use tally::store::{Inserted, RequestCounter, Store};
 use tally::tickets::{NewDraw, TicketError, TicketService};
 use tally_domain::draw::{Draw, DrawConfig, DrawStatus};
 use tally_domain::ids::{DrawId, IssuerId, PaymentId, SeriesId};
+use tally_domain::journal::{Action, Draft, Operator};
 use tally_domain::permutation::PermutationKey;
 use tally_domain::purchase::PurchaseRequest;
 use tally_domain::seed::DrawSeed;
@@ -89,14 +90,22 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
         sold_out_at: None,
         created_at: Timestamp::now(),
     };
-    assert!(matches!(
-        app.store.insert_draw(&draw).await.unwrap(),
-        Inserted::New
-    ));
-    assert!(matches!(
-        app.store.insert_draw(&draw).await.unwrap(),
-        Inserted::New
-    ));
+    let entry = |action, target: &str| {
+        Draft::new(
+            Timestamp::now(),
+            &Operator::local(),
+            action,
+            target.to_owned(),
+            &json!({}),
+        )
+    };
+    let created = entry(Action::DrawCreated, "draw/resent");
+    for _ in 0..2 {
+        assert!(matches!(
+            app.store.insert_draw(&draw, &created).await.unwrap(),
+            Inserted::New
+        ));
+    }
     let series = Series::new(
         SeriesId::parse("RESENT").unwrap(),
         SeriesDefinition::new("R{seq:3}", Reset::Never, true, 1).unwrap(),
@@ -107,15 +116,18 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
     let issuer = Issuer::new(IssuerId::deployment())
         .enter_existing(&series)
         .unwrap();
+    let defined = entry(Action::SeriesDefined, "series/RESENT");
     for _ in 0..2 {
         assert!(matches!(
             app.store
-                .insert_series(&series, Some(&issuer))
+                .insert_series(&series, Some(&issuer), &defined)
                 .await
                 .unwrap(),
             SeriesInsert::New
         ));
     }
+    // J1: each write, repeated, is journalled once.
+    assert_eq!(app.store.journal_head().await.unwrap().last, 2);
     // A client repeating its create after a 503 gets the draw; other settings conflict.
     let body = json!({"draw_id": "again", "name": "Spring", "total_tickets": 40});
     let first = app.create_draw(&body).await;

@@ -1,6 +1,7 @@
 //! J1: every operator action has exactly one journal entry, written in the action's own
 //! transaction, numbered without gap or repeat and chained by hash; a buyer's purchase
-//! writes none; an action repeated after a lost answer is journalled once.
+//! writes none; an action repeated after a lost answer is journalled once. Where callers
+//! are bound to sources, only a caller bound to every source reads the journal.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -64,6 +65,59 @@ async fn numbered(app: &TestApp, series: &str, count: usize) -> Vec<String> {
     app.post_range(series, 0, count).await
 }
 
+/// Sends `body` to `path` until it settles, twice (a client's repeat after a lost answer),
+/// and expects `2xx` both times.
+async fn twice(router: &axum::Router, method: Method, path: &str, body: &Value) {
+    for _repeat in 0..2 {
+        let reply = settle_request(router, method.clone(), path, &body.to_string()).await;
+        assert!(
+            reply.status.is_success(),
+            "{method} {path}: {} {}",
+            reply.status,
+            reply.body
+        );
+    }
+}
+
+/// What operator `n` does besides voids: creates a draw and declares its beacon, defines
+/// a series and changes it (an even one its ranges, an odd one its format), then moves its
+/// counter; each call twice. Returns the (action, target) each should journal once.
+async fn operate(router: &axum::Router, n: usize) -> Vec<(Action, String)> {
+    let (draw, series) = (format!("op-{n}"), format!("OP{n}X"));
+    let draw_body = json!({"draw_id": draw, "total_tickets": 100});
+    twice(router, Method::POST, "/draws", &draw_body).await;
+    let beacon = json!({"beacon": {"network": "quicknet"}});
+    twice(router, Method::PATCH, &format!("/draws/{draw}"), &beacon).await;
+    let path = format!("/series/{series}");
+    let first = json!({"from": 1, "to": 100, "authority_ref": "R1"});
+    let (definition, change, changed) = if n.is_multiple_of(2) {
+        let second = json!({"from": 101, "to": 200, "authority_ref": "R2"});
+        (
+            json!({"format": format!("{series}-{{seq:4}}"), "reset": "never", "ranges": [first]}),
+            json!({"ranges": [first, second]}),
+            Action::RangesChanged,
+        )
+    } else {
+        (
+            json!({"format": format!("{series}-{{seq:4}}"), "reset": "never"}),
+            json!({"format": format!("{series}/{{seq:5}}")}),
+            Action::SeriesChanged,
+        )
+    };
+    twice(router, Method::PUT, &path, &definition).await;
+    twice(router, Method::PATCH, &path, &change).await;
+    let moved = json!({"next": 10, "reason": "paper invoices 1-9"});
+    twice(router, Method::PATCH, &path, &moved).await;
+    let (draw, series) = (format!("draw/{draw}"), format!("series/{series}"));
+    vec![
+        (Action::DrawCreated, draw.clone()),
+        (Action::DrawChanged, draw),
+        (Action::SeriesDefined, series.clone()),
+        (changed, series.clone()),
+        (Action::CounterMoved, series),
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_operators_journal_each_action_once_in_one_unbroken_chain() {
     let app = spawn_app().await;
@@ -72,14 +126,20 @@ async fn concurrent_operators_journal_each_action_once_in_one_unbroken_chain() {
         sell(&app, draw, 12).await;
     }
     let orders = numbered(&app, "JV", 20).await;
-    let buyers_only = app.store.journal_head().await.unwrap();
+    let setup = checked_journal(&app.store).await;
+    let actions: Vec<Action> = setup.iter().map(|e| e.draft.action).collect();
     assert_eq!(
-        buyers_only.last, 0,
-        "purchases and orders are not journalled"
+        actions,
+        [Action::DrawCreated; 3]
+            .into_iter()
+            .chain([Action::SeriesDefined])
+            .collect::<Vec<_>>(),
+        "purchases and orders are not journalled, the draws and the series are"
     );
 
     // Twelve operators at once: each voids its share of purchases (some twice), voids
-    // orders, and the last closes a draw while voids of it still run.
+    // orders, creates and changes a draw, defines and changes a series and moves its
+    // counter, and the last closes a draw while voids of it still run.
     let mut tasks = Vec::new();
     for operator in 0..12usize {
         let router = app.router.clone();
@@ -107,10 +167,12 @@ async fn concurrent_operators_journal_each_action_once_in_one_unbroken_chain() {
                 let reply = settle_request(&router, Method::POST, &path, "{}").await;
                 assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
             }
+            operate(&router, operator).await
         }));
     }
+    let mut operated = Vec::new();
     for task in tasks {
-        task.await.unwrap();
+        operated.extend(task.await.unwrap());
     }
     // A close repeated changes nothing and journals nothing.
     let again = app.post("/draws/j-a/close", &json!({})).await;
@@ -119,8 +181,33 @@ async fn concurrent_operators_journal_each_action_once_in_one_unbroken_chain() {
     let entries = checked_journal(&app.store).await;
     let counts = tally_of(&entries);
     assert!(counts.values().all(|&n| n == 1), "{counts:?}");
-    let mut expected = 3 * 12 + orders.len() + 2;
-    assert_eq!(entries.len(), expected);
+    let mut expected = setup.len() + 3 * 12 + orders.len() + 2 + operated.len();
+    assert_eq!(entries.len(), expected, "{counts:?}");
+    for action in &operated {
+        assert!(counts.contains_key(action), "{action:?} is not journalled");
+    }
+    // What changed, and never a secret: a draw's entry has its seed's commitment only.
+    let created = entries
+        .iter()
+        .find(|e| e.draft.target == "draw/op-0" && e.draft.action == Action::DrawCreated)
+        .unwrap();
+    let change: Value = serde_json::from_str(&created.draft.change).unwrap();
+    assert_eq!(change["total_tickets"], 100);
+    let keys: Vec<&String> = change.as_object().unwrap().keys().collect();
+    assert!(
+        keys.iter()
+            .all(|k| !matches!(k.as_str(), "seed" | "key" | "perm_key" | "instant_key")),
+        "{keys:?}"
+    );
+    let moved = entries
+        .iter()
+        .find(|e| e.draft.action == Action::CounterMoved)
+        .unwrap();
+    let change: Value = serde_json::from_str(&moved.draft.change).unwrap();
+    assert_eq!(
+        (change["from"].clone(), change["next"].clone()),
+        (json!(1), json!(10))
+    );
     for draw in draws {
         for i in 0..12 {
             let target = format!("draw/{draw}/purchase/{draw}-p{i}");
@@ -181,7 +268,7 @@ async fn a_page_of_the_journal_takes_a_number_and_a_limit_only() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn voids_repeated_under_lost_answers_and_errors_are_journalled_once_each() {
+async fn operator_actions_repeated_under_lost_answers_and_errors_are_journalled_once_each() {
     const PAYMENTS: usize = 24;
     let app = spawn_app().await;
     sell(&app, "jf", PAYMENTS).await;
@@ -194,10 +281,11 @@ async fn voids_repeated_under_lost_answers_and_errors_are_journalled_once_each()
         operations: Some(vec!["TransactWriteItems".to_owned()]),
         ..Faults::default()
     });
-    // Two instances void every purchase at once, as a retried refund webhook would, each
-    // repeating its 503s.
+    // Two instances void every purchase at once, as a retried refund webhook would, and
+    // the first's four operators create and change draws and series and move counters,
+    // each call twice, each repeating its 503s.
     let mut tasks = Vec::new();
-    for _twin in 0..2 {
+    for twin in 0..2 {
         for chunk in 0..4usize {
             let instance = faulty_instance(&proxy, app.table(), Duration::from_secs(10)).await;
             tasks.push(tokio::spawn(async move {
@@ -208,11 +296,17 @@ async fn voids_repeated_under_lost_answers_and_errors_are_journalled_once_each()
                             .await;
                     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
                 }
+                if twin == 0 {
+                    operate(&instance, chunk).await
+                } else {
+                    Vec::new()
+                }
             }));
         }
     }
+    let mut operated = std::collections::BTreeSet::new();
     for task in tasks {
-        task.await.unwrap();
+        operated.extend(task.await.unwrap());
     }
     let counts = proxy.counts();
     assert!(
@@ -220,8 +314,10 @@ async fn voids_repeated_under_lost_answers_and_errors_are_journalled_once_each()
         "not every fault happened: {counts:?}"
     );
     let entries = checked_journal(&app.store).await;
-    assert_eq!(entries.len(), PAYMENTS, "{:?}", tally_of(&entries));
-    assert!(tally_of(&entries).values().all(|&n| n == 1));
+    let tally = tally_of(&entries);
+    assert_eq!(entries.len(), 1 + PAYMENTS + operated.len(), "{tally:?}");
+    assert!(tally.values().all(|&n| n == 1), "{tally:?}");
+    assert!(operated.iter().all(|action| tally.contains_key(action)));
     let draw = app.get("/draws/jf").await;
     assert_eq!(draw.body["voided"], json!(2 * PAYMENTS), "{}", draw.body);
 }
@@ -247,9 +343,14 @@ async fn winners_and_a_redraw_are_journalled_once_and_repeats_add_nothing() {
     let actions: Vec<Action> = entries.iter().map(|e| e.draft.action).collect();
     assert_eq!(
         actions,
-        [Action::DrawClosed, Action::WinnersDrawn, Action::Redraw]
+        [
+            Action::DrawCreated,
+            Action::DrawClosed,
+            Action::WinnersDrawn,
+            Action::Redraw
+        ]
     );
-    let change: Value = serde_json::from_str(&entries[2].draft.change).unwrap();
+    let change: Value = serde_json::from_str(&entries[3].draft.change).unwrap();
     assert_eq!(change["prize"], 1);
     assert_eq!(change["reason"], "winner unreachable");
 }

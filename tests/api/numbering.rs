@@ -2,6 +2,7 @@
 //! and periods and date tokens follow the series' time zone and fiscal year.
 
 use std::sync::{Arc, Mutex};
+use tally_domain::journal::Operator;
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
@@ -208,7 +209,10 @@ async fn periods_follow_the_time_zone_across_new_year_and_a_change_of_daylight_s
         let definition = SeriesDefinition::new(format, reset, true, 1)
             .unwrap()
             .with_calendar(berlin());
-        service.define_series(id, definition).await.unwrap();
+        service
+            .define_series(id, definition, &Operator::local())
+            .await
+            .unwrap();
     }
     // 23:30 in Berlin on 31 December: still 2026.
     assert_eq!(
@@ -256,7 +260,10 @@ async fn a_fiscal_year_starts_in_its_month_and_is_named_for_the_year_it_ends() {
     let definition = SeriesDefinition::new("FY{fy}-{seq:4}", Reset::FiscalYearly, true, 1)
         .unwrap()
         .with_calendar(calendar);
-    service.define_series(&fiscal, definition).await.unwrap();
+    service
+        .define_series(&fiscal, definition, &Operator::local())
+        .await
+        .unwrap();
     // 08:59 on 1 April in Sydney is fiscal year 2027 already; 08:58 on 31 March is not.
     *now.lock().unwrap() = utc(2026, 3, 30, 21, 58);
     assert_eq!(

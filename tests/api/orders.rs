@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use tally_domain::access::SourceAccess;
+use tally_domain::journal::Operator;
 
 use axum::http::StatusCode;
 use jiff::Timestamp;
@@ -327,7 +328,10 @@ async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting(
         (&never, "UNEV{yy}{seq:6}", Reset::Never, false),
     ] {
         let definition = SeriesDefinition::new(format, reset, gapless, 1).unwrap();
-        service.define_series(id, definition).await.unwrap();
+        service
+            .define_series(id, definition, &Operator::local())
+            .await
+            .unwrap();
     }
     let last_2026 = service
         .create_orders(
@@ -376,7 +380,10 @@ async fn a_fast_batch_of_a_thousand_costs_one_counter_update() {
     let service = OrderService::new(store.clone());
     let series = SeriesId::parse("K").unwrap();
     let definition = SeriesDefinition::new("K{seq:5}", Reset::Never, false, 1).unwrap();
-    service.define_series(&series, definition).await.unwrap();
+    service
+        .define_series(&series, definition, &Operator::local())
+        .await
+        .unwrap();
     let inputs: Vec<_> = (0..1_000).map(|i| order_input(&format!("k-{i}"))).collect();
     let (requests, units) = (counter.get(), store.write_meter().table_units());
     let outcomes = service

@@ -5,6 +5,7 @@ use aws_lambda_events::event::sqs::SqsEvent;
 use tally::orders::OrderService;
 use tally::queue::handle_delivery;
 use tally_domain::ids::SeriesId;
+use tally_domain::journal::Operator;
 use tally_domain::series::{Reset, SeriesDefinition};
 
 use crate::helpers::{attr_s, fresh_store, of_kind, scan};
@@ -20,7 +21,11 @@ async fn only_retryable_messages_are_reported_and_redelivery_makes_no_new_number
     let orders = OrderService::new(store.clone());
     let definition = SeriesDefinition::new("UABC{yy}{seq:6}", Reset::Yearly, true, 1).unwrap();
     orders
-        .define_series(&SeriesId::parse("UABC").unwrap(), definition)
+        .define_series(
+            &SeriesId::parse("UABC").unwrap(),
+            definition,
+            &Operator::local(),
+        )
         .await
         .unwrap();
 

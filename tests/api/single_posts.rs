@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tally_domain::journal::Operator;
 
 use axum::Router;
 use axum::http::StatusCode;
@@ -130,7 +131,7 @@ async fn define(store: &Store, id: &str, gapless: bool) -> SeriesId {
     let definition =
         SeriesDefinition::new(&format!("{id}{{yy}}{{seq:6}}"), Reset::Yearly, gapless, 1).unwrap();
     OrderService::new(store.clone())
-        .define_series(&series, definition)
+        .define_series(&series, definition, &Operator::local())
         .await
         .unwrap();
     series

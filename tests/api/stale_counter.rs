@@ -61,7 +61,7 @@ async fn a_move_read_before_writers_passed_its_end_reads_again_and_is_behind() {
     let now = Timestamp::now().epoch_millis();
     let moved = app
         .store
-        .move_counter(&series, &period, Some(3), &stale, 1, now, None)
+        .move_counter(&series, &period, Some(3), &stale, 1, now, None, None)
         .await
         .unwrap();
     assert!(matches!(moved, CounterMoved::Changed), "{moved:?}");

@@ -363,10 +363,13 @@ export interface paths {
         };
         /**
          * Read the operator journal
-         * @description Operator actions (a purchase or order voided, a draw closed, winners drawn, a redraw),
-         *     one entry each, written in the action's own transaction and numbered from 1 without a
-         *     gap; buyers' purchases and holds are not in it. `tally journal verify` checks the
-         *     numbers and the hash chain.
+         * @description Operator actions (draws created, changed, closed and drawn, redraws, purchases and
+         *     orders voided, series defined and changed, counters moved, ranges changed, payers'
+         *     limits and exclusions set), one entry each, written in the action's own transaction and
+         *     numbered from 1 without a gap; buyers' purchases and holds are not in it. Where the
+         *     deployment binds callers to sources, only a caller bound to every source (`*`) reads
+         *     it: every page is whole, never filtered. `tally journal verify` checks the numbers and
+         *     the hash chain.
          */
         get: operations["get_journal"];
         put?: never;
@@ -3668,6 +3671,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "invalid_limit" | "invalid_from" | "invalid_query";
+                    };
+                };
+            };
+            /**
+             * @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer.
+             *     - `journal_not_allowed`: the operator journal is read only by callers the deployment binds to every source (`*`); this caller is bound to some sources only.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "identity_required" | "journal_not_allowed";
                     };
                 };
             };

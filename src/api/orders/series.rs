@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::super::AppState;
-use super::super::caller::Caller;
+use super::super::caller::{Acting, Caller};
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
@@ -335,6 +335,7 @@ pub(super) const PUT_SERIES_CODES: &[Code] = &[
 )]
 pub(super) async fn put_series(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     JsonBody(body): JsonBody<SeriesBody>,
 ) -> Result<impl IntoResponse, Problem> {
@@ -376,7 +377,10 @@ pub(super) async fn put_series(
         Some(issuer) => IssuerId::parse(issuer)?,
         None => IssuerId::deployment(),
     });
-    let (series, created) = state.orders.define_series(&series_id, definition).await?;
+    let (series, created) = state
+        .orders
+        .define_series(&series_id, definition, &by)
+        .await?;
     if created {
         return Ok((StatusCode::CREATED, Json(SeriesResponse::from(series))));
     }
@@ -459,6 +463,7 @@ pub(super) const PATCH_SERIES_CODES: &[Code] = &[
 pub(super) async fn patch_series(
     State(state): State<AppState>,
     Caller(access): Caller,
+    Acting(by): Acting,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     JsonBody(body): JsonBody<ChangeBody>,
 ) -> Result<Json<SeriesResponse>, Problem> {
@@ -506,7 +511,7 @@ pub(super) async fn patch_series(
             "give `format`, `next` with `reason`, `validation_code`, `ranges` or `range_low_percent`",
         ));
     }
-    let status = state.orders.change_series(&series_id, change).await?;
+    let status = state.orders.change_series(&series_id, change, &by).await?;
     let overlaps = state.orders.overlaps(&status.series).await?;
     Ok(Json(SeriesResponse::status(status, &access, overlaps)))
 }

@@ -220,6 +220,9 @@ problem_codes! {
     IdentityRequired = FORBIDDEN "identity_required":
         "the deployment binds callers to order sources and the request has no identity (IAM \
          or a token); call the route through the API with its authorizer.",
+    JournalNotAllowed = FORBIDDEN "journal_not_allowed":
+        "the operator journal is read only by callers the deployment binds to every source \
+         (`*`); this caller is bound to some sources only.",
     PayerExcluded = FORBIDDEN "payer_excluded" ["excluded_until"]:
         "the payer excluded themselves from every draw until `excluded_until` (`null`: \
          with no end); nothing of theirs is sold, held or entered meanwhile.",

@@ -350,6 +350,7 @@ pub(super) const CREATE_DRAW_CODES: &[Code] = &[
 )]
 pub(super) async fn create_draw(
     State(state): State<AppState>,
+    Acting(by): Acting,
     JsonBody(body): JsonBody<CreateDrawBody>,
 ) -> Result<impl IntoResponse, Problem> {
     let new = NewDraw {
@@ -372,6 +373,7 @@ pub(super) async fn create_draw(
                 count: p.count,
             })
             .collect(),
+        by,
     };
     let created = state.tickets.create_draw(new).await?;
     let location = format!("/draws/{}", created.summary.draw.draw_id);
@@ -441,6 +443,7 @@ pub(super) const PATCH_DRAW_CODES: &[Code] = &[
 )]
 pub(super) async fn patch_draw(
     State(state): State<AppState>,
+    Acting(by): Acting,
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
     JsonBody(body): JsonBody<PatchDrawBody>,
 ) -> Result<Json<DrawBody>, Problem> {
@@ -459,7 +462,11 @@ pub(super) async fn patch_draw(
         ),
     };
     Ok(Json(
-        state.tickets.set_beacon(&draw_id, beacon).await?.into(),
+        state
+            .tickets
+            .set_beacon(&draw_id, beacon, &by)
+            .await?
+            .into(),
     ))
 }
 

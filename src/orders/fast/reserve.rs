@@ -73,7 +73,16 @@ impl OrderService {
             let now = Timestamp::now().epoch_millis();
             let moved_to = self
                 .store
-                .move_counter(&series_id, &batch.period, last, &moved, latest, now, None)
+                .move_counter(
+                    &series_id,
+                    &batch.period,
+                    last,
+                    &moved,
+                    latest,
+                    now,
+                    None,
+                    None,
+                )
                 .await?;
             *seen = match moved_to {
                 CounterMoved::Moved => Some(Some(jump.to)),

@@ -20,11 +20,13 @@ pub(crate) use item::{
 
 use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::{done_unless_failed, sdk_error};
-use super::table::{Inserted, PutNew, unless_held};
+use super::table::{Inserted, Verdict, put_if_absent, unless_held};
+use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use item::{PERM_KEY, SOLD_OUT_AT};
 use tally_domain::draw::{Draw, DrawStatus};
 use tally_domain::ids::DrawId;
+use tally_domain::journal::Draft;
 
 use super::stripes::CLOSED;
 pub use super::stripes::StripeState;
@@ -47,15 +49,41 @@ pub struct StripeClaim {
 }
 
 impl Store {
-    /// Writes a new draw, or returns the draw that has the id.
-    pub async fn insert_draw(&self, draw: &Draw) -> Result<Inserted<Draw>, StoreError> {
-        match self.insert_once(encode_draw(draw)?, PERM_KEY).await? {
-            PutNew::Written => {
-                // The draw enters the `list` index.
-                self.write_meter().index_write(1);
-                Ok(Inserted::New)
-            }
-            PutNew::Exists(item) => Ok(Inserted::Existing(decode_draw(&item)?)),
+    /// Writes a new draw with the operator's journal `entry` in the same transaction, or
+    /// returns the draw that has the id (and journals nothing). An existing draw with this
+    /// draw's own permutation key is this call's own write, re-sent after a lost answer.
+    pub async fn insert_draw(
+        &self,
+        draw: &Draw,
+        entry: &Draft,
+    ) -> Result<Inserted<Draw>, StoreError> {
+        unless_held(|| self.insert_draw_once(draw, entry)).await
+    }
+
+    async fn insert_draw_once(
+        &self,
+        draw: &Draw,
+        entry: &Draft,
+    ) -> Result<Inserted<Draw>, StoreError> {
+        let item = encode_draw(draw)?;
+        let mine = item.get(PERM_KEY).cloned();
+        let mut tx = Roled::with_capacity(1);
+        tx.push((), put_if_absent(self.table(), item, true)?);
+        // The draw enters the `list` index.
+        tx.add_index_updates(1);
+        match self.transact_journaled(tx, entry).await? {
+            RoledOutcome::Committed => Ok(Inserted::New),
+            RoledOutcome::Busy => Err(StoreError::Contention { attempts: 1 }),
+            RoledOutcome::Cancelled(verdicts) => match verdicts.into_iter().next() {
+                Some(((), Verdict::ConditionFailed(Some(existing)))) => {
+                    if existing.get(PERM_KEY) == mine.as_ref() {
+                        Ok(Inserted::New)
+                    } else {
+                        Ok(Inserted::Existing(decode_draw(&existing)?))
+                    }
+                }
+                _ => Err(StoreError::Contention { attempts: 1 }),
+            },
         }
     }
 

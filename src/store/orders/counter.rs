@@ -20,10 +20,12 @@ use serde::{Deserialize, Serialize};
 
 use super::super::codec::{Item, Reader, derived, key, n, s};
 use super::super::error::{build_error, sdk_error};
-use super::super::table::{Transaction, Verdict, put_if_absent, removed_or_gone};
+use super::super::table::{Verdict, put_if_absent, removed_or_gone};
+use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{Store, StoreError, keys};
 use super::codec::{encode_move, encode_range_low};
 use tally_domain::ids::SeriesId;
+use tally_domain::journal::Draft;
 use tally_domain::order::Move;
 use tally_domain::series::{Period, RangeLow};
 
@@ -191,7 +193,9 @@ impl Store {
     /// the counter still is at `expected` (`None`: no number yet) and no live lease holds
     /// it at `now`. In a gapless series `head` is the new head of the chain, the move's own
     /// link. The period's format is fixed if it was not. A move that takes a range past its
-    /// low share writes the range's mark with it (`low`).
+    /// low share writes the range's mark with it (`low`). An operator's move carries its
+    /// journal `entry` in the same transaction; a jump of a fast series over a range's end
+    /// is no operator's and carries none.
     #[allow(clippy::too_many_arguments)]
     pub async fn move_counter(
         &self,
@@ -202,6 +206,7 @@ impl Store {
         format_version: u32,
         now: i64,
         low: Option<&RangeLow>,
+        entry: Option<&Draft>,
     ) -> Result<CounterMoved, StoreError> {
         let mut update = Update::builder()
             .table_name(self.table())
@@ -232,24 +237,37 @@ impl Store {
                 "SET #last = :to, #moved = :to, #fmt = if_not_exists(#fmt, :fmt) REMOVE #pending",
             ),
         };
-        let mut items = vec![
+        let mut tx = Roled::with_capacity(3);
+        tx.push(
+            MoveRole::Counter,
             TransactWriteItem::builder()
                 .update(update.build().map_err(build_error)?)
                 .build(),
+        );
+        tx.push(
+            MoveRole::Move,
             put_if_absent(self.table(), encode_move(series_id, period, moved), false)?,
-        ];
+        );
         if let Some(low) = low {
-            items.push(put_if_absent(self.table(), encode_range_low(low), false)?);
+            tx.push(
+                MoveRole::RangeLow,
+                put_if_absent(self.table(), encode_range_low(low), false)?,
+            );
         }
-        match self.transact(items, 0).await? {
-            Transaction::Committed => Ok(CounterMoved::Moved),
-            Transaction::Busy => Ok(CounterMoved::Changed),
-            Transaction::Cancelled(verdicts) => {
+        let outcome = match entry {
+            Some(entry) => self.transact_journaled(tx, entry).await?,
+            None => self.transact_roled(tx).await?,
+        };
+        match outcome {
+            RoledOutcome::Committed => Ok(CounterMoved::Moved),
+            RoledOutcome::Busy => Ok(CounterMoved::Changed),
+            RoledOutcome::Cancelled(verdicts) => {
+                let verdict = |role| verdicts.iter().find(|(r, _)| *r == role).map(|(_, v)| v);
                 // Numbers are written under the counter: while the counter is as read, no
                 // entry can hold the move's last number. Once the counter has moved on,
                 // writers may have passed it, which is a change, not a bug.
-                if matches!(verdicts.first(), Some(Verdict::Passed))
-                    && matches!(verdicts.get(1), Some(Verdict::ConditionFailed(_)))
+                if matches!(verdict(MoveRole::Counter), Some(Verdict::Passed))
+                    && matches!(verdict(MoveRole::Move), Some(Verdict::ConditionFailed(_)))
                 {
                     return Err(StoreError::Invariant(format!(
                         "an entry already holds counter {} of {series_id} {period}",
@@ -260,6 +278,15 @@ impl Store {
             }
         }
     }
+}
+
+/// The items of a move's transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MoveRole {
+    Counter,
+    /// The move's own entry, at its last number.
+    Move,
+    RangeLow,
 }
 
 /// The counter's part of a gapless transaction: moves `last` and `head`, on condition that

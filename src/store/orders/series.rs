@@ -1,12 +1,12 @@
 //! Series items: one item per series, with every format it has had. A number is found by
 //! its text through the list index, without a registry of series; what the series of one
 //! issuer render is entered on the issuer's item (`store::issuers`), in the transaction
-//! that defines or changes the series.
+//! that defines or changes the series. Every definition and change is an operator's: its
+//! journal entry is in the same transaction.
 
 use std::collections::HashMap;
 use tally_domain::time::Epoch;
 
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Put, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
@@ -18,13 +18,13 @@ use sha2::{Digest, Sha256};
 use super::super::codec::{Item, key, n};
 use super::super::error::{build_error, sdk_error};
 use super::super::issuers::issuer_put;
-use super::super::metrics::item_units;
-use super::super::table::{PutNew, Verdict, put_if_absent};
+use super::super::table::{Verdict, put_if_absent};
 use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
 use super::codec::{NUMBERED, REVISION, decode_series, encode_series};
 use tally_domain::hex;
 use tally_domain::ids::SeriesId;
+use tally_domain::journal::Draft;
 use tally_domain::series::issuer::Issuer;
 use tally_domain::series::{Period, Series};
 
@@ -124,28 +124,24 @@ fn failed(verdicts: &[(Role, Verdict)], role: Role) -> bool {
 }
 
 impl Store {
-    /// Writes a new series with its issuer's item `issuer` (none: the item holds it as it
-    /// is), or returns the series that has the id.
+    /// Writes a new series, with its issuer's item `issuer` (none: the item holds it as it
+    /// is) and the operator's journal `entry` in the same transaction, or returns the
+    /// series that has the id (and journals nothing).
     pub async fn insert_series(
         &self,
         series: &Series,
         issuer: Option<&Issuer>,
+        entry: &Draft,
     ) -> Result<SeriesInsert, StoreError> {
         let mut item = encode_series(series);
         let token = AttributeValue::S(write_token(series));
         item.insert(WRITE_TOKEN.into(), token.clone());
-        let Some(issuer) = issuer else {
-            return Ok(match self.insert_once(item, WRITE_TOKEN).await? {
-                PutNew::Written => SeriesInsert::New,
-                PutNew::Exists(existing) => {
-                    SeriesInsert::Existing(Box::new(decode_series(&existing)?))
-                }
-            });
-        };
         let mut tx = Roled::with_capacity(2);
         tx.push(Role::Series, put_if_absent(self.table(), item, true)?);
-        tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
-        match self.transact_roled(tx).await? {
+        if let Some(issuer) = issuer {
+            tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
+        }
+        match self.transact_journaled(tx, entry).await? {
             RoledOutcome::Committed => Ok(SeriesInsert::New),
             RoledOutcome::Busy => Ok(SeriesInsert::IssuerChanged),
             RoledOutcome::Cancelled(verdicts) => {
@@ -173,55 +169,39 @@ impl Store {
 
     /// Replaces the series `read` by `changed` (its next revision), on condition that it
     /// is still as read, with its issuer's item `issuer` when what its numbers show
-    /// changes.
+    /// changes, and the operator's journal `entry`, in one transaction.
     pub async fn replace_series(
         &self,
         read: &Series,
         changed: &Series,
         issuer: Option<&Issuer>,
+        entry: &Draft,
     ) -> Result<SeriesWrite, StoreError> {
-        let item = encode_series(changed);
         let guard = SeriesGuard::of(read);
-        if let Some(issuer) = issuer {
-            let put = Put::builder()
-                .table_name(self.table())
-                .set_item(Some(item))
-                .condition_expression(guard.condition)
-                .set_expression_attribute_names(Some(guard.names))
-                .set_expression_attribute_values(Some(guard.values))
-                .build()
-                .map_err(build_error)?;
-            let mut tx = Roled::with_capacity(2);
-            tx.push(Role::Series, TransactWriteItem::builder().put(put).build());
-            tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
-            return self.transact_series(tx).await;
-        }
-        self.write_meter().single_write(item_units(&item));
-        let result = self
-            .client()
-            .put_item()
+        let put = Put::builder()
             .table_name(self.table())
-            .set_item(Some(item))
+            .set_item(Some(encode_series(changed)))
             .condition_expression(guard.condition)
             .set_expression_attribute_names(Some(guard.names))
             .set_expression_attribute_values(Some(guard.values))
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(SeriesWrite::Written),
-            Err(err) => match err.as_service_error() {
-                Some(PutItemError::ConditionalCheckFailedException(_)) => {
-                    Ok(SeriesWrite::SeriesChanged)
-                }
-                _ => Err(sdk_error("PutItem", err)),
-            },
+            .build()
+            .map_err(build_error)?;
+        let mut tx = Roled::with_capacity(2);
+        tx.push(Role::Series, TransactWriteItem::builder().put(put).build());
+        if let Some(issuer) = issuer {
+            tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
         }
+        self.transact_series(tx, entry).await
     }
 
     /// Sends a change of a series and reads its cancellation by role: the series changed
     /// first, then the period started, then the issuer moved.
-    async fn transact_series(&self, tx: Roled<Role>) -> Result<SeriesWrite, StoreError> {
-        Ok(match self.transact_roled(tx).await? {
+    async fn transact_series(
+        &self,
+        tx: Roled<Role>,
+        entry: &Draft,
+    ) -> Result<SeriesWrite, StoreError> {
+        Ok(match self.transact_journaled(tx, entry).await? {
             RoledOutcome::Committed => SeriesWrite::Written,
             RoledOutcome::Busy => SeriesWrite::SeriesChanged,
             RoledOutcome::Cancelled(verdicts) => {
@@ -242,7 +222,8 @@ impl Store {
     /// Gives the series `read` the format of `changed` (its next revision) from the period
     /// `target` on: the series and the target period's counter, which fixes the format of
     /// its period, change together, and only while the target period has no number; with
-    /// them the issuer's item `issuer`, when what the series' numbers show changes.
+    /// them the issuer's item `issuer`, when what the series' numbers show changes, and the
+    /// operator's journal `entry`.
     pub async fn change_format(
         &self,
         read: &Series,
@@ -250,6 +231,7 @@ impl Store {
         version: u32,
         target: &Period,
         issuer: Option<&Issuer>,
+        entry: &Draft,
     ) -> Result<SeriesWrite, StoreError> {
         let guard = SeriesGuard::of(read);
         let series_put = Put::builder()
@@ -283,7 +265,7 @@ impl Store {
         if let Some(issuer) = issuer {
             tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
         }
-        self.transact_series(tx).await
+        self.transact_series(tx, entry).await
     }
 
     /// Sets a series as numbering, which fixes its validation code, and returns it as it

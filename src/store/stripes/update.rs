@@ -97,6 +97,16 @@ impl StripeUpdate {
         }
     }
 
+    /// The condition that an offset is neither chosen nor held; answers the placeholders
+    /// of its chosen and hold marks.
+    pub(super) fn free(&mut self, offset: u64) -> (String, String) {
+        let (chosen, held) = (self.chosen(offset), self.held(offset));
+        self.conditions.push(format!(
+            "attribute_not_exists({chosen}) AND attribute_not_exists({held})"
+        ));
+        (chosen, held)
+    }
+
     /// An offset whose hold ended by the writer's clock is taken: its mark goes.
     pub(super) fn hold_ended(&mut self, offset: u64) {
         let held = self.held(offset);

@@ -50,11 +50,7 @@ impl Store {
             if take.ended.contains(&offset) {
                 update.hold_ended(offset);
             } else {
-                let chosen = update.chosen(offset);
-                let held = update.held(offset);
-                update.conditions.push(format!(
-                    "attribute_not_exists({chosen}) AND attribute_not_exists({held})"
-                ));
+                update.free(offset);
             }
         }
         for &offset in &take.returned {
@@ -120,35 +116,38 @@ impl Store {
         }
         update.value(":yes", AttributeValue::Bool(true));
         for &offset in &take.offsets {
-            let held = update.held(offset);
             match write {
                 ChosenWrite::Sell | ChosenWrite::Hold { .. } => {
-                    let chosen = update.chosen(offset);
                     let marked = take.hold_marked.contains(&offset);
-                    update.conditions.push(if marked {
-                        format!("attribute_not_exists({chosen}) AND {held} <= :now")
+                    let (chosen, held) = if marked {
+                        let (chosen, held) = (update.chosen(offset), update.held(offset));
+                        let ended = format!("attribute_not_exists({chosen}) AND {held} <= :now");
+                        update.conditions.push(ended);
+                        (chosen, held)
                     } else {
-                        format!("attribute_not_exists({chosen}) AND attribute_not_exists({held})")
-                    });
-                    match (write, marked) {
-                        (ChosenWrite::Sell, true) => {
-                            update.sets.push(format!("{chosen} = :yes"));
+                        update.free(offset)
+                    };
+                    if write == ChosenWrite::Sell {
+                        update.sets.push(format!("{chosen} = :yes"));
+                        if marked {
                             update.remove_mark(held);
                         }
-                        (ChosenWrite::Sell, false) => update.sets.push(format!("{chosen} = :yes")),
-                        (_, marked) => {
-                            update.sets.push(format!("{held} = :end"));
-                            update.hold_marks += i64::from(!marked);
-                        }
+                    } else {
+                        update.sets.push(format!("{held} = :end"));
+                        update.hold_marks += i64::from(!marked);
                     }
                 }
                 ChosenWrite::Convert { .. } => {
+                    let held = update.held(offset);
                     update.conditions.push(format!("{held} = :end"));
                     let chosen = update.chosen(offset);
                     update.sets.push(format!("{chosen} = :yes"));
                     update.remove_mark(held);
                 }
-                ChosenWrite::Release { .. } => update.release(held),
+                ChosenWrite::Release { .. } => {
+                    let held = update.held(offset);
+                    update.release(held);
+                }
             }
         }
         // Behind a cursor the mark of an ended hold means a free number: a release leaves
@@ -157,19 +156,21 @@ impl Store {
         for &offset in &take.returned {
             let held = update.held(offset);
             match write {
-                ChosenWrite::Sell => {
-                    update.conditions.push(format!("{held} <= :now"));
-                    update.remove_mark(held);
-                }
+                ChosenWrite::Release { .. } => update.release(held),
                 ChosenWrite::Hold { .. } => {
                     update.conditions.push(format!("{held} <= :now"));
                     update.sets.push(format!("{held} = :end"));
                 }
-                ChosenWrite::Convert { .. } => {
-                    update.conditions.push(format!("{held} = :end"));
+                // A sale takes a number whose hold ended; a conversion, its own hold's.
+                _ => {
+                    let ended = if write == ChosenWrite::Sell {
+                        "<= :now"
+                    } else {
+                        "= :end"
+                    };
+                    update.conditions.push(format!("{held} {ended}"));
                     update.remove_mark(held);
                 }
-                ChosenWrite::Release { .. } => update.release(held),
             }
         }
         for &offset in &take.swept {

@@ -24,14 +24,11 @@ impl PurchaseRun<'_> {
         match choice {
             Choice::Take(takes) => Step::Commit(Vec::new(), takes),
             // Holds end and give numbers back: the stripes are read once before a refusal.
-            Choice::Taken(positions) if !self.read_taken => {
-                let mut stripes: Vec<u32> = positions.iter().map(|&p| located[p].0).collect();
-                stripes.sort_unstable();
-                stripes.dedup();
+            Choice::Taken { stripes, .. } if !self.read_taken => {
                 self.read_taken = true;
                 Step::Read(Read::stripes(stripes))
             }
-            Choice::Taken(positions) => Step::Refuse(Refusal::Taken(
+            Choice::Taken { positions, .. } => Step::Refuse(Refusal::Taken(
                 positions.iter().map(|&p| numbers[p]).collect(),
             )),
             Choice::TooSpread => Step::Refuse(Refusal::TooSpread),

@@ -127,12 +127,7 @@ impl<'a> ConvertRun<'a> {
             match commit {
                 Commit::Committed => {
                     self.payer.committed(&self.rules, &gate);
-                    let mut view = self.cache.view();
-                    for take in &takes {
-                        view.stripes
-                            .chose(take.stripe, &take.offsets, &take.returned);
-                    }
-                    drop(view);
+                    self.cache.view().stripes.committed(&[], &takes);
                     metrics::PURCHASES.add(1);
                     metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                     info!(tickets = ?purchase.tickets, hold_id = %hold.hold_id, "hold converted");
@@ -239,33 +234,15 @@ impl<'a> ConvertRun<'a> {
         Next::Again
     }
 
-    /// The payment is on record: the same body gets that purchase (a bundle cut short
-    /// is finished first), another a conflict.
     async fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
-        if existing.fingerprint != self.fingerprint {
-            return Err(TicketError::IdempotencyConflict(existing.payment_id));
-        }
-        let existing = self.store.finish(existing).await?;
-        Ok(PurchaseReceipt {
-            instant_wins: self.cache.instant_wins(&existing.tickets),
-            purchase: existing,
-            replayed: true,
-            requests: 0,
-        })
+        super::replay(self.store, &self.cache, &self.fingerprint, existing).await
     }
 
+    /// The payment is on record: a conversion of the hold answered it.
     async fn replay_record(&self) -> Result<PurchaseReceipt, TicketError> {
-        match self
-            .store
-            .get_purchase(&self.request.draw_id, &self.request.payment_id)
-            .await?
-        {
-            Some(existing) => self.replay(existing).await,
-            None => Err(StoreError::Invariant(
-                "a converted hold names a payment that is not on record".into(),
-            )
-            .into()),
-        }
+        let missing =
+            StoreError::Invariant("a converted hold names a payment that is not on record".into());
+        self.unless_paid(missing.into()).await
     }
 
     /// A refusal stands unless this payment is on record (a repeat still answers it).

@@ -139,9 +139,7 @@ impl<'a> HoldRun<'a> {
                         let mut view = self.cache.view();
                         let end = hold.expires_at.epoch_millis();
                         for take in &takes {
-                            view.stripes.hold(take.stripe, &take.offsets, end);
-                            view.stripes.hold(take.stripe, &take.returned, end);
-                            view.stripes.unhold(take.stripe, &take.swept);
+                            view.stripes.hold(take, end);
                         }
                     }
                     info!(tickets = ?hold.tickets, expires_at = %rfc3339_millis(hold.expires_at), "hold created");
@@ -226,13 +224,8 @@ impl<'a> HoldRun<'a> {
             },
             // A number may have come free since the view learned it: read its stripe
             // once before refusing.
-            Choice::Taken(positions) if !self.refreshed => {
-                let mut stripes: Vec<u32> = positions.iter().map(|&p| located[p].0).collect();
-                stripes.sort_unstable();
-                stripes.dedup();
-                Plan::Read(stripes)
-            }
-            Choice::Taken(positions) => {
+            Choice::Taken { stripes, .. } if !self.refreshed => Plan::Read(stripes),
+            Choice::Taken { positions, .. } => {
                 let numbers = self.request.numbers.as_deref().unwrap_or_default();
                 Plan::Refuse(TicketError::NumbersTaken(
                     positions
@@ -266,7 +259,8 @@ impl<'a> HoldRun<'a> {
             .store
             .read_stripes(&self.request.draw_id, stripes)
             .await?;
-        let mut view = self.cache.learn_stripes(&states);
+        let mut view = self.cache.view();
+        view.learn_all(&states);
         view.stale &= stripes.len() < self.cache.draw.config.stripes() as usize;
         self.refreshed = true;
         Ok(())

@@ -320,14 +320,7 @@ impl<'a> PurchaseRun<'a> {
                 if let Some(gate) = &gate {
                     self.payer.committed(&self.rules, gate);
                 }
-                {
-                    let mut view = self.cache.view();
-                    view.stripes.committed(&takes);
-                    for take in &chosen {
-                        view.stripes
-                            .chose(take.stripe, &take.offsets, &take.returned);
-                    }
-                }
+                self.cache.view().stripes.committed(&takes, &chosen);
                 metrics::PURCHASES.add(1);
                 metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
                 info!(
@@ -355,26 +348,37 @@ impl<'a> PurchaseRun<'a> {
         }
     }
 
-    /// The payment id is on record: the same body gets that purchase (a bundle cut short
-    /// is finished first), another body is a conflict.
     async fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
-        if existing.fingerprint != self.fingerprint {
-            return Err(TicketError::IdempotencyConflict(existing.payment_id));
-        }
-        let existing = self.store.finish(existing).await?;
-        info!(tickets = ?existing.tickets, "purchase replayed");
+        let receipt = replay(self.store, &self.cache, &self.fingerprint, existing).await?;
         Ok(PurchaseReceipt {
-            instant_wins: self.cache.instant_wins(&existing.tickets),
-            purchase: existing,
-            replayed: true,
             requests: self.requests,
+            ..receipt
         })
     }
-}
 
-impl PurchaseRun<'_> {
     /// The writer's clock, in Unix milliseconds, for conditions on the end of holds.
     fn now_millis(&self) -> i64 {
         (self.clock)().epoch_millis()
     }
+}
+
+/// The payment id is on record: the same body (`fingerprint`) gets that purchase (a bundle
+/// cut short is finished first), another body is a conflict.
+async fn replay(
+    store: &Store,
+    cache: &DrawCache,
+    fingerprint: &str,
+    existing: Purchase,
+) -> Result<PurchaseReceipt, TicketError> {
+    if existing.fingerprint != fingerprint {
+        return Err(TicketError::IdempotencyConflict(existing.payment_id));
+    }
+    let existing = store.finish(existing).await?;
+    info!(tickets = ?existing.tickets, "purchase replayed");
+    Ok(PurchaseReceipt {
+        instant_wins: cache.instant_wins(&existing.tickets),
+        purchase: existing,
+        replayed: true,
+        requests: 0,
+    })
 }

@@ -70,7 +70,7 @@ impl PurchaseRun<'_> {
                 .store
                 .read_stripes(&self.request.draw_id, &read.stripes)
                 .await?;
-            drop(self.cache.learn_stripes(&states));
+            self.cache.view().learn_all(&states);
             return Ok(None);
         };
         self.requests += 1;

@@ -4,6 +4,7 @@
 //! and the bytes it adds to the order's items.
 
 use std::time::{Duration, Instant};
+use tally_domain::journal::Operator;
 
 use clap::Args;
 use tally::orders::{AuditScope, ItemOutcome, OrderInput, OrderService};
@@ -43,7 +44,7 @@ pub async fn run(args: &AuditBenchArgs, store: &Store) -> Result<AuditFigures, S
     let definition = SeriesDefinition::new("AUDIT{yy}{seq:6}", Reset::Yearly, true, 1)
         .map_err(|e| e.to_string())?;
     service
-        .define_series(&series_id, definition)
+        .define_series(&series_id, definition, &Operator::local())
         .await
         .map_err(|e| e.to_string())?;
     let source = SourceId::parse("audit-src").expect("valid id");

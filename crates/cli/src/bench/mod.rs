@@ -125,7 +125,7 @@ async fn run_all(
         winners::end_to_end(&args.winners, store).await?;
     }
     if !args.refunds.skip_refunds {
-        refunds::run(&args.refunds, store).await?;
+        refunds::run(&args.refunds, store, counter).await?;
     }
     let tickets = if args.tickets.skip_tickets {
         None

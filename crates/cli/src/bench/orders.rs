@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tally_domain::journal::Operator;
 
 use clap::Args;
 use tally::orders::{ItemOutcome, OrderInput, OrderService};
@@ -218,7 +219,7 @@ pub(super) async fn import(
     )
     .map_err(|e| e.to_string())?;
     OrderService::new(store.clone())
-        .define_series(&series_id, definition)
+        .define_series(&series_id, definition, &Operator::local())
         .await
         .map_err(|e| e.to_string())?;
     let per_source = orders / sources;

@@ -1,12 +1,13 @@
 //! A bulk refund: every purchase of a draw voided by a few operators at once, each void
 //! an operator action with its journal entry, so every one of them moves the journal's
-//! one head. The figure is how long 10,000 take against DynamoDB Local, and the journal
+//! one head. The figures are how long 10,000 take against DynamoDB Local and what a void
+//! costs in requests and write units (the head's contention among them), and the journal
 //! is checked to have grown by exactly one entry per void.
 
 use std::time::Instant;
 
 use clap::Args;
-use tally::store::Store;
+use tally::store::{RequestCounter, Store};
 use tally::tickets::TicketService;
 use tally_domain::draw::DrawConfig;
 use tally_domain::ids::{DrawId, PaymentId};
@@ -32,7 +33,11 @@ pub struct RefundBenchArgs {
 /// 503.
 const VOID_TRIES: u32 = 20;
 
-pub(super) async fn run(args: &RefundBenchArgs, store: &Store) -> Result<(), String> {
+pub(super) async fn run(
+    args: &RefundBenchArgs,
+    store: &Store,
+    counter: &RequestCounter,
+) -> Result<(), String> {
     let count = args.refunds;
     let draw_id = DrawId::parse("bulk-refund").expect("valid id");
     let config = DrawConfig::new(count, None, None).map_err(|e| e.to_string())?;
@@ -64,6 +69,7 @@ pub(super) async fn run(args: &RefundBenchArgs, store: &Store) -> Result<(), Str
         buyer.await.map_err(|e| e.to_string())??;
     }
     let before = store.journal_head().await.map_err(|e| e.to_string())?.last;
+    let (requests_before, units_before) = (counter.snapshot(), store.write_meter().table_units());
     let started = Instant::now();
     let operators = args.refund_operators.max(1);
     let mut voiders = Vec::new();
@@ -94,6 +100,8 @@ pub(super) async fn run(args: &RefundBenchArgs, store: &Store) -> Result<(), Str
         repeats += voider.await.map_err(|e| e.to_string())??;
     }
     let took = started.elapsed();
+    let requests = counter.snapshot().since(&requests_before);
+    let units = store.write_meter().table_units() - units_before;
     let after = store.journal_head().await.map_err(|e| e.to_string())?.last;
     if after - before != count {
         return Err(format!(
@@ -106,6 +114,11 @@ pub(super) async fn run(args: &RefundBenchArgs, store: &Store) -> Result<(), Str
          journal {before} -> {after}, one entry each",
         took.as_secs_f64(),
         count as f64 / took.as_secs_f64()
+    );
+    println!(
+        "  per void: {:.2} requests, {:.2} WCU (by operation: {requests})",
+        requests.total() as f64 / count as f64,
+        units as f64 / count as f64
     );
     Ok(())
 }

@@ -33,6 +33,10 @@ pub struct TicketBenchArgs {
     /// Stripe cursors of the draw (default: Tally's default for the draw size).
     #[arg(long)]
     stripes: Option<u32>,
+    /// Every buyer a task of one process (one service, as `tally serve` answers concurrent
+    /// calls) instead of each its own process.
+    #[arg(long)]
+    one_process: bool,
     /// Skip the naive approach.
     #[arg(long)]
     skip_naive: bool,
@@ -51,10 +55,15 @@ pub(super) async fn compare(
     counter: &RequestCounter,
 ) -> Result<(Figures, Option<Figures>), String> {
     println!(
-        "Selling out {} tickets with {} concurrent buyers (1..={} tickets each), table {}",
+        "Selling out {} tickets with {} concurrent buyers (1..={} tickets each{}), table {}",
         args.tickets,
         args.buyers,
         args.max_quantity,
+        if args.one_process {
+            ", all in one process"
+        } else {
+            ""
+        },
         store.table()
     );
     if args.warmup_tickets > 0 {
@@ -113,8 +122,13 @@ async fn tally_sell_out(
     let units_before = store.write_meter().table_units();
     let started = Instant::now();
     let mut buyers = Vec::new();
+    let shared = Arc::new(TicketService::new(store.clone()));
     for buyer in 0..args.buyers {
-        let service = TicketService::new(store.clone());
+        let service = if args.one_process {
+            shared.clone()
+        } else {
+            Arc::new(TicketService::new(store.clone()))
+        };
         let draw_id = draw_id.clone();
         let next_payment = next_payment.clone();
         let max_quantity = args.max_quantity;

@@ -1,8 +1,10 @@
 //! Single calls: one order, or one purchase of one ticket, per request, from 1 writer and
-//! from 4 (each its own service, as warm Lambda instances are). DynamoDB requests and
-//! write units per call against the floor (the one transaction each call needs, 2 units
-//! per item by DynamoDB's pricing rules), and the latency of a call.
+//! from 4 (each its own service, as warm Lambda instances are), and purchases of payers
+//! under spend limits. DynamoDB requests and write units per call against the floor (the
+//! one transaction each call needs, 2 units per item by DynamoDB's pricing rules), and the
+//! latency of a call.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
@@ -11,8 +13,10 @@ use clap::Args;
 use tally::store::{RequestCounter, RequestCounts, Store};
 use tally::tickets::TicketService;
 use tally_domain::draw::DrawConfig;
-use tally_domain::ids::{DrawId, PaymentId};
+use tally_domain::ids::{DrawId, PayerId, PaymentId};
+use tally_domain::journal::Operator;
 use tally_domain::purchase::PurchaseRequest;
+use tally_domain::spend::{Currency, Price, Span};
 
 use super::create_draw;
 use super::orders::{Import, OrderFigures, import};
@@ -123,23 +127,70 @@ pub(super) async fn run(
         let items = if gapless { 3 } else { 2 };
         SingleFigures::of_orders(figures, items, target).print();
     }
-    for buyers in [1, 4] {
-        purchases(args.single_calls, buyers, store, counter)
+    for (buyers, payers) in [(1, Payers::None), (4, Payers::None), (4, Payers::Limited)] {
+        purchases(args.single_calls, buyers, payers, store, counter)
             .await?
             .print();
     }
     Ok(())
 }
 
+/// Whom the purchases of a run name as their payer.
+#[derive(Clone, Copy, PartialEq)]
+enum Payers {
+    /// No payer: nothing counts spend.
+    None,
+    /// Each buyer its own payer, with a limit on every span that the run stays under, in a
+    /// priced draw: every purchase counts its amount on the payer's item.
+    Limited,
+}
+
+/// The price of a ticket in the draws of payers under limits, in minor units.
+const PRICE: u64 = 100;
+
+/// Gives each of `buyers` payers a day, week and month limit above what `calls` tickets
+/// cost, as an operator would.
+async fn limit_payers(
+    service: &TicketService,
+    label: &str,
+    buyers: usize,
+    calls: usize,
+) -> Result<(), String> {
+    let room = 2 * PRICE * calls as u64;
+    let currency = Currency::parse("EUR").map_err(|e| e.to_string())?;
+    let spans = Span::ALL.into_iter().map(|span| (span, room)).collect();
+    let wanted = BTreeMap::from([(currency, spans)]);
+    for buyer in 0..buyers {
+        service
+            .set_limits(&payer(label, buyer)?, &wanted, &Operator::local())
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn payer(label: &str, buyer: usize) -> Result<PayerId, String> {
+    PayerId::parse(&format!("{label}-payer-{buyer}")).map_err(|e| e.to_string())
+}
+
 /// `calls` purchases of one ticket each, split over `buyers` concurrent buyers.
 async fn purchases(
     calls: usize,
     buyers: usize,
+    payers: Payers,
     store: &Store,
     counter: &RequestCounter,
 ) -> Result<SingleFigures, String> {
-    let draw_id = DrawId::parse(&format!("single-{buyers}")).map_err(|e| e.to_string())?;
-    let config = DrawConfig::new(10 * calls as u64, Some(1), None).map_err(|e| e.to_string())?;
+    let limited = payers == Payers::Limited;
+    let label = format!("single-{buyers}{}", if limited { "-limited" } else { "" });
+    let draw_id = DrawId::parse(&label).map_err(|e| e.to_string())?;
+    let mut config =
+        DrawConfig::new(10 * calls as u64, Some(1), None).map_err(|e| e.to_string())?;
+    if limited {
+        let price = Price::new(Some(PRICE), Some("EUR")).map_err(|e| e.to_string())?;
+        config = config.with_price(price);
+        limit_payers(&TicketService::new(store.clone()), &label, buyers, calls).await?;
+    }
     create_draw(store, &draw_id, config).await?;
     let (requests_before, units_before) = (counter.snapshot(), store.write_meter().table_units());
     let repeats = Arc::new(AtomicU64::new(0));
@@ -147,6 +198,7 @@ async fn purchases(
     for buyer in 0..buyers {
         let service = TicketService::new(store.clone());
         let (draw_id, repeats) = (draw_id.clone(), repeats.clone());
+        let payer_id = limited.then(|| payer(&label, buyer)).transpose()?;
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             for n in 0..calls / buyers {
@@ -155,7 +207,7 @@ async fn purchases(
                     payment_id: PaymentId::parse(&format!("b{buyer}-{n}")).expect("valid id"),
                     quantity: 1,
                     numbers: None,
-                    payer_id: None,
+                    payer_id: payer_id.clone(),
                     token: None,
                     channel: Default::default(),
                     amount: None,
@@ -174,13 +226,18 @@ async fn purchases(
         latencies.extend(task.await.map_err(|e| e.to_string())??);
     }
     let buyers_label = if buyers == 1 { "buyer" } else { "buyers" };
+    let payers_label = if limited {
+        ", each a payer under spend limits"
+    } else {
+        ""
+    };
     Ok(SingleFigures {
-        label: format!("purchases of one ticket, {buyers} {buyers_label}"),
+        label: format!("purchases of one ticket, {buyers} {buyers_label}{payers_label}"),
         calls: latencies.len() as u64,
         requests: counter.snapshot().since(&requests_before),
         table_units: store.write_meter().table_units() - units_before,
-        // The cursor, the purchase and its ticket.
-        floor_items: 3,
+        // The cursor, the purchase and its ticket, and the payer's item that counts spend.
+        floor_items: if limited { 4 } else { 3 },
         latencies,
         target: None,
     })

@@ -40,9 +40,10 @@ async fn a_hand_edited_journal_entry_is_named_by_journal_verify() {
     }
     let (status, stdout, stderr) = verify(&app);
     assert_eq!(status, Some(0), "{stderr}");
-    assert!(stdout.contains("4 entries"), "{stdout}");
+    // The draw's creation and its four voids.
+    assert!(stdout.contains("5 entries"), "{stdout}");
 
-    // Entry 3's reason is changed, as someone with table access could.
+    // Entry 3 (the second void)'s reason is changed, as someone with table access could.
     app.store
         .client()
         .update_item()

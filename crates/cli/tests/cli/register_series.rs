@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use serde_json::json;
 use tally::store::Store;
 use tally_domain::ids::{IssuerId, SeriesId};
+use tally_domain::journal::{Action, Draft, Operator};
 use tally_domain::series::{Reset, Series, SeriesDefinition};
 use tally_testkit::http::assert_problem;
 
@@ -36,7 +37,14 @@ async fn define_before_the_rule(store: &Store, id: &str, format: &str) {
         SeriesDefinition::new(format, Reset::Never, true, 1).unwrap(),
         Timestamp::now(),
     );
-    store.insert_series(&series, None).await.unwrap();
+    let entry = Draft::new(
+        Timestamp::now(),
+        &Operator::local(),
+        Action::SeriesDefined,
+        format!("series/{id}"),
+        &serde_json::json!({ "format": format }),
+    );
+    store.insert_series(&series, None, &entry).await.unwrap();
 }
 
 #[tokio::test]

@@ -46,8 +46,12 @@ impl ChosenTake {
 pub enum Choice {
     Take(Vec<ChosenTake>),
     /// The view knows these numbers (positions in the request) are sold: counters only
-    /// grow and a chosen number stays sold, so a refusal on them is never premature.
-    Taken(Vec<usize>),
+    /// grow and a chosen number stays sold, so a refusal on them is never premature; but
+    /// a hold may end and give numbers back, so a refusal first reads their `stripes`.
+    Taken {
+        positions: Vec<usize>,
+        stripes: Vec<u32>,
+    },
     /// The numbers lie in more stripes than one purchase may touch (`stripe_budget`), or
     /// too many lie in one stripe for one write of it (`STRIPE_WRITE_NAMES`).
     TooSpread,
@@ -64,7 +68,13 @@ impl StripeView {
             .map(|(position, _)| position)
             .collect();
         if !taken.is_empty() {
-            return Choice::Taken(taken);
+            let mut stripes: Vec<u32> = taken.iter().map(|&p| located[p].0).collect();
+            stripes.sort_unstable();
+            stripes.dedup();
+            return Choice::Taken {
+                positions: taken,
+                stripes,
+            };
         }
         let takes = self.group(located);
         let items = self.transaction_items().saturating_sub(extra_items);
@@ -171,7 +181,10 @@ mod tests {
         );
         assert_eq!(
             view.choose(&[(3, 9), (3, 10), (3, len - 5), (3, 20), (3, 21)], 1),
-            Choice::Taken(vec![0, 2, 3])
+            Choice::Taken {
+                positions: vec![0, 2, 3],
+                stripes: vec![3]
+            }
         );
         assert_eq!(view.room(3), len - 10 - 5 - 2);
     }

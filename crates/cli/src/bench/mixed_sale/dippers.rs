@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use tally::store::{RequestCounter, RequestCounts, Store, StoreConfig};
+use tally::store::{RequestCounter, RequestCounts, Store, StoreConfig, WriteMeter};
 use tally::tickets::{TicketError, TicketService};
 use tally_domain::ids::PaymentId;
 use tally_domain::purchase::PurchaseRequest;
@@ -32,6 +32,8 @@ struct Dip {
     reported: u32,
     /// Requests its client sent, by operation.
     sent: RequestCounts,
+    /// Write capacity units its client spent, by DynamoDB's pricing rules.
+    units: u64,
     latency: Duration,
 }
 
@@ -61,6 +63,17 @@ impl DipFigures {
     pub(super) fn requests_per_purchase(&self) -> f64 {
         let reported: u64 = self.dips.iter().map(|d| u64::from(d.reported)).sum();
         reported as f64 / self.purchases() as f64
+    }
+
+    /// Write capacity units per dipped ticket, by DynamoDB's pricing rules.
+    pub(super) fn units_per_ticket(&self) -> f64 {
+        let units: u64 = self.dips.iter().map(|d| d.units).sum();
+        units as f64 / self.tickets() as f64
+    }
+
+    /// Write capacity units per lucky dip, first tenth and last.
+    pub(super) fn units_tenths(&self) -> (f64, f64) {
+        self.tenths_of(|d| d.units as f64)
     }
 
     pub(super) fn percentile(&self, p: f64) -> f64 {
@@ -108,6 +121,7 @@ pub(super) async fn run(
     for buyer in 0..buyers {
         let counter = RequestCounter::default();
         let store = Store::connect(config, Some(counter.clone())).await;
+        let meter = store.write_meter().clone();
         let service = TicketService::new(store);
         let (sale, paced) = (sale.clone(), paced.clone());
         tasks.push(tokio::spawn(async move {
@@ -116,7 +130,7 @@ pub(super) async fn run(
                 tickets: &paced,
                 per_second: pace,
             };
-            let dips = dip(&sale, &service, &counter, buyer, pace).await;
+            let dips = dip(&sale, &service, (&counter, &meter), buyer, pace).await;
             dips.map(|(dips, refusals)| (dips, refusals, counter.snapshot()))
         }));
     }
@@ -150,7 +164,7 @@ struct Pace<'a> {
 async fn dip(
     sale: &Sale,
     service: &TicketService,
-    counter: &RequestCounter,
+    (counter, meter): (&RequestCounter, &WriteMeter),
     buyer: usize,
     pace: Pace<'_>,
 ) -> Result<(Vec<(Instant, Dip)>, u64), String> {
@@ -185,6 +199,7 @@ async fn dip(
             amount: None,
         };
         let before = counter.snapshot();
+        let units_before = meter.table_units();
         let start = Instant::now();
         match buy(service, request, &sale.repeats).await {
             Ok(receipt) => {
@@ -193,6 +208,7 @@ async fn dip(
                     quantity,
                     reported: receipt.requests,
                     sent: counter.snapshot().since(&before),
+                    units: meter.table_units() - units_before,
                     latency: start.elapsed(),
                 };
                 dips.push((Instant::now(), dip));

@@ -4,7 +4,7 @@
 mod held;
 mod plan;
 
-use super::{Chosen, Held, Side, StripeCounters, StripeLayout, StripeTake};
+use super::{Chosen, ChosenTake, Held, Side, StripeCounters, StripeLayout, StripeTake};
 
 /// What one purchase attempt should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,20 +136,13 @@ impl StripeView {
         self.now = now;
     }
 
-    /// Records a hold of `offsets` until `end`, or its release behind a cursor (`end` 0).
-    pub fn hold(&mut self, stripe: u32, offsets: &[u64], end: i64) {
-        self.mark();
-        let held = &mut self.held[stripe as usize];
-        for &offset in offsets {
-            held.insert(offset, end);
-        }
-    }
-
-    /// Records that the hold marks of `offsets` left the stripe (a release ahead of the
-    /// cursors, or a sweep).
-    pub fn unhold(&mut self, stripe: u32, offsets: &[u64]) {
-        let held = &mut self.held[stripe as usize];
-        for offset in offsets {
+    /// Records a committed hold of the take's numbers until `end`, or their release
+    /// (`end` 0), and the ended marks it swept.
+    pub fn hold(&mut self, take: &ChosenTake, end: i64) {
+        self.marked = true;
+        let held = &mut self.held[take.stripe as usize];
+        held.extend(take.offsets.iter().chain(&take.returned).map(|&o| (o, end)));
+        for offset in &take.swept {
             held.remove(offset);
         }
     }
@@ -207,8 +200,9 @@ impl StripeView {
             .collect()
     }
 
-    /// Records a committed purchase: its counters, and the ends it sold from as ours.
-    pub fn committed(&mut self, takes: &[StripeTake]) {
+    /// Records a committed purchase: its lucky-dip `takes` (their counters, and the ends
+    /// it sold from as ours) and its `chosen` numbers.
+    pub fn committed(&mut self, takes: &[StripeTake], chosen: &[ChosenTake]) {
         for take in takes {
             let held = &mut self.held[take.stripe as usize];
             for offset in take.returned.iter().chain(&take.ended) {
@@ -223,18 +217,16 @@ impl StripeView {
             self.owned[take.stripe as usize].get_or_insert(take.side);
             self.prune(take.stripe);
         }
-    }
-
-    /// Records chosen offsets that a committed purchase took: ahead of the cursors, and
-    /// `returned` behind them.
-    pub fn chose(&mut self, stripe: u32, offsets: &[u64], returned: &[u64]) {
-        self.mark();
-        let held = &mut self.held[stripe as usize];
-        for offset in offsets.iter().chain(returned) {
-            held.remove(offset);
+        // Chosen numbers: ahead of the cursors, and behind them (`returned`).
+        for take in chosen {
+            self.marked = true;
+            let held = &mut self.held[take.stripe as usize];
+            for offset in take.offsets.iter().chain(&take.returned) {
+                held.remove(offset);
+            }
+            self.chosen[take.stripe as usize].extend(&take.offsets);
+            self.prune(take.stripe);
         }
-        self.chosen[stripe as usize].extend(offsets);
-        self.prune(stripe);
     }
 
     /// Drops chosen offsets that a cursor has passed: its count covers them now.
@@ -256,11 +248,6 @@ impl StripeView {
     /// Items one purchase transaction may hold.
     pub fn transaction_items(&self) -> usize {
         self.transaction_items
-    }
-
-    /// Records that buyers choose or hold numbers in this draw.
-    fn mark(&mut self) {
-        self.marked = true;
     }
 
     /// The stripes to read before a lucky dip from `touched`, in a draw where buyers
@@ -367,6 +354,7 @@ impl StripeView {
             .max(end.min(2 * u64::from(self.layout.stripes())));
     }
 
+    /// Counts the purchases of this process in flight on the takes' stripes.
     pub fn set_busy(&mut self, takes: &[StripeTake], busy: bool) {
         for take in takes {
             let count = &mut self.busy[take.stripe as usize];

@@ -1,6 +1,7 @@
 //! The lucky dip's plan: which ends of which stripes a purchase takes from, or how many
 //! ends it claims first, from what the view knows.
 
+use rand::seq::SliceRandom;
 use rand::{Rng, RngExt};
 
 use super::{Plan, StripeView};
@@ -52,7 +53,7 @@ impl StripeView {
     /// there is one, else the roomiest stripes in turn.
     pub fn plan(&self, quantity: u64, rng: &mut impl Rng) -> Plan {
         let stripes = 0..self.layout.stripes();
-        let idle = |s: &u32| self.busy[*s as usize] == 0 && self.room(*s) > 0;
+        let idle = |&s: &u32| self.busy[s as usize] == 0 && self.room(s) > 0;
         let owned: Vec<(u32, Side)> = stripes
             .clone()
             .filter(idle)
@@ -91,25 +92,18 @@ impl StripeView {
         // this process use.
         let mut others: Vec<(u32, Side)> = stripes
             .clone()
-            .filter(|s| !self.owns(*s))
-            .filter(idle)
+            .filter(|s| !self.owns(*s) && idle(s))
             .map(|s| (s, Side::Top))
             .collect();
-        for i in (1..others.len()).rev() {
-            others.swap(i, rng.random_range(0..=i));
-        }
+        others.shuffle(rng);
         let busy: Vec<(u32, Side)> = stripes
-            .filter(|s| self.busy[*s as usize] > 0 && self.room(*s) > 0)
+            .filter(|&s| self.busy[s as usize] > 0 && self.room(s) > 0)
             .map(|s| (s, self.owned[s as usize].unwrap_or(Side::Top)))
             .collect();
-        let takes = self.span(&[owned, others, busy], quantity, rng);
-        let Some(takes) = takes else {
-            return Plan::TooFragmented;
-        };
-        if takes.len() > most {
-            return Plan::TooFragmented;
+        match self.span(&[owned, others, busy], quantity, rng) {
+            Some(takes) if takes.len() <= most => Plan::Take(takes),
+            _ => Plan::TooFragmented,
         }
-        Plan::Take(takes)
     }
 
     /// `count` free offsets of one end of a stripe: the first ones from `cursor` on, or
