@@ -17,7 +17,7 @@ use tally::tickets::TicketService;
 use crate::helpers::{Reply, TestApp, TestTable, fresh_store, send, store_on, test_app};
 
 /// The API on `store`, its ticket service reading `clock` (Unix ms).
-fn clocked_router(store: Store, clock: &Arc<AtomicI64>) -> axum::Router {
+pub fn clocked_router(store: Store, clock: &Arc<AtomicI64>) -> axum::Router {
     let read = clock.clone();
     let tickets = TicketService::new(store.clone()).with_clock(Arc::new(move || {
         DateTime::from_timestamp_millis(read.load(Ordering::SeqCst)).unwrap()
