@@ -6,7 +6,7 @@
 pub use crate::api::{MAX_BODY_BYTES, MAX_ORDER_BODY_BYTES};
 pub use crate::store::issuers::MAX_ISSUER_FORMATS;
 pub use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
-pub use crate::tickets::DEFAULT_CACHED_DRAWS;
+pub use crate::tickets::{DEFAULT_CACHED_DRAWS, FACTS_FRESH};
 pub use tally_domain::draw::{
     DEFAULT_HOLD_SECONDS, DEFAULT_MAX_HELD_PERCENT, DEFAULT_MAX_PER_PURCHASE, HOLD_SECONDS,
     MAX_HELD_PERCENT, MAX_NAME_LEN, MAX_PER_PURCHASE_CAP, MAX_SIGNATURE_HEX_LEN, MAX_STRIPES,
@@ -139,6 +139,10 @@ mod tests {
             says(
                 "hold marks on a stripe item",
                 format!("at most {STRIPE_HOLD_MARKS}"),
+            ),
+            says(
+                "`GET /facts`",
+                format!("fresh for {} seconds", FACTS_FRESH.as_secs()),
             ),
             says(
                 "`max_per_payer`",

@@ -57,6 +57,11 @@ pub(crate) fn payer_terms(payer: &PayerId) -> String {
     format!("PAYER#{}", payer.key_part())
 }
 
+/// A draw's published facts: its public counts as last read, for polls.
+pub(crate) fn draw_facts(draw: &DrawId) -> String {
+    format!("DRAW#{draw}#FACTS")
+}
+
 /// Pick `pick` (1-based) of a draw's winners.
 pub(crate) fn pick(draw: &DrawId, pick: u64) -> String {
     format!("DRAW#{draw}#PICK#{pick}")

@@ -21,6 +21,8 @@ pub(crate) const ALLOWANCE: &str = "allowance";
 pub(crate) const JOURNAL_ENTRY: &str = "journal_entry";
 /// A payer's limits, exclusion and spend, across every draw.
 pub(crate) const PAYER: &str = "payer";
+/// A draw's published facts: public counts a poll reads, no domain fact.
+pub(crate) const PUBLISHED_FACTS: &str = "published_facts";
 /// An order under its reference key: what finds a repeated post.
 pub(crate) const ORDER_REF: &str = "order_ref";
 

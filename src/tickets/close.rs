@@ -19,8 +19,8 @@ const CLOSE_CONCURRENCY: usize = 16;
 
 impl TicketService {
     /// Closes the draw and freezes its eligible list; once this returns, no purchase can
-    /// commit and no void changes the list. Closing a closed draw changes nothing. The
-    /// freeze is journalled under `by`.
+    /// commit, no void changes the list and polls read the closed draw's facts. Closing a
+    /// closed draw changes nothing. The freeze is journalled under `by`.
     #[instrument(skip(self, by))]
     pub async fn close_draw(
         &self,
@@ -37,6 +37,8 @@ impl TicketService {
         }
         let closed = self.seal(draw).await?;
         let frozen = self.freeze(closed, by).await?;
+        // Polls read the closed draw's facts from now on, not an open count's.
+        self.publish_facts(draw_id).await?;
         self.summary(frozen).await
     }
 

@@ -29,7 +29,7 @@ use tracing::instrument;
 pub use availability::Grid;
 pub use cache::DEFAULT_CACHED_DRAWS;
 pub use draws::{DrawSummary, NewDraw};
-pub use facts::DrawFacts;
+pub use facts::{FACTS_FRESH, FactsAnswer};
 pub use instant::{InstantReveal, InstantWinsView};
 pub use lists::{DrawFilter, DrawPurchasesPage, PurchaseFilter, PurchasesFrom, PurchasesPage};
 pub use purchase::{ConvertRequest, HoldReceipt};

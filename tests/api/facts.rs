@@ -1,13 +1,15 @@
 //! A draw's public facts (`GET /draws/{draw_id}/facts`) are right at any moment of a
 //! concurrent sale: polled while buyers online and by post, choosers, holders and voids
 //! race on several processes, every answer adds up (sold, held and remaining to the
-//! draw; entries and voids to sold; odds to the counts) and lies between the table read
-//! back just before it and just after; once the sale stops it is the table's exactly.
-//! Instant prizes are counts only: a held winning number changes nothing.
+//! draw; entries and voids to sold; odds to the counts); a fresh count lies between the
+//! table read back just before it and just after, and published facts are such a count,
+//! never older than the bound; once the sale stops a count is the table's exactly.
+//! Instant prizes are counts only: a held winning number changes nothing. A poll within
+//! the bound reads one item.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use axum::Router;
@@ -20,8 +22,38 @@ use crate::helpers::{
     Item, Reply, TestApp, attr_n, fresh_store, get, of_kind, post_json, router, settle,
     settle_request, spawn_app, store_on, tickets_of,
 };
+use crate::hold_app::clocked_router;
 use crate::instant::insider_map;
+use jiff::{SignedDuration, Timestamp};
 use tally::store::RequestCounter;
+use tally::store::draws::Published;
+use tally::tickets::FACTS_FRESH;
+use tally_domain::ids::DrawId;
+use tally_domain::time::{Epoch, from_epoch_millis, parse_rfc3339, rfc3339_millis};
+
+/// The freshness bound in ms.
+fn bound_ms() -> i64 {
+    i64::try_from(FACTS_FRESH.as_millis()).unwrap()
+}
+
+fn now_ms() -> i64 {
+    Timestamp::now().epoch_millis()
+}
+
+fn read_at_ms(facts: &Value) -> i64 {
+    let text = facts["read_at"].as_str().unwrap();
+    parse_rfc3339(text).unwrap().epoch_millis()
+}
+
+/// The `max-age` an answer's `Cache-Control` gives.
+fn max_age(reply: &Reply) -> u64 {
+    let value = reply.headers["cache-control"].to_str().unwrap();
+    value
+        .strip_prefix("public, max-age=")
+        .unwrap_or_else(|| panic!("{value}"))
+        .parse()
+        .unwrap()
+}
 
 const TOTAL: u64 = 600;
 const CLIENTS: u64 = 24;
@@ -221,9 +253,30 @@ async fn facts_polled_during_a_concurrent_sale_add_up_and_match_the_table() {
         .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
     let map = insider_map(&app.store, "facts").await;
-    // Four processes sell; a fifth, which sells nothing, answers the facts.
+    // Four processes sell; a fifth, which sells nothing and whose clock the test moves,
+    // answers the facts.
     let routers: Vec<Router> = (0..4).map(|_| router(app.store.clone())).collect();
-    let reader = router(app.store.clone());
+    let counter = RequestCounter::default();
+    let clock = Arc::new(AtomicI64::new(now_ms()));
+    let reader = clocked_router(
+        store_on(app.store.table(), Some(counter.clone())).await,
+        &clock,
+    );
+    // How far the reader's clock runs ahead: a bound more every other poll, so that it
+    // answers fresh counts and published facts in turn.
+    let mut ahead = 0;
+    let poll = |reader: Router, ahead: i64| {
+        let (clock, counter) = (clock.clone(), counter.clone());
+        async move {
+            let asked_at = now_ms() + ahead;
+            clock.store(asked_at, Ordering::SeqCst);
+            let sent = counter.snapshot();
+            let reply = get(&reader, "/draws/facts/facts").await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+            let counted = counter.snapshot().since(&sent).of("BatchGetItem") > 0;
+            (reply, asked_at, counted)
+        }
+    };
     let selling = Arc::new(AtomicBool::new(true));
     let sale = {
         let selling = selling.clone();
@@ -240,29 +293,51 @@ async fn facts_polled_during_a_concurrent_sale_add_up_and_match_the_table() {
     };
     let mut polls = 0;
     let mut last: Option<Value> = None;
+    // Every fresh count the reader answered, by its `read_at`.
+    let mut counts: BTreeMap<String, Value> = BTreeMap::new();
+    let mut published = 0;
     while selling.load(Ordering::SeqCst) {
+        if polls % 2 == 1 {
+            ahead += bound_ms();
+        }
         let before = read_table(&app, &map).await;
-        let facts = get(&reader, "/draws/facts/facts").await;
+        let (reply, asked_at, counted) = poll(reader.clone(), ahead).await;
         let after = read_table(&app, &map).await;
-        assert_eq!(facts.status, StatusCode::OK, "{}", facts.body);
-        let facts = facts.body;
+        let facts = reply.body.clone();
         assert_adds_up(&facts);
         let (sold, voided) = (n(&facts["sold"]), n(&facts["voided"]));
-        assert!(
-            before.sold <= sold && sold <= after.sold,
-            "{before:?} {facts} {after:?}"
-        );
-        assert!(
-            before.voided <= voided && voided <= after.voided,
-            "{before:?} {facts}"
-        );
-        for (prize, sold_winners) in won(&facts) {
-            let (low, high) = (before.won.get(&prize), after.won.get(&prize));
-            let (low, high) = (low.copied().unwrap_or(0), high.copied().unwrap_or(0));
+        if counted {
+            assert_eq!(read_at_ms(&facts), asked_at, "{facts}");
+            assert_eq!(max_age(&reply), FACTS_FRESH.as_secs(), "{facts}");
             assert!(
-                low <= sold_winners && sold_winners <= high,
-                "{prize}: {facts}"
+                before.sold <= sold && sold <= after.sold,
+                "{before:?} {facts} {after:?}"
             );
+            assert!(
+                before.voided <= voided && voided <= after.voided,
+                "{before:?} {facts}"
+            );
+            for (prize, sold_winners) in won(&facts) {
+                let (low, high) = (before.won.get(&prize), after.won.get(&prize));
+                let (low, high) = (low.copied().unwrap_or(0), high.copied().unwrap_or(0));
+                assert!(
+                    low <= sold_winners && sold_winners <= high,
+                    "{prize}: {facts}"
+                );
+            }
+            counts.insert(facts["read_at"].as_str().unwrap().to_owned(), facts.clone());
+        } else {
+            // Published facts: a count answered before, exactly, within the bound.
+            let age = asked_at - read_at_ms(&facts);
+            assert!((0..bound_ms()).contains(&age), "{age} ms old: {facts}");
+            assert!(max_age(&reply) <= FACTS_FRESH.as_secs(), "{facts}");
+            let read_at = facts["read_at"].as_str().unwrap();
+            assert_eq!(
+                Some(&facts),
+                counts.get(read_at),
+                "not a count answered before"
+            );
+            published += 1;
         }
         if let Some(last) = &last {
             assert!(
@@ -278,10 +353,17 @@ async fn facts_polled_during_a_concurrent_sale_add_up_and_match_the_table() {
     }
     sale.await.unwrap();
     assert!(polls >= 3, "only {polls} polls during the sale");
+    assert!(
+        published >= 1 && counts.len() >= 2,
+        "{published} published, {} counted",
+        counts.len()
+    );
 
-    // The sale stopped: the facts are the table's, exactly.
+    // The sale stopped: a count is the table's, exactly.
     let table = read_table(&app, &map).await;
-    let facts = get(&reader, "/draws/facts/facts").await.body;
+    let (reply, _, counted) = poll(reader.clone(), ahead + bound_ms()).await;
+    assert!(counted, "a poll past the bound counts again");
+    let facts = reply.body;
     assert_adds_up(&facts);
     assert_eq!(
         n(&facts["held"]),
@@ -332,11 +414,12 @@ async fn facts_polled_during_a_concurrent_sale_add_up_and_match_the_table() {
             (&facts["sold"], &facts["entries"], &facts["instant_prizes"])
         );
     }
-    // Closed, the entries are the eligible list.
+    // Closed, the entries are the eligible list, at once: the close publishes the closed
+    // draw's facts over the reader's, though the reader's clock stamped those later.
     let closed = app.post("/draws/facts/close", &json!({})).await;
     assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
-    let facts = get(&reader, "/draws/facts/facts").await.body;
-    assert_eq!(facts["status"], "closed");
+    let facts = get(&routers[0], "/draws/facts/facts").await.body;
+    assert_eq!(facts["status"], "closed", "{facts}");
     let entries = n(&facts["entries"]["online"]) + n(&facts["entries"]["postal"]);
     assert_eq!(entries, n(&closed.body["eligible_count"]), "{facts}");
 }
@@ -350,14 +433,15 @@ async fn a_held_winning_number_shows_in_the_facts_as_a_losing_one_does() {
     let map = insider_map(&app.store, "iw").await;
     let winning = *map.keys().next().unwrap();
     let losing = (1..=100).find(|n| !map.contains_key(n)).unwrap();
-    let fresh = facts(&app).await;
+    let reader = Reader::new(&app).await;
+    let fresh = reader.facts().await;
     assert_eq!(fresh["instant_prizes"][0]["remaining"], 10, "{fresh}");
     let mut seen = Vec::new();
     for (i, number) in [winning, losing].into_iter().enumerate() {
         let hold = json!({"hold_id": format!("h{i}"), "numbers": [number], "payer_id": "p"});
         let held = app.post("/draws/iw/holds", &hold).await;
         assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
-        seen.push(facts(&app).await);
+        seen.push(reader.facts().await);
         let path = format!("/draws/iw/holds/h{i}");
         let released = settle_request(&app.router, Method::DELETE, &path, "").await;
         assert_eq!(released.status, StatusCode::OK, "{}", released.body);
@@ -376,7 +460,7 @@ async fn a_held_winning_number_shows_in_the_facts_as_a_losing_one_does() {
     .await;
     assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
     assert_eq!(tickets_of(&bought), vec![winning]);
-    let after = facts(&app).await;
+    let after = reader.facts().await;
     assert_eq!(after["instant_prizes"][0]["remaining"], 9, "{after}");
     assert_eq!(after["entries"], json!({"online": 1, "postal": 0}));
     assert_eq!(
@@ -385,18 +469,35 @@ async fn a_held_winning_number_shows_in_the_facts_as_a_losing_one_does() {
     );
 }
 
-/// The facts of draw `iw`, without the time of the read.
-async fn facts(app: &TestApp) -> Value {
-    let mut body = get(&app.router, "/draws/iw/facts").await.body;
-    body.as_object_mut().unwrap().remove("read_at");
-    body
+/// A process that answers the facts, its clock a bound further on at each poll, so that
+/// every poll counts the table as it is.
+struct Reader {
+    router: Router,
+    clock: Arc<AtomicI64>,
 }
 
-/// Cheap enough to poll: one `GetItem` of the draw and one strongly consistent
-/// `BatchGetItem` per 100 stripes, no query, no scan, no write; with instant wins too,
-/// once the process knows the draw.
+impl Reader {
+    async fn new(app: &TestApp) -> Self {
+        let clock = Arc::new(AtomicI64::new(now_ms()));
+        let router = clocked_router(store_on(app.store.table(), None).await, &clock);
+        Self { router, clock }
+    }
+
+    /// The facts of draw `iw`, without the time of the read.
+    async fn facts(&self) -> Value {
+        self.clock.fetch_add(bound_ms(), Ordering::SeqCst);
+        let mut body = get(&self.router, "/draws/iw/facts").await.body;
+        body.as_object_mut().unwrap().remove("read_at");
+        body
+    }
+}
+
+/// Cheap enough to poll: within the bound a poll is one `GetItem` of the published facts;
+/// past it one caller counts again (the draw, one strongly consistent `BatchGetItem` per
+/// 100 stripes) and publishes once; no query, no scan. With instant wins too, once the
+/// process knows the draw.
 #[tokio::test]
-async fn facts_read_the_draw_and_its_stripes_by_key_and_write_nothing() {
+async fn a_poll_within_the_bound_reads_one_item_and_a_stale_one_counts_once() {
     let (store, _table) = fresh_store(None).await;
     let seller = router(store.clone());
     let draw = json!({"draw_id": "wide", "total_tickets": 1_500, "stripes": 150,
@@ -409,19 +510,89 @@ async fn facts_read_the_draw_and_its_stripes_by_key_and_write_nothing() {
         assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
     }
     let counter = RequestCounter::default();
-    let reader = router(store_on(store.table(), Some(counter.clone())).await);
-    // The first answer also learns the draw's map; later ones read only.
-    let first = get(&reader, "/draws/wide/facts").await;
-    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
-    let before = counter.snapshot();
-    let facts = get(&reader, "/draws/wide/facts").await;
-    assert_eq!(n(&facts.body["sold"]), 20, "{}", facts.body);
-    let sent = counter.snapshot().since(&before);
-    assert_eq!(
+    let start = now_ms();
+    let clock = Arc::new(AtomicI64::new(start));
+    let reader = clocked_router(store_on(store.table(), Some(counter.clone())).await, &clock);
+    let sent = |before: &tally::store::RequestCounts| {
+        let sent = counter.snapshot().since(before);
         sent.operations()
             .map(|op| (op.to_owned(), sent.of(op)))
-            .collect::<Vec<_>>(),
-        vec![("BatchGetItem".to_owned(), 2), ("GetItem".to_owned(), 1)],
-        "{sent}"
+            .collect::<Vec<_>>()
+    };
+    // The first poll finds nothing published: it counts (and learns the draw's map).
+    let first = get(&reader, "/draws/wide/facts").await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert_eq!(max_age(&first), FACTS_FRESH.as_secs());
+    // Within the bound, another poll is one eventually consistent GetItem.
+    clock.store(start + 2_000, Ordering::SeqCst);
+    let before = counter.snapshot();
+    let again = get(&reader, "/draws/wide/facts").await;
+    assert_eq!(sent(&before), vec![("GetItem".to_owned(), 1)]);
+    assert_eq!(again.body, first.body);
+    assert_eq!(max_age(&again), FACTS_FRESH.as_secs() - 2);
+    // Past the bound, the poll counts again: the published facts, the draw, its 150
+    // stripes, and one publish.
+    clock.store(start + bound_ms(), Ordering::SeqCst);
+    let before = counter.snapshot();
+    let stale = get(&reader, "/draws/wide/facts").await;
+    assert_eq!(n(&stale.body["sold"]), 20, "{}", stale.body);
+    assert_eq!(
+        sent(&before),
+        vec![
+            ("BatchGetItem".to_owned(), 2),
+            ("GetItem".to_owned(), 2),
+            ("PutItem".to_owned(), 1)
+        ]
     );
+    assert_eq!(read_at_ms(&stale.body), start + bound_ms());
+}
+
+/// Published facts answer with the draw's status as of the answer: past `closes_at` the
+/// draw reads closed at once, from the same item. A publish never moves the facts back.
+#[tokio::test]
+async fn published_facts_read_closed_past_closes_at_and_never_go_back() {
+    let app = spawn_app().await;
+    let start = now_ms();
+    let closes_at = from_epoch_millis(start + 3_000).unwrap();
+    let created = app
+        .create_draw(&json!({"draw_id": "timed", "total_tickets": 50,
+                             "closes_at": rfc3339_millis(closes_at)}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let counter = RequestCounter::default();
+    let clock = Arc::new(AtomicI64::new(start));
+    let reader = clocked_router(
+        store_on(app.store.table(), Some(counter.clone())).await,
+        &clock,
+    );
+    let open = get(&reader, "/draws/timed/facts").await.body;
+    assert_eq!(open["status"], "open", "{open}");
+    clock.store(start + 3_500, Ordering::SeqCst);
+    let before = counter.snapshot();
+    let past = get(&reader, "/draws/timed/facts").await.body;
+    assert_eq!(counter.snapshot().since(&before).of("GetItem"), 1);
+    assert_eq!(past["status"], "closed", "{past}");
+    assert_eq!(past["read_at"], open["read_at"]);
+
+    // An older count, published late (a poller that lost the race), is kept out.
+    let draw = DrawId::parse("timed").unwrap();
+    let stored = app.store.published_facts(&draw).await.unwrap().unwrap();
+    let mut older = stored.clone();
+    older.read_at -= SignedDuration::from_secs(1);
+    older.standings.sold = 7;
+    assert_eq!(
+        app.store.publish_facts(&older).await.unwrap(),
+        Published::Kept
+    );
+    assert_eq!(
+        app.store.published_facts(&draw).await.unwrap(),
+        Some(stored.clone())
+    );
+    let mut newer = stored;
+    newer.read_at += SignedDuration::from_secs(1);
+    assert_eq!(
+        app.store.publish_facts(&newer).await.unwrap(),
+        Published::Written
+    );
+    assert_eq!(app.store.published_facts(&draw).await.unwrap(), Some(newer));
 }

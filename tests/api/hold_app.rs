@@ -18,7 +18,7 @@ use tally_domain::time::Epoch;
 use crate::helpers::{Reply, TestApp, TestTable, fresh_store, send, store_on, test_app};
 
 /// The API on `store`, its ticket service reading `clock` (Unix ms).
-fn clocked_router(store: Store, clock: &Arc<AtomicI64>) -> axum::Router {
+pub fn clocked_router(store: Store, clock: &Arc<AtomicI64>) -> axum::Router {
     let read = clock.clone();
     let tickets = TicketService::new(store.clone()).with_clock(Arc::new(move || {
         tally_domain::time::from_epoch_millis(read.load(Ordering::SeqCst)).unwrap()

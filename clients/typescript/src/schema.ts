@@ -128,9 +128,12 @@ export interface paths {
          * Public facts
          * @description Entries so far by channel, numbers sold, held and remaining, the odds of the draw's
          *     prizes and of each instant prize, and `closes_at`: what a player may be shown at any
-         *     moment, and what an operator's page may poll. One read of the draw, then its stripes
-         *     by key in strongly consistent batches of 100; no scan, no payer, no secret, and of
-         *     instant prizes only counts, never which numbers win.
+         *     moment, and what an operator's page may poll. Exact as of `read_at`, which is at most
+         *     a few seconds old: a poll reads the draw's published facts (one item by key), and only
+         *     a poll that finds them stale counts the draw's stripes again. `status` is as of the
+         *     answer: past `closes_at` the draw reads closed at once. `Cache-Control` says how long
+         *     the answer stays fresh, so a cache in front may answer too. No scan, no payer, no
+         *     secret, and of instant prizes only counts, never which numbers win.
          */
         get: operations["get_facts"];
         put?: never;
@@ -1132,7 +1135,8 @@ export interface components {
             prize_odds: components["schemas"]["OddsBody"] | null;
             /**
              * Format: date-time
-             * @description When the stripes were read (strongly consistent); holds live at that moment.
+             * @description When the stripes were counted (strongly consistent): every figure is exact as of
+             *     then, with the holds live at that moment. At most a few seconds old.
              */
             read_at: string;
             /**
@@ -2604,6 +2608,8 @@ export interface operations {
             /** @description The draw's facts at one moment */
             200: {
                 headers: {
+                    /** @description `public, max-age=<seconds>`: how long these facts stay fresh */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {

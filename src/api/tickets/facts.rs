@@ -3,6 +3,8 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderName;
+use axum::http::header::CACHE_CONTROL;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -11,7 +13,7 @@ use super::super::extract::PathParams;
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::DrawPath;
-use crate::tickets::DrawFacts;
+use crate::tickets::FactsAnswer;
 use tally_domain::draw::DrawStatus;
 use tally_domain::draw::facts::Odds;
 use tally_domain::ids::DrawId;
@@ -89,44 +91,43 @@ pub(super) struct FactsBody {
     currency: Option<String>,
     #[schema(required = true, format = DateTime)]
     closes_at: Option<String>,
-    /// When the stripes were read (strongly consistent); holds live at that moment.
+    /// When the stripes were counted (strongly consistent): every figure is exact as of
+    /// then, with the holds live at that moment. At most a few seconds old.
     #[schema(format = DateTime)]
     read_at: String,
 }
 
-impl From<DrawFacts> for FactsBody {
-    fn from(facts: DrawFacts) -> Self {
-        let (online, postal) = (facts.online_entries(), facts.postal_entries());
+impl From<FactsAnswer> for FactsBody {
+    fn from(answer: FactsAnswer) -> Self {
+        let facts = answer.facts;
+        let (online, postal) = (facts.online, facts.postal);
         let standings = facts.standings;
         let unsold = standings.held + standings.free;
-        let instant_prizes = facts.draw.instant_wins.as_ref().map(|instant| {
-            let counts = facts.instant_unsold.clone().unwrap_or_default();
-            instant
-                .prizes()
-                .iter()
-                .zip(counts)
-                .map(|(prize, remaining)| InstantPrizeFacts {
-                    prize: prize.prize.clone(),
+        let instant_prizes = facts.instant.map(|prizes| {
+            prizes
+                .into_iter()
+                .map(|prize| InstantPrizeFacts {
+                    odds: OddsBody::of(Odds::of(u64::from(prize.remaining), unsold)),
+                    prize: prize.prize,
                     count: prize.count,
-                    remaining,
-                    odds: OddsBody::of(Odds::of(u64::from(remaining), unsold)),
+                    remaining: prize.remaining,
                 })
                 .collect()
         });
         Self {
-            draw_id: facts.draw.draw_id.to_string(),
-            status: facts.status,
-            total_tickets: facts.draw.config.total_tickets(),
-            ticket_price: facts.draw.config.price().map(|p| p.minor),
-            currency: facts.draw.config.price().map(|p| p.currency.to_string()),
+            draw_id: facts.draw_id.to_string(),
+            status: answer.status,
+            total_tickets: facts.total_tickets,
+            ticket_price: facts.price.map(|p| p.minor),
+            currency: facts.price.map(|p| p.currency.to_string()),
             sold: standings.sold,
             held: standings.held,
             remaining: standings.free,
-            voided: facts.draw.voided,
+            voided: facts.voided,
             entries: EntriesBody { online, postal },
             prize_odds: OddsBody::of(Odds::of(1, online + postal)),
             instant_prizes,
-            closes_at: facts.draw.schedule.closes_at().map(timestamp),
+            closes_at: facts.schedule.closes_at().map(timestamp),
             read_at: timestamp(facts.read_at),
         }
     }
@@ -139,22 +140,29 @@ pub(super) const GET_FACTS_CODES: &[Code] = &[Code::member("draw_id"), Code::Dra
 ///
 /// Entries so far by channel, numbers sold, held and remaining, the odds of the draw's
 /// prizes and of each instant prize, and `closes_at`: what a player may be shown at any
-/// moment, and what an operator's page may poll. One read of the draw, then its stripes
-/// by key in strongly consistent batches of 100; no scan, no payer, no secret, and of
-/// instant prizes only counts, never which numbers win.
+/// moment, and what an operator's page may poll. Exact as of `read_at`, which is at most
+/// a few seconds old: a poll reads the draw's published facts (one item by key), and only
+/// a poll that finds them stale counts the draw's stripes again. `status` is as of the
+/// answer: past `closes_at` the draw reads closed at once. `Cache-Control` says how long
+/// the answer stays fresh, so a cache in front may answer too. No scan, no payer, no
+/// secret, and of instant prizes only counts, never which numbers win.
 #[utoipa::path(
     get,
     path = "/draws/{draw_id}/facts",
     tag = "draws",
     params(DrawPath),
     responses(
-        (status = 200, description = "The draw's facts at one moment", body = FactsBody),
+        (status = 200, description = "The draw's facts at one moment", body = FactsBody,
+            headers(("cache-control" = String,
+                description = "`public, max-age=<seconds>`: how long these facts stay fresh"))),
     )
 )]
 pub(super) async fn get_facts(
     State(state): State<AppState>,
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
-) -> Result<Json<FactsBody>, Problem> {
+) -> Result<([(HeaderName, String); 1], Json<FactsBody>), Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
-    Ok(Json(state.tickets.draw_facts(&draw_id).await?.into()))
+    let answer = state.tickets.draw_facts(&draw_id).await?;
+    let cache = format!("public, max-age={}", answer.fresh_for.as_secs());
+    Ok(([(CACHE_CONTROL, cache)], Json(answer.into())))
 }

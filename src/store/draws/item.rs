@@ -70,16 +70,7 @@ pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
         n(draw.config.max_held_per_payer()),
     );
     item.insert("max_held_percent".into(), n(draw.config.max_held_percent()));
-    if let Some(price) = draw.config.price() {
-        item.insert(TICKET_PRICE.into(), n(price.minor));
-        item.insert(CURRENCY.into(), s(price.currency.as_str()));
-    }
-    if let Some(at) = draw.schedule.opens_at() {
-        item.insert("opens_at".into(), timestamp(at));
-    }
-    if let Some(at) = draw.schedule.closes_at() {
-        item.insert(CLOSES_AT.into(), timestamp(at));
-    }
+    encode_terms(&mut item, draw.config.price(), &draw.schedule);
     if let Some(beacon) = &draw.beacon {
         item.insert(BEACON.into(), encode_network(beacon)?);
     }
@@ -175,6 +166,34 @@ fn decode_instant(draw: &Reader) -> Result<Option<InstantWins>, StoreError> {
     Ok(Some(InstantWins::stored(prizes, commitment.to_owned())))
 }
 
+/// A draw's price and times, as the draw item and its published facts keep them.
+pub(super) fn encode_terms(item: &mut Item, price: Option<Price>, schedule: &Schedule) {
+    if let Some(price) = price {
+        item.insert(TICKET_PRICE.into(), n(price.minor));
+        item.insert(CURRENCY.into(), s(price.currency.as_str()));
+    }
+    if let Some(at) = schedule.opens_at() {
+        item.insert("opens_at".into(), timestamp(at));
+    }
+    if let Some(at) = schedule.closes_at() {
+        item.insert(CLOSES_AT.into(), timestamp(at));
+    }
+}
+
+pub(super) fn decode_terms(r: &Reader) -> Result<(Option<Price>, Schedule), StoreError> {
+    // Draws stored before prices have none: they count no spend.
+    let price = Price::new(r.opt_num(TICKET_PRICE)?, r.opt_str(CURRENCY)?)
+        .map_err(|e| r.corrupt(e.to_string()))?;
+    let time = |name| {
+        r.opt_str(name)?
+            .map(|v| parse_timestamp(v).ok_or_else(|| r.corrupt(format!("`{name}` is not a time"))))
+            .transpose()
+    };
+    let schedule =
+        Schedule::new(time("opens_at")?, time(CLOSES_AT)?).map_err(|e| r.corrupt(e.to_string()))?;
+    Ok((price, schedule))
+}
+
 pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     let r = Reader::new(item);
     let corrupt = |reason: &str| StoreError::Corrupt {
@@ -196,9 +215,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     .and_then(|c| c.with_max_held_percent(Some(max_held_percent)))
     .map_err(|e| corrupt(&e.to_string()))?;
     let instant_wins = decode_instant(&r)?;
-    // Draws stored before prices have none: they count no spend.
-    let price = Price::new(r.opt_num(TICKET_PRICE)?, r.opt_str(CURRENCY)?)
-        .map_err(|e| corrupt(&e.to_string()))?;
+    let (price, schedule) = decode_terms(&r)?;
     let config = config
         .with_instant_wins(instant_wins.is_some())
         .with_price(price);
@@ -207,8 +224,6 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
             .map(|v| parse_timestamp(v).ok_or_else(|| corrupt(&format!("`{name}` is not a time"))))
             .transpose()
     };
-    let schedule =
-        Schedule::new(time("opens_at")?, time(CLOSES_AT)?).map_err(|e| corrupt(&e.to_string()))?;
     Ok(Draw {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         name: r.opt_str("name")?.map(str::to_owned),

@@ -2,6 +2,7 @@
 //! claims of stripe ends, the cursors.
 
 mod beacon;
+mod facts;
 mod freeze;
 mod item;
 
@@ -12,6 +13,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditi
 use jiff::Timestamp;
 
 pub use beacon::BeaconChange;
+pub use facts::Published;
 pub use freeze::Freeze;
 pub(crate) use item::{
     FROZEN, LATE_VOIDED, PENDING_REDRAW, PICKS, POSTAL_VOIDED, STATUS, VOIDED, VOIDING, WINNERS,

@@ -4,8 +4,55 @@
 
 use std::collections::BTreeMap;
 
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::DrawStatus;
 use crate::availability::StripeMarks;
+use crate::ids::DrawId;
+use crate::schedule::Schedule;
+use crate::spend::Price;
 use crate::stripes::{Standing, StripeLayout, standings};
+
+/// What anyone may know of a draw, counted at `read_at`: what its public facts answer
+/// says, and what the draw's published facts keep. Counts only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrawFacts {
+    pub draw_id: DrawId,
+    /// The status the draw item had: how it reads at a later moment is
+    /// [`Self::status_at`], from its times.
+    pub status: DrawStatus,
+    /// Every ticket was sold at the count.
+    pub sold_out: bool,
+    pub schedule: Schedule,
+    pub total_tickets: u64,
+    pub price: Option<Price>,
+    pub standings: Standings,
+    /// Tickets voided before the freeze.
+    pub voided: u64,
+    /// Entries by channel: sold and not voided before the freeze.
+    pub online: u64,
+    pub postal: u64,
+    /// The draw's instant prizes in their order; `None` for a draw without.
+    pub instant: Option<Vec<InstantCount>>,
+    pub read_at: Timestamp,
+}
+
+impl DrawFacts {
+    /// The draw's status at `now`, which may be later than the count: past `closes_at`
+    /// it reads closed at once.
+    pub fn status_at(&self, now: Timestamp) -> DrawStatus {
+        self.status.reads_at(&self.schedule, self.sold_out, now)
+    }
+}
+
+/// An instant prize's winning numbers: how many it has, and of those how many are unsold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstantCount {
+    pub prize: String,
+    pub count: u32,
+    pub remaining: u32,
+}
 
 /// Numbers of a draw by standing at one moment; they add up to the draw's total.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

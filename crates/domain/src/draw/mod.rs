@@ -40,6 +40,17 @@ pub enum DrawStatus {
 }
 
 impl DrawStatus {
+    /// How a draw stored with this status reads at `now`: past its `closes_at` closed
+    /// without any call, before its `opens_at` scheduled, sold out once every ticket is.
+    pub fn reads_at(self, schedule: &Schedule, sold_out: bool, now: Timestamp) -> Self {
+        match (self, schedule.phase(now)) {
+            (Self::Open, Phase::NotOpen) => Self::Scheduled,
+            (Self::Open, Phase::Open) if sold_out => Self::SoldOut,
+            (Self::Open | Self::Closing, Phase::Over) => Self::Closed,
+            (status, _) => status,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Scheduled => "scheduled",
@@ -163,12 +174,8 @@ impl Draw {
     /// The status as it reads at `now`: a draw past its `closes_at` reads closed without
     /// any call, one before its `opens_at` reads scheduled.
     pub fn status_at(&self, now: Timestamp) -> DrawStatus {
-        match (self.status, self.schedule.phase(now)) {
-            (DrawStatus::Open, Phase::NotOpen) => DrawStatus::Scheduled,
-            (DrawStatus::Open, Phase::Open) if self.sold_out_at.is_some() => DrawStatus::SoldOut,
-            (DrawStatus::Open | DrawStatus::Closing, Phase::Over) => DrawStatus::Closed,
-            (status, _) => status,
-        }
+        self.status
+            .reads_at(&self.schedule, self.sold_out_at.is_some(), now)
     }
 
     /// The settings a create compares: a repeat with the same ones is the same create.
