@@ -1,5 +1,5 @@
 //! `tally export-draw DRAW_ID`: every purchase of a draw as CSV (payment, payer, tickets,
-//! channel, status), or those of one status or channel (`--status`, `--channel`, as the
+//! channel, status, what the buyer was charged), or those of one status or channel (`--status`, `--channel`, as the
 //! API's listing filters them), with a progress bar counting the tickets read, and the
 //! entries by channel at the end.
 
@@ -72,6 +72,8 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
         "created_at",
         "void_reason",
         "voided_at",
+        "amount",
+        "currency",
     ])?;
     let (mut purchases, mut sold, mut postal) = (0u64, 0u64, 0u64);
     let mut stream = std::pin::pin!(service.export_purchases(&summary.draw));
@@ -92,6 +94,10 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
             &time(purchase.created_at),
             purchase.void.as_ref().map_or("", |v| v.reason.as_str()),
             &purchase.void.as_ref().map_or(String::new(), |v| time(v.at)),
+            &purchase
+                .amount
+                .map_or(String::new(), |m| m.minor.to_string()),
+            purchase.amount.as_ref().map_or("", |m| m.currency.as_str()),
         ])?;
         purchases += 1;
         sold += u64::from(purchase.quantity);

@@ -21,6 +21,7 @@ mod ticket_figures;
 mod winners;
 mod write_rate;
 
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use clap::Args;
@@ -246,8 +247,11 @@ async fn run_all(
 
 /// Creates a draw for a part of the bench: no name, schedule, beacon or instant wins.
 async fn create_draw(store: &Store, draw_id: &DrawId, config: DrawConfig) -> Result<(), String> {
-    TicketService::new(store.clone())
-        .create_draw(NewDraw::new(draw_id.clone(), config))
+    // A create is an operator action in a transaction with its journal entry: an outcome
+    // lost under faults is repeated as a client would (a repeat answers the draw made).
+    let service = TicketService::new(store.clone());
+    let draw = NewDraw::new(draw_id.clone(), config);
+    sell_out::as_a_client(&AtomicU64::new(0), || service.create_draw(draw.clone()))
         .await
         .map(|_| ())
         .map_err(|e| e.to_string())

@@ -31,7 +31,8 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
     let created = app
         .post(
             "/draws",
-            &json!({"draw_id": "out", "total_tickets": 500, "stripes": 20}),
+            &json!({"draw_id": "out", "total_tickets": 500, "stripes": 20,
+                    "ticket_price": 250, "currency": "EUR"}),
         )
         .await;
     assert_eq!(created.status, StatusCode::CREATED);
@@ -100,6 +101,9 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
     );
     let p5 = rows.iter().find(|r| &r[0] == "p5").unwrap();
     assert_eq!((&p5[4], &p4[4]), ("postal", "online"));
+    // What each buyer was charged: a postal entry nothing, a paid one quantity x price.
+    assert_eq!((&p5[9], &p5[10]), ("0", "EUR"));
+    assert_eq!((&p4[9], &p4[10]), ("250", "EUR"));
     let tickets: usize = rows.iter().map(|r| r[3].split(' ').count()).sum();
     assert_eq!(tickets, sold);
 
