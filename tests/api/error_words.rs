@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::spawn_app;
 
-/// Words of serde and chrono that must not reach a client.
+/// Words of serde and of Rust time libraries that must not reach a client.
 const RUST_WORDS: [&str; 6] = [
     "expected u32",
     "expected u64",
