@@ -16,7 +16,7 @@ use super::{Kind, Takes};
 
 thread_local! {
     /// A misfit on its way up through serde_json's frames, which carry only a stand-in.
-    static SLOT: Cell<Option<Kind>> = const { Cell::new(None) };
+    pub(super) static SLOT: Cell<Option<Kind>> = const { Cell::new(None) };
 }
 
 /// One of serde_json's deserializers, or a visitor, access or seed handed to one, with

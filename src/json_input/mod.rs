@@ -21,6 +21,8 @@ pub const RFC3339_EXPECTED: &str = "a date and time in RFC 3339, such as 2026-12
 
 /// Reads JSON text into `T`, or says where and why it does not fit.
 pub fn read<T: DeserializeOwned>(text: &[u8]) -> Result<T, Misfit> {
+    // A misfit left by a read that panicked on this thread is not this read's.
+    facts::SLOT.take();
     let mut json = serde_json::Deserializer::from_slice(text);
     let value = serde_path_to_error::deserialize(facts::Facts(&mut json)).map_err(Misfit)?;
     // Characters after the value.
@@ -374,6 +376,12 @@ mod tests {
                 "{json}"
             );
         }
+    }
+
+    #[test]
+    fn a_misfit_left_on_the_thread_is_not_the_next_reads() {
+        facts::SLOT.set(Some(Kind::Missing("left")));
+        assert!(read::<Body>(b"{").unwrap_err().is_syntax());
     }
 
     #[test]
