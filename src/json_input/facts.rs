@@ -2,296 +2,195 @@
 //! visitors report why a value does not fit through the constructors of `de::Error`
 //! (`missing_field`, `invalid_type` with what came and what was expected, ...); a
 //! `serde_json::Error` keeps only the sentence. Wrapped in [`Facts`], the constructors
-//! build a [`Kind`] instead. serde_json's frames between two wrappers cannot carry it, so
-//! it waits in a [`Slot`] while they unwind. Every type hint is read as `deserialize_any`,
-//! so that serde_json never words a wrong type itself; the hint is kept as what the value
-//! [`Takes`].
+//! build a [`Kind`] instead, which waits in a slot while serde_json's frames between two
+//! wrappers unwind. Every type hint is read as `deserialize_any`, so that serde_json never
+//! words a wrong type itself; the hint says what the value [`Takes`].
 
 use std::cell::Cell;
-use std::fmt;
+use std::fmt::Display;
 
-use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
-};
+use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess};
+use serde::de::{VariantAccess, Visitor};
 
 use super::{Kind, Takes};
 
-/// A misfit on its way through serde_json's frames.
-pub(super) type Slot = Cell<Option<Kind>>;
-
-/// One of serde's deserializer, visitor, access or seed values, wrapped.
-pub(super) struct Facts<'s, X> {
-    inner: X,
-    slot: &'s Slot,
-    /// For a visitor: what the value takes, by the hint it was asked for with.
-    takes: Option<Takes>,
+thread_local! {
+    /// A misfit on its way up through serde_json's frames, which carry only a stand-in.
+    pub(super) static SLOT: Cell<Option<Kind>> = const { Cell::new(None) };
 }
 
-impl<'s, X> Facts<'s, X> {
-    pub(super) fn new(inner: X, slot: &'s Slot) -> Self {
-        Facts {
-            inner,
-            slot,
-            takes: None,
-        }
-    }
-}
+/// One of serde_json's deserializers, or a visitor, access or seed handed to one, with
+/// [`Kind`] for error.
+pub(super) struct Facts<X>(pub(super) X);
 
 /// An error coming up out of serde_json: the misfit waiting in the slot, or serde_json's
 /// own (the text is no JSON).
-fn ours<T, E: fmt::Display>(slot: &Slot, result: Result<T, E>) -> Result<T, Kind> {
-    result.map_err(|err| slot.take().unwrap_or_else(|| Kind::Syntax(err.to_string())))
+fn ours<T>(result: Result<T, impl Display>) -> Result<T, Kind> {
+    result.map_err(|err| SLOT.take().unwrap_or_else(|| Kind::Syntax(err.to_string())))
 }
 
-/// A misfit going up into serde_json: it waits in the slot, serde_json carries a stand-in.
-fn theirs<T, E: de::Error>(
-    slot: &Slot,
-    takes: Option<Takes>,
-    result: Result<T, Kind>,
-) -> Result<T, E> {
+/// A misfit going up into serde_json, which carries a stand-in.
+fn theirs<T, E: de::Error>(result: Result<T, Kind>) -> Result<T, E> {
     result.map_err(|kind| {
-        slot.set(Some(kind.taking(takes)));
+        SLOT.set(Some(kind));
         E::custom("")
     })
 }
 
 /// Type hints read as `deserialize_any`, each with what its value takes.
 macro_rules! read_as_any {
-    ($($method:ident($($arg:ident: $ty:ty),*) => $takes:expr;)*) => {$(
+    ($($takes:expr => $($method:ident($($arg:ty),*)),*;)*) => {$($(
+        fn $method<V: Visitor<'de>>(self, $(_: $arg,)* visitor: V) -> Result<V::Value, Kind> {
+            ours(self.0.deserialize_any(Facts(visitor))).map_err(|kind| kind.taking($takes))
+        }
+    )*)*};
+}
+
+/// Type hints passed on as they are.
+macro_rules! pass_on {
+    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, Kind> {
-            $(let _ = $arg;)*
-            let visitor = Facts { inner: visitor, slot: self.slot, takes: Some($takes) };
-            ours(self.slot, self.inner.deserialize_any(visitor))
+            ours(self.0.$method($($arg,)* Facts(visitor)))
         }
     )*};
 }
 
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for Facts<'_, D> {
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Facts<D> {
     type Error = Kind;
 
     read_as_any! {
-        deserialize_any() => Takes::Own;
-        deserialize_bool() => Takes::Bool;
-        deserialize_i8() => Takes::Integer;
-        deserialize_i16() => Takes::Integer;
-        deserialize_i32() => Takes::Integer;
-        deserialize_i64() => Takes::Integer;
-        deserialize_i128() => Takes::Integer;
-        deserialize_u8() => Takes::Unsigned(u8::MAX.into());
-        deserialize_u16() => Takes::Unsigned(u16::MAX.into());
-        deserialize_u32() => Takes::Unsigned(u32::MAX.into());
-        deserialize_u64() => Takes::Unsigned(u64::MAX);
-        deserialize_u128() => Takes::Integer;
-        deserialize_f32() => Takes::Number;
-        deserialize_f64() => Takes::Number;
-        deserialize_char() => Takes::Own;
-        deserialize_str() => Takes::Own;
-        deserialize_string() => Takes::Own;
-        deserialize_bytes() => Takes::Own;
-        deserialize_byte_buf() => Takes::Own;
-        deserialize_unit() => Takes::Own;
-        deserialize_unit_struct(name: &'static str) => Takes::Own;
-        deserialize_seq() => Takes::Array;
-        deserialize_tuple(len: usize) => Takes::Array;
-        deserialize_tuple_struct(name: &'static str, len: usize) => Takes::Array;
-        deserialize_map() => Takes::Object;
-        deserialize_struct(name: &'static str, fields: &'static [&'static str]) => Takes::Object;
-        deserialize_identifier() => Takes::Own;
+        Takes::Own => deserialize_any(), deserialize_char(), deserialize_str(),
+            deserialize_string(), deserialize_bytes(), deserialize_byte_buf(), deserialize_unit(),
+            deserialize_unit_struct(&'static str), deserialize_identifier();
+        Takes::Bool => deserialize_bool();
+        Takes::Integer => deserialize_i8(), deserialize_i16(), deserialize_i32(),
+            deserialize_i64(), deserialize_i128(), deserialize_u128();
+        Takes::Unsigned(u8::MAX.into()) => deserialize_u8();
+        Takes::Unsigned(u16::MAX.into()) => deserialize_u16();
+        Takes::Unsigned(u32::MAX.into()) => deserialize_u32();
+        Takes::Unsigned(u64::MAX) => deserialize_u64();
+        Takes::Number => deserialize_f32(), deserialize_f64();
+        Takes::Array => deserialize_seq(), deserialize_tuple(usize),
+            deserialize_tuple_struct(&'static str, usize);
+        Takes::Object => deserialize_map(),
+            deserialize_struct(&'static str, &'static [&'static str]);
     }
 
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Kind> {
-        let visitor = Facts::new(visitor, self.slot);
-        ours(self.slot, self.inner.deserialize_option(visitor))
-    }
-
-    /// Passed on by name: serde_json reads its `RawValue` this way.
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Kind> {
-        let visitor = Facts::new(visitor, self.slot);
-        ours(
-            self.slot,
-            self.inner.deserialize_newtype_struct(name, visitor),
-        )
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Kind> {
-        let visitor = Facts::new(visitor, self.slot);
-        ours(
-            self.slot,
-            self.inner.deserialize_enum(name, variants, visitor),
-        )
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Kind> {
-        let visitor = Facts::new(visitor, self.slot);
-        ours(self.slot, self.inner.deserialize_ignored_any(visitor))
-    }
-
-    fn is_human_readable(&self) -> bool {
-        self.inner.is_human_readable()
+    // serde_json reads these by their hint: `null`, a `RawValue` (a newtype struct by its
+    // name), an enum's two forms, a value skipped.
+    pass_on! {
+        deserialize_option();
+        deserialize_newtype_struct(name: &'static str);
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+        deserialize_ignored_any();
     }
 }
 
-/// Visits of a value, passed on and their misfits sent up.
+/// Visits of a value, passed on and their misfits sent up. serde_json makes only these;
+/// the others serde forwards to them.
 macro_rules! visit {
-    ($($method:ident($ty:ty);)*) => {$(
-        fn $method<E: de::Error>(self, value: $ty) -> Result<Self::Value, E> {
-            theirs(self.slot, self.takes, self.inner.$method(value))
+    ($($method:ident($($value:ident: $ty:ty)?);)*) => {$(
+        fn $method<E: de::Error>(self $(, $value: $ty)?) -> Result<Self::Value, E> {
+            theirs(self.0.$method($($value)?))
         }
     )*};
 }
 
-impl<'de, V: Visitor<'de>> Visitor<'de> for Facts<'_, V> {
+/// Visits of a value with parts, whose accesses are wrapped in turn.
+macro_rules! visit_parts {
+    ($($method:ident($bound:ident);)*) => {$(
+        fn $method<A: $bound<'de>>(self, parts: A) -> Result<Self::Value, A::Error> {
+            theirs(self.0.$method(Facts(parts)))
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Facts<V> {
     type Value = V::Value;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        self.inner.expecting(f)
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.0.expecting(f)
     }
 
     visit! {
-        visit_bool(bool);
-        visit_i8(i8);
-        visit_i16(i16);
-        visit_i32(i32);
-        visit_i64(i64);
-        visit_i128(i128);
-        visit_u8(u8);
-        visit_u16(u16);
-        visit_u32(u32);
-        visit_u64(u64);
-        visit_u128(u128);
-        visit_f32(f32);
-        visit_f64(f64);
-        visit_char(char);
-        visit_str(&str);
-        visit_borrowed_str(&'de str);
-        visit_string(String);
-        visit_bytes(&[u8]);
-        visit_borrowed_bytes(&'de [u8]);
-        visit_byte_buf(Vec<u8>);
+        visit_bool(value: bool);
+        visit_i64(value: i64);
+        visit_u64(value: u64);
+        visit_f64(value: f64);
+        visit_str(value: &str);
+        visit_unit();
+        visit_none();
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        theirs(self.slot, self.takes, self.inner.visit_none())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        theirs(self.slot, self.takes, self.inner.visit_unit())
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
-        let inner = Facts::new(inner, self.slot);
-        theirs(self.slot, self.takes, self.inner.visit_some(inner))
-    }
-
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
-        let inner = Facts::new(inner, self.slot);
-        theirs(
-            self.slot,
-            self.takes,
-            self.inner.visit_newtype_struct(inner),
-        )
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, access: A) -> Result<Self::Value, A::Error> {
-        let access = Facts::new(access, self.slot);
-        theirs(self.slot, self.takes, self.inner.visit_seq(access))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Self::Value, A::Error> {
-        let access = Facts::new(access, self.slot);
-        theirs(self.slot, self.takes, self.inner.visit_map(access))
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, access: A) -> Result<Self::Value, A::Error> {
-        let access = Facts::new(access, self.slot);
-        theirs(self.slot, self.takes, self.inner.visit_enum(access))
+    visit_parts! {
+        visit_some(Deserializer);
+        visit_newtype_struct(Deserializer);
+        visit_seq(SeqAccess);
+        visit_map(MapAccess);
+        visit_enum(EnumAccess);
     }
 }
 
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Facts<'_, S> {
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Facts<S> {
     type Value = S::Value;
 
     fn deserialize<D: Deserializer<'de>>(self, inner: D) -> Result<S::Value, D::Error> {
-        let inner = Facts::new(inner, self.slot);
-        theirs(self.slot, None, self.inner.deserialize(inner))
+        theirs(self.0.deserialize(Facts(inner)))
     }
 }
 
-impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Facts<'_, A> {
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Facts<A> {
     type Error = Kind;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Kind> {
-        let seed = Facts::new(seed, self.slot);
-        ours(self.slot, self.inner.next_element_seed(seed))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.inner.size_hint()
+        ours(self.0.next_element_seed(Facts(seed)))
     }
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for Facts<'_, A> {
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Facts<A> {
     type Error = Kind;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Kind> {
-        let seed = Facts::new(seed, self.slot);
-        ours(self.slot, self.inner.next_key_seed(seed))
+        ours(self.0.next_key_seed(Facts(seed)))
     }
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, Kind> {
-        let seed = Facts::new(seed, self.slot);
-        ours(self.slot, self.inner.next_value_seed(seed))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.inner.size_hint()
+        ours(self.0.next_value_seed(Facts(seed)))
     }
 }
 
-impl<'s, 'de, A: EnumAccess<'de>> EnumAccess<'de> for Facts<'s, A> {
+impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Facts<A> {
     type Error = Kind;
-    type Variant = Facts<'s, A::Variant>;
+    type Variant = Facts<A::Variant>;
 
     fn variant_seed<T: DeserializeSeed<'de>>(
         self,
         seed: T,
     ) -> Result<(T::Value, Self::Variant), Kind> {
-        let seed = Facts::new(seed, self.slot);
-        let (value, variant) = ours(self.slot, self.inner.variant_seed(seed))?;
-        Ok((value, Facts::new(variant, self.slot)))
+        let (value, variant) = ours(self.0.variant_seed(Facts(seed)))?;
+        Ok((value, Facts(variant)))
     }
 }
 
-impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Facts<'_, A> {
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Facts<A> {
     type Error = Kind;
 
     fn unit_variant(self) -> Result<(), Kind> {
-        ours(self.slot, self.inner.unit_variant())
+        ours(self.0.unit_variant())
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Kind> {
-        let seed = Facts::new(seed, self.slot);
-        ours(self.slot, self.inner.newtype_variant_seed(seed))
+        ours(self.0.newtype_variant_seed(Facts(seed)))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, Kind> {
-        let visitor = Facts::new(visitor, self.slot);
-        ours(self.slot, self.inner.tuple_variant(len, visitor))
+        ours(self.0.tuple_variant(len, Facts(visitor)))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -299,7 +198,6 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Facts<'_, A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Kind> {
-        let visitor = Facts::new(visitor, self.slot);
-        ours(self.slot, self.inner.struct_variant(fields, visitor))
+        ours(self.0.struct_variant(fields, Facts(visitor)))
     }
 }
