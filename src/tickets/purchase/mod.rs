@@ -195,8 +195,7 @@ impl<'a> Run<'a> {
         requests: u32,
         context: (Clock, SharedRules),
     ) -> Self {
-        let fingerprint = request.fingerprint(&cache.fingerprint_key);
-        Self::new(store, cache, Kind::Purchase(request), fingerprint, context).counting(requests)
+        Self::new(store, cache, Kind::Purchase(request), requests, context)
     }
 
     pub(super) fn hold(
@@ -205,8 +204,7 @@ impl<'a> Run<'a> {
         request: HoldRequest,
         context: (Clock, SharedRules),
     ) -> Self {
-        let fingerprint = request.fingerprint(&cache.fingerprint_key);
-        Self::new(store, cache, Kind::Hold(request), fingerprint, context)
+        Self::new(store, cache, Kind::Hold(request), 0, context)
     }
 
     /// Reads the hold first: a conversion pays for exactly its numbers.
@@ -220,22 +218,28 @@ impl<'a> Run<'a> {
             .get_hold(&request.draw_id, &request.hold_id)
             .await?
             .ok_or_else(|| TicketError::HoldNotFound(request.hold_id.clone()))?;
-        let fingerprint = conversion_fingerprint(
-            &cache.fingerprint_key,
-            &request.hold_id,
-            request.token.as_deref(),
-        );
-        let kind = Kind::Convert(request, hold);
-        Ok(Self::new(store, cache, kind, fingerprint, context).counting(1))
+        Ok(Self::new(
+            store,
+            cache,
+            Kind::Convert(request, hold),
+            1,
+            context,
+        ))
     }
 
     fn new(
         store: &'a Store,
         cache: Arc<DrawCache>,
         kind: Kind,
-        fingerprint: String,
+        requests: u32,
         (clock, rules): (Clock, SharedRules),
     ) -> Self {
+        let key = &cache.fingerprint_key;
+        let fingerprint = match &kind {
+            Kind::Purchase(r) => r.fingerprint(key),
+            Kind::Hold(r) => r.fingerprint(key),
+            Kind::Convert(r, _) => conversion_fingerprint(key, &r.hold_id, r.token.as_deref()),
+        };
         Self {
             store,
             cache,
@@ -244,7 +248,7 @@ impl<'a> Run<'a> {
             created_at: clock(),
             rng: StdRng::from_rng(&mut rand::rng()),
             clock,
-            requests: 0,
+            requests,
             refreshes: 0,
             conflicts: 0,
             attempts: 0,
@@ -257,11 +261,6 @@ impl<'a> Run<'a> {
             payer: PayerKnown::default(),
             payer_refusal: None,
         }
-    }
-
-    fn counting(mut self, requests: u32) -> Self {
-        self.requests = requests;
-        self
     }
 
     pub(super) async fn run(mut self) -> Result<Receipt, TicketError> {
