@@ -113,10 +113,7 @@ impl TicketService {
                 .await?;
             let cancellation = match commit {
                 Commit::Committed => {
-                    let mut view = cache.view();
-                    for take in &takes {
-                        view.stripes.hold(take, 0);
-                    }
+                    cache.view().stripes.committed(&[], &takes, Some(0));
                     info!(tickets = ?hold.tickets, "hold released");
                     return Ok(Hold {
                         end: HoldEnd::Released,

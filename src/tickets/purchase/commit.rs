@@ -179,9 +179,7 @@ impl Run<'_> {
         match &mut receipt {
             Receipt::Hold(HoldReceipt { hold, .. }) => {
                 let end = hold.expires_at.epoch_millis();
-                for take in &chosen {
-                    view.stripes.hold(take, end);
-                }
+                view.stripes.committed(&[], &chosen, Some(end));
                 let expires_at = rfc3339_millis(hold.expires_at);
                 info!(tickets = ?hold.tickets, %expires_at, "hold created");
             }
@@ -189,7 +187,7 @@ impl Run<'_> {
                 if let Some(gate) = &gate {
                     self.payer.committed(&self.rules, gate);
                 }
-                view.stripes.committed(&takes, &chosen);
+                view.stripes.committed(&takes, &chosen, None);
                 metrics::PURCHASES.add(1);
                 metrics::TICKETS_SOLD.add(sold.purchase.tickets.len() as u64);
                 sold.requests = self.requests;

@@ -79,7 +79,7 @@ fn a_hold_passed_behind_the_cursor_comes_back_once_a_read_shows_it_ended() {
     view.claimed(0, 1);
     view.at(1_000);
     view.learn_held(0, &held(&[(1, 5_000)]));
-    view.committed(&takes(view.plan(3, &mut rng())), &[]);
+    view.committed(&takes(view.plan(3, &mut rng())), &[], None);
     let len = view.layout.len(0);
     assert_eq!(view.room(0), len - 4);
     view.at(9_000);
@@ -126,7 +126,7 @@ fn sells_from_the_bottom_of_its_own_stripe_while_it_has_room() {
             other_at_most: len - 3
         }]
     );
-    view.committed(&plan, &[]);
+    view.committed(&plan, &[], None);
     assert_eq!(view.room(4), len - 3);
     learn(4, counters(len - 2, 0), &mut view);
     assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
@@ -193,7 +193,7 @@ fn after_the_last_stripe_the_counter_hands_out_top_ends_newest_first() {
             other_at_most: len - 4
         }]
     );
-    other.committed(&plan, &[]);
+    other.committed(&plan, &[], None);
     assert_eq!(other.room(6), 1);
 }
 
@@ -294,7 +294,7 @@ fn own_ends_that_suffice_need_no_claim() {
     all_open_with_rooms(&mut view, &[(6, 5), (9, 3)]);
     let own = takes(view.plan(3, &mut rng()));
     assert_eq!((own[0].stripe, own[0].side), (9, Side::Bottom));
-    view.committed(&own, &[]);
+    view.committed(&own, &[], None);
     // The tops of 9 (ours already), 8, 7 and 6.
     assert_eq!(view.plan(3, &mut rng()), Plan::Claim(4));
 }
