@@ -1,10 +1,10 @@
-//! Holds as the service offers them: make one, read it, release it, pay for it. The steps
-//! of making and paying live in `purchase/hold.rs` and `purchase/convert.rs`.
+//! Holds as the service offers them: make one, read it, release it, pay for it. A hold is made
+//! and paid for by the run of `purchase/`, as a purchase is.
 
 use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
-use super::purchase::{ConvertRequest, ConvertRun, HoldReceipt, HoldRun};
+use super::purchase::{ConvertRequest, HoldReceipt, Run};
 use super::{PurchaseReceipt, TicketError, TicketService, check_numbers};
 use crate::store::allowances::CountedEnd;
 use crate::store::purchases::Commit;
@@ -44,14 +44,9 @@ impl TicketService {
                 left: max_per_payer,
             });
         }
-        HoldRun::new(
-            &self.store,
-            cache,
-            request,
-            (self.clock.clone(), self.spend.clone()),
-        )
-        .run()
-        .await
+        let context = (self.clock.clone(), self.spend.clone());
+        let run = Run::hold(&self.store, cache, request, context);
+        run.run().await?.hold()
     }
 
     #[instrument(skip(self))]
@@ -87,14 +82,9 @@ impl TicketService {
     #[instrument(skip_all, fields(draw_id = %request.draw_id, payment_id = %request.payment_id, hold_id = %request.hold_id))]
     pub async fn convert(&self, request: ConvertRequest) -> Result<PurchaseReceipt, TicketError> {
         let cache = self.draw_cache(&request.draw_id).await?;
-        ConvertRun::new(
-            &self.store,
-            cache,
-            request,
-            (self.clock.clone(), self.spend.clone()),
-        )
-        .run()
-        .await
+        let context = (self.clock.clone(), self.spend.clone());
+        let run = Run::convert(&self.store, cache, request, context).await?;
+        run.run().await?.purchase()
     }
 
     /// Gives a live hold's numbers back at once. Releasing a hold that ended answers it
@@ -123,10 +113,7 @@ impl TicketService {
                 .await?;
             let cancellation = match commit {
                 Commit::Committed => {
-                    let mut view = cache.view();
-                    for take in &takes {
-                        view.stripes.hold(take, 0);
-                    }
+                    cache.view().stripes.committed(&[], &takes, Some(0));
                     info!(tickets = ?hold.tickets, "hold released");
                     return Ok(Hold {
                         end: HoldEnd::Released,

@@ -38,7 +38,7 @@ pub use winners::{BeaconInput, Prize, Replaced, Winners};
 
 use crate::store::{Store, StoreError};
 use cache::{DrawCache, DrawCaches};
-use purchase::PurchaseRun;
+use purchase::Run;
 use tally_domain::draw::DrawConfigError;
 use tally_domain::ids::{DrawId, HoldId, PaymentId};
 use tally_domain::instant::InstantWin;
@@ -302,15 +302,9 @@ impl TicketService {
                 return Err(SpendError::Amount(most).into());
             }
         }
-        let outcome = PurchaseRun::new(
-            &self.store,
-            cache.clone(),
-            request,
-            requests,
-            (self.clock.clone(), self.spend.clone()),
-        )
-        .run()
-        .await;
+        let context = (self.clock.clone(), self.spend.clone());
+        let run = Run::purchase(&self.store, cache.clone(), request, requests, context);
+        let outcome = run.run().await.and_then(|r| r.purchase());
         self.notice_sell_out(&cache, &outcome).await;
         outcome
     }

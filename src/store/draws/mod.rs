@@ -9,6 +9,7 @@ mod item;
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use jiff::Timestamp;
 
@@ -124,45 +125,35 @@ impl Store {
         reached_at: &str,
         unless: Option<DrawStatus>,
     ) -> Result<Option<Draw>, StoreError> {
-        unless_held(|| self.set_draw_status_once(draw_id, status, reached_at, unless)).await
-    }
-
-    async fn set_draw_status_once(
-        &self,
-        draw_id: &DrawId,
-        status: DrawStatus,
-        reached_at: &str,
-        unless: Option<DrawStatus>,
-    ) -> Result<Option<Draw>, StoreError> {
-        self.write_meter().single_write(1);
-        let mut request = self
-            .client()
-            .update_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::draw(draw_id))))
-            .update_expression("SET #status = :status, #at = if_not_exists(#at, :now)")
-            .expression_attribute_names("#pk", PARTITION_KEY)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#at", reached_at)
-            .expression_attribute_values(":status", s(status.as_str()))
-            .expression_attribute_values(":now", timestamp(Timestamp::now()))
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        request = match unless {
-            Some(kept) => request
-                .condition_expression("attribute_exists(#pk) AND #status <> :kept")
-                .expression_attribute_values(":kept", s(kept.as_str())),
-            None => request.condition_expression("attribute_exists(#pk)"),
-        };
-        match request.send().await {
-            Ok(output) => output.attributes().map(decode_draw).transpose(),
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
-                    failed.item().map(decode_draw).transpose()
-                }
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
-        }
+        unless_held(|| async {
+            let mut request = self
+                .update_draw(draw_id)
+                .update_expression("SET #status = :status, #at = if_not_exists(#at, :now)")
+                .expression_attribute_names("#status", STATUS)
+                .expression_attribute_names("#at", reached_at)
+                .expression_attribute_values(":status", s(status.as_str()))
+                .expression_attribute_values(":now", timestamp(Timestamp::now()))
+                .return_values(ReturnValue::AllNew)
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
+            request = match unless {
+                Some(kept) => request
+                    .condition_expression("attribute_exists(#pk) AND #status <> :kept")
+                    .expression_attribute_values(":kept", s(kept.as_str())),
+                None => request.condition_expression("attribute_exists(#pk)"),
+            };
+            match request.send().await {
+                Ok(output) => output.attributes().map(decode_draw).transpose(),
+                Err(err) => match err.as_service_error() {
+                    Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                        failed.item().map(decode_draw).transpose()
+                    }
+                    _ => Err(sdk_error("UpdateItem", err)),
+                },
+            }
+        })
+        .await
     }
 
     /// Records, once, that a read of the draw's counts found every ticket sold: listings
@@ -201,59 +192,48 @@ impl Store {
         sold_out: &[u32],
     ) -> Result<Option<StripeClaim>, StoreError> {
         // A void or the winners may hold the draw item in a transaction for a moment.
-        unless_held(|| self.claim_stripes_once(draw_id, count, sold_out)).await
-    }
-
-    async fn claim_stripes_once(
-        &self,
-        draw_id: &DrawId,
-        count: u32,
-        sold_out: &[u32],
-    ) -> Result<Option<StripeClaim>, StoreError> {
-        self.write_meter().single_write(1);
-        let mut request = self
-            .client()
-            .update_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::draw(draw_id))))
-            .condition_expression("attribute_exists(#pk)")
-            .expression_attribute_names("#pk", PARTITION_KEY)
-            .expression_attribute_names("#opened", OPENED)
-            .expression_attribute_values(":count", n(count))
-            .return_values(ReturnValue::AllNew);
-        request = if sold_out.is_empty() {
-            request.update_expression("ADD #opened :count")
-        } else {
-            request
-                .update_expression("ADD #opened :count, #sold_out :stripes")
-                .expression_attribute_names("#sold_out", SOLD_OUT_STRIPES)
-                .expression_attribute_values(
-                    ":stripes",
-                    AttributeValue::Ns(sold_out.iter().map(u32::to_string).collect()),
-                )
-        };
-        let item = match request.send().await {
-            Ok(output) => output
-                .attributes
-                .ok_or_else(|| StoreError::Invariant("the claimed draw was not returned".into()))?,
-            Err(err)
-                if matches!(
-                    err.as_service_error(),
-                    Some(UpdateItemError::ConditionalCheckFailedException(_))
-                ) =>
-            {
-                return Ok(None);
-            }
-            Err(err) => return Err(sdk_error("UpdateItem", err)),
-        };
-        let reader = Reader::new(&item);
-        let opened: u64 = reader.num(OPENED)?;
-        Ok(Some(StripeClaim {
-            draw: decode_draw(&item)?,
-            first: opened - u64::from(count),
-            count,
-            sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
-        }))
+        unless_held(|| async {
+            let mut request = self
+                .update_draw(draw_id)
+                .condition_expression("attribute_exists(#pk)")
+                .expression_attribute_names("#opened", OPENED)
+                .expression_attribute_values(":count", n(count))
+                .return_values(ReturnValue::AllNew);
+            request = if sold_out.is_empty() {
+                request.update_expression("ADD #opened :count")
+            } else {
+                request
+                    .update_expression("ADD #opened :count, #sold_out :stripes")
+                    .expression_attribute_names("#sold_out", SOLD_OUT_STRIPES)
+                    .expression_attribute_values(
+                        ":stripes",
+                        AttributeValue::Ns(sold_out.iter().map(u32::to_string).collect()),
+                    )
+            };
+            let item = match request.send().await {
+                Ok(output) => output.attributes.ok_or_else(|| {
+                    StoreError::Invariant("the claimed draw was not returned".into())
+                })?,
+                Err(err)
+                    if matches!(
+                        err.as_service_error(),
+                        Some(UpdateItemError::ConditionalCheckFailedException(_))
+                    ) =>
+                {
+                    return Ok(None);
+                }
+                Err(err) => return Err(sdk_error("UpdateItem", err)),
+            };
+            let reader = Reader::new(&item);
+            let opened: u64 = reader.num(OPENED)?;
+            Ok(Some(StripeClaim {
+                draw: decode_draw(&item)?,
+                first: opened - u64::from(count),
+                count,
+                sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
+            }))
+        })
+        .await
     }
 
     /// Sets the attribute `name` on the draw item unless it is there: a failed condition means
@@ -265,15 +245,10 @@ impl Store {
         value: AttributeValue,
     ) -> Result<(), StoreError> {
         unless_held(|| async {
-            self.write_meter().single_write(1);
             let result = self
-                .client()
-                .update_item()
-                .table_name(self.table())
-                .set_key(Some(key(keys::draw(draw_id))))
+                .update_draw(draw_id)
                 .update_expression("SET #attr = :value")
                 .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#attr)")
-                .expression_attribute_names("#pk", PARTITION_KEY)
                 .expression_attribute_names("#attr", name)
                 .expression_attribute_values(":value", value.clone())
                 .send()
@@ -281,6 +256,16 @@ impl Store {
             done_unless_failed(result)
         })
         .await
+    }
+
+    /// An update of the draw item (`#pk` names its key), metered as one write.
+    fn update_draw(&self, draw_id: &DrawId) -> UpdateItemFluentBuilder {
+        self.write_meter().single_write(1);
+        self.client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::draw(draw_id))))
+            .expression_attribute_names("#pk", PARTITION_KEY)
     }
 
     /// Reads the given stripes with strongly consistent batch reads; a stripe without an

@@ -114,14 +114,6 @@ impl StripeUpdate {
         self.remove_mark(held);
     }
 
-    /// Ends the mark of `held` (a placeholder) that the hold ending at `:end` set: 0, a
-    /// hold that ended, by which its number is free.
-    pub(super) fn release(&mut self, held: String) {
-        self.conditions.push(format!("{held} = :end"));
-        self.value(":released", n(0));
-        self.sets.push(format!("{held} = :released"));
-    }
-
     /// Removes the hold mark of `held` (a placeholder), which the conditions say is there.
     pub(super) fn remove_mark(&mut self, held: String) {
         self.removes.push(held);

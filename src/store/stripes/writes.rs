@@ -98,7 +98,8 @@ impl Store {
         let mut update = StripeUpdate::new(self, draw_id, take.stripe);
         update.now(now);
         // A release ends a mark the same way ahead of the cursors or behind them.
-        let ahead = !take.offsets.is_empty() && !matches!(write, ChosenWrite::Release { .. });
+        let release = matches!(write, ChosenWrite::Release { .. });
+        let ahead = !take.offsets.is_empty() && !release;
         if ahead || !take.swept.is_empty() {
             update.name("#bottom", BOTTOM);
             update.name("#top", TOP);
@@ -115,61 +116,47 @@ impl Store {
             update.value(":end", n(end));
         }
         update.value(":yes", AttributeValue::Bool(true));
-        for &offset in &take.offsets {
+        // A sale or a new hold takes a number whose hold ended; a conversion or a release,
+        // the number of its own hold.
+        let (takes_free, mark) = match write {
+            ChosenWrite::Sell | ChosenWrite::Hold { .. } => (true, "<= :now"),
+            ChosenWrite::Convert { .. } | ChosenWrite::Release { .. } => (false, "= :end"),
+        };
+        let named = take.offsets.iter().map(|&o| (o, true));
+        for (offset, ahead) in named.chain(take.returned.iter().map(|&o| (o, false))) {
+            // Behind a cursor every number this write names carries a mark.
+            let marked = !ahead || !takes_free || take.hold_marked.contains(&offset);
+            let chosen = (ahead && !release).then(|| update.chosen(offset));
+            let held = update.held(offset);
+            if let (Some(chosen), true) = (&chosen, takes_free) {
+                update
+                    .conditions
+                    .push(format!("attribute_not_exists({chosen})"));
+            }
+            update.conditions.push(match marked {
+                true => format!("{held} {mark}"),
+                false => format!("attribute_not_exists({held})"),
+            });
             match write {
-                ChosenWrite::Sell | ChosenWrite::Hold { .. } => {
-                    let marked = take.hold_marked.contains(&offset);
-                    let (chosen, held) = if marked {
-                        let (chosen, held) = (update.chosen(offset), update.held(offset));
-                        let ended = format!("attribute_not_exists({chosen}) AND {held} <= :now");
-                        update.conditions.push(ended);
-                        (chosen, held)
-                    } else {
-                        update.free(offset)
-                    };
-                    if write == ChosenWrite::Sell {
+                // The number is sold: chosen ahead of the cursors (behind them the cursor's
+                // count covers it), and its mark goes.
+                ChosenWrite::Sell | ChosenWrite::Convert { .. } => {
+                    if let Some(chosen) = chosen {
                         update.sets.push(format!("{chosen} = :yes"));
-                        if marked {
-                            update.remove_mark(held);
-                        }
-                    } else {
-                        update.sets.push(format!("{held} = :end"));
-                        update.hold_marks += i64::from(!marked);
+                    }
+                    if marked {
+                        update.remove_mark(held);
                     }
                 }
-                ChosenWrite::Convert { .. } => {
-                    let held = update.held(offset);
-                    update.conditions.push(format!("{held} = :end"));
-                    let chosen = update.chosen(offset);
-                    update.sets.push(format!("{chosen} = :yes"));
-                    update.remove_mark(held);
-                }
-                ChosenWrite::Release { .. } => {
-                    let held = update.held(offset);
-                    update.release(held);
-                }
-            }
-        }
-        // Behind a cursor the mark of an ended hold means a free number: a release leaves
-        // it there, ended, as ahead of them; a sale or a conversion removes it (the
-        // cursor's count covers the number).
-        for &offset in &take.returned {
-            let held = update.held(offset);
-            match write {
-                ChosenWrite::Release { .. } => update.release(held),
                 ChosenWrite::Hold { .. } => {
-                    update.conditions.push(format!("{held} <= :now"));
                     update.sets.push(format!("{held} = :end"));
+                    update.hold_marks += i64::from(!marked);
                 }
-                // A sale takes a number whose hold ended; a conversion, its own hold's.
-                _ => {
-                    let ended = if write == ChosenWrite::Sell {
-                        "<= :now"
-                    } else {
-                        "= :end"
-                    };
-                    update.conditions.push(format!("{held} {ended}"));
-                    update.remove_mark(held);
+                // A release ends the mark (0) ahead of the cursors or behind them, so that a
+                // lucky dip that means to pass it as held still finds it.
+                ChosenWrite::Release { .. } => {
+                    update.value(":released", n(0));
+                    update.sets.push(format!("{held} = :released"));
                 }
             }
         }

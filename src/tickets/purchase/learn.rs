@@ -1,17 +1,18 @@
-//! What a purchase learns from a cancelled transaction: the stripes it met, whether its
-//! record exists, the payer's allowance; and, after a conflict or throttling, a backoff
-//! before it tries again.
+//! What a run learns from a cancelled transaction: its record on file, the stripes it met,
+//! the hold as it is now, the payer's item and allowance; and, after a conflict or
+//! throttling, a backoff before it tries again.
 
+use tally_domain::time::Epoch;
 use tracing::debug;
 
-use super::{Outcome, PurchaseRun};
+use super::{Kind, Outcome, Refusal, Run};
 use crate::store::StoreError;
 use crate::store::purchases::Cancellation;
-use crate::store::retry;
+use crate::tickets::TicketError;
 
-impl PurchaseRun<'_> {
-    /// Learns from a cancelled transaction; a miss on a stale cursor is planned again at
-    /// once, from what the cancellation returned.
+impl Run<'_> {
+    /// Learns from a cancelled transaction that touched `stripes`; a miss on a stale
+    /// cursor is planned again at once, from what the cancellation returned.
     pub(super) async fn learn(&mut self, stripes: &[u32], cancellation: Cancellation) -> Outcome {
         debug!(
             attempt = self.attempts,
@@ -19,15 +20,24 @@ impl PurchaseRun<'_> {
             stale = ?cancellation.stale_stripes,
             conflict = cancellation.conflict,
             throttled = cancellation.throttled,
-            "purchase attempt cancelled"
+            "attempt cancelled"
         );
         if let Some(existing) = cancellation.existing {
-            return self.replay(existing).await.map(Some);
+            return self.replay(existing).await;
+        }
+        match (&mut self.kind, cancellation.hold) {
+            (Kind::Hold(_), Some(existing)) => return self.replay_hold(existing),
+            // Converted, released or expired meanwhile: decided on the next plan.
+            (Kind::Convert(_, hold), Some(now_on_record)) => {
+                *hold = now_on_record;
+                return Ok(None);
+            }
+            _ => {}
         }
         if let Some(record) = cancellation.payer {
             // The payer's terms or spend moved: planned again, at the time of the next
             // attempt (a count of a later window is never overwritten).
-            if let Some(payer) = &self.request.payer_id {
+            if let Some(payer) = self.kind.payer() {
                 self.payer.learn(&self.rules, payer, record);
             }
             self.created_at = (self.clock)();
@@ -41,6 +51,7 @@ impl PurchaseRun<'_> {
             ))
             .into());
         }
+        let decided = !cancellation.conflict && !cancellation.throttled;
         {
             let mut view = self.cache.view();
             // The transaction checked every condition at one point in time: its record's
@@ -48,23 +59,11 @@ impl PurchaseRun<'_> {
             // view learned nothing newer meanwhile.
             let alone = view.epoch == self.epoch;
             view.learn_all(&cancellation.stale_stripes);
-            let decided = !cancellation.conflict && !cancellation.throttled;
             self.absent_at = (alone && decided).then_some(view.epoch);
-            // Every condition was checked at one point in time, the record's passed: the
-            // payer is at the cap for this purchase.
-            // Holds of the payer that ended still count until given back, which happens
-            // first.
-            let now = self.now_millis();
-            if let (true, Some(allowance)) = (decided, &cancellation.allowance)
-                && !allowance.has_ended(now)
-            {
-                let max = self.cache.draw.config.max_per_payer().unwrap_or(0);
-                self.payer_left = Some(max.saturating_sub(allowance.held));
-            }
             // A miss corrects the stripes it touched; a lucky dip's miss on stripes that
             // others sell from means the rest of the view is old too, and one read
-            // corrects it all. Chosen numbers need only the stripes they lie in.
-            let shared_miss = self.request.numbers.is_none()
+            // corrects it all. Named numbers need only the stripes they lie in.
+            let shared_miss = self.kind.dips()
                 && view.stripes.all_handed()
                 && cancellation
                     .stale_stripes
@@ -72,18 +71,78 @@ impl PurchaseRun<'_> {
                     .any(|(s, _)| !view.stripes.owns(*s));
             view.stale |= shared_miss;
         }
-        let now = self.now_millis();
-        if let (Some(payer), Some(allowance)) = (&self.request.payer_id, &cancellation.allowance)
-            && allowance.has_ended(now)
-        {
-            self.requests += 1;
-            self.store
-                .give_back_ended_holds(&self.request.draw_id, payer, &allowance.holds, now, true)
-                .await?;
+        if let Kind::Convert(_, hold) = &self.kind {
+            let end = hold.expires_at.epoch_millis();
+            // A hold never outlives the sale: the close ends it. A number of the hold that
+            // no longer carries its deadline was taken by a writer whose clock saw the
+            // hold end. The payer's allowance no longer counting the hold: it was given
+            // back as ended.
+            let lost = cancellation.allowance.is_some()
+                || cancellation.stale_stripes.iter().any(|(stripe, state)| {
+                    state.closed
+                        || hold
+                            .tickets
+                            .iter()
+                            .map(|&n| self.cache.locate(n))
+                            .any(|(s, o)| s == *stripe && state.held.get(&o) != Some(&end))
+                });
+            if lost {
+                return Err(TicketError::HoldExpired(hold.hold_id.clone()));
+            }
         }
-        if cancellation.conflict || cancellation.throttled {
+        let now = self.now_millis();
+        let config = self.cache.draw.config;
+        if let (Some(payer), Some(allowance)) = (self.kind.payer(), &cancellation.allowance) {
+            // Holds of the payer that ended still count until given back, which happens
+            // first.
+            if allowance.has_ended(now) {
+                self.requests += 1;
+                let capped = config.max_per_payer().is_some();
+                self.store
+                    .give_back_ended_holds(
+                        self.kind.draw_id(),
+                        payer,
+                        &allowance.holds,
+                        now,
+                        capped,
+                    )
+                    .await?;
+                return Ok(None);
+            }
+            // Every condition was checked at one point in time, the record's passed: the
+            // payer is at a cap for this purchase or hold.
+            let quantity = self.kind.quantity();
+            let max_held_per_payer = config.max_held_per_payer();
+            let max_per_payer = config.max_per_payer();
+            let refusal = match (&self.kind, max_per_payer) {
+                _ if !decided => None,
+                (Kind::Purchase(_), max) => {
+                    let max = max.unwrap_or(0);
+                    self.payer_left = Some(max.saturating_sub(allowance.held));
+                    None
+                }
+                _ if allowance.holding + quantity > max_held_per_payer => {
+                    Some(TicketError::PayerHoldLimit {
+                        max_held_per_payer,
+                        left: max_held_per_payer.saturating_sub(allowance.holding),
+                    })
+                }
+                (_, Some(max_per_payer)) if allowance.held + quantity > max_per_payer => {
+                    Some(TicketError::PayerLimit {
+                        max_per_payer,
+                        left: max_per_payer.saturating_sub(allowance.held),
+                    })
+                }
+                // Room under both caps now: the allowance changed since; plan again.
+                _ => return Ok(None),
+            };
+            if let Some(refusal) = refusal {
+                return self.refuse(Refusal::Known(refusal)).await;
+            }
+        }
+        if !decided {
             self.conflicts += 1;
-            retry::PURCHASE.pause(self.conflicts).await;
+            self.kind.policy().pause(self.conflicts).await;
         }
         Ok(None)
     }

@@ -1,23 +1,18 @@
-//! One purchase, as a small state machine: plan from what this process knows, then claim
-//! stripe ends or read (`reads.rs`), commit, or refuse (`refuse.rs`); learn from every
-//! cancellation (`learn.rs`). A purchase of numbers the buyer chose plans in `choose.rs`
-//! and shares the rest; a hold is made in `hold.rs` and paid for in `convert.rs`.
+//! One run that commits a purchase, a hold or a hold's conversion, as a small state
+//! machine: plan from what this process knows (`plan.rs`), then claim stripe ends or read
+//! (`reads.rs`), commit (`commit.rs`) or refuse (`refuse.rs`); learn from every
+//! cancellation (`learn.rs`). What the run commits (`Kind`) decides which plans it makes.
 //!
 //! The table decides every race (conditional writes in one transaction); these steps only
 //! choose what to ask for. A cursor that moved under us comes back in the cancellation
 //! reasons, so most purchases cost one transaction and no read.
 
-mod choose;
-mod convert;
-mod hold;
+mod commit;
 mod learn;
+mod plan;
 mod reads;
 mod refuse;
 
-pub use convert::ConvertRequest;
-pub(super) use convert::ConvertRun;
-pub use hold::HoldReceipt;
-pub(super) use hold::HoldRun;
 use reads::Read;
 use refuse::Refusal;
 
@@ -29,48 +24,141 @@ use rand::rngs::StdRng;
 use tally_domain::time::Epoch;
 use tracing::{info, warn};
 
-use super::cache::{BusyGuard, DrawCache};
-use super::spend::{self, PayerKnown, SharedRules};
+use super::cache::DrawCache;
+use super::spend::{PayerKnown, SharedRules};
 use super::{PurchaseReceipt, TicketError};
-use crate::store::allowances::PayerCap;
-use crate::store::limits::MAX_BATCH_GET_KEYS;
-use crate::store::purchases::Commit;
-use crate::store::{Store, StoreError, retry};
-use crate::telemetry::metrics;
-use tally_domain::purchase::{Channel, Purchase, PurchaseRequest};
-use tally_domain::schedule::Phase;
-use tally_domain::stripes::{ChosenTake, Plan, StripeTake};
+use crate::store::retry::{self, RetryPolicy};
+use crate::store::{Store, StoreError};
+use tally_domain::hold::{Hold, HoldRequest, conversion_fingerprint};
+use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
+use tally_domain::purchase::{Purchase, PurchaseRequest};
+use tally_domain::stripes::{ChosenTake, StripeTake};
 use tally_domain::time::Clock;
 
-/// Steps of any kind (transactions, claims, reads) one purchase may take.
+/// Steps of any kind (transactions, claims, reads) one run may take.
 const MAX_STEPS: u32 = 96;
-/// Full reads of the cursors one purchase may make.
-const MAX_REFRESHES: u32 = 3;
 
-/// What the next step is, decided from the view at one moment (`epoch`).
+/// A payment for a hold.
+#[derive(Debug, Clone)]
+pub struct ConvertRequest {
+    pub draw_id: DrawId,
+    pub payment_id: PaymentId,
+    pub hold_id: HoldId,
+    /// Opaque to Tally and never stored: only its hash enters the fingerprint.
+    pub token: Option<String>,
+}
+
+/// A hold and whether this call made it or found it.
+#[derive(Debug, Clone)]
+pub struct HoldReceipt {
+    pub hold: Hold,
+    pub replayed: bool,
+}
+
+/// What a run commits.
+enum Kind {
+    Purchase(PurchaseRequest),
+    Hold(HoldRequest),
+    /// A payment for the hold, as last read.
+    Convert(ConvertRequest, Hold),
+}
+
+impl Kind {
+    fn draw_id(&self) -> &DrawId {
+        match self {
+            Kind::Purchase(r) => &r.draw_id,
+            Kind::Hold(r) => &r.draw_id,
+            Kind::Convert(r, _) => &r.draw_id,
+        }
+    }
+
+    fn payer(&self) -> Option<&PayerId> {
+        match self {
+            Kind::Purchase(r) => r.payer_id.as_ref(),
+            Kind::Hold(r) => Some(&r.payer_id),
+            Kind::Convert(_, hold) => Some(&hold.payer_id),
+        }
+    }
+
+    /// The numbers the buyer chose; `None` for a lucky dip and a conversion.
+    fn numbers(&self) -> Option<&[u64]> {
+        match self {
+            Kind::Purchase(r) => r.numbers.as_deref(),
+            Kind::Hold(r) => r.numbers.as_deref(),
+            Kind::Convert(..) => None,
+        }
+    }
+
+    fn quantity(&self) -> u64 {
+        match self {
+            Kind::Purchase(r) => u64::from(r.quantity),
+            Kind::Hold(r) => u64::from(r.quantity),
+            Kind::Convert(_, hold) => hold.tickets.len() as u64,
+        }
+    }
+
+    fn policy(&self) -> RetryPolicy {
+        match self {
+            Kind::Purchase(_) => retry::PURCHASE,
+            Kind::Hold(_) => retry::HOLD,
+            Kind::Convert(..) => retry::CONVERSION,
+        }
+    }
+
+    /// A purchase by lucky dip, which sells from stripe ends.
+    fn dips(&self) -> bool {
+        matches!(self, Kind::Purchase(r) if r.numbers.is_none())
+    }
+}
+
+/// What to do next, decided from the view at one moment (`epoch`).
 enum Step {
     /// Read the cursors that may still move, with the purchase record.
     Refresh,
     /// Ask the draw's `opened` for this many more stripe ends.
     Claim(u32),
-    /// Send the purchase transaction: lucky-dip takes from stripe ends, or the numbers
-    /// the buyer chose, stripe by stripe.
-    Commit(Vec<StripeTake>, Vec<ChosenTake>),
-    /// Read stripes fresh into the view (`reads.rs`): where holds the view saw live have
-    /// ended, before claiming more ends; where chosen numbers the view takes for sold or
-    /// held lie; or, as a survey, with how far `opened` has handed out ends.
+    /// Send the transaction: lucky-dip takes from stripe ends, or named numbers stripe
+    /// by stripe, and the ticket numbers they stand for.
+    Commit(Vec<StripeTake>, Vec<ChosenTake>, Vec<u64>),
+    /// Read stripes fresh into the view (`reads.rs`).
     Read(Read),
     Refuse(Refusal),
 }
 
-/// A step's result: finished with a receipt, or go on planning.
-type Outcome = Result<Option<PurchaseReceipt>, TicketError>;
+/// What a run answers.
+pub(super) enum Receipt {
+    Purchase(PurchaseReceipt),
+    Hold(HoldReceipt),
+}
 
-/// The state of one purchase while it runs.
-pub(super) struct PurchaseRun<'a> {
+impl Receipt {
+    pub(super) fn purchase(self) -> Result<PurchaseReceipt, TicketError> {
+        match self {
+            Receipt::Purchase(receipt) => Ok(receipt),
+            Receipt::Hold(_) => Err(mismatch()),
+        }
+    }
+
+    pub(super) fn hold(self) -> Result<HoldReceipt, TicketError> {
+        match self {
+            Receipt::Hold(receipt) => Ok(receipt),
+            Receipt::Purchase(_) => Err(mismatch()),
+        }
+    }
+}
+
+fn mismatch() -> TicketError {
+    StoreError::Invariant("a run answered a receipt of another kind".into()).into()
+}
+
+/// A step's result: finished with a receipt, or go on planning.
+type Outcome = Result<Option<Receipt>, TicketError>;
+
+/// The state of one run.
+pub(super) struct Run<'a> {
     store: &'a Store,
     cache: Arc<DrawCache>,
-    request: PurchaseRequest,
+    kind: Kind,
     fingerprint: String,
     created_at: Timestamp,
     rng: StdRng,
@@ -87,31 +175,76 @@ pub(super) struct PurchaseRun<'a> {
     absent_at: Option<u64>,
     /// The payer's allowance refused the purchase: what is left for the payer.
     payer_left: Option<u64>,
-    /// The stripes of chosen numbers the view took for sold or held were read fresh.
-    read_taken: bool,
+    /// Stripes were read fresh since the view suggested a refusal.
+    reread: bool,
     /// This purchase read how far `opened` has gone.
     surveyed: bool,
     rules: SharedRules,
-    /// The payer's item across draws, as this purchase knows it.
+    /// The payer's item across draws, as this run knows it.
     payer: PayerKnown,
-    /// The payer's item refuses the purchase (an exclusion, a spend limit).
+    /// The payer's item refuses the run (an exclusion, a spend limit).
     payer_refusal: Option<TicketError>,
 }
 
-impl<'a> PurchaseRun<'a> {
+impl<'a> Run<'a> {
     /// `requests` counts what it took to get the draw into the cache.
-    pub(super) fn new(
+    pub(super) fn purchase(
         store: &'a Store,
         cache: Arc<DrawCache>,
         request: PurchaseRequest,
         requests: u32,
+        context: (Clock, SharedRules),
+    ) -> Self {
+        Self::new(store, cache, Kind::Purchase(request), requests, context)
+    }
+
+    pub(super) fn hold(
+        store: &'a Store,
+        cache: Arc<DrawCache>,
+        request: HoldRequest,
+        context: (Clock, SharedRules),
+    ) -> Self {
+        Self::new(store, cache, Kind::Hold(request), 0, context)
+    }
+
+    /// Reads the hold first: a conversion pays for exactly its numbers.
+    pub(super) async fn convert(
+        store: &'a Store,
+        cache: Arc<DrawCache>,
+        request: ConvertRequest,
+        context: (Clock, SharedRules),
+    ) -> Result<Self, TicketError> {
+        let hold = store
+            .get_hold(&request.draw_id, &request.hold_id)
+            .await?
+            .ok_or_else(|| TicketError::HoldNotFound(request.hold_id.clone()))?;
+        Ok(Self::new(
+            store,
+            cache,
+            Kind::Convert(request, hold),
+            1,
+            context,
+        ))
+    }
+
+    fn new(
+        store: &'a Store,
+        cache: Arc<DrawCache>,
+        kind: Kind,
+        requests: u32,
         (clock, rules): (Clock, SharedRules),
     ) -> Self {
+        let key = &cache.fingerprint_key;
+        let fingerprint = match &kind {
+            Kind::Purchase(r) => r.fingerprint(key),
+            Kind::Hold(r) => r.fingerprint(key),
+            Kind::Convert(r, _) => conversion_fingerprint(key, &r.hold_id, r.token.as_deref()),
+        };
         Self {
             store,
-            fingerprint: request.fingerprint(&cache.fingerprint_key),
             cache,
-            request,
+            kind,
+            fingerprint,
             created_at: clock(),
             rng: StdRng::from_rng(&mut rand::rng()),
             clock,
@@ -122,7 +255,7 @@ impl<'a> PurchaseRun<'a> {
             epoch: 0,
             absent_at: None,
             payer_left: None,
-            read_taken: false,
+            reread: false,
             surveyed: false,
             rules,
             payer: PayerKnown::default(),
@@ -130,15 +263,16 @@ impl<'a> PurchaseRun<'a> {
         }
     }
 
-    pub(super) async fn run(mut self) -> Result<PurchaseReceipt, TicketError> {
+    pub(super) async fn run(mut self) -> Result<Receipt, TicketError> {
+        let budget = self.kind.policy().budget();
         for _ in 0..MAX_STEPS {
             let outcome = match self.next_step() {
                 Step::Refresh => self.refresh().await,
                 Step::Claim(count) => self.claim(count).await,
                 Step::Read(read) => self.read(read).await,
-                Step::Refuse(refusal) => return self.refuse(refusal).await,
-                Step::Commit(..) if self.attempts == retry::PURCHASE.budget() => break,
-                Step::Commit(takes, chosen) => self.commit(takes, chosen).await,
+                Step::Refuse(refusal) => self.refuse(refusal).await,
+                Step::Commit(..) if self.attempts == budget => break,
+                Step::Commit(takes, chosen, tickets) => self.commit(takes, chosen, tickets).await,
             };
             if let Some(receipt) = outcome? {
                 return Ok(receipt);
@@ -147,7 +281,7 @@ impl<'a> PurchaseRun<'a> {
         warn!(
             requests = self.requests,
             attempts = self.attempts,
-            "purchase gave up under contention"
+            "gave up under contention"
         );
         Err(StoreError::Contention {
             attempts: self.attempts,
@@ -155,230 +289,35 @@ impl<'a> PurchaseRun<'a> {
         .into())
     }
 
-    /// Plans from the view as it is now. The schedule is read on this process's clock
-    /// before every step, so no transaction is sent before `opens_at` or from `closes_at`.
-    fn next_step(&mut self) -> Step {
-        let quantity = u64::from(self.request.quantity);
-        let now = (self.clock)();
-        self.cache.view().stripes.at(now.epoch_millis());
-        match self.cache.draw.schedule.phase(now) {
-            Phase::NotOpen => return Step::Refuse(Refusal::NotOpen),
-            Phase::Over => return Step::Refuse(Refusal::Closed),
-            Phase::Open => {}
+    /// The payment is on record: the same body (`fingerprint`) gets that purchase (a
+    /// bundle cut short is finished first), another body is a conflict.
+    async fn replay(&self, existing: Purchase) -> Outcome {
+        if existing.fingerprint != self.fingerprint {
+            return Err(TicketError::IdempotencyConflict(existing.payment_id));
         }
-        if let Some(refusal) = self.payer_refusal.take() {
-            return Step::Refuse(Refusal::Payer(refusal));
-        }
-        if let Some(left) = self.payer_left {
-            return Step::Refuse(Refusal::PayerLimit { left: Some(left) });
-        }
-        if self
-            .cache
-            .draw
-            .config
-            .max_per_payer()
-            .is_some_and(|max| quantity > max)
-        {
-            return Step::Refuse(Refusal::PayerLimit { left: None });
-        }
-        if let Some(numbers) = &self.request.numbers {
-            return self.choose(numbers.clone());
-        }
-        let view = self.cache.view();
-        let plan = view.stripes.plan(quantity, &mut self.rng);
-        let ahead = match &plan {
-            Plan::Take(takes) if view.stripes.marked() => {
-                let touched: Vec<u32> = takes.iter().map(|t| t.stripe).collect();
-                view.stripes.read_ahead(&touched, MAX_BATCH_GET_KEYS)
-            }
-            // Before claiming more ends, see whether holds that ended on ours gave back.
-            Plan::Claim(_) => view.stripes.ended_unread(),
-            _ => Vec::new(),
-        };
-        let stale = view.stale && view.stripes.all_handed();
-        let survey = matches!(plan, Plan::Claim(_))
-            && !self.surveyed
-            && view.stripes.marked()
-            && view.stripes.all_open()
-            && !view.stripes.all_handed();
-        // One request: the draw item and as many stripes as fit with it.
-        let read = survey.then(|| {
-            let (stripes, complete) = view.stripes.survey(MAX_BATCH_GET_KEYS - 1);
-            Read {
-                stripes,
-                survey: Some(complete),
-            }
-        });
-        let stripes = 0..self.cache.draw.config.stripes();
-        let held = stripes.clone().any(|s| view.stripes.has_held(s));
-        // Held numbers are not sold: the refusal says how many there are.
-        let short = matches!(plan, Plan::NotEnough { .. })
-            .then(|| refuse::shortage(&view.stripes, quantity, stripes));
-        let closed = view.closed;
-        self.epoch = view.epoch;
-        drop(view);
-        if closed {
-            return Step::Refuse(Refusal::Closed);
-        }
-        // A survey is planned only for a claim, before every end is out.
-        if let Some(read) = read {
-            return Step::Read(read);
-        }
-        match plan {
-            // Once every end is handed out, choosing among ends that others sell from
-            // should rest on fresh cursors.
-            Plan::Take(_) | Plan::Claim(_) if stale && self.refreshes < MAX_REFRESHES => {
-                Step::Refresh
-            }
-            Plan::Take(_) | Plan::Claim(_) if !ahead.is_empty() => Step::Read(Read::stripes(ahead)),
-            Plan::TooFragmented if self.refreshes == 0 => Step::Refresh,
-            // Holds the view knows of may have given numbers back since: sold out is
-            // answered from fresh stripes, with what really remains.
-            Plan::NotEnough { .. } if held && self.refreshes == 0 => Step::Refresh,
-            Plan::Take(takes) => Step::Commit(takes, Vec::new()),
-            Plan::Claim(count) => Step::Claim(count),
-            Plan::NotEnough { remaining } => Step::Refuse(Refusal::NotEnough(
-                short.unwrap_or(TicketError::SoldOut { remaining, held: 0 }),
-            )),
-            Plan::TooFragmented => Step::Refuse(Refusal::Fragmented),
-        }
-    }
-
-    /// Sends the purchase transaction for lucky-dip `takes` or `chosen` numbers.
-    async fn commit(&mut self, takes: Vec<StripeTake>, chosen: Vec<ChosenTake>) -> Outcome {
-        let free = self.request.channel == Channel::Postal;
-        let amount = self
-            .cache
-            .draw
-            .config
-            .price()
-            .map(|price| price.charge(self.request.quantity, self.request.amount, free));
-        let gate = match &self.request.payer_id {
-            Some(payer) => {
-                let planned = spend::plan_gate(
-                    self.store,
-                    &self.rules,
-                    &mut self.payer,
-                    (payer, amount, true),
-                    self.created_at,
-                )
-                .await;
-                match planned {
-                    Ok((gate, reads)) => {
-                        self.requests += reads;
-                        Some(gate)
-                    }
-                    Err(refusal) => {
-                        self.payer_refusal = Some(refusal);
-                        return Ok(None);
-                    }
-                }
-            }
-            None => None,
-        };
-        let purchase = Purchase {
-            draw_id: self.request.draw_id.clone(),
-            payment_id: self.request.payment_id.clone(),
-            quantity: self.request.quantity,
-            payer_id: self.request.payer_id.clone(),
-            tickets: match &self.request.numbers {
-                Some(numbers) => numbers.clone(),
-                None => self.cache.numbers(&takes),
-            },
-            chosen: self.request.numbers.is_some(),
-            channel: self.request.channel,
-            amount,
-            fingerprint: self.fingerprint.clone(),
-            created_at: self.created_at,
-            void: None,
-            unfinished: None,
-        };
-        let cap = self
-            .cache
-            .draw
-            .config
-            .max_per_payer()
-            .map(|max_per_payer| PayerCap { max_per_payer });
-        let award = self.cache.award(&purchase.tickets);
-        self.attempts += 1;
-        self.requests += 1;
-        let commit = {
-            let _busy = BusyGuard::new(&self.cache, &takes);
-            self.store
-                .commit_purchase(
-                    &purchase,
-                    &takes,
-                    &chosen,
-                    (cap, gate.as_ref().map(|g| (g, &self.payer.record))),
-                    award.as_deref(),
-                    self.now_millis(),
-                )
-                .await?
-        };
-        match commit {
-            Commit::Committed => {
-                if let Some(gate) = &gate {
-                    self.payer.committed(&self.rules, gate);
-                }
-                self.cache.view().stripes.committed(&takes, &chosen);
-                metrics::PURCHASES.add(1);
-                metrics::TICKETS_SOLD.add(purchase.tickets.len() as u64);
-                info!(
-                    tickets = ?purchase.tickets,
-                    instant_wins = award.as_ref().map_or(0, Vec::len),
-                    requests = self.requests,
-                    attempts = self.attempts,
-                    "purchase committed"
-                );
-                Ok(Some(PurchaseReceipt {
-                    purchase,
-                    instant_wins: award.unwrap_or_default(),
-                    replayed: false,
-                    requests: self.requests,
-                }))
-            }
-            Commit::Cancelled(cancellation) => {
-                let touched: Vec<u32> = takes
-                    .iter()
-                    .map(|t| t.stripe)
-                    .chain(chosen.iter().map(|c| c.stripe))
-                    .collect();
-                self.learn(&touched, *cancellation).await
-            }
-        }
-    }
-
-    async fn replay(&self, existing: Purchase) -> Result<PurchaseReceipt, TicketError> {
-        let receipt = replay(self.store, &self.cache, &self.fingerprint, existing).await?;
-        Ok(PurchaseReceipt {
+        let existing = self.store.finish(existing).await?;
+        info!(tickets = ?existing.tickets, "purchase replayed");
+        Ok(Some(Receipt::Purchase(PurchaseReceipt {
+            instant_wins: self.cache.instant_wins(&existing.tickets),
+            purchase: existing,
+            replayed: true,
             requests: self.requests,
-            ..receipt
-        })
+        })))
+    }
+
+    /// The hold id is on record: the same body gets that hold, another body is a conflict.
+    fn replay_hold(&self, existing: Hold) -> Outcome {
+        if existing.fingerprint != self.fingerprint {
+            return Err(TicketError::HoldConflict(existing.hold_id));
+        }
+        Ok(Some(Receipt::Hold(HoldReceipt {
+            hold: existing,
+            replayed: true,
+        })))
     }
 
     /// The writer's clock, in Unix milliseconds, for conditions on the end of holds.
     fn now_millis(&self) -> i64 {
         (self.clock)().epoch_millis()
     }
-}
-
-/// The payment id is on record: the same body (`fingerprint`) gets that purchase (a bundle
-/// cut short is finished first), another body is a conflict.
-async fn replay(
-    store: &Store,
-    cache: &DrawCache,
-    fingerprint: &str,
-    existing: Purchase,
-) -> Result<PurchaseReceipt, TicketError> {
-    if existing.fingerprint != fingerprint {
-        return Err(TicketError::IdempotencyConflict(existing.payment_id));
-    }
-    let existing = store.finish(existing).await?;
-    info!(tickets = ?existing.tickets, "purchase replayed");
-    Ok(PurchaseReceipt {
-        instant_wins: cache.instant_wins(&existing.tickets),
-        purchase: existing,
-        replayed: true,
-        requests: 0,
-    })
 }

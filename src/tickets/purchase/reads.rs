@@ -5,7 +5,8 @@
 
 use tracing::debug;
 
-use super::{Outcome, PurchaseRun};
+use super::{Kind, Outcome, Run};
+use crate::store::StoreError;
 use crate::store::limits::MAX_BATCH_GET_KEYS;
 use crate::store::purchases::PurchaseRead;
 use crate::tickets::TicketError;
@@ -27,9 +28,12 @@ impl Read {
     }
 }
 
-impl PurchaseRun<'_> {
+impl Run<'_> {
     /// Reads the cursors of the draw that may still move, then the purchase record.
     pub(super) async fn refresh(&mut self) -> Outcome {
+        let Kind::Purchase(request) = &self.kind else {
+            return Err(StoreError::Invariant("a snapshot outside a purchase".into()).into());
+        };
         // A full stripe stays full unless holds give numbers back: only stripes that may
         // have room are read again.
         let (open, epoch): (Vec<u32>, u64) = {
@@ -38,7 +42,7 @@ impl PurchaseRun<'_> {
         };
         let read = self
             .store
-            .read_cursors_then_purchase(&self.request.draw_id, &open, &self.request.payment_id)
+            .read_cursors_then_purchase(&request.draw_id, &open, &request.payment_id)
             .await?;
         self.requests += read.requests;
         self.refreshes += 1;
@@ -55,7 +59,7 @@ impl PurchaseRun<'_> {
             (alone, view.epoch)
         };
         self.absent_at = match read.purchase {
-            PurchaseRead::Found(existing) => return self.replay(*existing).await.map(Some),
+            PurchaseRead::Found(existing) => return self.replay(*existing).await,
             PurchaseRead::Absent if alone => Some(epoch),
             PurchaseRead::Absent | PurchaseRead::Unknown => None,
         };
@@ -64,22 +68,23 @@ impl PurchaseRun<'_> {
 
     /// Reads stripes into the view; with a survey, in one request with the draw item.
     pub(super) async fn read(&mut self, read: Read) -> Outcome {
+        let draw_id = self.kind.draw_id();
         let Some(complete) = read.survey else {
             self.requests += read.stripes.len().div_ceil(MAX_BATCH_GET_KEYS) as u32;
-            let states = self
-                .store
-                .read_stripes(&self.request.draw_id, &read.stripes)
-                .await?;
-            self.cache.view().learn_all(&states);
+            let states = self.store.read_stripes(draw_id, &read.stripes).await?;
+            let mut view = self.cache.view();
+            view.learn_all(&states);
+            view.stale &= read.stripes.len() < self.cache.draw.config.stripes() as usize;
+            self.reread = true;
             return Ok(None);
         };
         self.requests += 1;
         self.surveyed = true;
         let survey = self
             .store
-            .survey(&self.request.draw_id, &read.stripes)
+            .survey(draw_id, &read.stripes)
             .await?
-            .ok_or_else(|| TicketError::DrawNotFound(self.request.draw_id.clone()))?;
+            .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
         self.cache.surveyed(&survey, complete);
         Ok(None)
     }
@@ -90,9 +95,9 @@ impl PurchaseRun<'_> {
         let sold_out = self.cache.view().stripes.unreported_sold_out();
         let claim = self
             .store
-            .claim_stripes(&self.request.draw_id, count, &sold_out)
+            .claim_stripes(self.kind.draw_id(), count, &sold_out)
             .await?
-            .ok_or_else(|| TicketError::DrawNotFound(self.request.draw_id.clone()))?;
+            .ok_or_else(|| TicketError::DrawNotFound(self.kind.draw_id().clone()))?;
         self.cache.claimed(&claim);
         Ok(None)
     }

@@ -1,74 +1,59 @@
-//! How a purchase that cannot be served ends: a refusal that rests on what the view knows,
-//! unless the payment is on record, whose tickets a replay gets even after a sell-out or
+//! How a run that cannot be served ends: a refusal that rests on what the view knows,
+//! unless the payment or hold is on record, which a replay gets even after a sell-out or
 //! a close.
 
-use super::PurchaseRun;
-use crate::tickets::{PurchaseReceipt, TicketError};
+use super::{ConvertRequest, Kind, Outcome, Run};
+use crate::tickets::TicketError;
+use tally_domain::ids::PayerId;
+use tally_domain::purchase::PurchaseRequest;
 use tally_domain::stripes::StripeView;
 
-/// Why a purchase cannot be served from what the view knows. Known cursors are lower
-/// bounds, so a refusal is never premature; holds are not, so a view that knows of some
-/// reads the stripes again before it answers sold out.
+/// Why a run cannot be served from what the view knows. Known cursors are lower bounds,
+/// so a refusal is never premature; holds are not, so a view that knows of some reads the
+/// stripes again before it answers sold out.
 pub(super) enum Refusal {
-    Closed,
-    /// Before the draw's `opens_at`.
-    NotOpen,
-    /// Fewer numbers are free than asked for (see `shortage`).
-    NotEnough(TicketError),
-    Fragmented,
-    /// Chosen numbers that no purchase can write at once.
-    TooSpread,
-    /// Chosen numbers that are sold.
-    Taken(Vec<u64>),
-    /// The payer's allowance has no room: what is left, when known.
-    PayerLimit {
-        left: Option<u64>,
-    },
-    /// The payer's item across draws refuses: an exclusion or a spend limit.
-    Payer(TicketError),
+    Known(TicketError),
+    /// The purchase is larger than what the payer's allowance in the draw lets the payer
+    /// buy at all: what is left is read from the allowance.
+    PayerLimit(Option<PayerId>),
 }
 
-impl PurchaseRun<'_> {
-    /// A replayed payment gets its tickets even after a sell-out or close, so the record
-    /// is read after what the refusal rests on, unless this purchase saw it absent at
-    /// least that late.
-    pub(super) async fn refuse(mut self, refusal: Refusal) -> Result<PurchaseReceipt, TicketError> {
-        if self.absent_at != Some(self.epoch) {
+impl Run<'_> {
+    /// A payment or hold on record gets its tickets even after a sell-out or close, so the
+    /// record is read after what the refusal rests on, unless this purchase saw it absent
+    /// at least that late.
+    pub(super) async fn refuse(&mut self, refusal: Refusal) -> Outcome {
+        let absent = self.absent_at == Some(self.epoch) && matches!(self.kind, Kind::Purchase(_));
+        if !absent {
             self.requests += 1;
-            if let Some(existing) = self
-                .store
-                .get_purchase(&self.request.draw_id, &self.request.payment_id)
-                .await?
-            {
+            let draw_id = self.kind.draw_id();
+            let found = match &self.kind {
+                Kind::Hold(r) => match self.store.get_hold(draw_id, &r.hold_id).await? {
+                    Some(existing) => return self.replay_hold(existing),
+                    None => None,
+                },
+                Kind::Purchase(PurchaseRequest { payment_id, .. })
+                | Kind::Convert(ConvertRequest { payment_id, .. }, _) => {
+                    self.store.get_purchase(draw_id, payment_id).await?
+                }
+            };
+            if let Some(existing) = found {
                 return self.replay(existing).await;
             }
         }
-        let draw = &self.cache.draw;
         Err(match refusal {
-            Refusal::Closed => TicketError::DrawClosed(self.request.draw_id),
-            Refusal::NotOpen => TicketError::DrawNotOpen {
-                opens_at: draw.schedule.opens_at().unwrap_or(draw.created_at),
-                draw_id: self.request.draw_id,
-            },
-            Refusal::PayerLimit { left } => {
-                let max_per_payer = draw.config.max_per_payer().unwrap_or(0);
-                let left = match (left, &self.request.payer_id) {
-                    (Some(left), _) => left,
-                    (None, Some(payer)) => max_per_payer
-                        .saturating_sub(self.store.payer_held(&self.request.draw_id, payer).await?),
-                    (None, None) => 0,
+            Refusal::Known(refusal) => refusal,
+            Refusal::PayerLimit(payer) => {
+                let max_per_payer = self.cache.draw.config.max_per_payer().unwrap_or(0);
+                let held = match payer {
+                    Some(payer) => self.store.payer_held(self.kind.draw_id(), &payer).await?,
+                    None => max_per_payer,
                 };
                 TicketError::PayerLimit {
                     max_per_payer,
-                    left,
+                    left: max_per_payer.saturating_sub(held),
                 }
             }
-            Refusal::NotEnough(shortage) | Refusal::Payer(shortage) => shortage,
-            Refusal::Taken(numbers) => TicketError::NumbersTaken(numbers),
-            Refusal::TooSpread => crate::tickets::too_spread(),
-            Refusal::Fragmented => TicketError::TooFragmented {
-                remaining: self.cache.view().stripes.remaining(),
-            },
         })
     }
 }

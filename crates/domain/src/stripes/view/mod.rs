@@ -136,17 +136,6 @@ impl StripeView {
         self.now = now;
     }
 
-    /// Records a committed hold of the take's numbers until `end`, or their release
-    /// (`end` 0), and the ended marks it swept.
-    pub fn hold(&mut self, take: &ChosenTake, end: i64) {
-        self.marked = true;
-        let held = &mut self.held[take.stripe as usize];
-        held.extend(take.offsets.iter().chain(&take.returned).map(|&o| (o, end)));
-        for offset in &take.swept {
-            held.remove(offset);
-        }
-    }
-
     /// The end of the hold on an offset, as the view knows it.
     pub fn hold_end(&self, stripe: u32, offset: u64) -> Option<i64> {
         self.held[stripe as usize].get(&offset).copied()
@@ -200,9 +189,10 @@ impl StripeView {
             .collect()
     }
 
-    /// Records a committed purchase: its lucky-dip `takes` (their counters, and the ends
-    /// it sold from as ours) and its `chosen` numbers.
-    pub fn committed(&mut self, takes: &[StripeTake], chosen: &[ChosenTake]) {
+    /// Records a committed write: lucky-dip `takes` (their counters, and the ends it sold
+    /// from as ours) and the writes of named numbers (`named`), sold, or with `held`
+    /// held until then (released, 0) with the ended marks they swept.
+    pub fn committed(&mut self, takes: &[StripeTake], named: &[ChosenTake], held: Option<i64>) {
         for take in takes {
             let held = &mut self.held[take.stripe as usize];
             for offset in take.returned.iter().chain(&take.ended) {
@@ -217,15 +207,23 @@ impl StripeView {
             self.owned[take.stripe as usize].get_or_insert(take.side);
             self.prune(take.stripe);
         }
-        // Chosen numbers: ahead of the cursors, and behind them (`returned`).
-        for take in chosen {
+        // Named numbers: ahead of the cursors, and behind them (`returned`).
+        for take in named {
             self.marked = true;
-            let held = &mut self.held[take.stripe as usize];
-            for offset in take.offsets.iter().chain(&take.returned) {
-                held.remove(offset);
+            let marks = &mut self.held[take.stripe as usize];
+            for &offset in take.offsets.iter().chain(&take.returned) {
+                match held {
+                    Some(end) => marks.insert(offset, end),
+                    None => marks.remove(&offset),
+                };
             }
-            self.chosen[take.stripe as usize].extend(&take.offsets);
-            self.prune(take.stripe);
+            for offset in &take.swept {
+                marks.remove(offset);
+            }
+            if held.is_none() {
+                self.chosen[take.stripe as usize].extend(&take.offsets);
+                self.prune(take.stripe);
+            }
         }
     }
 
@@ -349,9 +347,7 @@ impl StripeView {
                 self.owned[stripe as usize].get_or_insert(side);
             }
         }
-        self.handed = self
-            .handed
-            .max(end.min(2 * u64::from(self.layout.stripes())));
+        self.handed_at_least(end);
     }
 
     /// Counts the purchases of this process in flight on the takes' stripes.

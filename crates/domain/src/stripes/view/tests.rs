@@ -79,7 +79,7 @@ fn a_hold_passed_behind_the_cursor_comes_back_once_a_read_shows_it_ended() {
     view.claimed(0, 1);
     view.at(1_000);
     view.learn_held(0, &held(&[(1, 5_000)]));
-    view.committed(&takes(view.plan(3, &mut rng())), &[]);
+    view.committed(&takes(view.plan(3, &mut rng())), &[], None);
     let len = view.layout.len(0);
     assert_eq!(view.room(0), len - 4);
     view.at(9_000);
@@ -105,14 +105,10 @@ fn reads_ahead_only_where_buyers_chose_or_held_and_only_stripes_unseen() {
 }
 
 #[test]
-fn a_process_without_stripes_claims_one() {
-    let view = view(100, 10);
-    assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
-}
-
-#[test]
 fn sells_from_the_bottom_of_its_own_stripe_while_it_has_room() {
     let mut view = view(1_000, 10);
+    // A process without stripes claims one.
+    assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
     view.claimed(4, 1);
     let len = view.layout.len(4);
     let plan = takes(view.plan(3, &mut rng()));
@@ -130,7 +126,7 @@ fn sells_from_the_bottom_of_its_own_stripe_while_it_has_room() {
             other_at_most: len - 3
         }]
     );
-    view.committed(&plan, &[]);
+    view.committed(&plan, &[], None);
     assert_eq!(view.room(4), len - 3);
     learn(4, counters(len - 2, 0), &mut view);
     assert_eq!(view.plan(3, &mut rng()), Plan::Claim(1));
@@ -197,7 +193,7 @@ fn after_the_last_stripe_the_counter_hands_out_top_ends_newest_first() {
             other_at_most: len - 4
         }]
     );
-    other.committed(&plan, &[]);
+    other.committed(&plan, &[], None);
     assert_eq!(other.room(6), 1);
 }
 
@@ -252,37 +248,29 @@ fn shares_ends_once_every_end_has_gone_out() {
 }
 
 #[test]
-fn a_stripe_recorded_as_sold_out_has_no_room_and_is_reported_until_recorded() {
-    let mut view = view(1_000, 10);
-    view.claimed(0, 2);
-    learn(1, counters(view.layout.len(1), 0), &mut view);
-    assert_eq!(view.unreported_sold_out(), vec![1]);
-    view.sold_out(1);
-    view.sold_out(4);
-    assert!(view.unreported_sold_out().is_empty());
-    assert_eq!((view.room(1), view.room(4)), (0, 0));
-    assert_eq!(
-        view.remaining(),
-        1_000 - view.layout.len(1) - view.layout.len(4)
-    );
-}
-
-#[test]
-fn a_stripe_recorded_as_sold_out_forgets_its_holds_and_is_not_read_again() {
+fn a_stripe_recorded_as_sold_out_has_no_room_forgets_its_holds_and_is_not_read_again() {
     let mut view = view(1_000, 10);
     view.claimed(0, 10);
     view.at(1_000);
+    learn(1, counters(view.layout.len(1), 0), &mut view);
+    assert_eq!(view.unreported_sold_out(), vec![1]);
     view.learn_held(3, &held(&[(5, 2_000)]));
     view.learn_held(4, &held(&[(6, 2_000)]));
     for s in [3, 4] {
         learn(s, counters(view.layout.len(s) - 1, 0), &mut view);
     }
     assert!(view.may_sell().contains(&3));
-    // Another process saw stripe 3 run out with no hold on it: nothing comes back there.
-    view.sold_out(3);
+    // Another process saw stripes run out with no hold on them: nothing comes back there.
+    for s in [1, 3, 5] {
+        view.sold_out(s);
+    }
+    assert!(view.unreported_sold_out().is_empty());
+    assert_eq!((view.room(1), view.room(5)), (0, 0));
     assert!(!view.has_held(3) && view.has_held(4));
-    assert!(!view.may_sell().contains(&3));
-    assert!(view.may_sell().contains(&4));
+    assert_eq!(view.may_sell(), vec![0, 2, 4, 6, 7, 8, 9]);
+    let gone: u64 = [1, 3, 5].iter().map(|&s| view.layout.len(s)).sum();
+    // Stripe 4 has one number left.
+    assert_eq!(view.remaining(), 1_000 - gone - view.layout.len(4) + 1);
 }
 
 #[test]
@@ -306,45 +294,40 @@ fn own_ends_that_suffice_need_no_claim() {
     all_open_with_rooms(&mut view, &[(6, 5), (9, 3)]);
     let own = takes(view.plan(3, &mut rng()));
     assert_eq!((own[0].stripe, own[0].side), (9, Side::Bottom));
-    view.committed(&own, &[]);
+    view.committed(&own, &[], None);
     // The tops of 9 (ours already), 8, 7 and 6.
     assert_eq!(view.plan(3, &mut rng()), Plan::Claim(4));
 }
 
 #[test]
-fn reports_not_enough_with_what_remains() {
-    let view = view_with_top_of_six();
-    assert_eq!(view.plan(6, &mut rng()), Plan::NotEnough { remaining: 5 });
-    let plan = takes(view.plan(5, &mut rng()));
-    assert_eq!(plan.iter().map(|t| t.count()).sum::<u64>(), 5);
-}
-
-#[test]
-fn refuses_a_purchase_spread_over_more_stripes_than_a_transaction_holds() {
+fn refuses_what_remains_too_little_or_too_spread_before_any_claim() {
     // 60 stripes with one ticket each: 50 tickets need 50 cursors + 50 tickets + 1.
-    let mut view = view(6_000, 60);
-    view.claimed(120, 0);
+    let mut spread = view(6_000, 60);
+    spread.claimed(120, 0);
     for s in 0..60 {
-        learn(s, counters(view.layout.len(s) - 1, 0), &mut view);
+        learn(s, counters(spread.layout.len(s) - 1, 0), &mut spread);
     }
-    assert_eq!(view.plan(50, &mut rng()), Plan::TooFragmented);
-    assert_eq!(takes(view.plan(49, &mut rng())).len(), 49);
-}
-
-#[test]
-fn a_purchase_no_transaction_can_hold_is_refused_before_any_claim() {
-    // A view that knows nothing yet: 1,024 one-ticket stripes, a purchase of 50 needs
-    // 50 cursors besides 51 items, so no claim is sent.
+    // A view that knows nothing yet: 1,024 one-ticket stripes, so no claim is sent.
     let fresh = StripeView::new(StripeLayout::new(1_024, 1_024), TRANSACTION_ITEMS);
-    assert_eq!(fresh.plan(50, &mut rng()), Plan::TooFragmented);
-    assert_eq!(fresh.plan(49, &mut rng()), Plan::Claim(49));
     // Fewer than the quantity left in all: that is "not enough", not fragmentation.
-    let mut view = view(100, 10);
-    view.claimed(20, 0);
+    let mut few = view(100, 10);
+    few.claimed(20, 0);
     for s in 0..10 {
-        learn(s, counters(view.layout.len(s) - 1, 0), &mut view);
+        learn(s, counters(few.layout.len(s) - 1, 0), &mut few);
     }
-    assert_eq!(view.plan(11, &mut rng()), Plan::NotEnough { remaining: 10 });
+    let six = view_with_top_of_six();
+    for (view, quantity, plan) in [
+        (&six, 6, Plan::NotEnough { remaining: 5 }),
+        (&spread, 50, Plan::TooFragmented),
+        (&fresh, 50, Plan::TooFragmented),
+        (&fresh, 49, Plan::Claim(49)),
+        (&few, 11, Plan::NotEnough { remaining: 10 }),
+    ] {
+        assert_eq!(view.plan(quantity, &mut rng()), plan, "{quantity}");
+    }
+    let sum = |plan| takes(plan).iter().map(StripeTake::count).sum::<u64>();
+    assert_eq!(sum(six.plan(5, &mut rng())), 5);
+    assert_eq!(takes(spread.plan(49, &mut rng())).len(), 49);
 }
 
 #[test]
