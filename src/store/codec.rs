@@ -1,4 +1,9 @@
-//! Reading and writing attribute values.
+//! Reading and writing attribute values. An item whose attributes are a domain value's
+//! fields is written and read attribute by attribute ([`Reader`]): a derived record would
+//! repeat each attribute in its declaration and in two conversions, as the domain's types
+//! keep no stored form. Values nested in an attribute (maps, lists of maps) and items
+//! that are only read derive their codec with serde_dynamo ([`derived`], [`from_item`],
+//! [`Reader::opt_derived`]), which names the attribute of a corrupt item.
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -29,6 +34,26 @@ pub(crate) fn key(pk: String) -> Item {
 pub(crate) fn derived<T: Serialize>(value: &T) -> Result<AttributeValue, StoreError> {
     serde_dynamo::to_attribute_value(value)
         .map_err(|e| StoreError::Invariant(format!("a value cannot be stored: {e}")))
+}
+
+/// The struct serde derives from a whole item: its fields are the item's attributes,
+/// attributes it does not name are left alone.
+pub(crate) fn from_item<T: DeserializeOwned>(item: &Item) -> Result<T, StoreError> {
+    read_derived(item, AttributeValue::M(item.clone()))
+}
+
+/// Reads `value`, an attribute of `item` or the item itself, as serde derives `T`. A
+/// missing or wrong-typed attribute makes the item corrupt, with the attribute's path
+/// (`winners.prizes`, `formats[0].version`) in the reason.
+fn read_derived<T: DeserializeOwned>(item: &Item, value: AttributeValue) -> Result<T, StoreError> {
+    let from = serde_dynamo::Deserializer::from_attribute_value(value.into());
+    serde_path_to_error::deserialize(from).map_err(|e| {
+        let reason = match e.path().to_string().as_str() {
+            "." => e.inner().to_string(),
+            path => format!("`{path}` cannot be read: {}", e.inner()),
+        };
+        Reader::new(item).corrupt(reason)
+    })
 }
 
 /// Times are stored as RFC 3339 in UTC with milliseconds.
@@ -86,24 +111,6 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| self.corrupt(format!("`{name}` is missing")))
     }
 
-    /// A list; absent reads as empty.
-    pub(crate) fn list(&self, name: &str) -> Result<&'a [AttributeValue], StoreError> {
-        match self.item.get(name) {
-            None => Ok(&[]),
-            Some(AttributeValue::L(values)) => Ok(values),
-            Some(_) => Err(self.corrupt(format!("`{name}` is not a list"))),
-        }
-    }
-
-    /// A map, if present.
-    pub(crate) fn map(&self, name: &str) -> Result<Option<&'a Item>, StoreError> {
-        match self.item.get(name) {
-            None | Some(AttributeValue::Null(_)) => Ok(None),
-            Some(AttributeValue::M(members)) => Ok(Some(members)),
-            Some(_) => Err(self.corrupt(format!("`{name}` is not a map"))),
-        }
-    }
-
     /// A value serde derives from the attribute, if present.
     pub(crate) fn opt_derived<T: DeserializeOwned>(
         &self,
@@ -111,9 +118,12 @@ impl<'a> Reader<'a> {
     ) -> Result<Option<T>, StoreError> {
         match self.item.get(name) {
             None | Some(AttributeValue::Null(_)) => Ok(None),
-            Some(value) => serde_dynamo::from_attribute_value(value.clone())
-                .map(Some)
-                .map_err(|e| self.corrupt(format!("`{name}` cannot be read: {e}"))),
+            Some(value) => {
+                let named = Item::from([(name.to_owned(), value.clone())]);
+                let mut read: HashMap<String, T> =
+                    read_derived(self.item, AttributeValue::M(named))?;
+                Ok(read.remove(name))
+            }
         }
     }
 

@@ -324,6 +324,72 @@ fn a_corrupt_hold_time_makes_the_draw_corrupt_like_any_other_attribute() {
     }
 }
 
+/// The stored item `name` with the attribute at `path` (names, then list positions)
+/// replaced by `value` reads as corrupt, for a reason that names the attribute.
+fn assert_corrupt<T: std::fmt::Debug>(
+    name: &str,
+    path: &[&str],
+    value: AttributeValue,
+    decode: impl Fn(&Item) -> Result<T, StoreError>,
+) {
+    fn replace(item: &mut Item, path: &[&str], value: AttributeValue) {
+        let (first, rest) = path.split_first().expect("a path");
+        let mut at = item.get_mut(*first).expect("the attribute");
+        for step in rest {
+            at = match at {
+                AttributeValue::M(map) => map.get_mut(*step).expect("the member"),
+                AttributeValue::L(list) => &mut list[step.parse::<usize>().unwrap()],
+                other => panic!("{other:?} holds nothing"),
+            };
+        }
+        *at = value;
+    }
+    let mut item = stored(name);
+    replace(&mut item, path, value);
+    match decode(&item) {
+        Err(StoreError::Corrupt { key, reason }) => {
+            assert_eq!(Some(&AttributeValue::S(key)), item.get("pk"));
+            let named =
+                path.iter()
+                    .fold(String::new(), |named, step| match step.parse::<usize>() {
+                        Ok(_) => format!("{named}[{step}]"),
+                        Err(_) if named.is_empty() => step.to_string(),
+                        Err(_) => format!("{named}.{step}"),
+                    });
+            assert!(reason.contains(&format!("`{named}`")), "{reason}");
+        }
+        other => panic!("the {name} item read as {other:?}"),
+    }
+}
+
+#[test]
+fn a_wrong_typed_winners_record_makes_the_draw_corrupt() {
+    let number_as_text = AttributeValue::S("3".into());
+    assert_corrupt(
+        "draw_drawn",
+        &[WINNERS, "prizes"],
+        number_as_text,
+        decode_draw,
+    );
+    let bad_time = AttributeValue::S("yesterday".into());
+    assert_corrupt("draw_drawn", &[WINNERS, "drawn_at"], bad_time, decode_draw);
+}
+
+#[test]
+fn a_wrong_typed_format_or_range_makes_the_series_corrupt() {
+    let flag = AttributeValue::Bool(true);
+    assert_corrupt("series", &["formats", "0", "version"], flag, decode_series);
+    let text = AttributeValue::S("999999".into());
+    assert_corrupt("series", &["ranges", "0", "to"], text, decode_series);
+    let list = AttributeValue::L(Vec::new());
+    assert_corrupt(
+        "series",
+        &["ranges", "0", "valid_until"],
+        list,
+        decode_series,
+    );
+}
+
 #[test]
 fn a_drawn_draw_reads_what_its_updates_wrote() {
     let item = stored("draw_drawn");
@@ -352,7 +418,7 @@ fn a_drawn_draw_reads_what_its_updates_wrote() {
             .unwrap()
             .contains_key("beacon_round")
     );
-    assert_eq!(item[WINNERS], encode_winners(&winners()));
+    assert_eq!(item[WINNERS], encode_winners(&winners()).unwrap());
     assert_eq!(item[PENDING_REDRAW], derived(&pending()).unwrap());
 }
 
@@ -376,14 +442,14 @@ fn series() -> Series {
 fn a_series_reads_and_writes_as_stored() {
     let decoded = decode_series(&stored("series")).unwrap();
     assert_eq!(decoded, series());
-    assert_writes("series", encode_series(&decoded));
+    assert_writes("series", encode_series(&decoded).unwrap());
 }
 
 #[test]
 fn an_issuer_reads_and_writes_as_stored() {
     let decoded = decode_issuer(&issuer().issuer, &stored("issuer")).unwrap();
     assert_eq!(decoded, issuer());
-    assert_writes("issuer", encode_issuer(&decoded));
+    assert_writes("issuer", encode_issuer(&decoded).unwrap());
 }
 
 fn issuer() -> Issuer {

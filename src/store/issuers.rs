@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use serde::{Deserialize, Serialize};
 
-use super::codec::{Item, Reader, key, n, s};
+use super::codec::{Item, Reader, derived, key, n, s};
 use super::error::{build_error, sdk_error};
 use super::metrics::item_units;
 use super::orders::decode_series;
@@ -27,52 +28,53 @@ pub const MAX_ISSUER_FORMATS: usize = 2_000;
 const VERSION: &str = "version";
 const SERIES: &str = "series";
 
-pub(crate) fn encode_issuer(issuer: &Issuer) -> Item {
-    let series = issuer
+/// A series' entry on the issuer item, as it derives: its formats' texts, in order,
+/// and its validation code.
+#[derive(Serialize, Deserialize)]
+struct StoredEntry {
+    formats: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+}
+
+pub(crate) fn encode_issuer(issuer: &Issuer) -> Result<Item, StoreError> {
+    let series: BTreeMap<&str, StoredEntry> = issuer
         .series
         .iter()
         .map(|(series_id, entry)| {
-            let mut value = Item::from([(
-                "formats".to_owned(),
-                AttributeValue::L(entry.formats.iter().map(|f| s(f.as_str())).collect()),
-            )]);
-            if let Some(code) = &entry.code {
-                value.insert("code".into(), s(code.as_str()));
-            }
-            (series_id.to_string(), AttributeValue::M(value))
+            let formats = entry.formats.iter().map(|f| f.as_str().to_owned());
+            let code = entry.code.as_ref().map(|c| c.as_str().to_owned());
+            let stored = StoredEntry {
+                formats: formats.collect(),
+                code,
+            };
+            (series_id.as_str(), stored)
         })
-        .collect::<HashMap<_, _>>();
+        .collect();
     let mut item = key(keys::issuer(&issuer.issuer));
     item.insert(kind::ATTRIBUTE.into(), s(kind::ISSUER));
     item.insert("issuer".into(), s(issuer.issuer.as_str()));
     item.insert(VERSION.into(), n(issuer.version));
-    item.insert(SERIES.into(), AttributeValue::M(series));
-    item
+    item.insert(SERIES.into(), derived(&series)?);
+    Ok(item)
 }
 
 pub(crate) fn decode_issuer(issuer: &IssuerId, item: &Item) -> Result<Issuer, StoreError> {
     let r = Reader::new(item);
+    let stored: BTreeMap<String, StoredEntry> = r.opt_derived(SERIES)?.unwrap_or_default();
     let mut series = BTreeMap::new();
-    for (series_id, value) in r.map(SERIES)?.into_iter().flatten() {
-        let AttributeValue::M(value) = value else {
-            return Err(r.corrupt(format!("the entry of {series_id} is not a map")));
-        };
-        let e = Reader::new(value);
-        let formats = e
-            .list("formats")?
+    for (series_id, entry) in stored {
+        let corrupt = |e: &dyn std::fmt::Display| r.corrupt(format!("`{SERIES}.{series_id}`: {e}"));
+        let formats = entry
+            .formats
             .iter()
-            .map(|f| {
-                f.as_s()
-                    .ok()
-                    .and_then(|f| NumberFormat::parse(f).ok())
-                    .ok_or_else(|| r.corrupt(format!("a format of {series_id} is not one")))
-            })
+            .map(|f| NumberFormat::parse(f).map_err(|e| corrupt(&e)))
             .collect::<Result<_, _>>()?;
-        let code = e
-            .opt_str("code")?
-            .map(|c| ValidationCode::parse(c).map_err(|err| r.corrupt(err.to_string())))
+        let code = entry
+            .code
+            .map(|c| ValidationCode::parse(&c).map_err(|e| corrupt(&e)))
             .transpose()?;
-        let series_id = SeriesId::parse(series_id).map_err(|err| r.corrupt(err.to_string()))?;
+        let series_id = SeriesId::parse(&series_id).map_err(|e| corrupt(&e))?;
         series.insert(series_id, Entry { formats, code });
     }
     Ok(Issuer {
@@ -113,7 +115,7 @@ pub(crate) fn issuer_put(table: &str, next: &Issuer) -> Result<TransactWriteItem
     let condition = VersionCondition::before(next);
     let put = Put::builder()
         .table_name(table)
-        .set_item(Some(encode_issuer(next)))
+        .set_item(Some(encode_issuer(next)?))
         .condition_expression(condition.expression)
         .set_expression_attribute_names(Some(condition.names))
         .set_expression_attribute_values(condition.values)
@@ -140,7 +142,7 @@ impl Store {
     /// Writes `next` alone (a series entered as it is, no series item changing): `false`
     /// when the item is no longer at the version before it.
     pub async fn put_issuer(&self, next: &Issuer) -> Result<bool, StoreError> {
-        let item = encode_issuer(next);
+        let item = encode_issuer(next)?;
         self.write_meter().single_write(item_units(&item));
         let condition = VersionCondition::before(next);
         let result = self
@@ -217,7 +219,22 @@ mod tests {
                 code: Some(ValidationCode::parse("CSDF7T5H").unwrap()),
             },
         );
-        let item = encode_issuer(&issuer);
+        let item = encode_issuer(&issuer).unwrap();
         assert_eq!(decode_issuer(&issuer.issuer, &item).unwrap(), issuer);
+    }
+
+    #[test]
+    fn a_wrong_typed_format_makes_the_issuer_corrupt() {
+        let acme = IssuerId::parse("acme").unwrap();
+        let mut item = key(keys::issuer(&acme));
+        let entry = Item::from([("formats".to_owned(), AttributeValue::L(vec![n(7)]))]);
+        let series = Item::from([("UA".to_owned(), AttributeValue::M(entry))]);
+        item.insert(SERIES.into(), AttributeValue::M(series));
+        item.insert(VERSION.into(), n(1));
+        let Err(StoreError::Corrupt { key, reason }) = decode_issuer(&acme, &item) else {
+            panic!("a number reads as a format");
+        };
+        assert_eq!(key, keys::issuer(&acme));
+        assert!(reason.contains("`series.UA.formats[0]`"), "{reason}");
     }
 }

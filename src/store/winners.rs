@@ -124,7 +124,7 @@ impl Store {
             .expression_attribute_names("#picks", PICKS)
             .expression_attribute_names("#frozen", FROZEN)
             .expression_attribute_names("#status", STATUS)
-            .expression_attribute_values(":winners", encode_winners(record))
+            .expression_attribute_values(":winners", encode_winners(record)?)
             .expression_attribute_values(":picks", n(picks.len()))
             .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);

@@ -1,10 +1,10 @@
 //! The draw item's attributes: settings, secrets, status, voids, the frozen eligible
 //! list, the record of the winners and a pending redraw.
 
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 
 use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
 use super::super::{PARTITION_KEY, StoreError, keys, kind};
@@ -15,6 +15,7 @@ use tally_domain::permutation::PermutationKey;
 use tally_domain::schedule::Schedule;
 use tally_domain::seed::DrawSeed;
 use tally_domain::spend::Price;
+use tally_domain::time::millis;
 use tally_domain::winners::{BeaconNetwork, NetworkFields, RoundSignature};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
@@ -116,39 +117,45 @@ fn decode_network(draw: &Reader) -> Result<Option<BeaconNetwork>, StoreError> {
         .transpose()
 }
 
-pub(crate) fn encode_winners(record: &WinnersRecord) -> AttributeValue {
-    let mut map = HashMap::from([
-        ("prizes".to_owned(), n(record.prizes)),
-        ("eligible_count".to_owned(), n(record.eligible_count)),
-        ("eligible_digest".to_owned(), s(&record.eligible_digest)),
-        ("drawn_at".to_owned(), timestamp(record.drawn_at)),
-    ]);
-    if let Some(beacon) = &record.beacon {
-        map.insert("beacon_round".to_owned(), n(beacon.round));
-        map.insert("beacon_signature".to_owned(), s(&beacon.signature));
-    }
-    AttributeValue::M(map)
+/// What the draw records of its winners, as its `winners` map keeps it; the picks made
+/// are counted apart (`PICKS`), as redraws move them.
+#[derive(Serialize, Deserialize)]
+struct StoredWinners {
+    prizes: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    beacon_round: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    beacon_signature: Option<String>,
+    eligible_count: u64,
+    eligible_digest: String,
+    #[serde(with = "millis")]
+    drawn_at: Timestamp,
+}
+
+pub(crate) fn encode_winners(record: &WinnersRecord) -> Result<AttributeValue, StoreError> {
+    let beacon = record.beacon.as_ref();
+    derived(&StoredWinners {
+        prizes: record.prizes,
+        beacon_round: beacon.map(|b| b.round),
+        beacon_signature: beacon.map(|b| b.signature.clone()),
+        eligible_count: record.eligible_count,
+        eligible_digest: record.eligible_digest.clone(),
+        drawn_at: record.drawn_at,
+    })
 }
 
 fn decode_winners(draw: &Reader, picks: u64) -> Result<Option<WinnersRecord>, StoreError> {
-    let Some(map) = draw.map(WINNERS)? else {
-        return Ok(None);
-    };
-    let r = Reader::new(map);
-    let beacon = match (r.opt_num("beacon_round")?, r.opt_str("beacon_signature")?) {
-        (Some(round), Some(signature)) => Some(RoundSignature {
-            round,
-            signature: signature.to_owned(),
-        }),
-        _ => None,
-    };
-    Ok(Some(WinnersRecord {
-        prizes: r.num("prizes")?,
-        beacon,
-        eligible_count: r.num("eligible_count")?,
-        eligible_digest: r.str("eligible_digest")?.to_owned(),
+    let stored: Option<StoredWinners> = draw.opt_derived(WINNERS)?;
+    Ok(stored.map(|w| WinnersRecord {
+        prizes: w.prizes,
+        beacon: w
+            .beacon_round
+            .zip(w.beacon_signature)
+            .map(|(round, signature)| RoundSignature { round, signature }),
+        eligible_count: w.eligible_count,
+        eligible_digest: w.eligible_digest,
         picks,
-        drawn_at: r.parsed("drawn_at", parse_timestamp)?,
+        drawn_at: w.drawn_at,
     }))
 }
 

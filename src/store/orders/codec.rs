@@ -2,8 +2,9 @@
 //! declared moves, to and from attribute values.
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use serde::{Deserialize, Serialize};
 
-use super::super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
+use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
 use super::super::keys::{self, COUNTER, LIST_PK, LIST_SK, PERIOD_KEY};
 use super::super::{PARTITION_KEY, StoreError, kind};
 use tally_domain::audit::Entry;
@@ -13,6 +14,7 @@ use tally_domain::series::{
     AuthorisedRange, Calendar, FormatVersion, NumberFormat, NumberRules, Period, RangeLow, Ranges,
     Reset, Series, SeriesDefinition, Timezone, ValidationCode,
 };
+use tally_domain::time::rfc3339_millis;
 
 pub(super) const REVISION: &str = "revision";
 pub(super) const NUMBERED: &str = "numbered";
@@ -20,27 +22,43 @@ pub(super) const CORRECTS: &str = "corrects";
 pub(super) const CREDIT_NOTES: &str = "credit_notes";
 const ISSUER: &str = "issuer";
 
-/// The attributes of the series item, without its key.
-pub(super) fn series_attributes(series: &Series) -> Item {
+/// A format the series has had, as its `formats` list keeps it.
+#[derive(Serialize, Deserialize)]
+struct StoredFormat {
+    version: u32,
+    format: String,
+    /// The first period numbered in it; absent for the format the series began with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    from: Option<String>,
+}
+
+/// An authorised range as the series' `ranges` list keeps it.
+#[derive(Serialize, Deserialize)]
+struct StoredRange {
+    from: u64,
+    to: u64,
+    authority_ref: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    valid_until: Option<String>,
+}
+
+pub(crate) fn encode_series(series: &Series) -> Result<Item, StoreError> {
     let d = &series.definition;
-    let formats = series
+    let formats: Vec<StoredFormat> = series
         .formats
         .iter()
-        .map(|version| {
-            let mut entry = Item::new();
-            entry.insert("version".into(), n(version.version));
-            entry.insert("format".into(), s(version.format.as_str()));
-            if let Some(from) = &version.from {
-                entry.insert("from".into(), s(from.as_str()));
-            }
-            AttributeValue::M(entry)
+        .map(|version| StoredFormat {
+            version: version.version,
+            format: version.format.as_str().to_owned(),
+            from: version.from.as_ref().map(|p| p.as_str().to_owned()),
         })
         .collect();
-    let mut item = Item::from([
+    let mut item = key(keys::series(&series.series_id));
+    item.extend([
         (kind::ATTRIBUTE.into(), s(kind::SERIES)),
         ("series_id".into(), s(series.series_id.as_str())),
         ("format".into(), s(d.format.as_str())),
-        ("formats".into(), AttributeValue::L(formats)),
+        ("formats".into(), derived(&formats)?),
         ("reset".into(), s(d.reset.as_str())),
         ("gapless".into(), AttributeValue::Bool(d.gapless)),
         ("start".into(), n(d.start)),
@@ -59,7 +77,7 @@ pub(super) fn series_attributes(series: &Series) -> Item {
         item.insert("validation_code".into(), s(code.as_str()));
     }
     if !d.ranges.is_empty() {
-        item.insert("ranges".into(), ranges_attribute(&d.ranges));
+        item.insert("ranges".into(), ranges_attribute(&d.ranges)?);
         item.insert("range_low_percent".into(), n(d.range_low_percent));
     }
     if let Some(credits) = &d.credits {
@@ -69,52 +87,40 @@ pub(super) fn series_attributes(series: &Series) -> Item {
     if series.numbered {
         item.insert(NUMBERED.into(), AttributeValue::Bool(true));
     }
-    item
+    Ok(item)
 }
 
-pub(super) fn ranges_attribute(ranges: &Ranges) -> AttributeValue {
-    AttributeValue::L(
-        ranges
-            .as_slice()
-            .iter()
-            .map(|range| {
-                let mut entry = Item::from([
-                    ("from".into(), n(range.from)),
-                    ("to".into(), n(range.to)),
-                    ("authority_ref".into(), s(&range.authority_ref)),
-                ]);
-                if let Some(until) = range.valid_until {
-                    entry.insert("valid_until".into(), timestamp(until));
-                }
-                AttributeValue::M(entry)
-            })
-            .collect(),
-    )
+fn ranges_attribute(ranges: &Ranges) -> Result<AttributeValue, StoreError> {
+    let stored: Vec<StoredRange> = ranges
+        .as_slice()
+        .iter()
+        .map(|range| StoredRange {
+            from: range.from,
+            to: range.to,
+            authority_ref: range.authority_ref.clone(),
+            valid_until: range.valid_until.map(rfc3339_millis),
+        })
+        .collect();
+    derived(&stored)
 }
 
 fn decode_ranges(r: &Reader<'_>) -> Result<Ranges, StoreError> {
-    let mut ranges = Vec::new();
-    for value in r.list("ranges")? {
-        let AttributeValue::M(entry) = value else {
-            return Err(r.corrupt("`ranges` holds a non-map".into()));
-        };
-        let e = Reader::new(entry);
-        let until = e
-            .opt_str("valid_until")?
-            .map(|t| parse_timestamp(t).ok_or_else(|| r.corrupt("a bad `valid_until`".into())))
-            .transpose()?;
-        ranges.push(
-            AuthorisedRange::new(e.num("from")?, e.num("to")?, e.str("authority_ref")?, until)
-                .map_err(|err| r.corrupt(err.to_string()))?,
-        );
-    }
-    Ranges::new(ranges).map_err(|err| r.corrupt(err.to_string()))
-}
-
-pub(crate) fn encode_series(series: &Series) -> Item {
-    let mut item = key(keys::series(&series.series_id));
-    item.extend(series_attributes(series));
-    item
+    let stored: Vec<StoredRange> = r.opt_derived("ranges")?.unwrap_or_default();
+    stored
+        .into_iter()
+        .map(|e| {
+            let until = e
+                .valid_until
+                .map(|t| {
+                    parse_timestamp(&t)
+                        .ok_or_else(|| r.corrupt("`ranges`: a `valid_until` is not a time".into()))
+                })
+                .transpose()?;
+            AuthorisedRange::new(e.from, e.to, &e.authority_ref, until)
+                .map_err(|err| r.corrupt(format!("`ranges`: {err}")))
+        })
+        .collect::<Result<_, _>>()
+        .and_then(|ranges| Ranges::new(ranges).map_err(|err| r.corrupt(format!("`ranges`: {err}"))))
 }
 
 pub(crate) fn decode_series(item: &Item) -> Result<Series, StoreError> {
@@ -151,21 +157,21 @@ pub(crate) fn decode_series(item: &Item) -> Result<Series, StoreError> {
                 Some(issuer) => IssuerId::parse(issuer).map_err(|e| corrupt(e.to_string()))?,
                 None => IssuerId::deployment(),
             });
-    let mut formats = Vec::new();
-    for value in r.list("formats")? {
-        let AttributeValue::M(entry) = value else {
-            return Err(corrupt("`formats` holds a non-map".into()));
-        };
-        let e = Reader::new(entry);
-        formats.push(FormatVersion {
-            version: e.num("version")?,
-            format: e.parsed("format", |v| NumberFormat::parse(v).ok())?,
-            from: e
-                .opt_str("from")?
-                .map(|p| Period::parse(reset, p).map_err(|e| corrupt(e.to_string())))
-                .transpose()?,
-        });
-    }
+    let stored: Vec<StoredFormat> = r.opt_derived("formats")?.unwrap_or_default();
+    let formats = stored
+        .into_iter()
+        .map(|e| {
+            Ok(FormatVersion {
+                version: e.version,
+                format: NumberFormat::parse(&e.format)
+                    .map_err(|e| corrupt(format!("`formats`: {e}")))?,
+                from: e
+                    .from
+                    .map(|p| Period::parse(reset, &p).map_err(|e| corrupt(e.to_string())))
+                    .transpose()?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
     if formats.last().map(|f| &f.format) != Some(&definition.format) {
         return Err(corrupt("`formats` does not end with `format`".into()));
     }
@@ -248,14 +254,7 @@ pub(crate) fn decode_order(item: &Item) -> Result<Order, StoreError> {
         hash: r.opt_str("hash")?.map(str::to_owned),
         void,
         corrects: r.opt_str(CORRECTS)?.map(str::to_owned),
-        credit_notes: r
-            .list(CREDIT_NOTES)?
-            .iter()
-            .map(|v| match v {
-                AttributeValue::S(number) => Ok(number.clone()),
-                _ => Err(r.corrupt("`credit_notes` holds a non-string".into())),
-            })
-            .collect::<Result<_, _>>()?,
+        credit_notes: r.opt_derived(CREDIT_NOTES)?.unwrap_or_default(),
     })
 }
 

@@ -18,7 +18,7 @@ use aws_sdk_dynamodb::types::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::super::codec::{Item, Reader, derived, key, n, s};
+use super::super::codec::{Item, derived, from_item, key, n, s};
 use super::super::error::{build_error, sdk_error};
 use super::super::table::{Verdict, put_if_absent, removed_or_gone};
 use super::super::transaction::{Roled, RoledOutcome};
@@ -51,12 +51,14 @@ pub struct Pending {
     pub until: i64,
 }
 
-/// A period's counter as stored.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A period's counter as stored, read as it derives: its fields are the attributes that
+/// updates name (`LAST`, `HEAD`, `FORMAT_VERSION`, ...; a test compares them).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct CounterState {
     pub last: Option<u64>,
     pub head: Option<String>,
     /// The format version the period is numbered in, once fixed.
+    #[serde(rename = "fmt")]
     pub format_version: Option<u32>,
     pub pending: Option<Pending>,
     /// The last counter a move skipped.
@@ -66,15 +68,7 @@ pub struct CounterState {
 }
 
 pub(crate) fn decode_counter(item: &Item) -> Result<CounterState, StoreError> {
-    let r = Reader::new(item);
-    Ok(CounterState {
-        last: r.opt_num(LAST)?,
-        head: r.opt_str(HEAD)?.map(str::to_owned),
-        format_version: r.opt_num(FORMAT_VERSION)?,
-        pending: r.opt_derived(PENDING)?,
-        moved_to: r.opt_num(MOVED_TO)?,
-        turns: r.opt_num(TURNS)?,
-    })
+    from_item(item)
 }
 
 /// What a lease found.
@@ -391,6 +385,7 @@ pub struct CounterAdvance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::PARTITION_KEY;
 
     #[test]
     fn a_stored_lease_has_the_attributes_conditions_name() {
@@ -402,5 +397,39 @@ mod tests {
         let mut names: Vec<&str> = stored.as_m().unwrap().keys().map(String::as_str).collect();
         names.sort_unstable();
         assert_eq!(names, [OWNER, UNTIL]);
+    }
+
+    #[test]
+    fn the_counter_reads_the_attributes_updates_name() {
+        let item = Item::from([
+            (LAST.to_owned(), n(42)),
+            (HEAD.to_owned(), s("c0ffee")),
+            (FORMAT_VERSION.to_owned(), n(2)),
+            (MOVED_TO.to_owned(), n(40)),
+            (TURNS.to_owned(), n(7)),
+        ]);
+        let counter = decode_counter(&item).unwrap();
+        assert_eq!(
+            (
+                counter.last,
+                counter.head.as_deref(),
+                counter.format_version
+            ),
+            (Some(42), Some("c0ffee"), Some(2))
+        );
+        assert_eq!((counter.moved_to, counter.turns), (Some(40), Some(7)));
+    }
+
+    #[test]
+    fn a_wrong_typed_counter_attribute_makes_the_counter_corrupt() {
+        let item = Item::from([
+            (PARTITION_KEY.to_owned(), s("SERIES#INV#PERIOD#2026")),
+            (LAST.to_owned(), s("42")),
+        ]);
+        let Err(StoreError::Corrupt { key, reason }) = decode_counter(&item) else {
+            panic!("a string `last` reads as a counter");
+        };
+        assert_eq!(key, "SERIES#INV#PERIOD#2026");
+        assert!(reason.contains("`last`"), "{reason}");
     }
 }

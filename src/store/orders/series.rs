@@ -133,7 +133,7 @@ impl Store {
         issuer: Option<&Issuer>,
         entry: &Draft,
     ) -> Result<SeriesInsert, StoreError> {
-        let mut item = encode_series(series);
+        let mut item = encode_series(series)?;
         let token = AttributeValue::S(write_token(series));
         item.insert(WRITE_TOKEN.into(), token.clone());
         let mut tx = Roled::with_capacity(2);
@@ -180,7 +180,7 @@ impl Store {
         let guard = SeriesGuard::of(read);
         let put = Put::builder()
             .table_name(self.table())
-            .set_item(Some(encode_series(changed)))
+            .set_item(Some(encode_series(changed)?))
             .condition_expression(guard.condition)
             .set_expression_attribute_names(Some(guard.names))
             .set_expression_attribute_values(Some(guard.values))
@@ -236,7 +236,7 @@ impl Store {
         let guard = SeriesGuard::of(read);
         let series_put = Put::builder()
             .table_name(self.table())
-            .set_item(Some(encode_series(changed)))
+            .set_item(Some(encode_series(changed)?))
             .condition_expression(guard.condition)
             .set_expression_attribute_names(Some(guard.names))
             .set_expression_attribute_values(Some(guard.values))
