@@ -2,7 +2,8 @@
 //! such a draw): a first write on a stripe with marks it has not seen fails once and
 //! learns them; a hold it saw live that was paid for since is passed in the same write;
 //! near the end, how far the counter has gone, with the stripes, instead of claiming an
-//! end that is out.
+//! end that is out; the same in a draw where nobody chose, before a claim of an end whose
+//! stripe the process never saw.
 
 use tally::store::{RequestCounter, RequestCounts, Store};
 use tally::tickets::{ConvertRequest, NewDraw, PurchaseReceipt, TicketError, TicketService};
@@ -11,6 +12,7 @@ use tally_domain::hold::HoldRequest;
 use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
 use tally_domain::permutation::Permutation;
 use tally_domain::purchase::PurchaseRequest;
+use tally_domain::stripes::StripeLayout;
 
 use crate::helpers::{fresh_store, store_on};
 
@@ -32,6 +34,16 @@ async fn create(service: &TicketService, draw: &str, total: u64, stripes: u32) -
         .await
         .unwrap();
     draw_id
+}
+
+async fn layout(store: &Store, draw_id: &DrawId) -> StripeLayout {
+    store
+        .get_draw(draw_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .config
+        .layout()
 }
 
 /// The number at `offset` of `stripe`.
@@ -261,13 +273,7 @@ async fn a_survey_of_a_draw_wider_than_one_read_is_one_request() {
     let (store, _table) = fresh_store(None).await;
     let chooser = TicketService::new(store.clone());
     let draw_id = create(&chooser, "wide-survey", 240, 120).await;
-    let layout = store
-        .get_draw(&draw_id)
-        .await
-        .unwrap()
-        .unwrap()
-        .config
-        .layout();
+    let layout = layout(&store, &draw_id).await;
     let chosen = number_at(&store, &draw_id, 0, 0).await;
     // A process chose a number: it knows that buyers choose here.
     let (buyer, counter) = process(&store).await;
@@ -290,4 +296,59 @@ async fn a_survey_of_a_draw_wider_than_one_read_is_one_request() {
     assert_eq!(second.requests, 3);
     let top = number_at(&store, &draw_id, 118, layout.len(118) - 1).await;
     assert_eq!(second.purchase.tickets, vec![top]);
+}
+
+#[tokio::test]
+async fn a_process_that_needs_an_end_it_never_saw_reads_first_where_nobody_chose() {
+    let (store, _table) = fresh_store(None).await;
+    let creator = TicketService::new(store.clone());
+    let draw_id = create(&creator, "plain-survey", 40, 4).await;
+    let layout = layout(&store, &draw_id).await;
+    // Three processes open the bottoms of stripes 0 to 2: they sell stripes 0 and 2 out
+    // and leave 5 numbers in stripe 1. Nobody has recorded a stripe sold out.
+    for (payment, quantity) in [
+        ("open-0", layout.len(0)),
+        ("open-1", 5),
+        ("open-2", layout.len(2)),
+    ] {
+        let (service, requests) = process(&store).await;
+        dip_all(&service, &requests, &draw_id, payment, quantity).await;
+    }
+    // The fourth gets the last bottom and sells its stripe out.
+    let (buyer, counter) = process(&store).await;
+    dip_all(&buyer, &counter, &draw_id, "bottom-3", layout.len(3)).await;
+    // Its next dip needs an end, and the next top is of a stripe it never saw: it reads
+    // the counter and the stripes first, then claims past the top of stripe 2, which is
+    // out, to the top of stripe 1, instead of claiming stripe 2's and missing there.
+    let (receipt, sent) = dip(&buyer, &counter, &draw_id, "next-end", 1).await;
+    assert_eq!(claims_reads_writes(&sent), (1, 1, 1), "{sent}");
+    assert_eq!(receipt.requests, 3);
+    let top = number_at(&store, &draw_id, 1, layout.len(1) - 1).await;
+    assert_eq!(receipt.purchase.tickets, vec![top]);
+}
+
+/// Lucky dips of `quantity` tickets in all by `service`, at most 10 at a time.
+async fn dip_all(
+    service: &TicketService,
+    counter: &RequestCounter,
+    draw_id: &DrawId,
+    payment: &str,
+    quantity: u64,
+) {
+    let mut left = quantity;
+    for n in 0.. {
+        if left == 0 {
+            break;
+        }
+        let part = left.min(10);
+        dip(
+            service,
+            counter,
+            draw_id,
+            &format!("{payment}-{n}"),
+            part as u32,
+        )
+        .await;
+        left -= part;
+    }
 }

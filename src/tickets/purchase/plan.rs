@@ -167,9 +167,11 @@ impl Run<'_> {
             _ => Vec::new(),
         };
         let stale = view.stale && view.stripes.all_handed();
+        // A claim would get ends whose room the view only guesses where buyers choose, or
+        // where it never saw the next end's stripe (ends out since it last claimed).
         let survey = matches!(plan, Plan::Claim(_))
             && !self.surveyed
-            && view.stripes.marked()
+            && (view.stripes.marked() || view.stripes.next_end_unseen())
             && view.stripes.all_open()
             && !view.stripes.all_handed();
         // One request: the draw item and as many stripes as fit with it.

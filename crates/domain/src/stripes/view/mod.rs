@@ -281,6 +281,15 @@ impl StripeView {
         slots.filter_map(|slot| self.end_of(slot).map(|(stripe, _)| stripe))
     }
 
+    /// Whether the stripe of the next end the counter hands out that may still sell is
+    /// one this process has never seen: a claim would get an end whose room it only
+    /// guesses.
+    pub fn next_end_unseen(&self) -> bool {
+        self.upcoming()
+            .find(|&s| !self.sold_out[s as usize])
+            .is_some_and(|s| !self.seen[s as usize])
+    }
+
     /// The stripes that may still sell, ascending: a full stripe stays full unless holds
     /// give numbers back.
     pub fn may_sell(&self) -> Vec<u32> {

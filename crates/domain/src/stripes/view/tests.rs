@@ -350,3 +350,19 @@ fn a_bundle_is_planned_over_several_stripes_of_at_most_one_write_each() {
     assert!(takes.len() <= super::super::BUNDLE_STRIPES);
     assert!(takes.iter().all(|t| t.count() <= STRIPE_WRITE_TICKETS));
 }
+
+#[test]
+fn the_next_end_is_unseen_until_its_stripe_is_read_or_known_sold_out() {
+    let mut view = view(1_000, 10);
+    // Every bottom is out: the next end is the top of stripe 9.
+    view.claimed(0, 10);
+    assert!(view.next_end_unseen());
+    learn(9, counters(20, 0), &mut view);
+    assert!(!view.next_end_unseen());
+    // The top of 9 is out too; 8 is recorded sold out, so the next that may sell is 7.
+    view.claimed(10, 1);
+    view.sold_out(8);
+    assert!(view.next_end_unseen());
+    learn(7, counters(0, 0), &mut view);
+    assert!(!view.next_end_unseen());
+}
