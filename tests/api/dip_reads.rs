@@ -15,7 +15,7 @@ use tally_domain::purchase::PurchaseRequest;
 use crate::helpers::{fresh_store, store_on};
 
 /// A process of its own, whose client counts its requests.
-async fn process(store: &Store) -> (TicketService, RequestCounter) {
+pub(crate) async fn process(store: &Store) -> (TicketService, RequestCounter) {
     let counter = RequestCounter::default();
     let service = TicketService::new(store_on(store.table(), Some(counter.clone())).await);
     (service, counter)
@@ -42,7 +42,7 @@ async fn number_at(store: &Store, draw_id: &DrawId, stripe: u32, offset: u64) ->
     Permutation::new(total, &draw.key).apply(index) + 1
 }
 
-fn request(
+pub(crate) fn request(
     draw_id: &DrawId,
     payment: &str,
     quantity: u32,
