@@ -157,8 +157,8 @@ fn request(payment: &str, quantity: u32) -> PurchaseRequest {
 }
 
 /// Refusals at the end of a draw: one request after the claim decides (a claim that
-/// finds the draw marked sold out, then the record; tests/api/sold_out_cost.rs counts
-/// the unmarked cases); a refusal that rests on older knowledge reads the record; a
+/// finds the sell-out recorded on the draw, then the purchase record; tests/api/sold_out_cost.rs counts
+/// the cases before it is recorded); a refusal that rests on older knowledge reads the record; a
 /// replay still gets its tickets.
 #[tokio::test]
 async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursors() {
@@ -182,8 +182,8 @@ async fn a_sold_out_answer_takes_the_purchase_record_from_the_read_of_the_cursor
     assert_eq!(sold.len(), 4);
 
     // A process new to the draw: after its first claim, one request decides. The claim
-    // finds the draw marked sold out (its last buyer marked it), so that request is the
-    // read of the record; unmarked, it would be a snapshot of the cursors and the record
+    // finds the sell-out recorded (its last buyer recorded it), so that request is the
+    // read of the purchase record; unrecorded, it would be a snapshot of the cursors and the record
     // or a transaction whose cancellation shows the record absent.
     let counter = RequestCounter::default();
     let late = TicketService::new(store_on(store.table(), Some(counter.clone())).await);

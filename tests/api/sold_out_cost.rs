@@ -1,8 +1,8 @@
 //! What an answer of sold out costs in requests, in a plain draw (nobody chose or held),
 //! from a process that sold in the draw before (warm) and from one new to it (fresh). The
 //! answer rests on what the view knows where that proves it: a claim that finds the draw
-//! marked sold out, or cursors that leave no room and no hold mark, mark the draw without
-//! a read of its counts.
+//! item recording the sell-out, or cursors that leave no room and no hold mark, which
+//! record it without a read of the counts.
 
 use tally::store::{RequestCounter, RequestCounts, Store};
 use tally::tickets::{NewDraw, TicketError, TicketService};
@@ -39,8 +39,8 @@ async fn dip(
     (answer, counter.snapshot().since(&before))
 }
 
-/// Whether the draw item is marked sold out.
-async fn marked(store: &Store, draw_id: &DrawId) -> bool {
+/// Whether the draw item records the sell-out.
+async fn recorded(store: &Store, draw_id: &DrawId) -> bool {
     let draw = store.get_draw(draw_id).await.unwrap().unwrap();
     draw.sold_out_at.is_some()
 }
@@ -63,7 +63,7 @@ async fn sold_out(
 }
 
 /// Two processes sell a draw of two stripes out, a whole stripe each, so that neither
-/// knows the other's stripe: the draw is not marked sold out yet.
+/// knows the other's stripe: the draw item does not record the sell-out yet.
 async fn sold_by_two(store: &Store, draw: &str) -> (DrawId, [(TicketService, RequestCounter); 2]) {
     let seller = TicketService::new(store.clone());
     let draw_id = create(&seller, draw, 20, 2).await;
@@ -81,23 +81,23 @@ async fn sold_by_two(store: &Store, draw: &str) -> (DrawId, [(TicketService, Req
         let (answer, _) = dip(service, counter, &draw_id, &payment, len as u32).await;
         assert_eq!(answer.unwrap(), len);
     }
-    assert!(!marked(store, &draw_id).await);
+    assert!(!recorded(store, &draw_id).await);
     (draw_id, warm)
 }
 
 #[tokio::test]
-async fn a_sold_out_answer_costs_a_claim_and_a_read_of_the_record_once_the_draw_is_marked() {
+async fn a_sold_out_answer_costs_a_claim_and_a_read_of_the_record_once_the_sell_out_is_recorded() {
     let (store, _table) = fresh_store(None).await;
     let (draw_id, [first, second]) = sold_by_two(&store, "sold-twice").await;
-    // Warm, the draw not marked: its stripe is full, the claim gets no end and the write
+    // Warm, the sell-out not recorded: its stripe is full, the claim gets no end and the write
     // on the other's stripe misses; that stripe returned, the view proves the sell-out
-    // and marks the draw (before: a read of the counts first, four requests).
+    // and records it (before: a read of the counts first, four requests).
     let sent = sold_out(&first, &draw_id, "late-1", 1, 0).await;
     assert_eq!(sent.total(), 3, "{sent}");
     assert_eq!(sent.of("BatchGetItem"), 0, "{sent}");
-    assert!(marked(&store, &draw_id).await);
-    // Warm, the draw marked: the claim says so, and only the record is read (before: the
-    // counts too, and a mark already there, four requests).
+    assert!(recorded(&store, &draw_id).await);
+    // Warm, the sell-out recorded: the claim says so, and only the purchase record is
+    // read (before: the counts too, and the record of the sell-out again, four requests).
     let sent = sold_out(&second, &draw_id, "late-2", 1, 0).await;
     assert_eq!(sent.total(), 2, "{sent}");
     assert_eq!(
@@ -105,7 +105,7 @@ async fn a_sold_out_answer_costs_a_claim_and_a_read_of_the_record_once_the_draw_
         (1, 1),
         "{sent}"
     );
-    // Fresh, the draw marked: the claim that caches the draw, and the record.
+    // Fresh, the sell-out recorded: the claim that caches the draw, and the record.
     let fresh = process(&store).await;
     let sent = sold_out(&fresh, &draw_id, "late-3", 1, 0).await;
     assert_eq!(
@@ -123,11 +123,11 @@ async fn a_sold_out_answer_costs_a_claim_and_a_read_of_the_record_once_the_draw_
 }
 
 #[tokio::test]
-async fn a_fresh_process_marks_a_sell_out_from_its_one_read_of_the_cursors() {
+async fn a_fresh_process_records_a_sell_out_from_its_one_read_of_the_cursors() {
     let (store, _table) = fresh_store(None).await;
     let (draw_id, _) = sold_by_two(&store, "sold-fresh").await;
     // New to the draw, it claims a top end, misses on it, claims the last one, then reads
-    // every cursor with its record: that read proves the sell-out, and the draw is marked
+    // every cursor with its record: that read proves the sell-out, which is recorded
     // without a read of its counts (before: the counts read first, six requests).
     let fresh = process(&store).await;
     let sent = sold_out(&fresh, &draw_id, "late", 1, 0).await;
@@ -137,7 +137,7 @@ async fn a_fresh_process_marks_a_sell_out_from_its_one_read_of_the_cursors() {
         "{sent}"
     );
     assert_eq!((sent.of("BatchGetItem"), sent.total()), (0, 5), "{sent}");
-    assert!(marked(&store, &draw_id).await);
+    assert!(recorded(&store, &draw_id).await);
 }
 
 #[tokio::test]
@@ -163,9 +163,9 @@ async fn a_sold_out_answer_with_tickets_left_rests_on_one_read_of_the_cursors() 
     let sent = sold_out(&fresh, &draw_id, "five-fresh", 5, 4).await;
     assert_eq!(sent.of("TransactGetItems"), 1, "{sent}");
     assert_eq!(sent.total(), 2, "{sent}");
-    // The four left, bought at once, mark the draw without a read of its counts.
+    // The four left, bought at once, record the sell-out without a read of the counts.
     let (answer, sent) = dip(&fresh.0, &fresh.1, &draw_id, "four", 4).await;
     assert_eq!(answer.unwrap(), 4);
     assert_eq!(sent.of("BatchGetItem"), 0, "{sent}");
-    assert!(marked(&store, &draw_id).await);
+    assert!(recorded(&store, &draw_id).await);
 }
