@@ -86,20 +86,24 @@ impl DrawCache {
                 Ok(instant.map(&key, draw.config.total_tickets()))
             })
             .transpose()?;
+        let mut stripes = StripeView::new(
+            draw.config.layout(),
+            draw.config.purchase_budget(MAX_TRANSACTION_ITEMS),
+        )
+        .with_held_caps(held_caps(
+            draw.config.layout(),
+            draw.config.max_held_percent(),
+            STRIPE_HOLD_MARKS,
+        ));
+        if draw.sold_out_at.is_some() {
+            stripes.all_sold_out();
+        }
         Ok(Self {
             instant_map,
             permutation: Permutation::new(draw.config.total_tickets(), &draw.key),
             fingerprint_key: FingerprintKey::derive(secret, &draw.draw_id),
             view: Mutex::new(CachedView {
-                stripes: StripeView::new(
-                    draw.config.layout(),
-                    draw.config.purchase_budget(MAX_TRANSACTION_ITEMS),
-                )
-                .with_held_caps(held_caps(
-                    draw.config.layout(),
-                    draw.config.max_held_percent(),
-                    STRIPE_HOLD_MARKS,
-                )),
+                stripes,
                 closed: draw.status.refuses_sales(),
                 stale: true,
                 epoch: 0,
@@ -138,6 +142,10 @@ impl DrawCache {
         view.stripes.claimed(claim.first, claim.count);
         for &stripe in &claim.sold_out {
             view.stripes.sold_out(stripe);
+        }
+        if claim.draw.sold_out_at.is_some() {
+            view.stripes.all_sold_out();
+            self.set_seen_sold_out();
         }
         view.closed |= claim.draw.status.refuses_sales();
         view.epoch += 1;

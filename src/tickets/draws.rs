@@ -241,11 +241,16 @@ impl TicketService {
 
     /// Records the draw sold out for the listings. A record that fails to be written is
     /// written by the next read of the counts; the answer in hand does not wait for it.
-    async fn record_sold_out(&self, draw_id: &DrawId) {
+    /// Whether it was written.
+    pub(super) async fn record_sold_out(&self, draw_id: &DrawId) -> bool {
         match self.store().record_sold_out(draw_id).await {
             Ok(()) => info!("draw sold out"),
-            Err(err) => warn!(error = %err, "the sold-out time was not written"),
+            Err(err) => {
+                warn!(error = %err, "the sold-out time was not written");
+                return false;
+            }
         }
+        true
     }
 
     /// The postal entries of a closed draw that are eligible: counted on its stripes, less

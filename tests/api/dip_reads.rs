@@ -17,7 +17,7 @@ use tally_domain::stripes::StripeLayout;
 use crate::helpers::{fresh_store, store_on};
 
 /// A process of its own, whose client counts its requests.
-async fn process(store: &Store) -> (TicketService, RequestCounter) {
+pub(crate) async fn process(store: &Store) -> (TicketService, RequestCounter) {
     let counter = RequestCounter::default();
     let service = TicketService::new(store_on(store.table(), Some(counter.clone())).await);
     (service, counter)
@@ -54,7 +54,7 @@ async fn number_at(store: &Store, draw_id: &DrawId, stripe: u32, offset: u64) ->
     Permutation::new(total, &draw.key).apply(index) + 1
 }
 
-fn request(
+pub(crate) fn request(
     draw_id: &DrawId,
     payment: &str,
     quantity: u32,
@@ -171,7 +171,7 @@ async fn a_dip_passes_a_hold_paid_for_since_it_saw_it_in_one_transaction() {
     let (second, sent) = dip(&seller, &counter, &draw_id, "second", 1).await;
     assert_eq!(second.purchase.tickets, vec![n[2]]);
     // One transaction; then, as it sold the last ticket, the draw's counts are read and
-    // the draw is marked sold out for the listings.
+    // the draw's sell-out is recorded for the listings.
     assert_eq!(
         (second.requests, sent.of("TransactWriteItems")),
         (1, 1),

@@ -50,6 +50,7 @@ mod secrets;
 mod series_scale;
 mod single_posts;
 mod sold_out;
+mod sold_out_cost;
 mod spend;
 mod stale_counter;
 mod stream;

@@ -326,6 +326,21 @@ impl StripeView {
         }
     }
 
+    /// Records that every ticket of the draw is sold, as its item says: for good, since a
+    /// void never puts a ticket back on sale.
+    pub fn all_sold_out(&mut self) {
+        for stripe in 0..self.layout.stripes() {
+            self.sold_out(stripe);
+        }
+    }
+
+    /// Whether what the view knows proves every ticket sold: no stripe has room and none
+    /// carries a hold mark (a hold could give a number back, and a cursor that passed a
+    /// held number did not sell it). Known cursors are lower bounds, so it stays true.
+    pub fn all_sold(&self) -> bool {
+        self.remaining() == 0 && self.held.iter().all(|held| held.is_empty())
+    }
+
     /// Stripes this process has seen run out that the draw does not record yet.
     pub fn unreported_sold_out(&self) -> Vec<u32> {
         (0..self.layout.stripes())

@@ -366,3 +366,27 @@ fn the_next_end_is_unseen_until_its_stripe_is_read_or_known_sold_out() {
     learn(7, counters(0, 0), &mut view);
     assert!(!view.next_end_unseen());
 }
+
+#[test]
+fn every_ticket_is_known_sold_only_with_no_room_and_no_hold_mark() {
+    let mut view = view(100, 4);
+    assert!(!view.all_sold());
+    all_open_with_rooms(&mut view, &[]);
+    assert!(view.all_sold());
+    // A held number the cursor passed may come back: not proven sold.
+    view.at(1_000);
+    view.learn_held(2, &held(&[(0, 5_000)]));
+    assert_eq!(view.remaining(), 0);
+    assert!(!view.all_sold());
+}
+
+#[test]
+fn a_draw_recorded_sold_out_leaves_no_stripe_with_room_or_holds() {
+    let mut view = view(100, 4);
+    view.at(1_000);
+    view.learn_held(1, &held(&[(3, 5_000)]));
+    view.all_sold_out();
+    assert_eq!((view.remaining(), view.live_held()), (0, 0));
+    assert!(view.all_sold());
+    assert!(view.may_sell().is_empty() && view.unreported_sold_out().is_empty());
+}
