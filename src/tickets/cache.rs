@@ -161,6 +161,10 @@ impl DrawCache {
         }
         view.stripes.handed_at_least(survey.opened);
         view.stale &= !complete;
+        if survey.sell_out_recorded {
+            view.stripes.all_sold_out();
+            self.set_seen_sold_out();
+        }
     }
 
     /// Whether this process has seen the draw sold out.

@@ -1,7 +1,7 @@
 //! What an answer of sold out costs in requests, in a plain draw (nobody chose or held),
 //! from a process that sold in the draw before (warm) and from one new to it (fresh). The
-//! answer rests on what the view knows where that proves it: a claim that finds the draw
-//! item recording the sell-out, or cursors that leave no room and no hold mark, which
+//! answer rests on what the view knows where that proves it: a claim or survey that finds
+//! the draw item recording the sell-out, or cursors that leave no room and no hold mark, which
 //! record it without a read of the counts.
 
 use tally::store::{RequestCounter, RequestCounts, Store};
@@ -86,7 +86,8 @@ async fn sold_by_two(store: &Store, draw: &str) -> (DrawId, [(TicketService, Req
 }
 
 #[tokio::test]
-async fn a_sold_out_answer_costs_a_claim_and_a_read_of_the_record_once_the_sell_out_is_recorded() {
+async fn a_sold_out_answer_costs_a_read_of_the_draw_and_of_the_record_once_the_sell_out_is_recorded()
+ {
     let (store, _table) = fresh_store(None).await;
     let (draw_id, [first, second]) = sold_by_two(&store, "sold-twice").await;
     // Warm, the sell-out not recorded: its stripe is full, the claim gets no end and the write
@@ -96,12 +97,14 @@ async fn a_sold_out_answer_costs_a_claim_and_a_read_of_the_record_once_the_sell_
     assert_eq!(sent.total(), 3, "{sent}");
     assert_eq!(sent.of("BatchGetItem"), 0, "{sent}");
     assert!(recorded(&store, &draw_id).await);
-    // Warm, the sell-out recorded: the claim says so, and only the purchase record is
-    // read (before: the counts too, and the record of the sell-out again, four requests).
+    // Warm, the sell-out recorded: the next end's stripe is one it never saw, so it
+    // surveys before claiming; the draw item read with the stripes says so, and only the
+    // purchase record is read (before: the counts too, and the record of the sell-out
+    // again, four requests).
     let sent = sold_out(&second, &draw_id, "late-2", 1, 0).await;
     assert_eq!(sent.total(), 2, "{sent}");
     assert_eq!(
-        (sent.of("UpdateItem"), sent.of("GetItem")),
+        (sent.of("BatchGetItem"), sent.of("GetItem")),
         (1, 1),
         "{sent}"
     );
@@ -126,17 +129,26 @@ async fn a_sold_out_answer_costs_a_claim_and_a_read_of_the_record_once_the_sell_
 async fn a_fresh_process_records_a_sell_out_from_its_one_read_of_the_cursors() {
     let (store, _table) = fresh_store(None).await;
     let (draw_id, _) = sold_by_two(&store, "sold-fresh").await;
-    // New to the draw, it claims a top end, misses on it, claims the last one, then reads
-    // every cursor with its record: that read proves the sell-out, which is recorded
-    // without a read of its counts (before: the counts read first, six requests).
+    // New to the draw, it claims a top end and misses on it; the next end's stripe is
+    // unseen, so it surveys the draw and the stripes that may sell: that read proves the
+    // sell-out, which is recorded without a read of its counts, and the purchase record
+    // is read (before: the counts read first, six requests).
     let fresh = process(&store).await;
     let sent = sold_out(&fresh, &draw_id, "late", 1, 0).await;
     assert_eq!(
-        (sent.of("UpdateItem"), sent.of("TransactGetItems")),
-        (3, 1),
+        (
+            sent.of("UpdateItem"),
+            sent.of("BatchGetItem"),
+            sent.of("GetItem")
+        ),
+        (2, 1, 1),
         "{sent}"
     );
-    assert_eq!((sent.of("BatchGetItem"), sent.total()), (0, 5), "{sent}");
+    assert_eq!(
+        (sent.of("TransactGetItems"), sent.total()),
+        (0, 5),
+        "{sent}"
+    );
     assert!(recorded(&store, &draw_id).await);
 }
 

@@ -299,6 +299,7 @@ impl Store {
         Ok(Some(Survey {
             opened: reader.opt_num(OPENED)?.unwrap_or(0),
             sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
+            sell_out_recorded: reader.opt_str(SOLD_OUT_AT)?.is_some(),
             stripes: stripe_states(draw_id, stripes, &mut found)?,
         }))
     }
@@ -329,6 +330,8 @@ pub struct Survey {
     pub opened: u64,
     /// Stripes that some process has seen run out.
     pub sold_out: Vec<u32>,
+    /// Whether the draw's sell-out is recorded (`sold_out_at`).
+    pub sell_out_recorded: bool,
     pub stripes: Vec<(u32, StripeState)>,
 }
 
