@@ -1,6 +1,6 @@
 //! Which orders of a queue go into one transaction: as many as the transaction's items
 //! allow (two per order, one more for a credit note's invoice, besides the `fixed` items
-//! of the counter, a jump or a range mark), no more than the counters the series has room
+//! of the counter, a jump or a low notice), no more than the counters the series has room
 //! for, and each invoice at most once (a transaction writes an item once).
 
 use std::collections::{HashSet, VecDeque};

@@ -1,5 +1,5 @@
 //! Voiding an order: it keeps its number (a gapless series stays gapless) and its link in
-//! the chain, and is marked void with a reason and a time, on its number item and its
+//! the chain, and is recorded void with a reason and a time, on its number item and its
 //! reference item together. Voiding again with the same reason changes nothing.
 
 use tracing::{info, instrument};

@@ -208,9 +208,9 @@ impl OrderService {
 fn return_counters(
     held: &mut Held,
     counters: Vec<SpareCounter>,
-    mark: impl Fn(SpareCounter) -> SpareCounter,
+    tag: impl Fn(SpareCounter) -> SpareCounter,
 ) {
     for counter in counters.into_iter().rev() {
-        held.counters.push_front(mark(counter));
+        held.counters.push_front(tag(counter));
     }
 }

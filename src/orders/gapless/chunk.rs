@@ -1,8 +1,8 @@
 //! The next chunk of a gapless request: where the counter goes on (inside the series'
 //! room: its format's width and length, its live authorised ranges) and on what footing,
 //! a declared jump to the next range when the counter must skip, each order's number and
-//! link of the hash chain, and the range's mark when the chunk takes it past its low
-//! share.
+//! link of the hash chain, and the range's low notice when the chunk takes it past its
+//! low threshold.
 
 use jiff::Timestamp;
 use tally_domain::time::Epoch;

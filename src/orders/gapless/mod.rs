@@ -102,7 +102,7 @@ struct Run {
     /// Transactions tried for the current chunk.
     attempts: u32,
     waits: Waits,
-    /// The range mark was found written: no chunk writes it again.
+    /// The range's low notice was found written: no chunk writes it again.
     low_written: bool,
 }
 
