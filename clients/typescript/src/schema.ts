@@ -234,7 +234,7 @@ export interface paths {
         /**
          * A draw's purchases
          * @description For reconciliation: every purchase of the draw, page by page, with its tickets and
-         *     status (voided ones included and marked, unless `status` filters them). In the order
+         *     status (voided ones included with their status, unless `status` filters them). In the order
          *     of the draw's stripes (by the first stripe each purchase took), oldest first within a
          *     stripe. Entries come from an index that follows the table within moments; each
          *     purchase on a page is then read strongly consistent. A page may hold fewer than
