@@ -80,7 +80,9 @@ impl Run<'_> {
             void: None,
             unfinished: None,
         };
-        let award = self.cache.award(&tickets);
+        // Every purchase of a draw with instant wins writes its award item.
+        let cache = &self.cache;
+        let award = cache.instant_map().map(|_| cache.instant_wins(&tickets));
         self.attempts += 1;
         self.requests += 1;
         let _busy = BusyGuard::new(&self.cache, &takes);
