@@ -1,6 +1,6 @@
 //! What one process knows of the draws it sells: their settings, a lower bound of each
 //! stripe cursor and the stripe ends it holds. Bounded: the least recently used draw is
-//! forgotten first, and a forgotten draw is simply read again when it is next used.
+//! forgotten first, and read again when it is next used.
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -24,7 +24,6 @@ use tally_domain::winners::InstantMap;
 /// at most about 12 MB.
 pub const DEFAULT_CACHED_DRAWS: usize = 512;
 
-/// One draw as this process knows it.
 pub(super) struct DrawCache {
     pub(super) draw: Draw,
     pub(super) fingerprint_key: FingerprintKey,
@@ -32,8 +31,7 @@ pub(super) struct DrawCache {
     /// The winning numbers of a draw with instant wins: secret until the winners.
     instant_map: Option<InstantMap>,
     view: Mutex<CachedView>,
-    /// When this process last read the counts after a refusal, to see whether the draw
-    /// sold out (Unix ms).
+    /// When this process last read the counts after a refusal (Unix ms).
     sell_out_read_at: AtomicI64,
     /// This process saw the draw sold out, and recorded it.
     sold_out: AtomicBool,
@@ -41,7 +39,7 @@ pub(super) struct DrawCache {
 
 pub(super) struct CachedView {
     pub(super) stripes: StripeView,
-    /// The draw refuses sales: its close has begun.
+    /// The draw's close has begun.
     pub(super) closed: bool,
     /// Cursors may be far behind: read them all before trusting a refusal or a choice
     /// among stripes that others sell from.
@@ -52,18 +50,12 @@ pub(super) struct CachedView {
 }
 
 impl CachedView {
-    /// Records what the table says of a stripe.
-    pub(super) fn learn(&mut self, stripe: u32, state: &StripeState) {
-        self.stripes.learn(stripe, state.counters, &state.chosen);
-        self.stripes.learn_held(stripe, &state.held);
-        self.closed |= state.closed;
-        self.epoch += 1;
-    }
-
-    /// Records what the table says of several stripes.
     pub(super) fn learn_all(&mut self, states: &[(u32, StripeState)]) {
         for (stripe, state) in states {
-            self.learn(*stripe, state);
+            self.stripes.learn(*stripe, state.counters, &state.chosen);
+            self.stripes.learn_held(*stripe, &state.held);
+            self.closed |= state.closed;
+            self.epoch += 1;
         }
     }
 }
@@ -86,15 +78,14 @@ impl DrawCache {
                 Ok(instant.map(&key, draw.config.total_tickets()))
             })
             .transpose()?;
-        let mut stripes = StripeView::new(
-            draw.config.layout(),
-            draw.config.purchase_budget(MAX_TRANSACTION_ITEMS),
-        )
-        .with_held_caps(held_caps(
-            draw.config.layout(),
-            draw.config.max_held_percent(),
-            STRIPE_HOLD_MARKS,
-        ));
+        let layout = draw.config.layout();
+        let mut stripes =
+            StripeView::new(layout, draw.config.purchase_budget(MAX_TRANSACTION_ITEMS))
+                .with_held_caps(held_caps(
+                    layout,
+                    draw.config.max_held_percent(),
+                    STRIPE_HOLD_MARKS,
+                ));
         if draw.sold_out_at.is_some() {
             stripes.all_sold_out();
         }
@@ -114,8 +105,7 @@ impl DrawCache {
         })
     }
 
-    /// What `tickets` (of one transaction) win, ascending; nothing in a draw without
-    /// instant wins.
+    /// What `tickets` (of one transaction) win, ascending.
     pub(super) fn instant_wins(&self, tickets: &[u64]) -> Vec<InstantWin> {
         match (&self.draw.instant_wins, &self.instant_map) {
             (Some(instant), Some(map)) => instant.wins(map, tickets),
@@ -123,51 +113,38 @@ impl DrawCache {
         }
     }
 
-    /// What `tickets` (of one transaction) win in a draw with instant wins, whose every
-    /// purchase transaction writes its award item; `None` in a draw without.
-    pub(super) fn award(&self, tickets: &[u64]) -> Option<Vec<InstantWin>> {
-        self.instant_map
-            .is_some()
-            .then(|| self.instant_wins(tickets))
-    }
-
-    /// The draw's whole map, for the proof published with the winners.
     pub(super) fn instant_map(&self) -> Option<&InstantMap> {
         self.instant_map.as_ref()
     }
 
-    /// Records what a claim of stripe ends answered.
     pub(super) fn claimed(&self, claim: &StripeClaim) {
         let mut view = self.view();
         view.stripes.claimed(claim.first, claim.count);
-        for &stripe in &claim.sold_out {
-            view.stripes.sold_out(stripe);
-        }
-        if claim.draw.sold_out_at.is_some() {
-            view.stripes.all_sold_out();
-            self.set_seen_sold_out();
-        }
+        self.sold_out(&mut view, &claim.sold_out, claim.draw.sold_out_at.is_some());
         view.closed |= claim.draw.status.refuses_sales();
         view.epoch += 1;
     }
 
-    /// Records what a survey of the draw read: how far `opened` has handed out ends,
-    /// and stripes that may still sell; if `complete`, every one of them.
+    /// `complete`: the survey read every stripe that may still sell.
     pub(super) fn surveyed(&self, survey: &Survey, complete: bool) {
         let mut view = self.view();
         view.learn_all(&survey.stripes);
-        for &stripe in &survey.sold_out {
-            view.stripes.sold_out(stripe);
-        }
         view.stripes.handed_at_least(survey.opened);
         view.stale &= !complete;
-        if survey.sell_out_recorded {
+        self.sold_out(&mut view, &survey.sold_out, survey.sell_out_recorded);
+    }
+
+    /// Records `stripes` seen run out, and all of them if the draw's sell-out is recorded.
+    fn sold_out(&self, view: &mut CachedView, stripes: &[u32], recorded: bool) {
+        for &stripe in stripes {
+            view.stripes.sold_out(stripe);
+        }
+        if recorded {
             view.stripes.all_sold_out();
             self.set_seen_sold_out();
         }
     }
 
-    /// Whether this process has seen the draw sold out.
     pub(super) fn seen_sold_out(&self) -> bool {
         self.sold_out.load(Ordering::Relaxed)
     }
@@ -204,7 +181,6 @@ impl DrawCache {
         &self.permutation
     }
 
-    /// The ticket number at `offset` of `stripe`.
     pub(super) fn number(&self, stripe: u32, offset: u64) -> u64 {
         let start = self.draw.config.layout().indices(stripe).start;
         self.permutation.apply(start + offset) + 1
@@ -218,21 +194,18 @@ impl DrawCache {
 }
 
 /// Marks stripes busy in this process for the life of one attempt.
-pub(super) struct BusyGuard<'a> {
-    cache: &'a DrawCache,
-    takes: &'a [StripeTake],
-}
+pub(super) struct BusyGuard<'a>(&'a DrawCache, &'a [StripeTake]);
 
 impl<'a> BusyGuard<'a> {
     pub(super) fn new(cache: &'a DrawCache, takes: &'a [StripeTake]) -> Self {
         cache.view().stripes.set_busy(takes, true);
-        Self { cache, takes }
+        Self(cache, takes)
     }
 }
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
-        self.cache.view().stripes.set_busy(self.takes, false);
+        self.0.view().stripes.set_busy(self.1, false);
     }
 }
 

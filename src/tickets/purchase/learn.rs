@@ -3,7 +3,6 @@
 //! throttling, a backoff before it tries again.
 
 use tally_domain::time::Epoch;
-use tracing::debug;
 
 use super::{Kind, Outcome, Refusal, Run};
 use crate::store::StoreError;
@@ -11,17 +10,9 @@ use crate::store::purchases::Cancellation;
 use crate::tickets::TicketError;
 
 impl Run<'_> {
-    /// Learns from a cancelled transaction that touched `stripes`; a miss on a stale
-    /// cursor is planned again at once, from what the cancellation returned.
-    pub(super) async fn learn(&mut self, stripes: &[u32], cancellation: Cancellation) -> Outcome {
-        debug!(
-            attempt = self.attempts,
-            ?stripes,
-            stale = ?cancellation.stale_stripes,
-            conflict = cancellation.conflict,
-            throttled = cancellation.throttled,
-            "attempt cancelled"
-        );
+    /// A miss on a stale cursor is planned again at once, from what the cancellation
+    /// returned.
+    pub(super) async fn learn(&mut self, cancellation: Cancellation) -> Outcome {
         if let Some(existing) = cancellation.existing {
             return self.replay(existing).await;
         }
@@ -43,7 +34,6 @@ impl Run<'_> {
             self.created_at = (self.clock)();
         }
         // Tickets behind a stale cursor are expected: the cursor check failed too.
-        // A ticket taken while every cursor matched would mean a broken invariant.
         if cancellation.stale_stripes.is_empty() && !cancellation.taken_tickets.is_empty() {
             return Err(StoreError::Invariant(format!(
                 "tickets {:?} exist behind their stripe cursor",
@@ -54,29 +44,28 @@ impl Run<'_> {
         let decided = !cancellation.conflict && !cancellation.throttled;
         {
             let mut view = self.cache.view();
-            // The transaction checked every condition at one point in time: its record's
-            // passed, so the record was absent then. That holds for refusals only if the
-            // view learned nothing newer meanwhile.
+            // Every condition was checked at one point in time: the record's passed, so it
+            // was absent then. That holds for refusals only if the view learned nothing
+            // newer meanwhile.
             let alone = view.epoch == self.epoch;
             view.learn_all(&cancellation.stale_stripes);
             self.absent_at = (alone && decided).then_some(view.epoch);
-            // A miss corrects the stripes it touched; a lucky dip's miss on stripes that
-            // others sell from means the rest of the view is old too, and one read
-            // corrects it all. Named numbers need only the stripes they lie in.
-            let shared_miss = self.kind.dips()
+            // A lucky dip's miss on stripes that others sell from means the rest of the
+            // view is old too, and one read corrects it all. Named numbers need only the
+            // stripes they lie in.
+            let dip = matches!(self.kind, Kind::Purchase(_)) && self.kind.numbers().is_none();
+            view.stale |= dip
                 && view.stripes.all_handed()
                 && cancellation
                     .stale_stripes
                     .iter()
                     .any(|(s, _)| !view.stripes.owns(*s));
-            view.stale |= shared_miss;
         }
         if let Kind::Convert(_, hold) = &self.kind {
             let end = hold.expires_at.epoch_millis();
-            // A hold never outlives the sale: the close ends it. A number of the hold that
-            // no longer carries its deadline was taken by a writer whose clock saw the
-            // hold end. The payer's allowance no longer counting the hold: it was given
-            // back as ended.
+            // The close ends every hold. A number that no longer carries the hold's deadline
+            // was taken by a writer whose clock saw the hold end. An allowance that no
+            // longer counts the hold gave it back as ended.
             let lost = cancellation.allowance.is_some()
                 || cancellation.stale_stripes.iter().any(|(stripe, state)| {
                     state.closed
@@ -93,32 +82,24 @@ impl Run<'_> {
         let now = self.now_millis();
         let config = self.cache.draw.config;
         if let (Some(payer), Some(allowance)) = (self.kind.payer(), &cancellation.allowance) {
-            // Holds of the payer that ended still count until given back, which happens
-            // first.
+            // Holds of the payer that ended still count until given back, which comes first.
             if allowance.has_ended(now) {
                 self.requests += 1;
                 let capped = config.max_per_payer().is_some();
+                let (draw_id, holds) = (self.kind.draw_id(), &allowance.holds);
                 self.store
-                    .give_back_ended_holds(
-                        self.kind.draw_id(),
-                        payer,
-                        &allowance.holds,
-                        now,
-                        capped,
-                    )
+                    .give_back_ended_holds(draw_id, payer, holds, now, capped)
                     .await?;
                 return Ok(None);
             }
-            // Every condition was checked at one point in time, the record's passed: the
-            // payer is at a cap for this purchase or hold.
+            // The record's condition passed at the same moment: the payer is at a cap.
             let quantity = self.kind.quantity();
             let max_held_per_payer = config.max_held_per_payer();
             let max_per_payer = config.max_per_payer();
             let refusal = match (&self.kind, max_per_payer) {
                 _ if !decided => None,
                 (Kind::Purchase(_), max) => {
-                    let max = max.unwrap_or(0);
-                    self.payer_left = Some(max.saturating_sub(allowance.held));
+                    self.payer_left = Some(max.unwrap_or(0).saturating_sub(allowance.held));
                     None
                 }
                 _ if allowance.holding + quantity > max_held_per_payer => {

@@ -1,11 +1,8 @@
-//! One run that commits a purchase, a hold or a hold's conversion, as a small state
-//! machine: plan from what this process knows (`plan.rs`), then claim stripe ends or read
-//! (`reads.rs`), commit (`commit.rs`) or refuse (`refuse.rs`); learn from every
-//! cancellation (`learn.rs`). What the run commits (`Kind`) decides which plans it makes.
-//!
-//! The table decides every race (conditional writes in one transaction); these steps only
-//! choose what to ask for. A cursor that moved under us comes back in the cancellation
-//! reasons, so most purchases cost one transaction and no read.
+//! One run that commits a purchase, a hold or a hold's conversion: plan from what this
+//! process knows (`plan.rs`), then read or claim (`reads.rs`), commit (`commit.rs`) or
+//! refuse (`refuse.rs`), and learn from every cancellation (`learn.rs`). The table decides
+//! every race; a cursor that moved comes back in the cancellation reasons, so most
+//! purchases cost one transaction and no read.
 
 mod commit;
 mod learn;
@@ -35,7 +32,7 @@ use tally_domain::purchase::{Purchase, PurchaseRequest};
 use tally_domain::stripes::{ChosenTake, StripeTake};
 use tally_domain::time::Clock;
 
-/// Steps of any kind (transactions, claims, reads) one run may take.
+/// Steps of any kind one run may take.
 const MAX_STEPS: u32 = 96;
 
 /// A payment for a hold.
@@ -48,14 +45,12 @@ pub struct ConvertRequest {
     pub token: Option<String>,
 }
 
-/// A hold and whether this call made it or found it.
 #[derive(Debug, Clone)]
 pub struct HoldReceipt {
     pub hold: Hold,
     pub replayed: bool,
 }
 
-/// What a run commits.
 enum Kind {
     Purchase(PurchaseRequest),
     Hold(HoldRequest),
@@ -80,7 +75,7 @@ impl Kind {
         }
     }
 
-    /// The numbers the buyer chose; `None` for a lucky dip and a conversion.
+    /// `None` for a lucky dip and a conversion.
     fn numbers(&self) -> Option<&[u64]> {
         match self {
             Kind::Purchase(r) => r.numbers.as_deref(),
@@ -104,28 +99,20 @@ impl Kind {
             Kind::Convert(..) => retry::CONVERSION,
         }
     }
-
-    /// A purchase by lucky dip, which sells from stripe ends.
-    fn dips(&self) -> bool {
-        matches!(self, Kind::Purchase(r) if r.numbers.is_none())
-    }
 }
 
 /// What to do next, decided from the view at one moment (`epoch`).
 enum Step {
     /// Read the cursors that may still move, with the purchase record.
     Refresh,
-    /// Ask the draw's `opened` for this many more stripe ends.
+    /// Claim this many more stripe ends.
     Claim(u32),
-    /// Send the transaction: lucky-dip takes from stripe ends, or named numbers stripe
-    /// by stripe, and the ticket numbers they stand for.
+    /// Lucky-dip takes or named numbers, and the ticket numbers they stand for.
     Commit(Vec<StripeTake>, Vec<ChosenTake>, Vec<u64>),
-    /// Read stripes fresh into the view (`reads.rs`).
     Read(Read),
     Refuse(Refusal),
 }
 
-/// What a run answers.
 pub(super) enum Receipt {
     Purchase(PurchaseReceipt),
     Hold(HoldReceipt),
@@ -133,17 +120,17 @@ pub(super) enum Receipt {
 
 impl Receipt {
     pub(super) fn purchase(self) -> Result<PurchaseReceipt, TicketError> {
-        match self {
-            Receipt::Purchase(receipt) => Ok(receipt),
-            Receipt::Hold(_) => Err(mismatch()),
-        }
+        let Receipt::Purchase(receipt) = self else {
+            return Err(mismatch());
+        };
+        Ok(receipt)
     }
 
     pub(super) fn hold(self) -> Result<HoldReceipt, TicketError> {
-        match self {
-            Receipt::Hold(receipt) => Ok(receipt),
-            Receipt::Purchase(_) => Err(mismatch()),
-        }
+        let Receipt::Hold(receipt) = self else {
+            return Err(mismatch());
+        };
+        Ok(receipt)
     }
 }
 
@@ -151,10 +138,9 @@ fn mismatch() -> TicketError {
     StoreError::Invariant("a run answered a receipt of another kind".into()).into()
 }
 
-/// A step's result: finished with a receipt, or go on planning.
+/// Finished with a receipt, or go on planning.
 type Outcome = Result<Option<Receipt>, TicketError>;
 
-/// The state of one run.
 pub(super) struct Run<'a> {
     store: &'a Store,
     cache: Arc<DrawCache>,
@@ -168,21 +154,19 @@ pub(super) struct Run<'a> {
     refreshes: u32,
     conflicts: u32,
     attempts: u32,
-    /// The view's epoch at the moment of the last plan.
+    /// The view's epoch at the last plan.
     epoch: u64,
     /// The view's epoch when this purchase last saw its record absent, with nothing in the
     /// view newer than that sight.
     absent_at: Option<u64>,
-    /// The payer's allowance refused the purchase: what is left for the payer.
+    /// What the payer's allowance in the draw leaves, once it refused the purchase.
     payer_left: Option<u64>,
     /// Stripes were read fresh since the view suggested a refusal.
     reread: bool,
-    /// This purchase read how far `opened` has gone.
     surveyed: bool,
     rules: SharedRules,
-    /// The payer's item across draws, as this run knows it.
     payer: PayerKnown,
-    /// The payer's item refuses the run (an exclusion, a spend limit).
+    /// An exclusion or a spend limit.
     payer_refusal: Option<TicketError>,
 }
 
@@ -218,13 +202,8 @@ impl<'a> Run<'a> {
             .get_hold(&request.draw_id, &request.hold_id)
             .await?
             .ok_or_else(|| TicketError::HoldNotFound(request.hold_id.clone()))?;
-        Ok(Self::new(
-            store,
-            cache,
-            Kind::Convert(request, hold),
-            1,
-            context,
-        ))
+        let kind = Kind::Convert(request, hold);
+        Ok(Self::new(store, cache, kind, 1, context))
     }
 
     fn new(
@@ -278,19 +257,13 @@ impl<'a> Run<'a> {
                 return Ok(receipt);
             }
         }
-        warn!(
-            requests = self.requests,
-            attempts = self.attempts,
-            "gave up under contention"
-        );
-        Err(StoreError::Contention {
-            attempts: self.attempts,
-        }
-        .into())
+        let (requests, attempts) = (self.requests, self.attempts);
+        warn!(requests, attempts, "gave up under contention");
+        Err(StoreError::Contention { attempts }.into())
     }
 
-    /// The payment is on record: the same body (`fingerprint`) gets that purchase (a
-    /// bundle cut short is finished first), another body is a conflict.
+    /// The payment is on record: the same body gets that purchase (a bundle cut short is
+    /// finished first), another body is a conflict.
     async fn replay(&self, existing: Purchase) -> Outcome {
         if existing.fingerprint != self.fingerprint {
             return Err(TicketError::IdempotencyConflict(existing.payment_id));
@@ -305,7 +278,6 @@ impl<'a> Run<'a> {
         })))
     }
 
-    /// The hold id is on record: the same body gets that hold, another body is a conflict.
     fn replay_hold(&self, existing: Hold) -> Outcome {
         if existing.fingerprint != self.fingerprint {
             return Err(TicketError::HoldConflict(existing.hold_id));
@@ -316,7 +288,7 @@ impl<'a> Run<'a> {
         })))
     }
 
-    /// The writer's clock, in Unix milliseconds, for conditions on the end of holds.
+    /// For conditions on the end of holds.
     fn now_millis(&self) -> i64 {
         (self.clock)().epoch_millis()
     }

@@ -1,7 +1,6 @@
-//! The reads a purchase makes between its writes: the cursors that may still move with
-//! its record (a snapshot), stripes (after holds ended, or where chosen numbers lie), how
-//! far the draw's `opened` has handed out ends with the stripes that may still sell (a
-//! survey), and the claim of more ends.
+//! The reads a run makes between its writes: the cursors that may still move with its
+//! record (a refresh), stripes, a survey of the draw item with stripes, and the claim of
+//! more stripe ends.
 
 use tracing::debug;
 
@@ -11,7 +10,6 @@ use crate::store::limits::MAX_BATCH_GET_KEYS;
 use crate::store::purchases::PurchaseRead;
 use crate::tickets::TicketError;
 
-/// Stripes to read fresh into the view, in batch reads.
 pub(super) struct Read {
     pub(super) stripes: Vec<u32>,
     /// A survey: the draw item is read with the stripes, which are the first that may
@@ -29,14 +27,13 @@ impl Read {
 }
 
 impl Run<'_> {
-    /// Reads the cursors of the draw that may still move, then the purchase record.
     pub(super) async fn refresh(&mut self) -> Outcome {
         let Kind::Purchase(request) = &self.kind else {
             return Err(StoreError::Invariant("a snapshot outside a purchase".into()).into());
         };
         // A full stripe stays full unless holds give numbers back: only stripes that may
         // have room are read again.
-        let (open, epoch): (Vec<u32>, u64) = {
+        let (open, epoch) = {
             let view = self.cache.view();
             (view.stripes.may_sell(), view.epoch)
         };
@@ -46,7 +43,7 @@ impl Run<'_> {
             .await?;
         self.requests += read.requests;
         self.refreshes += 1;
-        let (alone, epoch) = {
+        let absent_at = {
             let mut view = self.cache.view();
             let alone = view.epoch == epoch;
             view.learn_all(&read.stripes);
@@ -56,17 +53,16 @@ impl Run<'_> {
                 remaining = view.stripes.remaining(),
                 "cursors refreshed"
             );
-            (alone, view.epoch)
+            alone.then_some(view.epoch)
         };
         self.absent_at = match read.purchase {
             PurchaseRead::Found(existing) => return self.replay(*existing).await,
-            PurchaseRead::Absent if alone => Some(epoch),
-            PurchaseRead::Absent | PurchaseRead::Unknown => None,
+            PurchaseRead::Absent => absent_at,
+            PurchaseRead::Unknown => None,
         };
         Ok(None)
     }
 
-    /// Reads stripes into the view; with a survey, in one request with the draw item.
     pub(super) async fn read(&mut self, read: Read) -> Outcome {
         let draw_id = self.kind.draw_id();
         let Some(complete) = read.survey else {
@@ -89,7 +85,6 @@ impl Run<'_> {
         Ok(None)
     }
 
-    /// Claims `count` more stripe ends from the draw's `opened`.
     pub(super) async fn claim(&mut self, count: u32) -> Outcome {
         self.requests += 1;
         let sold_out = self.cache.view().stripes.unreported_sold_out();

@@ -13,8 +13,7 @@ use tally_domain::stripes::StripeView;
 /// stripes again before it answers sold out.
 pub(super) enum Refusal {
     Known(TicketError),
-    /// The purchase is larger than what the payer's allowance in the draw lets the payer
-    /// buy at all: what is left is read from the allowance.
+    /// More than the payer may buy in the draw at all: what is left is read.
     PayerLimit(Option<PayerId>),
 }
 
