@@ -1,11 +1,13 @@
 //! Numbers a buyer chose: where each sits in the stripes, whether the view knows it sold,
 //! and what a purchase of them writes to each stripe.
 
-use super::StripeView;
+use std::collections::BTreeSet;
+
+use super::{STRIPE_WRITE_NAMES, StripeView, stripe_budget};
 
 /// The chosen numbers of one stripe, as a purchase writes them: each offset joins the
 /// stripe's chosen set, on the condition that neither cursor has reached it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChosenTake {
     pub stripe: u32,
     /// Offsets from the stripe's first index ahead of both cursors, ascending.
@@ -61,54 +63,42 @@ impl StripeView {
     /// The writes for chosen numbers, each given as `(stripe, offset)`; `extra_items` are
     /// the items of the transaction besides tickets and stripes (the record, an allowance).
     pub fn choose(&self, located: &[(u32, u64)], extra_items: usize) -> Choice {
-        let taken: Vec<usize> = located
-            .iter()
-            .enumerate()
-            .filter(|(_, (stripe, offset))| self.is_sold(*stripe, *offset))
-            .map(|(position, _)| position)
+        let positions: Vec<usize> = (0..located.len())
+            .filter(|&p| self.is_sold(located[p].0, located[p].1))
             .collect();
-        if !taken.is_empty() {
-            let mut stripes: Vec<u32> = taken.iter().map(|&p| located[p].0).collect();
-            stripes.sort_unstable();
-            stripes.dedup();
-            return Choice::Taken {
-                positions: taken,
-                stripes,
-            };
+        if !positions.is_empty() {
+            let stripes: BTreeSet<u32> = positions.iter().map(|&p| located[p].0).collect();
+            let stripes = stripes.into_iter().collect();
+            return Choice::Taken { positions, stripes };
         }
         let takes = self.group(located);
         let items = self.transaction_items().saturating_sub(extra_items);
         let crowded = takes
             .iter()
-            .any(|t| 2 * t.offsets.len() + t.returned.len() > super::STRIPE_WRITE_NAMES);
-        if crowded || takes.len() > super::stripe_budget(items, located.len()) {
+            .any(|t| 2 * t.offsets.len() + t.returned.len() > STRIPE_WRITE_NAMES);
+        if crowded || takes.len() > stripe_budget(items, located.len()) {
             return Choice::TooSpread;
         }
         Choice::Take(takes)
     }
 
-    /// The writes of offsets named by the buyer (or by a hold), grouped by stripe: ahead
-    /// of the known counters, or behind one.
+    /// The writes of offsets named by the buyer (or by a hold), grouped by stripe in the
+    /// order they come: ahead of the known counters, or behind one.
     pub fn group(&self, located: &[(u32, u64)]) -> Vec<ChosenTake> {
         let mut takes: Vec<ChosenTake> = Vec::new();
         for &(stripe, offset) in located {
             let len = self.layout().len(stripe);
-            let index = match takes.iter().position(|t| t.stripe == stripe) {
-                Some(index) => index,
-                None => {
-                    takes.push(ChosenTake {
-                        stripe,
-                        offsets: Vec::new(),
-                        returned: Vec::new(),
-                        hold_marked: Vec::new(),
-                        swept: Vec::new(),
-                        hold_marks_most: self.held_cap(stripe),
-                        bottom_at_most: len,
-                        top_at_most: len,
-                    });
-                    takes.len() - 1
-                }
-            };
+            let index = takes.iter().position(|t| t.stripe == stripe);
+            let index = index.unwrap_or_else(|| {
+                takes.push(ChosenTake {
+                    stripe,
+                    hold_marks_most: self.held_cap(stripe),
+                    bottom_at_most: len,
+                    top_at_most: len,
+                    ..ChosenTake::default()
+                });
+                takes.len() - 1
+            });
             let take = &mut takes[index];
             if self.is_behind(stripe, offset) {
                 take.returned.push(offset);
@@ -140,7 +130,7 @@ impl StripeView {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Chosen, StripeCounters, StripeLayout};
+    use super::super::{CHOSEN_ALWAYS_FIT, Chosen, StripeCounters, StripeLayout};
     use super::*;
 
     fn view() -> StripeView {
@@ -160,12 +150,10 @@ mod tests {
             ChosenTake {
                 stripe: 3,
                 offsets: vec![5, 40],
-                returned: vec![],
-                hold_marked: vec![],
-                swept: vec![],
                 hold_marks_most: len,
                 bottom_at_most: 5,
                 top_at_most: len - 41,
+                ..ChosenTake::default()
             }
         );
     }
@@ -208,7 +196,7 @@ mod tests {
     fn chosen_numbers_up_to_the_documented_count_always_fit() {
         // The tightest draw: capped, with instant wins (98 items), record and allowance.
         let view = StripeView::new(StripeLayout::new(100_000, 1_024), 98);
-        let n = super::super::CHOSEN_ALWAYS_FIT;
+        let n = CHOSEN_ALWAYS_FIT;
         let spread: Vec<(u32, u64)> = (0..n as u32).map(|s| (s, 0)).collect();
         assert!(matches!(view.choose(&spread, 2), Choice::Take(_)));
         let one_stripe: Vec<(u32, u64)> = (0..n as u64).map(|o| (7, o)).collect();

@@ -2,9 +2,10 @@
 //! hold's numbers are as unpredictable as a purchase's and leave the cursors to buyers.
 //! Each stripe takes no more new hold marks than its cap leaves room for.
 
+use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, RngExt};
 
-use super::StripeView;
+use super::{STRIPE_WRITE_TICKETS, StripeView};
 
 /// Tries at a random offset before a stripe's free offsets are listed in full.
 const RANDOM_TRIES: u32 = 32;
@@ -31,7 +32,7 @@ impl StripeView {
         rng: &mut impl Rng,
     ) -> Result<Vec<(u32, u64)>, Shortfall> {
         let stripes = 0..self.layout().stripes();
-        let writable = |s: u32| self.room(s).min(super::STRIPE_WRITE_TICKETS);
+        let writable = |s: u32| self.room(s).min(STRIPE_WRITE_TICKETS);
         let mut rooms: Vec<(u32, u64)> = stripes
             .clone()
             .map(|s| (s, writable(s).min(self.hold_room(s) + self.ended_behind(s))))
@@ -48,64 +49,52 @@ impl StripeView {
         }
         let mut picked: Vec<(u32, u64)> = Vec::with_capacity(quantity as usize);
         while (picked.len() as u64) < quantity {
-            let total: u64 = rooms.iter().map(|r| r.1).sum();
-            if total == 0 {
-                return Err(Shortfall::HoldRoom);
-            }
-            let mut at = rng.random_range(0..total);
-            let index = rooms
-                .iter()
-                .position(|&(_, room)| {
-                    let here = at < room;
-                    at = at.saturating_sub(room);
-                    here
-                })
-                .unwrap_or(0);
-            let (stripe, room) = rooms.swap_remove(index);
+            let &(stripe, room) = rooms
+                .choose_weighted(rng, |r| r.1)
+                .map_err(|_| Shortfall::HoldRoom)?;
+            rooms.retain(|r| r.0 != stripe);
             let need = (quantity - picked.len() as u64).min(room);
-            let mut free = self.free_offsets(stripe, need, rng);
-            picked.append(&mut free);
+            let free = self.free_offsets(stripe, need, rng);
+            picked.extend(free.into_iter().map(|offset| (stripe, offset)));
         }
         Ok(picked)
     }
 
     /// Up to `count` distinct free offsets of a stripe, uniform among its free ones while
     /// its hold room lasts; then only offsets whose ended mark the hold takes over.
-    fn free_offsets(&self, stripe: u32, count: u64, rng: &mut impl Rng) -> Vec<(u32, u64)> {
+    fn free_offsets(&self, stripe: u32, count: u64, rng: &mut impl Rng) -> Vec<u64> {
         let len = self.layout().len(stripe);
         let mut room = self.hold_room(stripe);
-        // An ended mark behind a cursor is taken over; any other number adds a mark, or
-        // keeps one the write would otherwise sweep.
-        let costs = |o: u64| !(self.is_behind(stripe, o) && self.hold_end(stripe, o).is_some());
-        let mut chosen: Vec<u64> = Vec::with_capacity(count as usize);
-        let mut accept = |offset: u64, chosen: &mut Vec<u64>| {
-            if self.is_sold(stripe, offset) || chosen.contains(&offset) {
-                return;
+        let mut picked: Vec<u64> = Vec::with_capacity(count as usize);
+        let mut accept = |offset: u64, picked: &mut Vec<u64>| {
+            // An ended mark behind a cursor is taken over; any other number adds a mark, or
+            // keeps one the write would otherwise sweep.
+            let costs =
+                !(self.is_behind(stripe, offset) && self.hold_end(stripe, offset).is_some());
+            if !self.is_sold(stripe, offset) && !picked.contains(&offset) && (room > 0 || !costs) {
+                room -= u64::from(costs);
+                picked.push(offset);
             }
-            if costs(offset) {
-                if room == 0 {
-                    return;
-                }
-                room -= 1;
-            }
-            chosen.push(offset);
         };
-        let mut tries = 0;
-        while (chosen.len() as u64) < count && tries < RANDOM_TRIES * count as u32 {
-            tries += 1;
-            accept(rng.random_range(0..len), &mut chosen);
+        let mut tries = RANDOM_TRIES * count as u32;
+        while (picked.len() as u64) < count && tries > 0 {
+            tries -= 1;
+            accept(rng.random_range(0..len), &mut picked);
         }
-        if (chosen.len() as u64) < count {
+        if (picked.len() as u64) < count {
             // Mostly sold or out of hold room: list what is left and draw from it.
             let mut free: Vec<u64> = (0..len)
-                .filter(|&o| !self.is_sold(stripe, o) && !chosen.contains(&o))
+                .filter(|&o| !self.is_sold(stripe, o) && !picked.contains(&o))
                 .collect();
-            while (chosen.len() as u64) < count && !free.is_empty() {
-                let pick = free.swap_remove(rng.random_range(0..free.len()));
-                accept(pick, &mut chosen);
+            free.shuffle(rng);
+            for offset in free {
+                if picked.len() as u64 == count {
+                    break;
+                }
+                accept(offset, &mut picked);
             }
         }
-        chosen.into_iter().map(|o| (stripe, o)).collect()
+        picked
     }
 }
 
@@ -142,9 +131,7 @@ mod tests {
         let free: u64 = (0..4).map(|s| view.room(s)).sum();
         assert_eq!(view.pick_free(free + 1, &mut rng), Err(Shortfall::Free));
         // One write of a stripe names at most 44 of its numbers.
-        let writable: u64 = (0..4)
-            .map(|s| view.room(s).min(super::super::STRIPE_WRITE_TICKETS))
-            .sum();
+        let writable: u64 = (0..4).map(|s| view.room(s).min(STRIPE_WRITE_TICKETS)).sum();
         assert!(writable < free);
         assert!(view.pick_free(writable, &mut rng).is_ok());
         assert_eq!(

@@ -2,6 +2,8 @@
 //! carries under its cap, which ended ones a write sweeps, how many numbers live holds
 //! keep and when the first of them ends.
 
+use std::cmp::Reverse;
+
 use super::StripeView;
 use crate::stripes::{ChosenTake, STRIPE_SWEEP_MARKS};
 
@@ -18,11 +20,6 @@ impl StripeView {
         self.held_caps[stripe as usize]
     }
 
-    /// Hold marks the view knows on `stripe`, live or ended.
-    fn hold_marks(&self, stripe: u32) -> u64 {
-        self.held[stripe as usize].len() as u64
-    }
-
     /// Ended hold marks ahead of the known counters, which a write may remove: behind a
     /// cursor an ended mark is a free number, and only a sale or a hold of it takes it.
     fn sweepable(&self, stripe: u32) -> impl Iterator<Item = u64> + '_ {
@@ -37,7 +34,8 @@ impl StripeView {
     /// hold takes over adds none.
     pub(in crate::stripes) fn hold_room(&self, stripe: u32) -> u64 {
         let sweep = self.sweepable(stripe).take(STRIPE_SWEEP_MARKS).count() as u64;
-        (self.held_cap(stripe) + sweep).saturating_sub(self.hold_marks(stripe))
+        let marks = self.held[stripe as usize].len() as u64;
+        (self.held_cap(stripe) + sweep).saturating_sub(marks)
     }
 
     /// Ended hold marks behind a cursor: free numbers a hold takes over without adding a
@@ -60,27 +58,23 @@ impl StripeView {
             let stripe = take.stripe;
             let len = self.layout.len(stripe);
             let known = self.known[stripe as usize];
-            let new = (take.offsets.len() - take.hold_marked.len()) as u64;
-            let needed = (self.hold_marks(stripe) + new).saturating_sub(take.hold_marks_most);
+            let marks =
+                self.held[stripe as usize].len() + take.offsets.len() - take.hold_marked.len();
+            let needed = (marks as u64).saturating_sub(take.hold_marks_most);
             let own = |o: &u64| take.offsets.contains(o) || take.returned.contains(o);
-            let mut candidates: Vec<u64> = self.sweepable(stripe).filter(|o| !own(o)).collect();
-            let room = |o: &u64| (o - known.bottom).min(len - known.top - 1 - o);
-            candidates.sort_by_key(|o| std::cmp::Reverse(room(o)));
-            candidates.truncate(STRIPE_SWEEP_MARKS.min(needed as usize));
-            for &offset in &candidates {
+            let mut swept: Vec<u64> = self.sweepable(stripe).filter(|o| !own(o)).collect();
+            swept.sort_by_key(|o| Reverse((o - known.bottom).min(len - known.top - 1 - o)));
+            swept.truncate(STRIPE_SWEEP_MARKS.min(needed as usize));
+            for &offset in &swept {
                 take.ahead(offset, len);
             }
-            candidates.sort_unstable();
-            take.swept = candidates;
-            if (take.swept.len() as u64) < needed {
+            swept.sort_unstable();
+            if (swept.len() as u64) < needed {
                 full.push(stripe);
             }
+            take.swept = swept;
         }
-        if full.is_empty() {
-            Ok(takes)
-        } else {
-            Err(full)
-        }
+        full.is_empty().then_some(takes).ok_or(full)
     }
 
     /// Numbers that live holds keep, as far as the view knows.
