@@ -35,12 +35,6 @@ impl ChosenTake {
         self.bottom_at_most = self.bottom_at_most.min(offset);
         self.top_at_most = self.top_at_most.min(len - 1 - offset);
     }
-
-    /// Hold marks this write adds to the stripe, less those it removes, when it holds
-    /// its numbers: a number without a mark gets one, a swept mark goes.
-    pub fn hold_marks_added(&self) -> i64 {
-        (self.offsets.len() - self.hold_marked.len()) as i64 - self.swept.len() as i64
-    }
 }
 
 /// What a purchase of chosen numbers should do.

@@ -1,6 +1,5 @@
-//! What the view knows of a stripe's hold marks, for a hold's write: how many the stripe
-//! carries under its cap, which ended ones a write sweeps, how many numbers live holds
-//! keep and when the first of them ends.
+//! What the view knows of stripes' hold marks: room under their caps, which ended ones a
+//! hold's write sweeps, and what live holds keep.
 
 use std::cmp::Reverse;
 
@@ -20,8 +19,8 @@ impl StripeView {
         self.held_caps[stripe as usize]
     }
 
-    /// Ended hold marks ahead of the known counters, which a write may remove: behind a
-    /// cursor an ended mark is a free number, and only a sale or a hold of it takes it.
+    /// Ended hold marks ahead of the known counters, which a write may remove (behind a
+    /// cursor one is a free number, left for a sale or hold of it).
     fn sweepable(&self, stripe: u32) -> impl Iterator<Item = u64> + '_ {
         self.held[stripe as usize]
             .iter()
@@ -29,17 +28,15 @@ impl StripeView {
             .map(|(&offset, _)| offset)
     }
 
-    /// Hold marks a hold may still add to `stripe` with one write: its cap less the marks
-    /// it carries, plus the ended ones that write sweeps. A number whose ended mark the
-    /// hold takes over adds none.
+    /// Hold marks one write of a hold may add to `stripe`: its cap less the marks it
+    /// carries, plus the ended ones it sweeps.
     pub(in crate::stripes) fn hold_room(&self, stripe: u32) -> u64 {
         let sweep = self.sweepable(stripe).take(STRIPE_SWEEP_MARKS).count() as u64;
         let marks = self.held[stripe as usize].len() as u64;
         (self.held_cap(stripe) + sweep).saturating_sub(marks)
     }
 
-    /// Ended hold marks behind a cursor: free numbers a hold takes over without adding a
-    /// mark.
+    /// Ended hold marks behind a cursor: free numbers a hold takes over without a new mark.
     pub(in crate::stripes) fn ended_behind(&self, stripe: u32) -> u64 {
         self.held[stripe as usize]
             .iter()
@@ -47,11 +44,9 @@ impl StripeView {
             .count() as u64
     }
 
-    /// Completes a hold's writes with the ended marks each must sweep to stay within its
-    /// stripe's cap, and checks that each can: the writes, or the stripes that would pass
-    /// it. A write sweeps no more than it needs: a mark a lucky dip means to take back
-    /// should still be there when it does. It sweeps the marks farthest from the cursors,
-    /// which no cursor is about to reach.
+    /// A hold's writes with the ended marks each must sweep to keep its stripe within its
+    /// cap, or the stripes where too few can go. Only as many as needed (a lucky dip may
+    /// mean to take one back), farthest from the cursors first.
     pub fn fit_hold(&self, mut takes: Vec<ChosenTake>) -> Result<Vec<ChosenTake>, Vec<u32>> {
         let mut full = Vec::new();
         for take in &mut takes {
@@ -124,7 +119,6 @@ mod tests {
         // Only what the cap needs, the farthest from the cursors first.
         assert_eq!(fitted[0].swept, vec![70]);
         assert_eq!(fitted[0].bottom_at_most, 30);
-        assert_eq!(fitted[0].hold_marks_added(), 0);
         let two = view.fit_hold(view.group(&[(0, 30), (0, 31)])).unwrap();
         assert_eq!(two[0].swept, vec![70, 80]);
         // Three new numbers would leave 6 marks, over the cap.
@@ -137,6 +131,5 @@ mod tests {
         assert_eq!(reused[0].returned, vec![5]);
         assert_eq!(reused[0].hold_marked, vec![70]);
         assert_eq!(reused[0].swept, vec![80]);
-        assert_eq!(reused[0].hold_marks_added(), 0);
     }
 }
