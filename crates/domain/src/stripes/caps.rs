@@ -1,15 +1,13 @@
 //! How many hold marks each stripe may carry: the draw's share for live holds
-//! (`max_held_percent`), split over the stripes in proportion to their sizes, and never
-//! more than one stripe item holds (a limit of the store, given as a parameter).
+//! (`max_held_percent`) split in proportion to the stripes' sizes.
 
 use std::cmp::Reverse;
 
 use super::StripeLayout;
 
-/// The most hold marks of each stripe: `percent` of the draw's numbers, shared by largest
-/// remainders so that the stripes' caps add up to exactly that share (rounded down), each
-/// at most `most`. A hold counts its numbers against these caps in its own transaction,
-/// so the draw never has more live held numbers than their sum.
+/// The most hold marks of each stripe: `percent` of the draw's numbers shared by largest
+/// remainders (the caps add up to that share, rounded down), each at most `most`. A hold
+/// counts against them in its own transaction, so live held numbers never pass their sum.
 pub fn held_caps(layout: StripeLayout, percent: u8, most: u64) -> Vec<u64> {
     let lens: Vec<u128> = (0..layout.stripes())
         .map(|s| u128::from(layout.len(s)))

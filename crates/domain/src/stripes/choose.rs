@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use super::{STRIPE_WRITE_NAMES, StripeView, stripe_budget};
 
-/// The chosen numbers of one stripe, as a purchase writes them: each offset joins the
-/// stripe's chosen set, on the condition that neither cursor has reached it.
+/// The named numbers of one stripe, as a write of them: offsets ahead of both cursors join
+/// its chosen set (or get hold marks), on the condition that no cursor has reached them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChosenTake {
     pub stripe: u32,
@@ -14,12 +14,11 @@ pub struct ChosenTake {
     pub offsets: Vec<u64>,
     /// Offsets behind a cursor whose hold is over, ascending: free again.
     pub returned: Vec<u64>,
-    /// Those of `offsets` that carry a hold mark, as far as the view knows: for a sale or
-    /// a new hold, the mark of a hold that ended, which the write removes or replaces
-    /// (the others carry none). Ascending.
+    /// Those of `offsets` with an ended hold's mark, which the write removes or replaces,
+    /// as far as the view knows. Ascending.
     pub hold_marked: Vec<u64>,
-    /// Ended hold marks ahead of the cursors, none of them among the offsets, that a
-    /// hold's write removes so that the stripe keeps room under its cap. Ascending.
+    /// Other ended hold marks ahead of the cursors that a hold's write removes to keep the
+    /// stripe under its cap. Ascending.
     pub swept: Vec<u64>,
     /// The most hold marks the stripe may carry (see `held_caps`).
     pub hold_marks_most: u64,
@@ -41,9 +40,8 @@ impl ChosenTake {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
     Take(Vec<ChosenTake>),
-    /// The view knows these numbers (positions in the request) are sold: counters only
-    /// grow and a chosen number stays sold, so a refusal on them is never premature; but
-    /// a hold may end and give numbers back, so a refusal first reads their `stripes`.
+    /// The view knows these numbers (positions in the request) sold; but a hold may end and
+    /// give numbers back, so a refusal first reads their `stripes`.
     Taken {
         positions: Vec<usize>,
         stripes: Vec<u32>,
@@ -112,8 +110,8 @@ impl StripeView {
         takes
     }
 
-    /// Whether the view knows the offset sold or held: held by a live hold, or behind
-    /// a counter without a hold that ended, or chosen.
+    /// Whether the view knows the offset sold or held: by a live hold, or behind a counter
+    /// without an ended hold, or chosen.
     pub fn is_sold(&self, stripe: u32, offset: u64) -> bool {
         match self.hold_end(stripe, offset) {
             Some(end) => end > self.now(),
@@ -127,13 +125,9 @@ mod tests {
     use super::super::{CHOSEN_ALWAYS_FIT, Chosen, StripeCounters, StripeLayout};
     use super::*;
 
-    fn view() -> StripeView {
-        StripeView::new(StripeLayout::new(1_000, 10), 100)
-    }
-
     #[test]
-    fn chosen_numbers_are_grouped_by_stripe_with_the_counters_that_leave_them_free() {
-        let view = view();
+    fn chosen_numbers_are_grouped_by_stripe_ahead_of_the_counters_unless_known_sold() {
+        let mut view = StripeView::new(StripeLayout::new(1_000, 10), 100);
         let len = view.layout().len(3);
         let Choice::Take(takes) = view.choose(&[(3, 40), (7, 2), (3, 5)], 1) else {
             panic!("expected takes");
@@ -150,21 +144,15 @@ mod tests {
                 ..ChosenTake::default()
             }
         );
-    }
-
-    #[test]
-    fn numbers_behind_a_counter_or_chosen_before_are_known_sold() {
-        let mut view = view();
-        let len = view.layout().len(3);
-        view.learn(
-            3,
-            StripeCounters { bottom: 10, top: 5 },
-            &Chosen::from([20, 30]),
-        );
+        // Behind a counter or chosen before: known sold.
+        let counters = StripeCounters { bottom: 10, top: 5 };
+        view.learn(3, counters, &Chosen::from([20, 30]));
+        let positions = vec![0, 2, 3];
+        let taken = view.choose(&[(3, 9), (3, 10), (3, len - 5), (3, 20), (3, 21)], 1);
         assert_eq!(
-            view.choose(&[(3, 9), (3, 10), (3, len - 5), (3, 20), (3, 21)], 1),
+            taken,
             Choice::Taken {
-                positions: vec![0, 2, 3],
+                positions,
                 stripes: vec![3]
             }
         );
@@ -172,11 +160,11 @@ mod tests {
     }
 
     #[test]
-    fn numbers_spread_beyond_one_transaction_are_refused() {
+    fn numbers_spread_beyond_one_transaction_or_one_write_are_refused() {
         let view = StripeView::new(StripeLayout::new(1_000, 100), 100);
-        let spread: Vec<(u32, u64)> = (0..50).map(|s| (s, 0)).collect();
-        assert_eq!(view.choose(&spread, 1), Choice::TooSpread);
-        assert!(matches!(view.choose(&spread[..49], 1), Choice::Take(_)));
+        let spread = |n: usize| -> Vec<(u32, u64)> { (0..n as u32).map(|s| (s, 0)).collect() };
+        assert_eq!(view.choose(&spread(50), 1), Choice::TooSpread);
+        assert!(matches!(view.choose(&spread(49), 1), Choice::Take(_)));
         // A bundle (too many tickets for one transaction) touches at most 32 stripes.
         let view = StripeView::new(StripeLayout::new(10_000, 100), 100);
         let bundle = |stripes: u32| -> Vec<(u32, u64)> {
@@ -184,18 +172,13 @@ mod tests {
         };
         assert!(matches!(view.choose(&bundle(32), 1), Choice::Take(t) if t.len() == 32));
         assert_eq!(view.choose(&bundle(33), 1), Choice::TooSpread);
-    }
-
-    #[test]
-    fn chosen_numbers_up_to_the_documented_count_always_fit() {
-        // The tightest draw: capped, with instant wins (98 items), record and allowance.
+        // The documented count always fits, even in the tightest draw: capped, with
+        // instant wins (98 items), record and allowance.
         let view = StripeView::new(StripeLayout::new(100_000, 1_024), 98);
         let n = CHOSEN_ALWAYS_FIT;
-        let spread: Vec<(u32, u64)> = (0..n as u32).map(|s| (s, 0)).collect();
-        assert!(matches!(view.choose(&spread, 2), Choice::Take(_)));
-        let one_stripe: Vec<(u32, u64)> = (0..n as u64).map(|o| (7, o)).collect();
-        assert!(matches!(view.choose(&one_stripe, 2), Choice::Take(_)));
-        let crowded: Vec<(u32, u64)> = (0..=n as u64).map(|o| (7, o)).collect();
-        assert_eq!(view.choose(&crowded, 2), Choice::TooSpread);
+        assert!(matches!(view.choose(&spread(n), 2), Choice::Take(_)));
+        let one_stripe = |n: usize| -> Vec<(u32, u64)> { (0..n as u64).map(|o| (7, o)).collect() };
+        assert!(matches!(view.choose(&one_stripe(n), 2), Choice::Take(_)));
+        assert_eq!(view.choose(&one_stripe(n + 1), 2), Choice::TooSpread);
     }
 }

@@ -4,12 +4,10 @@ use std::ops::Range;
 
 use super::STRIPE_WRITE_TICKETS;
 
-/// The permutation indices `0..total` cut into `stripes` consecutive ranges.
-///
-/// Stripes are opened in index order, and they shrink along that order: from about 1.75
-/// times the mean size to a quarter of it. Early buyers get long runs (few claims), and
-/// when the last stripe is opened the buyers hold little, so the end of a draw, where
-/// buyers must share stripes, is short.
+/// The permutation indices `0..total` cut into `stripes` consecutive ranges, opened in
+/// index order and shrinking along it, from 1.75 times the mean size to a quarter: early
+/// buyers get long runs (few claims), and the end of a draw, where buyers share stripes,
+/// is short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StripeLayout {
     total: u64,
@@ -56,10 +54,9 @@ impl StripeLayout {
         self.start(stripe)..self.start(stripe + 1)
     }
 
-    /// The stripe that holds permutation index `index` (below `total`), and its offset
-    /// from the stripe's first index.
+    /// The stripe that holds permutation index `index` (below `total`), and its offset:
+    /// the last stripe starting at or below it (starts grow with the stripe).
     pub fn locate(&self, index: u64) -> (u32, u64) {
-        // Starts grow with the stripe, so the last stripe starting at or below `index`.
         let (mut low, mut high) = (0u32, self.stripes);
         while high - low > 1 {
             let middle = low + (high - low) / 2;

@@ -104,12 +104,9 @@ mod tests {
     fn a_hold_picks_only_free_offsets_and_none_twice() {
         let mut view = StripeView::new(StripeLayout::new(400, 4), 100);
         view.at(1_000);
+        let counters = StripeCounters { bottom: 10, top: 5 };
         for s in 0..4 {
-            view.learn(
-                s,
-                StripeCounters { bottom: 10, top: 5 },
-                &Chosen::from([12, 13]),
-            );
+            view.learn(s, counters, &Chosen::from([12, 13]));
             view.learn_held(s, &Held::from([(15, 2_000), (3, 500), (16, 900)]));
         }
         let mut rng = StdRng::seed_from_u64(9);

@@ -95,21 +95,14 @@ mod tests {
     use super::super::super::{Chosen, Held, StripeCounters, StripeLayout};
     use super::*;
 
-    fn view() -> StripeView {
+    #[test]
+    fn a_hold_sweeps_the_ended_marks_ahead_and_keeps_within_the_cap() {
         let mut view = StripeView::new(StripeLayout::new(100, 1), 100).with_held_caps(vec![5]);
         view.at(1_000);
         view.learn(0, StripeCounters { bottom: 10, top: 0 }, &Chosen::new());
         // Live at 50 and 60; ended at 70 and 80 ahead, and at 5 behind the bottom cursor.
-        view.learn_held(
-            0,
-            &Held::from([(5, 10), (50, 2_000), (60, 3_000), (70, 500), (80, 900)]),
-        );
-        view
-    }
-
-    #[test]
-    fn a_hold_sweeps_the_ended_marks_ahead_and_keeps_within_the_cap() {
-        let view = view();
+        let held = [(5, 10), (50, 2_000), (60, 3_000), (70, 500), (80, 900)];
+        view.learn_held(0, &Held::from(held));
         assert_eq!(view.live_held(), 2);
         assert_eq!(view.first_hold_end(0..1), Some(2_000));
         // 5 marks at a cap of 5, 2 ended ahead that may be swept: room for 2 more.
