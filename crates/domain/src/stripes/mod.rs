@@ -5,7 +5,6 @@
 mod caps;
 mod choose;
 mod layout;
-mod pick;
 mod standing;
 mod view;
 
@@ -14,7 +13,6 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use caps::held_caps;
 pub use choose::{Choice, ChosenTake};
 pub use layout::StripeLayout;
-pub use pick::Shortfall;
 pub use standing::{Standing, standings};
 pub use view::{Plan, StripeView};
 
@@ -46,6 +44,17 @@ pub fn stripe_budget(items: usize, quantity: usize) -> usize {
         .saturating_sub(quantity)
         .max(BUNDLE_STRIPES.min(items))
         .max(1)
+}
+
+/// Why a hold's lucky dip found too few numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shortfall {
+    /// The view knows of fewer free numbers than asked for.
+    Free,
+    /// Enough are free, but the stripes' caps on hold marks leave too few of them.
+    HoldRoom,
+    /// Enough are free, but too few in what one write of each stripe may take.
+    Spread,
 }
 
 /// Held offsets of a stripe and the end of each hold (Unix ms; 0 once released). A cursor
