@@ -14,8 +14,7 @@ pub fn held_caps(layout: StripeLayout, percent: u8, most: u64) -> Vec<u64> {
         .collect();
     let total: u128 = lens.iter().sum();
     let share = total * u128::from(percent) / 100;
-    // Each stripe's exact part is share * len / total: its whole part, then one more each
-    // for the largest remainders until the parts add up to the share.
+    // Each stripe's exact part is share * len / total.
     let mut caps: Vec<u128> = lens.iter().map(|len| share * len / total).collect();
     let mut order: Vec<usize> = (0..lens.len()).collect();
     order.sort_by_key(|&s| Reverse(share * lens[s] % total));

@@ -19,7 +19,7 @@ pub use view::{Plan, StripeView};
 /// The most offsets' attributes one write of a stripe may name: a condition has at most
 /// 4 KB, a name costs up to 32 bytes (` AND attribute_not_exists(#x12)`), and the
 /// cursor's conditions and a hold's sweep need the rest. A lucky dip names two per free
-/// ticket and held offset it passes, one per ended hold, chosen offset passed or taken back.
+/// ticket and held offset it passes, one per ended hold, chosen or returned offset.
 pub const STRIPE_WRITE_NAMES: usize = 88;
 
 /// The most tickets one write of a stripe takes (each names two attributes at most).
@@ -92,12 +92,10 @@ pub struct StripeTake {
 }
 
 impl StripeTake {
-    /// Tickets this take sells.
     pub fn count(&self) -> u64 {
         (self.taken.len() + self.returned.len()) as u64
     }
 
-    /// The end's counter once this purchase commits.
     pub fn next_cursor(&self) -> u64 {
         self.cursor + (self.taken.len() + self.skipped.len() + self.passed.len()) as u64
     }

@@ -6,7 +6,6 @@ use std::ops::Range;
 
 use super::{Chosen, Held, StripeCounters};
 
-/// What an offset of a stripe is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
     Free,

@@ -21,7 +21,6 @@ impl StripeView {
         self
     }
 
-    /// The most hold marks `stripe` may carry.
     pub fn held_cap(&self, stripe: u32) -> u64 {
         self.held_caps[stripe as usize]
     }
