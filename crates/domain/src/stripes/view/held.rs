@@ -184,23 +184,17 @@ mod tests {
         assert_eq!(view.first_hold_end(0..1), Some(2_000));
         // 5 marks at a cap of 5, 2 ended ahead that may be swept: room for 2 more.
         assert_eq!(view.hold_room(0), 2);
-        let takes = view.group(&[(0, 30)]);
-        let fitted = view.fit_hold(takes).unwrap();
+        let fit = |located: &[(u32, u64)]| view.fit_hold(view.group(located));
         // Only what the cap needs, the farthest from the cursors first.
-        assert_eq!(fitted[0].swept, vec![70]);
-        assert_eq!(fitted[0].bottom_at_most, 30);
-        let two = view.fit_hold(view.group(&[(0, 30), (0, 31)])).unwrap();
-        assert_eq!(two[0].swept, vec![70, 80]);
+        let one = &fit(&[(0, 30)]).unwrap()[0];
+        assert_eq!((&one.swept, one.bottom_at_most), (&vec![70], 30));
+        assert_eq!(fit(&[(0, 30), (0, 31)]).unwrap()[0].swept, vec![70, 80]);
         // Three new numbers would leave 6 marks, over the cap.
-        let three = view.group(&[(0, 30), (0, 31), (0, 32)]);
-        assert_eq!(view.fit_hold(three), Err(vec![0]));
+        assert_eq!(fit(&[(0, 30), (0, 31), (0, 32)]), Err(vec![0]));
         // Taking over ended marks adds none: behind the cursor, or ahead of it.
-        let reused = view
-            .fit_hold(view.group(&[(0, 5), (0, 70), (0, 31)]))
-            .unwrap();
-        assert_eq!(reused[0].returned, vec![5]);
-        assert_eq!(reused[0].hold_marked, vec![70]);
-        assert_eq!(reused[0].swept, vec![80]);
+        let reused = &fit(&[(0, 5), (0, 70), (0, 31)]).unwrap()[0];
+        let marks = (&reused.returned, &reused.hold_marked, &reused.swept);
+        assert_eq!(marks, (&vec![5], &vec![70], &vec![80]));
     }
 
     #[test]

@@ -318,7 +318,7 @@ fn the_next_end_is_unseen_until_its_stripe_is_read_or_known_sold_out() {
 }
 
 #[test]
-fn every_ticket_is_known_sold_only_with_no_room_and_no_hold_mark() {
+fn every_ticket_is_known_sold_only_with_no_room_and_no_hold_mark_or_once_recorded() {
     let mut view = view(100, 4);
     assert!(!view.all_sold());
     all_open_with_rooms(&mut view, &[]);
@@ -328,10 +328,7 @@ fn every_ticket_is_known_sold_only_with_no_room_and_no_hold_mark() {
     view.learn_held(2, &Held::from([(0, 5_000)]));
     assert_eq!(view.remaining(), 0);
     assert!(!view.all_sold());
-}
-
-#[test]
-fn a_draw_recorded_sold_out_leaves_no_stripe_with_room_or_holds() {
+    // A draw recorded sold out has no stripe with room or holds.
     let mut view = held_at_one();
     view.all_sold_out();
     assert_eq!((view.remaining(), view.live_held()), (0, 0));
