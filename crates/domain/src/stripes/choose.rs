@@ -1,23 +1,24 @@
 //! Numbers a buyer chose: where each sits in the stripes, whether the view knows it sold,
 //! and what a purchase of them writes to each stripe.
 
-use super::StripeView;
+use std::collections::BTreeSet;
 
-/// The chosen numbers of one stripe, as a purchase writes them: each offset joins the
-/// stripe's chosen set, on the condition that neither cursor has reached it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+use super::{STRIPE_WRITE_NAMES, StripeView, stripe_budget};
+
+/// The named numbers of one stripe, as a write of them: offsets ahead of both cursors join
+/// its chosen set (or get hold marks), on the condition that no cursor has reached them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChosenTake {
     pub stripe: u32,
     /// Offsets from the stripe's first index ahead of both cursors, ascending.
     pub offsets: Vec<u64>,
     /// Offsets behind a cursor whose hold is over, ascending: free again.
     pub returned: Vec<u64>,
-    /// Those of `offsets` that carry a hold mark, as far as the view knows: for a sale or
-    /// a new hold, the mark of a hold that ended, which the write removes or replaces
-    /// (the others carry none). Ascending.
+    /// Those of `offsets` with an ended hold's mark, which the write removes or replaces,
+    /// as far as the view knows. Ascending.
     pub hold_marked: Vec<u64>,
-    /// Ended hold marks ahead of the cursors, none of them among the offsets, that a
-    /// hold's write removes so that the stripe keeps room under its cap. Ascending.
+    /// Other ended hold marks ahead of the cursors that a hold's write removes to keep the
+    /// stripe under its cap. Ascending.
     pub swept: Vec<u64>,
     /// The most hold marks the stripe may carry (see `held_caps`).
     pub hold_marks_most: u64,
@@ -33,21 +34,14 @@ impl ChosenTake {
         self.bottom_at_most = self.bottom_at_most.min(offset);
         self.top_at_most = self.top_at_most.min(len - 1 - offset);
     }
-
-    /// Hold marks this write adds to the stripe, less those it removes, when it holds
-    /// its numbers: a number without a mark gets one, a swept mark goes.
-    pub fn hold_marks_added(&self) -> i64 {
-        (self.offsets.len() - self.hold_marked.len()) as i64 - self.swept.len() as i64
-    }
 }
 
 /// What a purchase of chosen numbers should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
     Take(Vec<ChosenTake>),
-    /// The view knows these numbers (positions in the request) are sold: counters only
-    /// grow and a chosen number stays sold, so a refusal on them is never premature; but
-    /// a hold may end and give numbers back, so a refusal first reads their `stripes`.
+    /// The view knows these numbers (positions in the request) sold; but a hold may end and
+    /// give numbers back, so a refusal first reads their `stripes`.
     Taken {
         positions: Vec<usize>,
         stripes: Vec<u32>,
@@ -61,54 +55,42 @@ impl StripeView {
     /// The writes for chosen numbers, each given as `(stripe, offset)`; `extra_items` are
     /// the items of the transaction besides tickets and stripes (the record, an allowance).
     pub fn choose(&self, located: &[(u32, u64)], extra_items: usize) -> Choice {
-        let taken: Vec<usize> = located
-            .iter()
-            .enumerate()
-            .filter(|(_, (stripe, offset))| self.is_sold(*stripe, *offset))
-            .map(|(position, _)| position)
+        let positions: Vec<usize> = (0..located.len())
+            .filter(|&p| self.is_sold(located[p].0, located[p].1))
             .collect();
-        if !taken.is_empty() {
-            let mut stripes: Vec<u32> = taken.iter().map(|&p| located[p].0).collect();
-            stripes.sort_unstable();
-            stripes.dedup();
-            return Choice::Taken {
-                positions: taken,
-                stripes,
-            };
+        if !positions.is_empty() {
+            let stripes: BTreeSet<u32> = positions.iter().map(|&p| located[p].0).collect();
+            let stripes = stripes.into_iter().collect();
+            return Choice::Taken { positions, stripes };
         }
         let takes = self.group(located);
         let items = self.transaction_items().saturating_sub(extra_items);
         let crowded = takes
             .iter()
-            .any(|t| 2 * t.offsets.len() + t.returned.len() > super::STRIPE_WRITE_NAMES);
-        if crowded || takes.len() > super::stripe_budget(items, located.len()) {
+            .any(|t| 2 * t.offsets.len() + t.returned.len() > STRIPE_WRITE_NAMES);
+        if crowded || takes.len() > stripe_budget(items, located.len()) {
             return Choice::TooSpread;
         }
         Choice::Take(takes)
     }
 
-    /// The writes of offsets named by the buyer (or by a hold), grouped by stripe: ahead
-    /// of the known counters, or behind one.
+    /// The writes of offsets named by the buyer (or by a hold), grouped by stripe in the
+    /// order they come: ahead of the known counters, or behind one.
     pub fn group(&self, located: &[(u32, u64)]) -> Vec<ChosenTake> {
         let mut takes: Vec<ChosenTake> = Vec::new();
         for &(stripe, offset) in located {
             let len = self.layout().len(stripe);
-            let index = match takes.iter().position(|t| t.stripe == stripe) {
-                Some(index) => index,
-                None => {
-                    takes.push(ChosenTake {
-                        stripe,
-                        offsets: Vec::new(),
-                        returned: Vec::new(),
-                        hold_marked: Vec::new(),
-                        swept: Vec::new(),
-                        hold_marks_most: self.held_cap(stripe),
-                        bottom_at_most: len,
-                        top_at_most: len,
-                    });
-                    takes.len() - 1
-                }
-            };
+            let index = takes.iter().position(|t| t.stripe == stripe);
+            let index = index.unwrap_or_else(|| {
+                takes.push(ChosenTake {
+                    stripe,
+                    hold_marks_most: self.held_cap(stripe),
+                    bottom_at_most: len,
+                    top_at_most: len,
+                    ..ChosenTake::default()
+                });
+                takes.len() - 1
+            });
             let take = &mut takes[index];
             if self.is_behind(stripe, offset) {
                 take.returned.push(offset);
@@ -128,8 +110,8 @@ impl StripeView {
         takes
     }
 
-    /// Whether the view knows the offset sold or held: held by a live hold, or behind
-    /// a counter without a hold that ended, or chosen.
+    /// Whether the view knows the offset sold or held: by a live hold, or behind a counter
+    /// without an ended hold, or chosen.
     pub fn is_sold(&self, stripe: u32, offset: u64) -> bool {
         match self.hold_end(stripe, offset) {
             Some(end) => end > self.now(),
@@ -140,16 +122,12 @@ impl StripeView {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Chosen, StripeCounters, StripeLayout};
+    use super::super::{CHOSEN_ALWAYS_FIT, Chosen, StripeCounters, StripeLayout};
     use super::*;
 
-    fn view() -> StripeView {
-        StripeView::new(StripeLayout::new(1_000, 10), 100)
-    }
-
     #[test]
-    fn chosen_numbers_are_grouped_by_stripe_with_the_counters_that_leave_them_free() {
-        let view = view();
+    fn chosen_numbers_are_grouped_by_stripe_ahead_of_the_counters_unless_known_sold() {
+        let mut view = StripeView::new(StripeLayout::new(1_000, 10), 100);
         let len = view.layout().len(3);
         let Choice::Take(takes) = view.choose(&[(3, 40), (7, 2), (3, 5)], 1) else {
             panic!("expected takes");
@@ -160,29 +138,21 @@ mod tests {
             ChosenTake {
                 stripe: 3,
                 offsets: vec![5, 40],
-                returned: vec![],
-                hold_marked: vec![],
-                swept: vec![],
                 hold_marks_most: len,
                 bottom_at_most: 5,
                 top_at_most: len - 41,
+                ..ChosenTake::default()
             }
         );
-    }
-
-    #[test]
-    fn numbers_behind_a_counter_or_chosen_before_are_known_sold() {
-        let mut view = view();
-        let len = view.layout().len(3);
-        view.learn(
-            3,
-            StripeCounters { bottom: 10, top: 5 },
-            &Chosen::from([20, 30]),
-        );
+        // Behind a counter or chosen before: known sold.
+        let counters = StripeCounters { bottom: 10, top: 5 };
+        view.learn(3, counters, &Chosen::from([20, 30]));
+        let positions = vec![0, 2, 3];
+        let taken = view.choose(&[(3, 9), (3, 10), (3, len - 5), (3, 20), (3, 21)], 1);
         assert_eq!(
-            view.choose(&[(3, 9), (3, 10), (3, len - 5), (3, 20), (3, 21)], 1),
+            taken,
             Choice::Taken {
-                positions: vec![0, 2, 3],
+                positions,
                 stripes: vec![3]
             }
         );
@@ -190,11 +160,11 @@ mod tests {
     }
 
     #[test]
-    fn numbers_spread_beyond_one_transaction_are_refused() {
+    fn numbers_spread_beyond_one_transaction_or_one_write_are_refused() {
         let view = StripeView::new(StripeLayout::new(1_000, 100), 100);
-        let spread: Vec<(u32, u64)> = (0..50).map(|s| (s, 0)).collect();
-        assert_eq!(view.choose(&spread, 1), Choice::TooSpread);
-        assert!(matches!(view.choose(&spread[..49], 1), Choice::Take(_)));
+        let spread = |n: usize| -> Vec<(u32, u64)> { (0..n as u32).map(|s| (s, 0)).collect() };
+        assert_eq!(view.choose(&spread(50), 1), Choice::TooSpread);
+        assert!(matches!(view.choose(&spread(49), 1), Choice::Take(_)));
         // A bundle (too many tickets for one transaction) touches at most 32 stripes.
         let view = StripeView::new(StripeLayout::new(10_000, 100), 100);
         let bundle = |stripes: u32| -> Vec<(u32, u64)> {
@@ -202,18 +172,13 @@ mod tests {
         };
         assert!(matches!(view.choose(&bundle(32), 1), Choice::Take(t) if t.len() == 32));
         assert_eq!(view.choose(&bundle(33), 1), Choice::TooSpread);
-    }
-
-    #[test]
-    fn chosen_numbers_up_to_the_documented_count_always_fit() {
-        // The tightest draw: capped, with instant wins (98 items), record and allowance.
+        // The documented count always fits, even in the tightest draw: capped, with
+        // instant wins (98 items), record and allowance.
         let view = StripeView::new(StripeLayout::new(100_000, 1_024), 98);
-        let n = super::super::CHOSEN_ALWAYS_FIT;
-        let spread: Vec<(u32, u64)> = (0..n as u32).map(|s| (s, 0)).collect();
-        assert!(matches!(view.choose(&spread, 2), Choice::Take(_)));
-        let one_stripe: Vec<(u32, u64)> = (0..n as u64).map(|o| (7, o)).collect();
-        assert!(matches!(view.choose(&one_stripe, 2), Choice::Take(_)));
-        let crowded: Vec<(u32, u64)> = (0..=n as u64).map(|o| (7, o)).collect();
-        assert_eq!(view.choose(&crowded, 2), Choice::TooSpread);
+        let n = CHOSEN_ALWAYS_FIT;
+        assert!(matches!(view.choose(&spread(n), 2), Choice::Take(_)));
+        let one_stripe = |n: usize| -> Vec<(u32, u64)> { (0..n as u64).map(|o| (7, o)).collect() };
+        assert!(matches!(view.choose(&one_stripe(n), 2), Choice::Take(_)));
+        assert_eq!(view.choose(&one_stripe(n + 1), 2), Choice::TooSpread);
     }
 }
