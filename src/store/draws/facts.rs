@@ -5,6 +5,7 @@
 //! one's.
 
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
 use super::super::error::sdk_error;
@@ -81,10 +82,7 @@ fn encode_facts(facts: &DrawFacts) -> Result<Item, StoreError> {
     item.insert("draw_id".into(), s(facts.draw_id.as_str()));
     item.insert(STATUS.into(), s(facts.status.as_str()));
     if facts.sold_out {
-        item.insert(
-            "sold_out".into(),
-            aws_sdk_dynamodb::types::AttributeValue::Bool(true),
-        );
+        item.insert("sold_out".into(), AttributeValue::Bool(true));
     }
     encode_terms(&mut item, facts.price, &facts.schedule);
     item.insert("total_tickets".into(), n(facts.total_tickets));
