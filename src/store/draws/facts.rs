@@ -1,8 +1,6 @@
 //! A draw's published facts: its public counts as last read, in one item per draw
 //! (`DRAW#<draw>#FACTS`), so that a poll reads one item instead of every stripe. Counts
-//! only, as the answer shows them: no payer, no secret, no winning number. A write never
-//! moves the item back to an older count, nor from the closed draw's counts to an open
-//! one's.
+//! only, as the answer shows them: no payer, no secret, no winning number.
 
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -43,7 +41,8 @@ impl Store {
     }
 
     /// Publishes `facts` unless the stored ones were read later, or are the closed
-    /// draw's while these are not: concurrent pollers never move the item backwards.
+    /// draw's while these are not: concurrent pollers never move the item backwards, nor
+    /// from the closed draw's counts to an open one's.
     pub async fn publish_facts(&self, facts: &DrawFacts) -> Result<Published, StoreError> {
         let item = encode_facts(facts)?;
         self.write_meter().single_write(item_units(&item));

@@ -20,7 +20,7 @@ use tally_domain::winners::{BeaconNetwork, NetworkFields, RoundSignature};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
 /// earlier write.
-pub(super) const PERM_KEY: &str = "perm_key";
+const PERM_KEY: &str = "perm_key";
 /// The draw's secret seed, revealed with the winners.
 const SEED: &str = "seed";
 /// A priced draw's price of one ticket, in minor units, and its ISO 4217 currency.
@@ -30,8 +30,9 @@ pub(crate) const STATUS: &str = "status";
 pub(super) const BEACON: &str = "beacon";
 const CREATED_BEACON: &str = "created_beacon";
 pub(super) const CLOSES_AT: &str = "closes_at";
-/// Tickets of purchases voided before the freeze.
+/// Tickets of purchases voided before the freeze, and of those, postal entries.
 pub(crate) const VOIDED: &str = "voided";
+pub(crate) const POSTAL_VOIDED: &str = "postal_voided";
 /// Tickets of purchases voided after the freeze.
 pub(crate) const LATE_VOIDED: &str = "late_voided";
 /// Payment ids of bundles whose void is not finished (`Draw::voiding`).
@@ -40,8 +41,6 @@ pub(crate) const VOIDING: &str = "voiding";
 pub(crate) const FROZEN: &str = "frozen";
 /// A redraw whose round is not resolved yet (a map).
 pub(crate) const PENDING_REDRAW: &str = "pending_redraw";
-/// Of those, postal entries.
-pub(crate) const POSTAL_VOIDED: &str = "postal_voided";
 /// What the draw records of its winners (a map), once drawn.
 pub(crate) const WINNERS: &str = "winners";
 /// Picks made: the prizes, then one per redraw.

@@ -5,12 +5,12 @@ use aws_sdk_dynamodb::types::builders::UpdateBuilder;
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 use jiff::Timestamp;
 
-use super::super::codec::{Item, derived, key, n, s, timestamp};
+use super::super::codec::{derived, key, n, s, timestamp};
 use super::super::error::build_error;
 use super::super::table::{Inserted, Verdict, put_if_absent, unless_held};
 use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
-use super::item::{BEACON, CLOSES_AT, PERM_KEY, encode_network};
+use super::item::{BEACON, CLOSES_AT, encode_network};
 use super::{FROZEN, STATUS, VOIDED, decode_draw, encode_draw};
 use tally_domain::draw::{Draw, DrawStatus, Frozen};
 use tally_domain::ids::DrawId;
@@ -41,8 +41,8 @@ pub enum Freeze {
 /// How a journalled write of the draw item ended.
 enum Journaled {
     Committed,
-    /// Its condition failed: the draw item as it was, if there is one.
-    Refused(Option<Item>),
+    /// Its condition failed: the draw as it was, if there is one.
+    Refused(Option<Box<Draw>>),
 }
 
 impl Store {
@@ -54,14 +54,12 @@ impl Store {
         draw: &Draw,
         entry: &Draft,
     ) -> Result<Inserted<Draw>, StoreError> {
-        let item = encode_draw(draw)?;
-        let mine = item.get(PERM_KEY).cloned();
-        let put = put_if_absent(self.table(), item, true)?;
+        let put = put_if_absent(self.table(), encode_draw(draw)?, true)?;
         unless_held(|| async {
             // The draw enters the `list` index.
             match self.write_journaled(put.clone(), 1, entry).await? {
-                Journaled::Refused(Some(existing)) if existing.get(PERM_KEY) != mine.as_ref() => {
-                    Ok(Inserted::Existing(decode_draw(&existing)?))
+                Journaled::Refused(Some(existing)) if existing.key != draw.key => {
+                    Ok(Inserted::Existing(*existing))
                 }
                 Journaled::Refused(Some(_)) | Journaled::Committed => Ok(Inserted::New),
                 Journaled::Refused(None) => Err(StoreError::Contention { attempts: 1 }),
@@ -107,11 +105,7 @@ impl Store {
         unless_held(|| async {
             Ok(match self.write_journaled(write.clone(), 0, entry).await? {
                 Journaled::Committed => self.get_draw(draw_id).await?.map(BeaconChange::Set),
-                Journaled::Refused(item) => item
-                    .as_ref()
-                    .map(decode_draw)
-                    .transpose()?
-                    .map(BeaconChange::Refused),
+                Journaled::Refused(draw) => draw.map(|draw| BeaconChange::Refused(*draw)),
             })
         })
         .await
@@ -150,13 +144,10 @@ impl Store {
         unless_held(|| async {
             Ok(match self.write_journaled(write.clone(), 0, entry).await? {
                 Journaled::Committed => self.get_draw(draw_id).await?.map(Freeze::Frozen),
-                Journaled::Refused(item) => {
-                    let draw = item.as_ref().map(decode_draw).transpose()?;
-                    draw.map(|draw| match draw.frozen {
-                        Some(_) => Freeze::Frozen(draw),
-                        None => Freeze::Moved(draw),
-                    })
-                }
+                Journaled::Refused(draw) => draw.map(|draw| match draw.frozen {
+                    Some(_) => Freeze::Frozen(*draw),
+                    None => Freeze::Moved(*draw),
+                }),
             })
         })
         .await
@@ -176,7 +167,10 @@ impl Store {
         match self.transact_journaled(tx, entry).await? {
             RoledOutcome::Committed => Ok(Journaled::Committed),
             RoledOutcome::Cancelled(verdicts) => match verdicts.into_iter().next() {
-                Some(((), Verdict::ConditionFailed(item))) => Ok(Journaled::Refused(item)),
+                Some(((), Verdict::ConditionFailed(item))) => {
+                    let draw = item.as_ref().map(decode_draw).transpose()?;
+                    Ok(Journaled::Refused(draw.map(Box::new)))
+                }
                 _ => Err(StoreError::Contention { attempts: 1 }),
             },
             RoledOutcome::Busy => Err(StoreError::Contention { attempts: 1 }),

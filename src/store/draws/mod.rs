@@ -71,30 +71,25 @@ impl Store {
     /// The first step of a close: the draw reads `closing` until every stripe is closed.
     /// A closed draw stays closed. `None` when the draw does not exist.
     pub async fn set_draw_closing(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
-        self.set_draw_status(
-            draw_id,
-            DrawStatus::Closing,
-            "closing_at",
-            Some(DrawStatus::Closed),
-        )
-        .await
+        self.set_draw_status(draw_id, DrawStatus::Closing).await
     }
 
     /// The last step of a close, once every stripe is closed.
     pub async fn set_draw_closed(&self, draw_id: &DrawId) -> Result<Option<Draw>, StoreError> {
-        self.set_draw_status(draw_id, DrawStatus::Closed, "closed_at", None)
-            .await
+        self.set_draw_status(draw_id, DrawStatus::Closed).await
     }
 
-    /// Sets the status and, the first time, the time it was reached, unless the draw has
-    /// status `unless` already (then it is returned as it is).
+    /// Sets the status and, the first time, the time it was reached; the draw as it is now.
     async fn set_draw_status(
         &self,
         draw_id: &DrawId,
         status: DrawStatus,
-        reached_at: &str,
-        unless: Option<DrawStatus>,
     ) -> Result<Option<Draw>, StoreError> {
+        // A closed draw is returned as it is, not set closing again.
+        let (reached_at, unless) = match status {
+            DrawStatus::Closing => ("closing_at", Some(DrawStatus::Closed)),
+            _ => ("closed_at", None),
+        };
         unless_held(|| async {
             let mut request = self
                 .update_draw(draw_id)
@@ -164,9 +159,9 @@ impl Store {
 
     /// Hands the next `count` stripe ends to the caller and reads the draw in the same
     /// request: an atomic count (`opened`) on the draw item, so no two callers get the
-    /// same value (`StripeView` maps values to ends). `sold_out` names stripes the caller has seen run
-    /// out; the draw keeps them, and every claim returns all that callers have named.
-    /// `None` when the draw does not exist.
+    /// same value (`StripeView` maps values to ends). The draw keeps the stripes that
+    /// callers have seen run out (`sold_out`), and every claim returns them all. `None`
+    /// when the draw does not exist.
     pub async fn claim_stripes(
         &self,
         draw_id: &DrawId,
@@ -204,10 +199,9 @@ impl Store {
                 .attributes
                 .ok_or_else(|| StoreError::Invariant("the claimed draw was not returned".into()))?;
             let reader = Reader::new(&item);
-            let opened: u64 = reader.num(OPENED)?;
             Ok(Some(StripeClaim {
                 draw: decode_draw(&item)?,
-                first: opened - u64::from(count),
+                first: reader.num::<u64>(OPENED)? - u64::from(count),
                 count,
                 sold_out: reader.num_set(SOLD_OUT_STRIPES)?,
             }))

@@ -42,12 +42,10 @@ impl StripeUpdate {
         }
     }
 
-    /// A placeholder for the attribute of a chosen offset.
     pub(super) fn chosen(&mut self, offset: u64) -> String {
         self.placeholder(format!("{CHOSEN_PREFIX}{offset}"))
     }
 
-    /// A placeholder for the attribute of a held offset.
     pub(super) fn held(&mut self, offset: u64) -> String {
         self.placeholder(format!("{HELD_PREFIX}{offset}"))
     }
