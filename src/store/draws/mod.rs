@@ -85,15 +85,13 @@ impl Store {
         draw_id: &DrawId,
         status: DrawStatus,
     ) -> Result<Option<Draw>, StoreError> {
-        // A closed draw is returned as it is, not set closing again.
-        let (reached_at, unless) = match status {
-            DrawStatus::Closing => ("closing_at", Some(DrawStatus::Closed)),
-            _ => ("closed_at", None),
-        };
+        let closing = status == DrawStatus::Closing;
+        let reached_at = if closing { "closing_at" } else { "closed_at" };
         unless_held(|| async {
             let mut request = self
                 .update_draw(draw_id)
                 .update_expression("SET #status = :status, #at = if_not_exists(#at, :now)")
+                .condition_expression("attribute_exists(#pk)")
                 .expression_attribute_names("#status", STATUS)
                 .expression_attribute_names("#at", reached_at)
                 .expression_attribute_values(":status", s(status.as_str()))
@@ -102,12 +100,12 @@ impl Store {
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
                 );
-            request = match unless {
-                Some(kept) => request
-                    .condition_expression("attribute_exists(#pk) AND #status <> :kept")
-                    .expression_attribute_values(":kept", s(kept.as_str())),
-                None => request.condition_expression("attribute_exists(#pk)"),
-            };
+            // A closed draw is returned as it is, not set closing again.
+            if closing {
+                request = request
+                    .condition_expression("attribute_exists(#pk) AND #status <> :closed")
+                    .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()));
+            }
             match request.send().await {
                 Ok(output) => output.attributes().map(decode_draw).transpose(),
                 Err(err) => match err.as_service_error() {
