@@ -26,6 +26,9 @@ pub(super) struct StripeUpdate {
     /// Hold marks this write adds (removes, when negative).
     pub(super) hold_marks: i64,
     names: HashMap<String, String>,
+    /// Placeholders handed out for offsets (`#x0`, `#x1`, ...), numbered as the
+    /// expression budget of `STRIPE_WRITE_NAMES` assumes.
+    placeholders: usize,
     values: HashMap<String, AttributeValue>,
 }
 
@@ -51,7 +54,8 @@ impl StripeUpdate {
     }
 
     fn placeholder(&mut self, name: String) -> String {
-        let placeholder = format!("#x{}", self.names.len());
+        let placeholder = format!("#x{}", self.placeholders);
+        self.placeholders += 1;
         self.names.insert(placeholder.clone(), name);
         placeholder
     }
