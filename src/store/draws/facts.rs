@@ -1,10 +1,9 @@
 //! A draw's published facts: its public counts as last read, in one item per draw
 //! (`DRAW#<draw>#FACTS`), so that a poll reads one item instead of every stripe. Counts
-//! only, as the answer shows them: no payer, no secret, no winning number. A write never
-//! moves the item back to an older count, nor from the closed draw's counts to an open
-//! one's.
+//! only, as the answer shows them: no payer, no secret, no winning number.
 
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
 use super::super::error::sdk_error;
@@ -42,7 +41,8 @@ impl Store {
     }
 
     /// Publishes `facts` unless the stored ones were read later, or are the closed
-    /// draw's while these are not: concurrent pollers never move the item backwards.
+    /// draw's while these are not: concurrent pollers never move the item backwards, nor
+    /// from the closed draw's counts to an open one's.
     pub async fn publish_facts(&self, facts: &DrawFacts) -> Result<Published, StoreError> {
         let item = encode_facts(facts)?;
         self.write_meter().single_write(item_units(&item));
@@ -81,10 +81,7 @@ fn encode_facts(facts: &DrawFacts) -> Result<Item, StoreError> {
     item.insert("draw_id".into(), s(facts.draw_id.as_str()));
     item.insert(STATUS.into(), s(facts.status.as_str()));
     if facts.sold_out {
-        item.insert(
-            "sold_out".into(),
-            aws_sdk_dynamodb::types::AttributeValue::Bool(true),
-        );
+        item.insert("sold_out".into(), AttributeValue::Bool(true));
     }
     encode_terms(&mut item, facts.price, &facts.schedule);
     item.insert("total_tickets".into(), n(facts.total_tickets));

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
-use super::super::{PARTITION_KEY, StoreError, keys, kind};
+use super::super::{StoreError, keys, kind};
 use tally_domain::draw::{Draw, DrawConfig, DrawStatus, WinnersRecord};
 use tally_domain::ids::{DrawId, PaymentId};
 use tally_domain::instant::InstantWins;
@@ -20,7 +20,7 @@ use tally_domain::winners::{BeaconNetwork, NetworkFields, RoundSignature};
 
 /// The draw's secret permutation key, random per draw: also what tells a create its own
 /// earlier write.
-pub(super) const PERM_KEY: &str = "perm_key";
+const PERM_KEY: &str = "perm_key";
 /// The draw's secret seed, revealed with the winners.
 const SEED: &str = "seed";
 /// A priced draw's price of one ticket, in minor units, and its ISO 4217 currency.
@@ -30,8 +30,9 @@ pub(crate) const STATUS: &str = "status";
 pub(super) const BEACON: &str = "beacon";
 const CREATED_BEACON: &str = "created_beacon";
 pub(super) const CLOSES_AT: &str = "closes_at";
-/// Tickets of purchases voided before the freeze.
+/// Tickets of purchases voided before the freeze, and of those, postal entries.
 pub(crate) const VOIDED: &str = "voided";
+pub(crate) const POSTAL_VOIDED: &str = "postal_voided";
 /// Tickets of purchases voided after the freeze.
 pub(crate) const LATE_VOIDED: &str = "late_voided";
 /// Payment ids of bundles whose void is not finished (`Draw::voiding`).
@@ -40,8 +41,6 @@ pub(crate) const VOIDING: &str = "voiding";
 pub(crate) const FROZEN: &str = "frozen";
 /// A redraw whose round is not resolved yet (a map).
 pub(crate) const PENDING_REDRAW: &str = "pending_redraw";
-/// Of those, postal entries.
-pub(crate) const POSTAL_VOIDED: &str = "postal_voided";
 /// What the draw records of its winners (a map), once drawn.
 pub(crate) const WINNERS: &str = "winners";
 /// Picks made: the prizes, then one per redraw.
@@ -53,60 +52,47 @@ const INSTANT_PRIZES: &str = "instant_prizes";
 const INSTANT_COMMITMENT: &str = "instant_commitment";
 
 pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
-    let mut item = key(keys::draw(&draw.draw_id));
-    item.insert(kind::ATTRIBUTE.into(), s(kind::DRAW));
-    item.insert("draw_id".into(), s(draw.draw_id.as_str()));
-    if let Some(name) = &draw.name {
-        item.insert("name".into(), s(name));
-    }
-    item.insert("total_tickets".into(), n(draw.config.total_tickets()));
-    item.insert("max_per_purchase".into(), n(draw.config.max_per_purchase()));
-    item.insert("stripes".into(), n(draw.config.stripes()));
-    if let Some(max) = draw.config.max_per_payer() {
-        item.insert("max_per_payer".into(), n(max));
-    }
-    item.insert("hold_seconds".into(), n(draw.config.hold_seconds()));
-    item.insert(
-        "max_held_per_payer".into(),
-        n(draw.config.max_held_per_payer()),
-    );
-    item.insert("max_held_percent".into(), n(draw.config.max_held_percent()));
-    encode_terms(&mut item, draw.config.price(), &draw.schedule);
-    if let Some(beacon) = &draw.beacon {
-        item.insert(BEACON.into(), encode_network(beacon)?);
-    }
-    if let Some(beacon) = &draw.created_beacon {
-        item.insert(CREATED_BEACON.into(), s(beacon));
-    }
-    item.insert(
-        PERM_KEY.into(),
-        AttributeValue::B(Blob::new(draw.key.as_bytes())),
-    );
-    item.insert(
-        SEED.into(),
-        AttributeValue::B(Blob::new(draw.seed.as_bytes().as_slice())),
-    );
-    if let Some(instant) = &draw.instant_wins {
-        item.insert(INSTANT_PRIZES.into(), derived(&instant.prizes())?);
-        item.insert(INSTANT_COMMITMENT.into(), s(&instant.commitment));
-    }
-    item.insert(STATUS.into(), s(draw.status.as_str()));
+    let (config, id) = (&draw.config, draw.draw_id.as_str());
     let created_at = timestamp(draw.created_at);
-    item.insert(keys::LIST_PK.into(), s(keys::draw_list()));
-    item.insert(
-        keys::LIST_SK.into(),
-        s(keys::newest_first(
-            created_at.as_s().map_or("", String::as_str),
-            draw.draw_id.as_str(),
-        )),
-    );
-    item.insert("created_at".into(), created_at);
+    let list_sk = keys::newest_first(created_at.as_s().map_or("", String::as_str), id);
+    let beacon = draw.beacon.as_ref().map(encode_network).transpose()?;
+    let instant = draw.instant_wins.as_ref();
+    let instant_prizes = instant.map(|i| derived(&i.prizes())).transpose()?;
+    let blob = |bytes: &[u8]| Some(AttributeValue::B(Blob::new(bytes)));
+    let attributes = [
+        (kind::ATTRIBUTE, Some(s(kind::DRAW))),
+        ("draw_id", Some(s(id))),
+        ("name", draw.name.as_deref().map(s)),
+        ("total_tickets", Some(n(config.total_tickets()))),
+        ("max_per_purchase", Some(n(config.max_per_purchase()))),
+        ("stripes", Some(n(config.stripes()))),
+        ("max_per_payer", config.max_per_payer().map(n)),
+        ("hold_seconds", Some(n(config.hold_seconds()))),
+        ("max_held_per_payer", Some(n(config.max_held_per_payer()))),
+        ("max_held_percent", Some(n(config.max_held_percent()))),
+        (BEACON, beacon),
+        (CREATED_BEACON, draw.created_beacon.as_deref().map(s)),
+        (PERM_KEY, blob(draw.key.as_bytes())),
+        (SEED, blob(draw.seed.as_bytes())),
+        (INSTANT_PRIZES, instant_prizes),
+        (INSTANT_COMMITMENT, instant.map(|i| s(&i.commitment))),
+        (STATUS, Some(s(draw.status.as_str()))),
+        (keys::LIST_PK, Some(s(keys::draw_list()))),
+        (keys::LIST_SK, Some(s(list_sk))),
+        ("created_at", Some(created_at)),
+    ];
+    let mut item = key(keys::draw(&draw.draw_id));
+    let present = attributes
+        .into_iter()
+        .filter_map(|(name, v)| Some((name.to_owned(), v?)));
+    item.extend(present);
+    encode_terms(&mut item, config.price(), &draw.schedule);
     Ok(item)
 }
 
 /// A drand network as the draw keeps it: its definition when it was declared, so that a
 /// change of the deployment's networks never changes a draw's.
-pub(crate) fn encode_network(network: &BeaconNetwork) -> Result<AttributeValue, StoreError> {
+pub(super) fn encode_network(network: &BeaconNetwork) -> Result<AttributeValue, StoreError> {
     derived(&network.fields())
 }
 
@@ -144,8 +130,11 @@ pub(crate) fn encode_winners(record: &WinnersRecord) -> Result<AttributeValue, S
     })
 }
 
-fn decode_winners(draw: &Reader, picks: u64) -> Result<Option<WinnersRecord>, StoreError> {
-    let stored: Option<StoredWinners> = draw.opt_derived(WINNERS)?;
+/// The winners a draw item records, read without the rest of the item.
+pub(crate) fn winners_of(item: &Item) -> Result<Option<WinnersRecord>, StoreError> {
+    let r = Reader::new(item);
+    let stored: Option<StoredWinners> = r.opt_derived(WINNERS)?;
+    let picks = r.opt_num(PICKS)?.unwrap_or(0);
     Ok(stored.map(|w| WinnersRecord {
         prizes: w.prizes,
         beacon: w
@@ -157,12 +146,6 @@ fn decode_winners(draw: &Reader, picks: u64) -> Result<Option<WinnersRecord>, St
         picks,
         drawn_at: w.drawn_at,
     }))
-}
-
-/// The winners a draw item records, read without the rest of the item.
-pub(crate) fn winners_of(item: &Item) -> Result<Option<WinnersRecord>, StoreError> {
-    let r = Reader::new(item);
-    decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))
 }
 
 fn decode_instant(draw: &Reader) -> Result<Option<InstantWins>, StoreError> {
@@ -191,26 +174,25 @@ pub(super) fn decode_terms(r: &Reader) -> Result<(Option<Price>, Schedule), Stor
     // Draws stored before prices have none: they count no spend.
     let price = Price::new(r.opt_num(TICKET_PRICE)?, r.opt_str(CURRENCY)?)
         .map_err(|e| r.corrupt(e.to_string()))?;
-    let time = |name| {
-        r.opt_str(name)?
-            .map(|v| parse_timestamp(v).ok_or_else(|| r.corrupt(format!("`{name}` is not a time"))))
-            .transpose()
-    };
-    let schedule =
-        Schedule::new(time("opens_at")?, time(CLOSES_AT)?).map_err(|e| r.corrupt(e.to_string()))?;
+    let schedule = Schedule::new(opt_time(r, "opens_at")?, opt_time(r, CLOSES_AT)?)
+        .map_err(|e| r.corrupt(e.to_string()))?;
     Ok((price, schedule))
+}
+
+fn opt_time(r: &Reader, name: &str) -> Result<Option<Timestamp>, StoreError> {
+    r.opt_str(name)?
+        .map(|v| parse_timestamp(v).ok_or_else(|| r.corrupt(format!("`{name}` is not a time"))))
+        .transpose()
 }
 
 pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     let r = Reader::new(item);
-    let corrupt = |reason: &str| StoreError::Corrupt {
-        key: r.str(PARTITION_KEY).unwrap_or("<no key>").to_owned(),
-        reason: reason.to_owned(),
-    };
     let max_per_payer = r.opt_num("max_per_payer")?;
+    let hold_seconds = r.opt_num("hold_seconds")?;
     let max_held_per_payer = r.num("max_held_per_payer")?;
     let max_held_percent = r.num("max_held_percent")?;
-    let hold_seconds = r.opt_num("hold_seconds")?;
+    let instant_wins = decode_instant(&r)?;
+    let (price, schedule) = decode_terms(&r)?;
     let config = DrawConfig::new(
         r.num("total_tickets")?,
         Some(r.num("max_per_purchase")?),
@@ -220,17 +202,10 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     .and_then(|c| c.with_hold_seconds(hold_seconds))
     .and_then(|c| c.with_max_held_per_payer(Some(max_held_per_payer)))
     .and_then(|c| c.with_max_held_percent(Some(max_held_percent)))
-    .map_err(|e| corrupt(&e.to_string()))?;
-    let instant_wins = decode_instant(&r)?;
-    let (price, schedule) = decode_terms(&r)?;
-    let config = config
-        .with_instant_wins(instant_wins.is_some())
-        .with_price(price);
-    let time = |name| {
-        r.opt_str(name)?
-            .map(|v| parse_timestamp(v).ok_or_else(|| corrupt(&format!("`{name}` is not a time"))))
-            .transpose()
-    };
+    .map_err(|e| r.corrupt(e.to_string()))?
+    .with_instant_wins(instant_wins.is_some())
+    .with_price(price);
+    let wrong_length = |name: &str| r.corrupt(format!("`{name}` has the wrong length"));
     Ok(Draw {
         draw_id: r.parsed("draw_id", |v| DrawId::parse(v).ok())?,
         name: r.opt_str("name")?.map(str::to_owned),
@@ -239,9 +214,8 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         beacon: decode_network(&r)?,
         created_beacon: r.opt_str(CREATED_BEACON)?.map(str::to_owned),
         key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
-            .ok_or_else(|| corrupt("`perm_key` has the wrong length"))?,
-        seed: DrawSeed::from_bytes(r.bytes(SEED)?)
-            .ok_or_else(|| corrupt("`seed` has the wrong length"))?,
+            .ok_or_else(|| wrong_length(PERM_KEY))?,
+        seed: DrawSeed::from_bytes(r.bytes(SEED)?).ok_or_else(|| wrong_length(SEED))?,
         instant_wins,
         status: r.parsed(STATUS, DrawStatus::parse)?,
         voided: r.opt_num(VOIDED)?.unwrap_or(0),
@@ -249,13 +223,15 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         voiding: r
             .str_set(VOIDING)?
             .into_iter()
-            .map(|p| PaymentId::parse(p).map_err(|_| corrupt("`voiding` holds an invalid id")))
+            .map(|p| {
+                PaymentId::parse(p).map_err(|_| r.corrupt("`voiding` holds an invalid id".into()))
+            })
             .collect::<Result<_, _>>()?,
         frozen: r.opt_derived(FROZEN)?,
         postal_voided: r.opt_num(POSTAL_VOIDED)?.unwrap_or(0),
-        winners: decode_winners(&r, r.opt_num(PICKS)?.unwrap_or(0))?,
+        winners: winners_of(item)?,
         pending_redraw: r.opt_derived(PENDING_REDRAW)?,
-        sold_out_at: time(SOLD_OUT_AT)?,
+        sold_out_at: opt_time(&r, SOLD_OUT_AT)?,
         created_at: r.parsed("created_at", parse_timestamp)?,
     })
 }

@@ -21,7 +21,6 @@ const POSTAL: &str = "postal";
 /// a purchase can condition on single offsets and add or drop them without touching
 /// the others.
 const CHOSEN_PREFIX: char = 'x';
-
 /// A held offset is an attribute `h<offset>` holding the end of its hold (Unix ms), which
 /// conditions compare with the writer's clock.
 const HELD_PREFIX: char = 'h';
@@ -29,14 +28,6 @@ const HELD_PREFIX: char = 'h';
 /// that adds or removes one moves it, and a hold's write is conditioned on it staying
 /// within the stripe's cap.
 const HOLD_MARKS: &str = "hn";
-
-fn chosen_name(offset: u64) -> String {
-    format!("{CHOSEN_PREFIX}{offset}")
-}
-
-fn held_name(offset: u64) -> String {
-    format!("{HELD_PREFIX}{offset}")
-}
 
 /// What a write of offsets a buyer named does to each of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,6 +2,8 @@
 //! named once, values given only where the expressions use them, and the count of hold
 //! marks moved with every mark the update adds or removes.
 
+use std::collections::{HashMap, HashSet};
+
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
@@ -9,75 +11,61 @@ use aws_sdk_dynamodb::types::{
 use super::super::codec::{key, n};
 use super::super::error::build_error;
 use super::super::{Store, StoreError, keys};
-use super::{CLOSED, HOLD_MARKS, POSTAL, chosen_name, held_name};
+use super::{CHOSEN_PREFIX, CLOSED, HELD_PREFIX, HOLD_MARKS, POSTAL};
 use tally_domain::ids::DrawId;
 
-/// Builds one conditional update of a stripe item, naming each offset's attribute once.
+/// One conditional update of a stripe item, which a closed stripe refuses.
+#[derive(Default)]
 pub(super) struct StripeUpdate {
-    update: aws_sdk_dynamodb::types::builders::UpdateBuilder,
+    table: String,
+    pk: String,
     pub(super) conditions: Vec<String>,
     pub(super) sets: Vec<String>,
     pub(super) removes: Vec<String>,
     adds: Vec<String>,
     /// Hold marks this write adds (removes, when negative).
     pub(super) hold_marks: i64,
-    names: usize,
-    /// Values, given to the update only if the expressions use them (DynamoDB refuses
-    /// unused ones).
-    values: Vec<(String, AttributeValue)>,
+    names: HashMap<String, String>,
+    /// Placeholders handed out for offsets (`#x0`, `#x1`, ...), numbered as the
+    /// expression budget of `STRIPE_WRITE_NAMES` assumes.
+    placeholders: usize,
+    values: HashMap<String, AttributeValue>,
 }
 
 impl StripeUpdate {
-    pub(super) fn new(store: &Store, draw_id: &DrawId, stripe: u32) -> Self {
+    /// `now` is the writer's clock (Unix ms), for conditions on the end of holds.
+    pub(super) fn new(store: &Store, draw_id: &DrawId, stripe: u32, now: i64) -> Self {
         Self {
-            update: Update::builder()
-                .table_name(store.table())
-                .set_key(Some(key(keys::stripe(draw_id, stripe))))
-                .expression_attribute_names("#closed", CLOSED)
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                ),
+            table: store.table().to_owned(),
+            pk: keys::stripe(draw_id, stripe),
             conditions: vec!["attribute_not_exists(#closed)".to_owned()],
-            sets: Vec::new(),
-            removes: Vec::new(),
-            adds: Vec::new(),
-            hold_marks: 0,
-            names: 0,
-            values: Vec::new(),
+            names: HashMap::from([("#closed".to_owned(), CLOSED.to_owned())]),
+            values: HashMap::from([(":now".to_owned(), n(now))]),
+            ..Self::default()
         }
     }
 
-    /// A placeholder for the attribute of a chosen offset.
     pub(super) fn chosen(&mut self, offset: u64) -> String {
-        self.placeholder(chosen_name(offset))
+        self.placeholder(format!("{CHOSEN_PREFIX}{offset}"))
     }
 
-    /// A placeholder for the attribute of a held offset.
     pub(super) fn held(&mut self, offset: u64) -> String {
-        self.placeholder(held_name(offset))
+        self.placeholder(format!("{HELD_PREFIX}{offset}"))
     }
 
     fn placeholder(&mut self, name: String) -> String {
-        let placeholder = format!("#x{}", self.names);
-        self.names += 1;
-        self.update =
-            std::mem::take(&mut self.update).expression_attribute_names(&placeholder, name);
+        let placeholder = format!("#x{}", self.placeholders);
+        self.placeholders += 1;
+        self.names.insert(placeholder.clone(), name);
         placeholder
     }
 
-    /// The writer's clock, for conditions on the end of holds.
-    pub(super) fn now(&mut self, now: i64) {
-        self.value(":now", n(now));
+    pub(super) fn name(&mut self, placeholder: &str, name: &str) {
+        self.names.insert(placeholder.to_owned(), name.to_owned());
     }
 
     pub(super) fn value(&mut self, name: &str, value: AttributeValue) {
-        self.values.retain(|(n, _)| n != name);
-        self.values.push((name.to_owned(), value));
-    }
-
-    pub(super) fn name(&mut self, placeholder: &str, name: &str) {
-        self.update =
-            std::mem::take(&mut self.update).expression_attribute_names(placeholder, name);
+        self.values.insert(name.to_owned(), value);
     }
 
     /// A counter's condition: it must be at most `most` (a missing counter is zero).
@@ -97,14 +85,12 @@ impl StripeUpdate {
         }
     }
 
-    /// The condition that an offset is neither chosen nor held; answers the placeholders
-    /// of its chosen and hold marks.
-    pub(super) fn free(&mut self, offset: u64) -> (String, String) {
+    /// The condition that an offset is neither chosen nor held.
+    pub(super) fn free(&mut self, offset: u64) {
         let (chosen, held) = (self.chosen(offset), self.held(offset));
         self.conditions.push(format!(
             "attribute_not_exists({chosen}) AND attribute_not_exists({held})"
         ));
-        (chosen, held)
     }
 
     /// An offset whose hold ended by the writer's clock is taken: its mark goes.
@@ -142,34 +128,36 @@ impl StripeUpdate {
     }
 
     pub(super) fn build(self) -> Result<TransactWriteItem, StoreError> {
-        let mut expression = String::new();
-        if !self.sets.is_empty() {
-            expression.push_str("SET ");
-            expression.push_str(&self.sets.join(", "));
-        }
-        if !self.removes.is_empty() {
-            expression.push_str(" REMOVE ");
-            expression.push_str(&self.removes.join(", "));
-        }
-        if !self.adds.is_empty() {
-            expression.push_str(" ADD ");
-            expression.push_str(&self.adds.join(", "));
-        }
+        let clauses = [
+            ("SET", self.sets),
+            ("REMOVE", self.removes),
+            ("ADD", self.adds),
+        ];
+        let expression = clauses
+            .iter()
+            .filter(|(_, parts)| !parts.is_empty())
+            .map(|(verb, parts)| format!("{verb} {}", parts.join(", ")))
+            .collect::<Vec<_>>()
+            .join(" ");
         let condition = self.conditions.join(" AND ");
-        let mut builder = self.update;
-        for (name, value) in self.values {
-            let used = |text: &str| {
-                text.match_indices(name.as_str()).any(|(at, _)| {
-                    !text[at + name.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
-                })
-            };
-            if used(&expression) || used(&condition) {
-                builder = builder.expression_attribute_values(name, value);
-            }
-        }
-        let update = builder
-            .update_expression(expression.trim())
+        // DynamoDB refuses values that the expressions do not use.
+        let text = format!("{expression} {condition}");
+        let used: HashSet<&str> = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .collect();
+        let values: HashMap<_, _> = self
+            .values
+            .into_iter()
+            .filter(|(name, _)| used.contains(name.as_str()))
+            .collect();
+        let update = Update::builder()
+            .table_name(self.table)
+            .set_key(Some(key(self.pk)))
+            .update_expression(expression)
             .condition_expression(condition)
+            .set_expression_attribute_names(Some(self.names))
+            .set_expression_attribute_values((!values.is_empty()).then_some(values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build_error)?;
         Ok(TransactWriteItem::builder().update(update).build())

@@ -12,14 +12,11 @@ use tally_domain::stripes::{ChosenTake, Side, StripeTake};
 
 impl Store {
     /// A lucky dip's write of one stripe end: the counter moves from the value the view
-    /// knew past the offsets taken and the chosen ones it passes (which leave the set),
-    /// on the condition that the counter is unchanged, the other end has not come this
-    /// far, the offsets taken are not chosen and the ones passed are. `postal` entries
-    /// are counted on the stripe.
-    ///
-    /// Offsets held on the way are passed and stay held (or, if their hold was paid for
-    /// meanwhile, are counted like chosen ones); offsets whose hold ended by `now`
-    /// (the writer's clock, Unix ms), ahead of the cursor or behind it, are taken back.
+    /// knew past the offsets taken, chosen and held, on the condition that it is unchanged,
+    /// the other end has not come this far, the offsets taken are free and the chosen
+    /// ones passed are still chosen (they leave the set). Held offsets passed stay held;
+    /// offsets whose hold ended by `now` (Unix ms), ahead of the cursor or behind it, are
+    /// taken. `postal` entries are counted on the stripe.
     pub(crate) fn dip_update(
         &self,
         draw_id: &DrawId,
@@ -31,7 +28,7 @@ impl Store {
             Side::Bottom => (BOTTOM, TOP),
             Side::Top => (TOP, BOTTOM),
         };
-        let mut update = StripeUpdate::new(self, draw_id, take.stripe);
+        let mut update = StripeUpdate::new(self, draw_id, take.stripe, now);
         update.name("#mine", mine);
         update.name("#other", other);
         update.value(":new", n(take.next_cursor()));
@@ -45,7 +42,6 @@ impl Store {
             "#mine = :old".to_owned()
         });
         update.counter_at_most("#other", ":other_max", take.other_at_most);
-        update.now(now);
         for &offset in &take.taken {
             if take.ended.contains(&offset) {
                 update.hold_ended(offset);
@@ -56,9 +52,8 @@ impl Store {
         for &offset in &take.returned {
             update.hold_ended(offset);
         }
-        // A hold passed may have been paid for since the view saw it: ahead of the cursors
-        // it became chosen. Either way the offset is not free, and the cursor passes it; a
-        // chosen mark leaves, as for a skipped offset, and a hold mark stays behind.
+        // A hold passed may have been paid for since the view saw it, and become chosen:
+        // either way the cursor passes it; a chosen mark leaves, a hold mark stays.
         for &offset in &take.passed {
             let held = update.held(offset);
             let chosen = update.chosen(offset);
@@ -77,16 +72,12 @@ impl Store {
         update.build()
     }
 
-    /// A write of offsets a buyer named on one stripe (`write` says what it does to
-    /// them). Offsets ahead of the cursors are conditioned on no cursor having reached
-    /// them; offsets behind one (`returned`) on a hold that ended. To sell or hold, an
-    /// offset must be neither chosen nor held by a hold that lives at `now` (the writer's
-    /// clock, Unix ms): without a hold mark, or, where the take says one is, with the mark
-    /// of a hold that ended. To convert or release, held by that very hold. A sale and a
-    /// conversion remove the marks they meet; a release ends them (0), so that a lucky
-    /// dip that means to pass them as held still finds them; a hold removes the ended
-    /// marks it sweeps and is conditioned on the stripe's count of marks staying within
-    /// its cap. `postal` entries are counted on the stripe.
+    /// A write of offsets a buyer named on one stripe. Offsets ahead of the cursors are
+    /// conditioned on no cursor having reached them; offsets behind one (`returned`) on a
+    /// hold that ended. To sell or hold, an offset must be neither chosen nor held by a
+    /// hold that lives at `now` (Unix ms); to convert or release, held by that very hold.
+    /// A hold removes the ended marks it sweeps and is conditioned on the stripe's count
+    /// of marks staying within its cap. `postal` entries are counted on the stripe.
     pub(crate) fn choose_update(
         &self,
         draw_id: &DrawId,
@@ -95,27 +86,23 @@ impl Store {
         postal: u64,
         now: i64,
     ) -> Result<TransactWriteItem, StoreError> {
-        let mut update = StripeUpdate::new(self, draw_id, take.stripe);
-        update.now(now);
+        let mut update = StripeUpdate::new(self, draw_id, take.stripe, now);
         // A release ends a mark the same way ahead of the cursors or behind them.
         let release = matches!(write, ChosenWrite::Release { .. });
-        let ahead = !take.offsets.is_empty() && !release;
-        if ahead || !take.swept.is_empty() {
+        if (!take.offsets.is_empty() && !release) || !take.swept.is_empty() {
             update.name("#bottom", BOTTOM);
             update.name("#top", TOP);
             update.counter_at_most("#bottom", ":bottom_max", take.bottom_at_most);
             update.counter_at_most("#top", ":top_max", take.top_at_most);
         }
-        let end = match write {
-            ChosenWrite::Sell => None,
-            ChosenWrite::Hold { end }
-            | ChosenWrite::Convert { end }
-            | ChosenWrite::Release { end } => Some(end),
-        };
-        if let Some(end) = end {
+        if let ChosenWrite::Hold { end }
+        | ChosenWrite::Convert { end }
+        | ChosenWrite::Release { end } = write
+        {
             update.value(":end", n(end));
         }
         update.value(":yes", AttributeValue::Bool(true));
+        update.value(":released", n(0));
         // A sale or a new hold takes a number whose hold ended; a conversion or a release,
         // the number of its own hold.
         let (takes_free, mark) = match write {
@@ -152,12 +139,9 @@ impl Store {
                     update.sets.push(format!("{held} = :end"));
                     update.hold_marks += i64::from(!marked);
                 }
-                // A release ends the mark (0) ahead of the cursors or behind them, so that a
-                // lucky dip that means to pass it as held still finds it.
-                ChosenWrite::Release { .. } => {
-                    update.value(":released", n(0));
-                    update.sets.push(format!("{held} = :released"));
-                }
+                // A release ends the mark (0) rather than removing it, so that a lucky dip
+                // that means to pass it as held still finds it.
+                ChosenWrite::Release { .. } => update.sets.push(format!("{held} = :released")),
             }
         }
         for &offset in &take.swept {
