@@ -23,11 +23,11 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::codec::{Item, Reader, key, s};
 use super::draws::VOIDING;
-use super::error::{build_error, sdk_error};
+use super::error::{build_error, done_unless_failed, sdk_error};
 use super::limits::MAX_TRANSACTION_ITEMS;
 use super::purchases::{STATUS, VOID, decode_ticket, encode_ticket};
 use super::retry;
-use super::table::{PutNew, removed_or_gone};
+use super::table::PutNew;
 use super::{Store, StoreError, keys};
 use tally_domain::purchase::{Purchase, Unfinished};
 
@@ -312,7 +312,7 @@ impl Store {
             .expression_attribute_values(":which", s(unfinished_value(unfinished)))
             .send()
             .await;
-        removed_or_gone(result)
+        done_unless_failed(result)
     }
 }
 

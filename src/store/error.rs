@@ -69,8 +69,9 @@ pub(crate) fn is_throttling_code(code: &str) -> bool {
     THROTTLING_CODES.contains(&code)
 }
 
-/// Maps an SDK error that the operation does not handle itself.
-/// The result of an `UpdateItem` whose failed condition means that there is nothing to do.
+/// The result of an `UpdateItem` whose failed condition means that there is nothing left
+/// to do: the change is made already (an earlier try whose answer was lost, or another
+/// writer), or its item is gone.
 pub(crate) fn done_unless_failed<T>(
     result: Result<T, SdkError<UpdateItemError, HttpResponse>>,
 ) -> Result<(), StoreError> {
@@ -88,6 +89,7 @@ pub(crate) fn done_unless_failed<T>(
     }
 }
 
+/// Maps an SDK error that the operation does not handle itself.
 pub(crate) fn sdk_error<E>(operation: &'static str, err: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,

@@ -1,14 +1,11 @@
 //! The item operations every entity shares: consistent reads, batch reads, conditional
 //! puts, transactions with their cancellation reasons read item by item.
 
-use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
-use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 use super::codec::Item;
 use super::error::{build_error, is_throttling_code, sdk_error};
@@ -100,21 +97,6 @@ pub(crate) fn put_if_absent(
     Ok(TransactWriteItem::builder()
         .put(put.build().map_err(build_error)?)
         .build())
-}
-
-/// The outcome of an update that removes a mark only while it is there: a failed
-/// condition means the mark is gone already (an earlier try whose answer was lost, or
-/// another writer), which is what the caller wanted.
-pub(crate) fn removed_or_gone<T>(
-    result: Result<T, SdkError<UpdateItemError, HttpResponse>>,
-) -> Result<(), StoreError> {
-    match result {
-        Ok(_) => Ok(()),
-        Err(err) => match err.as_service_error() {
-            Some(UpdateItemError::ConditionalCheckFailedException(_)) => Ok(()),
-            _ => Err(sdk_error("UpdateItem", err)),
-        },
-    }
 }
 
 impl Store {
