@@ -1,14 +1,13 @@
 //! The item operations every entity shares: consistent reads, batch reads, conditional
 //! puts, transactions with their cancellation reasons read item by item.
 
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 
 use super::codec::Item;
-use super::error::{build_error, is_throttling_code, sdk_error};
+use super::error::{build_error, conditional, is_throttling_code, sdk_error};
 use super::keys::PERIOD_KEY;
 use super::limits::MAX_BATCH_GET_KEYS;
 use super::metrics::item_units;
@@ -175,17 +174,11 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
-        match result {
+        match conditional(result)? {
             Ok(_) => Ok(PutNew::Written),
-            Err(err) => match err.as_service_error() {
-                Some(PutItemError::ConditionalCheckFailedException(failed)) => {
-                    let item = failed.item().cloned().ok_or_else(|| {
-                        StoreError::Invariant("the existing item was not returned".into())
-                    })?;
-                    Ok(PutNew::Exists(item))
-                }
-                _ => Err(sdk_error("PutItem", err)),
-            },
+            Err(old) => old
+                .map(PutNew::Exists)
+                .ok_or_else(|| StoreError::Invariant("the existing item was not returned".into())),
         }
     }
 
