@@ -100,12 +100,21 @@ pub(crate) fn put_if_absent(
 
 impl Store {
     pub(crate) async fn get_consistent(&self, pk: String) -> Result<Option<Item>, StoreError> {
+        self.get(pk, true).await
+    }
+
+    /// One item; read eventually consistent, it costs half a read unit.
+    pub(crate) async fn get(
+        &self,
+        pk: String,
+        consistent: bool,
+    ) -> Result<Option<Item>, StoreError> {
         let output = self
             .client()
             .get_item()
             .table_name(self.table())
             .set_key(Some(super::codec::key(pk)))
-            .consistent_read(true)
+            .consistent_read(consistent)
             .send()
             .await
             .map_err(|e| sdk_error("GetItem", e))?;

@@ -5,7 +5,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
-use super::super::error::{conditional, sdk_error};
+use super::super::error::conditional;
 use super::super::metrics::item_units;
 use super::super::{PARTITION_KEY, Store, StoreError, keys, kind};
 use super::item::{STATUS, decode_terms, encode_terms};
@@ -28,15 +28,8 @@ impl Store {
     /// The draw's published facts, eventually consistent (half a read unit): a poll may
     /// miss the latest publish by a moment, well inside the freshness bound.
     pub async fn published_facts(&self, draw_id: &DrawId) -> Result<Option<DrawFacts>, StoreError> {
-        let output = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::draw_facts(draw_id))))
-            .send()
-            .await
-            .map_err(|e| sdk_error("GetItem", e))?;
-        output.item.as_ref().map(decode_facts).transpose()
+        let item = self.get(keys::draw_facts(draw_id), false).await?;
+        item.as_ref().map(decode_facts).transpose()
     }
 
     /// Publishes `facts` unless the stored ones were read later, or are the closed
