@@ -16,18 +16,17 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::builders::UpdateBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, Update};
 use futures::{StreamExt, TryStreamExt};
 
 use super::codec::{Item, Reader, key, s};
 use super::draws::VOIDING;
-use super::error::{build_error, sdk_error};
+use super::error::{build_error, conditional, done_unless_failed, sdk_error};
 use super::limits::MAX_TRANSACTION_ITEMS;
 use super::purchases::{STATUS, VOID, decode_ticket, encode_ticket};
 use super::retry;
-use super::table::{PutNew, removed_or_gone};
+use super::table::PutNew;
 use super::{Store, StoreError, keys};
 use tally_domain::purchase::{Purchase, Unfinished};
 
@@ -273,21 +272,14 @@ impl Store {
             .set_expression_attribute_values(update.expression_attribute_values().cloned())
             .send()
             .await;
-        match result {
-            Ok(_) => {
-                self.write_meter().index_write(1);
-                Ok(())
-            }
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(_)) => {
-                    Err(StoreError::Invariant(format!(
-                        "ticket {number} of {} is not held by its voided bundle {}",
-                        purchase.draw_id, purchase.payment_id
-                    )))
-                }
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
-        }
+        conditional(result)?.map_err(|_| {
+            StoreError::Invariant(format!(
+                "ticket {number} of {} is not held by its voided bundle {}",
+                purchase.draw_id, purchase.payment_id
+            ))
+        })?;
+        self.write_meter().index_write(1);
+        Ok(())
     }
 
     /// Removes the record's `unfinished` once what it names is written; one already gone (a
@@ -312,7 +304,7 @@ impl Store {
             .expression_attribute_values(":which", s(unfinished_value(unfinished)))
             .send()
             .await;
-        removed_or_gone(result)
+        done_unless_failed(result)
     }
 }
 

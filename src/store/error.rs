@@ -1,8 +1,11 @@
 //! What can go wrong between Tally and DynamoDB, sorted by what the caller should do.
 
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+
+use super::codec::Item;
 
 /// A DynamoDB failure that is not a business outcome.
 #[derive(Debug, thiserror::Error)]
@@ -69,25 +72,58 @@ pub(crate) fn is_throttling_code(code: &str) -> bool {
     THROTTLING_CODES.contains(&code)
 }
 
-/// Maps an SDK error that the operation does not handle itself.
-/// The result of an `UpdateItem` whose failed condition means that there is nothing to do.
-pub(crate) fn done_unless_failed<T>(
-    result: Result<T, SdkError<UpdateItemError, HttpResponse>>,
-) -> Result<(), StoreError> {
-    match result {
-        Ok(_) => Ok(()),
-        Err(err)
-            if matches!(
-                err.as_service_error(),
-                Some(UpdateItemError::ConditionalCheckFailedException(_))
-            ) =>
-        {
-            Ok(())
+/// A single-item write whose error tells a failed condition apart.
+pub(crate) trait ConditionalWrite:
+    ProvideErrorMetadata + std::error::Error + 'static
+{
+    const OPERATION: &'static str;
+
+    /// `Some` when the condition failed, with the item as it was when the write asked for
+    /// it.
+    fn condition_failed(&self) -> Option<Option<&Item>>;
+}
+
+macro_rules! conditional_write {
+    ($($error:ty => $operation:literal),*) => {$(
+        impl ConditionalWrite for $error {
+            const OPERATION: &'static str = $operation;
+
+            fn condition_failed(&self) -> Option<Option<&Item>> {
+                match self {
+                    Self::ConditionalCheckFailedException(failed) => Some(failed.item()),
+                    _ => None,
+                }
+            }
         }
-        Err(err) => Err(sdk_error("UpdateItem", err)),
+    )*};
+}
+
+conditional_write!(UpdateItemError => "UpdateItem", PutItemError => "PutItem");
+
+/// The answer of a conditional single-item write: `Err` when its condition failed, with
+/// the item as it was when the write asked for it; any other error is mapped.
+pub(crate) fn conditional<T, E: ConditionalWrite>(
+    result: Result<T, SdkError<E, HttpResponse>>,
+) -> Result<Result<T, Option<Item>>, StoreError> {
+    match result {
+        Ok(output) => Ok(Ok(output)),
+        Err(err) => match err.as_service_error().and_then(E::condition_failed) {
+            Some(old) => Ok(Err(old.cloned())),
+            None => Err(sdk_error(E::OPERATION, err)),
+        },
     }
 }
 
+/// The result of an `UpdateItem` whose failed condition means that there is nothing left
+/// to do: the change is made already (an earlier try whose answer was lost, or another
+/// writer), or its item is gone.
+pub(crate) fn done_unless_failed<T>(
+    result: Result<T, SdkError<UpdateItemError, HttpResponse>>,
+) -> Result<(), StoreError> {
+    conditional(result).map(|_| ())
+}
+
+/// Maps an SDK error that the operation does not handle itself.
 pub(crate) fn sdk_error<E>(operation: &'static str, err: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,

@@ -22,7 +22,7 @@ use super::orders::{
 };
 use super::payers::PayerRecord;
 use super::purchases::{decode_purchase, decode_ticket, encode_purchase, encode_ticket};
-use super::stripes::StripeState;
+use super::stripes::{StripeState, TOP};
 use super::winners::{PickItem, decode_pick, encode_pick};
 use tally_domain::draw::{Draw, DrawConfig, DrawStatus, Frozen, PendingRedraw, WinnersRecord};
 use tally_domain::hold::{Hold, HoldEnd};
@@ -560,6 +560,11 @@ fn a_stripe_reads_as_stored() {
     assert_eq!(state.chosen, [40, 41].into());
     assert_eq!(state.held, [(50, 1_793_527_200_125)].into());
     assert_eq!(state.postal, 2);
+    assert_eq!(state.sold(100), 17);
+    let mut bottom_only = stored("stripe");
+    bottom_only.remove(TOP);
+    let state = StripeState::decode(&bottom_only).unwrap();
+    assert_eq!(state.counters, StripeCounters { bottom: 12, top: 0 });
 }
 
 #[test]

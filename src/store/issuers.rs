@@ -6,12 +6,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use serde::{Deserialize, Serialize};
 
 use super::codec::{Item, Reader, derived, key, n, s};
-use super::error::{build_error, sdk_error};
+use super::error::{build_error, conditional, sdk_error};
 use super::metrics::item_units;
 use super::orders::decode_series;
 use super::{PARTITION_KEY, Store, StoreError, keys, kind};
@@ -155,13 +154,7 @@ impl Store {
             .set_expression_attribute_values(condition.values)
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(err) => match err.as_service_error() {
-                Some(PutItemError::ConditionalCheckFailedException(_)) => Ok(false),
-                _ => Err(sdk_error("PutItem", err)),
-            },
-        }
+        Ok(conditional(result)?.is_ok())
     }
 
     /// A page of the table's series items, read with a scan of the whole table: only for

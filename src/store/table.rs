@@ -1,17 +1,13 @@
 //! The item operations every entity shares: consistent reads, batch reads, conditional
 //! puts, transactions with their cancellation reasons read item by item.
 
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
-use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 use super::codec::Item;
-use super::error::{build_error, is_throttling_code, sdk_error};
+use super::error::{build_error, conditional, is_throttling_code, sdk_error};
 use super::keys::PERIOD_KEY;
 use super::limits::MAX_BATCH_GET_KEYS;
 use super::metrics::item_units;
@@ -102,29 +98,23 @@ pub(crate) fn put_if_absent(
         .build())
 }
 
-/// The outcome of an update that removes a mark only while it is there: a failed
-/// condition means the mark is gone already (an earlier try whose answer was lost, or
-/// another writer), which is what the caller wanted.
-pub(crate) fn removed_or_gone<T>(
-    result: Result<T, SdkError<UpdateItemError, HttpResponse>>,
-) -> Result<(), StoreError> {
-    match result {
-        Ok(_) => Ok(()),
-        Err(err) => match err.as_service_error() {
-            Some(UpdateItemError::ConditionalCheckFailedException(_)) => Ok(()),
-            _ => Err(sdk_error("UpdateItem", err)),
-        },
-    }
-}
-
 impl Store {
     pub(crate) async fn get_consistent(&self, pk: String) -> Result<Option<Item>, StoreError> {
+        self.get(pk, true).await
+    }
+
+    /// One item; read eventually consistent, it costs half a read unit.
+    pub(crate) async fn get(
+        &self,
+        pk: String,
+        consistent: bool,
+    ) -> Result<Option<Item>, StoreError> {
         let output = self
             .client()
             .get_item()
             .table_name(self.table())
             .set_key(Some(super::codec::key(pk)))
-            .consistent_read(true)
+            .consistent_read(consistent)
             .send()
             .await
             .map_err(|e| sdk_error("GetItem", e))?;
@@ -193,17 +183,11 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
-        match result {
+        match conditional(result)? {
             Ok(_) => Ok(PutNew::Written),
-            Err(err) => match err.as_service_error() {
-                Some(PutItemError::ConditionalCheckFailedException(failed)) => {
-                    let item = failed.item().cloned().ok_or_else(|| {
-                        StoreError::Invariant("the existing item was not returned".into())
-                    })?;
-                    Ok(PutNew::Exists(item))
-                }
-                _ => Err(sdk_error("PutItem", err)),
-            },
+            Err(old) => old
+                .map(PutNew::Exists)
+                .ok_or_else(|| StoreError::Invariant("the existing item was not returned".into())),
         }
     }
 

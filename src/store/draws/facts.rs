@@ -2,11 +2,10 @@
 //! (`DRAW#<draw>#FACTS`), so that a poll reads one item instead of every stripe. Counts
 //! only, as the answer shows them: no payer, no secret, no winning number.
 
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::codec::{Item, Reader, derived, key, n, parse_timestamp, s, timestamp};
-use super::super::error::sdk_error;
+use super::super::error::conditional;
 use super::super::metrics::item_units;
 use super::super::{PARTITION_KEY, Store, StoreError, keys, kind};
 use super::item::{STATUS, decode_terms, encode_terms};
@@ -29,15 +28,8 @@ impl Store {
     /// The draw's published facts, eventually consistent (half a read unit): a poll may
     /// miss the latest publish by a moment, well inside the freshness bound.
     pub async fn published_facts(&self, draw_id: &DrawId) -> Result<Option<DrawFacts>, StoreError> {
-        let output = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::draw_facts(draw_id))))
-            .send()
-            .await
-            .map_err(|e| sdk_error("GetItem", e))?;
-        output.item.as_ref().map(decode_facts).transpose()
+        let item = self.get(keys::draw_facts(draw_id), false).await?;
+        item.as_ref().map(decode_facts).transpose()
     }
 
     /// Publishes `facts` unless the stored ones were read later, or are the closed
@@ -65,13 +57,10 @@ impl Store {
             .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(Published::Written),
-            Err(err) => match err.as_service_error() {
-                Some(PutItemError::ConditionalCheckFailedException(_)) => Ok(Published::Kept),
-                _ => Err(sdk_error("PutItem", err)),
-            },
-        }
+        Ok(match conditional(result)? {
+            Ok(_) => Published::Written,
+            Err(_) => Published::Kept,
+        })
     }
 }
 

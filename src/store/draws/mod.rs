@@ -20,7 +20,7 @@ pub(crate) use item::{
 pub use journaled::{BeaconChange, Freeze};
 
 use super::codec::{Item, Reader, key, n, s, timestamp};
-use super::error::{done_unless_failed, sdk_error};
+use super::error::{conditional, done_unless_failed, sdk_error};
 use super::table::unless_held;
 use super::{PARTITION_KEY, Store, StoreError, keys};
 use item::SOLD_OUT_AT;
@@ -106,14 +106,9 @@ impl Store {
                     .condition_expression("attribute_exists(#pk) AND #status <> :closed")
                     .expression_attribute_values(":closed", s(DrawStatus::Closed.as_str()));
             }
-            match request.send().await {
+            match conditional(request.send().await)? {
                 Ok(output) => output.attributes().map(decode_draw).transpose(),
-                Err(err) => match err.as_service_error() {
-                    Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
-                        failed.item().map(decode_draw).transpose()
-                    }
-                    _ => Err(sdk_error("UpdateItem", err)),
-                },
+                Err(old) => old.as_ref().map(decode_draw).transpose(),
             }
         })
         .await

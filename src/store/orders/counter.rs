@@ -19,8 +19,8 @@ use aws_sdk_dynamodb::types::{
 use serde::{Deserialize, Serialize};
 
 use super::super::codec::{Item, derived, from_item, key, n, s};
-use super::super::error::{build_error, sdk_error};
-use super::super::table::{Verdict, put_if_absent, removed_or_gone};
+use super::super::error::{build_error, done_unless_failed, sdk_error};
+use super::super::table::{Verdict, put_if_absent};
 use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{Store, StoreError, keys};
 use super::codec::{encode_move, encode_range_low};
@@ -180,7 +180,7 @@ impl Store {
             .expression_attribute_values(":owner", s(owner))
             .send()
             .await;
-        removed_or_gone(result)
+        done_unless_failed(result)
     }
 
     /// Moves the counter forward over `moved.from..=moved.to` and records the move, if

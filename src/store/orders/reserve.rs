@@ -2,11 +2,10 @@
 //! within bounds when the series has a room (authorised ranges, a length), and the low
 //! notice of a range that passed its low share.
 
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 
 use super::super::codec::{Reader, key, n};
-use super::super::error::sdk_error;
+use super::super::error::conditional;
 use super::super::{Store, StoreError, keys};
 use super::codec::encode_range_low;
 use super::counter::{CounterState, FORMAT_VERSION, LAST, decode_counter};
@@ -106,7 +105,7 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
-        match result {
+        match conditional(result)? {
             Ok(output) => {
                 let item = output
                     .attributes()
@@ -117,18 +116,12 @@ impl Store {
                     version: r.num(FORMAT_VERSION)?,
                 })
             }
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
-                    Ok(Reservation::Refused(
-                        failed
-                            .item()
-                            .map(decode_counter)
-                            .transpose()?
-                            .unwrap_or_default(),
-                    ))
-                }
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
+            Err(old) => Ok(Reservation::Refused(
+                old.as_ref()
+                    .map(decode_counter)
+                    .transpose()?
+                    .unwrap_or_default(),
+            )),
         }
     }
 }

@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use tally_domain::time::Epoch;
 
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Put, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
     Update,
@@ -16,7 +15,7 @@ use aws_sdk_dynamodb::types::{
 use sha2::{Digest, Sha256};
 
 use super::super::codec::{Item, key, n};
-use super::super::error::{build_error, sdk_error};
+use super::super::error::{build_error, conditional};
 use super::super::issuers::issuer_put;
 use super::super::table::{Verdict, put_if_absent};
 use super::super::transaction::{Roled, RoledOutcome};
@@ -286,12 +285,9 @@ impl Store {
             .return_values(ReturnValue::AllNew)
             .send()
             .await;
-        match result {
+        match conditional(result)? {
             Ok(output) => output.attributes.as_ref().map(decode_series).transpose(),
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(_)) => Ok(None),
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
+            Err(_) => Ok(None),
         }
     }
 }

@@ -5,11 +5,10 @@
 //! transactions still move the counter only from the value they expect, and no other
 //! single post moves it while a turn is booked ahead (`CounterRight::Free`).
 
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 
 use super::super::codec::{key, n};
-use super::super::error::sdk_error;
+use super::super::error::conditional;
 use super::super::table::unless_held;
 use super::super::{Store, StoreError, keys};
 use super::counter::{CounterState, FORMAT_VERSION, TURNS, decode_counter};
@@ -98,7 +97,7 @@ impl Store {
                 .condition_expression("attribute_not_exists(#turns) OR #turns < :now")
                 .expression_attribute_values(":end", n(booking.now + booking.length)),
         };
-        match update.send().await {
+        match conditional(update.send().await)? {
             Ok(output) => {
                 let item = output.attributes.ok_or_else(|| {
                     StoreError::Invariant("the booked counter was not returned".into())
@@ -113,10 +112,7 @@ impl Store {
                     counter,
                 }))
             }
-            Err(err) => match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(_)) => Ok(None),
-                _ => Err(sdk_error("UpdateItem", err)),
-            },
+            Err(_) => Ok(None),
         }
     }
 }

@@ -96,29 +96,3 @@ impl StripeState {
         (self.counters.bottom + self.counters.top + self.chosen.len() as u64).saturating_sub(behind)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::super::codec::n;
-    use super::*;
-    use aws_sdk_dynamodb::types::AttributeValue;
-
-    #[test]
-    fn a_stripe_item_decodes_its_counters_and_chosen_offsets() {
-        let item: Item = [
-            ("pk", AttributeValue::S("DRAW#d#STRIPE#3".into())),
-            ("c", n(12)),
-            ("x40", AttributeValue::Bool(true)),
-            ("x7", AttributeValue::Bool(true)),
-            ("closed", AttributeValue::Bool(true)),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
-        .collect();
-        let state = StripeState::decode(&item).unwrap();
-        assert_eq!(state.counters, StripeCounters { bottom: 12, top: 0 });
-        assert!(state.closed);
-        assert_eq!(state.chosen, Chosen::from([7, 40]));
-        assert_eq!(state.sold(100), 14);
-    }
-}
