@@ -1,5 +1,5 @@
 //! One process's view of a draw's stripes; the lucky dip's plan from it is in `plan.rs`,
-//! what it knows of hold marks for a hold's write in `held.rs`.
+//! what it knows of hold marks and a hold's lucky dip in `held.rs`.
 
 mod held;
 mod plan;
