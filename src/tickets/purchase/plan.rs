@@ -158,10 +158,9 @@ impl Run<'_> {
         let view = self.cache.view();
         let plan = view.stripes.plan(quantity, &mut self.rng);
         let ahead = match &plan {
-            Plan::Take(takes) if view.stripes.marked() => {
-                let touched: Vec<u32> = takes.iter().map(|t| t.stripe).collect();
-                view.stripes.read_ahead(&touched, MAX_BATCH_GET_KEYS)
-            }
+            Plan::Take(takes) => view
+                .stripes
+                .read_ahead(takes.iter().map(|t| t.stripe), MAX_BATCH_GET_KEYS),
             // Before claiming more ends, see whether holds that ended on ours gave back.
             Plan::Claim(_) => view.stripes.ended_unread(),
             _ => Vec::new(),

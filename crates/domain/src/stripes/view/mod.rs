@@ -147,7 +147,6 @@ impl StripeView {
         !self.held[stripe as usize].is_empty()
     }
 
-    /// The planner's clock.
     pub fn now(&self) -> i64 {
         self.now
     }
@@ -243,7 +242,6 @@ impl StripeView {
         self.layout
     }
 
-    /// Items one purchase transaction may hold.
     pub fn transaction_items(&self) -> usize {
         self.transaction_items
     }
@@ -254,20 +252,20 @@ impl StripeView {
     /// read the unseen stripes of the ends the counter hands out next, up to `most`, so
     /// that the ends this process claims later are known when it gets them. Nothing in a
     /// draw where nobody chose or held, or when every touched stripe has been seen.
-    pub fn read_ahead(&self, touched: &[u32], most: usize) -> Vec<u32> {
-        if !self.marked {
+    pub fn read_ahead(&self, touched: impl IntoIterator<Item = u32>, most: usize) -> Vec<u32> {
+        let unseen = |s: &u32| !self.seen[*s as usize];
+        let mut stripes: Vec<u32> = touched.into_iter().filter(unseen).collect();
+        if !self.marked || stripes.is_empty() {
             return Vec::new();
         }
-        let unseen = |s: u32| !self.seen[s as usize];
-        let mut stripes: Vec<u32> = touched.iter().copied().filter(|&s| unseen(s)).collect();
-        if stripes.is_empty() {
-            return stripes;
-        }
-        for stripe in self.upcoming() {
+        for stripe in self
+            .upcoming()
+            .filter(|s| unseen(s) && !self.sold_out[*s as usize])
+        {
             if stripes.len() >= most {
                 break;
             }
-            if unseen(stripe) && !self.sold_out[stripe as usize] && !stripes.contains(&stripe) {
+            if !stripes.contains(&stripe) {
                 stripes.push(stripe);
             }
         }
@@ -329,9 +327,7 @@ impl StripeView {
     /// Records that every ticket of the draw is sold, as its item says: for good, since a
     /// void never puts a ticket back on sale.
     pub fn all_sold_out(&mut self) {
-        for stripe in 0..self.layout.stripes() {
-            self.sold_out(stripe);
-        }
+        (0..self.layout.stripes()).for_each(|s| self.sold_out(s));
     }
 
     /// Whether what the view knows proves every ticket sold: no stripe has room and none
