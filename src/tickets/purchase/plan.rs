@@ -32,12 +32,9 @@ impl Run<'_> {
         let now = (self.clock)();
         self.cache.view().stripes.at(now.epoch_millis());
         let draw = &self.cache.draw;
-        let draw_id = self.kind.draw_id().clone();
-        let phase = match self.kind {
-            Kind::Convert(..) => Phase::Open,
-            _ => draw.schedule.phase(now),
-        };
-        match phase {
+        let draw_id = draw.draw_id.clone();
+        match draw.schedule.phase(now) {
+            _ if matches!(self.kind, Kind::Convert(..)) => {}
             Phase::NotOpen => {
                 return refuse(TicketError::DrawNotOpen {
                     draw_id,
@@ -52,9 +49,8 @@ impl Run<'_> {
         }
         let max_per_payer = draw.config.max_per_payer();
         if let Some(left) = self.payer_left {
-            let max_per_payer = max_per_payer.unwrap_or(0);
             return refuse(TicketError::PayerLimit {
-                max_per_payer,
+                max_per_payer: max_per_payer.unwrap_or(0),
                 left,
             });
         }
@@ -173,10 +169,10 @@ impl Run<'_> {
             && (view.stripes.marked() || view.stripes.next_end_unseen())
             && view.stripes.all_open()
             && !view.stripes.all_handed();
+        self.epoch = view.epoch;
         // One request: the draw item and as many stripes as fit with it.
         if survey {
             let (stripes, complete) = view.stripes.survey(MAX_BATCH_GET_KEYS - 1);
-            self.epoch = view.epoch;
             return Step::Read(Read {
                 stripes,
                 survey: Some(complete),
@@ -184,7 +180,6 @@ impl Run<'_> {
         }
         let stripes = 0..self.cache.draw.config.stripes();
         let held = stripes.clone().any(|s| view.stripes.has_held(s));
-        self.epoch = view.epoch;
         match plan {
             // Once every end is handed out, choosing among ends that others sell from
             // should rest on fresh cursors.
