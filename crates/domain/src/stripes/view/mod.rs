@@ -34,22 +34,22 @@ pub enum Plan {
 pub struct StripeView {
     layout: StripeLayout,
     /// Items one purchase transaction may hold (DynamoDB's limit, from the store).
-    transaction_items: usize,
+    pub(super) transaction_items: usize,
     /// Lower bounds of the counters: a counter only grows.
     known: Vec<StripeCounters>,
     /// Offsets that buyers chose ahead of the known counters. The set only grows until a
     /// cursor passes a member, so what the view holds is a subset of the table's.
-    chosen: Vec<Chosen>,
+    pub(super) chosen: Vec<Chosen>,
     /// Held offsets and the ends of their holds, as the table last said.
     held: Vec<Held>,
     /// The most hold marks each stripe may carry (`held_caps`).
-    held_caps: Vec<u64>,
+    pub(super) held_caps: Vec<u64>,
     /// When the view last read each stripe's holds (the planner's clock then, Unix ms).
     /// A hold it saw live may have been paid for since: its end is trusted only once a
     /// read after it still shows the mark.
     held_read_at: Vec<i64>,
     /// The planner's clock (Unix milliseconds): a hold that ends by then is over.
-    now: i64,
+    pub(super) now: i64,
     /// Purchases of this process in flight per stripe.
     busy: Vec<u32>,
     /// The end of each stripe that this process sells from.
@@ -147,10 +147,6 @@ impl StripeView {
         !self.held[stripe as usize].is_empty()
     }
 
-    pub fn now(&self) -> i64 {
-        self.now
-    }
-
     /// Whether the offset is behind one of the known counters.
     pub fn is_behind(&self, stripe: u32, offset: u64) -> bool {
         let known = self.known[stripe as usize];
@@ -233,17 +229,8 @@ impl StripeView {
         self.chosen[stripe as usize].retain(|&o| o >= known.bottom && o < len - known.top);
     }
 
-    /// What the view knows of a stripe: its counters (lower bounds) and chosen offsets.
-    pub fn known(&self, stripe: u32) -> (StripeCounters, &Chosen) {
-        (self.known[stripe as usize], &self.chosen[stripe as usize])
-    }
-
     pub fn layout(&self) -> StripeLayout {
         self.layout
-    }
-
-    pub fn transaction_items(&self) -> usize {
-        self.transaction_items
     }
 
     /// The stripes to read before a lucky dip from `touched`, in a draw where buyers
@@ -353,7 +340,6 @@ impl StripeView {
             .max(opened.min(2 * u64::from(self.layout.stripes())));
     }
 
-    /// Whether buyers choose or hold numbers in this draw, as far as the view has seen.
     pub fn marked(&self) -> bool {
         self.marked
     }
