@@ -190,14 +190,14 @@ impl Run<'_> {
             Plan::TooFragmented if self.refreshes == 0 => Step::Refresh,
             // Holds the view knows of may have given numbers back since: sold out is
             // answered from fresh stripes, with what really remains.
-            Plan::NotEnough { .. } if held && self.refreshes == 0 => Step::Refresh,
+            Plan::NotEnough if held && self.refreshes == 0 => Step::Refresh,
             Plan::Take(takes) => {
                 let tickets = self.cache.numbers(&takes);
                 Step::Commit(takes, Vec::new(), tickets)
             }
             Plan::Claim(count) => Step::Claim(count),
             // Held numbers are not sold: the refusal says how many there are.
-            Plan::NotEnough { .. } => refuse(shortage(&view.stripes, quantity, stripes)),
+            Plan::NotEnough => refuse(shortage(&view.stripes, quantity, stripes)),
             Plan::TooFragmented => refuse(TicketError::TooFragmented {
                 remaining: view.stripes.remaining(),
             }),

@@ -14,9 +14,7 @@ pub enum Plan {
     /// stripe ends from the draw's counter.
     Claim(u32),
     /// As far as the view knows, fewer than the quantity remain.
-    NotEnough {
-        remaining: u64,
-    },
+    NotEnough,
     /// Enough remain, but spread over more stripes than one transaction can update.
     TooFragmented,
 }

@@ -63,9 +63,8 @@ impl StripeView {
         // hold the purchase (as when fewer remain), no claim or retry ever will, so it is
         // refused at once.
         if self.reachable(most) < quantity {
-            let remaining = self.remaining();
-            return if remaining < quantity {
-                Plan::NotEnough { remaining }
+            return if self.remaining() < quantity {
+                Plan::NotEnough
             } else {
                 Plan::TooFragmented
             };

@@ -271,14 +271,15 @@ fn refuses_what_remains_too_little_or_too_spread_before_any_claim() {
     let fresh = view(1_024, 1_024);
     let six = view_with_top_of_six();
     for (view, quantity, refusal) in [
-        (&six, 6, Plan::NotEnough { remaining: 5 }),
+        (&six, 6, Plan::NotEnough),
         (&spread, 50, Plan::TooFragmented),
         (&fresh, 50, Plan::TooFragmented),
         (&fresh, 49, Plan::Claim(49)),
-        (&few, 11, Plan::NotEnough { remaining: 10 }),
+        (&few, 11, Plan::NotEnough),
     ] {
         assert_eq!(plan(view, quantity), refusal, "{quantity}");
     }
+    assert_eq!((six.remaining(), few.remaining()), (5, 10));
     assert_eq!(sells(&takes(&six, 5)), vec![(6, 5)]);
     assert_eq!(takes(&spread, 49).len(), 49);
 }
