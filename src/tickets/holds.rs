@@ -4,7 +4,7 @@
 use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
-use super::purchase::{ConvertRequest, HoldReceipt, Run};
+use super::purchase::{ConvertRequest, HoldReceipt, Kind, Run};
 use super::{PurchaseReceipt, TicketError, TicketService, check_numbers};
 use crate::store::allowances::CountedEnd;
 use crate::store::purchases::Commit;
@@ -45,7 +45,7 @@ impl TicketService {
             });
         }
         let context = (self.clock.clone(), self.spend.clone());
-        let run = Run::hold(&self.store, cache, request, context);
+        let run = Run::new(&self.store, cache, Kind::Hold(request), 0, context);
         run.run().await?.hold()
     }
 

@@ -38,7 +38,7 @@ pub use winners::{BeaconInput, Prize, Replaced, Winners};
 
 use crate::store::{Store, StoreError};
 use cache::{DrawCache, DrawCaches};
-use purchase::Run;
+use purchase::{Kind, Run};
 use tally_domain::draw::DrawConfigError;
 use tally_domain::ids::{DrawId, HoldId, PaymentId};
 use tally_domain::instant::InstantWin;
@@ -303,7 +303,8 @@ impl TicketService {
             }
         }
         let context = (self.clock.clone(), self.spend.clone());
-        let run = Run::purchase(&self.store, cache.clone(), request, requests, context);
+        let kind = Kind::Purchase(request);
+        let run = Run::new(&self.store, cache.clone(), kind, requests, context);
         let outcome = run.run().await.and_then(|r| r.purchase());
         self.notice_sell_out(&cache, &outcome).await;
         outcome

@@ -63,7 +63,7 @@ impl Run<'_> {
         let award = cache.instant_map().map(|_| cache.instant_wins(&tickets));
         let purchase =
             |payment_id: &PaymentId, payer_id: Option<&PayerId>, chosen, channel| Purchase {
-                draw_id: self.kind.draw_id().clone(),
+                draw_id: self.cache.draw.draw_id.clone(),
                 payment_id: payment_id.clone(),
                 quantity,
                 payer_id: payer_id.cloned(),

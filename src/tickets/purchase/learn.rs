@@ -86,7 +86,7 @@ impl Run<'_> {
             if allowance.has_ended(now) {
                 self.requests += 1;
                 let capped = config.max_per_payer().is_some();
-                let (draw_id, holds) = (self.kind.draw_id(), &allowance.holds);
+                let (draw_id, holds) = (&self.cache.draw.draw_id, &allowance.holds);
                 self.store
                     .give_back_ended_holds(draw_id, payer, holds, now, capped)
                     .await?;

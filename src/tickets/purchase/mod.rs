@@ -51,7 +51,7 @@ pub struct HoldReceipt {
     pub replayed: bool,
 }
 
-enum Kind {
+pub(super) enum Kind {
     Purchase(PurchaseRequest),
     Hold(HoldRequest),
     /// A payment for the hold, as last read.
@@ -59,14 +59,6 @@ enum Kind {
 }
 
 impl Kind {
-    fn draw_id(&self) -> &DrawId {
-        match self {
-            Kind::Purchase(r) => &r.draw_id,
-            Kind::Hold(r) => &r.draw_id,
-            Kind::Convert(r, _) => &r.draw_id,
-        }
-    }
-
     fn payer(&self) -> Option<&PayerId> {
         match self {
             Kind::Purchase(r) => r.payer_id.as_ref(),
@@ -171,26 +163,6 @@ pub(super) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// `requests` counts what it took to get the draw into the cache.
-    pub(super) fn purchase(
-        store: &'a Store,
-        cache: Arc<DrawCache>,
-        request: PurchaseRequest,
-        requests: u32,
-        context: (Clock, SharedRules),
-    ) -> Self {
-        Self::new(store, cache, Kind::Purchase(request), requests, context)
-    }
-
-    pub(super) fn hold(
-        store: &'a Store,
-        cache: Arc<DrawCache>,
-        request: HoldRequest,
-        context: (Clock, SharedRules),
-    ) -> Self {
-        Self::new(store, cache, Kind::Hold(request), 0, context)
-    }
-
     /// Reads the hold first: a conversion pays for exactly its numbers.
     pub(super) async fn convert(
         store: &'a Store,
@@ -206,7 +178,8 @@ impl<'a> Run<'a> {
         Ok(Self::new(store, cache, kind, 1, context))
     }
 
-    fn new(
+    /// `requests` counts what it took to get the draw into the cache.
+    pub(super) fn new(
         store: &'a Store,
         cache: Arc<DrawCache>,
         kind: Kind,

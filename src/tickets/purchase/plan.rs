@@ -32,12 +32,9 @@ impl Run<'_> {
         let now = (self.clock)();
         self.cache.view().stripes.at(now.epoch_millis());
         let draw = &self.cache.draw;
-        let draw_id = self.kind.draw_id().clone();
-        let phase = match self.kind {
-            Kind::Convert(..) => Phase::Open,
-            _ => draw.schedule.phase(now),
-        };
-        match phase {
+        let draw_id = draw.draw_id.clone();
+        match draw.schedule.phase(now) {
+            _ if matches!(self.kind, Kind::Convert(..)) => {}
             Phase::NotOpen => {
                 return refuse(TicketError::DrawNotOpen {
                     draw_id,
@@ -52,9 +49,8 @@ impl Run<'_> {
         }
         let max_per_payer = draw.config.max_per_payer();
         if let Some(left) = self.payer_left {
-            let max_per_payer = max_per_payer.unwrap_or(0);
             return refuse(TicketError::PayerLimit {
-                max_per_payer,
+                max_per_payer: max_per_payer.unwrap_or(0),
                 left,
             });
         }
@@ -158,10 +154,9 @@ impl Run<'_> {
         let view = self.cache.view();
         let plan = view.stripes.plan(quantity, &mut self.rng);
         let ahead = match &plan {
-            Plan::Take(takes) if view.stripes.marked() => {
-                let touched: Vec<u32> = takes.iter().map(|t| t.stripe).collect();
-                view.stripes.read_ahead(&touched, MAX_BATCH_GET_KEYS)
-            }
+            Plan::Take(takes) => view
+                .stripes
+                .read_ahead(takes.iter().map(|t| t.stripe), MAX_BATCH_GET_KEYS),
             // Before claiming more ends, see whether holds that ended on ours gave back.
             Plan::Claim(_) => view.stripes.ended_unread(),
             _ => Vec::new(),
@@ -174,10 +169,10 @@ impl Run<'_> {
             && (view.stripes.marked() || view.stripes.next_end_unseen())
             && view.stripes.all_open()
             && !view.stripes.all_handed();
+        self.epoch = view.epoch;
         // One request: the draw item and as many stripes as fit with it.
         if survey {
             let (stripes, complete) = view.stripes.survey(MAX_BATCH_GET_KEYS - 1);
-            self.epoch = view.epoch;
             return Step::Read(Read {
                 stripes,
                 survey: Some(complete),
@@ -185,7 +180,6 @@ impl Run<'_> {
         }
         let stripes = 0..self.cache.draw.config.stripes();
         let held = stripes.clone().any(|s| view.stripes.has_held(s));
-        self.epoch = view.epoch;
         match plan {
             // Once every end is handed out, choosing among ends that others sell from
             // should rest on fresh cursors.
@@ -196,14 +190,14 @@ impl Run<'_> {
             Plan::TooFragmented if self.refreshes == 0 => Step::Refresh,
             // Holds the view knows of may have given numbers back since: sold out is
             // answered from fresh stripes, with what really remains.
-            Plan::NotEnough { .. } if held && self.refreshes == 0 => Step::Refresh,
+            Plan::NotEnough if held && self.refreshes == 0 => Step::Refresh,
             Plan::Take(takes) => {
                 let tickets = self.cache.numbers(&takes);
                 Step::Commit(takes, Vec::new(), tickets)
             }
             Plan::Claim(count) => Step::Claim(count),
             // Held numbers are not sold: the refusal says how many there are.
-            Plan::NotEnough { .. } => refuse(shortage(&view.stripes, quantity, stripes)),
+            Plan::NotEnough => refuse(shortage(&view.stripes, quantity, stripes)),
             Plan::TooFragmented => refuse(TicketError::TooFragmented {
                 remaining: view.stripes.remaining(),
             }),

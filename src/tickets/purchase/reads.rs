@@ -64,7 +64,7 @@ impl Run<'_> {
     }
 
     pub(super) async fn read(&mut self, read: Read) -> Outcome {
-        let draw_id = self.kind.draw_id();
+        let draw_id = &self.cache.draw.draw_id;
         let Some(complete) = read.survey else {
             self.requests += read.stripes.len().div_ceil(MAX_BATCH_GET_KEYS) as u32;
             let states = self.store.read_stripes(draw_id, &read.stripes).await?;
@@ -90,9 +90,9 @@ impl Run<'_> {
         let sold_out = self.cache.view().stripes.unreported_sold_out();
         let claim = self
             .store
-            .claim_stripes(self.kind.draw_id(), count, &sold_out)
+            .claim_stripes(&self.cache.draw.draw_id, count, &sold_out)
             .await?
-            .ok_or_else(|| TicketError::DrawNotFound(self.kind.draw_id().clone()))?;
+            .ok_or_else(|| TicketError::DrawNotFound(self.cache.draw.draw_id.clone()))?;
         self.cache.claimed(&claim);
         Ok(None)
     }

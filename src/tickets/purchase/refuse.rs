@@ -23,9 +23,9 @@ impl Run<'_> {
     /// at least that late.
     pub(super) async fn refuse(&mut self, refusal: Refusal) -> Outcome {
         let absent = self.absent_at == Some(self.epoch) && matches!(self.kind, Kind::Purchase(_));
+        let draw_id = &self.cache.draw.draw_id;
         if !absent {
             self.requests += 1;
-            let draw_id = self.kind.draw_id();
             let found = match &self.kind {
                 Kind::Hold(r) => match self.store.get_hold(draw_id, &r.hold_id).await? {
                     Some(existing) => return self.replay_hold(existing),
@@ -45,7 +45,7 @@ impl Run<'_> {
             Refusal::PayerLimit(payer) => {
                 let max_per_payer = self.cache.draw.config.max_per_payer().unwrap_or(0);
                 let held = match payer {
-                    Some(payer) => self.store.payer_held(self.kind.draw_id(), &payer).await?,
+                    Some(payer) => self.store.payer_held(draw_id, &payer).await?,
                     None => max_per_payer,
                 };
                 TicketError::PayerLimit {

@@ -64,7 +64,7 @@ impl StripeView {
             return Choice::Taken { positions, stripes };
         }
         let takes = self.group(located);
-        let items = self.transaction_items().saturating_sub(extra_items);
+        let items = self.transaction_items.saturating_sub(extra_items);
         let crowded = takes
             .iter()
             .any(|t| 2 * t.offsets.len() + t.returned.len() > STRIPE_WRITE_NAMES);
@@ -84,7 +84,7 @@ impl StripeView {
             let index = index.unwrap_or_else(|| {
                 takes.push(ChosenTake {
                     stripe,
-                    hold_marks_most: self.held_cap(stripe),
+                    hold_marks_most: self.held_caps[stripe as usize],
                     bottom_at_most: len,
                     top_at_most: len,
                     ..ChosenTake::default()
@@ -114,8 +114,10 @@ impl StripeView {
     /// without an ended hold, or chosen.
     pub fn is_sold(&self, stripe: u32, offset: u64) -> bool {
         match self.hold_end(stripe, offset) {
-            Some(end) => end > self.now(),
-            None => self.is_behind(stripe, offset) || self.known(stripe).1.contains(&offset),
+            Some(end) => end > self.now,
+            None => {
+                self.is_behind(stripe, offset) || self.chosen[stripe as usize].contains(&offset)
+            }
         }
     }
 }

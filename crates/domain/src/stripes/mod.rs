@@ -64,14 +64,15 @@ pub type Held = BTreeMap<u64, i64>;
 /// The end of a stripe a purchase sells from: the opener's bottom up, then, once every
 /// stripe is open, the top down. Each end has its own counter: the two meet only at the
 /// stripe's last ticket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Side {
+    #[default]
     Bottom,
     Top,
 }
 
 /// Tickets taken from one end of one stripe.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StripeTake {
     pub stripe: u32,
     pub side: Side,

@@ -21,10 +21,6 @@ impl StripeView {
         self
     }
 
-    pub fn held_cap(&self, stripe: u32) -> u64 {
-        self.held_caps[stripe as usize]
-    }
-
     /// Ended hold marks ahead of the known counters, which a write may remove (behind a
     /// cursor one is a free number, left for a sale or hold of it).
     fn sweepable(&self, stripe: u32) -> impl Iterator<Item = u64> + '_ {
@@ -39,7 +35,7 @@ impl StripeView {
     fn hold_room(&self, stripe: u32) -> u64 {
         let sweep = self.sweepable(stripe).take(STRIPE_SWEEP_MARKS).count() as u64;
         let marks = self.held[stripe as usize].len() as u64;
-        (self.held_cap(stripe) + sweep).saturating_sub(marks)
+        (self.held_caps[stripe as usize] + sweep).saturating_sub(marks)
     }
 
     /// A hold's writes with the ended marks each must sweep to keep its stripe within its

@@ -14,9 +14,7 @@ pub enum Plan {
     /// stripe ends from the draw's counter.
     Claim(u32),
     /// As far as the view knows, fewer than the quantity remain.
-    NotEnough {
-        remaining: u64,
-    },
+    NotEnough,
     /// Enough remain, but spread over more stripes than one transaction can update.
     TooFragmented,
 }
@@ -34,22 +32,22 @@ pub enum Plan {
 pub struct StripeView {
     layout: StripeLayout,
     /// Items one purchase transaction may hold (DynamoDB's limit, from the store).
-    transaction_items: usize,
+    pub(super) transaction_items: usize,
     /// Lower bounds of the counters: a counter only grows.
     known: Vec<StripeCounters>,
     /// Offsets that buyers chose ahead of the known counters. The set only grows until a
     /// cursor passes a member, so what the view holds is a subset of the table's.
-    chosen: Vec<Chosen>,
+    pub(super) chosen: Vec<Chosen>,
     /// Held offsets and the ends of their holds, as the table last said.
     held: Vec<Held>,
     /// The most hold marks each stripe may carry (`held_caps`).
-    held_caps: Vec<u64>,
+    pub(super) held_caps: Vec<u64>,
     /// When the view last read each stripe's holds (the planner's clock then, Unix ms).
     /// A hold it saw live may have been paid for since: its end is trusted only once a
     /// read after it still shows the mark.
     held_read_at: Vec<i64>,
     /// The planner's clock (Unix milliseconds): a hold that ends by then is over.
-    now: i64,
+    pub(super) now: i64,
     /// Purchases of this process in flight per stripe.
     busy: Vec<u32>,
     /// The end of each stripe that this process sells from.
@@ -147,11 +145,6 @@ impl StripeView {
         !self.held[stripe as usize].is_empty()
     }
 
-    /// The planner's clock.
-    pub fn now(&self) -> i64 {
-        self.now
-    }
-
     /// Whether the offset is behind one of the known counters.
     pub fn is_behind(&self, stripe: u32, offset: u64) -> bool {
         let known = self.known[stripe as usize];
@@ -234,18 +227,8 @@ impl StripeView {
         self.chosen[stripe as usize].retain(|&o| o >= known.bottom && o < len - known.top);
     }
 
-    /// What the view knows of a stripe: its counters (lower bounds) and chosen offsets.
-    pub fn known(&self, stripe: u32) -> (StripeCounters, &Chosen) {
-        (self.known[stripe as usize], &self.chosen[stripe as usize])
-    }
-
     pub fn layout(&self) -> StripeLayout {
         self.layout
-    }
-
-    /// Items one purchase transaction may hold.
-    pub fn transaction_items(&self) -> usize {
-        self.transaction_items
     }
 
     /// The stripes to read before a lucky dip from `touched`, in a draw where buyers
@@ -254,20 +237,20 @@ impl StripeView {
     /// read the unseen stripes of the ends the counter hands out next, up to `most`, so
     /// that the ends this process claims later are known when it gets them. Nothing in a
     /// draw where nobody chose or held, or when every touched stripe has been seen.
-    pub fn read_ahead(&self, touched: &[u32], most: usize) -> Vec<u32> {
-        if !self.marked {
+    pub fn read_ahead(&self, touched: impl IntoIterator<Item = u32>, most: usize) -> Vec<u32> {
+        let unseen = |s: &u32| !self.seen[*s as usize];
+        let mut stripes: Vec<u32> = touched.into_iter().filter(unseen).collect();
+        if !self.marked || stripes.is_empty() {
             return Vec::new();
         }
-        let unseen = |s: u32| !self.seen[s as usize];
-        let mut stripes: Vec<u32> = touched.iter().copied().filter(|&s| unseen(s)).collect();
-        if stripes.is_empty() {
-            return stripes;
-        }
-        for stripe in self.upcoming() {
+        for stripe in self
+            .upcoming()
+            .filter(|s| unseen(s) && !self.sold_out[*s as usize])
+        {
             if stripes.len() >= most {
                 break;
             }
-            if unseen(stripe) && !self.sold_out[stripe as usize] && !stripes.contains(&stripe) {
+            if !stripes.contains(&stripe) {
                 stripes.push(stripe);
             }
         }
@@ -329,9 +312,7 @@ impl StripeView {
     /// Records that every ticket of the draw is sold, as its item says: for good, since a
     /// void never puts a ticket back on sale.
     pub fn all_sold_out(&mut self) {
-        for stripe in 0..self.layout.stripes() {
-            self.sold_out(stripe);
-        }
+        (0..self.layout.stripes()).for_each(|s| self.sold_out(s));
     }
 
     /// Whether what the view knows proves every ticket sold: no stripe has room and none
@@ -357,7 +338,6 @@ impl StripeView {
             .max(opened.min(2 * u64::from(self.layout.stripes())));
     }
 
-    /// Whether buyers choose or hold numbers in this draw, as far as the view has seen.
     pub fn marked(&self) -> bool {
         self.marked
     }

@@ -12,24 +12,22 @@ impl StripeView {
     /// out (as far as this process knows which), until their room covers what is lacking
     /// or `most` of them have room. At least one.
     fn ends_for(&self, lacking: u64, most: usize) -> u32 {
-        let (mut count, mut held, mut with_room) = (0u32, 0u64, 0usize);
+        let (mut held, mut with_room) = (0u64, 0usize);
         let mut slot = self.handed;
         while held < lacking && with_room < most {
             let Some((stripe, side)) = self.end_of(slot) else {
                 break;
             };
             let room = match side {
-                Side::Bottom => self.takeable(stripe),
                 // Stripes we hold, or whose bottom this same claim would bring.
                 Side::Top if self.owns(stripe) || u64::from(stripe) >= self.handed => 0,
-                Side::Top => self.takeable(stripe),
+                _ => self.takeable(stripe),
             };
             held += room;
             with_room += usize::from(room > 0);
-            count += 1;
             slot += 1;
         }
-        count.max(1)
+        ((slot - self.handed) as u32).max(1)
     }
 
     /// The most tickets that `cursors` stripes can hold: the sum of the largest rooms.
@@ -61,15 +59,12 @@ impl StripeView {
             .collect();
         // Cursors one transaction can move besides the purchase record.
         let most = crate::stripes::stripe_budget(self.transaction_items - 1, quantity as usize);
-        let remaining = self.remaining();
-        if self.all_open() && remaining < quantity {
-            return Plan::NotEnough { remaining };
-        }
         // Rooms are upper bounds: if the roomiest stripes one transaction can move cannot
-        // hold the purchase, no claim or retry ever will, so it is refused at once.
+        // hold the purchase (as when fewer remain), no claim or retry ever will, so it is
+        // refused at once.
         if self.reachable(most) < quantity {
-            return if remaining < quantity {
-                Plan::NotEnough { remaining }
+            return if self.remaining() < quantity {
+                Plan::NotEnough
             } else {
                 Plan::TooFragmented
             };
@@ -106,22 +101,15 @@ impl StripeView {
         }
     }
 
-    /// `count` free offsets of one end of a stripe: the first ones from `cursor` on, or
+    /// `count` free offsets of one end of a stripe: the first ones from its cursor on, or
     /// offsets behind a cursor whose hold is over, each ticket from either in proportion
     /// to how many they hold, so the dip stays uniform over what is free.
-    fn walk(
-        &self,
-        stripe: u32,
-        side: Side,
-        cursor: u64,
-        count: u64,
-        rng: &mut impl Rng,
-    ) -> StripeTake {
+    fn walk(&self, stripe: u32, side: Side, count: u64, rng: &mut impl Rng) -> StripeTake {
         let len = self.layout.len(stripe);
         let known = self.known[stripe as usize];
-        let other = match side {
-            Side::Bottom => known.top,
-            Side::Top => known.bottom,
+        let (cursor, other) = match side {
+            Side::Bottom => (known.bottom, known.top),
+            Side::Top => (known.top, known.bottom),
         };
         let chosen = &self.chosen[stripe as usize];
         let held = &self.held[stripe as usize];
@@ -131,12 +119,7 @@ impl StripeView {
             stripe,
             side,
             cursor,
-            taken: Vec::with_capacity(count as usize),
-            skipped: Vec::new(),
-            passed: Vec::new(),
-            returned: Vec::new(),
-            ended: Vec::new(),
-            other_at_most: 0,
+            ..StripeTake::default()
         };
         let mut step = cursor;
         // Room in the write's expression for one more free ticket.
@@ -154,8 +137,8 @@ impl StripeView {
                 take.returned.push(pool.swap_remove(pick));
                 continue;
             }
-            let mut found = false;
-            while !found && step < len.saturating_sub(other) && fits(&take) {
+            let taken = take.taken.len();
+            while take.taken.len() == taken && step < len.saturating_sub(other) && fits(&take) {
                 let offset = match side {
                     Side::Bottom => step,
                     Side::Top => len - 1 - step,
@@ -164,18 +147,15 @@ impl StripeView {
                 match held.get(&offset) {
                     _ if chosen.contains(&offset) => take.skipped.push(offset),
                     Some(&end) if !self.over(stripe, end) => take.passed.push(offset),
-                    Some(_) => {
-                        take.ended.push(offset);
+                    mark => {
+                        if mark.is_some() {
+                            take.ended.push(offset);
+                        }
                         take.taken.push(offset);
-                        found = true;
-                    }
-                    None => {
-                        take.taken.push(offset);
-                        found = true;
                     }
                 }
             }
-            if !found {
+            if take.taken.len() == taken {
                 break;
             }
             ahead = ahead.saturating_sub(1);
@@ -201,26 +181,12 @@ impl StripeView {
             let room = |c: &&(u32, Side)| self.takeable(c.0);
             // Our own ends first, the emptiest first, so that they get finished instead of
             // left with crumbs that others would have to come for.
-            let own = tiers
-                .first()
-                .and_then(|own| own.iter().filter(unused).min_by_key(room));
-            let &(stripe, side) = own.or_else(|| {
-                tiers[1..]
-                    .iter()
-                    .find_map(|tier| {
-                        tier.iter()
-                            .filter(unused)
-                            .find(|c| self.takeable(c.0) >= need)
-                    })
-                    .or_else(|| tiers[1..].iter().flatten().filter(unused).max_by_key(room))
-            })?;
-            let count = self.takeable(stripe).min(need);
-            let known = self.known[stripe as usize];
-            let cursor = match side {
-                Side::Bottom => known.bottom,
-                Side::Top => known.top,
-            };
-            let take = self.walk(stripe, side, cursor, count, rng);
+            let own = tiers[0].iter().filter(unused).min_by_key(room);
+            let others = || tiers[1..].iter().flatten().filter(unused);
+            let &(stripe, side) = own
+                .or_else(|| others().find(|c| room(c) >= need))
+                .or_else(|| others().max_by_key(room))?;
+            let take = self.walk(stripe, side, self.takeable(stripe).min(need), rng);
             if take.count() == 0 {
                 return None;
             }

@@ -29,13 +29,9 @@ fn plain(stripe: u32, side: Side, taken: Vec<u64>, other_at_most: u64) -> Stripe
     StripeTake {
         stripe,
         side,
-        cursor: 0,
         taken,
-        skipped: vec![],
-        passed: vec![],
-        returned: vec![],
-        ended: vec![],
         other_at_most,
+        ..StripeTake::default()
     }
 }
 
@@ -96,14 +92,14 @@ fn a_hold_passed_behind_the_cursor_comes_back_once_a_read_shows_it_ended() {
 fn reads_ahead_only_where_buyers_chose_or_held_and_only_stripes_unseen() {
     let mut view = view(1_000, 10);
     view.claimed(0, 2);
-    assert!(view.read_ahead(&[1], 100).is_empty());
+    assert!(view.read_ahead([1], 100).is_empty());
     view.learn(5, StripeCounters::default(), &Chosen::from([3]));
     // Stripe 1 and, in the same read, those of the next ends: bottoms 2 to 9 (5 is
     // known), then the tops, all of stripes already listed.
-    assert_eq!(view.read_ahead(&[1], 100), vec![1, 2, 3, 4, 6, 7, 8, 9, 0]);
-    assert_eq!(view.read_ahead(&[1], 3), vec![1, 2, 3]);
+    assert_eq!(view.read_ahead([1], 100), vec![1, 2, 3, 4, 6, 7, 8, 9, 0]);
+    assert_eq!(view.read_ahead([1], 3), vec![1, 2, 3]);
     leave(&mut view, 1, 1);
-    assert!(view.read_ahead(&[1], 100).is_empty());
+    assert!(view.read_ahead([1], 100).is_empty());
 }
 
 #[test]
@@ -275,14 +271,15 @@ fn refuses_what_remains_too_little_or_too_spread_before_any_claim() {
     let fresh = view(1_024, 1_024);
     let six = view_with_top_of_six();
     for (view, quantity, refusal) in [
-        (&six, 6, Plan::NotEnough { remaining: 5 }),
+        (&six, 6, Plan::NotEnough),
         (&spread, 50, Plan::TooFragmented),
         (&fresh, 50, Plan::TooFragmented),
         (&fresh, 49, Plan::Claim(49)),
-        (&few, 11, Plan::NotEnough { remaining: 10 }),
+        (&few, 11, Plan::NotEnough),
     ] {
         assert_eq!(plan(view, quantity), refusal, "{quantity}");
     }
+    assert_eq!((six.remaining(), few.remaining()), (5, 10));
     assert_eq!(sells(&takes(&six, 5)), vec![(6, 5)]);
     assert_eq!(takes(&spread, 49).len(), 49);
 }
