@@ -4,19 +4,64 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeDeserializationInterceptorContextRef, BeforeSerializationInterceptorContextRef,
+    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
+};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_types::config_bag::{Storable, StoreReplace};
 
 use crate::telemetry;
 
-/// An SDK interceptor that counts requests sent to DynamoDB, per operation. Clones share
-/// the counts.
+/// An SDK interceptor that counts requests sent to DynamoDB, per operation, and times
+/// them. Clones share the counts.
 #[derive(Clone, Debug, Default)]
-pub struct RequestCounter(Arc<Mutex<BTreeMap<String, u64>>>);
+pub struct RequestCounter {
+    counts: Arc<Mutex<BTreeMap<String, u64>>>,
+    /// Nanoseconds from the start of each call to its end, and from sending each attempt
+    /// to its answer.
+    in_calls: Arc<AtomicU64>,
+    in_flight: Arc<AtomicU64>,
+}
+
+/// Time spent in DynamoDB calls so far, summed over calls (calls made at once add up).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CallTimes {
+    /// From the SDK's start of a call to its end: building and signing requests, waiting
+    /// for and reading answers, retries.
+    pub in_calls: Duration,
+    /// From sending a request to its answer: the round trips and the table's own work.
+    pub in_flight: Duration,
+}
+
+impl CallTimes {
+    pub fn since(&self, earlier: &CallTimes) -> CallTimes {
+        CallTimes {
+            in_calls: self.in_calls.saturating_sub(earlier.in_calls),
+            in_flight: self.in_flight.saturating_sub(earlier.in_flight),
+        }
+    }
+}
+
+/// When the SDK started a call, and sent its latest attempt.
+#[derive(Clone, Copy, Debug)]
+struct CallStarted(Instant);
+
+impl Storable for CallStarted {
+    type Storer = StoreReplace<Self>;
+}
+
+#[derive(Clone, Copy, Debug)]
+struct AttemptSent(Instant);
+
+impl Storable for AttemptSent {
+    type Storer = StoreReplace<Self>;
+}
 
 impl RequestCounter {
     /// Requests sent so far, all operations.
@@ -26,13 +71,44 @@ impl RequestCounter {
 
     /// Requests sent so far, per operation.
     pub fn snapshot(&self) -> RequestCounts {
-        RequestCounts(self.0.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        RequestCounts(
+            self.counts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        )
+    }
+
+    /// Time in calls so far.
+    pub fn times(&self) -> CallTimes {
+        CallTimes {
+            in_calls: Duration::from_nanos(self.in_calls.load(Ordering::Relaxed)),
+            in_flight: Duration::from_nanos(self.in_flight.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// Adds the nanoseconds since `start`, if the SDK passed it on.
+fn add_since(total: &AtomicU64, start: Option<Instant>) {
+    if let Some(start) = start {
+        let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        total.fetch_add(nanos, Ordering::Relaxed);
     }
 }
 
 impl Intercept for RequestCounter {
     fn name(&self) -> &'static str {
         "RequestCounter"
+    }
+
+    fn read_before_execution(
+        &self,
+        _context: &BeforeSerializationInterceptorContextRef<'_>,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        cfg.interceptor_state()
+            .store_put(CallStarted(Instant::now()));
+        Ok(())
     }
 
     fn read_before_transmit(
@@ -42,8 +118,32 @@ impl Intercept for RequestCounter {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let operation = cfg.load::<Metadata>().map_or("unknown", Metadata::name);
-        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *counts.entry(operation.to_owned()).or_default() += 1;
+        {
+            let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+            *counts.entry(operation.to_owned()).or_default() += 1;
+        }
+        cfg.interceptor_state()
+            .store_put(AttemptSent(Instant::now()));
+        Ok(())
+    }
+
+    fn read_after_transmit(
+        &self,
+        _context: &BeforeDeserializationInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        add_since(&self.in_flight, cfg.load::<AttemptSent>().map(|s| s.0));
+        Ok(())
+    }
+
+    fn read_after_execution(
+        &self,
+        _context: &FinalizerInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        add_since(&self.in_calls, cfg.load::<CallStarted>().map(|s| s.0));
         Ok(())
     }
 }

@@ -44,7 +44,7 @@ pub use crate::aws::{AwsEnvironment, Timeouts};
 pub use error::StoreError;
 /// The period index's key attributes, for tools that write items of the same shape.
 pub use keys::{COUNTER, PERIOD_KEY};
-pub use metrics::{RequestCounter, RequestCounts, WriteMeter, item_units};
+pub use metrics::{CallTimes, RequestCounter, RequestCounts, WriteMeter, item_units};
 pub use table::Inserted;
 pub(crate) use table::random_token;
 

@@ -46,6 +46,7 @@ mod queue;
 mod ranges;
 mod reconciliation;
 mod references;
+mod request_times;
 mod secrets;
 mod series_scale;
 mod single_posts;

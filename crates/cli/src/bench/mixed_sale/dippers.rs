@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use tally::store::{RequestCounter, RequestCounts, Store, StoreConfig, WriteMeter};
+use tally::store::{CallTimes, RequestCounter, RequestCounts, Store, StoreConfig, WriteMeter};
 use tally::tickets::{TicketError, TicketService};
 use tally_domain::ids::PaymentId;
 use tally_domain::purchase::PurchaseRequest;
@@ -35,6 +35,58 @@ struct Dip {
     /// Write capacity units its client spent, by DynamoDB's pricing rules.
     units: u64,
     latency: Duration,
+    /// Its buyer's lucky dips that committed before it.
+    earlier: usize,
+    /// Time its client spent in DynamoDB calls.
+    calls: CallTimes,
+}
+
+/// The slowest lucky dips, against all of them.
+pub(super) struct Slowest {
+    pub(super) count: usize,
+    /// The least latency among them, in milliseconds.
+    pub(super) from_ms: f64,
+    /// Their buyers' first lucky dips: a process's first dip starts from a cold view.
+    pub(super) first: usize,
+    /// The p99 of the lucky dips that were not their buyer's first, in milliseconds.
+    pub(super) p99_later: f64,
+    pub(super) slowest: DipMeans,
+    pub(super) all: DipMeans,
+}
+
+/// Means per lucky dip, times in milliseconds.
+pub(super) struct DipMeans {
+    pub(super) requests: f64,
+    /// Operations by requests per dip, most first.
+    pub(super) operations: Vec<(String, f64)>,
+    pub(super) latency: f64,
+    pub(super) in_calls: f64,
+    pub(super) in_flight: f64,
+}
+
+impl DipMeans {
+    fn of(dips: &[&Dip]) -> Self {
+        let n = dips.len().max(1) as f64;
+        let mut sent = RequestCounts::default();
+        for dip in dips {
+            sent.add(&dip.sent);
+        }
+        let mut operations: Vec<(String, f64)> = sent
+            .operations()
+            .map(|o| (o.to_owned(), sent.of(o) as f64 / n))
+            .collect();
+        operations.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let ms = |f: fn(&Dip) -> Duration| {
+            dips.iter().map(|&d| f(d).as_secs_f64()).sum::<f64>() * 1e3 / n
+        };
+        Self {
+            requests: sent.total() as f64 / n,
+            operations,
+            latency: ms(|d| d.latency),
+            in_calls: ms(|d| d.calls.in_calls),
+            in_flight: ms(|d| d.calls.in_flight),
+        }
+    }
 }
 
 pub(super) struct DipFigures {
@@ -94,6 +146,30 @@ impl DipFigures {
     /// In milliseconds.
     pub(super) fn latency_tenths(&self) -> (f64, f64) {
         self.tenths_of(|d| d.latency.as_secs_f64() * 1e3)
+    }
+
+    /// The slowest `share` of the lucky dips (at least one).
+    pub(super) fn slowest(&self, share: f64) -> Slowest {
+        let mut by_latency: Vec<&Dip> = self.dips.iter().collect();
+        by_latency.sort_by_key(|d| std::cmp::Reverse(d.latency));
+        let count = ((self.dips.len() as f64 * share).ceil() as usize).max(1);
+        let slowest = &by_latency[..count.min(by_latency.len())];
+        let later: Vec<Duration> = self
+            .dips
+            .iter()
+            .filter(|d| d.earlier > 0)
+            .map(|d| d.latency)
+            .collect();
+        Slowest {
+            count: slowest.len(),
+            from_ms: slowest
+                .last()
+                .map_or(0.0, |d| d.latency.as_secs_f64() * 1e3),
+            first: slowest.iter().filter(|d| d.earlier == 0).count(),
+            p99_later: percentile_ms(&later, 0.99),
+            slowest: DipMeans::of(slowest),
+            all: DipMeans::of(&by_latency),
+        }
     }
 
     /// Requests per lucky dip of each operation, first tenth and last.
@@ -199,6 +275,7 @@ async fn dip(
             amount: None,
         };
         let before = counter.snapshot();
+        let times_before = counter.times();
         let units_before = meter.table_units();
         let start = Instant::now();
         match buy(service, request, &sale.repeats).await {
@@ -210,6 +287,8 @@ async fn dip(
                     sent: counter.snapshot().since(&before),
                     units: meter.table_units() - units_before,
                     latency: start.elapsed(),
+                    earlier: dips.len(),
+                    calls: counter.times().since(&times_before),
                 };
                 dips.push((Instant::now(), dip));
                 quantity = rng.random_range(1..=DIP_MOST);

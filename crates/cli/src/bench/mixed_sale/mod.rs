@@ -23,7 +23,7 @@ use tally_domain::draw::DrawConfig;
 use tally_domain::ids::DrawId;
 
 use choosers::{ChooserFigures, plan_baskets};
-use dippers::DipFigures;
+use dippers::{DipFigures, DipMeans, Slowest};
 
 #[derive(Args)]
 pub struct MixedSaleArgs {
@@ -70,6 +70,9 @@ pub struct MixedSaleArgs {
 /// The targets of lucky dips among chosen and held numbers.
 const REQUESTS_TARGET: f64 = 1.35;
 const TENTHS_TARGET: f64 = 1.2;
+
+/// The share of the slowest lucky dips broken down: those past the p99.
+const SLOWEST_SHARE: f64 = 0.01;
 
 /// What the lucky dips and the choosers share while the draw sells.
 pub(super) struct Sale {
@@ -241,8 +244,42 @@ fn print_figures(sale: &Sale, chosen: &ChooserFigures, dips: &DipFigures) {
     for (operation, first, last) in dips.operations_by_tenth() {
         println!("    {operation:<20} {first:>6.3} / {last:.3}");
     }
+    print_slowest(&dips.slowest(SLOWEST_SHARE));
     let repeats = sale.repeats.load(std::sync::atomic::Ordering::Relaxed);
     if repeats > 0 {
         println!("  clients repeated {repeats} answers of 503");
     }
+}
+
+/// Where the tail's time goes: a buyer's first dips (a cold view) or others, requests, and
+/// time in DynamoDB calls against time in the process.
+fn print_slowest(slowest: &Slowest) {
+    println!(
+        "  slowest {:.0}% of the lucky dips ({}, from {:.1} ms): {} a buyer's first; p99 without first dips {:.1} ms",
+        100.0 * SLOWEST_SHARE,
+        slowest.count,
+        slowest.from_ms,
+        slowest.first,
+        slowest.p99_later
+    );
+    for (label, means) in [("slowest", &slowest.slowest), ("all", &slowest.all)] {
+        print_means(label, means);
+    }
+}
+
+fn print_means(label: &str, means: &DipMeans) {
+    let operations: Vec<String> = means
+        .operations
+        .iter()
+        .map(|(o, n)| format!("{o} {n:.2}"))
+        .collect();
+    println!(
+        "    {label:<8} {:.1} ms a dip: {:.1} in DynamoDB calls ({:.1} in flight), {:.1} in the process; {:.2} requests ({})",
+        means.latency,
+        means.in_calls,
+        means.in_flight,
+        means.latency - means.in_calls,
+        means.requests,
+        operations.join(", ")
+    );
 }
