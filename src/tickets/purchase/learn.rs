@@ -98,10 +98,10 @@ impl Run<'_> {
             let max_per_payer = config.max_per_payer();
             let refusal = match (&self.kind, max_per_payer) {
                 _ if !decided => None,
-                (Kind::Purchase(_), max) => {
-                    self.payer_left = Some(max.unwrap_or(0).saturating_sub(allowance.held));
-                    None
-                }
+                (Kind::Purchase(_), max) => Some(TicketError::PayerLimit {
+                    max_per_payer: max.unwrap_or(0),
+                    left: max.unwrap_or(0).saturating_sub(allowance.held),
+                }),
                 _ if allowance.holding + quantity > max_held_per_payer => {
                     Some(TicketError::PayerHoldLimit {
                         max_held_per_payer,

@@ -151,8 +151,6 @@ pub(super) struct Run<'a> {
     /// The view's epoch when this purchase last saw its record absent, with nothing in the
     /// view newer than that sight.
     absent_at: Option<u64>,
-    /// What the payer's allowance in the draw leaves, once it refused the purchase.
-    payer_left: Option<u64>,
     /// Stripes were read fresh since the view suggested a refusal.
     reread: bool,
     surveyed: bool,
@@ -206,7 +204,6 @@ impl<'a> Run<'a> {
             attempts: 0,
             epoch: 0,
             absent_at: None,
-            payer_left: None,
             reread: false,
             surveyed: false,
             rules,

@@ -48,12 +48,6 @@ impl Run<'_> {
             return refuse(refusal);
         }
         let max_per_payer = draw.config.max_per_payer();
-        if let Some(left) = self.payer_left {
-            return refuse(TicketError::PayerLimit {
-                max_per_payer: max_per_payer.unwrap_or(0),
-                left,
-            });
-        }
         let quantity = self.kind.quantity();
         if let Kind::Convert(request, hold) = &self.kind {
             return convert(&self.cache, request, hold, now);
