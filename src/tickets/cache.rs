@@ -125,12 +125,14 @@ impl DrawCache {
         view.epoch += 1;
     }
 
-    /// `complete`: the survey read every stripe that may still sell.
-    pub(super) fn surveyed(&self, survey: &Survey, complete: bool) {
+    /// A survey leaves the view fresh even where it could not read every stripe that may
+    /// still sell: those it left out keep their cursors (lower bounds), which a miss there
+    /// corrects, and a snapshot after it would cost a request more.
+    pub(super) fn surveyed(&self, survey: &Survey) {
         let mut view = self.view();
         view.learn_all(&survey.stripes);
         view.stripes.handed_at_least(survey.opened);
-        view.stale &= !complete;
+        view.stale = false;
         self.sold_out(&mut view, &survey.sold_out, survey.sell_out_recorded);
     }
 

@@ -268,26 +268,33 @@ async fn near_the_end_a_process_reads_the_counter_with_the_stripes_instead_of_cl
     assert_eq!(sold, (1..=10).collect::<Vec<u64>>());
 }
 
-#[tokio::test]
-async fn a_survey_of_a_draw_wider_than_one_read_is_one_request() {
-    let (store, _table) = fresh_store(None).await;
-    let chooser = TicketService::new(store.clone());
-    let draw_id = create(&chooser, "wide-survey", 240, 120).await;
-    let layout = layout(&store, &draw_id).await;
-    let chosen = number_at(&store, &draw_id, 0, 0).await;
-    // A process chose a number: it knows that buyers choose here.
-    let (buyer, counter) = process(&store).await;
+/// A draw of 120 stripes where a process chose a number (so it knows that buyers choose),
+/// 119 processes opened the bottoms of stripes 0 to 118 and sold nothing yet, and the
+/// process got the last bottom and sold its stripe out: that process, and its counter.
+async fn wide_draw_at_its_last_bottom(
+    store: &Store,
+    draw: &str,
+) -> (DrawId, StripeLayout, TicketService, RequestCounter) {
+    let draw_id = create(&TicketService::new(store.clone()), draw, 240, 120).await;
+    let layout = layout(store, &draw_id).await;
+    let chosen = number_at(store, &draw_id, 0, 0).await;
+    let (buyer, counter) = process(store).await;
     choose(&buyer, &draw_id, "chosen", vec![chosen]).await;
-    // 119 processes opened the bottoms of stripes 0 to 118 and sold nothing yet.
     store.claim_stripes(&draw_id, 119, &[]).await.unwrap();
-    // The first process gets the last bottom and sells its stripe out.
     let last = layout.len(119);
     let (first, _) = dip(&buyer, &counter, &draw_id, "last-bottom", last as u32).await;
     let mut expected = Vec::new();
     for offset in 0..last {
-        expected.push(number_at(&store, &draw_id, 119, offset).await);
+        expected.push(number_at(store, &draw_id, 119, offset).await);
     }
     assert_eq!(first.purchase.tickets, expected);
+    (draw_id, layout, buyer, counter)
+}
+
+#[tokio::test]
+async fn a_survey_of_a_draw_wider_than_one_read_is_one_request() {
+    let (store, _table) = fresh_store(None).await;
+    let (draw_id, layout, buyer, counter) = wide_draw_at_its_last_bottom(&store, "wide").await;
     // Its next dip needs an end. The 119 other stripes may all still sell, more than one
     // read holds with the draw item: the survey reads the draw item and the stripes of the
     // next ends in one request, then claims the next top that has room.
@@ -296,6 +303,26 @@ async fn a_survey_of_a_draw_wider_than_one_read_is_one_request() {
     assert_eq!(second.requests, 3);
     let top = number_at(&store, &draw_id, 118, layout.len(118) - 1).await;
     assert_eq!(second.purchase.tickets, vec![top]);
+}
+
+#[tokio::test]
+async fn a_survey_that_finds_every_end_out_is_enough_to_buy_from_ends_others_hold() {
+    let (store, _table) = fresh_store(None).await;
+    let (draw_id, layout, buyer, counter) = wide_draw_at_its_last_bottom(&store, "out").await;
+    // Others take every top, and sell nothing yet.
+    store.claim_stripes(&draw_id, 120, &[]).await.unwrap();
+    // The buyer's next dip surveys (119 stripes may still sell: 99 of them fit in the
+    // read), learns that every end is out and buys from an end that another holds, on the
+    // cursors the survey read or still knows, without a snapshot of every stripe after it.
+    let (receipt, sent) = dip(&buyer, &counter, &draw_id, "after-survey", 1).await;
+    assert_eq!(claims_reads_writes(&sent), (0, 1, 1), "{sent}");
+    assert_eq!(sent.of("TransactGetItems"), 0, "{sent}");
+    assert_eq!(receipt.requests, 2);
+    let mut tops = Vec::new();
+    for stripe in 0..119 {
+        tops.push(number_at(&store, &draw_id, stripe, layout.len(stripe) - 1).await);
+    }
+    assert!(tops.contains(&receipt.purchase.tickets[0]), "{receipt:?}");
 }
 
 #[tokio::test]

@@ -166,10 +166,9 @@ impl Run<'_> {
         self.epoch = view.epoch;
         // One request: the draw item and as many stripes as fit with it.
         if survey {
-            let (stripes, complete) = view.stripes.survey(MAX_BATCH_GET_KEYS - 1);
             return Step::Read(Read {
-                stripes,
-                survey: Some(complete),
+                stripes: view.stripes.survey(MAX_BATCH_GET_KEYS - 1),
+                survey: true,
             });
         }
         let stripes = 0..self.cache.draw.config.stripes();

@@ -12,16 +12,15 @@ use crate::tickets::TicketError;
 
 pub(super) struct Read {
     pub(super) stripes: Vec<u32>,
-    /// A survey: the draw item is read with the stripes, which are the first that may
-    /// still sell; `true` when they are all of them, as far as the view knows.
-    pub(super) survey: Option<bool>,
+    /// A survey: the draw item is read with the stripes, the first that may still sell.
+    pub(super) survey: bool,
 }
 
 impl Read {
     pub(super) fn stripes(stripes: Vec<u32>) -> Self {
         Self {
             stripes,
-            survey: None,
+            survey: false,
         }
     }
 }
@@ -65,7 +64,7 @@ impl Run<'_> {
 
     pub(super) async fn read(&mut self, read: Read) -> Outcome {
         let draw_id = &self.cache.draw.draw_id;
-        let Some(complete) = read.survey else {
+        if !read.survey {
             self.requests += read.stripes.len().div_ceil(MAX_BATCH_GET_KEYS) as u32;
             let states = self.store.read_stripes(draw_id, &read.stripes).await?;
             let mut view = self.cache.view();
@@ -73,7 +72,7 @@ impl Run<'_> {
             view.stale &= read.stripes.len() < self.cache.draw.config.stripes() as usize;
             self.reread = true;
             return Ok(None);
-        };
+        }
         self.requests += 1;
         self.surveyed = true;
         let survey = self
@@ -81,7 +80,7 @@ impl Run<'_> {
             .survey(draw_id, &read.stripes)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        self.cache.surveyed(&survey, complete);
+        self.cache.surveyed(&survey);
         Ok(None)
     }
 

@@ -283,8 +283,8 @@ impl StripeView {
 
     /// The stripes a survey reads with the draw item, at most `most`: those that may still
     /// sell, the stripes of the ends the counter hands out next first, as those are what
-    /// a claim would get. Whether that is all that may still sell.
-    pub fn survey(&self, most: usize) -> (Vec<u32>, bool) {
+    /// a claim would get.
+    pub fn survey(&self, most: usize) -> Vec<u32> {
         let may_sell = self.may_sell();
         let mut listed = vec![false; self.layout.stripes() as usize];
         let mut stripes = Vec::new();
@@ -294,9 +294,8 @@ impl StripeView {
                 stripes.push(stripe);
             }
         }
-        let complete = stripes.len() <= most;
         stripes.truncate(most);
-        (stripes, complete)
+        stripes
     }
 
     /// Records that `stripe` has run out. It is reported so only from a read that showed
