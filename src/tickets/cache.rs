@@ -41,8 +41,8 @@ pub(super) struct CachedView {
     pub(super) stripes: StripeView,
     /// The draw's close has begun.
     pub(super) closed: bool,
-    /// Cursors may be far behind: read them all before trusting a refusal or a choice
-    /// among stripes that others sell from.
+    /// Cursors may be far behind: read them (a snapshot, every stripe, or a survey) before
+    /// trusting a refusal or a choice among stripes that others sell from.
     pub(super) stale: bool,
     /// Moves whenever this process learns something of the table. A purchase that saw its
     /// record absent at the newest state it knew may refuse without reading it again.
