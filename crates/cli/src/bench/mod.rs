@@ -17,6 +17,7 @@ mod refunds;
 mod sell_out;
 mod single;
 mod stats;
+mod targets;
 mod ticket_figures;
 mod winners;
 mod write_rate;
@@ -29,6 +30,8 @@ use tally::store::{RequestCounter, Store, StoreConfig};
 use tally::tickets::{NewDraw, TicketService};
 use tally_domain::draw::DrawConfig;
 use tally_domain::ids::DrawId;
+
+use targets::{GAPLESS_WCU, GAPLESS_WRITE_RATE, at_least, at_most};
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -211,11 +214,13 @@ async fn run_all(
             );
         }
         let gapless = &orders.gapless;
+        let share = 100.0 * 2.0 * gapless.orders_per_s() / bracket.around_gapless();
         println!(
-            "  gapless: {:.2} WCU per order (table; target <= 4.6), {:.2} with the index; {:.0}% of the write rate (target >= 75%)",
+            "  gapless: {:.2} WCU per order (table; {}), {:.2} with the index; {share:.0}% of the write rate ({})",
             gapless.table_wcu_per_order(),
+            at_most(gapless.table_wcu_per_order(), GAPLESS_WCU, ""),
             gapless.total_wcu_per_order(),
-            100.0 * 2.0 * gapless.orders_per_s() / bracket.around_gapless()
+            at_least(share, GAPLESS_WRITE_RATE, "%")
         );
         let serial = &bracket.serial_after_gapless;
         println!(

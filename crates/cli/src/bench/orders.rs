@@ -16,6 +16,7 @@ use tally_domain::order::{NewOrder, OrderData};
 use tally_domain::series::{Reset, SeriesDefinition};
 
 use super::stats::percentile_ms;
+use super::targets::{GAPLESS_WCU, at_most};
 use super::write_rate::{self, WriteRate};
 
 #[derive(Args)]
@@ -187,8 +188,9 @@ pub async fn run(
     };
     println!();
     println!(
-        "  gapless WCU per order {:>8.2}   (table; target <= 4.6), {:.2} with the index",
+        "  gapless WCU per order {:>8.2}   (table; {}), {:.2} with the index",
         gapless.table_wcu_per_order(),
+        at_most(gapless.table_wcu_per_order(), GAPLESS_WCU, ""),
         gapless.total_wcu_per_order()
     );
     Ok(OrderSummary {

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use tally::store::RequestCounts;
 
 use super::stats::percentile_ms;
+use super::targets::{SELL_OUT_REQUESTS, SELL_OUT_TENTHS, at_most};
 
 /// One finished purchase, in completion order.
 pub(super) struct Sale {
@@ -89,7 +90,12 @@ pub(super) fn tenths(sales: &[(u32, f64)], total: u64) -> (f64, f64) {
     (mean(first), mean(last))
 }
 
-pub(super) fn print_figures(f: &Figures) {
+/// Prints the figures of a sell-out; `targeted`: beside the tickets part's targets.
+pub(super) fn print_figures(f: &Figures, targeted: bool) {
+    let target = |figure: f64, bound: f64, unit: &str| match targeted {
+        true => format!("  ({})", at_most(figure, bound, unit)),
+        false => String::new(),
+    };
     println!();
     println!("{}", f.label);
     println!(
@@ -104,8 +110,9 @@ pub(super) fn print_figures(f: &Figures) {
     );
     println!("  tickets/s                   {:>10.1}", f.tickets_per_s());
     println!(
-        "  DynamoDB requests/purchase  {:>10.3}",
-        f.requests_per_purchase()
+        "  DynamoDB requests/purchase  {:>10.3}{}",
+        f.requests_per_purchase(),
+        target(f.requests_per_purchase(), SELL_OUT_REQUESTS, "")
     );
     println!(
         "    within committed purchases {:>9.3}",
@@ -127,14 +134,15 @@ pub(super) fn print_figures(f: &Figures) {
         f.milestones[1].as_secs_f64(),
         f.milestones[2].as_secs_f64()
     );
+    let tenths = if f.first_tenth > 0.0 {
+        f.last_tenth / f.first_tenth
+    } else {
+        0.0
+    };
     println!(
-        "  requests/purchase, first 10% {:>9.3}, last 10% {:.3} ({:.2}x)",
+        "  requests/purchase, first 10% {:>9.3}, last 10% {:.3} ({tenths:.2}x){}",
         f.first_tenth,
         f.last_tenth,
-        if f.first_tenth > 0.0 {
-            f.last_tenth / f.first_tenth
-        } else {
-            0.0
-        }
+        target(tenths, SELL_OUT_TENTHS, "x")
     );
 }

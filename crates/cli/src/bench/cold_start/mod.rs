@@ -17,6 +17,7 @@ use tally_testkit::lambda_harness::runtime_api::{RuntimeApi, RuntimeCall};
 use tally_testkit::lambda_harness::{generated_secret, next_call, unexpected};
 
 use super::stats::percentile_ms;
+use super::targets::{COLD_INIT, COLD_PEAK_MIB};
 
 #[derive(Args)]
 pub struct ColdStartArgs {
@@ -47,10 +48,6 @@ fn function_and_event(value: &str) -> Result<(String, PathBuf), String> {
         .ok_or("expected FUNCTION=EVENT_FILE")?;
     Ok((function.to_owned(), PathBuf::from(event)))
 }
-
-/// The targets the figures are read against (reported, not enforced).
-const INIT_TARGET: Duration = Duration::from_millis(20);
-const PEAK_RSS_TARGET_MIB: f64 = 32.0;
 
 /// How long the bench waits for any one call of a bootstrap.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -93,8 +90,8 @@ pub async fn run(args: &ColdStartArgs, config: &StoreConfig) -> Result<(), Strin
         print_row(function, size, &runs);
     }
     println!(
-        "  targets: init under {} ms, peak RSS under {PEAK_RSS_TARGET_MIB} MiB",
-        INIT_TARGET.as_millis()
+        "  targets: init under {} ms, peak RSS under {COLD_PEAK_MIB} MiB",
+        COLD_INIT.as_millis()
     );
     Ok(())
 }
