@@ -120,6 +120,7 @@ async fn tally_sell_out(
     }
     let next_payment = Arc::new(AtomicU64::new(0));
     let repeats = Arc::new(AtomicU64::new(0));
+    let some_left = Arc::new(AtomicU64::new(0));
     let before = counter.snapshot();
     let units_before = store.write_meter().table_units();
     let started = Instant::now();
@@ -134,7 +135,7 @@ async fn tally_sell_out(
         let draw_id = draw_id.clone();
         let next_payment = next_payment.clone();
         let max_quantity = args.max_quantity;
-        let repeats = repeats.clone();
+        let (repeats, some_left) = (repeats.clone(), some_left.clone());
         buyers.push(tokio::spawn(async move {
             let mut rng = StdRng::seed_from_u64(buyer as u64);
             let mut sales = Vec::new();
@@ -165,7 +166,10 @@ async fn tally_sell_out(
                         quantity = rng.random_range(1..=max_quantity);
                     }
                     Err(TicketError::SoldOut { remaining: 0, .. }) => return Ok(sales),
-                    Err(TicketError::SoldOut { remaining, .. }) => quantity = remaining as u32,
+                    Err(TicketError::SoldOut { remaining, .. }) => {
+                        some_left.fetch_add(1, Ordering::Relaxed);
+                        quantity = remaining as u32;
+                    }
                     Err(other) => {
                         return Err(format!(
                             "{other} (a buyer tries a purchase {MAX_TRIES} times)"
@@ -203,6 +207,7 @@ async fn tally_sell_out(
         tickets,
         by_operation: counter.snapshot().since(&before),
         purchase_requests: sales.iter().map(|(_, s)| u64::from(s.requests)).sum(),
+        sold_out_answers: Some((args.buyers as u64, some_left.load(Ordering::Relaxed))),
         write_units: store.write_meter().table_units() - units_before,
         latencies: sales.iter().map(|(_, s)| s.latency).collect(),
         first_tenth,
@@ -353,6 +358,7 @@ async fn naive_sell_out(
         tickets,
         by_operation,
         purchase_requests: requests,
+        sold_out_answers: None,
         // A conditional put costs 1 WCU, failed or not.
         write_units: requests,
         latencies: sales.iter().map(|(_, s)| s.latency).collect(),

@@ -24,9 +24,13 @@ pub(super) struct Figures {
     pub(super) purchases: u64,
     pub(super) tickets: u64,
     pub(super) by_operation: RequestCounts,
-    /// Requests counted by the purchases that succeeded (excludes sold-out answers and
-    /// per-instance start-up reads).
+    /// Requests counted by the purchases that succeeded, a process's first read of the
+    /// draw with its first purchase. The rest went to answers of sold out and to each
+    /// process's record of the sell-out.
     pub(super) purchase_requests: u64,
+    /// Tally's answers of sold out: with nothing left (one a buyer, its last), and with
+    /// some left, fewer than asked (the buyer asks for those next).
+    pub(super) sold_out_answers: Option<(u64, u64)>,
     pub(super) write_units: u64,
     pub(super) latencies: Vec<Duration>,
     pub(super) first_tenth: f64,
@@ -118,6 +122,13 @@ pub(super) fn print_figures(f: &Figures, targeted: bool) {
         "    within committed purchases {:>9.3}",
         f.purchase_requests as f64 / f.purchases as f64
     );
+    if let Some((none_left, some_left)) = f.sold_out_answers {
+        let rest = f.by_operation.total().saturating_sub(f.purchase_requests);
+        println!(
+            "    the rest (sold out)        {:>9.3}  ({none_left} answers with none left, {some_left} with some; records of the sell-out)",
+            rest as f64 / f.purchases as f64,
+        );
+    }
     println!("    by operation: {}", f.by_operation);
     println!(
         "  WCU per ticket (pricing)    {:>10.2}",
