@@ -1,4 +1,6 @@
-//! Defining, reading and changing a series.
+//! Defining, reading and changing a series; what the answers say is in `response.rs`.
+
+mod response;
 
 use axum::Json;
 use axum::extract::State;
@@ -13,16 +15,17 @@ use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::SeriesPath;
-use crate::orders::{SeriesChange, SeriesStatus};
-use tally_domain::access::SourceAccess;
+use crate::orders::SeriesChange;
 use tally_domain::ids::{IssuerId, SeriesId};
 use tally_domain::order::Reason;
-use tally_domain::series::issuer::Overlap;
 use tally_domain::series::{
     AuthorisedRange, Calendar, DEFAULT_FORMAT, DEFAULT_LOW_PERCENT, MAX_COUNTER, NumberRules,
-    Ranges, Reset, Series, SeriesDefinition, SeriesError, Timezone, ValidationCode,
+    Ranges, Reset, SeriesDefinition, SeriesError, Timezone, ValidationCode,
 };
 use tally_domain::time::parse_rfc3339;
+
+pub(super) use response::OverlapResponse;
+use response::SeriesResponse;
 
 /// A series' definition; every field has a default.
 #[derive(Deserialize, ToSchema)]
@@ -158,144 +161,6 @@ pub(super) struct ChangeBody {
     range_low_percent: Option<u8>,
 }
 
-/// One format a series has had.
-#[derive(Serialize, ToSchema)]
-struct FormatResponse {
-    version: u32,
-    format: String,
-    /// The first period numbered in it; `null` for the format the series was created with.
-    #[schema(required = true)]
-    from: Option<String>,
-}
-
-/// Another series of the same issuer that could render a text this one could: only
-/// between series defined before the rule that refuses it.
-#[derive(Serialize, ToSchema)]
-pub(super) struct OverlapResponse {
-    /// The other series.
-    series: String,
-    /// A text both could render.
-    example: String,
-}
-
-impl OverlapResponse {
-    pub(super) fn list(overlaps: Vec<Overlap>) -> Vec<Self> {
-        overlaps
-            .into_iter()
-            .map(|o| Self {
-                series: o.series.to_string(),
-                example: o.example,
-            })
-            .collect()
-    }
-}
-
-/// A series' definition; read with `GET`, also its current period and last number.
-#[derive(Serialize, ToSchema)]
-pub(super) struct SeriesResponse {
-    series_id: String,
-    /// The company whose numbers these are.
-    issuer: String,
-    format: String,
-    formats: Vec<FormatResponse>,
-    reset: Reset,
-    gapless: bool,
-    start: u64,
-    timezone: String,
-    fiscal_year_start: u32,
-    #[schema(format = DateTime)]
-    created_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    max_length: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    allowed_characters: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    validation_code: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    ranges: Vec<RangeBody>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    range_low_percent: Option<u8>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    credits: Option<String>,
-    /// The current period.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    period: Option<String>,
-    /// The last counter issued in the current period; `null` before the first.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<u64>)]
-    last_counter: Option<Option<u64>>,
-    /// The last number issued in the current period; `null` before the first. Left out
-    /// for a caller bound to some sources: it may be another source's order.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<String>)]
-    last_number: Option<Option<String>>,
-    /// Other series of the issuer that could render a text this one could: series
-    /// defined before no two of one issuer could keep numbering, flagged here. Left out
-    /// when there is none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    overlaps: Vec<OverlapResponse>,
-}
-
-impl From<Series> for SeriesResponse {
-    fn from(series: Series) -> Self {
-        let d = series.definition;
-        Self {
-            series_id: series.series_id.to_string(),
-            issuer: d.issuer.to_string(),
-            format: d.format.as_str().to_owned(),
-            formats: series
-                .formats
-                .into_iter()
-                .map(|f| FormatResponse {
-                    version: f.version,
-                    format: f.format.as_str().to_owned(),
-                    from: f.from.map(|p| p.to_string()),
-                })
-                .collect(),
-            reset: d.reset,
-            gapless: d.gapless,
-            start: d.start,
-            timezone: d.calendar.timezone.as_str().to_owned(),
-            fiscal_year_start: d.calendar.fiscal_year_start,
-            created_at: timestamp(series.created_at),
-            max_length: d.rules.max_length,
-            allowed_characters: d
-                .rules
-                .allowed_characters
-                .as_ref()
-                .map(|rule| rule.as_str().to_owned()),
-            validation_code: d.validation_code.as_ref().map(|c| c.as_str().to_owned()),
-            ranges: d.ranges.as_slice().iter().map(RangeBody::from).collect(),
-            range_low_percent: (!d.ranges.is_empty()).then_some(d.range_low_percent),
-            credits: d.credits.as_ref().map(ToString::to_string),
-            period: None,
-            last_counter: None,
-            last_number: None,
-            overlaps: Vec::new(),
-        }
-    }
-}
-
-impl SeriesResponse {
-    /// The series with its current period, as `access` may see it: a caller bound to some
-    /// sources is not shown the last number, which may be another source's order.
-    fn status(status: SeriesStatus, access: &SourceAccess, overlaps: Vec<Overlap>) -> Self {
-        Self {
-            period: Some(status.period.to_string()),
-            last_counter: Some(status.last_counter),
-            last_number: (!access.is_bound()).then_some(status.last_number),
-            overlaps: OverlapResponse::list(overlaps),
-            ..status.series.into()
-        }
-    }
-}
-
 /// The codes of `put_series`'s own errors (the document adds those of its parameters and body).
 pub(super) const PUT_SERIES_CODES: &[Code] = &[
     Code::InvalidFormat,
@@ -385,14 +250,9 @@ pub(super) async fn put_series(
         return Ok((StatusCode::CREATED, Json(SeriesResponse::from(series))));
     }
     // A series defined before issuers existed may overlap others: say so again.
-    let overlaps = OverlapResponse::list(state.orders.overlaps(&series).await?);
-    Ok((
-        StatusCode::OK,
-        Json(SeriesResponse {
-            overlaps,
-            ..series.into()
-        }),
-    ))
+    let overlaps = state.orders.overlaps(&series).await?;
+    let response = SeriesResponse::from(series).with_overlaps(overlaps);
+    Ok((StatusCode::OK, Json(response)))
 }
 
 /// The codes of `get_series`'s own errors (the document adds those of its parameters and body).

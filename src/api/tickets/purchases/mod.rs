@@ -1,4 +1,7 @@
-//! Buying tickets, reading a purchase or a ticket, voiding a purchase.
+//! Buying tickets, reading a purchase or a ticket, voiding a purchase; what a purchase's
+//! answer says is in `response.rs`.
+
+mod response;
 
 use axum::Json;
 use axum::extract::State;
@@ -11,14 +14,15 @@ use super::super::AppState;
 use super::super::caller::Acting;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
-use super::super::timestamp;
-use super::instant::InstantWinBody;
 use super::{DrawPath, free_text, required_text};
-use crate::tickets::{ConvertRequest, PurchaseReceipt};
+use crate::tickets::ConvertRequest;
 use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
 use tally_domain::purchase::{
-    Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, Purchase, PurchaseRequest, PurchaseStatus,
+    Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, PurchaseRequest, PurchaseStatus,
 };
+
+pub(super) use response::PurchaseResponse;
+use response::{PurchaseAnswer, answer};
 
 /// A paid purchase: `quantity` tickets by lucky dip, or the `numbers` the buyer chose.
 #[derive(Deserialize, ToSchema)]
@@ -67,47 +71,6 @@ pub(super) struct PurchaseBody {
     amount: Option<u64>,
 }
 
-/// A purchase and its ticket numbers.
-#[derive(Serialize, ToSchema)]
-pub(super) struct PurchaseResponse {
-    draw_id: String,
-    payment_id: String,
-    quantity: u32,
-    #[schema(required = true)]
-    payer_id: Option<String>,
-    /// The numbers, in the order they were sold (ascending when chosen).
-    tickets: Vec<u64>,
-    /// `true` when the buyer chose the numbers, `false` for a lucky dip.
-    chosen: bool,
-    channel: Channel,
-    /// What the buyer was charged, in minor units of `currency`; `null` in a draw without
-    /// a price.
-    #[schema(required = true)]
-    amount: Option<u64>,
-    /// The draw's ISO 4217 currency; `null` in a draw without a price.
-    #[schema(required = true, pattern = "^[A-Z]{3}$")]
-    currency: Option<String>,
-    status: PurchaseStatus,
-    #[schema(required = true)]
-    void_reason: Option<String>,
-    #[schema(required = true, format = DateTime)]
-    voided_at: Option<String>,
-    #[schema(format = DateTime)]
-    created_at: String,
-}
-
-/// A purchase as its buyer's request answers it: with the instant prizes it won.
-#[derive(Serialize, ToSchema)]
-pub(super) struct PurchaseAnswer {
-    #[serde(flatten)]
-    purchase: PurchaseResponse,
-    /// Each ticket of this purchase that wins an instant prize, present when one does;
-    /// a replay answers the same.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schema(nullable = false)]
-    instant_wins: Vec<InstantWinBody>,
-}
-
 /// A purchase of a draw.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
@@ -128,27 +91,6 @@ pub(super) struct TicketPath {
     /// 1 to the draw's `total_tickets`.
     #[param(value_type = u64, minimum = 1)]
     number: String,
-}
-
-impl From<Purchase> for PurchaseResponse {
-    fn from(purchase: Purchase) -> Self {
-        let status = purchase.status();
-        Self {
-            draw_id: purchase.draw_id.to_string(),
-            payment_id: purchase.payment_id.to_string(),
-            quantity: purchase.quantity,
-            payer_id: purchase.payer_id.map(|p| p.to_string()),
-            tickets: purchase.tickets,
-            chosen: purchase.chosen,
-            channel: purchase.channel,
-            amount: purchase.amount.map(|a| a.minor),
-            currency: purchase.amount.map(|a| a.currency.to_string()),
-            status,
-            void_reason: purchase.void.as_ref().map(|v| v.reason.clone()),
-            voided_at: purchase.void.map(|v| timestamp(v.at)),
-            created_at: timestamp(purchase.created_at),
-        }
-    }
 }
 
 /// The codes of `purchase`'s own errors (the document adds those of its parameters and body).
@@ -216,22 +158,6 @@ pub(super) async fn purchase(
     };
     let receipt = state.tickets.purchase(request).await?;
     Ok(answer(receipt))
-}
-
-/// `201` with a new purchase, `200` with a replay.
-fn answer(receipt: PurchaseReceipt) -> (StatusCode, Json<PurchaseAnswer>) {
-    let status = if receipt.replayed {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
-    (
-        status,
-        Json(PurchaseAnswer {
-            instant_wins: InstantWinBody::list(&receipt.instant_wins),
-            purchase: PurchaseResponse::from(receipt.purchase),
-        }),
-    )
 }
 
 /// Pays for a hold: the body names the hold and nothing it would choose.
