@@ -29,7 +29,7 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
         beacon.body
     );
     // A live quicknet round cannot be signed here: the draw goes on without a beacon
-    // (tests/api/beacon.rs draws with one).
+    // (tests/api/beacon/ draws with one).
     let withdrawn = crate::helpers::patch(
         &router,
         "/draws/summer-2026",

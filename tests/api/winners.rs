@@ -1,7 +1,7 @@
 //! W1-W4: the seed is committed before any sale and revealed with the winners; winners are
 //! distinct eligible tickets drawn once; anyone recomputes them (the Rust and the Python
 //! verifier, which reject a tampered seed, list or winner); a redraw keeps its history.
-//! Draws without a beacon here; tests/api/beacon.rs has the drand draws.
+//! Draws without a beacon here; tests/api/beacon/ has the drand draws.
 
 use axum::http::StatusCode;
 use base64::Engine;
