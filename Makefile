@@ -38,9 +38,10 @@ openapi:
 	cargo run --locked --quiet -p tally-cli -- contract --openapi openapi.json --events docs/events
 
 ## Formatting and lints of every crate, as CI runs them (the browser verifier's
-## WebAssembly too), and the docs' links.
+## WebAssembly too), the docs' links, and no file of code past 450 lines.
 lint:
 	scripts/check-docs.py
+	scripts/check-file-sizes.py
 	cargo fmt --all -- --check
 	cargo clippy --locked --workspace --all-targets -- -D warnings
 	scripts/wasm-target.sh

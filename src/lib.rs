@@ -26,6 +26,10 @@
 //!   bench are the crate `tally-cli` (crates/cli), so that their dependencies stay out of
 //!   the functions; what tests and bench share is `tally-testkit` (crates/testkit).
 //!
+//! A file of code that passes about 400 lines becomes a folder whose file names read like
+//! its steps, its unit tests in `tests.rs`; `make lint` refuses one past 450
+//! (`scripts/check-file-sizes.py`).
+//!
 //! # Where to change what
 //!
 //! - a format token (`{yy}`, `{seq:N}`, ...): `crates/domain/src/series/format/` (its width
@@ -54,7 +58,7 @@
 //!   fact's type; `src/store/stream.rs` (which items make it).
 //! - an environment variable: `src/settings/` (read once, in each `main`) and
 //!   docs/operations.md, "Configuration".
-//! - an error code or its status: `src/api/problem/code.rs` (each code with its status and
+//! - an error code or its status: `src/api/problem/code/` (each code with its status and
 //!   its sentence for callers), `mapping.rs`.
 //! - a timeout: `src/aws.rs` (`Timeouts`, DynamoDB calls), `src/settings/mod.rs` (request
 //!   deadlines).
