@@ -5,7 +5,8 @@
 //!
 //! A metric is declared once, in the list below (one line), and counted where it happens:
 //!
-//! ```ignore
+//! ```
+//! # use tally::telemetry::metrics;
 //! metrics::TICKETS_SOLD.add(3);
 //! metrics::ORDERS_NUMBERED.add("gapless", 1);
 //! ```

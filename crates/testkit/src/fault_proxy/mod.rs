@@ -2,8 +2,12 @@
 //! themselves, so that they can prove the service keeps its invariants when DynamoDB throttles,
 //! fails, loses answers or stalls.
 //!
-//! ```ignore
-//! let proxy = FaultProxy::start(&dynamodb_local_url).await;
+//! ```
+//! # use tally_testkit::fault_proxy::{FaultProxy, Faults};
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! # let dynamodb_local_url = "http://127.0.0.1:8000";
+//! let proxy = FaultProxy::start(dynamodb_local_url).await;
 //! // ... build an SDK client with `endpoint_url(proxy.endpoint())` ...
 //! proxy.set(Faults {
 //!     error_after: 0.2,
@@ -11,6 +15,8 @@
 //!     ..Faults::default()
 //! });
 //! // ... run the service, then `proxy.counts()` shows the faults really happened ...
+//! assert_eq!(proxy.counts().lost_after, 0);
+//! # }
 //! ```
 //!
 //! It serves connections with hyper itself rather than `axum::serve`: axum detaches its

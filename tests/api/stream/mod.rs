@@ -3,20 +3,23 @@
 //! and run through the events function's handler, which publishes to a stand-in for
 //! EventBridge that this test runs.
 
+mod records;
+
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use aws_lambda_events::event::dynamodb::Event;
-use aws_sdk_dynamodbstreams::types::ShardIteratorType;
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tally::bus::{BusConfig, EventBus};
-use tally::store::{AwsEnvironment, Store, Timeouts};
+use tally::store::{AwsEnvironment, Timeouts};
 use tally::stream::handle_stream;
 
-use crate::helpers::{endpoint, spawn_app_with_stream};
+use crate::helpers::spawn_app_with_stream;
+pub use records::stream_records;
 
 /// A stand-in for EventBridge's `PutEvents`: keeps every entry it is sent, and refuses the
 /// entries whose detail holds `refuse` (when set).
@@ -87,91 +90,6 @@ pub async fn bus_on(sink: &EventSink) -> EventBus {
         environment: AwsEnvironment::default(),
     })
     .await
-}
-
-/// Every record of the table's stream so far, as Lambda would deliver them.
-pub async fn stream_records(store: &Store) -> Event {
-    let described = store
-        .client()
-        .describe_table()
-        .table_name(store.table())
-        .send()
-        .await
-        .unwrap();
-    let arn = described
-        .table()
-        .unwrap()
-        .latest_stream_arn()
-        .unwrap()
-        .to_owned();
-    let config = tally::aws::sdk_config(
-        Some(&endpoint()),
-        Timeouts::default(),
-        AwsEnvironment::default(),
-    )
-    .await;
-    let streams = aws_sdk_dynamodbstreams::Client::new(&config);
-    let stream = streams
-        .describe_stream()
-        .stream_arn(&arn)
-        .send()
-        .await
-        .unwrap();
-    let mut records = Vec::new();
-    for shard in stream.stream_description().unwrap().shards() {
-        let mut iterator = streams
-            .get_shard_iterator()
-            .stream_arn(&arn)
-            .shard_id(shard.shard_id().unwrap())
-            .shard_iterator_type(ShardIteratorType::TrimHorizon)
-            .send()
-            .await
-            .unwrap()
-            .shard_iterator
-            .unwrap();
-        loop {
-            let page = streams
-                .get_records()
-                .shard_iterator(&iterator)
-                .send()
-                .await
-                .unwrap();
-            if page.records().is_empty() {
-                break;
-            }
-            records.extend(page.records().iter().map(|r| lambda_record(r, &arn)));
-            match page.next_shard_iterator() {
-                Some(next) => iterator = next.to_owned(),
-                None => break,
-            }
-        }
-    }
-    serde_json::from_value(json!({"Records": records})).unwrap()
-}
-
-/// One stream record in the JSON shape of a Lambda DynamoDB event.
-fn lambda_record(record: &aws_sdk_dynamodbstreams::types::Record, arn: &str) -> Value {
-    let change = record.dynamodb().unwrap();
-    let image = |map: Option<&std::collections::HashMap<String, _>>| {
-        serde_json::to_value(serde_dynamo::Item::from(map.cloned().unwrap_or_default())).unwrap()
-    };
-    json!({
-        "eventID": record.event_id(),
-        "eventName": record.event_name().unwrap().as_str(),
-        "eventVersion": "1.1",
-        "eventSource": "aws:dynamodb",
-        "awsRegion": "us-east-1",
-        "eventSourceARN": arn,
-        "dynamodb": {
-            "ApproximateCreationDateTime": change.approximate_creation_date_time().map_or(0, |t| t.secs()),
-            "Keys": image(Some(change.keys().unwrap())),
-            "NewImage": image(change.new_image()),
-            "OldImage": image(change.old_image()),
-            "SequenceNumber": change.sequence_number(),
-            "SizeBytes": change.size_bytes(),
-            "StreamViewType": "NEW_AND_OLD_IMAGES",
-        }
-    })
 }
 
 fn details(entries: &[Value], detail_type: &str) -> Vec<Value> {
