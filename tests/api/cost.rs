@@ -1,5 +1,8 @@
 //! T7: the end of a draw costs about what its start did, in DynamoDB requests; and what
-//! a gapless batch costs by DynamoDB's pricing rules.
+//! a gapless batch costs by DynamoDB's pricing rules. The tests here allow the last tenth
+//! 1.5x the first, above T7's 1.35x: it holds about 36 purchases, so one request more
+//! moves it by 0.03, and four buyers' runs have measured up to 1.34x. `make bench` reads
+//! its figures against T7's bounds.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
