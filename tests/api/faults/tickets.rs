@@ -1,6 +1,7 @@
 //! Tickets under faults: a sell-out, a close, voids, winners and redraws.
 
 use super::*;
+use tally_domain::ids::DrawId;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_sell_out_under_faults_settles_every_payment_exactly_once() {
@@ -70,6 +71,8 @@ async fn a_close_under_faults_is_repeated_until_closed_and_then_nothing_sells() 
         ..Faults::default()
     });
     let mut interrupted = 0;
+    let mut started = false;
+    let stripes: Vec<u32> = (0..200).collect();
     let closed = loop {
         let reply = post_json(&instance, "/draws/shut/close", &json!({})).await;
         assert_ne!(
@@ -82,9 +85,21 @@ async fn a_close_under_faults_is_repeated_until_closed_and_then_nothing_sells() 
             StatusCode::OK => break reply,
             StatusCode::SERVICE_UNAVAILABLE => {
                 interrupted += 1;
-                // Half closed: the draw never reads "closed" before every stripe is.
+                // A close cut short before its first write leaves the draw open; once
+                // it reads "closing" it never opens again, and it never reads "closed"
+                // before every stripe is.
                 let seen = app.get("/draws/shut").await.body;
-                assert_ne!(seen["status"], "open");
+                match seen["status"].as_str().unwrap() {
+                    "open" => assert!(!started, "a closing draw read open again"),
+                    "closing" => started = true,
+                    status => {
+                        assert_eq!(status, "closed");
+                        let draw = DrawId::parse("shut").unwrap();
+                        let states = app.store.read_stripes(&draw, &stripes).await.unwrap();
+                        assert!(states.iter().all(|(_, state)| state.closed));
+                        started = true;
+                    }
+                }
                 assert!(interrupted < 50);
             }
             other => panic!("close answered {other}: {}", reply.body),
