@@ -105,25 +105,18 @@ impl TicketService {
             .map(|name| self.network(name))
             .transpose()?;
         let draw = Draw {
-            draw_id: new.draw_id.unwrap_or_else(DrawId::generate),
             name: new.name,
-            config,
             schedule: new.schedule,
             created_beacon: new.beacon,
             beacon: network,
-            key: PermutationKey::generate(),
-            seed,
             instant_wins,
-            status: DrawStatus::Open,
-            voided: 0,
-            late_voided: 0,
-            voiding: Vec::new(),
-            frozen: None,
-            postal_voided: 0,
-            winners: None,
-            pending_redraw: None,
-            sold_out_at: None,
-            created_at: Timestamp::now(),
+            ..Draw::new(
+                new.draw_id.unwrap_or_else(DrawId::generate),
+                config,
+                PermutationKey::generate(),
+                seed,
+                Timestamp::now(),
+            )
         };
         tracing::Span::current().record("draw_id", draw.draw_id.as_str());
         if let Some(closes_at) = draw.schedule.closes_at()

@@ -97,20 +97,10 @@ fn pick() -> PickItem {
 
 fn draw() -> Draw {
     Draw {
-        draw_id: draw_id(),
         name: Some("Spring raffle".into()),
-        config: DrawConfig::new(1000, Some(10), Some(8))
-            .and_then(|c| c.with_max_per_payer(Some(20)))
-            .and_then(|c| c.with_hold_seconds(Some(300)))
-            .and_then(|c| c.with_max_held_per_payer(Some(10)))
-            .and_then(|c| c.with_max_held_percent(Some(50)))
-            .unwrap()
-            .with_instant_wins(true),
         schedule: Schedule::new(Some(at(0)), Some(at(30))).unwrap(),
         beacon: Some(BeaconNetwork::quicknet()),
         created_beacon: Some("quicknet".into()),
-        key: PermutationKey::from_bytes(&[7; 16]).unwrap(),
-        seed: DrawSeed::from_bytes(&[9; 32]).unwrap(),
         instant_wins: Some(InstantWins::stored(
             vec![
                 InstantPrize {
@@ -124,16 +114,19 @@ fn draw() -> Draw {
             ],
             "5eed".into(),
         )),
-        status: DrawStatus::Open,
-        voided: 0,
-        late_voided: 0,
-        voiding: Vec::new(),
-        frozen: None,
-        postal_voided: 0,
-        winners: None,
-        pending_redraw: None,
-        sold_out_at: None,
-        created_at: at(0),
+        ..Draw::new(
+            draw_id(),
+            DrawConfig::new(1000, Some(10), Some(8))
+                .and_then(|c| c.with_max_per_payer(Some(20)))
+                .and_then(|c| c.with_hold_seconds(Some(300)))
+                .and_then(|c| c.with_max_held_per_payer(Some(10)))
+                .and_then(|c| c.with_max_held_percent(Some(50)))
+                .unwrap()
+                .with_instant_wins(true),
+            PermutationKey::from_bytes(&[7; 16]).unwrap(),
+            DrawSeed::from_bytes(&[9; 32]).unwrap(),
+            at(0),
+        )
     }
 }
 

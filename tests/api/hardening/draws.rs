@@ -49,25 +49,15 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
     // The SDK re-sends the very same PutItem when an answer is lost: the item it finds is
     // its own.
     let draw = Draw {
-        draw_id: DrawId::parse("resent").unwrap(),
-        name: None,
-        config: DrawConfig::new(10, None, None).unwrap(),
-        schedule: Default::default(),
         beacon: Some(tally_domain::winners::BeaconNetwork::quicknet()),
         created_beacon: Some("quicknet".into()),
-        key: PermutationKey::generate(),
-        seed: DrawSeed::generate(),
-        instant_wins: None,
-        status: DrawStatus::Open,
-        voided: 0,
-        late_voided: 0,
-        voiding: Vec::new(),
-        frozen: None,
-        postal_voided: 0,
-        winners: None,
-        pending_redraw: None,
-        sold_out_at: None,
-        created_at: Timestamp::now(),
+        ..Draw::new(
+            DrawId::parse("resent").unwrap(),
+            DrawConfig::new(10, None, None).unwrap(),
+            PermutationKey::generate(),
+            DrawSeed::generate(),
+            Timestamp::now(),
+        )
     };
     let entry = |action, target: &str| {
         Draft::new(

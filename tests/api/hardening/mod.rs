@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tally::store::orders::SeriesInsert;
 use tally::store::{Inserted, RequestCounter, Store};
 use tally::tickets::{NewDraw, TicketError, TicketService};
-use tally_domain::draw::{Draw, DrawConfig, DrawStatus};
+use tally_domain::draw::{Draw, DrawConfig};
 use tally_domain::ids::{DrawId, IssuerId, PaymentId, SeriesId};
 use tally_domain::journal::{Action, Draft, Operator};
 use tally_domain::permutation::PermutationKey;

@@ -171,6 +171,38 @@ pub struct WinnersRecord {
 }
 
 impl Draw {
+    /// A draw as its create makes it: open, unnamed, unscheduled, without beacon or
+    /// instant wins, nothing voided, frozen or drawn. Callers set the rest by name.
+    pub fn new(
+        draw_id: DrawId,
+        config: DrawConfig,
+        key: PermutationKey,
+        seed: DrawSeed,
+        created_at: Timestamp,
+    ) -> Self {
+        Self {
+            draw_id,
+            name: None,
+            config,
+            schedule: Schedule::default(),
+            beacon: None,
+            created_beacon: None,
+            key,
+            seed,
+            instant_wins: None,
+            status: DrawStatus::Open,
+            voided: 0,
+            late_voided: 0,
+            voiding: Vec::new(),
+            frozen: None,
+            postal_voided: 0,
+            winners: None,
+            pending_redraw: None,
+            sold_out_at: None,
+            created_at,
+        }
+    }
+
     /// The status as it reads at `now`: a draw past its `closes_at` reads closed without
     /// any call, one before its `opens_at` reads scheduled.
     pub fn status_at(&self, now: Timestamp) -> DrawStatus {
@@ -197,29 +229,18 @@ mod tests {
     fn a_draw_reads_scheduled_before_it_opens_and_closed_from_its_close() {
         let at = |text: &str| crate::time::parse_rfc3339(text).unwrap();
         let draw = Draw {
-            draw_id: DrawId::parse("d").unwrap(),
-            name: None,
-            config: DrawConfig::new(10, None, None).unwrap(),
             schedule: Schedule::new(
                 Some(at("2026-12-01T10:00:00Z")),
                 Some(at("2026-12-01T12:00:00Z")),
             )
             .unwrap(),
-            beacon: None,
-            created_beacon: None,
-            key: PermutationKey::generate(),
-            seed: DrawSeed::generate(),
-            instant_wins: None,
-            status: DrawStatus::Open,
-            voided: 0,
-            late_voided: 0,
-            voiding: Vec::new(),
-            frozen: None,
-            postal_voided: 0,
-            winners: None,
-            pending_redraw: None,
-            sold_out_at: None,
-            created_at: at("2026-11-01T00:00:00Z"),
+            ..Draw::new(
+                DrawId::parse("d").unwrap(),
+                DrawConfig::new(10, None, None).unwrap(),
+                PermutationKey::generate(),
+                DrawSeed::generate(),
+                at("2026-11-01T00:00:00Z"),
+            )
         };
         assert_eq!(
             draw.status_at(at("2026-12-01T09:00:00Z")),
