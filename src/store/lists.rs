@@ -20,6 +20,13 @@ use tally_domain::purchase::Purchase;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct After(pub String);
 
+impl After {
+    /// The id the entry ends with (a draw's or a payment's).
+    pub fn id(&self) -> &str {
+        self.0.rsplit_once('#').map_or("", |(_, id)| id)
+    }
+}
+
 /// One page of a list and where the next one starts, if there is one.
 #[derive(Debug, Clone)]
 pub struct Page<T> {
@@ -164,7 +171,7 @@ impl Store {
     pub async fn draws(&self, after: Option<&After>, limit: u32) -> Result<Page<Draw>, StoreError> {
         let start = after
             .map(|a| {
-                DrawId::parse(id_of(a))
+                DrawId::parse(a.id())
                     .map(|d| (keys::draw(&d), a))
                     .map_err(|_| bad_cursor())
             })
@@ -247,12 +254,8 @@ impl Store {
 }
 
 /// The id after the last `#` of an index sort key.
-fn id_of(after: &After) -> &str {
-    after.0.rsplit_once('#').map_or("", |(_, id)| id)
-}
-
 fn payment_of(after: &After) -> Result<PaymentId, StoreError> {
-    PaymentId::parse(id_of(after)).map_err(|_| bad_cursor())
+    PaymentId::parse(after.id()).map_err(|_| bad_cursor())
 }
 
 fn bad_cursor() -> StoreError {

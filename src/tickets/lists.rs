@@ -91,6 +91,10 @@ impl TicketService {
         after: Option<&After>,
         limit: u32,
     ) -> Result<Page<(Draw, DrawStatus)>, TicketError> {
+        // A cursor's id is checked as a payment's, which allows what a draw's does not.
+        if after.is_some_and(|a| DrawId::parse(a.id()).is_err()) {
+            return Err(TicketError::InvalidCursor);
+        }
         let now = Timestamp::now();
         let mut items = Vec::new();
         let mut next = after.cloned();

@@ -131,10 +131,16 @@ async fn a_cursor_the_api_never_gave_is_refused_before_any_request_to_the_table(
         format!("2026-11-29T10:15:02.{}Z#c", "0".repeat(39_000)),
     );
     let long_counter = "0".repeat(53_000);
+    // Well formed, but with an id a payment may have and a draw may not.
+    let dotted = base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        "2026-11-29T10:15:02.318Z#a.b",
+    );
     let before = counter.snapshot();
     for (path, cursor) in [
         ("/draws", "abc"),
         ("/draws", long_time.as_str()),
+        ("/draws", dotted.as_str()),
         ("/draws/c/payers/ann/purchases", "abc"),
         ("/draws/c/payers/ann/purchases", long_time.as_str()),
         ("/series/C/orders", "abc"),
