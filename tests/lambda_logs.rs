@@ -184,6 +184,8 @@ async fn the_ticket_function_logs_no_token_payer_or_signature_at_trace() {
     let run = run("tickets", &store, event).await;
     assert_eq!(run.answer["statusCode"], 201, "{}", run.answer);
     assert!(run.log.contains("purchase committed"), "{}", run.log);
+    // The gateway's request id, which its access log's `requestId` matches.
+    assert!(run.log.contains("Jd7QcheckoutReq="), "{}", run.log);
     run.assert_logs_none_of(
         "tickets",
         &[token, payer, signed.signature, signed.session_token],

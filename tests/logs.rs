@@ -18,6 +18,9 @@ use tally_testkit::dynamodb::{attr_b, item};
 use tally_testkit::http::send_json;
 use tally_testkit::logs::{capture_logs, forms};
 
+/// A payer id: personal, never logged.
+const PAYER: &str = "payer-q7x2k9";
+
 /// Sends a request; returns its status, and keeps the body in `answers`.
 async fn call(
     router: &axum::Router,
@@ -68,7 +71,7 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         (
             "POST",
             "/draws/secret/purchases",
-            json!({"payment_id": "p", "quantity": 2, "token": "1234", "payer_id": "ann"}),
+            json!({"payment_id": "p", "quantity": 2, "token": "1234", "payer_id": PAYER}),
             StatusCode::CREATED,
         ),
         (
@@ -87,8 +90,14 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         ("GET", "/draws", json!({}), StatusCode::OK),
         (
             "GET",
-            "/draws/secret/payers/ann/purchases",
+            "/draws/secret/payers/payer-q7x2k9/purchases",
             json!({}),
+            StatusCode::OK,
+        ),
+        (
+            "PUT",
+            "/payers/payer-q7x2k9/limits",
+            json!({"limits": {"GBP": {"day": 300}}}),
             StatusCode::OK,
         ),
         ("POST", "/draws/secret/close", json!({}), StatusCode::OK),
@@ -162,6 +171,12 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
         );
     }
     assert!(!text.contains("\"1234\""), "the token appears in the logs");
+    // Nor a payer id, in a body or in a path.
+    assert!(!text.contains(PAYER), "a payer id appears in the logs");
+    assert!(
+        text.contains("/payers/{payer_id}/limits"),
+        "no path with a payer captured"
+    );
     // Nor the deployment secret, nor the key it gives this draw's fingerprints.
     for form in forms(&fingerprint_key).into_iter().chain([secret_text]) {
         assert!(

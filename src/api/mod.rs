@@ -12,19 +12,18 @@ mod orders;
 mod page_token;
 mod problem;
 mod query;
+mod request_log;
 mod routes;
 mod tickets;
 
 use std::sync::{Arc, LazyLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
-use axum::extract::Request;
 use axum::http::header;
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use tracing::{Instrument, info, info_span};
 
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
@@ -37,7 +36,6 @@ use crate::settings::{
     SourceBindings,
 };
 use crate::store::Store;
-use crate::telemetry::metrics;
 use crate::tickets::TicketService;
 use tally_domain::secret::DeploymentSecret;
 use tally_domain::time::rfc3339_millis as timestamp;
@@ -175,24 +173,6 @@ fn served(routes: Router<AppState>, state: AppState) -> Router {
             state.clone(),
             deadline::deadline,
         ))
-        .layer(middleware::from_fn(log_request))
+        .layer(middleware::from_fn(request_log::log_request))
         .with_state(state)
-}
-
-/// One span per request; the handlers add their ids to it through their own spans. The
-/// metrics counted so far are written when the request ends.
-async fn log_request(request: Request, next: Next) -> Response {
-    let span = info_span!("request", method = %request.method(), path = %request.uri().path());
-    async move {
-        let started = Instant::now();
-        let response = metrics::written_after(next.run(request)).await;
-        info!(
-            status = response.status().as_u16(),
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "request handled"
-        );
-        response
-    }
-    .instrument(span)
-    .await
 }

@@ -63,7 +63,7 @@ pub struct DrawPurchasesPage {
 
 impl TicketService {
     /// A payer's purchases in a draw with their tickets, newest first.
-    #[instrument(skip(self))]
+    #[instrument(skip(self, payer))]
     pub async fn payer_purchases(
         &self,
         draw_id: &DrawId,
