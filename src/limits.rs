@@ -21,7 +21,7 @@ pub use tally_domain::series::{
     MAX_COUNTER, MAX_FORMAT_LEN, MAX_FORMAT_VERSIONS, MAX_NUMBER_LEN, MAX_RANGES, MAX_SEQ_WIDTH,
     MAX_START,
 };
-pub use tally_domain::spend::{MAX_SPEND_LIMIT, MAX_TICKET_PRICE};
+pub use tally_domain::spend::{MAX_LIMIT_CURRENCIES, MAX_SPEND_LIMIT, MAX_TICKET_PRICE};
 pub use tally_domain::stripes::{BUNDLE_STRIPES, CHOSEN_ALWAYS_FIT, STRIPE_WRITE_TICKETS};
 pub use tally_domain::winners::MAX_PRIZES;
 
@@ -160,6 +160,10 @@ mod tests {
             says(
                 "spend limits of a payer",
                 format!("0 to {} minor units", grouped(MAX_SPEND_LIMIT)),
+            ),
+            says(
+                "spend limits of a payer",
+                format!("in at most {MAX_LIMIT_CURRENCIES} currencies"),
             ),
             says(
                 "`instant_wins`",

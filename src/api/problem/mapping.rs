@@ -44,7 +44,7 @@ impl From<SpendError> for Problem {
         let name = match err {
             SpendError::Currency | SpendError::PriceWithoutCurrency => "currency",
             SpendError::TicketPrice(_) => "ticket_price",
-            SpendError::Limit(_) => "limits",
+            SpendError::Limit(_) | SpendError::Currencies(_) => "limits",
             SpendError::Amount(_) => "amount",
             SpendError::ExclusionPast => "excluded_until",
         };

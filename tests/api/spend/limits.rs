@@ -311,3 +311,23 @@ async fn no_payer_passes_a_limit_across_draws_and_an_exclusion_stops_every_sale(
         assert_eq!(spent, counted, "{payer}: voids gave back other than once");
     }
 }
+
+#[tokio::test]
+async fn limits_in_more_currencies_than_a_payer_may_name_are_refused() {
+    let app = spawn_app().await;
+    let limits = |codes: std::ops::Range<u8>| {
+        let named: serde_json::Map<String, Value> = codes
+            .map(|i| (format!("AA{}", (b'A' + i) as char), json!({"day": 100})))
+            .collect();
+        json!({"limits": named})
+    };
+    let set = app.put("/payers/ann/limits", &limits(0..16)).await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.body);
+    let more = app.put("/payers/ann/limits", &limits(16..17)).await;
+    assert_eq!(
+        (more.status, more.code()),
+        (StatusCode::BAD_REQUEST, "invalid_limits"),
+        "{}",
+        more.body
+    );
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::{Currency, MAX_SPEND_LIMIT, Span, SpendError};
+use super::{Currency, MAX_LIMIT_CURRENCIES, MAX_SPEND_LIMIT, Span, SpendError};
 
 /// A higher limit (or none, `to: None`) that applies from `from`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +111,9 @@ impl Limits {
             }
             next.0.insert(currency, limits);
         }
+        if next.0.len() > MAX_LIMIT_CURRENCIES {
+            return Err(SpendError::Currencies(next.0.len()));
+        }
         Ok(next)
     }
 }
@@ -210,5 +213,29 @@ mod tests {
             ),
             Err(SpendError::Limit(MAX_SPEND_LIMIT + 1))
         );
+    }
+
+    #[test]
+    fn a_payers_limits_name_at_most_sixteen_currencies_over_every_change() {
+        let now = at("2026-12-05T10:00:00Z");
+        let none = Limits::default();
+        // Currencies AAA, AAB, ... for `from..to`.
+        let named = |from: u8, to: u8| -> LimitChange {
+            (from..to)
+                .map(|i| {
+                    let code = format!("AA{}", (b'A' + i) as char);
+                    (Currency::parse(&code).unwrap(), [(Span::Day, 10)].into())
+                })
+                .collect()
+        };
+        let most = MAX_LIMIT_CURRENCIES as u8;
+        let change = |from: &Limits, wanted| from.change(&none, &wanted, now, SignedDuration::ZERO);
+        let full = change(&none, named(0, most)).unwrap();
+        // Changing the currencies already named stays within the cap.
+        assert!(change(&full, named(0, most)).is_ok());
+        // One more, in one change or over two, is refused.
+        let over = Err(SpendError::Currencies(MAX_LIMIT_CURRENCIES + 1));
+        assert_eq!(change(&none, named(0, most + 1)), over);
+        assert_eq!(change(&full, named(most, most + 1)), over);
     }
 }

@@ -20,6 +20,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub const MAX_TICKET_PRICE: u64 = 100_000_000;
 /// The highest spend limit a payer may set for one window, in minor units.
 pub const MAX_SPEND_LIMIT: u64 = 1_000_000_000_000;
+/// The most currencies a payer's limits may name: they live on the payer's item, which
+/// every sale to the payer writes.
+pub const MAX_LIMIT_CURRENCIES: usize = 16;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpendError {
@@ -31,6 +34,8 @@ pub enum SpendError {
     PriceWithoutCurrency,
     #[error("a limit must be between 0 and {MAX_SPEND_LIMIT} minor units, not {0}")]
     Limit(u64),
+    #[error("a payer's limits name at most {MAX_LIMIT_CURRENCIES} currencies, not {0}")]
+    Currencies(usize),
     #[error("`amount` must be between 0 and {0} minor units")]
     Amount(u64),
     #[error("an exclusion ends in the future")]
