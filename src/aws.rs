@@ -128,3 +128,15 @@ pub async fn sdk_config(
     }
     loader.load().await
 }
+/// An error's message, safe to log: its `Display` and its sources' `Display`, joined with
+/// ": ", leaving out a source that only repeats the one before. Never `Debug`: an SDK
+/// error's `Debug` holds the raw response, whose body may be a secret or an item.
+pub(crate) fn display_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for text in std::iter::successors(Some(err), |e| e.source()).map(ToString::to_string) {
+        if parts.last() != Some(&text) {
+            parts.push(text);
+        }
+    }
+    parts.join(": ")
+}

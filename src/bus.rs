@@ -1,11 +1,10 @@
 //! The stack's EventBridge bus, where domain events go.
 
 use aws_sdk_eventbridge::Client;
-use aws_sdk_eventbridge::error::DisplayErrorContext;
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 use tracing::warn;
 
-use crate::aws::{self, AwsEnvironment, Timeouts};
+use crate::aws::{self, AwsEnvironment, Timeouts, display_chain};
 use tally_domain::events::{DomainEvent, EVENT_SOURCE};
 
 /// Entries one `PutEvents` call may carry.
@@ -90,7 +89,7 @@ impl EventBus {
                 )
             }
             Err(err) => {
-                warn!(error = %DisplayErrorContext(&err), events = events.len(), "PutEvents failed");
+                warn!(error = %display_chain(&err), events = events.len(), "PutEvents failed");
                 None
             }
         }

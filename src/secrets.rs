@@ -6,11 +6,9 @@
 //! is configured, not public and not weak.
 
 use aws_sdk_secretsmanager::Client;
-use aws_sdk_secretsmanager::error::DisplayErrorContext;
 use tracing::info;
 
-use crate::aws::Runtime;
-use crate::aws::{self, AwsEnvironment, Timeouts};
+use crate::aws::{self, AwsEnvironment, Runtime, Timeouts, display_chain};
 use tally_domain::secret::DeploymentSecret;
 
 /// Which secrets a process may start with.
@@ -131,7 +129,7 @@ pub async fn fetch(
         .map_err(|e| {
             format!(
                 "cannot read the deployment secret from Secrets Manager: {}",
-                DisplayErrorContext(e)
+                display_chain(&e)
             )
         })?;
     let text = output
@@ -181,5 +179,19 @@ mod tests {
         }
         assert_eq!(SecretUse::on(Runtime::Lambda), SecretUse::Deployment);
         assert_eq!(SecretUse::on(Runtime::Local), SecretUse::Local);
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_does_not_parse_is_refused_without_its_body() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let body = r#"{"Name": "tally", "SecretString": "SEEDSEEDSEED", "VersionId": }"#;
+        let app = axum::Router::new().fallback(move || async move { body });
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let refused = fetch("tally", Some(&endpoint), AwsEnvironment::default())
+            .await
+            .unwrap_err();
+        assert!(!refused.contains("SEEDSEEDSEED"), "{refused}");
+        assert!(refused.contains("unexpected token"), "{refused}");
     }
 }

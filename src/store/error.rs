@@ -1,11 +1,12 @@
 //! What can go wrong between Tally and DynamoDB, sorted by what the caller should do.
 
-use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 use super::codec::Item;
+use crate::aws::display_chain;
 
 /// A DynamoDB failure that is not a business outcome.
 #[derive(Debug, thiserror::Error)]
@@ -52,9 +53,11 @@ impl StoreError {
     }
 }
 
-/// Error codes DynamoDB uses for throttling, in responses and in cancellation reasons.
-const THROTTLING_CODES: [&str; 4] = [
+/// Error codes DynamoDB uses for throttling, in responses and in cancellation reasons
+/// (where the throughput code has no `Exception`).
+const THROTTLING_CODES: [&str; 5] = [
     "ProvisionedThroughputExceededException",
+    "ProvisionedThroughputExceeded",
     "ThrottlingException",
     "RequestLimitExceeded",
     "ThrottlingError",
@@ -145,7 +148,8 @@ where
         }
         _ => false,
     };
-    let message = DisplayErrorContext(&err).to_string();
+    // Display alone: the error's Debug holds the raw response, items and seeds included.
+    let message = display_chain(&err);
     if transient {
         StoreError::Unavailable {
             operation,
@@ -158,4 +162,65 @@ where
 
 pub(crate) fn build_error(err: impl std::fmt::Display) -> StoreError {
     StoreError::Invariant(format!("request could not be built: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::error::ErrorMetadata;
+    use aws_sdk_dynamodb::types::error::ResourceNotFoundException;
+    use aws_smithy_types::body::SdkBody;
+
+    /// An answer whose body holds a draw item's secrets.
+    fn answer(status: u16) -> HttpResponse {
+        let body =
+            r#"{"Attributes": {"seed": {"S": "SEEDSEEDSEED"}, "perm_key": {"B": "PERMPERM"}"#;
+        HttpResponse::new(status.try_into().unwrap(), SdkBody::from(body))
+    }
+
+    fn message(err: PutItemError, status: u16) -> String {
+        sdk_error("PutItem", SdkError::service_error(err, answer(status))).to_string()
+    }
+
+    #[test]
+    fn a_message_names_the_error_and_never_holds_the_answer() {
+        let unparsed = PutItemError::unhandled("Error at offset 80: unexpected end of stream");
+        let invalid = PutItemError::generic(
+            ErrorMetadata::builder()
+                .code("ValidationException")
+                .message("One or more parameter values were invalid")
+                .build(),
+        );
+        let missing = PutItemError::ResourceNotFoundException(
+            ResourceNotFoundException::builder()
+                .message("Requested resource not found")
+                .build(),
+        );
+        let lost = SdkError::<PutItemError, _>::response_error("body cut short", answer(200));
+        let messages = [
+            message(unparsed, 200),
+            message(invalid, 400),
+            message(missing, 400),
+            sdk_error("PutItem", lost).to_string(),
+        ];
+        for shown in &messages {
+            assert!(
+                !shown.contains("SEED") && !shown.contains("PERM"),
+                "{shown}"
+            );
+        }
+        assert_eq!(
+            messages,
+            [
+                "DynamoDB PutItem failed: service error: unhandled error: \
+                 Error at offset 80: unexpected end of stream",
+                "DynamoDB PutItem failed: service error: unhandled error (ValidationException): \
+                 Error { code: \"ValidationException\", \
+                 message: \"One or more parameter values were invalid\" }",
+                "DynamoDB PutItem failed: service error: \
+                 ResourceNotFoundException: Requested resource not found",
+                "DynamoDB PutItem did not complete: response error: body cut short",
+            ]
+        );
+    }
 }

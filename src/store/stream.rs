@@ -3,6 +3,8 @@
 //! Cursors, counters, leases, allowances, tickets, references and series definitions are
 //! mechanics, not facts.
 
+use std::fmt;
+
 use super::StoreError;
 use super::codec::{Item, Reader, parse_timestamp};
 use super::draws::winners_of;
@@ -10,6 +12,7 @@ use super::instant::decode_award;
 use super::kind;
 use super::orders::{decode_move, decode_order, decode_range_low};
 use super::purchases::decode_purchase;
+use super::table::ItemNames;
 use super::winners::decode_pick;
 use tally_domain::draw::DrawStatus;
 use tally_domain::events::{Award, DomainEvent};
@@ -25,11 +28,22 @@ pub enum ChangeKind {
 }
 
 /// One change of one item, with its images before and after.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ItemChange {
     pub kind: ChangeKind,
     pub old: Option<Item>,
     pub new: Option<Item>,
+}
+
+/// The images by their attribute names alone: a draw's image holds its seed.
+impl fmt::Debug for ItemChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ItemChange")
+            .field("kind", &self.kind)
+            .field("old", &ItemNames(self.old.as_ref()))
+            .field("new", &ItemNames(self.new.as_ref()))
+            .finish()
+    }
 }
 
 /// The `kind` attribute every domain item carries.
@@ -150,4 +164,30 @@ fn prize_awarded(item: &Item) -> Result<DomainEvent, StoreError> {
         at: pick.at,
     };
     Ok(DomainEvent::prize_awarded(&draw_id, &award))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    #[test]
+    fn debug_shows_the_images_by_their_attribute_names_alone() {
+        let image = |seed: &str| {
+            Item::from([
+                ("perm_key".to_owned(), AttributeValue::S("PERMPERM".into())),
+                ("seed".to_owned(), AttributeValue::S(seed.into())),
+            ])
+        };
+        let change = ItemChange {
+            kind: ChangeKind::Modify,
+            old: Some(image("SEEDSEEDSEED")),
+            new: Some(image("SEEDSEEDSEED")),
+        };
+        assert_eq!(
+            format!("{change:?}"),
+            "ItemChange { kind: Modify, old: Some(<item: perm_key, seed>), \
+             new: Some(<item: perm_key, seed>) }"
+        );
+    }
 }

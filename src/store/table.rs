@@ -1,6 +1,8 @@
 //! The item operations every entity shares: consistent reads, batch reads, conditional
 //! puts, transactions with their cancellation reasons read item by item.
 
+use std::fmt;
+
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
@@ -57,7 +59,6 @@ pub(crate) fn random_token() -> String {
 }
 
 /// What one item of a cancelled transaction says, in item order.
-#[derive(Debug)]
 pub(crate) enum Verdict {
     /// Not the cause of the cancellation.
     Passed,
@@ -66,6 +67,35 @@ pub(crate) enum Verdict {
     /// Another transaction or write held the item.
     Conflict,
     Throttled,
+}
+
+impl fmt::Debug for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Passed => f.write_str("Passed"),
+            Self::ConditionFailed(old) => f
+                .debug_tuple("ConditionFailed")
+                .field(&ItemNames(old.as_ref()))
+                .finish(),
+            Self::Conflict => f.write_str("Conflict"),
+            Self::Throttled => f.write_str("Throttled"),
+        }
+    }
+}
+
+/// An item in `Debug`: its attribute names, never their values (a draw item holds its
+/// seed and permutation key).
+pub(crate) struct ItemNames<'a>(pub(crate) Option<&'a Item>);
+
+impl fmt::Debug for ItemNames<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(item) = self.0 else {
+            return f.write_str("None");
+        };
+        let mut names: Vec<&str> = item.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        write!(f, "Some(<item: {}>)", names.join(", "))
+    }
 }
 
 /// How a transaction ended.
@@ -275,5 +305,50 @@ fn verdict(
                 reason.message().unwrap_or("")
             ),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
+
+    fn reason(code: &str, item: Option<Item>) -> CancellationReason {
+        CancellationReason::builder()
+            .code(code)
+            .set_item(item)
+            .build()
+    }
+
+    #[test]
+    fn a_throttled_item_is_told_apart_from_a_refused_one() {
+        for code in [
+            "ProvisionedThroughputExceeded",
+            "ThrottlingError",
+            "RequestLimitExceeded",
+        ] {
+            let told = verdict(0, &reason(code, None));
+            assert!(matches!(told, Ok(Verdict::Throttled)), "{code}: {told:?}");
+        }
+        let refused = verdict(2, &reason("ValidationError", None)).unwrap_err();
+        assert!(!refused.is_transient(), "{refused}");
+        assert!(
+            refused
+                .to_string()
+                .contains("item 2 cancelled: ValidationError")
+        );
+    }
+
+    #[test]
+    fn debug_shows_an_item_by_its_attribute_names_alone() {
+        let item = Item::from([
+            ("kind".to_owned(), AttributeValue::S("draw".into())),
+            ("seed".to_owned(), AttributeValue::S("SEEDSEEDSEED".into())),
+        ]);
+        let told = verdict(0, &reason("ConditionalCheckFailed", Some(item))).unwrap();
+        assert_eq!(
+            format!("{told:?}"),
+            "ConditionFailed(Some(<item: kind, seed>))"
+        );
     }
 }

@@ -17,7 +17,7 @@ use tally::api::{self, AppState};
 use tally::store::AwsEnvironment;
 use tally::tickets::TicketService;
 use tally_domain::ids::{DrawId, PayerId, PaymentId};
-use tally_domain::purchase::{Channel, FingerprintKey, PurchaseRequest};
+use tally_domain::purchase::{Channel, FingerprintKey, PaymentToken, PurchaseRequest};
 use tally_domain::secret::{DeploymentSecret, LOCAL_DEPLOYMENT_SECRET};
 use tally_testkit::lambda_harness::bootstrap::FunctionEnv;
 use tally_testkit::lambda_harness::{generated_secret, invoke};
@@ -103,7 +103,7 @@ async fn a_short_token_is_not_found_from_the_table_alone_but_is_with_the_deploym
         payment_id: PaymentId::parse("p").unwrap(),
         quantity: 2,
         payer_id: Some(PayerId::parse("ann").unwrap()),
-        token: Some(token.to_owned()),
+        token: Some(PaymentToken(token.to_owned())),
         numbers: None,
         channel: Channel::Online,
         amount: None,
@@ -183,7 +183,7 @@ async fn the_deployment_secret_is_read_from_secrets_manager_and_a_weak_one_refus
         payment_id: PaymentId::parse("p").unwrap(),
         quantity: 1,
         payer_id: None,
-        token: Some("1".into()),
+        token: Some(PaymentToken("1".into())),
         numbers: None,
         channel: Channel::Online,
         amount: None,

@@ -37,6 +37,23 @@ impl fmt::Debug for FingerprintKey {
     }
 }
 
+/// A payment's token: opaque to Tally and never stored, only its hash enters the
+/// fingerprint. Its `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PaymentToken(pub String);
+
+impl PaymentToken {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for PaymentToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PaymentToken(<secret>)")
+    }
+}
+
 /// How an entry came in: paid online, or free by post (a prize draw's free entry route,
 /// with the same chance). Both take part in the draw alike and count toward caps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -79,8 +96,7 @@ pub struct PurchaseRequest {
     /// for a lucky dip.
     pub numbers: Option<Vec<u64>>,
     pub payer_id: Option<PayerId>,
-    /// Opaque to Tally and never stored: only its hash enters the fingerprint.
-    pub token: Option<String>,
+    pub token: Option<PaymentToken>,
     pub channel: Channel,
     /// The amount charged when it is not quantity × price (a bundle, a discount).
     pub amount: Option<u64>,
@@ -92,7 +108,7 @@ impl PurchaseRequest {
         let mut mac = HmacSha256::new_from_slice(&key.0).expect("HMAC takes any key");
         mac.update(&self.quantity.to_be_bytes());
         let payer = self.payer_id.as_ref().map(PayerId::as_str);
-        for field in [payer, self.token.as_deref()] {
+        for field in [payer, self.token.as_ref().map(PaymentToken::as_str)] {
             match field {
                 Some(value) => {
                     mac.update(&[1]);
@@ -220,7 +236,7 @@ mod tests {
             quantity,
             numbers: None,
             payer_id: payer.map(|p| PayerId::parse(p).unwrap()),
-            token: token.map(str::to_owned),
+            token: token.map(|t| PaymentToken(t.to_owned())),
             channel: Channel::Online,
             amount: None,
         }
@@ -277,5 +293,12 @@ mod tests {
             request.fingerprint(&other_draw)
         );
         assert_eq!(format!("{:?}", key(1)), "FingerprintKey(<secret>)");
+    }
+
+    #[test]
+    fn a_requests_debug_never_shows_its_token() {
+        let shown = format!("{:?}", request(2, Some("ann"), Some("TOKENTOKEN")));
+        assert!(!shown.contains("TOKENTOKEN"), "{shown}");
+        assert!(shown.contains("PaymentToken(<secret>)"), "{shown}");
     }
 }

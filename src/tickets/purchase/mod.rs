@@ -28,7 +28,7 @@ use crate::store::retry::{self, RetryPolicy};
 use crate::store::{Store, StoreError};
 use tally_domain::hold::{Hold, HoldRequest, conversion_fingerprint};
 use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
-use tally_domain::purchase::{Purchase, PurchaseRequest};
+use tally_domain::purchase::{PaymentToken, Purchase, PurchaseRequest};
 use tally_domain::stripes::{ChosenTake, StripeTake};
 use tally_domain::time::Clock;
 
@@ -41,8 +41,7 @@ pub struct ConvertRequest {
     pub draw_id: DrawId,
     pub payment_id: PaymentId,
     pub hold_id: HoldId,
-    /// Opaque to Tally and never stored: only its hash enters the fingerprint.
-    pub token: Option<String>,
+    pub token: Option<PaymentToken>,
 }
 
 #[derive(Debug, Clone)]
@@ -188,7 +187,9 @@ impl<'a> Run<'a> {
         let fingerprint = match &kind {
             Kind::Purchase(r) => r.fingerprint(key),
             Kind::Hold(r) => r.fingerprint(key),
-            Kind::Convert(r, _) => conversion_fingerprint(key, &r.hold_id, r.token.as_deref()),
+            Kind::Convert(r, _) => {
+                conversion_fingerprint(key, &r.hold_id, r.token.as_ref().map(PaymentToken::as_str))
+            }
         };
         Self {
             store,

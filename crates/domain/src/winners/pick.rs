@@ -3,18 +3,31 @@
 //! randomness of the beacon round that pick uses, with rejection sampling so that no
 //! ticket is favoured (no modulo bias).
 
+use std::fmt;
+
 use sha2::{Digest, Sha256};
 
 use super::eligible::{EligibleError, EligibleSet, Remaining};
+use crate::hex;
 
 /// The name of the procedure, also the first bytes of every hashed message.
 pub const ALGORITHM: &str = "tally-draw-v2";
 
 /// What every pick of one draw hashes besides its number and its beacon.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DrawInputs {
     pub seed: [u8; 32],
     pub digest: [u8; 32],
+}
+
+/// The seed stays hidden: before the draw is revealed it is the draw's secret.
+impl fmt::Debug for DrawInputs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DrawInputs")
+            .field("seed", &format_args!("<secret>"))
+            .field("digest", &format_args!("{}", hex::encode(&self.digest)))
+            .finish()
+    }
 }
 
 impl DrawInputs {
@@ -189,5 +202,17 @@ mod tests {
         let mut other = Picks::new(&eligible, inputs());
         assert_eq!(other.pick(b""), Some(picks[0]));
         assert_ne!(other.take(3, b"other"), picks[1..4]);
+    }
+
+    #[test]
+    fn debug_hides_the_seed() {
+        let shown = format!("{:?}", inputs());
+        assert_eq!(
+            shown,
+            format!(
+                "DrawInputs {{ seed: <secret>, digest: {} }}",
+                "03".repeat(32)
+            )
+        );
     }
 }

@@ -18,7 +18,7 @@ use super::{DrawPath, free_text, required_text};
 use crate::tickets::ConvertRequest;
 use tally_domain::ids::{DrawId, HoldId, PayerId, PaymentId};
 use tally_domain::purchase::{
-    Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, PurchaseRequest, PurchaseStatus,
+    Channel, MAX_FREE_TEXT_LEN, MAX_REASON_LEN, PaymentToken, PurchaseRequest, PurchaseStatus,
 };
 
 pub(super) use response::PurchaseResponse;
@@ -147,7 +147,7 @@ pub(super) async fn purchase(
         quantity,
         numbers,
         payer_id: body.payer_id.as_deref().map(PayerId::parse).transpose()?,
-        token: free_text("token", body.token, MAX_FREE_TEXT_LEN)?,
+        token: free_text("token", body.token, MAX_FREE_TEXT_LEN)?.map(PaymentToken),
         channel: match body.channel.as_deref() {
             None => Channel::Online,
             Some(raw) => Channel::parse(raw).ok_or_else(|| {
@@ -187,7 +187,7 @@ async fn convert_hold(
         draw_id: DrawId::parse(&draw_id)?,
         payment_id: PaymentId::parse(&body.payment_id)?,
         hold_id: HoldId::parse(&hold_id)?,
-        token: free_text("token", body.token, MAX_FREE_TEXT_LEN)?,
+        token: free_text("token", body.token, MAX_FREE_TEXT_LEN)?.map(PaymentToken),
     };
     Ok(answer(state.tickets.convert(request).await?))
 }
