@@ -1,6 +1,7 @@
 //! The item operations every entity shares: consistent reads, batch reads, conditional
 //! puts, transactions with their cancellation reasons read item by item.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -152,8 +153,16 @@ impl Store {
     }
 
     /// Strongly consistent reads of any number of keys, in batches, following unprocessed
-    /// keys. Missing items are simply absent from the answer.
-    pub(crate) async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+    /// keys. Missing items are simply absent from the answer. A key asked for twice is
+    /// read once: DynamoDB refuses a batch that repeats one.
+    pub(crate) async fn batch_get(&self, mut keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+        let mut asked = HashSet::new();
+        keys.retain(
+            |key| match key.get(PARTITION_KEY).and_then(|v| v.as_s().ok()) {
+                Some(pk) => asked.insert(pk.clone()),
+                None => true,
+            },
+        );
         let mut items = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(MAX_BATCH_GET_KEYS) {
             items.extend(self.batch_get_chunk(chunk.to_vec()).await?);

@@ -215,3 +215,34 @@ async fn credit_notes_and_voids_racing_on_the_same_invoices_never_meet() {
         .count();
     assert_eq!(credited + voided, INVOICES);
 }
+
+#[tokio::test]
+async fn two_spellings_of_one_invoice_in_a_batch_find_it_once_each() {
+    let app = spawn_app().await;
+    // A series that never resets reads its year as written: G2025-001 and G2026-001
+    // both read as its first number.
+    let invoices = json!({"format": "G{yyyy}-{seq:3}", "reset": "never"});
+    app.define_series("GI", &invoices).await;
+    let notes = json!({"format": "GC{seq:3}", "reset": "never", "credits": "GI"});
+    app.define_series("GC", &notes).await;
+    let body = json!({"series": "GI", "source": "erp", "external_ref": "i1"});
+    let issued = app.post("/orders", &body).await;
+    assert_eq!(issued.status, StatusCode::CREATED, "{}", issued.body);
+    let number = issued.body["order_number"].as_str().unwrap().to_owned();
+    let year: u32 = number[1..5].parse().unwrap();
+    let other = format!("G{}-001", year - 1);
+    let batch = json!({"series": "GC", "source": "erp", "orders": [
+        {"external_ref": "c1", "corrects": number},
+        {"external_ref": "c2", "corrects": other},
+    ]});
+    let reply = app.post("/orders/batch", &batch).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let results = &reply.body["results"];
+    assert_eq!(results[0]["status"], "created", "{}", reply.body);
+    assert_eq!(
+        (&results[1]["status"], &results[1]["code"]),
+        (&json!("rejected"), &json!("invoice_not_found")),
+        "{}",
+        reply.body
+    );
+}
