@@ -22,6 +22,9 @@ const RECHECKED_NUMBERS: u64 = 10_000;
 const RECHECK_BATCH: u64 = 100;
 /// Entries a listing reads at least per query while it looks for `limit` orders.
 const LIST_READ: usize = 10;
+/// Queries one page of a listing may send: a caller bound to sources that hold few of a
+/// period's orders gets a short page and a cursor rather than a slow one.
+const LIST_ROUNDS: u32 = 16;
 
 /// One page of a period.
 #[derive(Debug)]
@@ -70,7 +73,8 @@ impl OrderService {
     }
 
     /// Up to `limit` orders of a period after counter `after`, with the declared moves
-    /// among them; a caller bound to some sources gets their orders only.
+    /// among them; a caller bound to some sources gets their orders only, and after
+    /// `LIST_ROUNDS` queries a short page where more may follow.
     pub async fn list_period(
         &self,
         series_id: &SeriesId,
@@ -83,7 +87,8 @@ impl OrderService {
         let mut entries = Vec::new();
         let mut orders = 0;
         let mut after = after;
-        let next_after = loop {
+        let mut next_after = None;
+        for _ in 0..LIST_ROUNDS {
             let wanted = (limit - orders).max(LIST_READ);
             let page = self
                 .store
@@ -107,12 +112,11 @@ impl OrderService {
                 }
             }
             let more = page.next_after.is_some() || taken < read;
-            match (orders == limit, more) {
-                (_, false) => break None,
-                (true, true) => break Some(after),
-                (false, true) => {}
+            next_after = more.then_some(after);
+            if orders == limit || !more {
+                break;
             }
-        };
+        }
         Ok(ListedPage {
             series,
             period,

@@ -260,3 +260,33 @@ async fn a_bound_caller_corrects_reads_and_audits_only_invoices_of_its_sources()
         assert!(series.get("last_number").is_none(), "{series}");
     }
 }
+
+#[tokio::test]
+async fn a_bound_callers_listing_among_many_foreign_orders_answers_short_pages_with_a_cursor() {
+    let (router, _store, _table) = bound_router().await;
+    let series = invoke(&router, "put-series.json").await;
+    assert_eq!(series.status, StatusCode::CREATED);
+    let orders: Vec<Value> = (0..300)
+        .map(|i| json!({"external_ref": format!("PO-{i}")}))
+        .collect();
+    let batch = json!({"source": "erp-1", "orders": orders});
+    let posted = post_as(&router, ERP, "/series/UABC/orders/batch", &batch).await;
+    assert_eq!(posted.status, StatusCode::OK, "{}", posted.body);
+    let own = json!({"source": "shop", "external_ref": "S-1"});
+    let last = post_as(&router, SHOP, "/series/UABC/orders", &own).await;
+    assert_eq!(last.status, StatusCode::CREATED, "{}", last.body);
+    // The web shop's one order follows 300 of the ERP's: one page does not read them all.
+    let mut path = "/series/UABC/orders?limit=1".to_owned();
+    let mut pages = Vec::new();
+    loop {
+        let page = get_as(&router, SHOP, &path).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        pages.push(page.body["orders"].as_array().unwrap().len());
+        match page.body["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/series/UABC/orders?limit=1&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(pages[0], 0, "{pages:?}");
+    assert_eq!(pages.iter().sum::<usize>(), 1, "{pages:?}");
+}
