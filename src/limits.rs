@@ -13,7 +13,9 @@ pub use tally_domain::draw::{
     MAX_TOTAL_TICKETS,
 };
 pub use tally_domain::instant::{MAX_INSTANT_ENTRIES, MAX_INSTANT_PRIZES, MAX_PRIZE_LEN};
-pub use tally_domain::order::{MAX_BATCH, MAX_DATA_BYTES, MAX_DATA_DEPTH, MAX_REASON_CHARS};
+pub use tally_domain::order::{
+    MAX_BATCH, MAX_CREDIT_NOTES, MAX_DATA_BYTES, MAX_DATA_DEPTH, MAX_REASON_CHARS,
+};
 pub use tally_domain::purchase::{MAX_FREE_TEXT_LEN, MAX_REASON_LEN};
 pub use tally_domain::secret::MIN_SECRET_BYTES;
 pub use tally_domain::series::{
@@ -284,6 +286,10 @@ mod tests {
             says(
                 "deployment secret",
                 format!("{MIN_SECRET_BYTES} bytes or more"),
+            ),
+            says(
+                "`corrects`",
+                format!("at most {MAX_CREDIT_NOTES} credit notes an invoice"),
             ),
         ];
         let wrong: Vec<String> = checks

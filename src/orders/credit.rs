@@ -13,6 +13,7 @@ use super::outcome::RejectionCode;
 use super::{OrderError, OrderService};
 use crate::store::orders::{InvoiceRef, InvoiceRefusal};
 use tally_domain::access::SourceAccess;
+use tally_domain::order::MAX_CREDIT_NOTES;
 
 impl OrderService {
     /// Finds the invoice of every credit note of `queue` among those `access` may read;
@@ -50,7 +51,10 @@ impl OrderService {
                 .clone()
                 .expect("a credit note names its invoice");
             match found.get(&text).map(Vec::as_slice) {
-                Some([(period, invoice)]) if invoice.void.is_none() => {
+                Some([(_, invoice)]) if let Some(refusal) = InvoiceRefusal::of_read(invoice) => {
+                    refuse(batch, index, refusal)
+                }
+                Some([(period, invoice)]) => {
                     batch.invoices[index] = Some(InvoiceRef {
                         series: credited.series_id.clone(),
                         period: period.clone(),
@@ -58,7 +62,6 @@ impl OrderService {
                     });
                     kept.push_back(index);
                 }
-                Some([_]) => refuse(batch, index, InvoiceRefusal::Void),
                 Some([_, _, ..]) => batch.reject(
                     index,
                     RejectionCode::InvoiceNotFound,
@@ -92,6 +95,12 @@ pub(super) fn refuse(batch: &mut Batch, index: usize, refusal: InvoiceRefusal) {
             RejectionCode::InvoiceVoid,
             format!(
                 "invoice {invoice} of series {credited} is void: a credit note corrects a live invoice"
+            ),
+        ),
+        InvoiceRefusal::Full => (
+            RejectionCode::CreditNotesFull,
+            format!(
+                "invoice {invoice} of series {credited} has {MAX_CREDIT_NOTES} credit notes, as many as one invoice takes"
             ),
         ),
     };

@@ -47,6 +47,8 @@ rejection_codes! {
     InvoiceNotFound => "invoice_not_found",
     /// The invoice is void: a credit note corrects a live invoice only.
     InvoiceVoid => "invoice_void",
+    /// The invoice has as many credit notes as one invoice takes.
+    CreditNotesFull => "credit_notes_full",
     /// The next number would break the series' `max_length` or exact width.
     SeriesExhausted => "series_exhausted",
     /// Every authorised range is used up.
@@ -73,6 +75,7 @@ impl RejectionCode {
             | Self::InvalidCorrects
             | Self::InvoiceNotFound
             | Self::InvoiceVoid
+            | Self::CreditNotesFull
             | Self::SeriesExhausted
             | Self::RangeExhausted
             | Self::RangeExpired => false,
@@ -87,6 +90,7 @@ impl RejectionCode {
             Self::IdempotencyConflict
                 | Self::InvoiceNotFound
                 | Self::InvoiceVoid
+                | Self::CreditNotesFull
                 | Self::SeriesExhausted
                 | Self::RangeExhausted
                 | Self::RangeExpired

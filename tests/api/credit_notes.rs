@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::helpers::assert_problem;
 use crate::helpers::{TestApp, settle, spawn_app, store_on};
 use crate::invariants::credit_links;
+use tally_domain::order::MAX_CREDIT_NOTES;
 
 /// An invoice series and a credit-note series that credits it.
 async fn invoices_and_credit_notes(app: &TestApp) {
@@ -245,4 +246,29 @@ async fn two_spellings_of_one_invoice_in_a_batch_find_it_once_each() {
         "{}",
         reply.body
     );
+}
+
+#[tokio::test]
+async fn an_invoice_takes_a_hundred_credit_notes_and_refuses_more() {
+    let app = spawn_app().await;
+    invoices_and_credit_notes(&app).await;
+    let number = invoice(&app, "i1").await;
+    // One batch of 101: each reads the invoice with no note, so the transaction's
+    // condition refuses the last.
+    let orders: Vec<Value> = (0..=MAX_CREDIT_NOTES)
+        .map(|k| json!({"external_ref": format!("c{k}"), "corrects": number}))
+        .collect();
+    let batch = json!({"series": "NC", "source": "erp", "orders": orders});
+    let reply = app.post("/orders/batch", &batch).await;
+    let results = reply.body["results"].as_array().unwrap();
+    let created = results.iter().filter(|r| r["status"] == "created").count();
+    assert_eq!(created, MAX_CREDIT_NOTES, "{}", reply.body);
+    let refused = &results[MAX_CREDIT_NOTES];
+    assert_eq!(refused["code"], "credit_notes_full", "{refused}");
+    // Alone, the next is refused from the invoice as read, before any transaction.
+    let next = app.post("/orders", &credit_note("c-next", &number)).await;
+    assert_problem(&next, StatusCode::CONFLICT, "credit_notes_full");
+    let read = app.get(&format!("/series/INV/orders/{number}")).await;
+    let notes = read.body["credit_notes"].as_array().unwrap().len();
+    assert_eq!(notes, MAX_CREDIT_NOTES);
 }

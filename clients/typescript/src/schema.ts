@@ -3787,6 +3787,7 @@ export interface operations {
              * @description - `idempotency_conflict`: this id or reference was used with another body; repeat the first body, or use a new id.
              *     - `invoice_not_found`: the series this one credits has no invoice with the number in `corrects`.
              *     - `invoice_void`: the invoice named in `corrects` is void; a credit note corrects a live invoice only.
+             *     - `credit_notes_full`: the invoice named in `corrects` has as many credit notes as one invoice takes; it takes no more.
              *     - `series_exhausted`: the next number would be longer than the series allows; change its format or `max_length`.
              *     - `range_exhausted`: every authorised range of the series is used up; add a range before numbering more.
              *     - `range_expired`: the series' remaining authorised ranges have expired; add a live range before numbering more.
@@ -3798,7 +3799,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency_conflict" | "invoice_not_found" | "invoice_void" | "series_exhausted" | "range_exhausted" | "range_expired";
+                        code?: "idempotency_conflict" | "invoice_not_found" | "invoice_void" | "credit_notes_full" | "series_exhausted" | "range_exhausted" | "range_expired";
                     };
                 };
             };
@@ -4625,6 +4626,7 @@ export interface operations {
              * @description - `idempotency_conflict`: this id or reference was used with another body; repeat the first body, or use a new id.
              *     - `invoice_not_found`: the series this one credits has no invoice with the number in `corrects`.
              *     - `invoice_void`: the invoice named in `corrects` is void; a credit note corrects a live invoice only.
+             *     - `credit_notes_full`: the invoice named in `corrects` has as many credit notes as one invoice takes; it takes no more.
              *     - `series_exhausted`: the next number would be longer than the series allows; change its format or `max_length`.
              *     - `range_exhausted`: every authorised range of the series is used up; add a range before numbering more.
              *     - `range_expired`: the series' remaining authorised ranges have expired; add a live range before numbering more.
@@ -4636,7 +4638,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency_conflict" | "invoice_not_found" | "invoice_void" | "series_exhausted" | "range_exhausted" | "range_expired";
+                        code?: "idempotency_conflict" | "invoice_not_found" | "invoice_void" | "credit_notes_full" | "series_exhausted" | "range_exhausted" | "range_expired";
                     };
                 };
             };

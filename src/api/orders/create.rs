@@ -75,6 +75,7 @@ pub(super) const CREATE_ORDER_CODES: &[Code] = &[
     Code::IdempotencyConflict,
     Code::InvoiceNotFound,
     Code::InvoiceVoid,
+    Code::CreditNotesFull,
     Code::SeriesExhausted,
     Code::RangeExhausted,
     Code::RangeExpired,

@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
-use super::super::codec::{Item, key, s};
+use super::super::codec::{Item, key, n, s};
 use super::super::error::build_error;
 use super::super::metrics::item_units;
 use super::super::table::{Verdict, put_if_absent};
@@ -20,7 +20,7 @@ use super::codec::{
 };
 use super::counter::{CounterAdvance, CounterState, decode_counter, gapless_counter_update};
 use tally_domain::ids::SeriesId;
-use tally_domain::order::{Move, Order};
+use tally_domain::order::{MAX_CREDIT_NOTES, Move, Order};
 use tally_domain::series::{Period, RangeLow};
 
 /// The invoice a credit note corrects, as found: where it is and what it is.
@@ -51,6 +51,26 @@ pub enum InvoiceRefusal {
     Gone,
     /// It was voided.
     Void,
+    /// It has as many credit notes as one invoice takes.
+    Full,
+}
+
+impl InvoiceRefusal {
+    /// Why `invoice`, as read, refuses a credit note; `None` when it takes one.
+    pub fn of_read(invoice: &Order) -> Option<Self> {
+        if invoice.void.is_some() {
+            Some(Self::Void)
+        } else if invoice.credit_notes.len() >= MAX_CREDIT_NOTES {
+            Some(Self::Full)
+        } else {
+            None
+        }
+    }
+
+    /// Why `invoice`, as a cancelled transaction found it, refused the credit note.
+    fn of(invoice: &Order) -> Self {
+        Self::of_read(invoice).unwrap_or(Self::Gone)
+    }
 }
 
 /// Why DynamoDB cancelled an order transaction, item by item.
@@ -181,9 +201,9 @@ impl Store {
                     cancellation.existing.push((index, decode_order(&item)?));
                 }
                 Role::Invoice(index) => {
-                    let refusal = match item {
-                        Some(item) if decode_order(&item)?.void.is_some() => InvoiceRefusal::Void,
-                        _ => InvoiceRefusal::Gone,
+                    let refusal = match item.as_ref().map(decode_order).transpose()? {
+                        Some(invoice) => InvoiceRefusal::of(&invoice),
+                        None => InvoiceRefusal::Gone,
                     };
                     cancellation.invoices.push((index, refusal));
                 }
@@ -194,8 +214,8 @@ impl Store {
     }
 
     /// Adds a credit note to the invoice's number item, on condition that the invoice is
-    /// there and not void: a void of the invoice then waits for no credit note, and no
-    /// credit note can point at a void invoice.
+    /// there, not void and not full: a void of the invoice then waits for no credit note,
+    /// and no credit note can point at a void invoice.
     fn credit_invoice(
         &self,
         invoice: &InvoiceRef,
@@ -206,12 +226,16 @@ impl Store {
             .table_name(self.table())
             .set_key(Some(key(number)))
             .update_expression("SET #notes = list_append(if_not_exists(#notes, :none), :note)")
-            .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#voided)")
+            .condition_expression(
+                "attribute_exists(#pk) AND attribute_not_exists(#voided) \
+                 AND (attribute_not_exists(#notes) OR size(#notes) < :most)",
+            )
             .expression_attribute_names("#notes", CREDIT_NOTES)
             .expression_attribute_names("#pk", PARTITION_KEY)
             .expression_attribute_names("#voided", VOIDED_AT)
             .expression_attribute_values(":none", AttributeValue::L(Vec::new()))
             .expression_attribute_values(":note", AttributeValue::L(vec![s(credit_note)]))
+            .expression_attribute_values(":most", n(MAX_CREDIT_NOTES))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build_error)?;

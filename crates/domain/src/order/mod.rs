@@ -18,6 +18,9 @@ pub const MAX_DATA_BYTES: usize = 16 * 1024;
 pub const MAX_DATA_DEPTH: usize = 32;
 /// The most orders in one batch.
 pub const MAX_BATCH: usize = 1_000;
+/// The most credit notes one invoice takes: its number item lists them, and each credit
+/// note writes that item again.
+pub const MAX_CREDIT_NOTES: usize = 100;
 
 /// Why one order's data was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -297,6 +297,9 @@ problem_codes! {
     InvoiceVoid = CONFLICT "invoice_void":
         "the invoice named in `corrects` is void; a credit note corrects a live invoice \
          only.",
+    CreditNotesFull = CONFLICT "credit_notes_full":
+        "the invoice named in `corrects` has as many credit notes as one invoice takes; it \
+         takes no more.",
     MoveNotForward = CONFLICT "move_not_forward" ["next"]:
         "a counter moves forward only, and the next counter is already `next`; move to a \
          later one.",
@@ -395,6 +398,7 @@ impl From<RejectionCode> for Code {
             RejectionCode::InvalidCorrects => Self::InvalidCorrects,
             RejectionCode::InvoiceNotFound => Self::InvoiceNotFound,
             RejectionCode::InvoiceVoid => Self::InvoiceVoid,
+            RejectionCode::CreditNotesFull => Self::CreditNotesFull,
             RejectionCode::SeriesExhausted => Self::SeriesExhausted,
             RejectionCode::RangeExhausted => Self::RangeExhausted,
             RejectionCode::RangeExpired => Self::RangeExpired,
