@@ -9,8 +9,8 @@ pub use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
 pub use crate::tickets::{DEFAULT_CACHED_DRAWS, FACTS_FRESH};
 pub use tally_domain::draw::{
     DEFAULT_HOLD_SECONDS, DEFAULT_MAX_HELD_PERCENT, DEFAULT_MAX_PER_PURCHASE, HOLD_SECONDS,
-    MAX_HELD_PERCENT, MAX_NAME_LEN, MAX_PER_PURCHASE_CAP, MAX_SIGNATURE_HEX_LEN, MAX_STRIPES,
-    MAX_TOTAL_TICKETS,
+    MAX_HELD_PERCENT, MAX_NAME_LEN, MAX_PER_PURCHASE_CAP, MAX_SIGNATURE_HEX_LEN,
+    MAX_STRIPE_TICKETS, MAX_STRIPES, MAX_TOTAL_TICKETS,
 };
 pub use tally_domain::instant::{MAX_INSTANT_ENTRIES, MAX_INSTANT_PRIZES, MAX_PRIZE_LEN};
 pub use tally_domain::order::{
@@ -191,6 +191,10 @@ mod tests {
             says(
                 "stripes of a draw",
                 format!("1 to {}", grouped(MAX_STRIPES)),
+            ),
+            says(
+                "stripes of a draw",
+                format!("at most {} tickets each", grouped(MAX_STRIPE_TICKETS)),
             ),
             says(
                 "`draw_id`, `hold_id`",

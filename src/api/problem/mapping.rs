@@ -26,9 +26,9 @@ impl From<DrawConfigError> for Problem {
         let code = match err {
             DrawConfigError::TotalTickets(_) => Code::InvalidTotalTickets,
             DrawConfigError::MaxPerPurchase(_) => Code::InvalidMaxPerPurchase,
-            DrawConfigError::Stripes(_) | DrawConfigError::PurchaseTooSpread { .. } => {
-                Code::InvalidStripes
-            }
+            DrawConfigError::Stripes(_)
+            | DrawConfigError::StripesTooLong { .. }
+            | DrawConfigError::PurchaseTooSpread { .. } => Code::InvalidStripes,
             DrawConfigError::MaxPerPayer(_) => Code::InvalidMaxPerPayer,
             DrawConfigError::InstantWins(_) => Code::InvalidInstantWins,
             DrawConfigError::HoldSeconds(_) => Code::InvalidHoldSeconds,

@@ -78,6 +78,10 @@ async fn invalid_draw_settings_are_rejected_with_their_code() {
             "invalid_stripes",
         ),
         (
+            json!({"total_tickets": 1_000_000, "stripes": 87}),
+            "invalid_stripes",
+        ),
+        (
             json!({"total_tickets": 10, "draw_id": "a#b"}),
             "invalid_draw_id",
         ),

@@ -21,6 +21,12 @@ pub const DEFAULT_MAX_HELD_PERCENT: u8 = 25;
 pub const MAX_HELD_PERCENT: std::ops::RangeInclusive<u8> = 1..=100;
 /// The most cursor items a draw may have.
 pub const MAX_STRIPES: u32 = 1_024;
+/// The most tickets one stripe of a new draw holds: its item names every number chosen
+/// ahead of its cursors (7 bytes each), so a stripe all chosen stays far inside DynamoDB's
+/// 400 KB, and a hold's pick lists at most this many. The largest draw fits at its most
+/// stripes (its first, longest stripe holds 1.75 times the mean), and the default
+/// stripes never pass it.
+pub const MAX_STRIPE_TICKETS: u64 = 20_000;
 
 /// Why draw settings were refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,6 +37,14 @@ pub enum DrawConfigError {
     MaxPerPurchase(u32),
     #[error("`stripes` must be between 1 and {MAX_STRIPES}, and at most `total_tickets`, not {0}")]
     Stripes(u32),
+    #[error(
+        "{stripes} stripes of {total_tickets} tickets make a stripe of {longest}, more than the {MAX_STRIPE_TICKETS} one stripe holds; ask for more `stripes`"
+    )]
+    StripesTooLong {
+        total_tickets: u64,
+        stripes: u32,
+        longest: u64,
+    },
     #[error(
         "a purchase of {max_per_purchase} tickets needs {stripes_needed} stripes (at most 44 tickets from one), more than the draw has or one purchase can touch; change `stripes` or use a smaller `max_per_purchase`"
     )]
@@ -192,7 +206,17 @@ impl DrawConfig {
     /// of `transaction_items` items (its record, a cursor per stripe, the payer's
     /// allowance when capped; tickets that do not fit follow) at least while the draw is new, so that no draw refuses its own largest purchase
     /// from the start.
+    /// Checks too that no stripe holds more than `MAX_STRIPE_TICKETS`.
     pub fn check_fits(self, transaction_items: usize) -> Result<Self, DrawConfigError> {
+        // The first stripe is the longest.
+        let longest = self.layout().len(0);
+        if longest > MAX_STRIPE_TICKETS {
+            return Err(DrawConfigError::StripesTooLong {
+                total_tickets: self.total_tickets,
+                stripes: self.stripes,
+                longest,
+            });
+        }
         let stripes_needed = self
             .layout()
             .stripes_to_hold(u64::from(self.max_per_purchase));
@@ -245,6 +269,33 @@ pub fn default_stripes(total_tickets: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_draw_keeps_every_stripe_within_its_most_tickets() {
+        let config = |stripes| DrawConfig::new(1_000_000, None, Some(stripes)).unwrap();
+        assert!(config(88).check_fits(100).is_ok());
+        assert_eq!(
+            config(87).check_fits(100).unwrap_err(),
+            DrawConfigError::StripesTooLong {
+                total_tickets: 1_000_000,
+                stripes: 87,
+                longest: 20_015
+            }
+        );
+        for total in [
+            1,
+            90,
+            10_000,
+            921_600,
+            921_700,
+            5_000_000,
+            MAX_TOTAL_TICKETS,
+        ] {
+            let layout = DrawConfig::new(total, None, None).unwrap().layout();
+            let longest = (0..layout.stripes()).map(|s| layout.len(s)).max().unwrap();
+            assert!(longest <= MAX_STRIPE_TICKETS, "{total}: {longest}");
+        }
+    }
 
     #[test]
     fn a_largest_purchase_spread_beyond_one_transaction_is_refused() {

@@ -6,8 +6,8 @@ pub mod facts;
 
 pub use config::{
     DEFAULT_HOLD_SECONDS, DEFAULT_MAX_HELD_PERCENT, DEFAULT_MAX_PER_PURCHASE, DrawConfig,
-    DrawConfigError, HOLD_SECONDS, MAX_HELD_PERCENT, MAX_PER_PURCHASE_CAP, MAX_STRIPES,
-    MAX_TOTAL_TICKETS, default_stripes,
+    DrawConfigError, HOLD_SECONDS, MAX_HELD_PERCENT, MAX_PER_PURCHASE_CAP, MAX_STRIPE_TICKETS,
+    MAX_STRIPES, MAX_TOTAL_TICKETS, default_stripes,
 };
 
 use jiff::Timestamp;
