@@ -282,9 +282,9 @@ mod tests {
             says(
                 "request body",
                 format!(
-                    "{} on ticket routes, {} MiB on order routes",
+                    "{} on ticket routes, {} KiB on order routes",
                     kib(MAX_BODY_BYTES),
-                    MAX_ORDER_BODY_BYTES >> 20
+                    grouped(MAX_ORDER_BODY_BYTES as u64 / 1024)
                 ),
             ),
             says(

@@ -34,7 +34,7 @@ const VERIFY_PAGE: &str = "target/verify-page/verify.html";
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(12);
 
 /// How long a request's body may take to arrive by default, from its head on: longer than
-/// a 6 MiB batch needs on any working link, shorter than the request timeout.
+/// a batch of the largest order body needs on any working link, shorter than the request timeout.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long drawing winners or serving an eligible list may take by default: a draw of

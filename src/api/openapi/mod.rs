@@ -36,8 +36,8 @@ to do. Besides those:
 `invalid_<member>` (a member of the wrong type or out of range), `unreadable_body`, \
 `invalid_<parameter>` for a path parameter that cannot be decoded, and on every route \
 `invalid_query` for a query parameter the route does not take;
-- `413 body_too_large` (with the `limit` in bytes: 64 KiB on ticket routes, 6 MiB on \
-order routes; refused before the body is read when its `content-length` says so), \
+- `413 body_too_large` (with the `limit` in bytes: 64 KiB on ticket routes, 3,008 KiB \
+on order routes; refused before the body is read when its `content-length` says so), \
 `415 unsupported_media_type` (a body sent without `content-type: application/json`) and \
 `408 body_timeout` (the body did not all arrive in time; nothing was done) on routes that \
 take a body;

@@ -20,8 +20,10 @@ use super::problem::Code;
 use super::timestamp;
 use tally_domain::order::Order;
 
-/// The largest order request: a full batch of large orders, within Lambda's 6 MB payload.
-pub const MAX_ORDER_BODY_BYTES: usize = 6 * 1024 * 1024;
+/// The largest order request. Behind API Gateway the body travels as a JSON string in the
+/// event, where each `"` and `\` is escaped: twice this, with the event's headers, stays
+/// within Lambda's request payload of 6 MiB, so a body Tally takes always reaches it.
+pub const MAX_ORDER_BODY_BYTES: usize = 3 * 1024 * 1024 - 64 * 1024;
 
 super::routes::route_table!(
     Orders:
@@ -124,5 +126,32 @@ impl From<Order> for OrderResponse {
             corrects: order.corrects,
             credit_notes: order.credit_notes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MAX_ORDER_BODY_BYTES;
+
+    /// Lambda's request payload, in bytes.
+    const LAMBDA_PAYLOAD: usize = 6 * 1024 * 1024;
+
+    #[test]
+    fn the_largest_order_body_escaped_in_a_gateway_event_fits_lambdas_payload() {
+        // The worst body: every byte one that the event escapes.
+        let body = "\"".repeat(MAX_ORDER_BODY_BYTES);
+        // API Gateway's headers are at most 10 KB; the rest of the event is far below.
+        let headers = serde_json::json!({"x-padding": "h".repeat(10 * 1024)});
+        let event = serde_json::json!({
+            "version": "2.0",
+            "routeKey": "POST /orders/batch",
+            "rawPath": "/orders/batch",
+            "headers": headers,
+            "requestContext": {"http": {"method": "POST", "path": "/orders/batch"}},
+            "body": body,
+            "isBase64Encoded": false,
+        });
+        let size = serde_json::to_vec(&event).unwrap().len();
+        assert!(size <= LAMBDA_PAYLOAD, "{size}");
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use tally::api::{MAX_BODY_BYTES, MAX_ORDER_BODY_BYTES};
 use tally_testkit::http::exchange;
 
 use super::{LONG, serve};
@@ -106,10 +107,10 @@ async fn a_body_announced_over_the_limit_is_413_before_it_is_read() {
         )
     };
     for (path, length, expect, limit) in [
-        ("/orders/batch", 100_000_000, false, 6 * 1024 * 1024),
-        ("/orders/batch", 10 * 1024 * 1024, true, 6 * 1024 * 1024),
-        ("/draws", 70_000, false, 64 * 1024),
-        ("/draws", 70_000, true, 64 * 1024),
+        ("/orders/batch", 100_000_000, false, MAX_ORDER_BODY_BYTES),
+        ("/orders/batch", 4 * 1024 * 1024, true, MAX_ORDER_BODY_BYTES),
+        ("/draws", 70_000, false, MAX_BODY_BYTES),
+        ("/draws", 70_000, true, MAX_BODY_BYTES),
     ] {
         // No byte of the body is sent: the answer must not wait for it.
         let mut stream = TcpStream::connect(address).await.unwrap();
@@ -118,7 +119,7 @@ async fn a_body_announced_over_the_limit_is_413_before_it_is_read() {
         assert!(!head.contains("100 Continue"), "{head}");
         assert_eq!(
             (body["code"].as_str(), body["limit"].as_u64()),
-            (Some("body_too_large"), Some(limit))
+            (Some("body_too_large"), Some(limit as u64))
         );
     }
     // Within the limit, a client that waits for `100 Continue` gets it, then its answer.
