@@ -255,3 +255,18 @@ async fn every_route_refuses_a_query_parameter_it_does_not_take() {
     assert_problem(&listed, StatusCode::BAD_REQUEST, "invalid_query");
     assert!(detail(&listed).contains("`status`"), "{}", listed.body);
 }
+
+#[tokio::test]
+async fn a_payer_id_of_dots_alone_is_refused_as_a_url_would_resolve_it_away() {
+    let app = spawn_app().await;
+    capped_draw_with_a_purchase(&app, "cust").await;
+    for (k, dots) in [".", ".."].into_iter().enumerate() {
+        let body = json!({"payment_id": format!("d{k}"), "quantity": 1, "payer_id": dots});
+        let reply = app.post("/draws/capped/purchases", &body).await;
+        assert_problem(&reply, StatusCode::BAD_REQUEST, "invalid_payer_id");
+        let limits = json!({"limits": {"GBP": {"day": 1}}});
+        let path = format!("/payers/{}/limits", dots.replace('.', "%2E"));
+        let set = app.put(&path, &limits).await;
+        assert_problem(&set, StatusCode::BAD_REQUEST, "invalid_payer_id");
+    }
+}

@@ -157,7 +157,9 @@ impl PayerId {
         if let Some(refused) = refused_in_id(&normalized).or_else(|| compatibility(&normalized)) {
             return Err(invalid(Some(refused)));
         }
-        if normalized.starts_with(' ') || normalized.ends_with(' ') {
+        // Dots alone would leave a URL that names the payer (`..` turns a payer's
+        // purchases into the draw's).
+        if normalized.starts_with(' ') || normalized.ends_with(' ') || is_dots(&normalized) {
             return Err(invalid(None));
         }
         Ok(Self(normalized.into_owned()))
@@ -287,7 +289,8 @@ mod tests {
         assert!(payer.key_part().chars().all(|c| c.is_ascii_hexdigit()));
         assert!(PayerId::parse(&"é".repeat(256)).is_ok());
         assert!(PayerId::parse("Ann Smith").is_ok());
-        for bad in ["", "a\nb", &"x".repeat(257)] {
+        assert!(PayerId::parse("a.").is_ok());
+        for bad in ["", "a\nb", &"x".repeat(257), ".", ".."] {
             assert_eq!(
                 PayerId::parse(bad).unwrap_err().field,
                 "payer_id",
