@@ -262,7 +262,8 @@ impl TicketService {
     }
 
     /// Reads the payer's item, decides the new terms, writes them with their journal entry
-    /// (`action` by whom) if the item's terms did not change meanwhile; else again.
+    /// (`action` by whom) if the item's terms did not change meanwhile; else again. Terms
+    /// that stay as they are write nothing: a repeat after a lost answer journals nothing.
     async fn change_terms(
         &self,
         payer: &PayerId,
@@ -273,6 +274,9 @@ impl TicketService {
             let record = self.store().get_payer(payer).await?;
             let now = self.now();
             let (limits, exclusion) = decide(&record, now)?;
+            if limits == record.limits && exclusion == record.exclusion {
+                return self.payer_terms(payer).await;
+            }
             let change = serde_json::to_value(&limits)
                 .map_err(|err| StoreError::Invariant(format!("limits as JSON: {err}")))?;
             let entry = Draft::new(

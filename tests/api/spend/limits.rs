@@ -187,8 +187,10 @@ async fn an_exclusion_refuses_purchases_holds_payments_and_free_entries_and_neve
         )
         .await;
     assert_eq!(other.status, StatusCode::CREATED, "{}", other.body);
-    // Each exclusion set is an operator's action: one journal entry each (the refused
-    // past end none), naming the payer by its key, never by its id.
+    // Each exclusion set that changes it is an operator's action: one journal entry each
+    // (the week, then open-ended), naming the payer by its key, never by its id; the
+    // shorter end, the refused past one and the week again change nothing and journal
+    // nothing, as a repeat after a lost answer must not.
     let journal = app.get("/journal").await;
     let set: Vec<&Value> = journal.body["entries"]
         .as_array()
@@ -196,7 +198,7 @@ async fn an_exclusion_refuses_purchases_holds_payments_and_free_entries_and_neve
         .iter()
         .filter(|e| e["action"] == "exclusion_set")
         .collect();
-    assert_eq!(set.len(), 4, "{}", journal.body);
+    assert_eq!(set.len(), 2, "{}", journal.body);
     for entry in set {
         assert!(
             entry["target"].as_str().unwrap().starts_with("payer/"),
@@ -330,4 +332,30 @@ async fn limits_in_more_currencies_than_a_payer_may_name_are_refused() {
         "{}",
         more.body
     );
+}
+
+#[tokio::test]
+async fn limits_set_again_as_they_are_write_nothing_and_journal_nothing() {
+    let app = spawn_app().await;
+    let lower = json!({"limits": {"GBP": {"day": 300}}});
+    let higher = json!({"limits": {"GBP": {"day": 900}}});
+    // A lower limit, then a raise that waits: each repeated, as after a lost answer.
+    for body in [&lower, &lower, &higher, &higher] {
+        let set = app.put("/payers/ann/limits", body).await;
+        assert_eq!(set.status, StatusCode::OK, "{}", set.body);
+    }
+    let read = app.get("/payers/ann/limits").await;
+    assert_eq!(
+        read.body["limits"]["GBP"]["day"]["limit"], 300,
+        "{}",
+        read.body
+    );
+    let journal = app.get("/journal").await;
+    let set = journal.body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "limits_set")
+        .count();
+    assert_eq!(set, 2, "{}", journal.body);
 }
