@@ -52,15 +52,16 @@ async fn requests_the_http_layer_refuses_get_a_bare_status_and_the_rest_problems
         (400, Some("invalid_draw_id"))
     );
     server.abort();
-    // The order routes take up to 6 MiB, and their 413 says so.
+    // The order routes take up to their own limit, and their 413 says so.
+    let limit = tally::api::MAX_ORDER_BODY_BYTES;
     let huge = format!(
         r#"{{"series": "S", "orders": ["{}"]}}"#,
-        "x".repeat(7 << 20)
+        "x".repeat(limit)
     );
     let reply = post_raw(&app.router, "/orders/batch", "application/json", huge).await;
     assert_eq!(reply.status, StatusCode::PAYLOAD_TOO_LARGE);
-    assert_eq!(reply.body["limit"], 6 * 1024 * 1024);
-    assert!(reply.body["detail"].as_str().unwrap().contains("6291456"));
+    assert_eq!(reply.body["limit"], limit);
+    assert!(reply.body["detail"].as_str().unwrap().contains(&limit.to_string()));
 }
 
 #[tokio::test]
