@@ -156,11 +156,12 @@ impl Store {
         }
         let verdicts = match self.transact_roled(tx).await? {
             RoledOutcome::Committed => return Ok(OrdersCommit::Committed),
+            // A transaction still in progress may yet commit: its outcome is unknown.
             RoledOutcome::Busy => {
-                return Ok(OrdersCommit::Cancelled(OrdersCancellation {
-                    conflict: true,
-                    ..OrdersCancellation::default()
-                }));
+                return Err(StoreError::Unavailable {
+                    operation: "TransactWriteItems",
+                    reason: "the transaction was still in progress".into(),
+                });
             }
             RoledOutcome::Cancelled(verdicts) => verdicts,
         };

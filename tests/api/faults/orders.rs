@@ -183,3 +183,48 @@ async fn voids_and_a_move_under_faults_settle_once_and_keep_the_chain() {
     assert_eq!(audit["chain"]["intact"], true, "{audit}");
     assert_eq!(numbered_orders(&app.scan().await, "VF").len(), 100);
 }
+
+#[tokio::test]
+async fn a_fast_order_whose_transaction_stays_in_progress_leaves_its_numbers_in_doubt() {
+    let app = spawn_app().await;
+    let definition = json!({"format": "IP{seq:5}", "reset": "never", "gapless": false});
+    app.define_series("IP", &definition).await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(20)).await;
+    // Every attempt of every transaction commits and is answered "still in progress".
+    proxy.set(Faults {
+        in_progress_after: 1.0,
+        operations: Some(vec!["TransactWriteItems".into()]),
+        ..Faults::default()
+    });
+    let first = json!({"series": "IP", "source": "s", "external_ref": "a"}).to_string();
+    let unknown = crate::helpers::send_raw(
+        &instance,
+        Method::POST,
+        "/orders",
+        "application/json",
+        first.clone(),
+    )
+    .await;
+    assert_eq!(
+        unknown.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        unknown.body
+    );
+    assert!(proxy.counts().in_progress_after > 0);
+    // The numbers that transaction took are in doubt: the next order neither fails on
+    // them nor takes one twice.
+    proxy.set(Faults::default());
+    let second = json!({"series": "IP", "source": "s", "external_ref": "b"}).to_string();
+    let next = settle(&instance, "/orders", &second).await;
+    assert_eq!(next.status, StatusCode::CREATED, "{}", next.body);
+    let again = settle(&instance, "/orders", &first).await;
+    assert!(again.status.is_success(), "{}", again.body);
+    let stored = numbered_orders(&app.scan().await, "IP");
+    assert_eq!(stored.len(), 2);
+    let answered = [&again.body["order_number"], &next.body["order_number"]];
+    for numbered in stored.values() {
+        assert!(answered.contains(&&json!(numbered.number)), "{stored:?}");
+    }
+}

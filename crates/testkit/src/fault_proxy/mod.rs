@@ -66,6 +66,10 @@ pub struct Faults {
     /// Chance of forwarding (the write commits) and then staying silent until the client gives
     /// up (at most a minute, after which the connection is closed without an answer).
     pub lost_after: f64,
+    /// Chance of forwarding a `TransactWriteItems` (it commits) and then answering
+    /// `400 TransactionInProgressException`, as DynamoDB does while a transaction with the
+    /// same token still runs. Other operations pass clean of it.
+    pub in_progress_after: f64,
     /// Delay drawn uniformly from this range before the proxy acts on a request.
     pub latency: Option<RangeInclusive<Duration>>,
     /// Operations the faults apply to (`PutItem`, `TransactWriteItems`, ...); the others pass
@@ -82,6 +86,7 @@ pub struct Counts {
     pub errors_before: u64,
     pub errors_after: u64,
     pub lost_after: u64,
+    pub in_progress_after: u64,
     /// Requests given a non-zero delay.
     pub delayed: u64,
     /// Requests that arrived while the proxy was frozen.
@@ -176,6 +181,7 @@ impl FaultProxy {
             ("error_before", faults.error_before),
             ("error_after", faults.error_after),
             ("lost_after", faults.lost_after),
+            ("in_progress_after", faults.in_progress_after),
         ] {
             assert!((0.0..=1.0).contains(&p), "{name} is not a probability: {p}");
         }
@@ -246,6 +252,7 @@ impl FaultProxy {
             errors_before: read(&c.errors_before),
             errors_after: read(&c.errors_after),
             lost_after: read(&c.lost_after),
+            in_progress_after: read(&c.in_progress_after),
             delayed: read(&c.delayed),
             held: read(&c.held),
         }
@@ -297,6 +304,7 @@ struct Counters {
     errors_before: AtomicU64,
     errors_after: AtomicU64,
     lost_after: AtomicU64,
+    in_progress_after: AtomicU64,
     delayed: AtomicU64,
     held: AtomicU64,
 }

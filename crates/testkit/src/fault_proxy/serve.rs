@@ -28,6 +28,7 @@ enum Fault {
     ErrorBefore,
     ErrorAfter,
     LostAfter,
+    InProgressAfter,
 }
 
 /// Makes hyper close the connection without an answer.
@@ -151,6 +152,16 @@ impl Shared {
                 tokio::time::sleep(HOLD_LIMIT).await;
                 Err(Hangup("answer lost on purpose".into()))
             }
+            Some(Fault::InProgressAfter) => {
+                bump(&self.counters.in_progress_after);
+                let answer = self.forward_detached(upstream).await?;
+                self.record_undelivered(operation, &sent, answer).await;
+                Ok(dynamodb_error(
+                    StatusCode::BAD_REQUEST,
+                    "TransactionInProgressException",
+                    "Transaction is ongoing for the given ClientRequestToken.",
+                ))
+            }
         }
     }
 
@@ -203,12 +214,17 @@ impl Shared {
         let error_before = rng.random_bool(faults.error_before);
         let error_after = rng.random_bool(faults.error_after);
         let lost_after = rng.random_bool(faults.lost_after);
+        let in_progress_after = rng.random_bool(faults.in_progress_after);
         let delay = faults.latency.clone().map(|range| rng.random_range(range));
         let fault = [
             (throttle, Fault::Throttle),
             (error_before, Fault::ErrorBefore),
             (error_after, Fault::ErrorAfter),
             (lost_after, Fault::LostAfter),
+            (
+                in_progress_after && operation == "TransactWriteItems",
+                Fault::InProgressAfter,
+            ),
         ]
         .into_iter()
         .find_map(|(fired, fault)| fired.then_some(fault));
