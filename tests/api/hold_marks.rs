@@ -17,7 +17,7 @@ use tally::store::limits::STRIPE_HOLD_MARKS;
 use crate::helpers::{Item, settle};
 use crate::hold_app::HoldApp;
 
-const TOTAL: u64 = 60_000;
+const TOTAL: u64 = 20_000;
 /// Holders at once, each holding in turn: one, as concurrent holds of one stripe only
 /// meet in its transactions, which the races of holds prove elsewhere.
 const TASKS: u64 = 1;
