@@ -6,8 +6,9 @@ namespace Tally\Client;
 
 /**
  * How `503`s (Tally's, with `Retry-After`), `429`s, API Gateway's `502`/`504` and failed
- * connections are repeated: capped exponential backoff with full jitter, never shorter
- * than `Retry-After`. Every call carries its idempotency key, so a repeat is safe.
+ * connections are repeated. A wait is `Retry-After` plus exponential backoff with full
+ * jitter, never longer than `maxDelayMs` (a longer `Retry-After` is cut to it). Every
+ * call carries its idempotency key, so a repeat is safe.
  */
 final class RetryPolicy
 {

@@ -86,20 +86,37 @@ final class TallyClient
         [$method, $template] = Routes::ROUTES[$route];
         $url = rtrim($this->baseUrl, '/') . preg_replace_callback(
             '/\{(\w+)\}/',
-            static fn (array $m): string => rawurlencode((string) $path[$m[1]]),
+            static fn (array $m): string => self::segment($m[1], (string) $path[$m[1]]),
             $template,
         );
         $query = array_filter($query, static fn ($v): bool => $v !== null);
         if ($query !== []) {
             $url .= '?' . http_build_query($query, '', '&', PHP_QUERY_RFC3986);
         }
-        $payload = $body === null ? '' : json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        // Every body is a JSON object, so an empty array is `{}`, never `[]`.
+        $payload = match ($body) {
+            null => '',
+            [] => '{}',
+            default => json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE),
+        };
         $headers = $body === null ? [] : ['content-type' => 'application/json'];
         $response = $this->send($method, $url, $headers, $payload);
         if (!$response->ok()) {
             throw TallyError::of($response);
         }
         return $response->json();
+    }
+
+    /**
+     * A path parameter, percent-encoded; `.` and `..` are refused, since a URL drops such a
+     * segment (`/payers/../purchases` is sent as `/purchases`, another route).
+     */
+    private static function segment(string $name, string $value): string
+    {
+        if ($value === '.' || $value === '..') {
+            throw new \InvalidArgumentException("{$name} cannot be \"{$value}\": a URL drops it from the path");
+        }
+        return rawurlencode($value);
     }
 
     /**

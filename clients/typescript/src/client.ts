@@ -5,7 +5,7 @@
  * Connect issuer's tokens, and are repeated after `503`s and `429`s; lists are async
  * iterators; batches post their `contention` items again alone.
  */
-import createClient, { type Client } from "openapi-fetch";
+import createClient, { type Client, defaultPathSerializer } from "openapi-fetch";
 
 import { settleBatch } from "./batches.js";
 import { errorOf } from "./errors.js";
@@ -44,6 +44,20 @@ export interface TallyOptions {
   retry?: Partial<RetryPolicy>;
   /** The fetch that sends each attempt (by default the global one). */
   fetch?: (request: Request) => Promise<Response>;
+}
+
+/**
+ * The path with its parameters put in, each first refused when it is `.` or `..`: URL
+ * parsing drops such a segment (`/payers/../purchases` becomes `/purchases`), so the
+ * request would reach another route.
+ */
+function pathOf(path: string, params: Record<string, unknown>): string {
+  for (const [name, value] of Object.entries(params)) {
+    if (value === "." || value === "..") {
+      throw new Error(`${name} cannot be "${value}": a URL drops it from the path`);
+    }
+  }
+  return defaultPathSerializer(path, params);
 }
 
 /** A call's answer: its data, or a `TallyError` thrown. */
@@ -87,7 +101,11 @@ export class TallyClient {
       }
       send = signing(signer(region, options.credentials), send);
     }
-    this.http = createClient<paths>({ baseUrl: options.baseUrl, fetch: retrying(send, this.retry) });
+    this.http = createClient<paths>({
+      baseUrl: options.baseUrl,
+      fetch: retrying(send, this.retry),
+      pathSerializer: pathOf,
+    });
   }
 
   // Draws.

@@ -1,8 +1,9 @@
 /**
  * Repeats what Tally and API Gateway ask to be repeated: `503` (Tally's `Retry-After`
  * says when), `429` and API Gateway's `502`/`504`, and a connection that failed. Every
- * call carries its idempotency key, so a repeat can never do a thing twice. Waits are
- * capped exponential backoff with full jitter, never shorter than `Retry-After`.
+ * call carries its idempotency key, so a repeat can never do a thing twice. A wait is
+ * `Retry-After` plus exponential backoff with full jitter, never longer than
+ * `maxDelayMs` (a longer `Retry-After` is cut to it).
  */
 import { retryAfterSeconds } from "./errors.js";
 

@@ -8,7 +8,7 @@ import { test } from "node:test";
 
 import { settleBatch } from "../src/batches.js";
 import { errorOf } from "../src/errors.js";
-import { DEFAULT_RETRY, GATEWAY_CODES, GATEWAY_OTHER, waitBefore } from "../src/index.js";
+import { DEFAULT_RETRY, GATEWAY_CODES, GATEWAY_OTHER, TallyClient, waitBefore } from "../src/index.js";
 import { REPEATED } from "../src/retry.js";
 
 test("a problem keeps its code and members; a gateway answer gets a code of its own", () => {
@@ -31,6 +31,26 @@ test("a wait is Retry-After plus full jitter under a doubling ceiling, never pas
   assert.equal(waitBefore(9, null, policy, () => 1), 1_000);
   assert.equal(waitBefore(1, 2, policy, () => 0), 1_000);
   assert.equal(waitBefore(1, 0.5, policy, () => 0.5), 550);
+});
+
+test("a path parameter of `.` or `..` is refused before any request: a URL would drop it", async () => {
+  const sent: string[] = [];
+  const tally = new TallyClient({
+    baseUrl: "http://tally.test",
+    credentials: null,
+    fetch: async (request) => {
+      sent.push(new URL(request.url).pathname);
+      return Response.json({ purchases: [], cursor: null });
+    },
+  });
+  await assert.rejects(tally.payerPurchases("d", "..").next(), /payer_id cannot be "\.\."/);
+  await assert.rejects(tally.getLimits(".."), /payer_id cannot be "\.\."/);
+  await assert.rejects(tally.getDraw("."), /draw_id cannot be "\."/);
+  await assert.rejects(tally.getSeriesOrder("..", "N-1"), /series_id cannot be "\.\."/);
+  assert.deepEqual(sent, []);
+  await tally.getLimits("...");
+  await tally.payerPurchases("d", "..x").next();
+  assert.deepEqual(sent, ["/payers/.../limits", "/draws/d/payers/..x/purchases"]);
 });
 
 test("a batch posts its contended items again alone and keeps the first indexes", async () => {

@@ -4,8 +4,11 @@ declare(strict_types=1);
 
 namespace Tally\Client\Http;
 
-/** Sends one request with curl. A failed connection is a `TransportError`. */
-final class Transport
+/**
+ * Sends one request with curl. A failed connection is a `TransportError`. Not final: a
+ * subclass may send otherwise (the unit tests record requests so).
+ */
+class Transport
 {
     public function __construct(private readonly int $timeoutSeconds = 30)
     {

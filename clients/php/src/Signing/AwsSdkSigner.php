@@ -29,8 +29,8 @@ final class AwsSdkSigner implements Signer
             new \GuzzleHttp\Psr7\Request($method, $url, $headers, $body),
             new \Aws\Credentials\Credentials(
                 $credentials->accessKeyId,
-                $credentials->secretAccessKey,
-                $credentials->sessionToken,
+                $credentials->secretAccessKey(),
+                $credentials->sessionToken(),
             ),
         );
         $out = [];

@@ -33,11 +33,10 @@ final class SignatureV4 implements Signer
         $amzDate = $now->format('Ymd\THis\Z');
         $date = $now->format('Ymd');
         $parts = parse_url($url);
-        $host = $parts['host'] . (isset($parts['port']) ? ':' . $parts['port'] : '');
-        $headers = ['host' => $host] + $headers + ['x-amz-date' => $amzDate];
+        $headers = ['host' => self::host($parts)] + $headers + ['x-amz-date' => $amzDate];
         $headers['x-amz-date'] = $amzDate;
-        if ($credentials->sessionToken !== null) {
-            $headers['x-amz-security-token'] = $credentials->sessionToken;
+        if ($credentials->sessionToken() !== null) {
+            $headers['x-amz-security-token'] = $credentials->sessionToken();
         }
         $canonicalHeaders = [];
         foreach ($headers as $name => $value) {
@@ -55,7 +54,7 @@ final class SignatureV4 implements Signer
         ]);
         $scope = "{$date}/{$this->region}/{$this->service}/aws4_request";
         $stringToSign = implode("\n", ['AWS4-HMAC-SHA256', $amzDate, $scope, hash('sha256', $canonicalRequest)]);
-        $key = 'AWS4' . $credentials->secretAccessKey;
+        $key = 'AWS4' . $credentials->secretAccessKey();
         foreach ([$date, $this->region, $this->service, 'aws4_request'] as $part) {
             $key = hash_hmac('sha256', $part, $key, true);
         }
@@ -64,6 +63,19 @@ final class SignatureV4 implements Signer
         $headers['authorization'] = "AWS4-HMAC-SHA256 Credential={$credentials->accessKeyId}/{$scope}, "
             . "SignedHeaders={$signedHeaders}, Signature={$signature}";
         return $headers;
+    }
+
+    /**
+     * The `Host` header curl sends: the host, and the port unless it is the scheme's
+     * default (`https://h:443` sends `Host: h`, `http://h:8080` sends `Host: h:8080`).
+     *
+     * @param array<string, int|string> $parts the URL, parsed
+     */
+    private static function host(array $parts): string
+    {
+        $port = $parts['port'] ?? null;
+        $default = ['http' => 80, 'https' => 443][strtolower((string) ($parts['scheme'] ?? ''))] ?? null;
+        return $parts['host'] . ($port === null || $port === $default ? '' : ":{$port}");
     }
 
     /**
