@@ -91,6 +91,11 @@ impl StripeView {
             .map(|s| (s, Side::Top))
             .collect();
         others.shuffle(rng);
+        // Where buyers choose, a stripe never seen is read before a first write on it:
+        // those seen go first.
+        if self.marked {
+            others.sort_by_key(|&(s, _)| !self.seen[s as usize]);
+        }
         let busy: Vec<(u32, Side)> = stripes
             .filter(|&s| self.busy[s as usize] > 0 && self.room(s) > 0)
             .map(|s| (s, self.owned[s as usize].unwrap_or(Side::Top)))
