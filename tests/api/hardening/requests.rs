@@ -54,14 +54,16 @@ async fn requests_the_http_layer_refuses_get_a_bare_status_and_the_rest_problems
     server.abort();
     // The order routes take up to their own limit, and their 413 says so.
     let limit = tally::api::MAX_ORDER_BODY_BYTES;
-    let huge = format!(
-        r#"{{"series": "S", "orders": ["{}"]}}"#,
-        "x".repeat(limit)
-    );
+    let huge = format!(r#"{{"series": "S", "orders": ["{}"]}}"#, "x".repeat(limit));
     let reply = post_raw(&app.router, "/orders/batch", "application/json", huge).await;
     assert_eq!(reply.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(reply.body["limit"], limit);
-    assert!(reply.body["detail"].as_str().unwrap().contains(&limit.to_string()));
+    assert!(
+        reply.body["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&limit.to_string())
+    );
 }
 
 #[tokio::test]
