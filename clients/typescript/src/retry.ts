@@ -14,9 +14,19 @@ export interface RetryPolicy {
   baseDelayMs: number;
   /** The longest single wait in milliseconds, `Retry-After` included (default 20,000). */
   maxDelayMs: number;
+  /**
+   * How long one attempt may take in milliseconds (default 30,000, the PHP client's
+   * too): a slower one is aborted and repeated like a failed connection.
+   */
+  attemptTimeoutMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 200, maxDelayMs: 20_000 };
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxAttempts: 6,
+  baseDelayMs: 200,
+  maxDelayMs: 20_000,
+  attemptTimeoutMs: 30_000,
+};
 
 /** The statuses that are repeated. */
 export const REPEATED: ReadonlySet<number> = new Set([429, 502, 503, 504]);
@@ -42,7 +52,12 @@ export function retrying(
   return async (request) => {
     const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer());
     for (let attempt = 1; ; attempt++) {
-      const copy = new Request(request.url, { method: request.method, headers: request.headers, body });
+      const copy = new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body,
+        signal: AbortSignal.timeout(policy.attemptTimeoutMs),
+      });
       let response: Response;
       try {
         response = await send(copy);

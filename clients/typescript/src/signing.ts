@@ -60,7 +60,7 @@ export function signing(
         sent.set(name, value);
       }
     }
-    return send(new Request(request.url, { method: request.method, headers: sent, body }));
+    return send(new Request(request.url, { method: request.method, headers: sent, body, signal: request.signal }));
   };
 }
 
@@ -79,6 +79,6 @@ export function bearing(
     const headers = new Headers(request.headers);
     headers.set("authorization", `Bearer ${await token()}`);
     const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer());
-    return send(new Request(request.url, { method: request.method, headers, body }));
+    return send(new Request(request.url, { method: request.method, headers, body, signal: request.signal }));
   };
 }
