@@ -53,6 +53,18 @@ export class TallyError extends Error {
   }
 }
 
+/**
+ * Credentials or a token that could not be had (the provider threw): thrown at once,
+ * never repeated, since another attempt would ask the same provider. `cause` is the
+ * provider's error.
+ */
+export class CredentialsError extends Error {
+  constructor(cause: unknown) {
+    super("no credentials or token to send the request with", { cause });
+    this.name = "CredentialsError";
+  }
+}
+
 /** Seconds of a `Retry-After` header given in seconds; `null` when absent or a date. */
 export function retryAfterSeconds(response: Response): number | null {
   const value = response.headers.get("retry-after");

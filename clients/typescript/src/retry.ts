@@ -1,11 +1,12 @@
 /**
  * Repeats what Tally and API Gateway ask to be repeated: `503` (Tally's `Retry-After`
- * says when), `429` and API Gateway's `502`/`504`, and a connection that failed. Every
+ * says when), `429` and API Gateway's `502`/`504`, and a connection that failed (not a
+ * credential or token provider that failed: `CredentialsError`, thrown at once). Every
  * call carries its idempotency key, so a repeat can never do a thing twice. A wait is
  * `Retry-After` plus exponential backoff with full jitter, never longer than
  * `maxDelayMs` (a longer `Retry-After` is cut to it).
  */
-import { retryAfterSeconds } from "./errors.js";
+import { CredentialsError, retryAfterSeconds } from "./errors.js";
 
 export interface RetryPolicy {
   /** Attempts in all, the first included (default 6; 1 repeats nothing). */
@@ -62,7 +63,7 @@ export function retrying(
       try {
         response = await send(copy);
       } catch (failure) {
-        if (attempt >= policy.maxAttempts) {
+        if (failure instanceof CredentialsError || attempt >= policy.maxAttempts) {
           throw failure;
         }
         await sleep(waitBefore(attempt, null, policy));

@@ -7,6 +7,7 @@
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
 import { SignatureV4 } from "@smithy/signature-v4";
+import { CredentialsError } from "./errors.js";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 
 /** API Gateway's signing name. */
@@ -41,18 +42,22 @@ export function signing(
       const before = query[name];
       query[name] = before === undefined ? value : [...[before].flat(), value];
     }
-    const signed = await sigv4.sign({
-      method: request.method,
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port: url.port === "" ? undefined : Number(url.port),
-      // As sent, percent-escapes included: the signer escapes it once more, as API
-      // Gateway does when it checks the signature.
-      path: url.pathname,
-      query,
-      headers,
-      body,
-    });
+    const signed = await sigv4
+      .sign({
+        method: request.method,
+        protocol: url.protocol,
+        hostname: url.hostname,
+        port: url.port === "" ? undefined : Number(url.port),
+        // As sent, percent-escapes included: the signer escapes it once more, as API
+        // Gateway does when it checks the signature.
+        path: url.pathname,
+        query,
+        headers,
+        body,
+      })
+      .catch((failure: unknown) => {
+        throw new CredentialsError(failure);
+      });
     const sent = new Headers();
     for (const [name, value] of Object.entries(signed.headers)) {
       // fetch sets the host from the URL, the same value that was signed.
@@ -77,7 +82,12 @@ export function bearing(
 ): (request: Request) => Promise<Response> {
   return async (request) => {
     const headers = new Headers(request.headers);
-    headers.set("authorization", `Bearer ${await token()}`);
+    const bearer = await Promise.resolve()
+      .then(token)
+      .catch((failure: unknown) => {
+        throw new CredentialsError(failure);
+      });
+    headers.set("authorization", `Bearer ${bearer}`);
     const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer());
     return send(new Request(request.url, { method: request.method, headers, body, signal: request.signal }));
   };

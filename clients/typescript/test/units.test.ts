@@ -8,7 +8,7 @@ import { test } from "node:test";
 
 import { settleBatch } from "../src/batches.js";
 import { errorOf } from "../src/errors.js";
-import { DEFAULT_RETRY, GATEWAY_CODES, GATEWAY_OTHER, TallyClient, waitBefore } from "../src/index.js";
+import { CredentialsError, DEFAULT_RETRY, GATEWAY_CODES, GATEWAY_OTHER, TallyClient, waitBefore } from "../src/index.js";
 import { REPEATED, retrying } from "../src/retry.js";
 
 test("a problem keeps its code and members; a gateway answer gets a code of its own", () => {
@@ -51,6 +51,28 @@ test("a path parameter of `.` or `..` is refused before any request: a URL would
   await tally.getLimits("...");
   await tally.payerPurchases("d", "..x").next();
   assert.deepEqual(sent, ["/payers/.../limits", "/draws/d/payers/..x/purchases"]);
+});
+
+test("a credential or token provider that fails is asked once, and nothing is sent", async () => {
+  const sent: string[] = [];
+  const fetch = async (request: Request) => {
+    sent.push(request.url);
+    return Response.json({});
+  };
+  let asked = 0;
+  const failing = () => {
+    asked += 1;
+    throw new Error("no profile named tally");
+  };
+  const signed = new TallyClient({ baseUrl: "http://tally.test", region: "eu-west-1", credentials: failing, fetch });
+  await assert.rejects(signed.getDraw("d"), (e: unknown) => {
+    assert.ok(e instanceof CredentialsError);
+    assert.match(String((e as CredentialsError).cause), /no profile named tally/);
+    return true;
+  });
+  const bearer = new TallyClient({ baseUrl: "http://tally.test", token: failing, fetch });
+  await assert.rejects(bearer.getDraw("d"), CredentialsError);
+  assert.deepEqual([asked, sent], [2, []]);
 });
 
 test("a batch posts its contended items again alone and keeps the first indexes", async () => {
