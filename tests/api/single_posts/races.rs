@@ -140,15 +140,15 @@ async fn single_posts_under_faults(gapless: bool) {
     let counts = proxy.counts();
     assert!(counts.errors_after + counts.lost_after > 0, "{counts:?}");
     proxy.set(Faults::default());
-    let abandoned = lost_reservations(&proxy);
+    let abandoned = lost_reservations(&proxy).await;
     check_numbering(&app, "U", gapless, &answered, &services, &abandoned).await;
 }
 
-/// The blocks reserved by an `ADD` whose answer was lost (the SDK's repeat reserved
-/// another): no process knows them, so they stay unused.
-fn lost_reservations(proxy: &FaultProxy) -> BTreeSet<u64> {
+/// The blocks reserved by an `ADD` whose answer was lost, or came after the SDK had given
+/// up on it (the SDK's repeat reserved another): no process knows them, so they stay unused.
+async fn lost_reservations(proxy: &FaultProxy) -> BTreeSet<u64> {
     let mut lost = BTreeSet::new();
-    for undelivered in proxy.undelivered() {
+    for undelivered in proxy.undelivered().await {
         if undelivered.operation != "UpdateItem" {
             continue;
         }

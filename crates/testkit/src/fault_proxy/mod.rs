@@ -94,8 +94,8 @@ pub struct Counts {
 }
 
 /// A request that DynamoDB Local answered and whose answer the client never got (a 500
-/// or silence after forwarding): what a write it made was for, for tests that account for
-/// every number.
+/// or silence after forwarding, or a client that had given up and hung up before the
+/// answer came): what a write it made was for, for tests that account for every number.
 #[derive(Clone, Debug)]
 pub struct Undelivered {
     pub operation: String,
@@ -152,6 +152,7 @@ impl FaultProxy {
             freeze: Mutex::new(Freeze::default()),
             counters: Counters::default(),
             undelivered: Mutex::new(Vec::new()),
+            in_flight: AtomicU64::new(0),
             recording: Mutex::new(None),
             stopped,
         });
@@ -212,9 +213,15 @@ impl FaultProxy {
                     }
                     std::mem::take(&mut freeze.held)
                 };
-                for Held { request, reply } in held {
-                    // The client may have given up; the request is processed all the same.
-                    let _ = reply.send(shared.forward(request).await);
+                for held in held {
+                    // The client may have given up; the request is processed all the same,
+                    // and its answer recorded as undelivered.
+                    let answer = shared.forward(held.request).await;
+                    if let Err(Ok(answer)) = held.reply.send(answer) {
+                        shared
+                            .record_undelivered(held.operation, &held.sent, answer)
+                            .await;
+                    }
                 }
             }
         };
@@ -223,12 +230,18 @@ impl FaultProxy {
         task.await.expect("the thaw task does not panic");
     }
 
-    /// Every answer the clients did not get, in the order DynamoDB Local gave them.
-    pub fn undelivered(&self) -> Vec<Undelivered> {
+    /// Every answer the clients did not get, in the order DynamoDB Local gave them, once the
+    /// requests still forwarded have their answers (for at most `HOLD_LIMIT`).
+    pub async fn undelivered(&self) -> Vec<Undelivered> {
+        let waited = tokio::time::timeout(HOLD_LIMIT, async {
+            while self.shared.in_flight.load(Ordering::SeqCst) > 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        let _ = waited.await;
         self.shared.undelivered.lock().unwrap().clone()
     }
 
-    /// Records every request that arrives from now on, until [`Self::recorded`].
     pub fn record(&self) {
         *self.shared.recording.lock().unwrap() = Some(Vec::new());
     }
@@ -274,6 +287,8 @@ struct Shared {
     freeze: Mutex<Freeze>,
     counters: Counters,
     undelivered: Mutex<Vec<Undelivered>>,
+    /// Requests forwarded in tasks of their own whose answers have not come yet.
+    in_flight: AtomicU64,
     /// The requests seen, while recording.
     recording: Mutex<Option<Vec<Recorded>>>,
     stopped: watch::Receiver<()>,
@@ -293,6 +308,8 @@ struct Freeze {
 type Answer = Result<Response<Full<Bytes>>, Hangup>;
 
 struct Held {
+    operation: String,
+    sent: Bytes,
     request: Request<Full<Bytes>>,
     reply: oneshot::Sender<Answer>,
 }

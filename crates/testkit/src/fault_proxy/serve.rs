@@ -109,7 +109,7 @@ impl Shared {
         // The Host header stays the proxy's: it is part of what the SDK signed.
         *upstream.headers_mut() = end_to_end(parts.headers);
 
-        let upstream = match self.hold_if_frozen(upstream) {
+        let upstream = match self.hold_if_frozen(&operation, &sent, upstream) {
             Ok(reply) => {
                 return match tokio::time::timeout(HOLD_LIMIT, reply).await {
                     Ok(Ok(answer)) => answer,
@@ -125,7 +125,7 @@ impl Shared {
             tokio::time::sleep(delay).await;
         }
         match fault {
-            None => self.forward_detached(upstream).await,
+            None => self.forward_detached(&operation, &sent, upstream).await,
             Some(Fault::Throttle) => {
                 bump(&self.counters.throttled);
                 Ok(dynamodb_error(
@@ -140,13 +140,13 @@ impl Shared {
             }
             Some(Fault::ErrorAfter) => {
                 bump(&self.counters.errors_after);
-                let answer = self.forward_detached(upstream).await?;
+                let answer = self.forward_detached(&operation, &sent, upstream).await?;
                 self.record_undelivered(operation, &sent, answer).await;
                 Ok(internal_server_error())
             }
             Some(Fault::LostAfter) => {
                 bump(&self.counters.lost_after);
-                let answer = self.forward_detached(upstream).await?;
+                let answer = self.forward_detached(&operation, &sent, upstream).await?;
                 self.record_undelivered(operation, &sent, answer).await;
                 // hyper drops this future as soon as the client closes the connection.
                 tokio::time::sleep(HOLD_LIMIT).await;
@@ -154,7 +154,7 @@ impl Shared {
             }
             Some(Fault::InProgressAfter) => {
                 bump(&self.counters.in_progress_after);
-                let answer = self.forward_detached(upstream).await?;
+                let answer = self.forward_detached(&operation, &sent, upstream).await?;
                 self.record_undelivered(operation, &sent, answer).await;
                 Ok(dynamodb_error(
                     StatusCode::BAD_REQUEST,
@@ -165,7 +165,7 @@ impl Shared {
         }
     }
 
-    async fn record_undelivered(
+    pub(super) async fn record_undelivered(
         &self,
         operation: String,
         request: &Bytes,
@@ -189,6 +189,8 @@ impl Shared {
     /// otherwise. Checking and queueing under one lock keeps `thaw` from missing a request.
     fn hold_if_frozen(
         &self,
+        operation: &str,
+        sent: &Bytes,
         request: Request<Full<Bytes>>,
     ) -> Result<oneshot::Receiver<Answer>, Box<Request<Full<Bytes>>>> {
         let mut freeze = self.freeze.lock().unwrap();
@@ -197,7 +199,12 @@ impl Shared {
         }
         bump(&self.counters.held);
         let (reply, answer) = oneshot::channel();
-        freeze.held.push(Held { request, reply });
+        freeze.held.push(Held {
+            operation: operation.to_owned(),
+            sent: sent.clone(),
+            request,
+            reply,
+        });
         Ok(answer)
     }
 
@@ -233,13 +240,30 @@ impl Shared {
 
     /// Forwards in a task of its own, so that the request reaches DynamoDB Local even when its
     /// client stops waiting, as it would over a real network.
-    async fn forward_detached(self: &Arc<Self>, request: Request<Full<Bytes>>) -> Answer {
+    /// Forwards `request` in a task of its own, so that it lands even if the client gives
+    /// up; an answer that nobody waits for any more (hyper dropped the handler when the
+    /// client hung up, after its own timeout say) is recorded as undelivered.
+    async fn forward_detached(
+        self: &Arc<Self>,
+        operation: &str,
+        sent: &Bytes,
+        request: Request<Full<Bytes>>,
+    ) -> Answer {
+        let (reply, answer) = oneshot::channel();
         let shared = Arc::clone(self);
-        let work = async move { shared.forward(request).await };
-        match tokio::spawn(until_stopped(self.stopped.clone(), work)).await {
-            Ok(Some(answer)) => answer,
-            _ => Err(Hangup("the proxy stopped".into())),
-        }
+        let (operation, sent) = (operation.to_owned(), sent.clone());
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let work = async move {
+            let answer = shared.forward(request).await;
+            if let Err(Ok(answer)) = reply.send(answer) {
+                shared.record_undelivered(operation, &sent, answer).await;
+            }
+            shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+        };
+        tokio::spawn(until_stopped(self.stopped.clone(), work));
+        answer
+            .await
+            .unwrap_or_else(|_| Err(Hangup("the proxy stopped".into())))
     }
 
     pub(super) async fn forward(&self, request: Request<Full<Bytes>>) -> Answer {

@@ -52,6 +52,12 @@ async fn a_frozen_proxy_holds_requests_until_thawed() {
 
     proxy.thaw().await;
     assert!(exists(&direct, "given-up").await, "forwarded late");
+    let undelivered = proxy.undelivered().await;
+    let keys: Vec<_> = undelivered
+        .iter()
+        .map(|u| (u.operation.as_str(), &u.request["Item"]["pk"]["S"]))
+        .collect();
+    assert_eq!(keys, [("PutItem", &serde_json::json!("given-up"))]);
     assert!(exists(&direct, "waiting").await);
     waiting
         .await
@@ -137,4 +143,47 @@ async fn a_dropped_proxy_closes_its_port_and_connections() {
         !exists(&direct, "a").await,
         "held requests die with the proxy"
     );
+}
+
+/// Answers every request with `{}` after `delay`, as a DynamoDB that has become slow.
+async fn slow_upstream(delay: Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let answer = move || async move {
+        tokio::time::sleep(delay).await;
+        ([(header::CONTENT_TYPE, "application/x-amz-json-1.0")], "{}")
+    };
+    let app = axum::Router::new().fallback(answer);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{address}")
+}
+
+#[tokio::test]
+async fn an_answer_that_comes_after_the_client_gave_up_is_undelivered() {
+    let direct = Direct::new().await;
+    let proxy = FaultProxy::start(&slow_upstream(IMPATIENT * 2).await).await;
+    let impatient = client_via(&direct, &proxy, 1, IMPATIENT);
+    let patient = client_via(&direct, &proxy, 1, PATIENT);
+
+    put(&patient, direct.table(), "waited")
+        .await
+        .expect("the patient client gets its answer");
+    assert!(proxy.undelivered().await.is_empty());
+    let err = put(&impatient, direct.table(), "given-up")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SdkError::TimeoutError(_)), "{err:?}");
+    let undelivered = proxy.undelivered().await;
+    let keys: Vec<_> = undelivered
+        .iter()
+        .map(|u| {
+            (
+                u.operation.as_str(),
+                &u.request["Item"]["pk"]["S"],
+                &u.answer,
+            )
+        })
+        .collect();
+    let given_up = serde_json::json!("given-up");
+    assert_eq!(keys, [("PutItem", &given_up, &serde_json::json!({}))]);
 }
