@@ -3301,18 +3301,6 @@ export interface operations {
                 };
             };
             408: components["responses"]["BodyTimeout"];
-            /** @description - `winners_drawn`: the draw's winners are drawn, so they, and its purchases, no longer change. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "winners_drawn";
-                    };
-                };
-            };
             413: components["responses"]["BodyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -3361,7 +3349,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `ticket_not_sold`: nobody holds this ticket: it is not sold, or its purchase was voided.
+             * @description - `ticket_not_sold`: nobody holds this ticket: it is not sold (a ticket of a voided purchase reads `void`).
              *     - `draw_not_found`: no draw has this id; create it first, or check the id.
              */
             404: {

@@ -242,7 +242,7 @@ problem_codes! {
     SeriesNotFound = NOT_FOUND "series_not_found":
         "no series has this id; define it first with `PUT /series/{series_id}`.",
     TicketNotSold = NOT_FOUND "ticket_not_sold":
-        "nobody holds this ticket: it is not sold, or its purchase was voided.",
+        "nobody holds this ticket: it is not sold (a ticket of a voided purchase reads `void`).",
     VerifyPageNotBuilt = NOT_FOUND "verify_page_not_built":
         "the local server has no browser verifier to serve; build it with \
          `scripts/verify-page.sh`.",

@@ -258,7 +258,6 @@ pub(super) const VOID_PURCHASE_CODES: &[Code] = &[
     Code::InvalidReason,
     Code::PurchaseNotFound,
     Code::DrawNotFound,
-    Code::WinnersDrawn,
 ];
 
 /// Void a purchase
