@@ -175,11 +175,47 @@ impl From<DrawSummary> for DrawBody {
             sold: summary.sold,
             held: summary.held,
             remaining: summary.remaining(),
+            // The stripes are read by one BatchGetItem, consistent per stripe only: a postal
+            // purchase over two stripes counts its quantity on its first, so a read between
+            // its two writes may see more postal entries than sold tickets.
             entries: Entries {
-                online: summary.sold - summary.postal,
-                postal: summary.postal,
+                online: summary.sold.saturating_sub(summary.postal),
+                postal: summary.postal.min(summary.sold),
             },
             draw: DrawFields::new(summary.draw, summary.status),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+
+    use super::*;
+    use tally_domain::draw::DrawConfig;
+    use tally_domain::ids::DrawId;
+    use tally_domain::permutation::PermutationKey;
+    use tally_domain::seed::DrawSeed;
+
+    #[test]
+    fn a_read_torn_across_stripes_never_counts_more_postal_entries_than_sold() {
+        let draw = Draw::new(
+            DrawId::parse("d").unwrap(),
+            DrawConfig::new(100, Some(2), None).unwrap(),
+            PermutationKey::from_bytes(&[7; 16]).unwrap(),
+            DrawSeed::from_bytes(&[9; 32]).unwrap(),
+            Timestamp::UNIX_EPOCH,
+        );
+        let summary = |sold, postal| DrawSummary {
+            draw: draw.clone(),
+            sold,
+            held: 0,
+            postal,
+            status: DrawStatus::Open,
+        };
+        let body = DrawBody::from(summary(3, 5));
+        assert_eq!((body.entries.online, body.entries.postal), (0, 3));
+        let body = DrawBody::from(summary(9, 5));
+        assert_eq!((body.entries.online, body.entries.postal), (4, 5));
     }
 }
