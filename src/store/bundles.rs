@@ -9,6 +9,9 @@
 //! they are; a repeat of the purchase writes them again (each write is new or finds the
 //! bundle's own item) and clears `unfinished`.
 //!
+//! Should no repeat come, the bundle is also listed under its draw ([`unfinished_marker`]):
+//! the eligible list, and a ticket read that finds no item, finish every bundle listed.
+//!
 //! A void works alike: its transaction sets the record void, counts every ticket on the
 //! draw and names the bundle in the draw's `voiding` set, with as many ticket voids as
 //! fit; the rest follow. The eligible list finishes every bundle the draw still names
@@ -17,7 +20,7 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::builders::UpdateBuilder;
-use aws_sdk_dynamodb::types::{AttributeValue, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use futures::{StreamExt, TryStreamExt};
 
 use super::codec::{Item, Reader, key, s};
@@ -27,7 +30,8 @@ use super::limits::MAX_TRANSACTION_ITEMS;
 use super::purchases::{STATUS, VOID, decode_ticket, encode_ticket};
 use super::retry;
 use super::table::PutNew;
-use super::{Store, StoreError, keys};
+use super::{Store, StoreError, keys, kind};
+use tally_domain::ids::{DrawId, PaymentId};
 use tally_domain::purchase::{Purchase, Unfinished};
 
 /// On the record while follow-up writes are left.
@@ -63,6 +67,15 @@ pub(crate) fn split_tickets(tickets: &[u64], other_items: usize) -> (&[u64], &[u
     tickets.split_at(room.min(tickets.len()))
 }
 
+/// [`split_tickets`] for a bundle's deciding transaction, which has a place for the
+/// [`unfinished_marker`] when tickets follow it.
+pub(crate) fn split_bundle(tickets: &[u64], other_items: usize) -> (&[u64], &[u64]) {
+    match split_tickets(tickets, other_items) {
+        (inline, []) => (inline, &[]),
+        _ => split_tickets(tickets, other_items + 1),
+    }
+}
+
 fn unfinished_value(unfinished: Unfinished) -> &'static str {
     match unfinished {
         Unfinished::Tickets => TICKETS,
@@ -74,6 +87,30 @@ fn unfinished_value(unfinished: Unfinished) -> &'static str {
 /// Marks a new purchase record as a bundle whose ticket items follow its commit.
 pub(crate) fn set_unfinished(item: &mut Item) {
     item.insert(UNFINISHED.into(), s(TICKETS));
+}
+
+/// The [`encode_unfinished_marker`] item, one more of the transaction deciding a bundle.
+pub(crate) fn unfinished_marker(
+    table: &str,
+    purchase: &Purchase,
+) -> Result<TransactWriteItem, StoreError> {
+    let put = Put::builder()
+        .table_name(table)
+        .set_item(Some(encode_unfinished_marker(purchase)))
+        .build()
+        .map_err(build_error)?;
+    Ok(TransactWriteItem::builder().put(put).build())
+}
+
+/// The item that lists a bundle under its draw (the `list` index) until its ticket items
+/// are all written.
+pub(crate) fn encode_unfinished_marker(purchase: &Purchase) -> Item {
+    let mut item = key(keys::unfinished(&purchase.draw_id, &purchase.payment_id));
+    item.insert(kind::ATTRIBUTE.into(), s(kind::UNFINISHED_BUNDLE));
+    let list = keys::draw_unfinished(&purchase.draw_id);
+    item.insert(keys::LIST_PK.into(), s(list));
+    item.insert(keys::LIST_SK.into(), s(purchase.payment_id.as_str()));
+    item
 }
 
 /// Sets the record's `unfinished` in a void's update: `SET` expression and its values.
@@ -199,7 +236,44 @@ impl Store {
             .buffer_unordered(PARALLEL_WRITES)
             .try_collect::<()>()
             .await?;
-        persist(|| self.clear_unfinished(purchase, Unfinished::Tickets)).await
+        persist(|| self.clear_unfinished(purchase, Unfinished::Tickets)).await?;
+        persist(|| self.unlist_unfinished(&purchase.draw_id, &purchase.payment_id)).await
+    }
+
+    /// Finishes and unlists every bundle `draw_id` lists as unfinished; answers how many.
+    pub async fn finish_unfinished(&self, draw_id: &DrawId) -> Result<usize, StoreError> {
+        let listed = self.unfinished_bundles(draw_id).await?;
+        for payment_id in &listed {
+            if let Some(purchase) = self.get_purchase(draw_id, payment_id).await? {
+                self.finish(purchase).await?;
+            }
+            persist(|| self.unlist_unfinished(draw_id, payment_id)).await?;
+        }
+        Ok(listed.len())
+    }
+
+    /// Unlists a bundle as unfinished (its marker stays: the ticket role deletes nothing).
+    async fn unlist_unfinished(
+        &self,
+        draw_id: &DrawId,
+        payment_id: &PaymentId,
+    ) -> Result<(), StoreError> {
+        self.write_meter().single_write(1);
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .set_key(Some(key(keys::unfinished(draw_id, payment_id))))
+            .update_expression("REMOVE #list_pk, #list_sk")
+            .condition_expression("attribute_exists(#list_pk)")
+            .expression_attribute_names("#list_pk", keys::LIST_PK)
+            .expression_attribute_names("#list_sk", keys::LIST_SK)
+            .send()
+            .await;
+        if conditional(result)?.is_ok() {
+            self.write_meter().index_write(1);
+        }
+        Ok(())
     }
 
     async fn write_own_ticket(&self, purchase: &Purchase, number: u64) -> Result<(), StoreError> {
@@ -217,8 +291,8 @@ impl Store {
         }
     }
 
-    /// Sets `numbers` of a voided bundle void, clears the record's `unfinished`, then takes the
-    /// bundle off the draw's `voiding` set.
+    /// Sets `numbers` of a voided bundle void, takes the bundle off the draw's `voiding` set,
+    /// then clears the record's `unfinished`: a repeat that finds it cleared has nothing left.
     pub(crate) async fn finish_void(
         &self,
         purchase: &Purchase,
@@ -230,8 +304,8 @@ impl Store {
             .buffer_unordered(PARALLEL_WRITES)
             .try_collect::<()>()
             .await?;
-        persist(|| self.clear_unfinished(purchase, Unfinished::Void { late })).await?;
-        persist(|| self.leave_voiding(purchase)).await
+        persist(|| self.leave_voiding(purchase)).await?;
+        persist(|| self.clear_unfinished(purchase, Unfinished::Void { late })).await
     }
 
     /// Takes a bundle whose void is finished off the draw's `voiding` set.
@@ -320,5 +394,10 @@ mod tests {
         assert_eq!(inline[92] + 1, rest[0]);
         let small: Vec<u64> = (0..20).collect();
         assert_eq!(split_tickets(&small, 7), (&small[..], &[][..]));
+        // A bundle gives one place to the item that lists it as unfinished.
+        let (inline, rest) = split_bundle(&tickets, 7);
+        assert_eq!((inline.len(), rest.len()), (92, 408));
+        let exact: Vec<u64> = (0..93).collect();
+        assert_eq!(split_bundle(&exact, 7), (&exact[..], &[][..]));
     }
 }

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::{
 use tally_domain::time::Epoch;
 
 use super::allowances::{CountedEnd, HoldCaps};
-use super::bundles::{set_unfinished, split_tickets};
+use super::bundles::{set_unfinished, split_bundle, unfinished_marker};
 use super::codec::{Item, Reader, key, n, parse_timestamp, s, timestamp};
 use super::error::build_error;
 use super::payers::{PayerGate, PayerRecord};
@@ -223,12 +223,13 @@ impl Store {
         let award = self.award_write(purchase, wins)?;
         // The record, the hold, the allowance and the payer's item.
         let others = 4 + takes.len() + usize::from(award.is_some());
-        let (inline, rest) = split_tickets(&purchase.tickets, others);
+        let (inline, rest) = split_bundle(&purchase.tickets, others);
         let mut record = encode_purchase(purchase, first_stripe);
+        let mut transaction = HoldTransaction::new();
         if !rest.is_empty() {
             set_unfinished(&mut record);
+            transaction.add(Role::Unfinished, unfinished_marker(self.table(), purchase)?);
         }
-        let mut transaction = HoldTransaction::new();
         transaction.add(Role::Record, put_if_absent(self.table(), record, true)?);
         let update = self
             .hold_update(hold, now)
@@ -249,9 +250,9 @@ impl Store {
         if let Some(write) = award {
             transaction.add(Role::Award(write.taken_number()), write.item);
         }
-        let commit = transaction
-            .send(self, 1 + u64::from(purchase.payer_id.is_some()))
-            .await?;
+        // The record's index entries, and the marker's.
+        let indexed = 1 + u64::from(purchase.payer_id.is_some()) + u64::from(!rest.is_empty());
+        let commit = transaction.send(self, indexed).await?;
         if let (Commit::Committed, false) = (&commit, rest.is_empty()) {
             self.finish_tickets(purchase, rest).await?;
         }

@@ -12,7 +12,8 @@ pub(crate) const PAYER_INDEX: &str = "payer";
 pub(crate) const PAYER_PK: &str = "payer_pk";
 pub(crate) const PAYER_SK: &str = "payer_sk";
 /// The global secondary index of lists: every draw ([`draw_list`]), a draw's purchases
-/// ([`draw_purchases`]), its voided tickets ([`draw_voids`]), its instant-win awards
+/// ([`draw_purchases`]), its voided tickets ([`draw_voids`]), its unfinished bundles
+/// ([`draw_unfinished`]), its instant-win awards
 /// ([`draw_instant_awards`]), and the numbers of every
 /// series that render as one text ([`number_text`]).
 pub(crate) const LIST_INDEX: &str = "list";
@@ -92,6 +93,16 @@ pub(crate) fn instant_award(draw: &DrawId, first: u64) -> String {
 /// The index partition of a draw's instant-win awards.
 pub(crate) fn draw_instant_awards(draw: &DrawId) -> String {
     format!("DRAW#{draw}#INSTANT_WINS")
+}
+
+/// The item that lists a bundle under its draw while its ticket items are not all written.
+pub(crate) fn unfinished(draw: &DrawId, payment: &PaymentId) -> String {
+    format!("DRAW#{draw}#UNFINISHED#{payment}")
+}
+
+/// The index partition of a draw's unfinished bundles.
+pub(crate) fn draw_unfinished(draw: &DrawId) -> String {
+    format!("DRAW#{draw}#UNFINISHED")
 }
 
 /// The index partition of a draw's tickets voided after its freeze.

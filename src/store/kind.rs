@@ -23,6 +23,8 @@ pub(crate) const JOURNAL_ENTRY: &str = "journal_entry";
 pub(crate) const PAYER: &str = "payer";
 /// A draw's published facts: public counts a poll reads, no domain fact.
 pub(crate) const PUBLISHED_FACTS: &str = "published_facts";
+/// A bundle listed under its draw until its ticket items are all written.
+pub(crate) const UNFINISHED_BUNDLE: &str = "unfinished_bundle";
 /// An order under its reference key: what finds a repeated post.
 pub(crate) const ORDER_REF: &str = "order_ref";
 

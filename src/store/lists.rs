@@ -226,8 +226,38 @@ impl Store {
         self.indexed_tickets(keys::draw_late_voids(draw_id)).await
     }
 
+    /// The bundles of a draw listed as unfinished, as the index has them.
+    pub async fn unfinished_bundles(&self, draw_id: &DrawId) -> Result<Vec<PaymentId>, StoreError> {
+        let entries = self
+            .partition_entries(keys::draw_unfinished(draw_id))
+            .await?;
+        entries
+            .into_iter()
+            .map(|entry| {
+                PaymentId::parse(&entry.sort).map_err(|_| StoreError::Corrupt {
+                    key: entry.pk,
+                    reason: "an unfinished bundle's index key is not a payment id".into(),
+                })
+            })
+            .collect()
+    }
+
     async fn indexed_tickets(&self, partition: String) -> Result<Vec<u64>, StoreError> {
-        let mut tickets = Vec::new();
+        let entries = self.partition_entries(partition).await?;
+        entries
+            .into_iter()
+            .map(|entry| {
+                entry.sort.parse().map_err(|_| StoreError::Corrupt {
+                    key: entry.pk,
+                    reason: "a voided ticket's index key is not a number".into(),
+                })
+            })
+            .collect()
+    }
+
+    /// Every entry of one partition of the `list` index, in sort key order.
+    async fn partition_entries(&self, partition: String) -> Result<Vec<Entry>, StoreError> {
+        let mut all = Vec::new();
         let mut after: Option<(String, After)> = None;
         loop {
             let query = IndexQuery {
@@ -239,15 +269,13 @@ impl Store {
                 newest_first: false,
             };
             let (entries, more) = self.query_keys(&query, 10_000).await?;
-            for entry in &entries {
-                tickets.push(entry.sort.parse().map_err(|_| StoreError::Corrupt {
-                    key: entry.pk.clone(),
-                    reason: "a voided ticket's index key is not a number".into(),
-                })?);
-            }
-            match (more, entries.last()) {
-                (true, Some(last)) => after = Some((last.pk.clone(), After(last.sort.clone()))),
-                _ => return Ok(tickets),
+            after = entries
+                .last()
+                .filter(|_| more)
+                .map(|last| (last.pk.clone(), After(last.sort.clone())));
+            all.extend(entries);
+            if after.is_none() {
+                return Ok(all);
             }
         }
     }

@@ -267,10 +267,16 @@ impl TicketService {
         if !(1..=total).contains(&number) {
             return Err(TicketError::TicketOutOfRange { number, total });
         }
-        self.store
-            .get_ticket(draw_id, number)
-            .await?
-            .ok_or(TicketError::TicketNotSold(number))
+        if let Some(ticket) = self.store.get_ticket(draw_id, number).await? {
+            return Ok(ticket);
+        }
+        // A bundle cut short holds numbers without their items until it is finished.
+        if self.store.finish_unfinished(draw_id).await? > 0
+            && let Some(ticket) = self.store.get_ticket(draw_id, number).await?
+        {
+            return Ok(ticket);
+        }
+        Err(TicketError::TicketNotSold(number))
     }
 
     /// Sells `quantity` tickets to one payment, all or nothing, exactly once per payment id.

@@ -286,6 +286,63 @@ async fn a_bundle_cut_short_after_its_commit_keeps_its_numbers_and_its_repeat_fi
     assert_eq!(again.status, StatusCode::OK, "{}", again.body);
 }
 
+/// Bundles listed as unfinished under their draw (the `list` index entries of their
+/// markers).
+fn listed_unfinished(items: &[Item]) -> Vec<String> {
+    of_kind(items, "unfinished_bundle")
+        .into_iter()
+        .filter(|m| m.contains_key("list_pk"))
+        .map(|m| attr_s(m, "list_sk").to_owned())
+        .collect()
+}
+
+/// Two bundles cut short and never repeated (the payment provider gave up): a read of a
+/// ticket without its item finishes them, and so does the close, before any may win.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_bundle_cut_short_and_never_repeated_is_finished_before_anyone_reads_or_draws_it() {
+    let app = spawn_app().await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let faulty = faulty_instance(&proxy, app.store.table(), Duration::from_secs(30)).await;
+    for draw in ["read", "closed"] {
+        let body = json!({"draw_id": draw, "total_tickets": 1_000, "max_per_purchase": 500});
+        app.create_draw(&body).await;
+        proxy.set(refused("PutItem"));
+        let body = json!({"payment_id": "big", "quantity": 300}).to_string();
+        let path = format!("/draws/{draw}/purchases");
+        let cut = crate::helpers::post_raw(&faulty, &path, "application/json", body).await;
+        assert_eq!(cut.status, StatusCode::SERVICE_UNAVAILABLE, "{}", cut.body);
+        proxy.set(Faults::default());
+    }
+    let items = app.scan().await;
+    assert_eq!(unfinished(&items), ["big", "big"]);
+    assert_eq!(listed_unfinished(&items), ["big", "big"]);
+    let written: BTreeSet<u64> = of_kind(&items, "ticket")
+        .into_iter()
+        .filter(|t| attr_s(t, "draw_id") == "read")
+        .map(|t| attr_n(t, "number"))
+        .collect();
+    let record = of_kind(&items, "purchase")
+        .into_iter()
+        .find(|p| attr_s(p, "draw_id") == "read")
+        .unwrap();
+    let missing = attr_numbers(record, "tickets")
+        .into_iter()
+        .find(|n| !written.contains(n))
+        .expect("a number without its ticket item");
+    let ticket = app.get(&format!("/draws/read/tickets/{missing}")).await;
+    assert_eq!(ticket.status, StatusCode::OK, "{}", ticket.body);
+    assert_eq!(ticket.body["payment_id"], "big");
+    let closed = app.post("/draws/closed/close", &json!({})).await;
+    assert!(closed.status.is_success(), "{}", closed.body);
+    let eligible = app.get("/draws/closed/eligible").await;
+    assert_eq!(eligible.status, StatusCode::OK, "{}", eligible.body);
+    assert_eq!(bitmap_tickets(&eligible.body).len(), 300);
+    let items = app.scan().await;
+    assert!(unfinished(&items).is_empty());
+    assert!(listed_unfinished(&items).is_empty());
+    assert_eq!(of_kind(&items, "ticket").len(), 600);
+}
+
 /// Bundles (lucky dips and chosen numbers from a hot window), small dips and small
 /// choosers at once, each sent twice through DynamoDB faults: every bundle is all or
 /// nothing, every number sold once, and nothing is left unfinished.
@@ -337,6 +394,7 @@ async fn bundles_and_small_purchases_at_once_under_faults_sell_every_number_once
     sold.extend(sell_out(&app, "mix", 50).await);
     let items = app.scan().await;
     assert!(unfinished(&items).is_empty(), "{:?}", unfinished(&items));
+    assert!(listed_unfinished(&items).is_empty());
     assert_eq!(sold_tickets(&items, TOTAL), sold);
     assert_eq!(sold.values().map(Vec::len).sum::<usize>() as u64, TOTAL);
     let counts = proxy.counts();

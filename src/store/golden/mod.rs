@@ -14,6 +14,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::StoreError;
 use super::allowances::Allowance;
+use super::bundles::encode_unfinished_marker;
 use super::codec::{Item, derived};
 use super::draws::{FROZEN, PENDING_REDRAW, WINNERS, decode_draw, encode_draw, encode_winners};
 use super::holds::{decode_hold, encode_hold};

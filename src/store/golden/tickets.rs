@@ -1,4 +1,4 @@
-//! The stored items of draws, purchases, tickets, holds, awards, picks, stripes,
+//! The stored items of draws, purchases, tickets, unfinished bundles, holds, awards, picks, stripes,
 //! allowances and payers.
 
 use super::*;
@@ -22,6 +22,11 @@ fn a_ticket_reads_and_writes_as_stored() {
     };
     assert_eq!(decoded, expected);
     assert_writes("ticket", encode_ticket(&purchase(), 17));
+}
+
+#[test]
+fn an_unfinished_bundle_is_listed_as_stored() {
+    assert_writes("unfinished_bundle", encode_unfinished_marker(&purchase()));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::types::{Get, TransactGetItem};
 
 use super::allowances::{Allowance, PayerCap};
-use super::bundles::{set_unfinished, split_tickets};
+use super::bundles::{set_unfinished, split_bundle, unfinished_marker};
 use super::codec::key;
 use super::draws::StripeState;
 use super::error::{build_error, sdk_error};
@@ -86,6 +86,8 @@ pub(crate) enum Role {
     Payer,
     /// The award item keyed by this winning number.
     Award(u64),
+    /// The item listing a bundle as unfinished.
+    Unfinished,
 }
 
 /// The result of one purchase transaction.
@@ -133,6 +135,8 @@ pub(crate) fn read_cancellation(
                 cancellation.stale_stripes.push((stripe, state));
             }
             Role::Ticket(number) | Role::Award(number) => cancellation.taken_tickets.push(number),
+            // Written without a condition: it never fails one.
+            Role::Unfinished => {}
             Role::Hold => cancellation.hold = item.as_ref().map(decode_hold).transpose()?,
             Role::Payer => {
                 let record = item.as_ref().map(PayerRecord::decode).transpose()?;
@@ -171,13 +175,13 @@ impl Store {
             + chosen.len()
             + usize::from(cap.is_some())
             + usize::from(gate.is_some());
-        let (inline, rest) =
-            split_tickets(&purchase.tickets, others + usize::from(award.is_some()));
+        let (inline, rest) = split_bundle(&purchase.tickets, others + usize::from(award.is_some()));
         let mut record = encode_purchase(purchase, first_stripe);
+        let mut tx = Roled::with_capacity(others + inline.len() + 2);
         if !rest.is_empty() {
             set_unfinished(&mut record);
+            tx.push(Role::Unfinished, unfinished_marker(self.table(), purchase)?);
         }
-        let mut tx = Roled::with_capacity(others + inline.len() + 1);
         tx.push(Role::Record, put_if_absent(self.table(), record, true)?);
         // A postal purchase is counted on the first stripe it writes: the draw's postal
         // entries are the sum over its stripes, read with the cursors.
@@ -222,9 +226,11 @@ impl Store {
         }
         let verdicts = match self.transact_roled(tx).await? {
             RoledOutcome::Committed => {
-                // The record enters the `list` index, and the `payer` index when it has one.
-                self.write_meter()
-                    .index_write(1 + u64::from(purchase.payer_id.is_some()));
+                // The record enters the `list` index, and the `payer` index when it has one;
+                // a bundle's marker enters the `list` index.
+                self.write_meter().index_write(
+                    1 + u64::from(purchase.payer_id.is_some()) + u64::from(!rest.is_empty()),
+                );
                 if !rest.is_empty() {
                     self.finish_tickets(purchase, rest).await?;
                 }

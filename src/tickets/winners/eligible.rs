@@ -35,6 +35,8 @@ impl TicketService {
         if draw.status != DrawStatus::Closed {
             return Err(TicketError::DrawOpen(draw.draw_id));
         }
+        // A bundle whose ticket items were cut short gets them before any may win.
+        self.store().finish_unfinished(&draw.draw_id).await?;
         let layout = draw.config.layout();
         let all: Vec<u32> = (0..draw.config.stripes()).collect();
         let mut sold: Vec<Range<u64>> = Vec::new();

@@ -358,13 +358,25 @@ impl TicketService {
         at: Timestamp,
     ) -> Result<Vec<PickItem>, TicketError> {
         let numbers: Vec<u64> = chosen.iter().map(|c| c.1).collect();
-        let holders: HashMap<u64, _> = self
+        let mut holders: HashMap<u64, _> = self
             .store()
             .get_tickets(&draw.draw_id, &numbers)
             .await?
             .into_iter()
             .map(|t| (t.number, t))
             .collect();
+        if holders.len() < numbers.len() {
+            // A bundle listed since the eligible list finished the listed ones (the index
+            // follows the table within moments) gets its ticket items now.
+            self.store().finish_unfinished(&draw.draw_id).await?;
+            let missing: Vec<u64> = numbers
+                .iter()
+                .copied()
+                .filter(|n| !holders.contains_key(n))
+                .collect();
+            let found = self.store().get_tickets(&draw.draw_id, &missing).await?;
+            holders.extend(found.into_iter().map(|t| (t.number, t)));
+        }
         chosen
             .iter()
             .map(|&(pick, ticket)| {
