@@ -135,11 +135,17 @@ def check_signature(method, url, headers, body, region):
     request.context["timestamp"] = amz_date
     auth = SigV4Auth(Credentials(key, known["secret"], known.get("token")), SERVICE, region)
     canonical = auth.canonical_request(request)
-    expected = auth.signature(auth.string_to_sign(request, canonical), request)
+    string_to_sign = auth.string_to_sign(request, canonical)
+    expected = auth.signature(string_to_sign, request)
     if expected != parts["Signature"]:
+        # As API Gateway words it, quoting the request it expected, the session token
+        # among its headers: the clients must keep that quote out of their errors.
         return (
             "The request signature we calculated does not match the signature you "
-            "provided. Check your AWS Secret Access Key and signing method."
+            "provided. Check your AWS Secret Access Key and signing method. Consult the "
+            "service documentation for details.\n\n"
+            f"The Canonical String for this request should have been\n'{canonical}'\n\n"
+            f"The String-to-Sign should have been\n'{string_to_sign}'\n"
         )
     return None
 

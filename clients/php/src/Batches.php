@@ -14,11 +14,14 @@ final class Batches
 {
     /**
      * @param list<array<string, mixed>> $orders
-     * @param callable(list<array<string, mixed>>): array $post
+     * @param callable(list<array<string, mixed>>): array $post (a closure holding the request's body)
      * @return array{results: list<array<string, mixed>>}
      */
-    public static function settle(array $orders, callable $post, RetryPolicy $retry): array
-    {
+    public static function settle(
+        #[\SensitiveParameter] array $orders,
+        #[\SensitiveParameter] callable $post,
+        RetryPolicy $retry,
+    ): array {
         $results = [];
         $pending = array_keys($orders);
         for ($attempt = 1; ; $attempt++) {

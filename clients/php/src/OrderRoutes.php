@@ -11,7 +11,7 @@ namespace Tally\Client;
 trait OrderRoutes
 {
     /** @param array<string, mixed> $body the same definition again is a repeat */
-    public function defineSeries(string $seriesId, array $body): array
+    public function defineSeries(string $seriesId, #[\SensitiveParameter] array $body): array
     {
         return $this->call('defineSeries', ['series_id' => $seriesId], body: $body);
     }
@@ -22,39 +22,39 @@ trait OrderRoutes
     }
 
     /** @param array<string, mixed> $body */
-    public function updateSeries(string $seriesId, array $body): array
+    public function updateSeries(string $seriesId, #[\SensitiveParameter] array $body): array
     {
         return $this->call('updateSeries', ['series_id' => $seriesId], body: $body);
     }
 
     /** @param array<string, mixed> $body `series`, `source`, `external_ref` and the rest */
-    public function createOrder(array $body): array
+    public function createOrder(#[\SensitiveParameter] array $body): array
     {
-        return $this->call('createOrder', body: $body);
+        return $this->call('createOrder', body: self::order($body));
     }
 
     /** @param array<string, mixed> $body `source`, `external_ref` and the rest */
-    public function createSeriesOrder(string $seriesId, array $body): array
+    public function createSeriesOrder(string $seriesId, #[\SensitiveParameter] array $body): array
     {
-        return $this->call('createSeriesOrder', ['series_id' => $seriesId], body: $body);
+        return $this->call('createSeriesOrder', ['series_id' => $seriesId], body: self::order($body));
     }
 
     /** @param array<string, mixed> $body `series`, `source` and `orders` */
-    public function createBatch(array $body): array
+    public function createBatch(#[\SensitiveParameter] array $body): array
     {
         return Batches::settle(
-            $body['orders'],
-            fn (array $orders): array => $this->call('createBatch', body: ['orders' => $orders] + $body),
+            array_map(self::order(...), $body['orders']),
+            fn (#[\SensitiveParameter] array $orders): array => $this->call('createBatch', body: ['orders' => $orders] + $body),
             $this->retry,
         );
     }
 
     /** @param array<string, mixed> $body `source` and `orders` */
-    public function createSeriesBatch(string $seriesId, array $body): array
+    public function createSeriesBatch(string $seriesId, #[\SensitiveParameter] array $body): array
     {
         return Batches::settle(
-            $body['orders'],
-            fn (array $orders): array => $this->call('createSeriesBatch', ['series_id' => $seriesId], body: ['orders' => $orders] + $body),
+            array_map(self::order(...), $body['orders']),
+            fn (#[\SensitiveParameter] array $orders): array => $this->call('createSeriesBatch', ['series_id' => $seriesId], body: ['orders' => $orders] + $body),
             $this->retry,
         );
     }
@@ -90,5 +90,19 @@ trait OrderRoutes
     public function audit(string $seriesId, ?string $period = null): \Generator
     {
         return $this->pages('audit', ['series_id' => $seriesId], ['period' => $period], 'next_cursor');
+    }
+
+    /**
+     * An order with its `data` sent as a JSON object even when it is an empty array.
+     *
+     * @param array<string, mixed> $order
+     * @return array<string, mixed>
+     */
+    private static function order(array $order): array
+    {
+        if (is_array($order['data'] ?? null)) {
+            $order['data'] = self::object($order['data']);
+        }
+        return $order;
     }
 }

@@ -12,7 +12,7 @@ namespace Tally\Client;
 trait RaffleRoutes
 {
     /** @param array<string, mixed> $body without `draw_id`, one is made here first, so a repeat is safe */
-    public function createDraw(array $body): array
+    public function createDraw(#[\SensitiveParameter] array $body): array
     {
         $body['draw_id'] ??= 'd-' . substr(bin2hex(random_bytes(8)), 0, 16);
         return $this->call('createDraw', body: $body);
@@ -30,7 +30,7 @@ trait RaffleRoutes
     }
 
     /** @param array<string, mixed> $body */
-    public function updateDraw(string $drawId, array $body): array
+    public function updateDraw(string $drawId, #[\SensitiveParameter] array $body): array
     {
         return $this->call('updateDraw', ['draw_id' => $drawId], body: $body);
     }
@@ -57,7 +57,7 @@ trait RaffleRoutes
     }
 
     /** @param array<string, mixed> $body with its `hold_id`, the idempotency key */
-    public function createHold(string $drawId, array $body): array
+    public function createHold(string $drawId, #[\SensitiveParameter] array $body): array
     {
         return $this->call('createHold', ['draw_id' => $drawId], body: $body);
     }
@@ -73,7 +73,7 @@ trait RaffleRoutes
     }
 
     /** @param array<string, mixed> $body with its `payment_id`, the idempotency key; `hold_id` pays a hold */
-    public function purchase(string $drawId, array $body): array
+    public function purchase(string $drawId, #[\SensitiveParameter] array $body): array
     {
         return $this->call('purchase', ['draw_id' => $drawId], body: $body);
     }
@@ -112,13 +112,13 @@ trait RaffleRoutes
     }
 
     /** @param array<string, mixed> $body */
-    public function drawWinners(string $drawId, array $body): array
+    public function drawWinners(string $drawId, #[\SensitiveParameter] array $body): array
     {
         return $this->call('drawWinners', ['draw_id' => $drawId], body: $body);
     }
 
     /** @param array<string, mixed> $body with its `reason`, which tells a repeat from a new redraw */
-    public function redraw(string $drawId, int $prize, array $body): array
+    public function redraw(string $drawId, int $prize, #[\SensitiveParameter] array $body): array
     {
         return $this->call('redraw', ['draw_id' => $drawId, 'prize' => $prize], body: $body);
     }
@@ -142,11 +142,14 @@ trait RaffleRoutes
 
     /**
      * Lower limits apply at once; higher ones after the cooling-off (`raise.applies_at`).
+     * The map and each currency's spans are sent as JSON objects even when empty (`{}`:
+     * no change, or no limit in that currency).
      * @param array<string, array<string, int|null>> $limits amounts per currency and span
      */
     public function setLimits(string $payerId, array $limits): array
     {
-        return $this->call('setLimits', ['payer_id' => $payerId], body: ['limits' => $limits]);
+        $spans = array_map(static fn ($amounts) => is_array($amounts) ? self::object($amounts) : $amounts, $limits);
+        return $this->call('setLimits', ['payer_id' => $payerId], body: ['limits' => self::object($spans)]);
     }
 
     /** Excludes the payer from every sale until `$until` (RFC 3339; never, without it). */

@@ -7,6 +7,7 @@ namespace Tally\Client;
 use Tally\Client\Http\Response;
 use Tally\Client\Http\Transport;
 use Tally\Client\Http\TransportError;
+use Tally\Client\Signing\AwsSdkCredentials;
 use Tally\Client\Signing\AwsSdkSigner;
 use Tally\Client\Signing\CredentialChain;
 use Tally\Client\Signing\Credentials;
@@ -38,7 +39,8 @@ final class TallyClient
      * @param string $baseUrl `https://API_ID.execute-api.REGION.amazonaws.com`, or `tally serve`'s
      * @param string|null $region the deployment's; by default `AWS_REGION`, else `AWS_DEFAULT_REGION`
      * @param Credentials|callable|false|null $credentials credentials or a callable giving them;
-     *        null for the credential chain; false sends requests unsigned (`tally serve`)
+     *        null for the AWS SDK's default provider chain when the SDK is installed, else
+     *        the built-in `CredentialChain`; false sends requests unsigned (`tally serve`)
      * @param (callable(): string)|null $token for a stack that takes an OpenID Connect
      *        issuer's tokens instead of SigV4 (`OidcIssuer`): gives the token each request
      *        carries (`Authorization: Bearer`), asked again before every attempt; requests
@@ -64,6 +66,7 @@ final class TallyClient
         }
         $this->credentials = match (true) {
             $credentials instanceof Credentials => static fn (): Credentials => $credentials,
+            $credentials === null && AwsSdkCredentials::available() => (new AwsSdkCredentials())(...),
             $credentials === null => (new CredentialChain())(...),
             default => \Closure::fromCallable($credentials),
         };
@@ -81,8 +84,12 @@ final class TallyClient
      * @param array<string, string|int|null> $query
      * @param array<string, mixed>|null $body
      */
-    private function call(string $route, array $path = [], array $query = [], ?array $body = null): mixed
-    {
+    private function call(
+        string $route,
+        array $path = [],
+        array $query = [],
+        #[\SensitiveParameter] ?array $body = null,
+    ): mixed {
         [$method, $template] = Routes::ROUTES[$route];
         $url = rtrim($this->baseUrl, '/') . preg_replace_callback(
             '/\{(\w+)\}/',
@@ -108,6 +115,18 @@ final class TallyClient
     }
 
     /**
+     * `{}` for an empty array where the API takes a JSON object (a map such as a payer's
+     * limits, an order's `data`): `json_encode` would send `[]`, which the API refuses.
+     *
+     * @param array<string, mixed> $map
+     * @return array<string, mixed>|\stdClass
+     */
+    private static function object(array $map): array|\stdClass
+    {
+        return $map === [] ? new \stdClass() : $map;
+    }
+
+    /**
      * A path parameter, percent-encoded; `.` and `..` are refused, since a URL drops such a
      * segment (`/payers/../purchases` is sent as `/purchases`, another route).
      */
@@ -124,8 +143,12 @@ final class TallyClient
      *
      * @param array<string, string> $headers
      */
-    private function send(string $method, string $url, array $headers, string $body): Response
-    {
+    private function send(
+        string $method,
+        string $url,
+        #[\SensitiveParameter] array $headers,
+        #[\SensitiveParameter] string $body,
+    ): Response {
         for ($attempt = 1; ; $attempt++) {
             $signed = match (true) {
                 $this->token !== null => $headers + ['authorization' => 'Bearer ' . ($this->token)()],

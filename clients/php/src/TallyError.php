@@ -9,6 +9,12 @@ namespace Tally\Client;
  * `code` and members, and API Gateway's own answers, which are not problem documents
  * (`{"message": "Forbidden"}`), with a `gateway_*` code of their own. (PHP's own
  * `getCode()` is an integer: the problem's code is `code()`.)
+ *
+ * Errors end up in logs and alerts, so no session token is kept: API Gateway's refusal of
+ * a signature goes on to quote the request as it should have been signed, its
+ * `x-amz-security-token` header included; the message keeps only what comes before that
+ * quote, and any `x-amz-security-token:` value left in the detail, the message or the
+ * problem's members is replaced by `<redacted>`.
  */
 final class TallyError extends \RuntimeException
 {
@@ -27,6 +33,11 @@ final class TallyError extends \RuntimeException
     /** The code of an API Gateway answer whose status the table does not list. */
     public const GATEWAY_OTHER = 'gateway_error';
 
+    /** Where API Gateway's refusal of a signature starts quoting the request it expected. */
+    private const SIGNED_REQUEST_QUOTE = '/\s*The (?:Canonical String|String-to-Sign)\b.*/is';
+    /** A session token's value after its header name, as such a quote carries it. */
+    private const SESSION_TOKEN = '/(x-amz-security-token\s*:\s*)[^\s\'"\\\\]+/i';
+
     /** @param array<string, mixed> $problem */
     private function __construct(
         private readonly int $status,
@@ -43,14 +54,32 @@ final class TallyError extends \RuntimeException
     public static function of(Http\Response $response): self
     {
         $body = json_decode($response->body, true);
-        $members = is_array($body) ? $body : [];
+        $members = is_array($body) ? self::redacted($body) : [];
         if (isset($members['code']) && is_string($members['code'])) {
             $detail = is_string($members['detail'] ?? null) ? $members['detail'] : '';
             return new self($response->status, $members['code'], $detail, $members, $response->retryAfter(), false);
         }
-        $message = is_string($members['message'] ?? null) ? $members['message'] : $response->body;
+        $hasMessage = is_string($members['message'] ?? null);
+        $message = preg_replace(
+            self::SIGNED_REQUEST_QUOTE,
+            '',
+            $hasMessage ? $members['message'] : self::redacted($response->body),
+        );
+        if ($hasMessage) {
+            $members['message'] = $message;
+        }
         $code = self::GATEWAY_CODES[$response->status] ?? self::GATEWAY_OTHER;
         return new self($response->status, $code, $message, $members, $response->retryAfter(), true);
+    }
+
+    /** Strings, and those of arrays at any depth, with every session token's value replaced. */
+    private static function redacted(mixed $value): mixed
+    {
+        return match (true) {
+            is_string($value) => preg_replace(self::SESSION_TOKEN, '$1<redacted>', $value),
+            is_array($value) => array_map(self::redacted(...), $value),
+            default => $value,
+        };
     }
 
     /** Tally's problem `code`, or a `gateway_*` code for API Gateway's own answers. */

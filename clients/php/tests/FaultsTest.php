@@ -63,15 +63,21 @@ final class FaultsTest extends TestCase
         }
     }
 
-    public function testApiGatewaysRefusalOfABadSignatureIsAGatewayForbiddenError(): void
+    /** The refusal quotes the request it expected, session token included: the error keeps neither. */
+    public function testApiGatewaysRefusalOfABadSignatureIsAGatewayForbiddenErrorWithoutTheSessionToken(): void
     {
-        $forged = World::client(new Credentials(World::env('AWS_ACCESS_KEY_ID'), 'not-the-secret'));
+        $token = World::env('TALLY_TEST_SESSION_TOKEN');
+        $forged = World::client(new Credentials(World::env('TALLY_TEST_SESSION_KEY'), 'not-the-secret', $token));
         try {
             $forged->getDraw('any');
             self::fail('a forged signature passed');
         } catch (TallyError $error) {
             self::assertSame([403, 'gateway_forbidden', true], [$error->status(), $error->code(), $error->fromGateway()]);
             self::assertStringContainsString('signature', $error->detail());
+            foreach ([$error->getMessage(), print_r($error->problem(), true)] as $text) {
+                self::assertStringNotContainsString($token, $text);
+                self::assertStringNotContainsString('Canonical String', $text);
+            }
         }
     }
 

@@ -8,15 +8,19 @@ use PHPUnit\Framework\TestCase;
 use Tally\Client\Batches;
 use Tally\Client\Http\Response;
 use Tally\Client\Http\Transport;
+use Tally\Client\Http\TransportError;
 use Tally\Client\RetryPolicy;
+use Tally\Client\Signing\CredentialChain;
 use Tally\Client\Signing\Credentials;
 use Tally\Client\Signing\SignatureV4;
+use Tally\Client\Signing\Signer;
 use Tally\Client\TallyClient;
 use Tally\Client\TallyError;
 
 /**
  * Pure logic, without a server: errors, waits, batches, paths and bodies as they would be
- * sent, credentials in dumps, and the signer on AWS's own test vector.
+ * sent, credentials in dumps and exception traces, the AWS SDK's credential chain (a
+ * stand-in of it), and the signer on AWS's own test vector.
  */
 final class UnitsTest extends TestCase
 {
@@ -48,6 +52,37 @@ final class UnitsTest extends TestCase
         self::assertSame(['gateway_forbidden', 'Forbidden', true], [$gateway->code(), $gateway->detail(), $gateway->fromGateway()]);
         $odd = TallyError::of(new Response(418, [], 'teapot'));
         self::assertSame(['gateway_error', 'teapot'], [$odd->code(), $odd->detail()]);
+    }
+
+    /**
+     * API Gateway's refusal of a signature quotes the request it expected, session token
+     * included: the error keeps the sentence before the quote, and no token anywhere.
+     */
+    public function testAGatewayRefusalOfASignatureKeepsNoSessionToken(): void
+    {
+        $sentence = 'The request signature we calculated does not match the signature you provided. '
+            . 'Check your AWS Secret Access Key and signing method. Consult the service documentation for details.';
+        $quote = "\n\nThe Canonical String for this request should have been\n'POST\n/draws/d/purchases\n\n"
+            . "host:abc.execute-api.eu-west-1.amazonaws.com\nx-amz-date:20260101T000000Z\n"
+            . "x-amz-security-token:IQoJb3JpZ2luX2VjEPa//secret+token=\n\nhost;x-amz-date;x-amz-security-token\n"
+            . hash('sha256', '') . "'\n\nThe String-to-Sign should have been\n'AWS4-HMAC-SHA256\n20260101T000000Z\n"
+            . "20260101/eu-west-1/execute-api/aws4_request\n" . hash('sha256', 'x') . "'\n";
+        $refusal = TallyError::of(new Response(403, [], json_encode(['message' => $sentence . $quote])));
+        self::assertSame([$sentence, ['message' => $sentence]], [$refusal->detail(), $refusal->problem()]);
+        self::assertSame("403 gateway_forbidden: {$sentence}", $refusal->getMessage());
+
+        $unreadable = TallyError::of(new Response(502, [], "x-amz-security-token: IQoJb3JpZ2luX2VjEPa//secret+token=\nbad gateway"));
+        self::assertSame("x-amz-security-token: <redacted>\nbad gateway", $unreadable->detail());
+        $problem = TallyError::of(new Response(400, [], json_encode([
+            'code' => 'invalid_body',
+            'detail' => 'got x-amz-security-token:IQoJb3JpZ2luX2VjEPa//secret+token=',
+            'seen' => ['headers' => ["X-Amz-Security-Token:IQoJb3JpZ2luX2VjEPa//secret+token="]],
+        ])));
+        self::assertSame('got x-amz-security-token:<redacted>', $problem->detail());
+        self::assertSame(['headers' => ['X-Amz-Security-Token:<redacted>']], $problem->problem()['seen']);
+        foreach ([$refusal, $unreadable, $problem] as $error) {
+            self::assertStringNotContainsString('secret+token', $error->getMessage() . print_r($error->problem(), true));
+        }
     }
 
     public function testAWaitIsRetryAfterPlusFullJitterUnderADoublingCeilingNeverPastTheCap(): void
@@ -125,6 +160,153 @@ final class UnitsTest extends TestCase
             ['{}', '{}', '{"source":"s","external_ref":"r","data":{"tags":[]}}', ''],
             array_column($transport->sent, 2),
         );
+    }
+
+    public function testEmptyMapsAndDataAreSentAsTheObjectsTheApiTakes(): void
+    {
+        $transport = self::recorder('{"results": []}');
+        $tally = new TallyClient('http://tally.test', credentials: false, transport: $transport);
+        $tally->setLimits('p', []);
+        $tally->setLimits('p', ['EUR' => [], 'USD' => ['day' => 100]]);
+        $tally->createOrder(['series' => 'X', 'source' => 's', 'external_ref' => 'r', 'data' => []]);
+        $tally->createSeriesOrder('X', ['source' => 's', 'external_ref' => 'r', 'data' => []]);
+        $tally->createBatch(['series' => 'X', 'source' => 's', 'orders' => [['external_ref' => 'r', 'data' => []]]]);
+        $tally->createSeriesBatch('X', ['source' => 's', 'orders' => [['external_ref' => 'r', 'data' => []], ['external_ref' => 'q']]]);
+        self::assertSame(
+            [
+                '{"limits":{}}',
+                '{"limits":{"EUR":{},"USD":{"day":100}}}',
+                '{"series":"X","source":"s","external_ref":"r","data":{}}',
+                '{"source":"s","external_ref":"r","data":{}}',
+                '{"orders":[{"external_ref":"r","data":{}}],"series":"X","source":"s"}',
+                '{"orders":[{"external_ref":"r","data":{}},{"external_ref":"q"}],"source":"s"}',
+            ],
+            array_column($transport->sent, 2),
+        );
+    }
+
+    /**
+     * With the AWS SDK installed (a stand-in of its provider chain here) and no
+     * credentials given, the SDK's memoized default chain gives them, each set it
+     * resolves made a `Credentials`, the next set used once the first expires.
+     *
+     * @runInSeparateProcess
+     * @preserveGlobalState disabled
+     */
+    public function testWithTheSdkInstalledItsCredentialChainGivesTheCredentials(): void
+    {
+        require __DIR__ . '/stand-ins/aws-sdk-credentials.php';
+        $expires = time() + 3_600;
+        $first = new \Aws\Credentials\Credentials('ASIAFIRST', 'first-secret', 'first-token', $expires);
+        \Aws\Credentials\CredentialProvider::$found = [$first, new \Aws\Credentials\Credentials('AKIDSECOND', 'second-secret')];
+        $signer = new class () implements Signer {
+            /** @var list<Credentials> */
+            public array $used = [];
+
+            public function sign(string $method, string $url, array $headers, string $body, Credentials $credentials): array
+            {
+                $this->used[] = $credentials;
+                return $headers;
+            }
+        };
+        $tally = new TallyClient('http://tally.test', 'eu-west-1', signer: $signer, transport: self::recorder('{}'));
+        $tally->getDraw('d');
+        $tally->getDraw('d');
+        $first->expires = time() - 1;
+        $tally->getDraw('d');
+        self::assertSame(2, \Aws\Credentials\CredentialProvider::$resolved);
+        self::assertSame(
+            [
+                ['ASIAFIRST', 'first-secret', 'first-token', $expires],
+                ['ASIAFIRST', 'first-secret', 'first-token', $expires],
+                ['AKIDSECOND', 'second-secret', null, null],
+            ],
+            array_map(static fn (Credentials $c): array => [
+                $c->accessKeyId,
+                $c->secretAccessKey(),
+                $c->sessionToken(),
+                $c->expiration?->getTimestamp(),
+            ], $signer->used),
+        );
+    }
+
+    /**
+     * What `$fails` throws, made with exception traces holding arguments (as where
+     * `zend.exception_ignore_args` is Off), and the arguments of the frames it went
+     * through before this test's, printed.
+     *
+     * @return array{\Throwable, string}
+     */
+    private static function failureWithArguments(callable $fails): array
+    {
+        $ignored = ini_set('zend.exception_ignore_args', '0');
+        try {
+            $fails();
+        } catch (\Throwable $failure) {
+            $frames = [];
+            foreach ($failure->getTrace() as $frame) {
+                if (($frame['class'] ?? null) === self::class) {
+                    break;
+                }
+                $frames[] = $frame['args'] ?? [];
+            }
+            return [$failure, print_r($frames, true)];
+        } finally {
+            ini_set('zend.exception_ignore_args', (string) $ignored);
+        }
+        self::fail('nothing failed');
+    }
+
+    /**
+     * Exception traces keep no signed header, token or request body as an argument.
+     *
+     * @requires PHP >= 8.2
+     */
+    public function testATransportFailureLeavesNoSecretInTheTrace(): void
+    {
+        $tally = new TallyClient(
+            'http://127.0.0.1:1',
+            'eu-west-1',
+            new Credentials('AKIDTRACE', 'trace-secret', 'trace-session-token'),
+            new RetryPolicy(1),
+            transport: new Transport(2),
+        );
+        $bearer = new TallyClient('http://127.0.0.1:1', retry: new RetryPolicy(1), transport: new Transport(2), token: static fn (): string => 'trace-bearer-token');
+        $calls = [
+            static fn () => $tally->purchase('d', ['payment_id' => 'pi_1', 'token' => 'tok_trace_card']),
+            static fn () => $tally->createSeriesBatch('S', ['source' => 's', 'orders' => [['external_ref' => 'r', 'data' => ['card' => 'tok_trace_card']]]]),
+            static fn () => $bearer->createOrder(['series' => 'S', 'source' => 's', 'external_ref' => 'r', 'data' => ['card' => 'tok_trace_card']]),
+        ];
+        foreach ($calls as $call) {
+            [$failure, $arguments] = self::failureWithArguments($call);
+            self::assertInstanceOf(TransportError::class, $failure);
+            // The arguments are there (the URL), the secrets are not.
+            self::assertStringContainsString('http://127.0.0.1:1/', $arguments);
+            foreach (['AKIDTRACE', 'AWS4-HMAC-SHA256', 'trace-session-token', 'trace-bearer-token', 'tok_trace_card'] as $secret) {
+                self::assertStringNotContainsString($secret, $arguments);
+            }
+        }
+    }
+
+    /**
+     * Nor does a trace keep a credential endpoint's answer, or the secret and token made of it.
+     *
+     * @requires PHP >= 8.2
+     */
+    public function testACredentialAnswerThatCannotBeReadLeavesNoSecretInTheTrace(): void
+    {
+        $answers = [
+            'a bad expiration' => ['AccessKeyId' => 'ASIATRACE', 'Expiration' => 'not a date'],
+            'a key that is no string' => ['AccessKeyId' => 7, 'Expiration' => '2030-01-01T00:00:00Z'],
+        ];
+        foreach ($answers as $what => $answer) {
+            $json = json_encode($answer + ['SecretAccessKey' => 'answer-secret', 'Token' => 'answer-token']);
+            $read = \Closure::bind(static fn () => CredentialChain::temporary($json, 'http://credentials.test'), null, CredentialChain::class);
+            [, $arguments] = self::failureWithArguments($read);
+            self::assertStringContainsString('http://credentials.test', $arguments, $what);
+            self::assertStringNotContainsString('answer-secret', $arguments, $what);
+            self::assertStringNotContainsString('answer-token', $arguments, $what);
+        }
     }
 
     public function testCredentialsShowTheirSecretAndTokenInNoDump(): void

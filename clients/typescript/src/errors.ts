@@ -2,6 +2,12 @@
  * Every answer that is not a success becomes a `TallyError`: Tally's problem documents
  * (RFC 9457) with their `code` and members, and API Gateway's own answers, which are
  * not problem documents (`{"message": "Forbidden"}`), with a code of their own.
+ *
+ * Errors end up in logs and alerts, so no session token is kept: API Gateway's refusal of
+ * a signature goes on to quote the request as it should have been signed, its
+ * `x-amz-security-token` header included; the message keeps only what comes before that
+ * quote, and any `x-amz-security-token:` value left in the detail, the message or the
+ * problem's members is replaced by `<redacted>`.
  */
 
 /** The code of an API Gateway answer, by its status (docs/api.md, "API Gateway's own answers"). */
@@ -20,12 +26,39 @@ export const GATEWAY_CODES: Readonly<Record<number, string>> = {
 /** The code of an API Gateway answer whose status the table above does not list. */
 export const GATEWAY_OTHER = "gateway_error";
 
+/** Where API Gateway's refusal of a signature starts quoting the request it expected. */
+const SIGNED_REQUEST_QUOTE = /\s*The (?:Canonical String|String-to-Sign)\b[\s\S]*/i;
+/** A session token's value after its header name, as such a quote carries it. */
+const SESSION_TOKEN = /(x-amz-security-token\s*:\s*)[^\s'"\\]+/gi;
+
+/** A string with every session token's value replaced. */
+function redactedText(text: string): string {
+  return text.replace(SESSION_TOKEN, "$1<redacted>");
+}
+
+/** Strings, and those of arrays and objects at any depth, with every session token's value replaced. */
+function redacted(value: unknown): unknown {
+  if (typeof value === "string") {
+    return redactedText(value);
+  }
+  if (Array.isArray(value)) {
+    return value.map(redacted);
+  }
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([name, member]) => [name, redacted(member)]));
+  }
+  return value;
+}
+
 export class TallyError extends Error {
   /** The HTTP status. */
   readonly status: number;
   /** Tally's problem `code`, or a `gateway_*` code for API Gateway's own answers. */
   readonly code: string;
-  /** What went wrong, for people: the problem's `detail`, or API Gateway's `message`. */
+  /**
+   * What went wrong, for people: the problem's `detail`, or API Gateway's `message`
+   * (without a signature refusal's quote of the request); no session token in either.
+   */
   readonly detail: string;
   /** Every member of the problem document (`remaining`, `numbers`, `left`, ...). */
   readonly problem: Readonly<Record<string, unknown>>;
@@ -42,12 +75,13 @@ export class TallyError extends Error {
     retryAfter: number | null;
     fromGateway: boolean;
   }) {
-    super(`${init.status} ${init.code}: ${init.detail}`);
+    const detail = redactedText(init.detail);
+    super(`${init.status} ${init.code}: ${detail}`);
     this.name = "TallyError";
     this.status = init.status;
     this.code = init.code;
-    this.detail = init.detail;
-    this.problem = init.problem;
+    this.detail = detail;
+    this.problem = redacted(init.problem) as Record<string, unknown>;
     this.retryAfter = init.retryAfter;
     this.fromGateway = init.fromGateway;
   }
@@ -91,12 +125,13 @@ export function errorOf(response: Response, body: unknown): TallyError {
       fromGateway: false,
     });
   }
-  const message = typeof members.message === "string" ? members.message : String(body ?? "");
+  const hasMessage = typeof members.message === "string";
+  const message = (hasMessage ? (members.message as string) : String(body ?? "")).replace(SIGNED_REQUEST_QUOTE, "");
   return new TallyError({
     status: response.status,
     code: GATEWAY_CODES[response.status] ?? GATEWAY_OTHER,
     detail: message,
-    problem: members,
+    problem: hasMessage ? { ...members, message } : members,
     retryAfter,
     fromGateway: true,
   });

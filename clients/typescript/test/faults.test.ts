@@ -60,12 +60,20 @@ test("API Gateway's 429s are repeated with backoff; past the attempts they are a
   });
 });
 
-test("API Gateway's refusal of a bad signature is a gateway_forbidden error", async () => {
-  const forged = client({ credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID!, secretAccessKey: "not-the-secret" } });
+// The refusal quotes the request it expected, session token included: the error keeps neither.
+test("API Gateway's refusal of a bad signature is a gateway_forbidden error without the session token", async () => {
+  const sessionToken = process.env.TALLY_TEST_SESSION_TOKEN!;
+  const forged = client({
+    credentials: { accessKeyId: process.env.TALLY_TEST_SESSION_KEY!, secretAccessKey: "not-the-secret", sessionToken },
+  });
   await assert.rejects(forged.getDraw("any"), (error: unknown) => {
     assert.ok(error instanceof TallyError);
     assert.deepEqual([error.status, error.code, error.fromGateway], [403, "gateway_forbidden", true]);
     assert.match(error.detail, /signature/);
+    for (const text of [error.message, JSON.stringify(error.problem)]) {
+      assert.ok(!text.includes(sessionToken), text);
+      assert.ok(!text.includes("Canonical String"), text);
+    }
     return true;
   });
 });

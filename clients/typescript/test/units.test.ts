@@ -23,6 +23,38 @@ test("a problem keeps its code and members; a gateway answer gets a code of its 
   assert.deepEqual([odd.code, odd.detail], ["gateway_error", "teapot"]);
 });
 
+test("a gateway refusal of a signature keeps the sentence before its quote of the request, and no session token", () => {
+  const sentence =
+    "The request signature we calculated does not match the signature you provided. " +
+    "Check your AWS Secret Access Key and signing method. Consult the service documentation for details.";
+  const quote =
+    "\n\nThe Canonical String for this request should have been\n'POST\n/draws/d/purchases\n\n" +
+    "host:abc.execute-api.eu-west-1.amazonaws.com\nx-amz-date:20260101T000000Z\n" +
+    "x-amz-security-token:IQoJb3JpZ2luX2VjEPa//secret+token=\n\nhost;x-amz-date;x-amz-security-token\n" +
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'\n\n" +
+    "The String-to-Sign should have been\n'AWS4-HMAC-SHA256\n20260101T000000Z\n" +
+    "20260101/eu-west-1/execute-api/aws4_request\n2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881'\n";
+  const refusal = errorOf(new Response(null, { status: 403 }), { message: sentence + quote });
+  assert.deepEqual([refusal.detail, refusal.problem], [sentence, { message: sentence }]);
+  assert.equal(refusal.message, `403 gateway_forbidden: ${sentence}`);
+
+  const unreadable = errorOf(
+    new Response(null, { status: 502 }),
+    "x-amz-security-token: IQoJb3JpZ2luX2VjEPa//secret+token=\nbad gateway",
+  );
+  assert.equal(unreadable.detail, "x-amz-security-token: <redacted>\nbad gateway");
+  const problem = errorOf(new Response(null, { status: 400 }), {
+    code: "invalid_body",
+    detail: "got x-amz-security-token:IQoJb3JpZ2luX2VjEPa//secret+token=",
+    seen: { headers: ["X-Amz-Security-Token:IQoJb3JpZ2luX2VjEPa//secret+token="] },
+  });
+  assert.equal(problem.detail, "got x-amz-security-token:<redacted>");
+  assert.deepEqual(problem.problem.seen, { headers: ["X-Amz-Security-Token:<redacted>"] });
+  for (const error of [refusal, unreadable, problem]) {
+    assert.doesNotMatch(error.message + JSON.stringify(error.problem), /secret\+token/);
+  }
+});
+
 test("a wait is Retry-After plus full jitter under a doubling ceiling, never past the cap", () => {
   const policy = { ...DEFAULT_RETRY, baseDelayMs: 100, maxDelayMs: 1_000 };
   assert.equal(waitBefore(1, null, policy, () => 0), 0);

@@ -14,9 +14,18 @@ class Transport
     {
     }
 
-    /** @param array<string, string> $headers */
-    public function send(string $method, string $url, array $headers, string $body): Response
-    {
+    /**
+     * The headers (a signature, a session token, a bearer token) and the body (a payment
+     * token) are left out of exception traces' arguments.
+     *
+     * @param array<string, string> $headers
+     */
+    public function send(
+        string $method,
+        string $url,
+        #[\SensitiveParameter] array $headers,
+        #[\SensitiveParameter] string $body,
+    ): Response {
         $handle = curl_init($url);
         $received = [];
         $lines = [];

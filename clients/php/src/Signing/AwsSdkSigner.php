@@ -23,8 +23,13 @@ final class AwsSdkSigner implements Signer
         return class_exists(\Aws\Signature\SignatureV4::class) && class_exists(\GuzzleHttp\Psr7\Request::class);
     }
 
-    public function sign(string $method, string $url, array $headers, string $body, Credentials $credentials): array
-    {
+    public function sign(
+        string $method,
+        string $url,
+        #[\SensitiveParameter] array $headers,
+        #[\SensitiveParameter] string $body,
+        Credentials $credentials,
+    ): array {
         $signed = $this->signer->signRequest(
             new \GuzzleHttp\Psr7\Request($method, $url, $headers, $body),
             new \Aws\Credentials\Credentials(

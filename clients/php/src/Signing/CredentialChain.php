@@ -98,7 +98,7 @@ final class CredentialChain
     }
 
     /** Credentials from the JSON a container or instance endpoint answers. */
-    private static function temporary(?string $answer, string $url): Credentials
+    private static function temporary(#[\SensitiveParameter] ?string $answer, string $url): Credentials
     {
         $json = json_decode($answer ?? '', true);
         if (!is_array($json) || !isset($json['AccessKeyId'], $json['SecretAccessKey'])) {
@@ -118,7 +118,7 @@ final class CredentialChain
      *
      * @param list<string> $headers
      */
-    private static function request(string $method, string $url, array $headers): ?string
+    private static function request(string $method, string $url, #[\SensitiveParameter] array $headers): ?string
     {
         $handle = curl_init($url);
         curl_setopt_array($handle, [

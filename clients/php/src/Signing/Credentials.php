@@ -8,7 +8,8 @@ namespace Tally\Client\Signing;
  * An access key, its secret, and the session token of temporary credentials. The secret
  * and the token are read through `secretAccessKey()` and `sessionToken()` only: they are
  * kept off the object, so that no dump of it (`var_dump`, `print_r`, `var_export`, an
- * `(array)` cast, `json_encode`) shows them, and it cannot be serialized.
+ * `(array)` cast, `json_encode`) shows them, and it cannot be serialized; nor do exception
+ * traces show them among the constructor's arguments.
  */
 final class Credentials implements \JsonSerializable
 {
@@ -17,8 +18,8 @@ final class Credentials implements \JsonSerializable
 
     public function __construct(
         public readonly string $accessKeyId,
-        string $secretAccessKey,
-        ?string $sessionToken = null,
+        #[\SensitiveParameter] string $secretAccessKey,
+        #[\SensitiveParameter] ?string $sessionToken = null,
         /** When temporary credentials expire; null for long-term ones. */
         public readonly ?\DateTimeImmutable $expiration = null,
     ) {

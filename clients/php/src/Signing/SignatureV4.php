@@ -24,8 +24,8 @@ final class SignatureV4 implements Signer
     public function sign(
         string $method,
         string $url,
-        array $headers,
-        string $body,
+        #[\SensitiveParameter] array $headers,
+        #[\SensitiveParameter] string $body,
         Credentials $credentials,
         ?\DateTimeImmutable $now = null,
     ): array {

@@ -11,5 +11,11 @@ interface Signer
      * @param array<string, string> $headers
      * @return array<string, string> the headers to send, signature included
      */
-    public function sign(string $method, string $url, array $headers, string $body, Credentials $credentials): array;
+    public function sign(
+        string $method,
+        string $url,
+        #[\SensitiveParameter] array $headers,
+        #[\SensitiveParameter] string $body,
+        Credentials $credentials,
+    ): array;
 }
