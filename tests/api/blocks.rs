@@ -15,7 +15,7 @@ use tally::store::{RequestCounter, Store};
 use tally_domain::access::SourceAccess;
 use tally_domain::audit::GapCause;
 use tally_domain::ids::{SeriesId, SourceId};
-use tally_domain::order::Order;
+use tally_domain::order::{Order, Reason};
 use tally_domain::series::{AuthorisedRange, Calendar, Ranges, Reset, SeriesDefinition, Timezone};
 
 use crate::helpers::{fresh_store, order_input, scan, store_on};
@@ -285,4 +285,102 @@ async fn spare_numbers_of_a_range_that_expired_are_never_issued() {
     *clock.lock().unwrap() = start + SignedDuration::from_secs(31);
     let next = post(&a, &series, "after").await.unwrap();
     assert_eq!(next.counter, 2_001);
+}
+
+/// A yearly fast series with a number in 2026, whose format the operator's process then
+/// changes to `changed` (for 2027: 2026 has started), and whose 2026 counter it moves so
+/// that the next number is `next`. Returns that process, which knows the new format.
+async fn changed_for_next_year(
+    table: &str,
+    series: &SeriesId,
+    format: &str,
+    changed: &str,
+    next: u64,
+) -> OrderService {
+    let at = utc(2026, 6, 1, 10, 0, 0);
+    let (a, _, _) = process(table, at).await;
+    let definition = SeriesDefinition::new(format, Reset::Yearly, false, 1).unwrap();
+    a.define_series(series, definition, &Operator::local())
+        .await
+        .unwrap();
+    post(&a, series, "first").await.unwrap();
+    let (operator, _, _) = process(table, at).await;
+    let change = SeriesChange {
+        format: Some(changed.into()),
+        next: Some((next, Reason::parse("paper invoices").unwrap())),
+        ..SeriesChange::default()
+    };
+    let status = operator
+        .change_series(series, change, &Operator::local())
+        .await
+        .unwrap();
+    assert_eq!(status.series.latest_version(), 2);
+    operator
+}
+
+/// `count` orders posted alone: each one's number or refusal.
+async fn post_each(
+    service: &OrderService,
+    series: &SeriesId,
+    count: usize,
+) -> Vec<Result<String, RejectionCode>> {
+    let mut outcomes = Vec::new();
+    for k in 0..count {
+        let posted = post(service, series, &format!("r-{k}")).await;
+        outcomes.push(posted.map(|order| order.order_number));
+    }
+    outcomes
+}
+
+#[tokio::test]
+async fn a_period_keeps_the_width_of_its_own_format_after_a_change_for_the_next() {
+    let (store, _table) = fresh_store(None).await;
+    let series = SeriesId::parse("EW").unwrap();
+    // An exact width in 2026; 2027 numbers without one.
+    let operator = changed_for_next_year(
+        store.table(),
+        &series,
+        "W{yy}-{seq:2!}",
+        "W{yyyy}/{seq:3}",
+        97,
+    )
+    .await;
+    let outcomes = post_each(&operator, &series, 5).await;
+    let exhausted = Err(RejectionCode::SeriesExhausted);
+    assert_eq!(
+        outcomes,
+        [
+            Ok("W26-97".to_owned()),
+            Ok("W26-98".to_owned()),
+            Ok("W26-99".to_owned()),
+            exhausted.clone(),
+            exhausted
+        ]
+    );
+    let stored = numbered_orders(&scan(&store).await, "EW");
+    assert!(stored.values().all(|n| n.number.len() == 6), "O3");
+}
+
+#[tokio::test]
+async fn a_narrower_format_for_the_next_period_does_not_exhaust_the_current_one() {
+    let (store, _table) = fresh_store(None).await;
+    let series = SeriesId::parse("NW").unwrap();
+    // 2027 numbers in an exact width of two; 2026 has none.
+    let operator = changed_for_next_year(
+        store.table(),
+        &series,
+        "N{yy}-{seq:3}",
+        "N{yy}-{seq:2!}",
+        99,
+    )
+    .await;
+    let outcomes = post_each(&operator, &series, 3).await;
+    assert_eq!(
+        outcomes,
+        [
+            Ok("N26-099".to_owned()),
+            Ok("N26-100".to_owned()),
+            Ok("N26-101".to_owned())
+        ]
+    );
 }

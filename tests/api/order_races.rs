@@ -8,6 +8,7 @@ use axum::http::{Method, StatusCode};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use tally::orders::OrderService;
+use tally::store::orders::Reservation;
 use tally_domain::ids::SeriesId;
 use tally_domain::series::{Period, Reset};
 
@@ -255,11 +256,15 @@ async fn concurrent_systems_fill_a_fast_series_with_gaps_only_from_failures() {
     let period =
         Period::parse(Reset::Yearly, &Timestamp::now().strftime("%Y").to_string()).unwrap();
     let series = SeriesId::parse("F").unwrap();
-    let (injected_last, _) = app
+    let injected_last = match app
         .store
         .reserve_numbers(&series, &period, 1, 7, 1)
         .await
-        .unwrap();
+        .unwrap()
+    {
+        Reservation::Reserved { last, .. } => last,
+        Reservation::Refused(counter) => panic!("{counter:?}"),
+    };
     let injected: Vec<u64> = (injected_last - 6..=injected_last).collect();
     let Run {
         answers,

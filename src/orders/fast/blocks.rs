@@ -21,7 +21,7 @@ const KEPT_PERIODS: usize = 256;
 
 #[derive(Debug, Default)]
 struct Block {
-    /// The period's format version, as its reservations told it.
+    /// The period's format version, as its reservations (or a refused one) told it.
     version: Option<u32>,
     spare: Spare,
     size: BlockSize,
@@ -86,6 +86,18 @@ impl Blocks {
             block.size.ran_dry(lasted);
         }
         block.size
+    }
+
+    /// The period's format version, as this process last learned it.
+    pub(crate) fn version(&self, key: &SeriesPeriod) -> Option<u32> {
+        self.lock().peek(key).and_then(|block| block.version)
+    }
+
+    /// The period numbers in `version`, as a refused reservation told.
+    pub(crate) fn learned(&self, key: &SeriesPeriod, version: u32) {
+        self.lock()
+            .get_or_insert_mut(key.clone(), Block::default)
+            .version = Some(version);
     }
 
     /// Keeps the counters of a reservation that the request does not need.

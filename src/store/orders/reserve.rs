@@ -1,6 +1,7 @@
 //! Fast series: a block of numbers reserved with one atomic update of the counter,
-//! within bounds when the series has a room (authorised ranges, a length), and the low
-//! notice of a range that passed its low share.
+//! within bounds when the series has a room (authorised ranges, a length), in the format
+//! version the writer planned with, and the low notice of a range that passed its low
+//! share.
 
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 
@@ -21,19 +22,20 @@ pub struct Bounds {
     pub absent_ok: bool,
 }
 
-/// What a bounded reservation found.
+/// What a reservation found.
 #[derive(Debug)]
 pub enum Reservation {
     /// The block ends at `last`; the period's format version.
     Reserved { last: u64, version: u32 },
-    /// The counter was outside the bounds: as it is.
+    /// The counter was outside the bounds, or its period numbers in another format
+    /// version than the one planned with: as it is.
     Refused(CounterState),
 }
 
 impl Store {
-    /// Fast series: reserves `count` numbers with one atomic update and returns the last
-    /// one (the block is `last - count + 1 ..= last`) and the period's format version.
-    /// `first` is the period's first value.
+    /// Fast series without a room: reserves `count` numbers with one atomic update, if
+    /// the period numbers in `format_version` (or has no format yet); the block is
+    /// `last - count + 1 ..= last`. `first` is the period's first value.
     pub async fn reserve_numbers(
         &self,
         series_id: &SeriesId,
@@ -41,23 +43,15 @@ impl Store {
         first: u64,
         count: u64,
         format_version: u32,
-    ) -> Result<(u64, u32), StoreError> {
+    ) -> Result<Reservation, StoreError> {
         // No counter goes past MAX_COUNTER: these bounds hold any counter there is.
         let anywhere = Bounds {
             low: 0,
             high: u64::MAX - count,
             absent_ok: true,
         };
-        match self
-            .reserve_within(series_id, period, first, count, format_version, anywhere)
-            .await?
-        {
-            Reservation::Reserved { last, version } => Ok((last, version)),
-            Reservation::Refused(counter) => Err(StoreError::Invariant(format!(
-                "counter {:?} of {series_id} {period} is past every bound",
-                counter.last
-            ))),
-        }
+        self.reserve_within(series_id, period, first, count, format_version, anywhere)
+            .await
     }
 
     /// Writes the low notice of a range that passed its low share, unless it is there
@@ -67,8 +61,10 @@ impl Store {
     }
 
     /// Fast series: reserves `count` numbers with one atomic update, if the counter is
-    /// within `bounds` (so that the block stays inside the series' room); otherwise
-    /// returns the counter as it is. `first` is the period's first value.
+    /// within `bounds` (so that the block stays inside the series' room) and the period
+    /// numbers in `format_version`, the one the bounds were planned with, or has no format
+    /// yet (then this write fixes it); otherwise returns the counter as it is. `first` is
+    /// the period's first value.
     pub async fn reserve_within(
         &self,
         series_id: &SeriesId,
@@ -80,18 +76,19 @@ impl Store {
     ) -> Result<Reservation, StoreError> {
         self.write_meter().single_write(1);
         let within = "#last BETWEEN :low AND :high";
-        let condition = if bounds.absent_ok {
-            format!("attribute_not_exists(#last) OR {within}")
+        let within = if bounds.absent_ok {
+            format!("(attribute_not_exists(#last) OR {within})")
         } else {
             within.to_owned()
         };
+        let condition = format!("{within} AND (attribute_not_exists(#fmt) OR #fmt = :fmt)");
         let result = self
             .client()
             .update_item()
             .table_name(self.table())
             .set_key(Some(key(keys::series_counter(series_id, period))))
             .update_expression(
-                "SET #last = if_not_exists(#last, :before_first) + :count, #fmt = if_not_exists(#fmt, :fmt)",
+                "SET #last = if_not_exists(#last, :before_first) + :count, #fmt = :fmt",
             )
             .condition_expression(condition)
             .expression_attribute_names("#last", LAST)
