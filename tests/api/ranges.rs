@@ -9,7 +9,7 @@ use serde_json::json;
 use tally::store::stream::{ChangeKind, ItemChange};
 
 use crate::helpers::assert_problem;
-use crate::helpers::{TestApp, attr_n, of_kind, settle, spawn_app, store_on};
+use crate::helpers::{Item, TestApp, attr_n, of_kind, settle, spawn_app, store_on};
 use crate::invariants::{credit_links, numbered_orders, within_ranges};
 
 const SOURCES: usize = 4;
@@ -161,10 +161,15 @@ async fn a_gapless_series_across_two_ranges_under_four_sources_runs_out_with_one
     assert_eq!(audit["chain"]["intact"], true, "{audit}");
 
     // Range Running Low: one mark per range, at 90% of it, and one event each.
-    let marks = of_kind(&items, "range_low");
+    assert_low_marks(&items, &[54, 145]);
+}
+
+/// The table holds the low marks of the ranges at `expected`, each with its one event.
+fn assert_low_marks(items: &[Item], expected: &[u64]) {
+    let marks = of_kind(items, "range_low");
     let mut at: Vec<u64> = marks.iter().map(|m| attr_n(m, "mark")).collect();
     at.sort_unstable();
-    assert_eq!(at, [54, 145]);
+    assert_eq!(at, expected);
     for mark in marks {
         let change = ItemChange {
             kind: ChangeKind::Insert,
@@ -175,6 +180,21 @@ async fn a_gapless_series_across_two_ranges_under_four_sources_runs_out_with_one
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].detail_type(), "Range Running Low");
     }
+}
+
+#[tokio::test]
+async fn one_gapless_batch_across_two_ranges_writes_the_low_notice_of_each() {
+    let app = spawn_app().await;
+    app.define_series("CL", &chile()).await;
+    let orders: Vec<_> = (0..110)
+        .map(|k| json!({"external_ref": format!("b{k}")}))
+        .collect();
+    let body = json!({"series": "CL", "source": "erp", "orders": orders});
+    let reply = app.post("/orders/batch", &body).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let results = reply.body["results"].as_array().unwrap();
+    assert_eq!(results[109]["order_number"], "150", "{}", reply.body);
+    assert_low_marks(&app.scan().await, &[54, 145]);
 }
 
 #[tokio::test]

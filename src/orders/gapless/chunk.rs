@@ -61,11 +61,10 @@ impl OrderService {
             .collect();
         let new = room.first + orders.len() as u64 - 1;
         let more = run.queue.len() > indexes.len();
-        let low = if run.low_written {
-            None
-        } else {
-            batch.series.low_passed(state.last, new, Timestamp::now())
-        };
+        let low = batch
+            .series
+            .low_passed(state.last, new, Timestamp::now())
+            .filter(|low| !run.noticed.contains(&low.range.from));
         let now = Timestamp::now().epoch_millis();
         let holding = match footing {
             Footing::Leased => CounterRight::Lease {

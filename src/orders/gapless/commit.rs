@@ -71,7 +71,9 @@ impl OrderService {
             refuse(batch, chunk.indexes[j], refusal);
             run.queue.retain(|&i| i != chunk.indexes[j]);
         }
-        run.low_written |= cancelled.low_written;
+        if let (true, Some(low)) = (cancelled.low_written, &chunk.low) {
+            run.noticed.insert(low.range.from);
+        }
         if cancelled.conflict {
             retry::ORDER_WRITE.pause(run.attempts).await;
         }
@@ -144,7 +146,9 @@ fn committed(batch: &mut Batch, run: &mut Run, chunk: Chunk) {
         moved_to: None,
         turns,
     });
-    run.low_written |= chunk.low.is_some();
+    if let Some(low) = &chunk.low {
+        run.noticed.insert(low.range.from);
+    }
     for (order, index) in chunk.orders.into_iter().zip(&chunk.indexes) {
         batch.created(*index, order);
     }

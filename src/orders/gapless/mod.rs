@@ -21,7 +21,7 @@ mod counters;
 mod footing;
 mod lease;
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 use tokio::sync::OwnedMutexGuard;
 use tracing::warn;
@@ -102,8 +102,9 @@ struct Run {
     /// Transactions tried for the current chunk.
     attempts: u32,
     waits: Waits,
-    /// The range's low notice was found written: no chunk writes it again.
-    low_written: bool,
+    /// The ranges (by their first counter) whose low notice this request wrote or found
+    /// written: no later chunk writes it again, while another range's may still be due.
+    noticed: HashSet<u64>,
 }
 
 impl OrderService {
@@ -129,7 +130,7 @@ impl OrderService {
             queue,
             attempts: 0,
             waits: Waits::default(),
-            low_written: false,
+            noticed: HashSet::new(),
         };
         let result = self.number_run(batch, &mut run).await;
         if result.is_err() {
