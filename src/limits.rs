@@ -4,6 +4,7 @@
 //! the code and not on the page, or on the page and not in the code, fails.
 
 pub use crate::api::{MAX_BODY_BYTES, MAX_ORDER_BODY_BYTES};
+pub use crate::orders::LIST_PAGE_BYTES;
 pub use crate::store::issuers::MAX_ISSUER_FORMATS;
 pub use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
 pub use crate::tickets::{DEFAULT_CACHED_DRAWS, FACTS_FRESH};
@@ -265,6 +266,13 @@ mod tests {
                     "1 to {} entries, default {}",
                     grouped(LISTING_PAGE.most),
                     LISTING_PAGE.default
+                ),
+            ),
+            says(
+                "listing page (`limit`)",
+                format!(
+                    "a page ends at the entry that reaches {} KiB",
+                    grouped((LIST_PAGE_BYTES / 1024) as u64)
                 ),
             ),
             says(

@@ -25,6 +25,13 @@ const LIST_READ: usize = 10;
 /// Queries one page of a listing may send: a caller bound to sources that hold few of a
 /// period's orders gets a short page and a cursor rather than a slow one.
 const LIST_ROUNDS: u32 = 16;
+/// The most a page of a listing weighs as JSON, by [`listed_bytes`]: with the largest order
+/// on top, twice this (each `"` and `\` escaped once more) stays within Lambda's response
+/// payload of 6 MB, so a page of orders with large data ends short, with a cursor.
+pub const LIST_PAGE_BYTES: usize = 2 * 1024 * 1024;
+/// Room in a page for an order's fields besides its data and credit notes (ids, numbers,
+/// times, hash, a void and its reason), and for a move.
+const ENTRY_FIELD_BYTES: usize = 2 * 1024;
 
 /// One page of a period.
 #[derive(Debug)]
@@ -86,6 +93,7 @@ impl OrderService {
         let (series, period) = self.period_of(series_id, period).await?;
         let mut entries = Vec::new();
         let mut orders = 0;
+        let mut bytes = 0;
         let mut after = after;
         let mut next_after = None;
         for _ in 0..LIST_ROUNDS {
@@ -100,20 +108,19 @@ impl OrderService {
                 taken += 1;
                 after = entry.counter();
                 match &entry {
-                    Entry::Order(order) if !access.allows(&order.source) => {}
-                    Entry::Order(_) => {
-                        orders += 1;
-                        entries.push(entry);
-                    }
-                    Entry::Move(_) => entries.push(entry),
+                    Entry::Order(order) if !access.allows(&order.source) => continue,
+                    Entry::Order(_) => orders += 1,
+                    Entry::Move(_) => {}
                 }
-                if orders == limit {
+                bytes += listed_bytes(&entry);
+                entries.push(entry);
+                if orders == limit || bytes >= LIST_PAGE_BYTES {
                     break;
                 }
             }
             let more = page.next_after.is_some() || taken < read;
             next_after = more.then_some(after);
-            if orders == limit || !more {
+            if orders == limit || bytes >= LIST_PAGE_BYTES || !more {
                 break;
             }
         }
@@ -218,4 +225,17 @@ impl OrderService {
         }
         Ok(())
     }
+}
+
+/// At least what `entry` adds to a page's JSON: an order's data as it was sent, its
+/// credit notes, and room for its other fields.
+fn listed_bytes(entry: &Entry) -> usize {
+    ENTRY_FIELD_BYTES
+        + match entry {
+            Entry::Order(order) => {
+                let notes: usize = order.credit_notes.iter().map(|n| n.len() + 3).sum();
+                order.data.as_raw().len() + notes
+            }
+            Entry::Move(_) => 0,
+        }
 }

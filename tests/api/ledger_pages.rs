@@ -1,7 +1,7 @@
 //! Pages of a period: a listing's `limit` counts orders (a move among them does not take a
-//! page of its own), `last_number` is the last number issued even after a move, and an
-//! audit stopped part way goes on from its cursor to the report a whole audit gives, in
-//! memory that holds one page.
+//! page of its own) and a page also ends by weight, `last_number` is the last number
+//! issued even after a move, and an audit stopped part way goes on from its cursor to the
+//! report a whole audit gives, in memory that holds one page.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -137,4 +137,42 @@ async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
     assert_eq!(rest["next_cursor"], serde_json::Value::Null);
     let bad = app.get("/series/P/audit?cursor=abc").await;
     assert_problem(&bad, StatusCode::BAD_REQUEST, "invalid_cursor");
+}
+
+/// Orders with large data end a page by its weight, well before `limit`: a page must fit
+/// Lambda's response payload, and the cursor leads to the rest.
+#[tokio::test]
+async fn a_page_of_orders_with_large_data_ends_by_weight_and_its_cursor_goes_on() {
+    const ORDERS: usize = 200;
+    let app = spawn_app().await;
+    define(&app, "H", json!({"format": "H{seq:4}", "reset": "never"})).await;
+    let data = json!({"notes": "x".repeat(15 * 1024)});
+    for chunk in 0..2 {
+        let orders: Vec<_> = (0..ORDERS / 2)
+            .map(|i| json!({"external_ref": format!("r{chunk}-{i}"), "data": data}))
+            .collect();
+        let batch = json!({"series": "H", "source": "erp", "orders": orders});
+        let reply = app.post("/orders/batch", &batch).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    }
+    let mut listed = 0;
+    let mut pages = 0;
+    let mut path = "/series/H/orders?limit=1000".to_owned();
+    loop {
+        let page = app.get(&path).await;
+        assert_eq!(page.status, StatusCode::OK);
+        let bytes = page.body.to_string().len();
+        assert!(
+            bytes <= tally::limits::LIST_PAGE_BYTES + 32 * 1024,
+            "{bytes} bytes"
+        );
+        listed += page.body["orders"].as_array().unwrap().len();
+        pages += 1;
+        match page.body["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/series/H/orders?limit=1000&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(listed, ORDERS);
+    assert!(pages >= 2, "one page of {ORDERS} orders of 15 KiB");
 }
