@@ -29,6 +29,10 @@ const LIST_ROUNDS: u32 = 16;
 /// on top, twice this (each `"` and `\` escaped once more) stays within Lambda's response
 /// payload of 6 MB, so a page of orders with large data ends short, with a cursor.
 pub const LIST_PAGE_BYTES: usize = 2 * 1024 * 1024;
+/// What one part of an audit through the API lists at most, give or take a page read:
+/// gaps (a declared one with its reason), credited invoices and their notes. Past it the
+/// part ends with a cursor, so that its answer stays within Lambda's response payload.
+pub const AUDIT_PART_LISTED: usize = 5_000;
 /// Room in a page for an order's fields besides its data and credit notes (ids, numbers,
 /// times, hash, a void and its reason), and for a move.
 const ENTRY_FIELD_BYTES: usize = 2 * 1024;
@@ -61,6 +65,9 @@ pub struct AuditScope {
     pub from: Option<AuditState>,
     /// Stop after the first page read past this moment.
     pub until: Option<Instant>,
+    /// Stop after the first page that takes the report's lists (gaps, credited invoices
+    /// and their notes) to this many.
+    pub most_listed: Option<usize>,
 }
 
 impl OrderService {
@@ -174,7 +181,8 @@ impl OrderService {
             progress(read);
             let Some(next) = page.next_after else { break };
             after = next;
-            if scope.until.is_some_and(|until| Instant::now() >= until) {
+            let full = scope.most_listed.is_some_and(|most| run.listed() >= most);
+            if full || scope.until.is_some_and(|until| Instant::now() >= until) {
                 let (report, state) = run.pause(&counter);
                 return Ok(Audit {
                     series,

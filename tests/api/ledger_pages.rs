@@ -89,6 +89,7 @@ async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
         let scope = AuditScope {
             from,
             until: Some(Instant::now()),
+            ..AuditScope::default()
         };
         let part = service
             .audit_period(&series, None, scope, &|_| {})
@@ -118,8 +119,8 @@ async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
             &series,
             None,
             AuditScope {
-                from: None,
                 until: Some(Instant::now()),
+                ..AuditScope::default()
             },
             &move |n| seen.store(n, std::sync::atomic::Ordering::Relaxed),
         )
@@ -175,4 +176,44 @@ async fn a_page_of_orders_with_large_data_ends_by_weight_and_its_cursor_goes_on(
     }
     assert_eq!(listed, ORDERS);
     assert!(pages >= 2, "one page of {ORDERS} orders of 15 KiB");
+}
+
+/// An audit part also ends once it lists `most_listed` gaps and credit notes, after the
+/// page that reached it: its answer stays small whatever the period holds.
+#[tokio::test]
+async fn an_audit_part_ends_once_its_lists_are_full() {
+    let app = spawn_app().await;
+    define(&app, "Q", json!({"format": "Q{seq:5}", "reset": "never"})).await;
+    app.post_range("Q", 0, 500).await;
+    let moved = app
+        .patch("/series/Q", &json!({"next": 601, "reason": "skip"}))
+        .await;
+    assert_eq!(moved.status, StatusCode::OK);
+    app.post_range("Q", 500, 1_100).await;
+    let service = OrderService::new(app.store.clone());
+    let series = SeriesId::parse("Q").unwrap();
+    let scope = |most_listed| AuditScope {
+        most_listed,
+        ..AuditScope::default()
+    };
+    let whole = service
+        .audit_period(&series, None, scope(None), &|_| {})
+        .await
+        .unwrap();
+    assert!(whole.resume.is_none());
+    let first = service
+        .audit_period(&series, None, scope(Some(1)), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(first.report.gaps.len(), 1);
+    let rest = AuditScope {
+        from: Some(first.resume.expect("a part that ended with its list full")),
+        ..scope(Some(1))
+    };
+    let rest = service
+        .audit_period(&series, None, rest, &|_| {})
+        .await
+        .unwrap();
+    assert!(rest.resume.is_none());
+    assert_eq!(rest.report.orders, 1_100);
 }

@@ -658,9 +658,9 @@ export interface components {
         AuditResponse: {
             chain: components["schemas"]["ChainResponse"] | null;
             /**
-             * @description `false`: the period is larger than one request audits; this part's gaps and
-             *     credit notes are listed, counts and the chain run from the period's start, and
-             *     `next_cursor` goes on.
+             * @description `false`: the period is larger than one request audits (in its time, or in the
+             *     gaps and credit notes it lists); this part's gaps and credit notes are listed,
+             *     counts and the chain run from the period's start, and `next_cursor` goes on.
              */
             complete: boolean;
             /**

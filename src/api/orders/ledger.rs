@@ -14,7 +14,7 @@ use super::super::query::page_limit;
 use super::super::timestamp;
 use super::series::OverlapResponse;
 use super::{OrderResponse, SeriesPath};
-use crate::limits::LISTING_PAGE;
+use crate::limits::{AUDIT_PART_LISTED, LISTING_PAGE};
 use crate::orders::AuditScope;
 use tally_domain::audit::{AuditState, Break, Entry};
 use tally_domain::ids::SeriesId;
@@ -200,9 +200,9 @@ pub(super) struct AuditResponse {
     series_id: String,
     period: String,
     gapless: bool,
-    /// `false`: the period is larger than one request audits; this part's gaps and
-    /// credit notes are listed, counts and the chain run from the period's start, and
-    /// `next_cursor` goes on.
+    /// `false`: the period is larger than one request audits (in its time, or in the
+    /// gaps and credit notes it lists); this part's gaps and credit notes are listed,
+    /// counts and the chain run from the period's start, and `next_cursor` goes on.
     complete: bool,
     first_counter: u64,
     #[schema(required = true)]
@@ -268,6 +268,7 @@ pub(super) async fn audit(
     let scope = AuditScope {
         from,
         until: Some(std::time::Instant::now() + state.request_timeout / 2),
+        most_listed: Some(AUDIT_PART_LISTED),
     };
     let audit = state
         .orders

@@ -106,6 +106,12 @@ impl AuditRun {
         self.state.expected
     }
 
+    /// What the report so far lists: its gaps, its credited invoices and their notes.
+    pub fn listed(&self) -> usize {
+        let notes: usize = self.credited.iter().map(|c| c.credit_notes.len()).sum();
+        self.gaps.len() + self.credited.len() + notes
+    }
+
     fn undeclared(&self) -> GapCause {
         if self.gapless {
             GapCause::Missing
