@@ -3,8 +3,7 @@
 //! named here, and a test reads docs/limits.md against them, so that a limit changed in
 //! the code and not on the page, or on the page and not in the code, fails.
 
-pub use crate::api::{MAX_BODY_BYTES, MAX_ORDER_BODY_BYTES};
-pub use crate::orders::{AUDIT_PART_LISTED, LIST_PAGE_BYTES};
+pub use crate::api::{AUDIT_PART_LISTED, MAX_BODY_BYTES, MAX_ORDER_BODY_BYTES, MAX_PAGE_BYTES};
 pub use crate::store::issuers::MAX_ISSUER_FORMATS;
 pub use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
 pub use crate::tickets::{DEFAULT_CACHED_DRAWS, FACTS_FRESH};
@@ -272,7 +271,7 @@ mod tests {
                 "listing page (`limit`)",
                 format!(
                     "a page ends at the entry that reaches {} KiB",
-                    grouped((LIST_PAGE_BYTES / 1024) as u64)
+                    grouped((MAX_PAGE_BYTES / 1024) as u64)
                 ),
             ),
             says(
@@ -280,6 +279,13 @@ mod tests {
                 format!(
                     "or once it lists {} gaps, credited invoices and credit notes",
                     grouped(AUDIT_PART_LISTED as u64)
+                ),
+            ),
+            says(
+                "journal page (`limit`)",
+                format!(
+                    "a page ends at the entry that reaches {} KiB",
+                    grouped((MAX_PAGE_BYTES / 1024) as u64)
                 ),
             ),
             says(

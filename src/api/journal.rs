@@ -13,6 +13,7 @@ use super::AppState;
 use super::caller::Caller;
 use super::extract::QueryParams;
 use super::problem::{Code, Problem};
+use super::query::MAX_PAGE_BYTES;
 use super::query::page_limit;
 use super::timestamp;
 use crate::limits::JOURNAL_PAGE;
@@ -129,7 +130,11 @@ pub(super) async fn get_journal(
             )
         })?,
     };
-    let page = state.tickets.store().journal_page(from, limit).await?;
+    let page = state
+        .tickets
+        .store()
+        .journal_page(from, (limit, MAX_PAGE_BYTES))
+        .await?;
     Ok(Json(JournalPageResponse {
         entries: page.entries.into_iter().map(Into::into).collect(),
         last: page.last,

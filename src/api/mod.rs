@@ -27,8 +27,9 @@ use axum::routing::get;
 
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
-pub use orders::MAX_ORDER_BODY_BYTES;
+pub use orders::{AUDIT_PART_LISTED, MAX_ORDER_BODY_BYTES};
 pub use problem::{Code, Problem};
+pub use query::MAX_PAGE_BYTES;
 
 use crate::orders::OrderService;
 use crate::settings::{

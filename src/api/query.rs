@@ -140,6 +140,12 @@ impl<'de> Deserializer<'de> for FieldNames<'_> {
     }
 }
 
+/// The most a page of a listing weighs as JSON, as the service reading it counts entries
+/// (at least their size): with the largest entry on top, twice this (each `"` and `\`
+/// escaped once more) stays within Lambda's response payload of 6 MB, so a page of large
+/// entries ends short of its `limit`, with its cursor.
+pub const MAX_PAGE_BYTES: usize = 2 * 1024 * 1024;
+
 /// A listing's page size: `limit` as the query gave it (a whole number from 1 to `max`),
 /// or `default`. A refusal names what was sent.
 pub(super) fn page_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, Problem> {

@@ -25,14 +25,6 @@ const LIST_READ: usize = 10;
 /// Queries one page of a listing may send: a caller bound to sources that hold few of a
 /// period's orders gets a short page and a cursor rather than a slow one.
 const LIST_ROUNDS: u32 = 16;
-/// The most a page of a listing weighs as JSON, by [`listed_bytes`]: with the largest order
-/// on top, twice this (each `"` and `\` escaped once more) stays within Lambda's response
-/// payload of 6 MB, so a page of orders with large data ends short, with a cursor.
-pub const LIST_PAGE_BYTES: usize = 2 * 1024 * 1024;
-/// What one part of an audit through the API lists at most, give or take a page read:
-/// gaps (a declared one with its reason), credited invoices and their notes. Past it the
-/// part ends with a cursor, so that its answer stays within Lambda's response payload.
-pub const AUDIT_PART_LISTED: usize = 5_000;
 /// Room in a page for an order's fields besides its data and credit notes (ids, numbers,
 /// times, hash, a void and its reason), and for a move.
 const ENTRY_FIELD_BYTES: usize = 2 * 1024;
@@ -87,14 +79,15 @@ impl OrderService {
     }
 
     /// Up to `limit` orders of a period after counter `after`, with the declared moves
-    /// among them; a caller bound to some sources gets their orders only, and after
-    /// `LIST_ROUNDS` queries a short page where more may follow.
+    /// among them, ending with the entry that takes the page to `max_bytes` ([`listed_bytes`]);
+    /// a caller bound to some sources gets their orders only, and after `LIST_ROUNDS`
+    /// queries a short page where more may follow.
     pub async fn list_period(
         &self,
         series_id: &SeriesId,
         period: Option<&str>,
         after: u64,
-        limit: usize,
+        (limit, max_bytes): (usize, usize),
         access: &SourceAccess,
     ) -> Result<ListedPage, OrderError> {
         let (series, period) = self.period_of(series_id, period).await?;
@@ -121,13 +114,13 @@ impl OrderService {
                 }
                 bytes += listed_bytes(&entry);
                 entries.push(entry);
-                if orders == limit || bytes >= LIST_PAGE_BYTES {
+                if orders == limit || bytes >= max_bytes {
                     break;
                 }
             }
             let more = page.next_after.is_some() || taken < read;
             next_after = more.then_some(after);
-            if orders == limit || bytes >= LIST_PAGE_BYTES || !more {
+            if orders == limit || bytes >= max_bytes || !more {
                 break;
             }
         }

@@ -38,7 +38,7 @@ use tracing::instrument;
 pub use change::SeriesChange;
 pub use fast::SpareNumbers;
 pub use issuers::Entered;
-pub use ledger::{AUDIT_PAGE, AUDIT_PART_LISTED, Audit, AuditScope, LIST_PAGE_BYTES, ListedPage};
+pub use ledger::{AUDIT_PAGE, Audit, AuditScope, ListedPage};
 #[cfg(test)]
 pub(crate) use outcome::tests::snake_case;
 pub use outcome::{ItemOutcome, OrderInput, Rejection, RejectionCode};

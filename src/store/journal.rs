@@ -17,6 +17,7 @@ use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWrite
 
 use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::build_error;
+use super::limits::MAX_BATCH_GET_KEYS;
 use super::table::{Transaction, Verdict, put_if_absent};
 use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys, kind, retry};
@@ -97,6 +98,15 @@ pub(crate) fn decode_entry(item: &Item) -> Result<Entry, StoreError> {
     })
 }
 
+/// Room in a page for an entry's fields besides its target and change: its number,
+/// time, caller, action and hash.
+const ENTRY_FIELD_BYTES: usize = 1024;
+
+/// At least what `entry` adds to a page's JSON.
+fn listed_bytes(entry: &Entry) -> usize {
+    ENTRY_FIELD_BYTES + entry.draft.target.len() + entry.draft.change.len()
+}
+
 fn hash(r: &Reader<'_>) -> Result<chain::Hash, StoreError> {
     let text = r.str(HASH)?;
     chain::from_hex(text).ok_or_else(|| r.corrupt(format!("{HASH} is not 64 hex digits")))
@@ -148,23 +158,44 @@ impl Store {
         Ok(head)
     }
 
-    /// Up to `limit` entries from number `from`, with the head's number as read first:
-    /// every entry up to it is written.
-    pub async fn journal_page(&self, from: u64, limit: u32) -> Result<JournalPage, StoreError> {
+    /// Up to `limit` entries from number `from`, with the head's number as read first
+    /// (every entry up to it is written), ending with the entry that takes the page to
+    /// `max_bytes` as [`listed_bytes`] counts. Entries are read 100 a request.
+    pub async fn journal_page(
+        &self,
+        from: u64,
+        (limit, max_bytes): (u32, usize),
+    ) -> Result<JournalPage, StoreError> {
         let last = self.journal_head().await?.last;
+        let mut page = JournalPage {
+            entries: Vec::new(),
+            last,
+            next_from: None,
+        };
         if from > last || limit == 0 {
-            return Ok(JournalPage {
-                entries: Vec::new(),
-                last,
-                next_from: None,
-            });
+            return Ok(page);
         }
         let to = last.min(from.saturating_add(u64::from(limit) - 1));
-        Ok(JournalPage {
-            entries: self.journal_entries(from, to).await?,
-            last,
-            next_from: (to < last).then_some(to + 1),
-        })
+        let mut bytes = 0;
+        let mut start = from;
+        while start <= to {
+            if bytes >= max_bytes {
+                page.next_from = Some(start);
+                return Ok(page);
+            }
+            let end = to.min(start + MAX_BATCH_GET_KEYS as u64 - 1);
+            for entry in self.journal_entries(start, end).await? {
+                if bytes >= max_bytes {
+                    page.next_from = Some(entry.number);
+                    return Ok(page);
+                }
+                bytes += listed_bytes(&entry);
+                page.entries.push(entry);
+            }
+            start = end + 1;
+        }
+        page.next_from = (to < last).then_some(to + 1);
+        Ok(page)
     }
 
     /// Entries `from` to `to` (inclusive) as stored, in number order; a missing number is

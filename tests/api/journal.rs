@@ -243,6 +243,28 @@ async fn concurrent_operators_journal_each_action_once_in_one_unbroken_chain() {
     );
     assert!(read.iter().all(|e| e["caller"] == "local"));
 
+    // A page also ends by weight: at the entry that reaches it, the next one leading on.
+    for max_bytes in [1, 3_000] {
+        let (mut from, mut numbers, mut pages) = (Some(1), Vec::new(), 0);
+        while let Some(start) = from {
+            let page = app
+                .store
+                .journal_page(start, (1_000, max_bytes))
+                .await
+                .unwrap();
+            assert!(!page.entries.is_empty());
+            numbers.extend(page.entries.iter().map(|e| e.number));
+            from = page.next_from;
+            pages += 1;
+        }
+        assert_eq!(numbers, (1..=expected as u64).collect::<Vec<_>>());
+        if max_bytes == 1 {
+            assert_eq!(pages, expected);
+        } else {
+            assert!(pages > 1 && pages < expected, "{pages} pages of {expected}");
+        }
+    }
+
     // The third draw's close, after its voids: one more entry.
     let closed = app.post("/draws/j-c/close", &json!({})).await;
     assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);

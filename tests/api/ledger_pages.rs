@@ -164,7 +164,7 @@ async fn a_page_of_orders_with_large_data_ends_by_weight_and_its_cursor_goes_on(
         assert_eq!(page.status, StatusCode::OK);
         let bytes = page.body.to_string().len();
         assert!(
-            bytes <= tally::limits::LIST_PAGE_BYTES + 32 * 1024,
+            bytes <= tally::limits::MAX_PAGE_BYTES + 32 * 1024,
             "{bytes} bytes"
         );
         listed += page.body["orders"].as_array().unwrap().len();

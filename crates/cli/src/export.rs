@@ -58,7 +58,8 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
                 &series_id,
                 args.period.period.as_deref(),
                 after,
-                AUDIT_PAGE,
+                // A file, not a response: no weight limits a page.
+                (AUDIT_PAGE, usize::MAX),
                 &SourceAccess::All,
             )
             .await

@@ -10,11 +10,12 @@ use super::super::caller::Caller;
 use super::super::extract::{PathParams, QueryParams};
 use super::super::page_token::{counter_after, counter_page_token};
 use super::super::problem::{Code, Problem};
+use super::super::query::MAX_PAGE_BYTES;
 use super::super::query::page_limit;
 use super::super::timestamp;
 use super::series::OverlapResponse;
 use super::{OrderResponse, SeriesPath};
-use crate::limits::{AUDIT_PART_LISTED, LISTING_PAGE};
+use crate::limits::LISTING_PAGE;
 use crate::orders::AuditScope;
 use tally_domain::audit::{AuditState, Break, Entry};
 use tally_domain::ids::SeriesId;
@@ -123,7 +124,13 @@ pub(super) async fn list_orders(
     let after = query.cursor.as_deref().map_or(Ok(0), counter_after)?;
     let page = state
         .orders
-        .list_period(&series_id, query.period.as_deref(), after, limit, &access)
+        .list_period(
+            &series_id,
+            query.period.as_deref(),
+            after,
+            (limit, MAX_PAGE_BYTES),
+            &access,
+        )
         .await?;
     let mut orders = Vec::new();
     let mut moves = Vec::new();
@@ -193,6 +200,11 @@ struct CreditedResponse {
     order_number: String,
     credit_notes: Vec<String>,
 }
+
+/// What one part of an audit lists at most, give or take a page read: gaps (a declared one
+/// with its reason), credited invoices and their notes. Past it the part ends with a
+/// cursor, so that its answer stays within Lambda's response payload.
+pub const AUDIT_PART_LISTED: usize = 5_000;
 
 /// Every number of a period accounted for, and its chain checked (gapless series).
 #[derive(Serialize, ToSchema)]

@@ -5,6 +5,8 @@ mod ledger;
 mod lookup;
 mod series;
 
+pub use ledger::AUDIT_PART_LISTED;
+
 use axum::Extension;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
