@@ -2,6 +2,12 @@
 //! one transaction: the hold's record, the stripes its numbers lie in, and the payer's
 //! allowance, which counts the payer's live holds; a conversion adds the purchase record
 //! and its tickets.
+//!
+//! A hold's record is kept, like a purchase record, and the table has no TTL: a payment
+//! delivered again converts by reading the hold first, and the allowance entry of a hold
+//! id is written without a condition that it is absent, so a record that vanished would
+//! answer a repeat `404` and let a new hold of its id overwrite the payer's entry. Records
+//! written before carry a `ttl` attribute that nothing reads.
 
 use aws_sdk_dynamodb::types::builders::UpdateBuilder;
 use aws_sdk_dynamodb::types::{
@@ -31,9 +37,6 @@ const RELEASED: &str = "released";
 const CONVERTED: &str = "converted";
 /// The deadline in Unix ms, which conditions compare with the writer's clock.
 const EXPIRES_MS: &str = "expires_ms";
-/// When DynamoDB's TTL may delete the record: a day after the deadline. Nothing reads
-/// it: every decision compares `expires_ms` with the writer's clock.
-const TTL: &str = "ttl";
 
 pub(crate) fn encode_hold(hold: &Hold) -> Item {
     let mut item = key(keys::hold(&hold.draw_id, &hold.hold_id));
@@ -52,7 +55,6 @@ pub(crate) fn encode_hold(hold: &Hold) -> Item {
     item.insert("created_at".into(), timestamp(hold.created_at));
     item.insert("expires_at".into(), timestamp(hold.expires_at));
     item.insert(EXPIRES_MS.into(), n(hold.expires_at.epoch_millis()));
-    item.insert(TTL.into(), n(hold.expires_at.epoch_seconds() + 86_400));
     item.insert(END.into(), s(OPEN));
     item
 }

@@ -36,6 +36,16 @@ fn a_hold_reads_and_writes_as_stored() {
     assert_writes("hold", encode_hold(&decoded));
 }
 
+#[test]
+fn a_hold_written_with_a_ttl_reads_as_the_same_hold() {
+    // Holds were once written with a `ttl` for a TTL the table never had; records are
+    // kept now, and the old ones read as before.
+    let old = stored("hold_with_ttl");
+    assert!(old.contains_key("ttl"));
+    assert_eq!(decode_hold(&old).unwrap(), hold());
+    assert!(!encode_hold(&hold()).contains_key("ttl"));
+}
+
 fn hold() -> Hold {
     Hold {
         draw_id: draw_id(),
