@@ -81,7 +81,8 @@ pub const CONVERSION: RetryPolicy = RetryPolicy::attempts(16);
 /// Releasing a hold.
 pub const RELEASE: RetryPolicy = RetryPolicy::attempts(16);
 /// Voiding a purchase, freezing the eligible list, recording winners or a redraw: each
-/// meets only the few writes of one draw's item.
+/// meets only the few writes of one draw's item. Also the reads of a draw again while
+/// voids commit under its eligible list.
 pub const DRAW_RECORD: RetryPolicy = RetryPolicy::attempts(8);
 /// An order route's write (a number, a void, a series change, an issuer's definitions).
 pub const ORDER_WRITE: RetryPolicy = RetryPolicy::attempts(32);

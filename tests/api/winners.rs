@@ -3,6 +3,9 @@
 //! verifier, which reject a tampered seed, list or winner); a redraw keeps its history.
 //! Draws without a beacon here; tests/api/beacon/ has the drand draws.
 
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -343,6 +346,39 @@ async fn more_prizes_than_eligible_tickets_and_winners_before_the_draw_are_refus
         )
         .await;
     assert_eq!(redraw.code(), "not_enough_eligible");
+}
+
+#[tokio::test]
+async fn a_draw_counting_fewer_voids_than_its_index_lists_answers_an_error_at_once() {
+    let app = spawn_app().await;
+    closed_draw(&app, "odds").await;
+    // The index lists the 5 tickets voided; the draw is made to count 2.
+    app.store
+        .client()
+        .update_item()
+        .table_name(app.store.table())
+        .key("pk", AttributeValue::S("DRAW#odds".into()))
+        .update_expression("SET voided = :two")
+        .expression_attribute_values(":two", AttributeValue::N("2".into()))
+        .send()
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let read = tokio::time::timeout(Duration::from_secs(20), app.get("/draws/odds/eligible"))
+        .await
+        .expect("the eligible list answers, not spins");
+    assert_eq!(
+        read.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "{}",
+        read.body
+    );
+    assert_eq!(read.code(), "internal_error");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tracing::{info, warn};
 
 use super::super::{TicketError, TicketService};
-use crate::store::StoreError;
+use crate::store::{StoreError, retry};
 use tally_domain::draw::{Draw, DrawStatus};
 use tally_domain::permutation::Permutation;
 use tally_domain::stripes::{Standing, standings};
@@ -55,19 +55,7 @@ impl TicketService {
                     .map(|(run, _)| indices.start + run.start..indices.start + run.end),
             );
         }
-        let voided = loop {
-            self.finish_voids(&draw).await?;
-            let voided = self.indexed_voids(&draw, false).await?;
-            if voided.len() as u64 == draw.voided {
-                break voided;
-            }
-            // A void committed after the draw was read: read the draw again.
-            draw = self
-                .store()
-                .get_draw(&draw.draw_id)
-                .await?
-                .ok_or_else(|| TicketError::DrawNotFound(draw.draw_id.clone()))?;
-        };
+        let voided = self.voided_before_freeze(&mut draw).await?;
         let permutation = Permutation::new(draw.config.total_tickets(), &draw.key);
         let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
         let started = std::time::Instant::now();
@@ -86,6 +74,40 @@ impl TicketService {
             "eligible list computed"
         );
         Ok(Eligible { set, draw })
+    }
+
+    /// The tickets voided before the freeze, as many as `draw` counts. The index lists
+    /// more than a draw read before it when a void commits in between: the draw is read
+    /// again, a few times while voids go on committing (then `503 contention`). A draw
+    /// read after the index that counts no more than the first read did counts fewer than
+    /// the index lists: the table is at odds with itself, and no try mends that.
+    async fn voided_before_freeze(&self, draw: &mut Draw) -> Result<Vec<u64>, TicketError> {
+        let policy = retry::DRAW_RECORD;
+        for attempt in policy.each() {
+            self.finish_voids(draw).await?;
+            let voided = self.indexed_voids(draw, false).await?;
+            let (listed, counted) = (voided.len() as u64, draw.voided);
+            if listed == counted {
+                return Ok(voided);
+            }
+            *draw = self
+                .store()
+                .get_draw(&draw.draw_id)
+                .await?
+                .ok_or_else(|| TicketError::DrawNotFound(draw.draw_id.clone()))?;
+            if draw.voided <= counted {
+                return Err(StoreError::Invariant(format!(
+                    "the index lists {listed} tickets of draw {} voided before its freeze, \
+                     the draw counts {counted}",
+                    draw.draw_id
+                ))
+                .into());
+            }
+            if policy.allows_after(attempt) {
+                policy.pause(attempt).await;
+            }
+        }
+        Err(policy.exhausted().into())
     }
 
     /// Finishes the voids of bundles that the draw still names: their tickets are counted
