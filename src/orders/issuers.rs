@@ -53,11 +53,12 @@ impl OrderService {
 
     /// Enters a series on its issuer's item as it is, overlaps and all, unless it is
     /// there: a series defined before issuers existed joins its issuer, so that no later
-    /// definition can render its texts.
+    /// definition can render its texts. One whose formats the item has no room for is
+    /// refused (`IssuerFull`), as a definition would be.
     pub async fn enter_series(&self, series: &Series) -> Result<Entered, OrderError> {
         for attempt in retry::ORDER_WRITE.each() {
             let issuer = self.store.get_issuer(&series.definition.issuer).await?;
-            let Some(next) = issuer.enter_existing(series) else {
+            let Some(next) = issuer.enter_existing(series, MAX_ISSUER_FORMATS)? else {
                 return Ok(Entered::Already);
             };
             if self.store.put_issuer(&next).await? {

@@ -9,6 +9,7 @@ use tracing::{info, instrument};
 use super::{OrderError, OrderService, entries};
 use crate::store::orders::SeriesInsert;
 use crate::store::{StoreError, retry};
+use tally_domain::audit::Entry;
 use tally_domain::ids::SeriesId;
 use tally_domain::journal::Operator;
 use tally_domain::series::{NumberFormat, Period, RangeLow, Series, SeriesDefinition, SeriesError};
@@ -18,7 +19,7 @@ use tally_domain::series::{NumberFormat, Period, RangeLow, Series, SeriesDefinit
 /// (`range_low_percent`). Formats, codes and ranges it learns from its writes.
 pub const SERIES_MAX_AGE: Duration = Duration::from_secs(60);
 
-/// A series with its current period and the last number issued in it.
+/// A series with its current period, its counter there and the number of the order at it.
 #[derive(Debug, Clone)]
 pub struct SeriesStatus {
     pub series: Series,
@@ -104,7 +105,7 @@ impl OrderService {
     #[instrument(skip(self))]
     pub async fn series_status(&self, series_id: &SeriesId) -> Result<SeriesStatus, OrderError> {
         let now = self.now();
-        let mut series = self.load_series(series_id, now).await?;
+        let series = self.load_series(series_id, now).await?;
         let period = series.period(now);
         let counter = self
             .store
@@ -112,9 +113,9 @@ impl OrderService {
             .await?
             .unwrap_or_default();
         let last_counter = counter.last;
-        let version = counter
-            .format_version
-            .unwrap_or_else(|| series.latest_version());
+        // The number is the one stored, never rendered again: a fast series' counter is
+        // the end of a block whose numbers may not be issued yet, and date tokens render
+        // today's date, not the order's.
         let last_number = match last_counter {
             // The last counter was skipped by a move, never issued: the last number is
             // the last order before it.
@@ -123,10 +124,15 @@ impl OrderService {
                 .last_order_below(series_id, &period, last + 1)
                 .await?
                 .map(|order| order.order_number),
-            Some(last) => {
-                let format = self.format_version(&mut series, version).await?;
-                Some(format.render(series.names(), &series.date(now), last))
-            }
+            Some(last) => self
+                .store
+                .get_numbers(&[(series_id.clone(), period.clone(), last)])
+                .await?
+                .into_iter()
+                .find_map(|entry| match entry {
+                    Entry::Order(order) => Some(order.order_number),
+                    Entry::Move(_) => None,
+                }),
             None => None,
         };
         Ok(SeriesStatus {
@@ -188,16 +194,27 @@ impl OrderService {
         Ok(())
     }
 
-    /// The format of `version`, reading the series again if this process does not know it.
+    /// The format of `version`, reading the series again if this process does not know
+    /// it; `None` when the series as stored has no such version: one pending for a period
+    /// was replaced (a counter that names it was read before).
+    pub(super) async fn stored_format(
+        &self,
+        series: &mut Series,
+        version: u32,
+    ) -> Result<Option<NumberFormat>, OrderError> {
+        if series.format(version).is_none() {
+            self.refresh_series(series).await?;
+        }
+        Ok(series.format(version).cloned())
+    }
+
+    /// The format of `version`, which a counter read now names, so the series has it.
     pub(super) async fn format_version(
         &self,
         series: &mut Series,
         version: u32,
     ) -> Result<NumberFormat, OrderError> {
-        if series.format(version).is_none() {
-            self.refresh_series(series).await?;
-        }
-        series.format(version).cloned().ok_or_else(|| {
+        self.stored_format(series, version).await?.ok_or_else(|| {
             StoreError::Invariant(format!(
                 "series {} has no format version {version}",
                 series.series_id

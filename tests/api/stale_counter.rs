@@ -1,8 +1,9 @@
 //! Writers whose view of a gapless counter is stale: an operator's move read before the
-//! systems numbered past its end, a writer whose lease expired and was taken over, and a
-//! process whose known counter another process moved on. Each finds the counter changed:
-//! that is a change to learn, not a broken invariant (never a 500), and nothing of it is
-//! written.
+//! systems numbered past its end, a writer whose lease expired and was taken over, a
+//! process whose known counter another process moved on, and one that knows a format
+//! version pending for the period that an operator replaced since. Each finds the counter
+//! changed: that is a change to learn, not a broken invariant (never a 500), and nothing
+//! of it is written.
 
 use axum::http::StatusCode;
 use jiff::Timestamp;
@@ -160,4 +161,38 @@ async fn a_single_post_whose_counter_moved_on_learns_it_from_the_cancellation() 
         "{sent}"
     );
     assert_untouched(&app, "SL", 3).await;
+}
+
+/// A process read a counter whose period's format was pending (no number yet), then the
+/// operator replaced that pending format: the version the process knows is gone from the
+/// series, and its next post reads the counter again and numbers in the new format.
+#[tokio::test]
+async fn a_post_after_its_known_pending_format_was_replaced_reads_the_counter_again() {
+    let app = spawn_app().await;
+    define(&app, "PF", json!({"format": "P{seq:3}", "reset": "never"})).await;
+    define(&app, "OT", json!({"format": "O{seq:3}", "reset": "never"})).await;
+    let change = |format: &str| json!({"format": format});
+    let pending = app.patch("/series/PF", &change("Q{seq:3}")).await;
+    assert_eq!(pending.status, StatusCode::OK, "{}", pending.body);
+    // The source's reference has an order of another series: the post to PF reads PF's
+    // counter (format version 2, no number), and its transaction is cancelled by the
+    // reference, so PF numbers nothing.
+    let post = |series: &str, reference: &str| json!({"series": series, "source": "erp", "external_ref": reference});
+    let first = app.post("/orders", &post("OT", "shared")).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    let repeat = app.post("/orders", &post("PF", "shared")).await;
+    assert_problem(&repeat, StatusCode::CONFLICT, "idempotency_conflict");
+    let replaced = app.patch("/series/PF", &change("R{seq:3}")).await;
+    assert_eq!(replaced.status, StatusCode::OK, "{}", replaced.body);
+    let versions: Vec<u64> = replaced.body["formats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["version"].as_u64().unwrap())
+        .collect();
+    assert_eq!(versions, [1, 3], "{}", replaced.body);
+    let next = app.post("/orders", &post("PF", "next")).await;
+    assert_eq!(next.status, StatusCode::CREATED, "{}", next.body);
+    assert_eq!(next.body["order_number"], "R001");
+    assert_untouched(&app, "PF", 1).await;
 }

@@ -1976,14 +1976,18 @@ export interface components {
             issuer: string;
             /**
              * Format: int64
-             * @description The last counter issued in the current period; `null` before the first.
+             * @description The counter of the current period: the last counter issued, in a fast series the
+             *     last one reserved (numbers below it may still wait in a block); `null` before the
+             *     first.
              *
              *     Up to 10^18: beyond JavaScript's safe integers (2^53 - 1), so read it as a 64-bit integer or a big integer, never as a double.
              */
             last_counter?: number | null;
             /**
-             * @description The last number issued in the current period; `null` before the first. Left out
-             *     for a caller bound to some sources: it may be another source's order.
+             * @description The number of the order at `last_counter` (after a move, of the last order before
+             *     it), as stored; `null` when none holds it: before the first, or in a fast series
+             *     whose last block is not used up. Left out for a caller bound to some sources: it
+             *     may be another source's order.
              */
             last_number?: string | null;
             max_length?: number;

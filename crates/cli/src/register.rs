@@ -22,7 +22,7 @@ pub async fn run(config: StoreConfig) -> Result<(), Failure> {
             match service
                 .enter_series(&series)
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("series {}: {e}", series.series_id))?
             {
                 Entered::Now => entered.push(series),
                 Entered::Already => before += 1,

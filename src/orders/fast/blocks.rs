@@ -100,6 +100,16 @@ impl Blocks {
             .version = Some(version);
     }
 
+    /// Forgets a learned version the series no longer has. Spare counters keep theirs: a
+    /// reservation fixed it, so it is never replaced.
+    pub(crate) fn forget_version(&self, key: &SeriesPeriod) {
+        if let Some(block) = self.lock().get_mut(key)
+            && block.spare.is_empty()
+        {
+            block.version = None;
+        }
+    }
+
     /// Keeps the counters of a reservation that the request does not need.
     pub(crate) fn reserved(
         &self,

@@ -46,11 +46,7 @@ impl OrderService {
         let size = self.blocks.ran_dry(&key, batch.now);
         let series_id = batch.series.series_id.clone();
         let start = batch.series.definition.start;
-        let planned = self
-            .blocks
-            .version(&key)
-            .unwrap_or_else(|| batch.series.latest_version());
-        let format = self.format_version(&mut batch.series, planned).await?;
+        let (planned, format) = self.planned_format(batch, &key).await?;
         let bounded = !batch.series.definition.ranges.is_empty()
             || batch.series.ceiling(&format) < MAX_COUNTER;
         let (count, reservation) = if bounded {
@@ -103,6 +99,28 @@ impl OrderService {
         }
         self.keep_block(batch, &key, end + 1 - count..=end, wanted, version)
             .await
+    }
+
+    /// The version to plan with and its format: the one this process learned for the
+    /// period, else the newest. A learned version the series no longer has was pending
+    /// for the period and was replaced before its first number: it is forgotten, and a
+    /// refused `ADD` tells the period's version again.
+    async fn planned_format(
+        &self,
+        batch: &mut Batch,
+        key: &SeriesPeriod,
+    ) -> Result<(u32, NumberFormat), OrderError> {
+        if let Some(learned) = self.blocks.version(key) {
+            if let Some(format) = self.stored_format(&mut batch.series, learned).await? {
+                return Ok((learned, format));
+            }
+            self.blocks.forget_version(key);
+        }
+        let newest = batch.series.latest_version();
+        Ok((
+            newest,
+            self.format_version(&mut batch.series, newest).await?,
+        ))
     }
 
     /// Moves the counter from `last` over `jump`, a declared gap, and returns its last

@@ -1,8 +1,8 @@
-//! The next chunk of a gapless request: where the counter goes on (inside the series'
-//! room: its format's width and length, its live authorised ranges) and on what footing,
-//! a declared jump to the next range when the counter must skip, each order's number and
-//! link of the hash chain, and the range's low notice when the chunk takes it past its
-//! low threshold.
+//! The next chunk of a gapless request, after the counter as known: where the counter
+//! goes on (inside the series' room: its format's width and length, its live authorised
+//! ranges) and on what footing, a declared jump to the next range when the counter must
+//! skip, each order's number and link of the hash chain, and the range's low notice when
+//! the chunk takes it past its low threshold.
 
 use jiff::Timestamp;
 use tally_domain::time::Epoch;
@@ -28,6 +28,35 @@ pub(super) struct Chunk {
 }
 
 impl OrderService {
+    /// The counter as this process knows it. A format version the series no longer has
+    /// was pending for the period, and was replaced before the period's first number
+    /// since the process read the counter: what the view knows is forgotten and the
+    /// counter read again.
+    pub(super) async fn known_counter(
+        &self,
+        batch: &mut Batch,
+        run: &mut Run,
+    ) -> Result<CounterState, OrderError> {
+        let state = run.view.state.clone().unwrap_or_default();
+        let Some(version) = state.format_version else {
+            return Ok(state);
+        };
+        if self
+            .stored_format(&mut batch.series, version)
+            .await?
+            .is_some()
+        {
+            return Ok(state);
+        }
+        let counter = self
+            .store
+            .get_counter(&batch.series.series_id, &batch.period)
+            .await?
+            .unwrap_or_default();
+        run.view.state = Some(counter.clone());
+        Ok(counter)
+    }
+
     /// The next chunk after the counter `state`, moved on `footing`, or why the series
     /// numbers no more.
     pub(super) async fn chunk(

@@ -155,7 +155,7 @@ impl OrderService {
             let Some(footing) = self.footing(batch, run).await? else {
                 continue;
             };
-            let state = run.view.state.clone().unwrap_or_default();
+            let state = self.known_counter(batch, run).await?;
             run.attempts += 1;
             let chunk = match self.chunk(batch, run, &state, footing).await? {
                 Ok(chunk) => chunk,

@@ -83,7 +83,8 @@ async fn a_create_re_sent_after_a_lost_answer_is_its_own_and_a_repeated_create_i
     // Written with its issuer's item, in one transaction: the same call again finds its
     // own series (the issuer's item has moved on, as the first call left it).
     let issuer = Issuer::new(IssuerId::deployment())
-        .enter_existing(&series)
+        .enter_existing(&series, tally::store::issuers::MAX_ISSUER_FORMATS)
+        .unwrap()
         .unwrap();
     let defined = entry(Action::SeriesDefined, "series/RESENT");
     for _ in 0..2 {

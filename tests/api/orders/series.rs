@@ -180,3 +180,43 @@ async fn a_yearly_series_restarts_at_new_year_and_a_never_series_keeps_counting(
         ("2027", Some(1))
     );
 }
+
+/// The status names the number stored at the counter: a fast series' counter ends a
+/// block whose numbers may not be issued yet, and a date token is the order's date, not
+/// the day the status is read.
+#[tokio::test]
+async fn the_status_names_the_number_stored_at_the_counter_or_none() {
+    let (store, _table) = fresh_store(None).await;
+    let day = |d: i8| {
+        jiff::tz::Offset::UTC
+            .to_timestamp(jiff::civil::date(2026, 6, d).at(12, 0, 0, 0))
+            .unwrap()
+    };
+    let now = Arc::new(std::sync::Mutex::new(day(1)));
+    let clock_now = now.clone();
+    let service = OrderService::with_clock(store, Arc::new(move || *clock_now.lock().unwrap()));
+    let dated = SeriesId::parse("DAY").unwrap();
+    let definition = SeriesDefinition::new("D{yy}{mm}{dd}-{seq:3}", Reset::Yearly, false, 1);
+    service
+        .define_series(&dated, definition.unwrap(), &Operator::local())
+        .await
+        .unwrap();
+    let source = SourceId::parse("erp").unwrap();
+    let post = async |reference: &str| {
+        let inputs = vec![order_input(reference)];
+        let outcomes = service
+            .create_orders(&dated, &source, inputs, &SourceAccess::All)
+            .await
+            .unwrap();
+        number(&outcomes[0])
+    };
+    assert_eq!(post("a").await, "D260601-001");
+    // Run dry at once, the process reserves two: 2 is issued, 3 waits in its block.
+    assert_eq!(post("b").await, "D260601-002");
+    let status = service.series_status(&dated).await.unwrap();
+    assert_eq!((status.last_counter, status.last_number), (Some(3), None));
+    assert_eq!(post("c").await, "D260601-003");
+    *now.lock().unwrap() = day(2);
+    let status = service.series_status(&dated).await.unwrap();
+    assert_eq!(status.last_number.as_deref(), Some("D260601-003"));
+}

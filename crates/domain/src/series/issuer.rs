@@ -138,16 +138,25 @@ impl Issuer {
     }
 
     /// The issuer with `series` entered as it is, overlaps and all, unless it has an
-    /// entry already: how a series defined before the rule joins its issuer.
-    pub fn enter_existing(&self, series: &Series) -> Option<Issuer> {
+    /// entry already (`None`): how a series defined before the rule joins its issuer. The
+    /// entries stay within `max_formats` as [`Issuer::admit`] keeps them: a series that
+    /// would pass it is refused, not entered.
+    pub fn enter_existing(
+        &self,
+        series: &Series,
+        max_formats: usize,
+    ) -> Result<Option<Issuer>, Refusal> {
         if self.series.contains_key(&series.series_id) {
-            return None;
+            return Ok(None);
         }
         let mut next = self.clone();
         next.version += 1;
         next.series
             .insert(series.series_id.clone(), Entry::of(series));
-        Some(next)
+        if next.format_count() > max_formats {
+            return Err(Refusal::Full { max: max_formats });
+        }
+        Ok(Some(next))
     }
 
     /// Every other series that could render a text `series` could, each once.
@@ -276,10 +285,10 @@ mod tests {
         assert_eq!(entered.admit(Some(&old), &old, &today(), MAX), Ok(None));
         // A series entered before the rule keeps its overlaps and changes its ranges.
         let clash = series("C", "AA{yy}{seq:4}");
-        let both = entered.enter_existing(&clash).unwrap();
+        let both = entered.enter_existing(&clash, MAX).unwrap().unwrap();
         assert_eq!(both.overlaps(&clash, &today()).len(), 1);
         assert_eq!(both.overlaps(&old, &today())[0].series.as_str(), "C");
-        assert!(both.enter_existing(&clash).is_none());
+        assert_eq!(both.enter_existing(&clash, MAX), Ok(None));
         // But a new format of it is checked.
         let changed = with_format(clash.clone(), "A{yy}-{seq:4}");
         assert!(both.admit(Some(&clash), &changed, &today(), MAX).is_ok());
@@ -305,5 +314,19 @@ mod tests {
             both.admit(None, &series("S", "S{yy}{seq:2}"), &today(), 2),
             Err(Refusal::Full { max: 2 })
         );
+    }
+
+    #[test]
+    fn a_series_defined_before_the_rule_is_not_entered_past_the_formats_an_issuer_keeps() {
+        // Three formats between two series: the issuer keeps three, not four.
+        let two = with_format(series("OLD", "O{yy}{seq:4}"), "O{yyyy}{seq:4}");
+        let entered = issuer().enter_existing(&two, 3).unwrap().unwrap();
+        let one = series("NEXT", "N{yy}{seq:4}");
+        let full = entered.enter_existing(&one, 3).unwrap().unwrap();
+        assert_eq!(full.format_count(), 3);
+        let last = series("LAST", "L{yy}{seq:4}");
+        assert_eq!(full.enter_existing(&last, 3), Err(Refusal::Full { max: 3 }));
+        // A series entered already is answered as before, full or not.
+        assert_eq!(full.enter_existing(&one, 3), Ok(None));
     }
 }

@@ -80,12 +80,16 @@ pub(in crate::api::orders) struct SeriesResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     period: Option<String>,
-    /// The last counter issued in the current period; `null` before the first.
+    /// The counter of the current period: the last counter issued, in a fast series the
+    /// last one reserved (numbers below it may still wait in a block); `null` before the
+    /// first.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<u64>)]
     last_counter: Option<Option<u64>>,
-    /// The last number issued in the current period; `null` before the first. Left out
-    /// for a caller bound to some sources: it may be another source's order.
+    /// The number of the order at `last_counter` (after a move, of the last order before
+    /// it), as stored; `null` when none holds it: before the first, or in a fast series
+    /// whose last block is not used up. Left out for a caller bound to some sources: it
+    /// may be another source's order.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     last_number: Option<Option<String>>,
