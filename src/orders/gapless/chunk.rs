@@ -48,6 +48,15 @@ impl OrderService {
         {
             return Ok(state);
         }
+        self.read_counter(batch, run).await
+    }
+
+    /// The period's counter as stored, now what the view knows.
+    pub(super) async fn read_counter(
+        &self,
+        batch: &Batch,
+        run: &mut Run,
+    ) -> Result<CounterState, OrderError> {
         let counter = self
             .store
             .get_counter(&batch.series.series_id, &batch.period)

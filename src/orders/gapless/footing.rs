@@ -154,15 +154,7 @@ impl OrderService {
     ) -> Result<Option<Footing>, OrderError> {
         let counter = match &run.view.state {
             Some(counter) => counter.clone(),
-            None => {
-                let counter = self
-                    .store
-                    .get_counter(&batch.series.series_id, &batch.period)
-                    .await?
-                    .unwrap_or_default();
-                run.view.state = Some(counter.clone());
-                counter
-            }
+            None => self.read_counter(batch, run).await?,
         };
         let now = Timestamp::now().epoch_millis();
         let other = counter
