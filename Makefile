@@ -20,7 +20,7 @@ test:
 	scripts/check-template.py template.yaml
 	scripts/browser.sh
 	scripts/verify-page.sh
-	scripts/with-dynamodb.sh cargo test --locked --workspace
+	scripts/with-dynamodb.sh scripts/workspace-tests.sh
 	scripts/with-dynamodb.sh scripts/schemathesis.sh
 	scripts/with-dynamodb.sh scripts/invoke-test.sh
 	scripts/with-dynamodb.sh scripts/clients-test.sh

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test of the workspace, as `cargo test --workspace` runs them, with the command-line
+# crate's tests running beside the others rather than after them: its walkthrough of
+# docs/api.md spends about a minute idle, waiting for beacon rounds. The build comes first
+# (cargo holds its lock only while it builds), and the crate's output follows the rest.
+set -euo pipefail
+
+cargo test --locked --workspace --no-run
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --locked -p tally-cli >"$log" 2>&1 &
+cli=$!
+rest=0
+cargo test --locked --workspace --exclude tally-cli || rest=$?
+cli_status=0
+wait "$cli" || cli_status=$?
+echo "--- tally-cli tests" >&2
+cat "$log"
+if [ "$rest" -ne 0 ] || [ "$cli_status" -ne 0 ]; then
+    echo "tests failed (workspace without tally-cli: exit $rest; tally-cli: exit $cli_status)" >&2
+    exit 1
+fi
