@@ -4,13 +4,18 @@
 //! Orders are idempotent by (source, external reference), so a redelivered message never
 //! gets a second number. Only messages that failed for a reason that may pass are reported
 //! back (throttling, contention, an unknown series that may yet be defined, a storage
-//! error): SQS delivers them again and, after `maxReceiveCount` receipts, moves them to the
-//! dead-letter queue. A malformed or invalid message can never succeed: it is logged with
-//! its id and reason as rejected and deleted, so the dead-letter queue only ever holds
-//! messages that need an operator.
+//! error, an order whose invoice has not landed yet or whose series has no room left until
+//! an operator gives it some, a message the invocation had no time left for): SQS delivers
+//! them again and, after `maxReceiveCount` receipts, moves them to the dead-letter queue.
+//! A malformed or invalid message, or order, can never succeed: it is logged with its
+//! message id, reference and reason as rejected and deleted, so the dead-letter queue only
+//! ever holds messages that need an operator.
+
+use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use futures::StreamExt;
+use tokio::time::Instant;
 use tracing::{error, info, warn};
 
 use crate::orders::requests::OrderRequest;
@@ -19,6 +24,10 @@ use tally_domain::access::SourceAccess;
 
 /// Messages of one delivery processed at once.
 const CONCURRENT_MESSAGES: usize = 4;
+/// The end of an invocation kept for the answer: a message not finished by then is
+/// reported to be delivered again, rather than lost with the whole answer when Lambda
+/// stops the function (SQS would then deliver every message of the delivery again).
+const ANSWER_MARGIN: Duration = Duration::from_secs(5);
 
 /// Why a message was not fully processed.
 #[derive(Debug)]
@@ -29,13 +38,29 @@ enum MessageError {
     Retryable(String),
 }
 
-/// Processes one delivery; returns the ids of the messages SQS should deliver again.
-pub async fn handle_delivery(orders: &OrderService, event: SqsEvent) -> SqsBatchResponse {
+/// Processes one delivery before `deadline` (the invocation's); returns the ids of the
+/// messages SQS should deliver again.
+pub async fn handle_delivery(
+    orders: &OrderService,
+    event: SqsEvent,
+    deadline: Instant,
+) -> SqsBatchResponse {
+    let cutoff = deadline.checked_sub(ANSWER_MARGIN).unwrap_or(deadline);
     let results: Vec<(Option<String>, Result<(), MessageError>)> =
         futures::stream::iter(event.records)
             .map(|message| async move {
-                let outcome = handle_message(orders, message.body.as_deref()).await;
-                (message.message_id, outcome)
+                let id = message.message_id.as_deref().unwrap_or("<none>");
+                let outcome = if Instant::now() >= cutoff {
+                    Err(MessageError::Retryable("no time left to start it".into()))
+                } else {
+                    // Dropped at the cutoff, a message is like one whose answers were lost:
+                    // its orders are idempotent, and its redelivery finishes them.
+                    let work = handle_message(orders, id, message.body.as_deref());
+                    tokio::time::timeout_at(cutoff, work)
+                        .await
+                        .unwrap_or_else(|_| Err(MessageError::Retryable("out of time".into())))
+                };
+                (message.message_id.clone(), outcome)
             })
             .buffer_unordered(CONCURRENT_MESSAGES)
             .collect()
@@ -53,19 +78,28 @@ pub async fn handle_delivery(orders: &OrderService, event: SqsEvent) -> SqsBatch
                     warn!(message_id = %message_id, %reason, "message failed; SQS will retry it");
                     response.add_failure(message_id);
                 }
-                // Without an id it cannot be reported alone; failing the whole delivery
-                // would redo every message, so it waits for the visibility timeout.
-                None => error!(%reason, "message without id failed"),
+                // SQS gives every message an id; one without cannot be reported, and
+                // Lambda deletes it with the delivery.
+                None => error!(%reason, "message without id failed; it is lost"),
             },
         }
     }
     response
 }
 
-async fn handle_message(orders: &OrderService, body: Option<&str>) -> Result<(), MessageError> {
+async fn handle_message(
+    orders: &OrderService,
+    message_id: &str,
+    body: Option<&str>,
+) -> Result<(), MessageError> {
     let body = body.ok_or_else(|| MessageError::Invalid("empty message body".into()))?;
     let request =
         OrderRequest::from_json(body).map_err(|e| MessageError::Invalid(e.to_string()))?;
+    let refs: Vec<Option<String>> = request
+        .inputs
+        .iter()
+        .map(|input| input.external_ref.clone())
+        .collect();
     let outcomes = orders
         .create_orders(
             &request.series,
@@ -81,13 +115,19 @@ async fn handle_message(orders: &OrderService, body: Option<&str>) -> Result<(),
     let mut created = 0;
     let mut existing = 0;
     let mut retryable = 0;
-    for outcome in &outcomes {
+    for (outcome, external_ref) in outcomes.iter().zip(&refs) {
+        let external_ref = external_ref.as_deref().unwrap_or("<none>");
         match outcome {
             ItemOutcome::Created(_) => created += 1,
             ItemOutcome::Existing(_) => existing += 1,
-            ItemOutcome::Rejected(r) if r.code.is_retryable() => retryable += 1,
+            ItemOutcome::Rejected(r) if r.code.may_pass_later() => {
+                retryable += 1;
+                if !r.code.is_retryable() {
+                    warn!(message_id, series = %request.series, source = %request.source, external_ref, code = r.code.as_str(), detail = %r.detail, "order refused for now; the message will be delivered again");
+                }
+            }
             ItemOutcome::Rejected(r) => {
-                warn!(series = %request.series, source = %request.source, code = r.code.as_str(), detail = %r.detail, "order rejected");
+                warn!(message_id, series = %request.series, source = %request.source, external_ref, code = r.code.as_str(), detail = %r.detail, "order rejected; it will not be retried");
             }
         }
     }

@@ -1,5 +1,7 @@
 //! Lambda function consuming the order import queue (SQS, partial batch responses).
 
+use std::time::SystemTime;
+
 use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use tally::orders::OrderService;
@@ -7,6 +9,7 @@ use tally::queue::handle_delivery;
 use tally::settings::Settings;
 use tally::store::Store;
 use tally::telemetry::metrics;
+use tokio::time::Instant;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -15,7 +18,14 @@ async fn main() -> Result<(), Error> {
     let orders = OrderService::new(Store::connect(&settings.store()?, None).await);
     let orders = &orders;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        Ok::<_, Error>(metrics::written_after(handle_delivery(orders, event.payload)).await)
+        let left = event
+            .context
+            .deadline()
+            .duration_since(SystemTime::now())
+            .unwrap_or_default();
+        let deadline = Instant::now() + left;
+        let delivery = handle_delivery(orders, event.payload, deadline);
+        Ok::<_, Error>(metrics::written_after(delivery).await)
     }))
     .await
 }

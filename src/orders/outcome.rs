@@ -82,6 +82,21 @@ impl RejectionCode {
         }
     }
 
+    /// Whether the same item may succeed later without changing: now (contention), or
+    /// once something else has happened: its invoice landed, or an operator authorised a
+    /// range or gave the series room. An import delivers such items again rather than
+    /// dropping them.
+    pub fn may_pass_later(self) -> bool {
+        self.is_retryable()
+            || matches!(
+                self,
+                Self::InvoiceNotFound
+                    | Self::SeriesExhausted
+                    | Self::RangeExhausted
+                    | Self::RangeExpired
+            )
+    }
+
     /// Whether the item was refused by the state of the series or its invoice (`409`),
     /// rather than for what it says (`400`) or for the moment (`503`).
     pub fn is_conflict(self) -> bool {

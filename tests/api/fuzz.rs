@@ -291,7 +291,12 @@ async fn nested_long_and_malformed_messages_are_rejected_alone() {
         .collect();
     let mut event = SqsEvent::default();
     event.records = records;
-    let response = handle_delivery(&orders, event).await;
+    let response = handle_delivery(
+        &orders,
+        event,
+        tokio::time::Instant::now() + std::time::Duration::from_secs(60),
+    )
+    .await;
     // Nothing here may pass later: no message is sent back for redelivery.
     assert!(
         response.batch_item_failures.is_empty(),
