@@ -28,6 +28,8 @@ use axum::routing::get;
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
 pub use orders::{AUDIT_PART_LISTED, MAX_ORDER_BODY_BYTES};
+/// An audit part run through the service goes on through the API with this token.
+pub use page_token::audit_page_token;
 pub use problem::{Code, Problem};
 pub use query::MAX_PAGE_BYTES;
 

@@ -2,15 +2,24 @@
 //! clients, and checked in size and shape before one reaches a query: DynamoDB refuses a
 //! start key whose sort key passes 1,024 bytes, which DynamoDB Local accepts, so a token
 //! that Tally never gave must stop here, as `400 invalid_cursor`, on either.
+//!
+//! A period's tokens (a listing's, an audit's) name a place by counter only, which would
+//! read as a place in any period: each ends with a tag of the series, period and route it
+//! was given for, checked once the request's period is known and before the table is read.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use sha2::{Digest, Sha256};
 
 use super::problem::{Code, Problem};
 use super::timestamp;
 use crate::store::lists::After;
 use crate::tickets::PurchasesFrom;
-use tally_domain::ids::PaymentId;
+use tally_domain::audit::AuditState;
+use tally_domain::hex;
+use tally_domain::ids::{PaymentId, SeriesId};
+use tally_domain::series::Period;
 use tally_domain::time::parse_rfc3339;
 
 /// The longest page token of an index list: a stored time (24 bytes), `#` and an id of at most
@@ -19,8 +28,11 @@ pub const MAX_LIST_TOKEN_CHARS: usize = 120;
 /// The longest page token of a draw's purchases: a stripe (at most 4 digits), `#` and an
 /// index list's entry, in base64url (126 characters).
 pub const MAX_PURCHASES_TOKEN_CHARS: usize = 128;
-/// A period listing's page token: the counter a page ends at, as 16 lowercase hex digits.
-pub const COUNTER_TOKEN_CHARS: usize = 16;
+/// A period listing's page token: the counter a page ends at, as 16 lowercase hex digits,
+/// then `.` and its [`period_tag`].
+pub const COUNTER_TOKEN_CHARS: usize = 16 + 1 + TAG_CHARS;
+/// A period tag: 4 bytes in lowercase hex.
+const TAG_CHARS: usize = 8;
 
 fn invalid() -> Problem {
     Problem::new(Code::InvalidCursor, "`cursor` is not one this API gave")
@@ -83,23 +95,112 @@ pub fn purchases_from(raw: &str) -> Result<PurchasesFrom, Problem> {
     Ok(PurchasesFrom { stripe, after })
 }
 
-/// The page token after the counter `after` of a period listing.
-pub fn counter_page_token(after: u64) -> String {
-    format!("{after:016x}")
+/// The route that gives a period's tokens: one route's token is no place in the other's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PeriodRoute {
+    Orders,
+    Audit,
 }
 
-/// Reads a [`counter_page_token`]: exactly 16 lowercase hex digits.
-pub fn counter_after(raw: &str) -> Result<u64, Problem> {
-    let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
-    if raw.len() != COUNTER_TOKEN_CHARS || !raw.bytes().all(hex) {
+impl PeriodRoute {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Orders => "orders",
+            Self::Audit => "audit",
+        }
+    }
+}
+
+/// What a period's token belongs to: the first 4 bytes of SHA-256 over the route, the
+/// series id and the period (each followed by a zero byte), in lowercase hex. Short, as it
+/// only has to tell a token given elsewhere by mistake from this one's.
+fn period_tag(route: PeriodRoute, series_id: &SeriesId, period: &Period) -> String {
+    let mut hasher = Sha256::new();
+    for part in [route.as_str(), series_id.as_str(), period.as_str()] {
+        hasher.update(part);
+        hasher.update([0]);
+    }
+    hex::encode(&hasher.finalize()[..4])
+}
+
+fn is_lower_hex(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// A period's token as read, its shape checked: where it goes on from, and the tag of
+/// what it was given for, which [`PeriodCursor::open`] checks against the request's.
+#[derive(Debug)]
+pub struct PeriodCursor<T> {
+    from: T,
+    route: PeriodRoute,
+    tag: String,
+}
+
+impl<T> PeriodCursor<T> {
+    /// Reads `raw` as `<what from reads>.<tag>`.
+    fn read(
+        raw: &str,
+        route: PeriodRoute,
+        from: impl FnOnce(&str) -> Option<T>,
+    ) -> Result<Self, Problem> {
+        let (body, tag) = raw.rsplit_once('.').ok_or_else(invalid)?;
+        if tag.len() != TAG_CHARS || !is_lower_hex(tag) {
+            return Err(invalid());
+        }
+        Ok(Self {
+            from: from(body).ok_or_else(invalid)?,
+            route,
+            tag: tag.to_owned(),
+        })
+    }
+
+    /// Where the token goes on from, if its route gave it for `period` of `series_id`.
+    pub fn open(self, series_id: &SeriesId, period: &Period) -> Result<T, Problem> {
+        if self.tag != period_tag(self.route, series_id, period) {
+            return Err(Problem::new(
+                Code::InvalidCursor,
+                format!(
+                    "`cursor` was not given by this route for period {period} of series {series_id}"
+                ),
+            ));
+        }
+        Ok(self.from)
+    }
+}
+
+/// The page token after the counter `after` of a listing of `period` of `series_id`.
+pub fn counter_page_token(series_id: &SeriesId, period: &Period, after: u64) -> String {
+    let tag = period_tag(PeriodRoute::Orders, series_id, period);
+    format!("{after:016x}.{tag}")
+}
+
+/// Reads a [`counter_page_token`]: 16 lowercase hex digits, `.` and a tag.
+pub fn counter_after(raw: &str) -> Result<PeriodCursor<u64>, Problem> {
+    if raw.len() != COUNTER_TOKEN_CHARS {
         return Err(invalid());
     }
-    u64::from_str_radix(raw, 16).map_err(|_| invalid())
+    PeriodCursor::read(raw, PeriodRoute::Orders, |counter| {
+        let digits = counter.len() == 16 && is_lower_hex(counter);
+        digits.then(|| u64::from_str_radix(counter, 16).ok())?
+    })
+}
+
+/// The page token of an audit of `period` of `series_id` that goes on from `state`.
+pub fn audit_page_token(series_id: &SeriesId, period: &Period, state: &AuditState) -> String {
+    let tag = period_tag(PeriodRoute::Audit, series_id, period);
+    format!("{}.{tag}", state.encode())
+}
+
+/// Reads an [`audit_page_token`].
+pub fn audit_from(raw: &str) -> Result<PeriodCursor<AuditState>, Problem> {
+    PeriodCursor::read(raw, PeriodRoute::Audit, AuditState::decode)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tally_domain::series::Reset;
 
     #[test]
     fn list_page_tokens_round_trip_and_nothing_else_passes() {
@@ -172,26 +273,88 @@ mod tests {
         }
     }
 
+    fn series(id: &str) -> SeriesId {
+        SeriesId::parse(id).unwrap()
+    }
+
+    fn day(text: &str) -> Period {
+        Period::parse(Reset::Daily, text).unwrap()
+    }
+
     #[test]
-    fn counter_page_tokens_are_sixteen_hex_digits() {
+    fn counter_page_tokens_open_only_for_their_series_and_period() {
+        let (a, today) = (series("A"), day("2026-11-29"));
         for counter in [0, 1, 100, u64::MAX] {
-            assert_eq!(
-                counter_after(&counter_page_token(counter)).unwrap(),
-                counter
+            let token = counter_page_token(&a, &today, counter);
+            assert_eq!(token.len(), COUNTER_TOKEN_CHARS);
+            let read = counter_after(&token).unwrap();
+            assert_eq!(read.open(&a, &today).unwrap(), counter);
+        }
+        let token = counter_page_token(&a, &today, 100);
+        assert!(token.starts_with("0000000000000064."), "{token}");
+        let elsewhere = [(series("B"), today.clone()), (a.clone(), day("2026-11-28"))];
+        for (series_id, period) in &elsewhere {
+            let read = counter_after(&token).unwrap();
+            assert!(
+                read.open(series_id, period).is_err(),
+                "{series_id} {period}"
             );
         }
-        assert_eq!(counter_page_token(100), "0000000000000064");
+        // The audit's tag of the same series and period.
+        let audit_tag = period_tag(PeriodRoute::Audit, &a, &today);
+        let read = counter_after(&format!("0000000000000064.{audit_tag}")).unwrap();
+        assert!(read.open(&a, &today).is_err());
+        let tag = &token[17..];
         for bad in [
-            "abc",
-            "64",
-            "+000000000000064",
-            "000000000000006G",
-            "000000000000006A",
-            "00000000000000064",
-            "",
+            "abc".to_owned(),
+            "0000000000000064".to_owned(),
+            format!("+000000000000064.{tag}"),
+            format!("000000000000006G.{tag}"),
+            format!("000000000000006A.{tag}"),
+            format!("0000000000000064.{}", tag.to_uppercase()),
+            format!("0000000000000064-{tag}"),
+            format!("00000000000000064.{}", &tag[1..]),
+            "0000000000000064.1234567".to_owned(),
+            String::new(),
+            "0".repeat(53_000),
         ] {
-            assert!(counter_after(bad).is_err(), "{bad}");
+            assert!(counter_after(&bad).is_err(), "{bad:.40}");
         }
-        assert!(counter_after(&"0".repeat(53_000)).is_err());
+    }
+
+    #[test]
+    fn audit_page_tokens_open_only_for_their_series_period_and_route() {
+        let (a, today) = (series("A"), day("2026-11-29"));
+        let state = AuditState {
+            expected: 1_001,
+            orders: 990,
+            voided: 3,
+            links: 1_000,
+            previous: [7; 32],
+            broken_at: Some(0x1234_5678),
+        };
+        let token = audit_page_token(&a, &today, &state);
+        assert_eq!(audit_from(&token).unwrap().open(&a, &today).unwrap(), state);
+        for (series_id, period) in [(series("B"), today.clone()), (a.clone(), day("2026-11-28"))] {
+            let read = audit_from(&token).unwrap();
+            assert!(
+                read.open(&series_id, &period).is_err(),
+                "{series_id} {period}"
+            );
+        }
+        let listing_tag = period_tag(PeriodRoute::Orders, &a, &today);
+        let with_listing_tag = format!("{}.{listing_tag}", state.encode());
+        assert!(
+            audit_from(&with_listing_tag)
+                .unwrap()
+                .open(&a, &today)
+                .is_err()
+        );
+        // Untagged, as tokens were before tags: its last number, read as a tag, leaves
+        // too few for a state.
+        let listing = counter_page_token(&a, &today, 1_000);
+        for bad in [state.encode(), listing, "abc".to_owned(), String::new()] {
+            assert!(audit_from(&bad).is_err(), "{bad}");
+        }
     }
 }

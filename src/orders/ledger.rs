@@ -78,19 +78,20 @@ impl OrderService {
         Ok((series, period))
     }
 
-    /// Up to `limit` orders of a period after counter `after`, with the declared moves
-    /// among them, ending with the entry that takes the page to `max_bytes` ([`listed_bytes`]);
-    /// a caller bound to some sources gets their orders only, and after `LIST_ROUNDS`
-    /// queries a short page where more may follow.
+    /// Up to `limit` orders of a period ([`Self::period_of`]) after counter `after`, with
+    /// the declared moves among them, ending with the entry that takes the page to
+    /// `max_bytes` ([`listed_bytes`]); a caller bound to some sources gets their orders
+    /// only, and after `LIST_ROUNDS` queries a short page where more may follow. The period
+    /// is resolved once by the caller, so that pages of "the current one" stay in one
+    /// period when it moves on between them.
     pub async fn list_period(
         &self,
-        series_id: &SeriesId,
-        period: Option<&str>,
+        (series, period): (Series, Period),
         after: u64,
         (limit, max_bytes): (usize, usize),
         access: &SourceAccess,
     ) -> Result<ListedPage, OrderError> {
-        let (series, period) = self.period_of(series_id, period).await?;
+        let series_id = &series.series_id;
         let mut entries = Vec::new();
         let mut orders = 0;
         let mut bytes = 0;
@@ -132,16 +133,15 @@ impl OrderService {
         })
     }
 
-    /// Audits a period, or its part from `scope.from` until `scope.until`; `progress`
-    /// hears how many entries have been read so far.
+    /// Audits a period ([`Self::period_of`]), or its part from `scope.from` until
+    /// `scope.until`; `progress` hears how many entries have been read so far.
     pub async fn audit_period(
         &self,
-        series_id: &SeriesId,
-        period: Option<&str>,
+        (series, period): (Series, Period),
         scope: AuditScope,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Audit, OrderError> {
-        let (series, period) = self.period_of(series_id, period).await?;
+        let series_id = &series.series_id;
         // The counter first: every entry it counts was written before it was read.
         let stored = self
             .store

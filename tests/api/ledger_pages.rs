@@ -1,18 +1,22 @@
 //! Pages of a period: a listing's `limit` counts orders (a move among them does not take a
 //! page of its own) and a page also ends by weight, `last_number` is the last number
 //! issued even after a move, and an audit stopped part way goes on from its cursor to the
-//! report a whole audit gives, in memory that holds one page.
+//! report a whole audit gives, in memory that holds one page. A cursor goes on only in
+//! the series, period and route that gave it.
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
+use jiff::Timestamp;
 use serde_json::json;
+use tally::api::{self, AppState, audit_page_token};
 use tally::orders::{AuditScope, OrderService};
+use tally_domain::audit::AuditState;
+use tally_domain::chain::GENESIS;
 use tally_domain::ids::SeriesId;
 
-use crate::helpers::assert_problem;
-use crate::helpers::spawn_app;
+use crate::helpers::{assert_problem, fresh_store, get, post_json, put_json, spawn_app};
 use crate::ledger::define;
 
 #[tokio::test]
@@ -83,6 +87,7 @@ async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
     // The same audit in parts, each stopped after its first page.
     let service = OrderService::new(app.store.clone());
     let series = SeriesId::parse("P").unwrap();
+    let period = service.period_of(&series, None).await.unwrap();
     let (mut from, mut parts, mut gaps) = (None, 0, Vec::new());
     let last = loop {
         parts += 1;
@@ -92,7 +97,7 @@ async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
             ..AuditScope::default()
         };
         let part = service
-            .audit_period(&series, None, scope, &|_| {})
+            .audit_period(period.clone(), scope, &|_| {})
             .await
             .unwrap();
         gaps.extend(part.report.gaps.iter().map(|g| (g.from, g.to)));
@@ -116,8 +121,7 @@ async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
     let seen = progress.clone();
     let first = service
         .audit_period(
-            &series,
-            None,
+            period.clone(),
             AuditScope {
                 until: Some(Instant::now()),
                 ..AuditScope::default()
@@ -127,7 +131,7 @@ async fn an_audit_stopped_part_way_goes_on_to_the_report_of_a_whole_one() {
         .await
         .unwrap();
     assert_eq!(progress.load(std::sync::atomic::Ordering::Relaxed), 1_000);
-    let cursor = first.resume.unwrap().encode();
+    let cursor = audit_page_token(&series, &period.1, &first.resume.unwrap());
     let rest = app
         .get(&format!("/series/P/audit?cursor={cursor}"))
         .await
@@ -192,17 +196,18 @@ async fn an_audit_part_ends_once_its_lists_are_full() {
     app.post_range("Q", 500, 1_100).await;
     let service = OrderService::new(app.store.clone());
     let series = SeriesId::parse("Q").unwrap();
+    let period = service.period_of(&series, None).await.unwrap();
     let scope = |most_listed| AuditScope {
         most_listed,
         ..AuditScope::default()
     };
     let whole = service
-        .audit_period(&series, None, scope(None), &|_| {})
+        .audit_period(period.clone(), scope(None), &|_| {})
         .await
         .unwrap();
     assert!(whole.resume.is_none());
     let first = service
-        .audit_period(&series, None, scope(Some(1)), &|_| {})
+        .audit_period(period.clone(), scope(Some(1)), &|_| {})
         .await
         .unwrap();
     assert_eq!(first.report.gaps.len(), 1);
@@ -210,10 +215,123 @@ async fn an_audit_part_ends_once_its_lists_are_full() {
         from: Some(first.resume.expect("a part that ended with its list full")),
         ..scope(Some(1))
     };
-    let rest = service
-        .audit_period(&series, None, rest, &|_| {})
-        .await
-        .unwrap();
+    let rest = service.audit_period(period, rest, &|_| {}).await.unwrap();
     assert!(rest.resume.is_none());
     assert_eq!(rest.report.orders, 1_100);
+}
+
+/// A cursor names a place by counter alone: on another series, another period or the other
+/// route it would read as a place there (an audit answering `complete` with the counts it
+/// carries), so each is refused.
+#[tokio::test]
+async fn a_cursor_is_refused_on_another_series_another_period_and_the_other_route() {
+    let app = spawn_app().await;
+    for id in ["D", "E"] {
+        let format = format!("{id}{{yyyy}}{{mm}}{{dd}}-{{seq:3}}");
+        define(&app, id, json!({"format": format, "reset": "daily"})).await;
+        app.post_range(id, 0, 3).await;
+    }
+    let first = app.get("/series/D/orders?limit=1").await.body;
+    let listing = first["next_cursor"].as_str().unwrap();
+    // The state an audit of D's period starts from, as a token of that period.
+    let service = OrderService::new(app.store.clone());
+    let (series, period) = service
+        .period_of(&SeriesId::parse("D").unwrap(), None)
+        .await
+        .unwrap();
+    assert_eq!(first["period"], period.as_str());
+    let start = AuditState {
+        expected: series.definition.start,
+        orders: 0,
+        voided: 0,
+        links: 0,
+        previous: GENESIS,
+        broken_at: None,
+    };
+    let audit = audit_page_token(&series.series_id, &period, &start);
+    let next = app
+        .get(&format!("/series/D/orders?limit=1&cursor={listing}"))
+        .await;
+    let second = next.body["orders"][0]["order_number"].as_str().unwrap();
+    assert!(second.ends_with("-002"), "{}", next.body);
+    let whole = app.get(&format!("/series/D/audit?cursor={audit}")).await;
+    assert_eq!(
+        (whole.status, &whole.body["orders"]),
+        (StatusCode::OK, &json!(3)),
+        "{}",
+        whole.body
+    );
+    let other_day = ["2026-01-01", "2026-01-02"]
+        .into_iter()
+        .find(|day| *day != period.as_str())
+        .unwrap();
+    for path in [
+        format!("/series/E/orders?limit=1&cursor={listing}"),
+        format!("/series/D/orders?limit=1&period={other_day}&cursor={listing}"),
+        format!("/series/D/audit?cursor={listing}"),
+        format!("/series/E/audit?cursor={audit}"),
+        format!("/series/D/audit?period={other_day}&cursor={audit}"),
+        format!("/series/D/orders?cursor={audit}"),
+    ] {
+        let reply = app.get(&path).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{path}: {}",
+            reply.body
+        );
+        assert_problem(&reply, StatusCode::BAD_REQUEST, "invalid_cursor");
+    }
+}
+
+fn utc(day: i8, hour: i8, minute: i8) -> Timestamp {
+    jiff::tz::Offset::UTC
+        .to_timestamp(jiff::civil::date(2026, 11, day).at(hour, minute, 0, 0))
+        .unwrap()
+}
+
+/// Paging "the current period" of a daily series past midnight: the next cursor is still
+/// the old period's, and read in the new one it would skip that one's first orders.
+#[tokio::test]
+async fn a_cursor_of_the_current_period_is_refused_once_midnight_moves_it_on() {
+    let (store, _table) = fresh_store(None).await;
+    let now = Arc::new(Mutex::new(utc(29, 23, 59)));
+    let clock = now.clone();
+    let orders = OrderService::with_clock(store.clone(), Arc::new(move || *clock.lock().unwrap()));
+    let router = api::router(AppState {
+        orders: Arc::new(orders),
+        request_timeout: Duration::from_secs(120),
+        ..AppState::new(store)
+    });
+    let series = json!({"format": "N{yyyy}{mm}{dd}-{seq:3}", "reset": "daily"});
+    assert_eq!(
+        put_json(&router, "/series/N", &series).await.status,
+        StatusCode::CREATED
+    );
+    let post = |reference: &'static str| {
+        let order = json!({"series": "N", "source": "shop", "external_ref": reference});
+        let router = router.clone();
+        async move {
+            let reply = post_json(&router, "/orders", &order).await;
+            assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+        }
+    };
+    post("late-1").await;
+    post("late-2").await;
+    let first = get(&router, "/series/N/orders?limit=1").await.body;
+    assert_eq!(first["period"], "2026-11-29");
+    let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+    *now.lock().unwrap() = utc(30, 0, 1);
+    post("early-1").await;
+    post("early-2").await;
+    let moved_on = get(
+        &router,
+        &format!("/series/N/orders?limit=1&cursor={cursor}"),
+    )
+    .await;
+    assert_problem(&moved_on, StatusCode::BAD_REQUEST, "invalid_cursor");
+    // Named, the old period pages on.
+    let named = format!("/series/N/orders?limit=1&period=2026-11-29&cursor={cursor}");
+    let rest = get(&router, &named).await.body;
+    assert_eq!(rest["orders"][0]["external_ref"], "late-2", "{rest}");
 }

@@ -4382,7 +4382,7 @@ export interface operations {
             query?: {
                 /** @description A period of the series' reset; the current one by default. */
                 period?: string;
-                /** @description The `next_cursor` of the previous part of a large period's audit. */
+                /** @description The `next_cursor` of the previous part of this period's audit. */
                 cursor?: string;
             };
             header?: never;
@@ -4459,7 +4459,7 @@ export interface operations {
                 period?: string;
                 /** @description 1 to 1,000 entries, 100 by default. */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page. */
+                /** @description The `next_cursor` of the previous page of this series and period. */
                 cursor?: string;
             };
             header?: never;

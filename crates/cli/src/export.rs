@@ -40,7 +40,7 @@ const CSV_HEADER: [&str; 11] = [
 pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
     let store = Store::connect(&config, None).await;
     let service = Arc::new(OrderService::new(store.clone()));
-    let (series_id, total) = expected_entries(&service, &store, &args.period).await?;
+    let (mut period, total) = expected_entries(&service, &store, &args.period).await?;
     let out: Box<dyn Write> = match &args.out {
         Some(path) => {
             Box::new(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
@@ -55,8 +55,7 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
     loop {
         let page = service
             .list_period(
-                &series_id,
-                args.period.period.as_deref(),
+                period,
                 after,
                 // A file, not a response: no weight limits a page.
                 (AUDIT_PAGE, usize::MAX),
@@ -73,6 +72,8 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
             Some(next) => after = next,
             None => break,
         }
+        // Every page in the period of the first, even past midnight.
+        period = (page.series, page.period);
     }
     csv.flush()?;
     bar.finish_and_clear();

@@ -10,6 +10,7 @@ use tally::orders::{AuditScope, OrderService};
 use tally::store::{Store, StoreConfig};
 use tally_domain::audit::Break;
 use tally_domain::ids::SeriesId;
+use tally_domain::series::{Period, Series};
 
 use crate::outcome::Failure;
 
@@ -34,12 +35,13 @@ pub fn progress_bar(total: u64) -> ProgressBar {
     ProgressBar::new(total).with_style(style)
 }
 
-/// The entries a period should hold: from its first counter to its last.
+/// The period the arguments name, resolved once, so that a run past midnight stays in the
+/// period it started in; and the entries it should hold, from its first counter to its last.
 pub async fn expected_entries(
     service: &OrderService,
     store: &Store,
     args: &PeriodArgs,
-) -> Result<(SeriesId, u64), String> {
+) -> Result<((Series, Period), u64), String> {
     let series_id = SeriesId::parse(&args.series).map_err(|e| e.to_string())?;
     let (series, period) = service
         .period_of(&series_id, args.period.as_deref())
@@ -51,7 +53,7 @@ pub async fn expected_entries(
         .map_err(|e| e.to_string())?
         .and_then(|c| c.last);
     let total = last.map_or(0, |last| (last + 1).saturating_sub(series.definition.start));
-    Ok((series_id, total))
+    Ok(((series, period), total))
 }
 
 /// A broken chain is a finding (exit 1); everything else that stops it, a reason it could
@@ -59,7 +61,8 @@ pub async fn expected_entries(
 pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure> {
     let store = Store::connect(&config, None).await;
     let service = OrderService::new(store.clone());
-    let (series_id, total) = expected_entries(&service, &store, &args).await?;
+    let ((series, period), total) = expected_entries(&service, &store, &args).await?;
+    let series_id = series.series_id.clone();
     let bar = progress_bar(total);
     let read = AtomicU64::new(0);
     let progress = |n: u64| {
@@ -67,12 +70,7 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure>
         bar.set_position(n);
     };
     let audit = service
-        .audit_period(
-            &series_id,
-            args.period.as_deref(),
-            AuditScope::default(),
-            &progress,
-        )
+        .audit_period((series, period), AuditScope::default(), &progress)
         .await
         .map_err(|e| e.to_string())?;
     bar.finish_and_clear();

@@ -8,7 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::super::AppState;
 use super::super::caller::Caller;
 use super::super::extract::{PathParams, QueryParams};
-use super::super::page_token::{counter_after, counter_page_token};
+use super::super::page_token::{audit_from, audit_page_token, counter_after, counter_page_token};
 use super::super::problem::{Code, Problem};
 use super::super::query::MAX_PAGE_BYTES;
 use super::super::query::page_limit;
@@ -17,7 +17,7 @@ use super::series::OverlapResponse;
 use super::{OrderResponse, SeriesPath};
 use crate::limits::LISTING_PAGE;
 use crate::orders::AuditScope;
-use tally_domain::audit::{AuditState, Break, Entry};
+use tally_domain::audit::{Break, Entry};
 use tally_domain::ids::SeriesId;
 use tally_domain::order::Move;
 
@@ -32,8 +32,8 @@ pub(super) struct ListQuery {
     /// 1 to 1,000 entries, 100 by default.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1_000)]
     limit: Option<String>,
-    /// The `next_cursor` of the previous page.
-    #[param(pattern = "^[0-9a-f]{16}$")]
+    /// The `next_cursor` of the previous page of this series and period.
+    #[param(pattern = "^[0-9a-f]{16}\\.[0-9a-f]{8}$")]
     cursor: Option<String>,
 }
 
@@ -44,7 +44,7 @@ pub(super) struct ListQuery {
 pub(super) struct AuditQuery {
     /// A period of the series' reset; the current one by default.
     period: Option<String>,
-    /// The `next_cursor` of the previous part of a large period's audit.
+    /// The `next_cursor` of the previous part of this period's audit.
     cursor: Option<String>,
 }
 
@@ -121,16 +121,15 @@ pub(super) async fn list_orders(
         LISTING_PAGE.default,
         LISTING_PAGE.most,
     )? as usize;
-    let after = query.cursor.as_deref().map_or(Ok(0), counter_after)?;
+    let cursor = query.cursor.as_deref().map(counter_after).transpose()?;
+    let (series, period) = state
+        .orders
+        .period_of(&series_id, query.period.as_deref())
+        .await?;
+    let after = cursor.map_or(Ok(0), |cursor| cursor.open(&series_id, &period))?;
     let page = state
         .orders
-        .list_period(
-            &series_id,
-            query.period.as_deref(),
-            after,
-            (limit, MAX_PAGE_BYTES),
-            &access,
-        )
+        .list_period((series, period), after, (limit, MAX_PAGE_BYTES), &access)
         .await?;
     let mut orders = Vec::new();
     let mut moves = Vec::new();
@@ -145,7 +144,9 @@ pub(super) async fn list_orders(
         period: page.period.to_string(),
         orders,
         moves,
-        next_cursor: page.next_after.map(counter_page_token),
+        next_cursor: page
+            .next_after
+            .map(|after| counter_page_token(&series_id, &page.period, after)),
     }))
 }
 
@@ -267,14 +268,13 @@ pub(super) async fn audit(
     QueryParams(query): QueryParams<AuditQuery>,
 ) -> Result<Json<AuditResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
-    let from = query
-        .cursor
-        .as_deref()
-        .map(|text| {
-            AuditState::decode(text).ok_or_else(|| {
-                Problem::new(Code::InvalidCursor, "`cursor` is not one this API gave")
-            })
-        })
+    let cursor = query.cursor.as_deref().map(audit_from).transpose()?;
+    let (series, period) = state
+        .orders
+        .period_of(&series_id, query.period.as_deref())
+        .await?;
+    let from = cursor
+        .map(|cursor| cursor.open(&series_id, &period))
         .transpose()?;
     // Half the request's time: the rest is for the answer and a slow last page.
     let scope = AuditScope {
@@ -284,7 +284,7 @@ pub(super) async fn audit(
     };
     let audit = state
         .orders
-        .audit_period(&series_id, query.period.as_deref(), scope, &|_| {})
+        .audit_period((series, period), scope, &|_| {})
         .await?;
     let overlaps = state.orders.overlaps(&audit.series).await?;
     let report = audit.report.shown_to(&access);
@@ -342,7 +342,9 @@ pub(super) async fn audit(
         gaps,
         chain,
         credited,
-        next_cursor: audit.resume.map(|state| state.encode()),
+        next_cursor: audit
+            .resume
+            .map(|state| audit_page_token(&series_id, &audit.period, &state)),
         overlaps: OverlapResponse::list(overlaps),
     }))
 }

@@ -1,5 +1,5 @@
 //! Requests an attacker sends: ones the HTTP layer refuses, order data that JSON would
-//! round, cursors the API never gave.
+//! round, cursors the API never gave or gave for another series, period or route.
 
 use super::*;
 
@@ -155,6 +155,67 @@ async fn a_cursor_the_api_never_gave_is_refused_before_any_request_to_the_table(
             (reply.status, reply.code()),
             (StatusCode::BAD_REQUEST, "invalid_cursor"),
             "{path} {cursor:.40}: {}",
+            reply.body
+        );
+    }
+    let sent = counter.snapshot().since(&before);
+    assert_eq!(sent.total(), 0, "{sent}");
+}
+
+/// A cursor given for another series, period or route is refused once the request's period
+/// is known: a process that has read the series knows it without the table, and sends
+/// nothing.
+#[tokio::test]
+async fn a_cursor_given_elsewhere_is_refused_before_any_query() {
+    let counter = RequestCounter::default();
+    let (store, _table) = fresh_store(Some(counter.clone())).await;
+    let router = router(store);
+    for id in ["F", "G"] {
+        let format = format!("{id}{{yyyy}}{{mm}}{{dd}}-{{seq:3}}");
+        let series = json!({"format": format, "reset": "daily", "gapless": false});
+        let defined = crate::helpers::put_json(&router, &format!("/series/{id}"), &series).await;
+        assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
+        let orders = json!({"series": id, "source": "shop", "orders": [
+            {"external_ref": "a"}, {"external_ref": "b"}
+        ]});
+        let created = post_json(&router, "/orders/batch", &orders).await;
+        assert_eq!(created.status, StatusCode::OK, "{}", created.body);
+    }
+    let first = crate::helpers::get(&router, "/series/F/orders?limit=1").await;
+    let cursor = first.body["next_cursor"].as_str().unwrap();
+    let today = first.body["period"].as_str().unwrap();
+    let other_day = if today == "2026-01-01" {
+        "2026-01-02"
+    } else {
+        "2026-01-01"
+    };
+    // An audit of F's period from its start.
+    let start = tally_domain::audit::AuditState {
+        expected: 1,
+        orders: 0,
+        voided: 0,
+        links: 0,
+        previous: tally_domain::chain::GENESIS,
+        broken_at: None,
+    };
+    let period = tally_domain::series::Period::parse(Reset::Daily, today).unwrap();
+    let audit = tally::api::audit_page_token(&SeriesId::parse("F").unwrap(), &period, &start);
+    // G read once, as by any earlier request of the process.
+    crate::helpers::get(&router, "/series/G/orders?limit=1").await;
+    let before = counter.snapshot();
+    for path in [
+        format!("/series/G/orders?cursor={cursor}"),
+        format!("/series/F/orders?period={other_day}&cursor={cursor}"),
+        format!("/series/F/audit?cursor={cursor}"),
+        format!("/series/G/audit?cursor={audit}"),
+        format!("/series/F/audit?period={other_day}&cursor={audit}"),
+        format!("/series/F/orders?cursor={audit}"),
+    ] {
+        let reply = crate::helpers::get(&router, &path).await;
+        assert_eq!(
+            (reply.status, reply.code()),
+            (StatusCode::BAD_REQUEST, "invalid_cursor"),
+            "{path}: {}",
             reply.body
         );
     }

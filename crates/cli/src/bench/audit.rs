@@ -83,8 +83,12 @@ pub async fn run(args: &AuditBenchArgs, store: &Store) -> Result<AuditFigures, S
         args.audit_orders as f64 / fill.as_secs_f64()
     );
     let started = Instant::now();
+    let period = service
+        .period_of(&series_id, None)
+        .await
+        .map_err(|e| e.to_string())?;
     let audit = service
-        .audit_period(&series_id, None, AuditScope::default(), &|_| {})
+        .audit_period(period, AuditScope::default(), &|_| {})
         .await
         .map_err(|e| e.to_string())?;
     let audit_time = started.elapsed();
