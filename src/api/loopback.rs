@@ -1,22 +1,28 @@
 //! `tally serve` answers only requests meant for it: addressed to a loopback name or
 //! address with its own port (`Host`), and, from a browser, sent by its own pages
-//! (`Origin`). It authenticates no one, so a web page elsewhere must not drive it through
-//! the visitor's browser: with DNS rebinding, a page's own host name comes to point at
-//! 127.0.0.1 and its requests reach the server carrying that name in `Host`; a
-//! cross-site `fetch` carries the page's `Origin`. Both are answered with a problem
-//! document before anything is done. Behind API Gateway, IAM authentication does this
-//! work, and this check does not run.
+//! (`Origin`, `Sec-Fetch-Site`). It authenticates no one, so a web page elsewhere must not
+//! drive it through the visitor's browser: with DNS rebinding, a page's own host name
+//! comes to point at 127.0.0.1 and its requests reach the server carrying that name in
+//! `Host`; a cross-site `fetch` carries the page's `Origin`; an image, a link or a form's
+//! GET carries no `Origin`, but browsers mark every request with `Sec-Fetch-Site`, and
+//! some GET routes write (an eligible list closes a draw past its closing time). All are
+//! answered with a problem document before anything is done. Behind API Gateway, IAM
+//! authentication does this work, and this check does not run.
 
 use std::net::IpAddr;
 
 use axum::extract::{Request, State};
-use axum::http::header;
 use axum::http::uri::Authority;
+use axum::http::{HeaderName, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tracing::warn;
 
 use super::problem::{Code, Problem};
+
+/// Where a browser says a request comes from, relative to the server: `same-origin`,
+/// `same-site`, `cross-site`, or `none` (typed, a bookmark). Programs send none.
+const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
 /// The port the server listens on: the only one a request may name.
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +97,20 @@ impl LoopbackOnly {
             return Some(Problem::new(
                 Code::ForeignOrigin,
                 format!("this server answers pages of its own origin, not {origin:?}"),
+            ));
+        }
+        // A page of another port of localhost is `same-site`: another site all the same.
+        if let Some(site) = header(SEC_FETCH_SITE)
+            && ["cross-site", "same-site"]
+                .iter()
+                .any(|foreign| site.eq_ignore_ascii_case(foreign))
+        {
+            warn!(site, "refused a request from another site's page");
+            return Some(Problem::new(
+                Code::ForeignOrigin,
+                format!(
+                    "this server answers pages of its own origin, not a request the browser marks {site:?}"
+                ),
             ));
         }
         None

@@ -1,7 +1,7 @@
 //! The local server serves localhost only: a request addressed to another host name (DNS
-//! rebinding), sent by another site's page (`Origin`), or carrying a body not announced as
-//! JSON (what a page may send without the browser asking first) is refused with a
-//! problem, and nothing is done.
+//! rebinding), sent by another site's page (`Origin`, or `Sec-Fetch-Site` where a browser
+//! sends no `Origin`), or carrying a body not announced as JSON (what a page may send
+//! without the browser asking first) is refused with a problem, and nothing is done.
 
 use tokio::net::TcpStream;
 
@@ -87,6 +87,33 @@ async fn a_request_from_another_sites_page_is_403_and_the_servers_own_pages_are_
         format!("http://localhost:{port}"),
     ] {
         let (status, code) = answer(address, from(&own)).await;
+        assert_eq!((status, code.as_str()), (404, "route_not_found"), "{own}");
+    }
+}
+
+/// An `<img>`, a link or a form's GET on another site's page carries no `Origin`, and some
+/// GET routes write: the browser's `Sec-Fetch-Site` tells it from the server's own pages,
+/// an address typed or a program (which sends none).
+#[tokio::test]
+async fn a_request_the_browser_marks_as_from_another_site_is_403_without_an_origin() {
+    let address = serve(LONG, LONG, LONG).await;
+    let port = address.port();
+    let from = |path: &str, site: &str| {
+        format!(
+            "GET {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nsec-fetch-site: {site}\r\nconnection: close\r\n\r\n"
+        )
+    };
+    // A route that writes on GET past a draw's closing time; the store is never reached.
+    for foreign in ["cross-site", "same-site", "Cross-Site"] {
+        let (status, code) = answer(address, from("/draws/d/eligible", foreign)).await;
+        assert_eq!(
+            (status, code.as_str()),
+            (403, "foreign_origin"),
+            "{foreign}"
+        );
+    }
+    for own in ["same-origin", "none"] {
+        let (status, code) = answer(address, from("/nowhere", own)).await;
         assert_eq!((status, code.as_str()), (404, "route_not_found"), "{own}");
     }
 }
