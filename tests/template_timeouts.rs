@@ -7,13 +7,12 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use tally::api::GATEWAY_WAIT;
 use tally::aws::Timeouts;
 use tally::settings::{DEFAULT_DRAWING_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 
 const TEMPLATE: &str = include_str!("../template.yaml");
 
-/// API Gateway's HTTP API waits at most 30 s for an integration.
-const GATEWAY_LIMIT: Duration = Duration::from_secs(30);
 /// What a function needs after its deadline to write the `503` and hand it back.
 const ANSWER_ROOM: Duration = Duration::from_secs(2);
 
@@ -140,8 +139,8 @@ fn each_http_function_answers_before_its_timeout_and_the_gateways() {
             "{function}: a {deadline:?} deadline leaves no room to answer within {timeout:?}"
         );
         assert!(
-            timeout < GATEWAY_LIMIT,
-            "{function}: {timeout:?} outlasts API Gateway's {GATEWAY_LIMIT:?}"
+            timeout < GATEWAY_WAIT,
+            "{function}: {timeout:?} outlasts API Gateway's {GATEWAY_WAIT:?}"
         );
         assert!(
             dynamodb < deadline,

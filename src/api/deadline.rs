@@ -1,6 +1,9 @@
-//! How long a request may take. Two clocks start when the router has the request's head:
-//! the body must have arrived within the body read timeout, and the answer must be ready
-//! within the request timeout. A handler reads its whole body before it does anything, so
+//! How long a request may take. Two clocks start when API Gateway received the request
+//! (its `timeEpoch`; when the router has the request's head, without one): the body must
+//! have arrived within the body read timeout, and the answer must be ready within the
+//! request timeout. Counted from API Gateway's clock, a cold start's initialisation
+//! (reading the deployment secret, say) is inside the timeout, which so stays within the
+//! 30 s API Gateway waits. A handler reads its whole body before it does anything, so
 //! a request cut off while its body is still being read changed nothing: `408`, and the
 //! connection is closed. Cut off later, its outcome is unknown: `503 outcome_unknown`.
 
@@ -8,6 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request, State};
@@ -15,6 +19,7 @@ use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body::{Frame, SizeHint};
+use lambda_http::request::RequestContext;
 use tokio::time::Instant;
 use tracing::warn;
 
@@ -40,7 +45,7 @@ pub(super) async fn deadline(
     } else {
         state.request_timeout
     };
-    let started = Instant::now();
+    let started = received_at(&request).unwrap_or_else(Instant::now);
     let (request, body) = BodyProgress::track(request);
     let mut work = std::pin::pin!(next.run(request));
     let body_timeout = state.body_timeout.min(timeout);
@@ -73,6 +78,26 @@ pub(super) async fn deadline(
             .into_response()
         }
     }
+}
+
+/// How long API Gateway's HTTP API waits for an integration's answer: a request received
+/// longer ago is a stored event (a test's, `sam local invoke`'s), whose clocks start now.
+pub const GATEWAY_WAIT: Duration = Duration::from_secs(30);
+
+/// When API Gateway received the request, as an instant of this process: `None` without
+/// a gateway's context, or for a moment ahead of this process's clock or more than
+/// [`GATEWAY_WAIT`] ago.
+fn received_at(request: &Request) -> Option<Instant> {
+    let RequestContext::ApiGatewayV2(context) = request.extensions().get::<RequestContext>()?
+    else {
+        return None;
+    };
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
+    let received = Duration::from_millis(u64::try_from(context.time_epoch).ok()?);
+    let ago = now
+        .checked_sub(received)
+        .filter(|ago| *ago <= GATEWAY_WAIT)?;
+    Instant::now().checked_sub(ago)
 }
 
 /// A body is unread (0) until a handler polls it, then arriving until it is whole.

@@ -25,6 +25,7 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+pub use deadline::GATEWAY_WAIT;
 pub use extract::{BodyLimit, MAX_BODY_BYTES};
 pub use openapi::{openapi, openapi_json};
 pub use orders::{AUDIT_PART_LISTED, MAX_ORDER_BODY_BYTES};

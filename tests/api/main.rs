@@ -15,6 +15,7 @@ mod events;
 mod facts;
 mod faults;
 mod fuzz;
+mod gateway_clock;
 mod hardening;
 mod helpers;
 mod hold_app;
