@@ -4237,7 +4237,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
+            /**
+             * @description - `series_not_allowed`: a series is defined and changed only by callers the deployment binds to every source (`*`): it numbers every source's orders; this caller is bound to some sources only.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4245,7 +4248,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "identity_required";
+                        code?: "series_not_allowed" | "identity_required";
                     };
                 };
             };
@@ -4326,7 +4329,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer. */
+            /**
+             * @description - `series_not_allowed`: a series is defined and changed only by callers the deployment binds to every source (`*`): it numbers every source's orders; this caller is bound to some sources only.
+             *     - `identity_required`: the deployment binds callers to order sources and the request has no identity (IAM or a token); call the route through the API with its authorizer.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4334,7 +4340,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "identity_required";
+                        code?: "series_not_allowed" | "identity_required";
                     };
                 };
             };

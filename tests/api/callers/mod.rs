@@ -26,6 +26,7 @@ use crate::helpers::{
 
 const BINDINGS: &str = "arn:aws:iam::123456789012:role/erp-connector=erp-1;\
                         arn:aws:iam::123456789012:role/web-shop=shop;\
+                        arn:aws:iam::123456789012:role/raffle-operator=*;\
                         jwt:https://auth.example.com/#shop-backend=shop";
 
 /// The role of the ERP connector, bound to `erp-1`, and that of the web shop, bound to
@@ -34,6 +35,8 @@ const BINDINGS: &str = "arn:aws:iam::123456789012:role/erp-connector=erp-1;\
 const ERP: &str = "get-order-by-ref.json";
 const SHOP: &str = "get-order-by-ref-foreign.json";
 const SHOP_TOKEN: &str = "get-order-by-ref-jwt.json";
+/// The operators' role, bound to every source: it defines and changes series.
+const OPS: &str = "patch-draw.json";
 
 /// A request as the caller of the event file `as_of` (its request context, so its
 /// identity), with `body` as JSON when there is one.

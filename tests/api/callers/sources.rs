@@ -83,7 +83,7 @@ async fn without_bindings_every_caller_acts_as_every_source() {
 async fn with_bindings_a_request_without_an_identity_is_refused_on_every_order_route() {
     let (router, store, _table) = bound_router().await;
     let series = json!({"format": "L{seq:3}", "reset": "never"});
-    let defined = send_as(&router, ERP, Method::PUT, "/series/L", Some(&series)).await;
+    let defined = send_as(&router, OPS, Method::PUT, "/series/L", Some(&series)).await;
     assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
     let order = json!({"source": "erp-1", "external_ref": "x"});
     let numbered = post_as(&router, ERP, "/series/L/orders", &order).await;
@@ -140,7 +140,7 @@ async fn a_bound_caller_corrects_reads_and_audits_only_invoices_of_its_sources()
     for (id, body) in [("UA", &invoices), ("NC", &notes)] {
         let reply = send_as(
             &router,
-            ERP,
+            OPS,
             Method::PUT,
             &format!("/series/{id}"),
             Some(body),
@@ -289,4 +289,33 @@ async fn a_bound_callers_listing_among_many_foreign_orders_answers_short_pages_w
     }
     assert_eq!(pages[0], 0, "{pages:?}");
     assert_eq!(pages.iter().sum::<usize>(), 1, "{pages:?}");
+}
+
+/// A series numbers every source's orders: a caller bound to some sources neither defines
+/// nor changes one (a counter moved forward cannot go back), and the operators' role,
+/// bound to every source, does both.
+#[tokio::test]
+async fn only_a_caller_bound_to_every_source_defines_or_changes_a_series() {
+    let (router, _store, _table) = bound_router().await;
+    let series = json!({"format": "S{seq:4}", "reset": "never"});
+    let moved = json!({"next": 900, "reason": "skip"});
+    for caller in [ERP, SHOP, SHOP_TOKEN] {
+        let define = send_as(&router, caller, Method::PUT, "/series/S", Some(&series)).await;
+        assert_problem(&define, StatusCode::FORBIDDEN, "series_not_allowed");
+    }
+    let defined = send_as(&router, OPS, Method::PUT, "/series/S", Some(&series)).await;
+    assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
+    for caller in [ERP, SHOP, SHOP_TOKEN] {
+        let change = send_as(&router, caller, Method::PATCH, "/series/S", Some(&moved)).await;
+        assert_problem(&change, StatusCode::FORBIDDEN, "series_not_allowed");
+    }
+    let read = get_as(&router, ERP, "/series/S").await;
+    assert_eq!(
+        read.body["last_counter"],
+        serde_json::Value::Null,
+        "{}",
+        read.body
+    );
+    let change = send_as(&router, OPS, Method::PATCH, "/series/S", Some(&moved)).await;
+    assert_eq!(change.status, StatusCode::OK, "{}", change.body);
 }

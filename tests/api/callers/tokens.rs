@@ -6,7 +6,7 @@ use super::*;
 async fn a_token_caller_is_bound_like_an_iam_one_by_its_issuer_and_subject() {
     let (router, _store, _table) = bound_router().await;
     let series = json!({"format": "W{seq:5}", "reset": "never"});
-    let defined = send_as(&router, SHOP, Method::PUT, "/series/W", Some(&series)).await;
+    let defined = send_as(&router, OPS, Method::PUT, "/series/W", Some(&series)).await;
     assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
     let shop_order = json!({"source": "shop", "external_ref": "web-10031"});
     let posted = post_as(&router, SHOP_TOKEN, "/series/W/orders", &shop_order).await;
@@ -44,7 +44,7 @@ async fn a_token_caller_is_bound_like_an_iam_one_by_its_issuer_and_subject() {
 #[tokio::test]
 async fn token_callers_are_named_by_the_claim_the_deployment_chooses() {
     let (store, _table) = fresh_store(None).await;
-    let mut state = AppState::new(store);
+    let mut state = AppState::new(store.clone());
     state.sources = Arc::new(
         SourceBindings::parse("jwt:https://auth.example.com/#machine-7=shop")
             .unwrap()
@@ -53,7 +53,9 @@ async fn token_callers_are_named_by_the_claim_the_deployment_chooses() {
     );
     let router = api::orders_router(state);
     let series = json!({"format": "C{seq:5}", "reset": "never"});
-    let defined = send_as(&router, SHOP_TOKEN, Method::PUT, "/series/C", Some(&series)).await;
+    // Defined where no caller is bound (the local server on the same table).
+    let unbound = api::orders_router(AppState::new(store));
+    let defined = put_json(&unbound, "/series/C", &series).await;
     assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
     let order = json!({"source": "shop", "external_ref": "web-10031"});
     // The event's `sub` and `client_id` name `shop-backend`, bound to nothing here.
@@ -107,7 +109,7 @@ async fn only_a_caller_bound_to_every_source_reads_the_journal() {
     };
     let bound = state(BINDINGS);
     let series = json!({"format": "UA{yy}{seq:4}", "reset": "yearly"});
-    let defined = send_as(&bound, SHOP, Method::PUT, "/series/UA", Some(&series)).await;
+    let defined = send_as(&bound, OPS, Method::PUT, "/series/UA", Some(&series)).await;
     assert_eq!(defined.status, StatusCode::CREATED, "{}", defined.body);
     let invoice = json!({"source": "shop", "external_ref": "s1"});
     let posted = post_as(&bound, SHOP, "/series/UA/orders", &invoice).await;

@@ -16,6 +16,7 @@ use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::SeriesPath;
 use crate::orders::SeriesChange;
+use tally_domain::access::SourceAccess;
 use tally_domain::ids::{IssuerId, SeriesId};
 use tally_domain::order::Reason;
 use tally_domain::series::{
@@ -161,8 +162,21 @@ pub(super) struct ChangeBody {
     range_low_percent: Option<u8>,
 }
 
+/// Refuses a caller bound to some sources only: a series numbers every source's orders,
+/// so defining or changing one is an operator's, bound to every source (`*`).
+fn series_operator(access: &SourceAccess) -> Result<(), Problem> {
+    if access.is_bound() {
+        return Err(Problem::new(
+            Code::SeriesNotAllowed,
+            "defining or changing a series needs a caller bound to every source (`*`)",
+        ));
+    }
+    Ok(())
+}
+
 /// The codes of `put_series`'s own errors (the document adds those of its parameters and body).
 pub(super) const PUT_SERIES_CODES: &[Code] = &[
+    Code::SeriesNotAllowed,
     Code::InvalidFormat,
     Code::InvalidReset,
     Code::InvalidStart,
@@ -200,10 +214,12 @@ pub(super) const PUT_SERIES_CODES: &[Code] = &[
 )]
 pub(super) async fn put_series(
     State(state): State<AppState>,
+    Caller(access): Caller,
     Acting(by): Acting,
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     JsonBody(body): JsonBody<SeriesBody>,
 ) -> Result<impl IntoResponse, Problem> {
+    series_operator(&access)?;
     let series_id = SeriesId::parse(&series_id)?;
     let reset = Reset::parse(body.reset.as_deref().unwrap_or("yearly"))?;
     let timezone = match &body.timezone {
@@ -285,6 +301,7 @@ pub(super) async fn get_series(
 
 /// The codes of `patch_series`'s own errors (the document adds those of its parameters and body).
 pub(super) const PATCH_SERIES_CODES: &[Code] = &[
+    Code::SeriesNotAllowed,
     Code::InvalidNext,
     Code::InvalidReason,
     Code::InvalidBody,
@@ -327,6 +344,7 @@ pub(super) async fn patch_series(
     PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
     JsonBody(body): JsonBody<ChangeBody>,
 ) -> Result<Json<SeriesResponse>, Problem> {
+    series_operator(&access)?;
     let series_id = SeriesId::parse(&series_id)?;
     let next = match (body.next, &body.reason) {
         (None, None) => None,

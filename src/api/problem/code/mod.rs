@@ -220,6 +220,10 @@ problem_codes! {
     IdentityRequired = FORBIDDEN "identity_required":
         "the deployment binds callers to order sources and the request has no identity (IAM \
          or a token); call the route through the API with its authorizer.",
+    SeriesNotAllowed = FORBIDDEN "series_not_allowed":
+        "a series is defined and changed only by callers the deployment binds to every \
+         source (`*`): it numbers every source's orders; this caller is bound to some \
+         sources only.",
     JournalNotAllowed = FORBIDDEN "journal_not_allowed":
         "the operator journal is read only by callers the deployment binds to every source \
          (`*`); this caller is bound to some sources only.",
