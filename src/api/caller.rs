@@ -11,8 +11,11 @@
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lambda_http::request::RequestContext;
+use sha2::{Digest, Sha256};
 use tally_domain::access::SourceAccess;
+use tally_domain::hex;
 use tally_domain::journal::Operator;
+use tally_domain::text::refused_in_text;
 
 use super::AppState;
 use super::problem::{Code, Problem};
@@ -84,13 +87,28 @@ fn operator(identity: Option<Identity>) -> Operator {
         Some(Identity::Jwt {
             token_issuer,
             name: Some(name),
-        }) => Operator::named(token_caller(&token_issuer, &name)),
+        }) => Operator::named(token_caller(&token_issuer, &journal_name(&name))),
         Some(Identity::Jwt {
             token_issuer,
             name: None,
         }) => Operator::named(format!("jwt:{token_issuer}")),
         None => Operator::local(),
     }
+}
+
+/// The longest claim value the journal names an operator by as it is.
+const MAX_CLAIM_CHARS: usize = 256;
+
+/// A token's claim value as the journal names its caller: as it is when it is free text
+/// (no control or bidirectional characters) of at most [`MAX_CLAIM_CHARS`], else
+/// `sha256:` and the first 16 bytes of its digest, so that the journal holds only text
+/// that prints as it reads, and one name per value.
+fn journal_name(claim: &str) -> String {
+    if claim.chars().count() <= MAX_CLAIM_CHARS && refused_in_text(claim).is_none() {
+        return claim.to_owned();
+    }
+    let digest = Sha256::digest(claim.as_bytes());
+    format!("sha256:{}", hex::encode(&digest[..16]))
 }
 
 #[cfg(test)]
@@ -118,5 +136,30 @@ mod tests {
             "jwt:https://id.example#ops-1"
         );
         assert_eq!(operator(None).as_str(), "local");
+    }
+
+    #[test]
+    fn a_claim_that_is_not_short_free_text_names_its_operator_by_its_digest() {
+        let named = |claim: &str| {
+            operator(Some(Identity::Jwt {
+                token_issuer: "https://id.example".to_owned(),
+                name: Some(claim.to_owned()),
+            }))
+            .as_str()
+            .to_owned()
+        };
+        let reversed = named("ops\u{202e}nimda");
+        assert!(
+            reversed.starts_with("jwt:https://id.example#sha256:"),
+            "{reversed}"
+        );
+        assert!(refused_in_text(&reversed).is_none());
+        assert_ne!(reversed, named("ops\u{202e}other"));
+        let long = named(&"x".repeat(5_000));
+        assert_eq!(long.len(), "jwt:https://id.example#sha256:".len() + 32);
+        assert_eq!(
+            named(&"x".repeat(256)),
+            format!("jwt:https://id.example#{}", "x".repeat(256))
+        );
     }
 }
