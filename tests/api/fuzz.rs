@@ -6,7 +6,6 @@
 //! A fixed set of cases runs in `make test`; `TALLY_FUZZ_CASES=N` adds N random ones
 //! (`scripts/fuzz.sh` runs many).
 
-use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
@@ -18,6 +17,7 @@ use tally::queue::handle_delivery;
 use tower::ServiceExt;
 
 use crate::helpers::{TestApp, spawn_app};
+use crate::queue::{a_minute, delivery};
 
 /// `depth` levels of arrays around `leaf`.
 fn arrays(depth: usize, leaf: &str) -> String {
@@ -279,24 +279,7 @@ async fn nested_long_and_malformed_messages_are_rejected_alone() {
         r#"{{"series": "FZ", "source": "q", "orders": [{{"external_ref": "b1"}}, {{"external_ref": "b2", "data": {{"k": {}}}}}]}}"#,
         arrays(600, "1")
     ));
-    let records = bodies
-        .iter()
-        .enumerate()
-        .map(|(i, body)| {
-            let mut message = SqsMessage::default();
-            message.message_id = Some(format!("m{i}"));
-            message.body = Some(body.clone());
-            message
-        })
-        .collect();
-    let mut event = SqsEvent::default();
-    event.records = records;
-    let response = handle_delivery(
-        &orders,
-        event,
-        tokio::time::Instant::now() + std::time::Duration::from_secs(60),
-    )
-    .await;
+    let response = handle_delivery(&orders, delivery(&bodies), a_minute()).await;
     // Nothing here may pass later: no message is sent back for redelivery.
     assert!(
         response.batch_item_failures.is_empty(),

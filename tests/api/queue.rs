@@ -19,14 +19,14 @@ fn event() -> SqsEvent {
 }
 
 /// A delivery of one message per body, the message ids `m0`, `m1`, ...
-fn delivery(bodies: &[serde_json::Value]) -> SqsEvent {
+pub(crate) fn delivery(bodies: &[String]) -> SqsEvent {
     let records = bodies
         .iter()
         .enumerate()
         .map(|(i, body)| {
             let mut message = SqsMessage::default();
             message.message_id = Some(format!("m{i}"));
-            message.body = Some(body.to_string());
+            message.body = Some(body.clone());
             message
         })
         .collect();
@@ -36,7 +36,7 @@ fn delivery(bodies: &[serde_json::Value]) -> SqsEvent {
 }
 
 /// A minute to go, as a Lambda invocation has.
-fn a_minute() -> tokio::time::Instant {
+pub(crate) fn a_minute() -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_secs(60)
 }
 
@@ -114,12 +114,17 @@ async fn a_credit_note_before_its_invoice_is_delivered_again_until_the_invoice_l
     let orders = OrderService::new(app.store.clone());
     let note = json!({"series": "NC", "source": "erp", "external_ref": "c1", "corrects": "F00001"});
     let invalid = json!({"series": "INV", "source": "erp", "external_ref": "bad ref"});
-    let first = handle_delivery(&orders, delivery(&[note.clone(), invalid]), a_minute()).await;
+    let first = handle_delivery(
+        &orders,
+        delivery(&[note.to_string(), invalid.to_string()]),
+        a_minute(),
+    )
+    .await;
     assert_eq!(failed(&first), ["m0"]);
     let invoice = json!({"series": "INV", "source": "erp", "external_ref": "i1"});
-    let landed = handle_delivery(&orders, delivery(&[invoice]), a_minute()).await;
+    let landed = handle_delivery(&orders, delivery(&[invoice.to_string()]), a_minute()).await;
     assert!(failed(&landed).is_empty());
-    let again = handle_delivery(&orders, delivery(&[note]), a_minute()).await;
+    let again = handle_delivery(&orders, delivery(&[note.to_string()]), a_minute()).await;
     assert!(failed(&again).is_empty());
     let items = scan(&app.store).await;
     let mut numbers: Vec<&str> = of_kind(&items, "order")
@@ -139,7 +144,9 @@ async fn messages_past_the_invocations_time_are_delivered_again_unstarted() {
         .await;
     let orders = OrderService::new(app.store.clone());
     let bodies: Vec<_> = (0..3)
-        .map(|i| json!({"series": "T", "source": "erp", "external_ref": format!("r{i}")}))
+        .map(|i| {
+            json!({"series": "T", "source": "erp", "external_ref": format!("r{i}")}).to_string()
+        })
         .collect();
     let soon = tokio::time::Instant::now() + Duration::from_secs(2);
     let late = handle_delivery(&orders, delivery(&bodies), soon).await;
