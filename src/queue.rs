@@ -24,9 +24,10 @@ use tally_domain::access::SourceAccess;
 
 /// Messages of one delivery processed at once.
 const CONCURRENT_MESSAGES: usize = 4;
-/// The end of an invocation kept for the answer: a message not finished by then is
-/// reported to be delivered again, rather than lost with the whole answer when Lambda
-/// stops the function (SQS would then deliver every message of the delivery again).
+/// The end of an invocation kept for the answer (at most half the time left): a message
+/// not finished by then is reported to be delivered again, rather than lost with the
+/// whole answer when Lambda stops the function (SQS would then deliver every message of
+/// the delivery again).
 const ANSWER_MARGIN: Duration = Duration::from_secs(5);
 
 /// Why a message was not fully processed.
@@ -38,27 +39,32 @@ enum MessageError {
     Retryable(String),
 }
 
-/// Processes one delivery before `deadline` (the invocation's); returns the ids of the
-/// messages SQS should deliver again.
+/// Processes one delivery before `deadline` (the invocation's, when it has one); returns
+/// the ids of the messages SQS should deliver again.
 pub async fn handle_delivery(
     orders: &OrderService,
     event: SqsEvent,
-    deadline: Instant,
+    deadline: Option<Instant>,
 ) -> SqsBatchResponse {
-    let cutoff = deadline.checked_sub(ANSWER_MARGIN).unwrap_or(deadline);
+    let cutoff = deadline.map(|deadline| {
+        let margin = ANSWER_MARGIN.min(deadline.saturating_duration_since(Instant::now()) / 2);
+        deadline.checked_sub(margin).unwrap_or(deadline)
+    });
     let results: Vec<(Option<String>, Result<(), MessageError>)> =
         futures::stream::iter(event.records)
             .map(|message| async move {
                 let id = message.message_id.as_deref().unwrap_or("<none>");
-                let outcome = if Instant::now() >= cutoff {
-                    Err(MessageError::Retryable("no time left to start it".into()))
-                } else {
+                let work = handle_message(orders, id, message.body.as_deref());
+                let outcome = match cutoff {
+                    None => work.await,
+                    Some(cutoff) if Instant::now() >= cutoff => {
+                        Err(MessageError::Retryable("no time left to start it".into()))
+                    }
                     // Dropped at the cutoff, a message is like one whose answers were lost:
                     // its orders are idempotent, and its redelivery finishes them.
-                    let work = handle_message(orders, id, message.body.as_deref());
-                    tokio::time::timeout_at(cutoff, work)
+                    Some(cutoff) => tokio::time::timeout_at(cutoff, work)
                         .await
-                        .unwrap_or_else(|_| Err(MessageError::Retryable("out of time".into())))
+                        .unwrap_or_else(|_| Err(MessageError::Retryable("out of time".into()))),
                 };
                 (message.message_id.clone(), outcome)
             })
