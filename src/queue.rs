@@ -18,6 +18,7 @@ use futures::StreamExt;
 use tokio::time::Instant;
 use tracing::{error, info, warn};
 
+use crate::api::problem::Problem;
 use crate::orders::requests::OrderRequest;
 use crate::orders::{ItemOutcome, OrderError, OrderService};
 use tally_domain::access::SourceAccess;
@@ -115,7 +116,13 @@ async fn handle_message(
         )
         .await
         .map_err(|e| match e {
-            OrderError::Store(err) => MessageError::Retryable(err.to_string()),
+            // Counted as the same error answered over HTTP would be: the 503 alarms
+            // see imports held back by throttling or an unavailable store.
+            OrderError::Store(err) => {
+                let reason = err.to_string();
+                Problem::from(err).count_if_unavailable();
+                MessageError::Retryable(reason)
+            }
             other => MessageError::Retryable(other.to_string()),
         })?;
     let mut created = 0;

@@ -9,12 +9,15 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use axum::http::{Method, StatusCode};
 use futures::future::join_all;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use tally::api::{self, AppState};
-use tally::store::RequestCounter;
+use tally::orders::OrderService;
+use tally::queue::handle_delivery;
+use tally::store::{AwsEnvironment, RequestCounter, Store, StoreConfig, Timeouts};
 use tally::telemetry::metrics::{self, ALL, DEFAULT_NAMESPACE};
 use tally::telemetry::{self, LogFormat};
 use tally_domain::ids::SeriesId;
@@ -256,4 +259,44 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
     let text = &world.captured.text()[start..];
     assert_eq!(total(text, "TicketsSold"), 16, "{text}");
     assert_eq!(total(text, "Purchases"), 8, "{text}");
+
+    // An import message put back because DynamoDB did not answer counts as the 503 an
+    // answer would have been, so the same alarms see it.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let config = StoreConfig::new(
+        "unreachable",
+        Some(format!("http://127.0.0.1:{port}")),
+        Timeouts::default(),
+        AwsEnvironment::default(),
+    )
+    .unwrap();
+    let unreachable = OrderService::new(Store::connect(&config, None).await);
+    let mut message = SqsMessage::default();
+    message.message_id = Some("held-back".into());
+    message.body = Some(json!({"series": "G", "source": "shop", "external_ref": "d"}).to_string());
+    let mut delivery = SqsEvent::default();
+    delivery.records = vec![message];
+    let start = world.captured.text().len();
+    let answer = metrics::written_after(handle_delivery(&unreachable, delivery, None)).await;
+    let failed: Vec<&str> = answer
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    assert_eq!(failed, ["held-back"]);
+    let text = &world.captured.text()[start..];
+    let counted: Vec<_> = text
+        .lines()
+        .filter(|l| l.contains("\"_aws\""))
+        .flat_map(read_document)
+        .filter(|(name, _, _)| name == "ServiceUnavailable")
+        .collect();
+    let expected = split("Code", "outcome_unknown", 1);
+    assert_eq!(
+        counted,
+        [("ServiceUnavailable".into(), expected.0, expected.1)],
+        "{text}"
+    );
 }

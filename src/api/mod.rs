@@ -10,7 +10,7 @@ mod loopback;
 mod openapi;
 mod orders;
 mod page_token;
-mod problem;
+pub(crate) mod problem;
 mod query;
 mod request_log;
 mod routes;

@@ -51,6 +51,14 @@ impl Problem {
         &self.code
     }
 
+    /// Counts a `503` in the `ServiceUnavailable` metric, by code: an answer, or an
+    /// import message put back for the same reason.
+    pub(crate) fn count_if_unavailable(&self) {
+        if self.status() == StatusCode::SERVICE_UNAVAILABLE {
+            metrics::SERVICE_UNAVAILABLE.add(self.code.as_str(), 1);
+        }
+    }
+
     /// DynamoDB failed or did not answer in time: whatever the request asked may or may
     /// not have been done. Every Tally request is safe to repeat as it was.
     pub fn outcome_unknown(detail: impl Into<String>) -> Self {
@@ -87,9 +95,7 @@ impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let status = self.code.status();
         let code = self.code.as_str().into_owned();
-        if status == StatusCode::SERVICE_UNAVAILABLE {
-            metrics::SERVICE_UNAVAILABLE.add(self.code.as_str(), 1);
-        }
+        self.count_if_unavailable();
         let body = ProblemBody {
             kind: "about:blank",
             title: status.canonical_reason().unwrap_or("Error"),
