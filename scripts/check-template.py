@@ -17,7 +17,7 @@
   SAM policy templates, which this check cannot see into);
 - every function is built by SAM's rust-cargolambda build from a binary of src/bin/, for
   arm64 on provided.al2023 (what `make build`, `make sam` and the cold-start bench expect),
-  and functions that share a binary share its role;
+  and functions that share a binary share its role and its settings (but time limits);
 - the HTTP API writes JSON access logs that name the caller, to a log group kept for
   LogRetentionDays, and throttles every route with the Throttling* parameters;
 - every route takes SigV4-signed requests (AWS_IAM), or, with the OidcIssuer parameter

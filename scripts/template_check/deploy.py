@@ -30,7 +30,9 @@ class DeployChecks:
                                f"{name}: Metadata BuildProperties has no Binary"):
                 continue
             role = props.get("Role")
-            binaries.append((binary, json.dumps(role, sort_keys=True)))
+            variables = ((props.get("Environment") or {}).get("Variables") or {})
+            settings = sorted(v for v in variables if not v.endswith("_TIMEOUT_MS"))
+            binaries.append((binary, json.dumps(role, sort_keys=True), json.dumps(settings)))
             sources = [os.path.join(source_root, "src", "bin", binary + ".rs"),
                        os.path.join(source_root, "src", "bin", binary, "main.rs")]
             self.expect(any(os.path.isfile(source) for source in sources),
@@ -38,11 +40,17 @@ class DeployChecks:
         # One binary may serve several functions (the ticket and drawing functions), with
         # other memory and timeouts, but never under another role: the same code must not
         # hold other permissions.
+        # Nor with other settings but its time limits: a caller the one function binds to
+        # its sources must not be unbound in the other (both serve every route of it).
         roles = {}
-        for binary, role in binaries:
+        settings = {}
+        for binary, role, names in binaries:
             roles.setdefault(binary, set()).add(role)
+            settings.setdefault(binary, set()).add(names)
         mixed = sorted(b for b, r in roles.items() if len(r) > 1)
         self.expect(not mixed, f"functions of the binaries {mixed} run under different roles")
+        mixed = sorted(b for b, s in settings.items() if len(s) > 1)
+        self.expect(not mixed, f"functions of the binaries {mixed} are given different settings")
 
     def check_http_apis(self):
         apis = {n: r for n, r in self.resources.items()

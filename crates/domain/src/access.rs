@@ -22,8 +22,8 @@ impl SourceAccess {
         }
     }
 
-    /// Whether the caller is bound to some sources only: it sees no order number of
-    /// another source, not even the last one of a series.
+    /// Whether the caller is bound to some sources only: it reads no order of another
+    /// source, and answers name no such order's number (a series' `last_number` neither).
     pub fn is_bound(&self) -> bool {
         matches!(self, Self::Only(_))
     }
