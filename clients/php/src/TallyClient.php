@@ -29,6 +29,15 @@ final class TallyClient
     /** API Gateway's signing name. */
     public const SERVICE = 'execute-api';
 
+    /**
+     * What a header value may hold: tabs, visible ASCII and the bytes past it. curl sends
+     * a value as it is given, so a CR or LF in a token would end its header and start
+     * another.
+     */
+    private const HEADER_VALUE = '/^[\t\x20-\x7E\x80-\xFF]*+\z/';
+    /** The whitespace left out around a token, such as a token file's last line break. */
+    private const SURROUNDING_WHITESPACE = " \t\r\n";
+
     /** @var (\Closure(): Credentials)|null */
     private readonly ?\Closure $credentials;
     private readonly ?Signer $signer;
@@ -107,9 +116,9 @@ final class TallyClient
             default => json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE),
         };
         $headers = $body === null ? [] : ['content-type' => 'application/json'];
-        $response = $this->send($method, $url, $headers, $payload);
+        [$response, $sent] = $this->send($method, $url, $headers, $payload);
         if (!$response->ok()) {
-            throw TallyError::of($response);
+            throw TallyError::of($response, $sent);
         }
         return $response->json();
     }
@@ -139,22 +148,20 @@ final class TallyClient
     }
 
     /**
-     * One request, signed anew for each attempt, repeated as the retry policy says.
+     * One request, signed anew for each attempt, repeated as the retry policy says: the
+     * last answer, and the headers its request carried.
      *
      * @param array<string, string> $headers
+     * @return array{Response, array<string, string>}
      */
     private function send(
         string $method,
         string $url,
         #[\SensitiveParameter] array $headers,
         #[\SensitiveParameter] string $body,
-    ): Response {
+    ): array {
         for ($attempt = 1; ; $attempt++) {
-            $signed = match (true) {
-                $this->token !== null => $headers + ['authorization' => 'Bearer ' . ($this->token)()],
-                $this->signer === null || $this->credentials === null => $headers,
-                default => $this->signer->sign($method, $url, $headers, $body, ($this->credentials)()),
-            };
+            $signed = $this->authorized($method, $url, $headers, $body);
             try {
                 $response = $this->transport->send($method, $url, $signed, $body);
             } catch (TransportError $failure) {
@@ -165,10 +172,41 @@ final class TallyClient
                 continue;
             }
             if (!in_array($response->status, RetryPolicy::REPEATED, true) || $attempt >= $this->retry->maxAttempts) {
-                return $response;
+                return [$response, $signed];
             }
             $this->retry->sleep($this->retry->waitBefore($attempt, $response->retryAfter()));
         }
+    }
+
+    /**
+     * The headers with the bearer token or the signature. A value no header may carry
+     * (a token or credentials holding a CR, LF or NUL) is refused before anything is sent,
+     * and never repeated, by an `UnexpectedValueException` that does not quote it.
+     *
+     * @param array<string, string> $headers
+     * @return array<string, string>
+     */
+    private function authorized(
+        string $method,
+        string $url,
+        #[\SensitiveParameter] array $headers,
+        #[\SensitiveParameter] string $body,
+    ): array {
+        $authorized = match (true) {
+            $this->token !== null => $headers
+                + ['authorization' => 'Bearer ' . trim((string) ($this->token)(), self::SURROUNDING_WHITESPACE)],
+            $this->signer === null || $this->credentials === null => $headers,
+            default => $this->signer->sign($method, $url, $headers, $body, ($this->credentials)()),
+        };
+        foreach ($authorized as $name => $value) {
+            if (preg_match(self::HEADER_VALUE, $value) !== 1) {
+                throw new \UnexpectedValueException(
+                    "the {$name} header would hold a character no header may carry (a control character such as "
+                    . 'NUL, CR or LF): the token or credentials cannot be sent',
+                );
+            }
+        }
+        return $authorized;
     }
 
     /**

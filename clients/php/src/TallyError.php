@@ -10,11 +10,11 @@ namespace Tally\Client;
  * (`{"message": "Forbidden"}`), with a `gateway_*` code of their own. (PHP's own
  * `getCode()` is an integer: the problem's code is `code()`.)
  *
- * Errors end up in logs and alerts, so no session token is kept: API Gateway's refusal of
- * a signature goes on to quote the request as it should have been signed, its
- * `x-amz-security-token` header included; the message keeps only what comes before that
- * quote, and any `x-amz-security-token:` value left in the detail, the message or the
- * problem's members is replaced by `<redacted>`.
+ * Errors end up in logs and alerts, so they keep no secret of the request (`Redaction`):
+ * API Gateway's refusal of a signature goes on to quote the request as it should have
+ * been signed, and the message keeps only what comes before that quote; every secret the
+ * request carried, and any secret after a name that carries one, is replaced by
+ * `<redacted>` in the detail, the message and the problem's members.
  */
 final class TallyError extends \RuntimeException
 {
@@ -35,8 +35,6 @@ final class TallyError extends \RuntimeException
 
     /** Where API Gateway's refusal of a signature starts quoting the request it expected. */
     private const SIGNED_REQUEST_QUOTE = '/\s*The (?:Canonical String|String-to-Sign)\b.*/is';
-    /** A session token's value after its header name, as such a quote carries it. */
-    private const SESSION_TOKEN = '/(x-amz-security-token\s*:\s*)[^\s\'"\\\\]+/i';
 
     /** @param array<string, mixed> $problem */
     private function __construct(
@@ -50,11 +48,20 @@ final class TallyError extends \RuntimeException
         parent::__construct("{$status} {$problemCode}: {$detail}");
     }
 
-    /** The error an answer that is not a success stands for. */
-    public static function of(Http\Response $response): self
-    {
+    /**
+     * The error an answer that is not a success stands for, without the secrets of the
+     * headers its request carried. Both stay out of exception traces' arguments: the
+     * answer may quote the request.
+     *
+     * @param array<string, string> $sentHeaders
+     */
+    public static function of(
+        #[\SensitiveParameter] Http\Response $response,
+        #[\SensitiveParameter] array $sentHeaders = [],
+    ): self {
+        $secrets = Redaction::sentSecrets($sentHeaders);
         $body = json_decode($response->body, true);
-        $members = is_array($body) ? self::redacted($body) : [];
+        $members = is_array($body) ? Redaction::redacted($body, $secrets) : [];
         if (isset($members['code']) && is_string($members['code'])) {
             $detail = is_string($members['detail'] ?? null) ? $members['detail'] : '';
             return new self($response->status, $members['code'], $detail, $members, $response->retryAfter(), false);
@@ -63,23 +70,13 @@ final class TallyError extends \RuntimeException
         $message = preg_replace(
             self::SIGNED_REQUEST_QUOTE,
             '',
-            $hasMessage ? $members['message'] : self::redacted($response->body),
+            $hasMessage ? $members['message'] : Redaction::redacted($response->body, $secrets),
         );
         if ($hasMessage) {
             $members['message'] = $message;
         }
         $code = self::GATEWAY_CODES[$response->status] ?? self::GATEWAY_OTHER;
         return new self($response->status, $code, $message, $members, $response->retryAfter(), true);
-    }
-
-    /** Strings, and those of arrays at any depth, with every session token's value replaced. */
-    private static function redacted(mixed $value): mixed
-    {
-        return match (true) {
-            is_string($value) => preg_replace(self::SESSION_TOKEN, '$1<redacted>', $value),
-            is_array($value) => array_map(self::redacted(...), $value),
-            default => $value,
-        };
     }
 
     /** Tally's problem `code`, or a `gateway_*` code for API Gateway's own answers. */

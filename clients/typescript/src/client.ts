@@ -9,6 +9,7 @@ import createClient, { type Client, defaultPathSerializer } from "openapi-fetch"
 
 import { settleBatch } from "./batches.js";
 import { errorOf } from "./errors.js";
+import { remembering, secretsSentFor } from "./redaction.js";
 import { DEFAULT_RETRY, type RetryPolicy, retrying } from "./retry.js";
 import { ROUTES } from "./routes.js";
 import type { components, paths } from "./schema.js";
@@ -60,11 +61,11 @@ function pathOf(path: string, params: Record<string, unknown>): string {
   return defaultPathSerializer(path, params);
 }
 
-/** A call's answer: its data, or a `TallyError` thrown. */
+/** A call's answer: its data, or a `TallyError` thrown, without the secrets its request carried. */
 async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
   if (!response.ok) {
-    throw errorOf(response, error);
+    throw errorOf(response, error, secretsSentFor(response));
   }
   return data as T;
 }
@@ -88,7 +89,7 @@ export class TallyClient {
 
   constructor(options: TallyOptions) {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    let send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+    let send = remembering(options.fetch ?? ((request: Request) => globalThis.fetch(request)));
     if (options.token !== undefined) {
       if (options.credentials !== undefined && options.credentials !== null) {
         throw new Error("TallyClient takes `credentials` or `token`, not both");

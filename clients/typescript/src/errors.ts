@@ -3,12 +3,13 @@
  * (RFC 9457) with their `code` and members, and API Gateway's own answers, which are
  * not problem documents (`{"message": "Forbidden"}`), with a code of their own.
  *
- * Errors end up in logs and alerts, so no session token is kept: API Gateway's refusal of
- * a signature goes on to quote the request as it should have been signed, its
- * `x-amz-security-token` header included; the message keeps only what comes before that
- * quote, and any `x-amz-security-token:` value left in the detail, the message or the
- * problem's members is replaced by `<redacted>`.
+ * Errors end up in logs and alerts, so they keep no secret of the request (redaction.ts):
+ * API Gateway's refusal of a signature goes on to quote the request as it should have
+ * been signed, and the message keeps only what comes before that quote; then every
+ * secret the request carried, and any secret after a name that carries one, is replaced
+ * by `<redacted>` in the detail, the message and the problem's members.
  */
+import { redacted, redactedText } from "./redaction.js";
 
 /** The code of an API Gateway answer, by its status (docs/api.md, "API Gateway's own answers"). */
 export const GATEWAY_CODES: Readonly<Record<number, string>> = {
@@ -28,28 +29,6 @@ export const GATEWAY_OTHER = "gateway_error";
 
 /** Where API Gateway's refusal of a signature starts quoting the request it expected. */
 const SIGNED_REQUEST_QUOTE = /\s*The (?:Canonical String|String-to-Sign)\b[\s\S]*/i;
-/** A session token's value after its header name, as such a quote carries it. */
-const SESSION_TOKEN = /(x-amz-security-token\s*:\s*)[^\s'"\\]+/gi;
-
-/** A string with every session token's value replaced. */
-function redactedText(text: string): string {
-  return text.replace(SESSION_TOKEN, "$1<redacted>");
-}
-
-/** Strings, and those of arrays and objects at any depth, with every session token's value replaced. */
-function redacted(value: unknown): unknown {
-  if (typeof value === "string") {
-    return redactedText(value);
-  }
-  if (Array.isArray(value)) {
-    return value.map(redacted);
-  }
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([name, member]) => [name, redacted(member)]));
-  }
-  return value;
-}
-
 export class TallyError extends Error {
   /** The HTTP status. */
   readonly status: number;
@@ -57,7 +36,7 @@ export class TallyError extends Error {
   readonly code: string;
   /**
    * What went wrong, for people: the problem's `detail`, or API Gateway's `message`
-   * (without a signature refusal's quote of the request); no session token in either.
+   * (without a signature refusal's quote of the request); no secret of the request in either.
    */
   readonly detail: string;
   /** Every member of the problem document (`remaining`, `numbers`, `left`, ...). */
@@ -74,14 +53,16 @@ export class TallyError extends Error {
     problem: Record<string, unknown>;
     retryAfter: number | null;
     fromGateway: boolean;
+    /** The secrets the request carried (redaction.ts, `sentSecrets`), replaced wherever they appear. */
+    secrets?: readonly string[];
   }) {
-    const detail = redactedText(init.detail);
+    const detail = redactedText(init.detail, init.secrets);
     super(`${init.status} ${init.code}: ${detail}`);
     this.name = "TallyError";
     this.status = init.status;
     this.code = init.code;
     this.detail = detail;
-    this.problem = redacted(init.problem) as Record<string, unknown>;
+    this.problem = redacted(init.problem, init.secrets) as Record<string, unknown>;
     this.retryAfter = init.retryAfter;
     this.fromGateway = init.fromGateway;
   }
@@ -108,8 +89,11 @@ export function retryAfterSeconds(response: Response): number | null {
   return Number(value.trim());
 }
 
-/** The error an answer of `status` with `body` (its text, parsed when JSON) stands for. */
-export function errorOf(response: Response, body: unknown): TallyError {
+/**
+ * The error an answer of `status` with `body` (its text, parsed when JSON) stands for,
+ * without any of `secrets`, those the request carried.
+ */
+export function errorOf(response: Response, body: unknown, secrets: readonly string[] = []): TallyError {
   const retryAfter = retryAfterSeconds(response);
   const members =
     typeof body === "object" && body !== null && !Array.isArray(body)
@@ -123,6 +107,7 @@ export function errorOf(response: Response, body: unknown): TallyError {
       problem: members,
       retryAfter,
       fromGateway: false,
+      secrets,
     });
   }
   const hasMessage = typeof members.message === "string";
@@ -134,5 +119,6 @@ export function errorOf(response: Response, body: unknown): TallyError {
     problem: hasMessage ? { ...members, message } : members,
     retryAfter,
     fromGateway: true,
+    secrets,
   });
 }

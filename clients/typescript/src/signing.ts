@@ -15,6 +15,27 @@ export const SERVICE = "execute-api";
 
 export type Credentials = AwsCredentialIdentity | AwsCredentialIdentityProvider;
 
+/**
+ * What a header value may hold: tabs, visible ASCII and the bytes past it. `Headers`
+ * refuses a NUL, CR or LF with a `TypeError` that quotes the value (a credential or a
+ * token) and a character past U+00FF with another; a CR or LF would end the header.
+ */
+const HEADER_VALUE = /^[\t\x20-\x7E\x80-\xFF]*$/;
+/** The whitespace `Headers` trims around a value, such as a token file's last line break. */
+const SURROUNDING_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/**
+ * `value`, or a `CredentialsError` that does not quote it when no header may carry it:
+ * thrown before anything is sent, and never repeated.
+ */
+function headerValue(value: string, what: string): string {
+  if (!HEADER_VALUE.test(value)) {
+    const why = "a control character such as NUL, CR or LF, or one past U+00FF";
+    throw new CredentialsError(new Error(`${what} holds a character no header may carry (${why})`));
+  }
+  return value;
+}
+
 /** A signer for `region`, with `credentials` or the SDK's default chain. */
 export function signer(region: string, credentials?: Credentials): SignatureV4 {
   return new SignatureV4({
@@ -62,7 +83,7 @@ export function signing(
     for (const [name, value] of Object.entries(signed.headers)) {
       // fetch sets the host from the URL, the same value that was signed.
       if (name !== "host") {
-        sent.set(name, value);
+        sent.set(name, headerValue(value, `the credentials' ${name} header`));
       }
     }
     return send(new Request(request.url, { method: request.method, headers: sent, body, signal: request.signal }));
@@ -75,7 +96,10 @@ export function signing(
  */
 export type TokenProvider = () => string | Promise<string>;
 
-/** `send` with each request carrying `Authorization: Bearer` and the provider's token. */
+/**
+ * `send` with each request carrying `Authorization: Bearer` and the provider's token,
+ * the whitespace around it left out.
+ */
 export function bearing(
   token: TokenProvider,
   send: (request: Request) => Promise<Response>,
@@ -87,7 +111,8 @@ export function bearing(
       .catch((failure: unknown) => {
         throw new CredentialsError(failure);
       });
-    headers.set("authorization", `Bearer ${bearer}`);
+    const trimmed = String(bearer).replace(SURROUNDING_WHITESPACE, "");
+    headers.set("authorization", headerValue(`Bearer ${trimmed}`, "the token"));
     const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer());
     return send(new Request(request.url, { method: request.method, headers, body, signal: request.signal }));
   };
