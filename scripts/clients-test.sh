@@ -3,19 +3,19 @@
 # against `tally serve` behind a stand-in for API Gateway that checks every signature
 # with botocore and injects faults (clients/harness/): each client's tests, both seed
 # flows of each as concurrent OS processes with an independent check, then every code
-# block of docs/integrate.md as written. Installs what it needs. Needs DYNAMODB_ENDPOINT:
+# block of docs/integrate.md as written. Installs what it needs: botocore in the project's
+# Python environment (scripts/pip-tool.sh), first on the PATH here so that every python3
+# below has it; curl, PHP and the TypeScript client's packages. Needs DYNAMODB_ENDPOINT:
 #
 #   scripts/with-dynamodb.sh scripts/clients-test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DYNAMODB_ENDPOINT:?run through scripts/with-dynamodb.sh}"
 
-scripts/pip-tool.sh botocore
+PATH="$(scripts/pip-tool.sh botocore):$PATH"
+scripts/apt-install.sh curl
 scripts/php.sh
-if [ ! -d clients/typescript/node_modules ] || [ clients/typescript/package-lock.json -nt clients/typescript/node_modules ]; then
-  echo "Installing the TypeScript client's packages (npm ci in clients/typescript)..." >&2
-  npm ci --prefix clients/typescript --no-audit --no-fund --loglevel=error >&2
-fi
+scripts/npm-ci.sh clients/typescript openapi-fetch
 cargo build --locked --quiet -p tally-cli
 
 start=$SECONDS

@@ -6,20 +6,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DYNAMODB_ENDPOINT:?run through scripts/with-dynamodb.sh}"
 export TABLE_NAME="tally-invoke-$RANDOM$RANDOM"
+stderr_file=$(mktemp)
+trap 'rm -f "$stderr_file"' EXIT
 
 passed=0
 failed=0
 # check NAME FUNCTION EVENT PYTHON_EXPRESSION_ON_response
 check() {
   local name=$1 function=$2 event=$3 expression=$4 output
-  if output=$(scripts/invoke.sh "$function" "$event" 2>/tmp/invoke-test-stderr) &&
+  if output=$(scripts/invoke.sh "$function" "$event" 2>"$stderr_file") &&
     RESPONSE="$output" python3 -c "import json, os, sys; response = json.loads(os.environ['RESPONSE']); sys.exit(0 if ($expression) else 1)"; then
     echo "invoke $name ... ok"
     passed=$((passed + 1))
   else
     echo "invoke $name ... FAILED"
     echo "$output"
-    cat /tmp/invoke-test-stderr
+    cat "$stderr_file"
     failed=$((failed + 1))
   fi
 }

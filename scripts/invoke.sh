@@ -9,16 +9,23 @@
 # The function runs as on Lambda, where the ticket functions refuse the public local
 # deployment secret: it gets $TALLY_DEPLOYMENT_SECRET, else a random one generated once and
 # kept in .dynamodb/deployment-secret, so that a purchase replayed in a later run matches.
+#
+# cargo lambda comes from the project's Python environment (scripts/pip-tool.sh), put
+# first on the PATH, where cargo finds its subcommands.
 set -euo pipefail
 
 function=${1:?usage: invoke.sh FUNCTION EVENT_FILE}
 event=${2:?usage: invoke.sh FUNCTION EVENT_FILE}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/pip-tool.sh cargo-lambda
+PATH="$(scripts/pip-tool.sh cargo-lambda):$PATH"
 
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+files=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -f "${files[@]}"
+}
 trap cleanup EXIT INT TERM
 
 if [ -z "${DYNAMODB_ENDPOINT:-}" ]; then
@@ -38,6 +45,7 @@ target/debug/tally create-table >/dev/null
 event_env=()
 if [ "$function" = events ]; then
   port_file=$(mktemp)
+  files+=("$port_file")
   python3 scripts/event-sink.py "$port_file" ${EVENT_SINK_LOG:+"$EVENT_SINK_LOG"} &
   pids+=($!)
   for _ in $(seq 1 40); do [ -s "$port_file" ] && break; sleep 0.1; done

@@ -1,7 +1,7 @@
 # Sourced by the scripts that build Lambda functions for arm64:
 #   source scripts/lambda-tools.sh NAME...   (tools pinned in scripts/requirements.txt)
-# Installs the tools into one virtual environment, target/lambda-tools, and puts it first
-# on the PATH; adds Rust's arm64 standard library if missing.
+# Installs the tools into one virtual environment, target/lambda-tools (scripts/pip-tool.sh),
+# and puts it first on the PATH; adds Rust's arm64 standard library if missing.
 #
 # `make build` and `make sam` share this environment on purpose. cargo lambda runs Zig as
 # `python3 -m ziglang` with the PATH's python3, and a build under another python3 counts
@@ -9,10 +9,6 @@
 # keeps one set of compiled crates for both targets, and keeps SAM's many pinned
 # dependencies out of the Python the other targets use.
 lambda_tools="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/lambda-tools"
-if [ ! -x "$lambda_tools/bin/python3" ]; then
-  echo "Creating $lambda_tools for the Lambda build tools..." >&2
-  python3 -m venv "$lambda_tools"
-fi
+PYTHON_TOOLS=$lambda_tools "$(dirname "${BASH_SOURCE[0]}")/pip-tool.sh" "$@" >/dev/null
 export PATH="$lambda_tools/bin:$PATH"
-"$(dirname "${BASH_SOURCE[0]}")/pip-tool.sh" "$@"
 "$(dirname "${BASH_SOURCE[0]}")/arm64-target.sh"

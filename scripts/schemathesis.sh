@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes the HTTP API against its own OpenAPI document with Schemathesis (pinned in
-# scripts/requirements.txt): `tally serve` (debug build) on a free loopback port with a
-# fresh table, every operation, and checks that each answer is no server error and
-# matches the document (status, content type, body schema). Stops the server whatever
-# the outcome. Needs DYNAMODB_ENDPOINT:
+# scripts/requirements.txt, installed in the project's Python environment by
+# scripts/pip-tool.sh; curl with apt if missing): `tally serve` (debug build) on a free
+# loopback port with a fresh table, every operation, and checks that each answer is no
+# server error and matches the document (status, content type, body schema). Stops the
+# server whatever the outcome. Needs DYNAMODB_ENDPOINT:
 #
 #   scripts/with-dynamodb.sh scripts/schemathesis.sh
 #
@@ -13,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DYNAMODB_ENDPOINT:?run through scripts/with-dynamodb.sh}"
 
-scripts/pip-tool.sh schemathesis
+tools=$(scripts/pip-tool.sh schemathesis)
+scripts/apt-install.sh curl
 cargo build --locked --quiet -p tally-cli
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -36,7 +38,7 @@ seed=()
 start=$SECONDS
 status=0
 # From its own folder: Schemathesis keeps a cache in the working directory.
-(cd "$work" && schemathesis --no-color run "$base/openapi.json" --url "$base" \
+(cd "$work" && "$tools/schemathesis" --no-color run "$base/openapi.json" --url "$base" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --max-examples "${SCHEMATHESIS_EXAMPLES:-30}" --workers 1 --generation-database none \
   --report junit --report-dir . "${seed[@]}") || status=$?

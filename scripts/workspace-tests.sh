@@ -3,7 +3,15 @@
 # crate's tests running beside the others rather than after them: its walkthrough of
 # docs/api.md spends about a minute idle, waiting for beacon rounds. The build comes first
 # (cargo holds its lock only while it builds), and the crate's output follows the rest.
+#
+# Installs what the tests run besides cargo: curl (docs/api.md's walkthrough), and py-ecc
+# in the project's Python environment (scripts/pip-tool.sh), put first on the PATH: the
+# tests run scripts/verify-draw.py with the PATH's python3, which checks beacon
+# signatures with it.
 set -euo pipefail
+here=$(dirname "$0")
+"$here/apt-install.sh" curl
+PATH="$("$here/pip-tool.sh" py-ecc):$PATH"
 
 cargo test --locked --workspace --no-run
 log=$(mktemp)

@@ -3,12 +3,13 @@
 //!
 //! # A tour
 //!
-//! The workspace's crates are the layers, so an import that runs upward does not
-//! compile. Imports run one way: the mains (`src/bin/`) → [`api`], [`queue`], [`stream`]
-//! → [`settings`] → the services ([`tickets`], [`orders`]) → [`store`] → the rules, in
-//! the crate `tally_domain` (crates/domain: ids, draws, stripes and the permutation,
-//! winners, series and the issuers whose series may not render one text, orders, the
-//! chain, the audit, events; no AWS, no tokio, no HTTP).
+//! Imports run one way: the mains (`src/bin/`) → [`api`], [`queue`], [`stream`] →
+//! [`settings`] → the services ([`tickets`], [`orders`]) → [`store`] → the rules, in the
+//! crate `tally_domain` (crates/domain: ids, draws, stripes and the permutation, winners,
+//! series and the issuers whose series may not render one text, orders, the chain, the
+//! audit, events; no AWS, no tokio, no HTTP). The compiler holds the crates' borders
+//! only: the rules cannot import this crate, but the layers of this crate are modules,
+//! which it lets import one another either way.
 //!
 //! - [`store`]: the one DynamoDB table. Key formats live in `store::keys`, one codec per
 //!   item type, shared item operations in `store::table`; every race is decided here, by

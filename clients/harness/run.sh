@@ -2,7 +2,8 @@
 # Runs a command against a world of its own on 127.0.0.1: `tally serve` (debug build) on
 # a fresh table, reaching DynamoDB Local through harness.py's fault proxy, behind
 # harness.py's stand-in for API Gateway, which checks SigV4 signatures with botocore.
-# Needs DYNAMODB_ENDPOINT (scripts/with-dynamodb.sh) and botocore (scripts/pip-tool.sh).
+# Needs DYNAMODB_ENDPOINT (scripts/with-dynamodb.sh), curl, and botocore in the PATH's
+# python3 (scripts/clients-test.sh puts the project's Python environment first).
 #
 #   scripts/with-dynamodb.sh clients/harness/run.sh COMMAND...
 #
@@ -14,6 +15,9 @@
 # TALLY_TOKEN, a token the stand-in takes as a JWT authorizer would).
 set -euo pipefail
 : "${DYNAMODB_ENDPOINT:?run through scripts/with-dynamodb.sh}"
+command -v curl >/dev/null || { echo "run.sh needs curl (scripts/apt-install.sh curl)" >&2; exit 1; }
+python3 -c 'import botocore' 2>/dev/null ||
+  { echo "run.sh needs botocore in the PATH's python3: run it through scripts/clients-test.sh" >&2; exit 1; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work="$root/target/clients"
 mkdir -p "$work"
