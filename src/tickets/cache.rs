@@ -52,7 +52,7 @@ pub(super) struct CachedView {
 impl CachedView {
     pub(super) fn learn_all(&mut self, states: &[(u32, StripeState)]) {
         for (stripe, state) in states {
-            self.stripes.learn(*stripe, state.counters, &state.chosen);
+            self.stripes.learn(*stripe, state.cursors, &state.chosen);
             self.stripes.learn_held(*stripe, &state.held);
             self.closed |= state.closed;
             self.epoch += 1;

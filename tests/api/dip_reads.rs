@@ -183,7 +183,7 @@ async fn a_dip_passes_a_hold_paid_for_since_it_saw_it_in_one_transaction() {
         "{sent}"
     );
     let stripe = &store.read_stripes(&draw_id, &[0]).await.unwrap()[0].1;
-    assert_eq!(stripe.counters.bottom, 3);
+    assert_eq!(stripe.cursors.bottom, 3);
     assert!(
         stripe.chosen.is_empty() && stripe.held.is_empty(),
         "{stripe:?}"

@@ -6,7 +6,7 @@ use std::num::NonZeroUsize;
 use std::ops::Range;
 
 use super::permutation::Permutation;
-use super::stripes::{Chosen, Held, Standing, StripeCounters, StripeLayout, standings};
+use super::stripes::{Chosen, Held, Standing, StripeCursors, StripeLayout, standings};
 use super::winners::EligibleSet;
 
 /// Free, held and sold numbers of a draw at one moment.
@@ -22,10 +22,10 @@ pub struct Availability {
     pub bitmap: Vec<u8>,
 }
 
-/// What the table holds of one stripe: its counters, chosen and held offsets.
-pub type StripeMarks = (StripeCounters, Chosen, Held);
+/// What the table holds of one stripe: its cursors, chosen and held offsets.
+pub type StripeMarks = (StripeCursors, Chosen, Held);
 
-/// The free numbers at `now` (Unix ms), from each stripe's counters, chosen and held
+/// The free numbers at `now` (Unix ms), from each stripe's cursors, chosen and held
 /// offsets. Numbers are the permutation's images of indices, so the smaller of the free
 /// and the other indices is evaluated (on `threads` threads) and the bitmap inverted when
 /// those were the others.
@@ -40,9 +40,9 @@ pub fn availability(
     let mut free: Vec<Range<u64>> = Vec::new();
     let mut taken: Vec<Range<u64>> = Vec::new();
     let mut held = 0;
-    for (stripe, (counters, chosen, holds)) in (0..).zip(stripes) {
+    for (stripe, (cursors, chosen, holds)) in (0..).zip(stripes) {
         let start = layout.indices(stripe).start;
-        for (run, standing) in standings(layout.len(stripe), *counters, chosen, holds, now) {
+        for (run, standing) in standings(layout.len(stripe), *cursors, chosen, holds, now) {
             let range = start + run.start..start + run.end;
             match standing {
                 Standing::Free => free.push(range),
@@ -92,7 +92,7 @@ mod tests {
     }
 
     #[test]
-    fn free_numbers_are_those_ahead_of_both_counters_and_not_chosen() {
+    fn free_numbers_are_those_ahead_of_both_cursors_and_not_chosen() {
         let total = 1_003;
         let layout = StripeLayout::new(total, 5);
         let permutation = Permutation::new(total, &PermutationKey::from_bytes(&[2; 16]).unwrap());
@@ -105,14 +105,14 @@ mod tests {
                     let bottom = len * sold_share / 200;
                     let top = len * sold_share / 200;
                     let chosen = Chosen::from([bottom, bottom + 2, len - top - 1]);
-                    (StripeCounters { bottom, top }, chosen, Held::new())
+                    (StripeCursors { bottom, top }, chosen, Held::new())
                 })
                 .collect();
             let grid = availability(&permutation, layout, &stripes, 0, one);
             let mut expected = Vec::new();
-            for (s, (counters, chosen, _)) in (0..).zip(&stripes) {
+            for (s, (cursors, chosen, _)) in (0..).zip(&stripes) {
                 let indices = layout.indices(s);
-                for offset in counters.bottom..layout.len(s) - counters.top {
+                for offset in cursors.bottom..layout.len(s) - cursors.top {
                     if !chosen.contains(&offset) {
                         expected.push(permutation.apply(indices.start + offset) + 1);
                     }
@@ -134,14 +134,14 @@ mod tests {
         let layout = StripeLayout::new(total, 4);
         let permutation = Permutation::new(total, &PermutationKey::from_bytes(&[3; 16]).unwrap());
         let new: Vec<StripeMarks> = (0..4)
-            .map(|_| (StripeCounters::default(), Chosen::new(), Held::new()))
+            .map(|_| (StripeCursors::default(), Chosen::new(), Held::new()))
             .collect();
         let grid = availability(&permutation, layout, &new, 0, NonZeroUsize::MIN);
         assert_eq!((grid.free, free_numbers(&grid).len()), (100, 100));
         let full: Vec<StripeMarks> = (0..4)
             .map(|s| {
                 (
-                    StripeCounters {
+                    StripeCursors {
                         bottom: layout.len(s),
                         top: 0,
                     },

@@ -47,7 +47,7 @@ use tally_domain::series::{
     SeriesDefinition, Timezone, ValidationCode,
 };
 use tally_domain::spend::{Currency, Money, Span};
-use tally_domain::stripes::StripeCounters;
+use tally_domain::stripes::StripeCursors;
 use tally_domain::winners::{BeaconNetwork, RoundSignature};
 /// The stored item `name`.
 fn stored(name: &str) -> Item {

@@ -260,7 +260,7 @@ fn a_drawn_draw_reads_what_its_updates_wrote() {
 #[test]
 fn a_stripe_reads_as_stored() {
     let state = StripeState::decode(&stored("stripe")).unwrap();
-    assert_eq!(state.counters, StripeCounters { bottom: 12, top: 3 });
+    assert_eq!(state.cursors, StripeCursors { bottom: 12, top: 3 });
     assert!(state.closed);
     assert_eq!(state.chosen, [40, 41].into());
     assert_eq!(state.held, [(50, 1_793_527_200_125)].into());
@@ -269,7 +269,7 @@ fn a_stripe_reads_as_stored() {
     let mut bottom_only = stored("stripe");
     bottom_only.remove(TOP);
     let state = StripeState::decode(&bottom_only).unwrap();
-    assert_eq!(state.counters, StripeCounters { bottom: 12, top: 0 });
+    assert_eq!(state.cursors, StripeCursors { bottom: 12, top: 0 });
 }
 
 #[test]

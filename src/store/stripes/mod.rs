@@ -1,4 +1,4 @@
-//! Stripe cursor items: what the table holds of a stripe (the two counters, the offsets
+//! Stripe cursor items: what the table holds of a stripe (the two cursors, the offsets
 //! buyers chose ahead of them, the hold marks and their count, the close flag). The
 //! conditional updates a purchase or hold sends are built in `update.rs` and written in
 //! `writes.rs`: a lucky dip's, and one of numbers a buyer named.
@@ -8,7 +8,7 @@ mod writes;
 
 use super::StoreError;
 use super::codec::{Item, Reader};
-use tally_domain::stripes::{Chosen, Held, StripeCounters};
+use tally_domain::stripes::{Chosen, Held, StripeCursors};
 
 /// Tickets sold upwards from the stripe's start.
 pub(crate) const BOTTOM: &str = "c";
@@ -17,7 +17,7 @@ pub(crate) const TOP: &str = "t";
 pub(crate) const CLOSED: &str = "closed";
 /// Postal entries of the purchases that wrote this stripe first.
 const POSTAL: &str = "postal";
-/// A chosen offset ahead of both counters is an attribute of its own, `x<offset>`, so that
+/// A chosen offset ahead of both cursors is an attribute of its own, `x<offset>`, so that
 /// a purchase can condition on single offsets and add or drop them without touching
 /// the others.
 const CHOSEN_PREFIX: char = 'x';
@@ -45,7 +45,7 @@ pub enum ChosenWrite {
 /// What the table holds for one stripe. A stripe nobody sold from has no item.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StripeState {
-    pub counters: StripeCounters,
+    pub cursors: StripeCursors,
     pub closed: bool,
     pub chosen: Chosen,
     /// Postal entries counted on this stripe.
@@ -70,7 +70,7 @@ impl StripeState {
             .collect();
         Ok(Self {
             held,
-            counters: StripeCounters {
+            cursors: StripeCursors {
                 bottom: reader.opt_num(BOTTOM)?.unwrap_or(0),
                 top: reader.opt_num(TOP)?.unwrap_or(0),
             },
@@ -91,8 +91,8 @@ impl StripeState {
         let behind = self
             .held
             .keys()
-            .filter(|&&o| o < self.counters.bottom || o >= len.saturating_sub(self.counters.top))
+            .filter(|&&o| o < self.cursors.bottom || o >= len.saturating_sub(self.cursors.top))
             .count() as u64;
-        (self.counters.bottom + self.counters.top + self.chosen.len() as u64).saturating_sub(behind)
+        (self.cursors.bottom + self.cursors.top + self.chosen.len() as u64).saturating_sub(behind)
     }
 }

@@ -68,8 +68,8 @@ impl StripeUpdate {
         self.values.insert(name.to_owned(), value);
     }
 
-    /// A counter's condition: it must be at most `most` (a missing counter is zero).
-    pub(super) fn counter_at_most(&mut self, placeholder: &str, value: &str, most: u64) {
+    /// A number's condition: it must be at most `most` (a missing number is zero).
+    pub(super) fn at_most(&mut self, placeholder: &str, value: &str, most: u64) {
         self.value(value, n(most));
         self.conditions.push(format!(
             "(attribute_not_exists({placeholder}) OR {placeholder} <= {value})"
@@ -122,7 +122,7 @@ impl StripeUpdate {
                     "a hold adds {added} marks to a stripe that may carry {most}"
                 )));
             }
-            self.counter_at_most("#marks", ":marks_before", most - added);
+            self.at_most("#marks", ":marks_before", most - added);
         }
         Ok(())
     }

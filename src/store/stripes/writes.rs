@@ -11,7 +11,7 @@ use tally_domain::ids::DrawId;
 use tally_domain::stripes::{ChosenTake, Side, StripeTake};
 
 impl Store {
-    /// A lucky dip's write of one stripe end: the counter moves from the value the view
+    /// A lucky dip's write of one stripe end: the cursor moves from the value the view
     /// knew past the offsets taken, chosen and held, on the condition that it is unchanged,
     /// the other end has not come this far, the offsets taken are free and the chosen
     /// ones passed are still chosen (they leave the set). Held offsets passed stay held;
@@ -34,14 +34,14 @@ impl Store {
         update.value(":new", n(take.next_cursor()));
         update.sets.push("#mine = :new".to_owned());
         update.value(":old", n(take.cursor));
-        // A take that only takes back offsets behind the other end leaves its own counter
-        // where it was, so a counter of zero may be stored or missing: both read as zero.
+        // A take that only takes back offsets behind the other end leaves its own cursor
+        // where it was, so a cursor of zero may be stored or missing: both read as zero.
         update.conditions.push(if take.cursor == 0 {
             "(attribute_not_exists(#mine) OR #mine = :old)".to_owned()
         } else {
             "#mine = :old".to_owned()
         });
-        update.counter_at_most("#other", ":other_max", take.other_at_most);
+        update.at_most("#other", ":other_max", take.other_at_most);
         for &offset in &take.taken {
             if take.ended.contains(&offset) {
                 update.hold_ended(offset);
@@ -92,8 +92,8 @@ impl Store {
         if (!take.offsets.is_empty() && !release) || !take.swept.is_empty() {
             update.name("#bottom", BOTTOM);
             update.name("#top", TOP);
-            update.counter_at_most("#bottom", ":bottom_max", take.bottom_at_most);
-            update.counter_at_most("#top", ":top_max", take.top_at_most);
+            update.at_most("#bottom", ":bottom_max", take.bottom_at_most);
+            update.at_most("#top", ":top_max", take.top_at_most);
         }
         if let ChosenWrite::Hold { end }
         | ChosenWrite::Convert { end }

@@ -48,7 +48,7 @@ impl TicketService {
             }
             // Sold offsets: behind the cursors and chosen ahead of them; held ones (never
             // bought, whether or not their hold lives) are not.
-            let runs = standings(len, state.counters, &state.chosen, &state.held, i64::MAX);
+            let runs = standings(len, state.cursors, &state.chosen, &state.held, i64::MAX);
             sold.extend(
                 runs.into_iter()
                     .filter(|(_, standing)| *standing == Standing::Sold)

@@ -15,7 +15,7 @@ use rand::{RngExt, SeedableRng};
 use tally_domain::availability::{StripeMarks, availability};
 use tally_domain::draw::DrawConfig;
 use tally_domain::permutation::{Permutation, PermutationKey};
-use tally_domain::stripes::{Held, StripeCounters};
+use tally_domain::stripes::{Held, StripeCursors};
 
 #[derive(Args)]
 pub struct GridBenchArgs {
@@ -40,7 +40,7 @@ pub(super) fn synthetic(args: &GridBenchArgs) -> Result<(), String> {
             let chosen = (bottom..len - top)
                 .filter(|_| rng.random_range(0..10) == 0)
                 .collect();
-            (StripeCounters { bottom, top }, chosen, Held::new())
+            (StripeCursors { bottom, top }, chosen, Held::new())
         })
         .collect();
     let permutation = Permutation::new(total, &PermutationKey::generate());

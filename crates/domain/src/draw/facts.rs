@@ -78,8 +78,8 @@ pub struct WinningPlace {
 /// `i`.
 pub fn count(layout: StripeLayout, stripes: &[StripeMarks], now: i64) -> Standings {
     let mut total = Standings::default();
-    for (stripe, (counters, chosen, held)) in (0..).zip(stripes) {
-        for (run, standing) in standings(layout.len(stripe), *counters, chosen, held, now) {
+    for (stripe, (cursors, chosen, held)) in (0..).zip(stripes) {
+        for (run, standing) in standings(layout.len(stripe), *cursors, chosen, held, now) {
             let n = run.end - run.start;
             match standing {
                 Standing::Sold => total.sold += n,
@@ -108,10 +108,10 @@ pub fn unsold_prizes(
     }
     let mut unsold = vec![0; prizes];
     for (stripe, places) in by_stripe {
-        let Some((counters, chosen, held)) = stripes.get(stripe as usize) else {
+        let Some((cursors, chosen, held)) = stripes.get(stripe as usize) else {
             continue;
         };
-        let runs = standings(layout.len(stripe), *counters, chosen, held, now);
+        let runs = standings(layout.len(stripe), *cursors, chosen, held, now);
         for place in places {
             let at = runs.partition_point(|(run, _)| run.end <= place.offset);
             let sold = runs
@@ -142,7 +142,7 @@ impl Odds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stripes::{Chosen, Held, StripeCounters};
+    use crate::stripes::{Chosen, Held, StripeCursors};
 
     /// Two stripes, of six offsets and of four: the first sold 2 from the bottom and 1
     /// from the top, with offset 2 held until 100; the second with offset 3 chosen and
@@ -151,12 +151,12 @@ mod tests {
         let layout = StripeLayout::new(10, 2);
         assert_eq!((layout.len(0), layout.len(1)), (6, 4));
         let first = (
-            StripeCounters { bottom: 2, top: 1 },
+            StripeCursors { bottom: 2, top: 1 },
             Chosen::new(),
             Held::from([(2, 100)]),
         );
         let second = (
-            StripeCounters::default(),
+            StripeCursors::default(),
             Chosen::from([3]),
             Held::from([(0, 10)]),
         );

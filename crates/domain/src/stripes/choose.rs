@@ -22,14 +22,14 @@ pub struct ChosenTake {
     pub swept: Vec<u64>,
     /// The most hold marks the stripe may carry (see `held_caps`).
     pub hold_marks_most: u64,
-    /// The largest bottom counter that leaves every offset unsold.
+    /// The largest bottom cursor that leaves every offset unsold.
     pub bottom_at_most: u64,
-    /// The largest top counter that leaves every offset unsold.
+    /// The largest top cursor that leaves every offset unsold.
     pub top_at_most: u64,
 }
 
 impl ChosenTake {
-    /// Keeps `offset` ahead of both counters: they must not have reached it.
+    /// Keeps `offset` ahead of both cursors: they must not have reached it.
     pub(super) fn ahead(&mut self, offset: u64, len: u64) {
         self.bottom_at_most = self.bottom_at_most.min(offset);
         self.top_at_most = self.top_at_most.min(len - 1 - offset);
@@ -75,7 +75,7 @@ impl StripeView {
     }
 
     /// The writes of offsets named by the buyer (or by a hold), grouped by stripe in the
-    /// order they come: ahead of the known counters, or behind one.
+    /// order they come: ahead of the known cursors, or behind one.
     pub fn group(&self, located: &[(u32, u64)]) -> Vec<ChosenTake> {
         let mut takes: Vec<ChosenTake> = Vec::new();
         for &(stripe, offset) in located {
@@ -110,7 +110,7 @@ impl StripeView {
         takes
     }
 
-    /// Whether the view knows the offset sold or held: by a live hold, or behind a counter
+    /// Whether the view knows the offset sold or held: by a live hold, or behind a cursor
     /// without an ended hold, or chosen.
     pub fn is_sold(&self, stripe: u32, offset: u64) -> bool {
         match self.hold_end(stripe, offset) {
@@ -124,11 +124,11 @@ impl StripeView {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CHOSEN_ALWAYS_FIT, Chosen, StripeCounters, StripeLayout};
+    use super::super::{CHOSEN_ALWAYS_FIT, Chosen, StripeCursors, StripeLayout};
     use super::*;
 
     #[test]
-    fn chosen_numbers_are_grouped_by_stripe_ahead_of_the_counters_unless_known_sold() {
+    fn chosen_numbers_are_grouped_by_stripe_ahead_of_the_cursors_unless_known_sold() {
         let mut view = StripeView::new(StripeLayout::new(1_000, 10), 100);
         let len = view.layout().len(3);
         let Choice::Take(takes) = view.choose(&[(3, 40), (7, 2), (3, 5)], 1) else {
@@ -146,9 +146,9 @@ mod tests {
                 ..ChosenTake::default()
             }
         );
-        // Behind a counter or chosen before: known sold.
-        let counters = StripeCounters { bottom: 10, top: 5 };
-        view.learn(3, counters, &Chosen::from([20, 30]));
+        // Behind a cursor or chosen before: known sold.
+        let cursors = StripeCursors { bottom: 10, top: 5 };
+        view.learn(3, cursors, &Chosen::from([20, 30]));
         let positions = vec![0, 2, 3];
         let taken = view.choose(&[(3, 9), (3, 10), (3, len - 5), (3, 20), (3, 21)], 1);
         assert_eq!(

@@ -62,7 +62,7 @@ pub enum Shortfall {
 pub type Held = BTreeMap<u64, i64>;
 
 /// The end of a stripe a purchase sells from: the opener's bottom up, then, once every
-/// stripe is open, the top down. Each end has its own counter: the two meet only at the
+/// stripe is open, the top down. Each end has its own cursor: the two meet only at the
 /// stripe's last ticket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Side {
@@ -76,7 +76,7 @@ pub enum Side {
 pub struct StripeTake {
     pub stripe: u32,
     pub side: Side,
-    /// That end's counter before this purchase, which the write is conditioned on.
+    /// That end's cursor before this purchase, which the write is conditioned on.
     pub cursor: u64,
     /// Offsets taken ahead of the cursor, in the order the cursor meets them.
     pub taken: Vec<u64>,
@@ -88,7 +88,7 @@ pub struct StripeTake {
     pub returned: Vec<u64>,
     /// Those of `taken` whose hold ended (their mark goes).
     pub ended: Vec<u64>,
-    /// The largest value of the other end's counter that leaves these tickets free.
+    /// The largest value of the other end's cursor that leaves these tickets free.
     pub other_at_most: u64,
 }
 
@@ -104,7 +104,7 @@ impl StripeTake {
 
 /// What the table holds for one stripe: tickets sold from each end by lucky dip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StripeCounters {
+pub struct StripeCursors {
     pub bottom: u64,
     pub top: u64,
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::{Chosen, Held, StripeCounters};
+use super::{Chosen, Held, StripeCursors};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
@@ -19,13 +19,13 @@ pub enum Standing {
 /// lives, free once it ended); ahead of both it is free unless chosen or held.
 pub fn standings(
     len: u64,
-    counters: StripeCounters,
+    cursors: StripeCursors,
     chosen: &Chosen,
     held: &Held,
     now: i64,
 ) -> Vec<(Range<u64>, Standing)> {
-    let bottom = counters.bottom.min(len);
-    let ahead = bottom..len.saturating_sub(counters.top).max(bottom);
+    let bottom = cursors.bottom.min(len);
+    let ahead = bottom..len.saturating_sub(cursors.top).max(bottom);
     let mut marks: BTreeMap<u64, Standing> = chosen
         .iter()
         .filter(|o| ahead.contains(o))
@@ -68,9 +68,9 @@ mod tests {
     #[test]
     fn offsets_behind_a_cursor_are_sold_unless_held_and_free_again_once_the_hold_ends() {
         use Standing::{Free as F, Held as H, Sold as S};
-        let counters = StripeCounters { bottom: 3, top: 2 };
+        let cursors = StripeCursors { bottom: 3, top: 2 };
         let held = Held::from([(1, 100), (2, 50), (5, 100), (6, 10), (8, 100)]);
-        let runs = standings(10, counters, &Chosen::from([4]), &held, 50);
+        let runs = standings(10, cursors, &Chosen::from([4]), &held, 50);
         let each: Vec<Standing> = runs
             .iter()
             .flat_map(|(run, s)| run.clone().map(move |_| *s))

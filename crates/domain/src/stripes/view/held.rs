@@ -21,7 +21,7 @@ impl StripeView {
         self
     }
 
-    /// Ended hold marks ahead of the known counters, which a write may remove (behind a
+    /// Ended hold marks ahead of the known cursors, which a write may remove (behind a
     /// cursor one is a free number, left for a sale or hold of it).
     fn sweepable(&self, stripe: u32) -> impl Iterator<Item = u64> + '_ {
         self.held[stripe as usize]
@@ -163,7 +163,7 @@ impl StripeView {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::{Chosen, Held, StripeCounters, StripeLayout};
+    use super::super::super::{Chosen, Held, StripeCursors, StripeLayout};
     use super::*;
     use rand::SeedableRng;
     use rand::rngs::StdRng;
@@ -172,7 +172,7 @@ mod tests {
     fn a_hold_sweeps_the_ended_marks_ahead_and_keeps_within_the_cap() {
         let mut view = StripeView::new(StripeLayout::new(100, 1), 100).with_held_caps(vec![5]);
         view.at(1_000);
-        view.learn(0, StripeCounters { bottom: 10, top: 0 }, &Chosen::new());
+        view.learn(0, StripeCursors { bottom: 10, top: 0 }, &Chosen::new());
         // Live at 50 and 60; ended at 70 and 80 ahead, and at 5 behind the bottom cursor.
         let held = [(5, 10), (50, 2_000), (60, 3_000), (70, 500), (80, 900)];
         view.learn_held(0, &Held::from(held));
@@ -197,9 +197,9 @@ mod tests {
     fn a_hold_picks_only_free_offsets_and_none_twice() {
         let mut view = StripeView::new(StripeLayout::new(400, 4), 100);
         view.at(1_000);
-        let counters = StripeCounters { bottom: 10, top: 5 };
+        let cursors = StripeCursors { bottom: 10, top: 5 };
         for s in 0..4 {
-            view.learn(s, counters, &Chosen::from([12, 13]));
+            view.learn(s, cursors, &Chosen::from([12, 13]));
             view.learn_held(s, &Held::from([(15, 2_000), (3, 500), (16, 900)]));
         }
         let mut rng = StdRng::seed_from_u64(9);
@@ -229,7 +229,7 @@ mod tests {
     fn a_hold_adds_no_more_marks_than_the_stripes_caps_leave_room_for() {
         let mut view = StripeView::new(StripeLayout::new(200, 2), 100).with_held_caps(vec![3, 2]);
         view.at(1_000);
-        view.learn(0, StripeCounters { bottom: 10, top: 0 }, &Chosen::new());
+        view.learn(0, StripeCursors { bottom: 10, top: 0 }, &Chosen::new());
         // Stripe 0: a live mark ahead, an ended one behind the cursor (taken over for
         // free), an ended one ahead (swept). Stripe 1: two live marks, at its cap.
         view.learn_held(0, &Held::from([(50, 2_000), (4, 500), (60, 900)]));

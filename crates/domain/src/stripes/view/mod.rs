@@ -4,14 +4,14 @@
 mod held;
 mod plan;
 
-use super::{Chosen, ChosenTake, Held, Side, StripeCounters, StripeLayout, StripeTake};
+use super::{Chosen, ChosenTake, Held, Side, StripeCursors, StripeLayout, StripeTake};
 
 /// What one purchase attempt should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
     Take(Vec<StripeTake>),
     /// The ends this process holds cannot serve the purchase: ask for this many more
-    /// stripe ends from the draw's counter.
+    /// stripe ends from the draw's `opened`.
     Claim(u32),
     /// As far as the view knows, fewer than the quantity remain.
     NotEnough,
@@ -21,10 +21,10 @@ pub enum Plan {
 
 /// One process's view of a draw's stripes.
 ///
-/// Stripe ends are handed out by one atomic counter on the draw: its values `0..S` are
+/// Stripe ends are handed out by one atomic count on the draw, `opened`: its values `0..S` are
 /// the bottom ends of stripes `0..S` in order, and `S..2S` the top ends of stripes
 /// `S-1` down to `0`. While bottoms remain, every process sells from stripes that it
-/// opened itself, whose counters it knows exactly, and purchases of different processes
+/// opened itself, whose cursors it knows exactly, and purchases of different processes
 /// never meet. Then the top ends go out, the most recently opened stripes first (those
 /// most likely to have room), so each end still has one seller. Only when every end has
 /// gone out does a process sell from ends that others hold.
@@ -33,9 +33,9 @@ pub struct StripeView {
     layout: StripeLayout,
     /// Items one purchase transaction may hold (DynamoDB's limit, from the store).
     pub(super) transaction_items: usize,
-    /// Lower bounds of the counters: a counter only grows.
-    known: Vec<StripeCounters>,
-    /// Offsets that buyers chose ahead of the known counters. The set only grows until a
+    /// Lower bounds of the cursors: a cursor only grows.
+    known: Vec<StripeCursors>,
+    /// Offsets that buyers chose ahead of the known cursors. The set only grows until a
     /// cursor passes a member, so what the view holds is a subset of the table's.
     pub(super) chosen: Vec<Chosen>,
     /// Held offsets and the ends of their holds, as the table last said.
@@ -54,7 +54,7 @@ pub struct StripeView {
     owned: Vec<Option<Side>>,
     /// Stripes that some process has seen run out, as the draw records them.
     sold_out: Vec<bool>,
-    /// Stripe ends handed out by the draw's counter, as far as this process knows
+    /// Stripe ends handed out by the draw's `opened`, as far as this process knows
     /// (at most `2S`).
     handed: u64,
     /// Stripes whose item this process has seen (read, or returned by a cancellation).
@@ -69,7 +69,7 @@ impl StripeView {
         Self {
             layout,
             transaction_items,
-            known: vec![StripeCounters::default(); stripes],
+            known: vec![StripeCursors::default(); stripes],
             chosen: vec![Chosen::new(); stripes],
             held: vec![Held::new(); stripes],
             held_caps: (0..layout.stripes()).map(|s| layout.len(s)).collect(),
@@ -94,7 +94,7 @@ impl StripeView {
         self.handed >= 2 * u64::from(self.layout.stripes())
     }
 
-    /// The stripe whose end the counter value `slot` stands for, and which end.
+    /// The stripe whose end the value `slot` of `opened` stands for, and which end.
     fn end_of(&self, slot: u64) -> Option<(u32, Side)> {
         let stripes = u64::from(self.layout.stripes());
         if slot < stripes {
@@ -110,11 +110,11 @@ impl StripeView {
         self.owned[stripe as usize].is_some()
     }
 
-    /// Records what the table says of a stripe: its counters and its chosen offsets.
-    pub fn learn(&mut self, stripe: u32, counters: StripeCounters, chosen: &Chosen) {
+    /// Records what the table says of a stripe: its cursors and its chosen offsets.
+    pub fn learn(&mut self, stripe: u32, cursors: StripeCursors, chosen: &Chosen) {
         let known = &mut self.known[stripe as usize];
-        known.bottom = known.bottom.max(counters.bottom);
-        known.top = known.top.max(counters.top);
+        known.bottom = known.bottom.max(cursors.bottom);
+        known.top = known.top.max(cursors.top);
         self.seen[stripe as usize] = true;
         self.marked |= !chosen.is_empty();
         self.chosen[stripe as usize].extend(chosen);
@@ -145,7 +145,7 @@ impl StripeView {
         !self.held[stripe as usize].is_empty()
     }
 
-    /// Whether the offset is behind one of the known counters.
+    /// Whether the offset is behind one of the known cursors.
     pub fn is_behind(&self, stripe: u32, offset: u64) -> bool {
         let known = self.known[stripe as usize];
         offset < known.bottom || offset >= self.layout.len(stripe).saturating_sub(known.top)
@@ -182,7 +182,7 @@ impl StripeView {
             .collect()
     }
 
-    /// Records a committed write: lucky-dip `takes` (their counters, and the ends it sold
+    /// Records a committed write: lucky-dip `takes` (their cursors, and the ends it sold
     /// from as ours) and the writes of named numbers (`named`), sold, or with `held`
     /// held until then (released, 0) with the ended marks they swept.
     pub fn committed(&mut self, takes: &[StripeTake], named: &[ChosenTake], held: Option<i64>) {
@@ -192,11 +192,11 @@ impl StripeView {
                 held.remove(offset);
             }
             let known = &mut self.known[take.stripe as usize];
-            let counter = match take.side {
+            let cursor = match take.side {
                 Side::Bottom => &mut known.bottom,
                 Side::Top => &mut known.top,
             };
-            *counter = (*counter).max(take.next_cursor());
+            *cursor = (*cursor).max(take.next_cursor());
             self.owned[take.stripe as usize].get_or_insert(take.side);
             self.prune(take.stripe);
         }
@@ -234,7 +234,7 @@ impl StripeView {
     /// The stripes to read before a lucky dip from `touched`, in a draw where buyers
     /// choose or hold numbers: a first write on a stripe whose marks the view has not
     /// seen would fail once on them. The unseen stripes among `touched`, and in the same
-    /// read the unseen stripes of the ends the counter hands out next, up to `most`, so
+    /// read the unseen stripes of the ends `opened` hands out next, up to `most`, so
     /// that the ends this process claims later are known when it gets them. Nothing in a
     /// draw where nobody chose or held, or when every touched stripe has been seen.
     pub fn read_ahead(&self, touched: impl IntoIterator<Item = u32>, most: usize) -> Vec<u32> {
@@ -257,14 +257,14 @@ impl StripeView {
         stripes
     }
 
-    /// The stripes of the ends that the counter hands out next, in the order it hands
+    /// The stripes of the ends that `opened` hands out next, in the order it hands
     /// them out, from where the view knows it to be.
     fn upcoming(&self) -> impl Iterator<Item = u32> + '_ {
         let slots = self.handed..2 * u64::from(self.layout.stripes());
         slots.filter_map(|slot| self.end_of(slot).map(|(stripe, _)| stripe))
     }
 
-    /// Whether the stripe of the next end the counter hands out that may still sell is
+    /// Whether the stripe of the next end `opened` hands out that may still sell is
     /// one this process has never seen: a claim would get an end whose room it only
     /// guesses.
     pub fn next_end_unseen(&self) -> bool {
@@ -282,7 +282,7 @@ impl StripeView {
     }
 
     /// The stripes a survey reads with the draw item, at most `most`: those that may still
-    /// sell, the stripes of the ends the counter hands out next first, as those are what
+    /// sell, the stripes of the ends `opened` hands out next first, as those are what
     /// a claim would get.
     pub fn survey(&self, most: usize) -> Vec<u32> {
         let may_sell = self.may_sell();
@@ -330,7 +330,7 @@ impl StripeView {
             .collect()
     }
 
-    /// Records how many stripe ends the draw's counter has handed out, as a read found.
+    /// Records how many stripe ends the draw's `opened` has handed out, as a read found.
     pub fn handed_at_least(&mut self, opened: u64) {
         self.handed = self
             .handed
@@ -341,7 +341,7 @@ impl StripeView {
         self.marked
     }
 
-    /// Records the result of a claim: the ends that the `count` counter values from
+    /// Records the result of a claim: the ends that the `count` values of `opened` from
     /// `first` stand for are ours (a process keeps the bottom of a stripe it opened).
     pub fn claimed(&mut self, first: u64, count: u32) {
         let end = first + u64::from(count);

@@ -8,7 +8,7 @@ use super::{Plan, StripeView};
 use crate::stripes::{STRIPE_WRITE_NAMES, STRIPE_WRITE_TICKETS, Side, StripeTake};
 
 impl StripeView {
-    /// How many ends to claim for `lacking` tickets: the next ends the counter will hand
+    /// How many ends to claim for `lacking` tickets: the next ends `opened` will hand
     /// out (as far as this process knows which), until their room covers what is lacking
     /// or `most` of them have room. At least one.
     fn ends_for(&self, lacking: u64, most: usize) -> u32 {
@@ -170,7 +170,7 @@ impl StripeView {
     }
 
     /// Takes `quantity` from the tiers of candidates, best tier first. The first tier (our
-    /// own ends, whose counters are fresh) is used up emptiest first. In the others the
+    /// own ends, whose cursors are fresh) is used up emptiest first. In the others the
     /// first stripe in their order that fits the rest wins; without one the roomiest is
     /// taken and the search goes on. `None` when the candidates hold too little.
     fn span(

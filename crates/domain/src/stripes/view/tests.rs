@@ -38,7 +38,7 @@ fn plain(stripe: u32, side: Side, taken: Vec<u64>, other_at_most: u64) -> Stripe
 /// Learns a read of a stripe sold from its bottom but for `room`, with nothing chosen.
 fn leave(view: &mut StripeView, stripe: u32, room: u64) {
     let bottom = view.layout.len(stripe) - room;
-    view.learn(stripe, StripeCounters { bottom, top: 0 }, &Chosen::new());
+    view.learn(stripe, StripeCursors { bottom, top: 0 }, &Chosen::new());
 }
 
 /// Every stripe open and sold out from its bottom but for the given rooms.
@@ -93,7 +93,7 @@ fn reads_ahead_only_where_buyers_chose_or_held_and_only_stripes_unseen() {
     let mut view = view(1_000, 10);
     view.claimed(0, 2);
     assert!(view.read_ahead([1], 100).is_empty());
-    view.learn(5, StripeCounters::default(), &Chosen::from([3]));
+    view.learn(5, StripeCursors::default(), &Chosen::from([3]));
     // Stripe 1 and, in the same read, those of the next ends: bottoms 2 to 9 (5 is
     // known), then the tops, all of stripes already listed.
     assert_eq!(view.read_ahead([1], 100), vec![1, 2, 3, 4, 6, 7, 8, 9, 0]);
@@ -140,11 +140,11 @@ fn leaves_stripes_busy_in_this_process_alone() {
 }
 
 #[test]
-fn after_the_last_stripe_the_counter_hands_out_top_ends_newest_first() {
+fn after_the_last_stripe_opened_hands_out_top_ends_newest_first() {
     let mut view = view(1_000, 10);
     view.claimed(8, 1);
     assert!(!view.all_open());
-    // Counter values 9, 10 and 11: the bottom of stripe 9, the tops of 9 and 8.
+    // Values of `opened` 9, 10 and 11: the bottom of stripe 9, the tops of 9 and 8.
     view.claimed(9, 3);
     assert!(view.all_open());
     leave(&mut view, 8, 0);
@@ -153,7 +153,7 @@ fn after_the_last_stripe_the_counter_hands_out_top_ends_newest_first() {
     let dip = takes(&view, 4);
     assert_eq!(sells(&dip), vec![(9, 4)]);
     assert_eq!((dip[0].side, dip[0].cursor), (Side::Bottom, cursor));
-    // A top end we were handed is sold from downwards, with its own counter.
+    // A top end we were handed is sold from downwards, with its own cursor.
     let mut other = view_with_top_of_six();
     let len = other.layout.len(6);
     let dip = takes(&other, 4);
@@ -167,7 +167,7 @@ fn after_the_last_stripe_the_counter_hands_out_top_ends_newest_first() {
 fn view_with_top_of_six() -> StripeView {
     let mut view = view(1_000, 10);
     all_open_with_rooms(&mut view, &[(6, 5)]);
-    // Counter value 13 stands for the top of stripe 6 (19 - 13).
+    // Value of `opened` 13 stands for the top of stripe 6 (19 - 13).
     view.claimed(13, 1);
     view
 }
@@ -177,7 +177,7 @@ fn claims_the_ends_that_hold_what_is_lacking_skipping_those_known_empty() {
     let mut view = view(1_000, 10);
     all_open_with_rooms(&mut view, &[(8, 2), (6, 5), (2, 9)]);
     view.sold_out(9);
-    // Counter values 10..=13 are the tops of 9 (sold out), 8 (2), 7 (none), 6 (5).
+    // Values of `opened` 10..=13 are the tops of 9 (sold out), 8 (2), 7 (none), 6 (5).
     assert_eq!(plan(&view, 6), Plan::Claim(4));
     assert_eq!(plan(&view, 2), Plan::Claim(2));
     view.claimed(10, 4);
