@@ -6,8 +6,9 @@ tally-instant-v1 for a draw with instant wins; docs/winners.md).
 
 WINNERS.json is the answer of GET /draws/{draw_id}/winners, ELIGIBLE.json the answer of
 GET /draws/{draw_id}/eligible, DRAW.json the answer of GET /draws/{draw_id} kept from the
-close. quicknet is trusted; --networks (or TALLY_BEACON_NETWORKS) adds networks as a JSON
-array of {name, scheme, public_key, genesis_time, period}.
+close (without it step `frozen` is skipped). quicknet is trusted; --networks (or
+TALLY_BEACON_NETWORKS) adds networks as a JSON array of {name, scheme, public_key,
+genesis_time, period}, never another quicknet.
 
 The hashes and picks need the standard library only. The beacon signature is checked
 with py_ecc (pinned in scripts/requirements.txt) when it is installed, and skipped with a
@@ -33,6 +34,9 @@ QUICKNET = {
     "period": 3,
 }
 NETWORK_FIELDS = ("scheme", "public_key", "genesis_time", "period")
+UNKEPT = (", but not against the draw's answer kept from the close (--draw): nothing shows "
+          "that the list, the round and the number of prizes are those fixed before the round "
+          "was out")
 
 
 class Failed(Exception):
@@ -98,8 +102,8 @@ def signature_valid(network, round_, signature):
         from py_ecc.optimized_bls12_381 import (FQ12, G2, curve_order, final_exponentiate,
                                                 is_inf, multiply, neg, pairing)
     except ImportError:
-        raise Skipped("py_ecc is not installed (pip install py-ecc==8.0.0): "
-                      "signatures not checked") from None
+        raise Skipped("py_ecc is not installed (scripts/pip-tool.sh py-ecc, then run this "
+                      "with target/python-tools/bin/python3): signatures not checked") from None
     message = hashlib.sha256(round_.to_bytes(8, "big")).digest()
     key, sig = bytes.fromhex(network["public_key"]), bytes.fromhex(signature)
     try:
@@ -175,7 +179,13 @@ class Check:
         round_ = (proof["beacon"] or {}).get("round")
         if (kept.get("beacon") or {}).get("round") != round_:
             raise Failed("the beacon round differs from the one shown at the close")
-        return "the same digest, count, freeze time and round"
+        if kept.get("prizes") is None:
+            raise Failed("the draw answer you kept fixes no number of prizes: they could have "
+                         "been chosen once the round was out")
+        if kept["prizes"] != proof["prizes"]:
+            raise Failed("the close fixed %d prize(s), the proof draws %d"
+                         % (kept["prizes"], proof["prizes"]))
+        return "the same digest, count, freeze time, round and number of prizes"
 
     def network(self):
         beacon = self.proof["beacon"]
@@ -198,13 +208,31 @@ class Check:
         if beacon["round"] != round_after(self.net, frozen_at):
             raise Failed("round %d is not the first published more than 30 s after the freeze"
                          % beacon["round"])
-        for pick in proof["picks"]:
-            if pick.get("requested_at") is None:
+        drawn_at = millis(proof["drawn_at"])
+        published = (self.net["genesis_time"]
+                     + (beacon["round"] - 1) * self.net["period"]) * 1000
+        if drawn_at < published:
+            raise Failed("the winners were drawn before their round was published")
+        asked_after = None
+        for k, pick in enumerate(proof["picks"], start=1):
+            own = pick.get("requested_at") is not None or pick.get("beacon_round") is not None
+            if k <= proof["prizes"]:
+                if own:
+                    raise Failed("pick %d is one of the prizes' first picks: it uses the draw's "
+                                 "round, not a request or round of its own" % k)
                 continue
+            if pick.get("requested_at") is None or pick.get("beacon_round") is None:
+                raise Failed("pick %d (a redraw) names no request time and round" % k)
             at = millis(pick["requested_at"])
-            if pick.get("beacon_round") != round_after(self.net, at) or at < frozen_at:
+            if at < drawn_at:
+                raise Failed("pick %d (a redraw) was asked for before the winners were drawn" % k)
+            if asked_after is not None and at <= asked_after:
+                raise Failed("pick %d (a redraw) was asked for no later than the redraw before it"
+                             % k)
+            if pick["beacon_round"] != round_after(self.net, at):
                 raise Failed("pick %d (a redraw) does not use the first round after its request"
-                             % pick["pick"])
+                             % k)
+            asked_after = at
         return "round %d of %s" % (beacon["round"], beacon["network"])
 
     def signatures(self):
@@ -243,7 +271,13 @@ class Check:
                 self.steps.append(("FAIL", "pick", title, "out of order or to a prize it cannot go to"))
                 ordered = False
                 break
-            beacon = self.randomness.get(0 if k <= prizes else k, b"")
+            if k <= prizes or proof["beacon"] is None:
+                beacon = self.randomness.get(0, b"")
+            elif k in self.randomness:
+                beacon = self.randomness[k]
+            else:
+                self.steps.append(("FAIL", "pick", title, "this redraw names no beacon round"))
+                return
             if not tickets:
                 self.steps.append(("FAIL", "pick", title, "no eligible ticket is left to pick"))
                 return
@@ -261,6 +295,11 @@ class Check:
         else:
             self.steps.append(("FAIL", "prizes", "Each prize names its last pick",
                                "a prize does not name the last pick that went to it"))
+
+    def pending(self):
+        waiting = self.winners["pending_redraw"]
+        raise Failed("prize %d waits for the redraw that round %d's signature makes: the winners "
+                     "are not final until it is made" % (waiting["prize"], waiting["beacon_round"]))
 
     def instant(self):
         instant, total = self.proof["instant_wins"], self.proof["total_tickets"]
@@ -312,6 +351,8 @@ class Check:
         self.step("round", "Each beacon round was published after the list was frozen", self.rounds)
         signed = self.step("signature", "Each round's signature is the network's", self.signatures)
         self.picks(hasattr(self, "tickets") and listed == "pass" and signed != "FAIL")
+        if self.winners.get("pending_redraw") is not None:
+            self.step("pending", "No redraw waits for its round", self.pending)
         title = "The instant wins follow from the key committed at creation"
         if "instant_wins" in self.proof:
             self.step("instant", title, self.instant)
@@ -328,6 +369,9 @@ def trusted_networks(path):
             text = f.read()
     networks = {QUICKNET["name"]: QUICKNET}
     for network in json.loads(text) if text.strip() else []:
+        if network["name"] in networks:
+            raise ValueError("network %s is defined twice (quicknet is built in)"
+                             % network["name"])
         networks[network["name"]] = network
     return networks
 
@@ -348,15 +392,20 @@ def main(argv):
             return json.load(f)
     kept = load(options["--draw"]) if "--draw" in options else None
     try:
-        steps = Check(load(args[0]), load(args[1]), kept,
-                      trusted_networks(options.get("--networks"))).run()
+        trusted = trusted_networks(options.get("--networks"))
+    except ValueError as error:
+        print("the networks you trust: %s" % error, file=sys.stderr)
+        return 2
+    try:
+        steps = Check(load(args[0]), load(args[1]), kept, trusted).run()
     except (KeyError, TypeError, ValueError) as error:
         steps = [("FAIL", "format", "The files are a Tally draw's answers", "malformed: %r" % (error,))]
     for outcome, id_, title, detail in steps:
         print("%-4s  %-10s  %s: %s" % (outcome, id_, title, detail))
     if any(outcome == "FAIL" for outcome, _, _, _ in steps):
         return 1
-    print("ok: the draw holds (%s)" % ALGORITHM)
+    unkept = any(outcome == "skip" and id_ == "frozen" for outcome, id_, _, _ in steps)
+    print("ok: the draw holds (%s)%s" % (ALGORITHM, UNKEPT if unkept else ""))
     return 0
 
 

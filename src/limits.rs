@@ -3,7 +3,10 @@
 //! named here, and a test reads docs/limits.md against them, so that a limit changed in
 //! the code and not on the page, or on the page and not in the code, fails.
 
-pub use crate::api::{AUDIT_PART_LISTED, MAX_BODY_BYTES, MAX_ORDER_BODY_BYTES, MAX_PAGE_BYTES};
+pub use crate::api::{
+    AUDIT_PART_LISTED, MAX_BODY_BYTES, MAX_LIST_TOKEN_CHARS, MAX_ORDER_BODY_BYTES, MAX_PAGE_BYTES,
+    MAX_PURCHASES_TOKEN_CHARS,
+};
 pub use crate::store::issuers::MAX_ISSUER_FORMATS;
 pub use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
 pub use crate::tickets::{DEFAULT_CACHED_DRAWS, FACTS_FRESH};
@@ -21,10 +24,11 @@ pub use tally_domain::secret::MIN_SECRET_BYTES;
 pub use tally_domain::series::{
     DEFAULT_LOW_PERCENT, MAX_AUTHORITY_REF_CHARS, MAX_BLOCK, MAX_CHARACTER_RULE_LEN, MAX_CODE_LEN,
     MAX_COUNTER, MAX_FORMAT_LEN, MAX_FORMAT_VERSIONS, MAX_NUMBER_LEN, MAX_RANGES, MAX_SEQ_WIDTH,
-    MAX_START,
+    MAX_START, MAX_TIMEZONE_LEN,
 };
 pub use tally_domain::spend::{MAX_LIMIT_CURRENCIES, MAX_SPEND_LIMIT, MAX_TICKET_PRICE};
 pub use tally_domain::stripes::{BUNDLE_STRIPES, CHOSEN_ALWAYS_FIT, STRIPE_WRITE_TICKETS};
+pub use tally_domain::text::{EXCERPT_CHARS, MAX_DETAIL_CHARS};
 pub use tally_domain::winners::MAX_PRIZES;
 
 /// A page of draws or of purchases: `limit`'s default and largest value.
@@ -154,6 +158,10 @@ mod tests {
                 "`beacon_signature`",
                 format!("at most {MAX_SIGNATURE_HEX_LEN} digits"),
             ),
+            says(
+                "`timezone`",
+                format!("at most {MAX_TIMEZONE_LEN} characters"),
+            ),
             says("prizes", format!("1 to {MAX_PRIZES}")),
             says(
                 "`ticket_price`",
@@ -186,6 +194,12 @@ mod tests {
                 format!(
                     "`limit` 1 to {}, default {}",
                     TICKET_PAGE.most, TICKET_PAGE.default
+                ),
+            ),
+            says(
+                "list pages (draws, purchases)",
+                format!(
+                    "at most {MAX_LIST_TOKEN_CHARS} characters for the draws and a payer's purchases, {MAX_PURCHASES_TOKEN_CHARS} for a draw's purchases"
                 ),
             ),
             says(
@@ -222,6 +236,10 @@ mod tests {
                 ),
             ),
             says("orders in one batch", format!("1 to {}", usize_(MAX_BATCH))),
+            says(
+                "`tally import --batch`",
+                format!("1 to {} orders", usize_(MAX_BATCH)),
+            ),
             says("`format`", format!("1 to {MAX_FORMAT_LEN} characters")),
             says("`format`", format!("N from 1 to {MAX_SEQ_WIDTH}")),
             says(
@@ -307,6 +325,14 @@ mod tests {
                     kib(MAX_BODY_BYTES),
                     grouped(MAX_ORDER_BODY_BYTES as u64 / 1024)
                 ),
+            ),
+            says(
+                "an error's `detail`",
+                format!("at most {} characters", usize_(MAX_DETAIL_CHARS)),
+            ),
+            says(
+                "an error's `detail`",
+                format!("its first {EXCERPT_CHARS} characters"),
             ),
             says(
                 "deployment secret",

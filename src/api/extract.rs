@@ -3,13 +3,14 @@
 use axum::body::Bytes;
 use axum::extract::path::ErrorKind;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, OptionalFromRequest, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use super::problem::{Code, Problem};
 use crate::json_input;
+use tally_domain::text::excerpt;
 
 /// The largest request body of the ticket routes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -50,15 +51,10 @@ where
             Some(ct) => {
                 return Err(Problem::new(
                     Code::UnsupportedMediaType,
-                    format!("send the body as application/json, not {ct}"),
+                    format!("send the body as application/json, not {}", excerpt(&ct)),
                 ));
             }
-            None => {
-                return Err(Problem::new(
-                    Code::UnsupportedMediaType,
-                    "send the body as application/json, and say so in its content-type",
-                ));
-            }
+            None => return Err(unannounced()),
         }
         let limit = req
             .extensions()
@@ -90,6 +86,36 @@ where
         })?;
         parse_body(&bytes).map(JsonBody)
     }
+}
+
+/// A JSON body a route may go without (`Option<JsonBody<T>>`): a request with neither a
+/// body nor a content type reads `None`; any other is held to [`JsonBody`]'s rules.
+impl<T, S> OptionalFromRequest<S> for JsonBody<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Problem> {
+        if req.headers().contains_key(header::CONTENT_TYPE) {
+            return <Self as FromRequest<S>>::from_request(req, state)
+                .await
+                .map(Some);
+        }
+        match Bytes::from_request(req, state).await {
+            Ok(bytes) if bytes.is_empty() => Ok(None),
+            _ => Err(unannounced()),
+        }
+    }
+}
+
+/// A body sent without saying it is JSON.
+fn unannounced() -> Problem {
+    Problem::new(
+        Code::UnsupportedMediaType,
+        "send the body as application/json, and say so in its content-type",
+    )
 }
 
 /// Parses a JSON body, which must be an object (serde would also fill a struct from an

@@ -31,6 +31,7 @@ pub use openapi::{openapi, openapi_json};
 pub use orders::{AUDIT_PART_LISTED, MAX_ORDER_BODY_BYTES};
 /// An audit part run through the service goes on through the API with this token.
 pub use page_token::audit_page_token;
+pub use page_token::{MAX_LIST_TOKEN_CHARS, MAX_PURCHASES_TOKEN_CHARS};
 pub use problem::{Code, Problem};
 pub use query::MAX_PAGE_BYTES;
 

@@ -9,6 +9,7 @@ use axum::extract::{Query, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use tally_domain::text::excerpt;
 
 use super::caller::{Acting, Caller};
 use super::extract::{JsonBody, PathParams, QueryParams};
@@ -29,6 +30,7 @@ impl<T: DeserializeOwned> QueryNames for QueryParams<T> {
 
 impl<T> QueryNames for PathParams<T> {}
 impl<T> QueryNames for JsonBody<T> {}
+impl<T> QueryNames for Option<JsonBody<T>> {}
 impl<S> QueryNames for State<S> {}
 impl QueryNames for Caller {}
 impl QueryNames for Acting {}
@@ -74,7 +76,7 @@ pub(super) async fn only_taken(
     {
         None => next.run(request).await,
         Some((name, _)) => {
-            let name: String = name.chars().take(64).collect();
+            let name = excerpt(name);
             let takes = match taken {
                 [] => "takes no query parameters".to_owned(),
                 names => format!("takes only `{}`", names.join("`, `")),
@@ -156,11 +158,12 @@ pub(super) fn page_limit(raw: Option<&str>, default: u32, max: u32) -> Result<u3
         .ok()
         .filter(|limit| (1..=max).contains(limit))
         .ok_or_else(|| {
-            let sent: String = raw.chars().take(24).collect();
-            let cut = if sent.len() < raw.len() { "..." } else { "" };
             Problem::new(
                 Code::InvalidLimit,
-                format!("`limit` must be a whole number from 1 to {max}, not {sent:?}{cut}"),
+                format!(
+                    "`limit` must be a whole number from 1 to {max}, not {}",
+                    serde_json::Value::from(excerpt(raw))
+                ),
             )
         })
 }

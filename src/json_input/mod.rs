@@ -4,7 +4,8 @@
 //! 4294967295, not 4294967296 ``). serde reports each misfit as data (the constructors of
 //! `de::Error`), which [`facts`] keeps as a [`Kind`] where serde_json would make it a
 //! sentence; serde_path_to_error says where. Times are read as RFC 3339 with an error that
-//! says so.
+//! says so. A string, field or variant sent is shown back as an excerpt
+//! ([`tally_domain::text::excerpt`]): an error never grows with what was sent.
 
 mod facts;
 
@@ -14,6 +15,7 @@ use std::fmt;
 use jiff::Timestamp;
 use serde::de::{self, DeserializeOwned, Deserializer, Expected, Unexpected, Visitor};
 use serde_path_to_error::{Error, Segment, Track};
+use tally_domain::text::excerpt;
 use tally_domain::time::{TimeError, parse_rfc3339};
 
 /// What a time field takes, as every error about one says it.
@@ -68,9 +70,31 @@ impl Misfit {
     /// Why, in the API's words; `whole` names the value itself ("the body", "the order").
     pub fn explain(&self, whole: &str) -> String {
         let path = self.0.path();
-        let at = (path.iter().len() > 0).then(|| path.to_string());
+        let at = (path.iter().len() > 0).then(|| location(path));
         self.0.inner().said(at.as_deref(), whole)
     }
+}
+
+/// A path as serde_path_to_error writes it (`orders[2].data`), each key of a map an
+/// excerpt: a key is what the client sent.
+fn location(path: &serde_path_to_error::Path) -> String {
+    let mut at = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => at.push_str(&format!("[{index}]")),
+            Segment::Map { key } => push_named(&mut at, &excerpt(key)),
+            Segment::Enum { variant } => push_named(&mut at, variant),
+            Segment::Unknown => push_named(&mut at, "?"),
+        }
+    }
+    at
+}
+
+fn push_named(at: &mut String, name: &str) {
+    if !at.is_empty() {
+        at.push('.');
+    }
+    at.push_str(name);
 }
 
 /// Why a value does not fit, as serde reports it.
@@ -121,7 +145,7 @@ impl Kind {
                 serde_json::Number::from_f64(n).map_or_else(|| n.to_string(), |n| n.to_string()),
                 (n.fract() == 0.0).then_some(n),
             ),
-            Unexpected::Str(text) => (serde_json::Value::from(text).to_string(), None),
+            Unexpected::Str(text) => (serde_json::Value::from(excerpt(text)).to_string(), None),
             Unexpected::Bool(b) => (b.to_string(), None),
             Unexpected::Unit => ("null".to_owned(), None),
             Unexpected::Seq => ("an array".to_owned(), None),
@@ -159,9 +183,10 @@ impl Kind {
             Kind::Syntax(err) => format!("{whole} is not valid JSON: {err}"),
             Kind::Missing(field) => format!("{} is required", within(field)),
             Kind::Twice(field) => format!("{} is given twice", within(field)),
-            Kind::Unknown(field, []) => format!("`{field}` is not a field here"),
+            Kind::Unknown(field, []) => format!("`{}` is not a field here", excerpt(field)),
             Kind::Unknown(field, fields) => format!(
-                "`{field}` is not a field here; the fields are `{}`",
+                "`{}` is not a field here; the fields are `{}`",
+                excerpt(field),
                 fields.join("`, `")
             ),
             Kind::Variant(variant, variants) => {
@@ -170,7 +195,7 @@ impl Kind {
                     [one, two] => format!("`{one}` or `{two}`"),
                     many => format!("one of `{}`", many.join("`, `")),
                 };
-                format!("{subject} must be {one_of}, not `{variant}`")
+                format!("{subject} must be {one_of}, not `{}`", excerpt(variant))
             }
             Kind::Mismatch {
                 got,
@@ -281,6 +306,41 @@ impl<'de> Visitor<'de> for OptionalTime {
                 Err(E::custom(refused))
             }
         }
+    }
+}
+
+/// Reads a JSON object's entries in order, refusing a key given twice (a map would keep
+/// the last), for `#[serde(deserialize_with = "...")]`.
+pub fn unique_entries<'de, D, V>(deserializer: D) -> Result<Vec<(String, V)>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: de::Deserialize<'de>,
+{
+    deserializer.deserialize_map(UniqueEntries(std::marker::PhantomData))
+}
+
+struct UniqueEntries<V>(std::marker::PhantomData<V>);
+
+impl<'de, V: de::Deserialize<'de>> Visitor<'de> for UniqueEntries<V> {
+    type Value = Vec<(String, V)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut entries: Vec<(String, V)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        while let Some((key, value)) = map.next_entry::<String, V>()? {
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(format!(
+                    "{} is given twice",
+                    serde_json::Value::from(excerpt(&key))
+                )));
+            }
+            entries.push((key, value));
+        }
+        Ok(entries)
     }
 }
 

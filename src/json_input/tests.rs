@@ -130,3 +130,69 @@ fn an_object_is_read_and_an_array_or_trailing_text_refused() {
         "the order is not valid JSON: trailing characters at line 1 column 17"
     );
 }
+
+#[test]
+fn a_long_value_field_variant_or_key_sent_is_shown_as_an_excerpt() {
+    let long = "\\\\".repeat(100_000);
+    let shown = format!("{}…", "\\\\".repeat(16));
+    for (json, said) in [
+        (
+            format!(r#"{{"quantity": "{long}"}}"#),
+            format!(
+                "`quantity` must be a whole number, not {}",
+                serde_json::json!(shown)
+            ),
+        ),
+        (
+            format!(r#"{{"quantity": 1, "tier": "{long}"}}"#),
+            format!(
+                "`tier` must be one of `gold`, `silver`, `bronze`, not `{}`",
+                "\\".repeat(32) + "…"
+            ),
+        ),
+        (
+            format!(r#"{{"quantity": 1, "{long}": 1}}"#),
+            format!("`{}…` is not a field here", "\\".repeat(32)),
+        ),
+    ] {
+        let explained = read::<Body>(json.as_bytes())
+            .unwrap_err()
+            .explain("the body");
+        assert!(explained.starts_with(&said), "{explained:.200}");
+        assert!(explained.len() < 400, "{} bytes", explained.len());
+    }
+    // A key of a map is where a value was, as sent: an excerpt too.
+    let keyed = format!(r#"{{"{long}": "x"}}"#);
+    let explained = read::<std::collections::BTreeMap<String, u32>>(keyed.as_bytes())
+        .unwrap_err()
+        .explain("the body");
+    assert_eq!(
+        explained,
+        format!("`{}…` must be a whole number, not \"x\"", "\\".repeat(32))
+    );
+}
+
+#[derive(Debug, Deserialize)]
+struct Keyed {
+    #[serde(deserialize_with = "unique_entries")]
+    limits: Vec<(String, u32)>,
+}
+
+#[test]
+fn unique_entries_keep_the_order_and_refuse_a_key_given_twice() {
+    let read_keyed = |json: &str| read::<Keyed>(json.as_bytes());
+    let keyed = read_keyed(r#"{"limits": {"b": 1, "a": 2}}"#).unwrap();
+    assert_eq!(keyed.limits, [("b".to_owned(), 1), ("a".to_owned(), 2)]);
+    // The same key however it is escaped.
+    let twice = read_keyed(r#"{"limits": {"GBP": 1, "EUR": 2, "G\u0042P": 3}}"#).unwrap_err();
+    assert_eq!(twice.field(), Some("limits"));
+    assert_eq!(
+        twice.explain("the body"),
+        r#"`limits`: "GBP" is given twice"#
+    );
+    let array = read_keyed(r#"{"limits": [1]}"#).unwrap_err();
+    assert_eq!(
+        array.explain("the body"),
+        "`limits` must be a JSON object, not an array"
+    );
+}

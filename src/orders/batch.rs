@@ -29,6 +29,8 @@ pub(super) struct Batch {
     pub(super) invoices: Vec<Option<InvoiceRef>>,
     /// Whether the series was read again for ranges added since this process read it.
     pub(super) ranges_reread: bool,
+    /// The items refused because the series numbers no more, in request order.
+    pub(super) stopped: VecDeque<usize>,
 }
 
 impl Batch {
@@ -110,7 +112,8 @@ impl Batch {
         }
     }
 
-    /// The series numbers no more: the rest is refused with the reason.
+    /// The series numbers no more: the rest is refused with the reason (and kept in
+    /// `stopped`, for those whose reference has an order after all).
     pub(super) fn stop(&mut self, queue: VecDeque<usize>, stop: Stop) {
         let (code, detail) = match stop {
             Stop::SeriesExhausted => (
@@ -131,6 +134,7 @@ impl Batch {
             code = code.as_str(),
             "series numbers no more"
         );
+        self.stopped.extend(&queue);
         self.reject_all(queue, code, detail);
     }
 
@@ -174,6 +178,7 @@ impl Batch {
             orders: vec![None; inputs.len()],
             invoices: vec![None; inputs.len()],
             ranges_reread: false,
+            stopped: VecDeque::new(),
         };
         let mut first_of: HashMap<ExternalRef, usize> = HashMap::new();
         let mut sorted = Sorted {

@@ -1,7 +1,7 @@
 //! Changing a series: its validation code (until it numbers), its authorised ranges
 //! (replaced freely until it numbers, then only extended), the format of the periods that
-//! have not started, and moving the counter of the current period forward (a declared
-//! gap, with its reason; in a gapless series a link of the chain).
+//! have not started (`reformat`), and moving the counter of the current period forward (a
+//! declared gap, with its reason; in a gapless series a link of the chain).
 
 use jiff::Timestamp;
 use tally_domain::time::Epoch;
@@ -15,10 +15,7 @@ use tally_domain::chain::{GENESIS, from_hex, move_link, to_hex};
 use tally_domain::ids::SeriesId;
 use tally_domain::journal::Operator;
 use tally_domain::order::{Move, Reason};
-use tally_domain::series::{
-    FormatVersion, MAX_FORMAT_VERSIONS, Period, Ranges, Series, SeriesError, ValidationCode,
-    checked_format,
-};
+use tally_domain::series::{Period, Ranges, Series, SeriesError, ValidationCode};
 
 /// What `PATCH /series/{series_id}` asks for, already checked.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +24,10 @@ pub struct SeriesChange {
     pub format: Option<String>,
     /// The next counter of the current period, and why.
     pub next: Option<(u64, Reason)>,
+    /// The period `next` is for, as the caller names it: a move repeated after that period
+    /// ended answers the move made in it, and moves no other. `None`: the period current
+    /// when the move arrives.
+    pub period: Option<String>,
     /// The code `{code}` shows.
     pub validation_code: Option<ValidationCode>,
     /// The whole list of authorised ranges.
@@ -56,13 +57,14 @@ impl OrderService {
             self.change_format(series_id, format, by).await?;
         }
         if let Some((next, reason)) = change.next {
-            self.move_next(series_id, next, reason, by).await?;
+            self.move_next(series_id, next, reason, change.period.as_deref(), by)
+                .await?;
         }
         self.series_status(series_id).await
     }
 
     /// The series read again, as stored.
-    async fn stored_series(&self, series_id: &SeriesId) -> Result<Series, OrderError> {
+    pub(super) async fn stored_series(&self, series_id: &SeriesId) -> Result<Series, OrderError> {
         let mut series = self.load_series(series_id, self.now()).await?;
         self.refresh_series(&mut series).await?;
         Ok(series)
@@ -152,64 +154,30 @@ impl OrderService {
         Ok(())
     }
 
-    async fn change_format(
-        &self,
-        series_id: &SeriesId,
-        text: &str,
-        by: &Operator,
-    ) -> Result<(), OrderError> {
-        let mut series = self.stored_series(series_id).await?;
-        let format = checked_format(text, series.definition.reset)?;
-        for _ in retry::ORDER_WRITE.each() {
-            if series.definition.format == format {
-                return Ok(());
-            }
-            let current = series.period(self.now());
-            let targets = [Some(current.clone()), current.next(series.definition.reset)];
-            let mut reread = false;
-            for target in targets.into_iter().flatten() {
-                let version = series.latest_version() + 1;
-                let changed = with_format(&series, &format, version, &target)?;
-                changed.check(self.now())?;
-                let issuer = self.admit(Some(&series), &changed).await?;
-                let entry = entries::format_changed(&changed, version, &target, by, self.now());
-                match self
-                    .store
-                    .change_format(&series, &changed, version, &target, issuer.as_ref(), &entry)
-                    .await?
-                {
-                    SeriesWrite::Written => {
-                        info!(format = text, from = %target, "series format changed");
-                        self.refresh_series(&mut series).await?;
-                        return Ok(());
-                    }
-                    SeriesWrite::PeriodStarted => {}
-                    SeriesWrite::SeriesChanged | SeriesWrite::IssuerChanged => {
-                        reread = true;
-                        break;
-                    }
-                }
-            }
-            if !reread {
-                // Every period it could start from has numbers: only a series that never
-                // resets has no later one.
-                return Err(OrderError::FormatInUse);
-            }
-            self.refresh_series(&mut series).await?;
-        }
-        Err(retry::ORDER_WRITE.exhausted().into())
-    }
-
-    /// Moves the counter of the current period so that the next number is `next`.
+    /// Moves the counter of the current period so that the next number is `next`; a move
+    /// `named` for another period is only the repeat of one made in it.
     async fn move_next(
         &self,
         series_id: &SeriesId,
         next: u64,
         reason: Reason,
+        named: Option<&str>,
         by: &Operator,
     ) -> Result<Move, OrderError> {
         let series = self.load_series(series_id, self.now()).await?;
         let period = series.period(self.now());
+        if let Some(named) = named {
+            let named = Period::parse(series.definition.reset, named)?;
+            if named != period {
+                return match self.made_move(&series, &named, next, &reason).await? {
+                    Some(moved) => Ok(moved),
+                    None => Err(OrderError::PeriodNotCurrent {
+                        named,
+                        current: period,
+                    }),
+                };
+            }
+        }
         for attempt in retry::ORDER_WRITE.each() {
             let counter = self
                 .store
@@ -218,9 +186,12 @@ impl OrderService {
                 .unwrap_or_default();
             let last = counter.last.unwrap_or(series.definition.start - 1);
             if next <= last + 1 {
+                // A number already reached: the same move made before (a repeated
+                // request), or a move backwards.
                 return self
-                    .earlier_move(&series, &period, next, &reason, last)
-                    .await;
+                    .made_move(&series, &period, next, &reason)
+                    .await?
+                    .ok_or(OrderError::MoveNotForward { last });
             }
             let wall = Timestamp::now().epoch_millis();
             if counter.pending.as_ref().is_some_and(|p| p.until >= wall) {
@@ -274,28 +245,28 @@ impl OrderService {
         Err(retry::ORDER_WRITE.exhausted().into())
     }
 
-    /// A move to a number already reached: the same move done before (a repeated
-    /// request), or a move backwards.
-    async fn earlier_move(
+    /// The move of `period` to `next` for `reason`, if it was made: it is kept under the
+    /// number it ends at.
+    async fn made_move(
         &self,
         series: &Series,
         period: &Period,
         next: u64,
         reason: &Reason,
-        last: u64,
-    ) -> Result<Move, OrderError> {
-        if next > series.definition.start {
-            let key = [(series.series_id.clone(), period.clone(), next - 1)];
-            for entry in self.store.get_numbers(&key).await? {
-                if let Entry::Move(moved) = entry
-                    && moved.to == next - 1
-                    && moved.reason == *reason
-                {
-                    return Ok(moved);
-                }
+    ) -> Result<Option<Move>, OrderError> {
+        if next <= series.definition.start {
+            return Ok(None);
+        }
+        let key = [(series.series_id.clone(), period.clone(), next - 1)];
+        for entry in self.store.get_numbers(&key).await? {
+            if let Entry::Move(moved) = entry
+                && moved.to == next - 1
+                && moved.reason == *reason
+            {
+                return Ok(Some(moved));
             }
         }
-        Err(OrderError::MoveNotForward { last })
+        Ok(None)
     }
 }
 
@@ -323,33 +294,4 @@ fn check_ranges(series: &Series, ranges: &Ranges, last: Option<u64>) -> Result<(
     }
     d.ranges.check_change(ranges, last, d.start)?;
     Ok(())
-}
-
-/// `series` numbering new periods in `format` (as `version`) from `target` on; a format
-/// still pending for `target` is replaced, not kept.
-fn with_format(
-    series: &Series,
-    format: &tally_domain::series::NumberFormat,
-    version: u32,
-    target: &Period,
-) -> Result<Series, OrderError> {
-    let mut changed = series.clone();
-    if changed
-        .formats
-        .last()
-        .is_some_and(|f| f.from.as_ref() == Some(target))
-    {
-        changed.formats.pop();
-    }
-    changed.formats.push(FormatVersion {
-        version,
-        format: format.clone(),
-        from: Some(target.clone()),
-    });
-    if changed.formats.len() > MAX_FORMAT_VERSIONS {
-        return Err(OrderError::TooManyFormats(MAX_FORMAT_VERSIONS));
-    }
-    changed.definition.format = format.clone();
-    changed.revision = series.revision + 1;
-    Ok(changed)
 }

@@ -52,7 +52,7 @@ impl OrderService {
         match batch.series.room(format, last, batch.now) {
             Err(Stop::RangeExhausted | Stop::RangeExpired) if !batch.ranges_reread => {
                 batch.ranges_reread = true;
-                self.refresh_series(&mut batch.series).await?;
+                self.refresh_numbering(&mut batch.series).await?;
                 Ok(batch.series.room(format, last, batch.now))
             }
             room => Ok(room),

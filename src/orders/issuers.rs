@@ -25,6 +25,7 @@ impl From<Refusal> for OrderError {
     fn from(refusal: Refusal) -> Self {
         match refusal {
             Refusal::Overlaps(overlap) => Self::FormatOverlaps(Box::new(overlap)),
+            Refusal::Repeats(overlap) => Self::FormatRepeats(Box::new(overlap)),
             Refusal::Full { max } => Self::IssuerFull(max),
         }
     }

@@ -23,6 +23,7 @@ mod issuers;
 mod ledger;
 mod lookup;
 mod outcome;
+mod reformat;
 mod repeats;
 pub mod requests;
 mod series;
@@ -76,6 +77,10 @@ pub enum OrderError {
     AlreadyVoided { number: String, reason: String },
     #[error("the next number of this period is {}: a move goes forward only", .last + 1)]
     MoveNotForward { last: u64 },
+    #[error(
+        "the move is for period {named}, which is not the current one ({current}), and none like it was made in {named}: a move applies to the current period"
+    )]
+    PeriodNotCurrent { named: Period, current: Period },
     #[error("a series that never resets keeps the format of its numbers once it has one")]
     FormatInUse,
     #[error("the series has numbers: its validation code is fixed")]
@@ -87,6 +92,15 @@ pub enum OrderError {
         .0.format, .0.example, .0.series, .0.other_format, .0.issuer
     )]
     FormatOverlaps(Box<Overlap>),
+    #[error(
+        "format {} could render {}, which format {} of this series could render in another period: a text names one order of a series, so show each date of its periods where that format shows it, or choose numbers that differ (another prefix)",
+        .0.format, .0.example, .0.other_format
+    )]
+    FormatRepeats(Box<Overlap>),
+    #[error(
+        "the series' next period has numbers while this one is still current here: its periods are turning over; retry after the indicated delay"
+    )]
+    PeriodTurning,
     #[error("the series of this issuer have {0} formats between them, the most one issuer keeps")]
     IssuerFull(usize),
     #[error("order {number} has credit notes: it stays live, corrected by them")]
@@ -204,6 +218,7 @@ impl OrderService {
         } else {
             self.number_fast(&mut batch, fresh).await?;
         }
+        self.settle_stopped(&mut batch, source).await?;
         batch.settle_repeats(sorted.repeats);
         Ok(batch.finish())
     }
@@ -216,6 +231,18 @@ impl OrderService {
     ) -> Result<Vec<ItemOutcome>, OrderError> {
         self.create_orders(&request.series, &request.source, request.inputs, access)
             .await
+    }
+
+    /// Items refused because the series numbers no more: a series refuses before it
+    /// writes, so no write met their reference. One posted again after its first answer
+    /// was lost has its order, the last the series had room for: it gets that order, as
+    /// any repeat does.
+    async fn settle_stopped(&self, batch: &mut Batch, source: &SourceId) -> Result<(), OrderError> {
+        let stopped = std::mem::take(&mut batch.stopped);
+        if !stopped.is_empty() {
+            self.unknown_refs(batch, source, stopped).await?;
+        }
+        Ok(())
     }
 
     /// The items whose reference has no order yet; the others get their order.

@@ -1,6 +1,7 @@
 //! What one order of a request becomes: created, found, or rejected with a typed code.
 
 use tally_domain::order::{NewOrder, Order};
+use tally_domain::text::{MAX_DETAIL_CHARS, cut};
 
 /// Declares each rejection code once, with its documentation and the string callers see:
 /// [`RejectionCode::ALL`], [`RejectionCode::as_str`] and [`RejectionCode::parse`] follow
@@ -129,10 +130,13 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// A rejection of `code`; `detail` is cut to [`MAX_DETAIL_CHARS`] characters, as a
+    /// problem's is.
     pub fn new(code: RejectionCode, detail: impl Into<String>) -> Self {
+        let detail: String = detail.into();
         Self {
             code,
-            detail: detail.into(),
+            detail: cut(&detail, MAX_DETAIL_CHARS).into_owned(),
             retry_after: None,
         }
     }
@@ -141,7 +145,7 @@ impl Rejection {
 /// One order of a request: what was asked, already checked.
 #[derive(Debug, Clone)]
 pub struct OrderInput {
-    /// As sent, for the answer, even when it is not a valid reference.
+    /// As sent, for the answer; an excerpt of one that is not a valid reference.
     pub external_ref: Option<String>,
     pub order: Result<NewOrder, Rejection>,
 }

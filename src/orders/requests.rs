@@ -11,6 +11,7 @@ use tally_domain::ids::{ExternalRef, InvalidId, SeriesId, SourceId};
 use tally_domain::order::{
     MAX_BATCH, MAX_NUMBER_TEXT, NewOrder, OrderData, OrderDataError, is_number_text,
 };
+use tally_domain::text::excerpt;
 
 /// `POST /orders`: one order to number.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -95,7 +96,8 @@ struct BatchItem {
     corrects: Option<String>,
 }
 
-/// The reference of an item that is otherwise invalid, to echo it in the answer.
+/// The reference of an item that is otherwise invalid, to echo it in the answer: as sent
+/// when it is a valid reference, as an excerpt when it is not (it may be megabytes long).
 #[derive(Deserialize)]
 struct ReferenceOnly {
     external_ref: Option<serde_json::Value>,
@@ -247,7 +249,10 @@ fn batch_input(raw: &RawValue) -> OrderInput {
     let external_ref = serde_json::from_str::<ReferenceOnly>(raw.get())
         .ok()
         .and_then(|item| match item.external_ref {
-            Some(serde_json::Value::String(text)) => Some(text),
+            Some(serde_json::Value::String(text)) if ExternalRef::parse(&text).is_ok() => {
+                Some(text)
+            }
+            Some(serde_json::Value::String(text)) => Some(excerpt(&text).into_owned()),
             _ => None,
         });
     let order = read_object::<BatchItem>(raw.get(), "the order")

@@ -194,16 +194,26 @@ impl OrderService {
         Ok(())
     }
 
-    /// The format of `version`, reading the series again if this process does not know
-    /// it; `None` when the series as stored has no such version: one pending for a period
-    /// was replaced (a counter that names it was read before).
+    /// Reads `series` again to number with it, set as numbering as
+    /// [`Self::numbering`] sets it: a code or ranges it learns are fixed before a number
+    /// shows them.
+    pub(super) async fn refresh_numbering(&self, series: &mut Series) -> Result<(), OrderError> {
+        self.refresh_series(series).await?;
+        *series = self.numbering(series.clone()).await?;
+        Ok(())
+    }
+
+    /// The format of `version` to number in, reading the series again (to number with
+    /// it) if this process does not know it; `None` when the series as stored has no
+    /// such version: one pending for a period was replaced (a counter that names it was
+    /// read before).
     pub(super) async fn stored_format(
         &self,
         series: &mut Series,
         version: u32,
     ) -> Result<Option<NumberFormat>, OrderError> {
         if series.format(version).is_none() {
-            self.refresh_series(series).await?;
+            self.refresh_numbering(series).await?;
         }
         Ok(series.format(version).cloned())
     }

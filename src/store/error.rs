@@ -14,8 +14,9 @@ pub enum StoreError {
     /// DynamoDB kept throttling after the SDK's retries.
     #[error("DynamoDB is throttling requests")]
     Throttled,
-    /// DynamoDB failed (5xx), did not answer in time, or could not be reached, after the
-    /// SDK's retries. A write may or may not have taken effect.
+    /// DynamoDB failed (5xx), did not answer in time, could not be reached, or answered
+    /// success in a body that could not be read, after the SDK's retries. A write may or
+    /// may not have taken effect.
     #[error("DynamoDB {operation} did not complete: {reason}")]
     Unavailable {
         operation: &'static str,
@@ -142,9 +143,13 @@ where
         SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) | SdkError::ResponseError(_) => {
             true
         }
+        // A 2xx answer whose body could not be read is an error only to the client: the
+        // request took effect, or may have.
         SdkError::ServiceError(service) => {
+            let status = service.raw().status();
             err.code().is_some_and(|c| TRANSIENT_CODES.contains(&c))
-                || service.raw().status().is_server_error()
+                || status.is_server_error()
+                || status.is_success()
         }
         _ => false,
     };
@@ -182,6 +187,20 @@ mod tests {
         sdk_error("PutItem", SdkError::service_error(err, answer(status))).to_string()
     }
 
+    /// DynamoDB answers 2xx once a request took effect: such an answer whose body cannot
+    /// be read leaves the outcome unknown (a 503 to repeat), never an internal error.
+    #[test]
+    fn an_unreadable_success_answer_leaves_the_outcome_unknown() {
+        let read = |status| {
+            let unparsed = PutItemError::unhandled("Error at offset 2: unexpected end of stream");
+            sdk_error("PutItem", SdkError::service_error(unparsed, answer(status)))
+        };
+        assert!(matches!(read(200), StoreError::Unavailable { .. }));
+        assert!(read(200).is_transient());
+        // The same unreadable body with a 4xx status is a request refused.
+        assert!(matches!(read(400), StoreError::Service { .. }));
+    }
+
     #[test]
     fn a_message_names_the_error_and_never_holds_the_answer() {
         let unparsed = PutItemError::unhandled("Error at offset 80: unexpected end of stream");
@@ -212,7 +231,7 @@ mod tests {
         assert_eq!(
             messages,
             [
-                "DynamoDB PutItem failed: service error: unhandled error: \
+                "DynamoDB PutItem did not complete: service error: unhandled error: \
                  Error at offset 80: unexpected end of stream",
                 "DynamoDB PutItem failed: service error: unhandled error (ValidationException): \
                  Error { code: \"ValidationException\", \

@@ -14,7 +14,9 @@ use super::draws::{FROZEN, LATE_VOIDED, POSTAL_VOIDED, VOIDED, VOIDING};
 use super::error::build_error;
 use super::journal::JOURNAL_ITEMS;
 use super::payers::SpendReturn;
-use super::purchases::{STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase};
+use super::purchases::{
+    STATUS, VOID, VOID_REASON, VOIDED_AFTER_FREEZE, VOIDED_AT, decode_purchase,
+};
 use super::table::Verdict;
 use super::transaction::{Roled, RoledOutcome};
 use super::{PARTITION_KEY, Store, StoreError, keys};
@@ -53,7 +55,8 @@ enum Role {
 impl Store {
     /// Voids `purchase` (as read) as `void` says (its reason and time). `capped`: the draw has a `max_per_payer`,
     /// so the payer's allowance gets the tickets back. `late`: the draw is frozen, so the
-    /// void is counted and indexed as a late one; the draw's condition checks it.
+    /// void is counted and indexed as a late one, and the purchase says it came after the
+    /// freeze; the draw's condition checks it.
     /// `award`: the smallest instant-winning number of the purchase, whose award item
     /// (`store::instant`) becomes void with it. `back`: the amount the payer's spend
     /// counts get back, exactly once, since the void commits once. `entry`: the void's
@@ -67,7 +70,7 @@ impl Store {
         back: Option<&SpendReturn>,
         entry: &Draft,
     ) -> Result<VoidOutcome, StoreError> {
-        let Void { reason, at } = void;
+        let Void { reason, at, .. } = void;
         let at = *at;
         let draw_id = &purchase.draw_id;
         let quantity = u64::from(purchase.quantity);
@@ -111,7 +114,10 @@ impl Store {
                 );
         }
         let draw_update = draw_update.update_expression(format!("ADD {}", adds.join(", ")));
-        let set_void = "SET #status = :void, #reason = :reason, #at = :at";
+        // The purchase says on which side of the freeze it was voided, which the draw's
+        // condition in the same transaction checks.
+        let set_void =
+            "SET #status = :void, #reason = :reason, #at = :at, #after_freeze = :after_freeze";
         let mut purchase_update = update(keys::purchase(draw_id, &purchase.payment_id))
             .update_expression(set_void)
             .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#status)")
@@ -119,9 +125,11 @@ impl Store {
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#reason", VOID_REASON)
             .expression_attribute_names("#at", VOIDED_AT)
+            .expression_attribute_names("#after_freeze", VOIDED_AFTER_FREEZE)
             .expression_attribute_values(":void", s(VOID))
             .expression_attribute_values(":reason", s(reason))
             .expression_attribute_values(":at", timestamp(at))
+            .expression_attribute_values(":after_freeze", AttributeValue::Bool(late))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         if bundle {
             purchase_update = set_void_unfinished(purchase_update, set_void, late);

@@ -35,6 +35,9 @@ pub(super) struct DrawCache {
     sell_out_read_at: AtomicI64,
     /// This process saw the draw sold out, and recorded it.
     sold_out: AtomicBool,
+    /// The draw's beacon is fixed (`Draw::beacon_fixed`), as read or as this process
+    /// recorded it.
+    beacon_fixed: AtomicBool,
 }
 
 pub(super) struct CachedView {
@@ -101,6 +104,7 @@ impl DrawCache {
             }),
             sell_out_read_at: AtomicI64::new(i64::MIN),
             sold_out: AtomicBool::new(draw.sold_out_at.is_some()),
+            beacon_fixed: AtomicBool::new(draw.beacon_fixed),
             draw,
         })
     }
@@ -153,6 +157,14 @@ impl DrawCache {
 
     pub(super) fn set_seen_sold_out(&self) {
         self.sold_out.store(true, Ordering::Relaxed);
+    }
+
+    pub(super) fn beacon_fixed(&self) -> bool {
+        self.beacon_fixed.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_beacon_fixed(&self) {
+        self.beacon_fixed.store(true, Ordering::Relaxed);
     }
 
     /// Whether this process may read the counts after a refusal at `now` (Unix ms): once

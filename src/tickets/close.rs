@@ -18,15 +18,33 @@ use tally_domain::journal::Operator;
 const CLOSE_CONCURRENCY: usize = 16;
 
 impl TicketService {
-    /// Closes the draw and freezes its eligible list; once this returns, no purchase can
-    /// commit, no void changes the list and polls read the closed draw's facts. Closing a
-    /// closed draw changes nothing. The freeze is journalled under `by`.
+    /// Closes the draw and freezes its eligible list with `prizes`, the number of prizes,
+    /// if given; once this returns, no purchase can commit, no void changes the list and
+    /// polls read the closed draw's facts. Closing a closed draw changes nothing; one
+    /// whose freeze fixed another number of prizes (or none) is refused. The freeze is
+    /// journalled under `by`.
     #[instrument(skip(self, by))]
     pub async fn close_draw(
         &self,
         draw_id: &DrawId,
+        prizes: Option<u32>,
         by: &Operator,
     ) -> Result<DrawSummary, TicketError> {
+        let frozen = self.close_and_freeze(draw_id, prizes, by).await?;
+        let fixed = frozen.frozen.as_ref().and_then(|f| f.prizes);
+        if let Some(given) = prizes.filter(|&given| fixed != Some(given)) {
+            return Err(TicketError::PrizesFixed { fixed, given });
+        }
+        self.summary(frozen).await
+    }
+
+    /// Every step of a close, the freeze with `prizes` included.
+    async fn close_and_freeze(
+        &self,
+        draw_id: &DrawId,
+        prizes: Option<u32>,
+        by: &Operator,
+    ) -> Result<Draw, TicketError> {
         let draw = self
             .store()
             .set_draw_closing(draw_id)
@@ -36,10 +54,10 @@ impl TicketService {
             cache.view().closed = true;
         }
         let closed = self.seal(draw).await?;
-        let frozen = self.freeze(closed, by).await?;
+        let frozen = self.freeze(closed, prizes, by).await?;
         // Polls read the closed draw's facts from now on, not an open count's.
         self.publish_facts(draw_id).await?;
-        self.summary(frozen).await
+        Ok(frozen)
     }
 
     /// The steps of a close after the first: every open stripe is closed, then the draw
@@ -75,20 +93,22 @@ impl TicketService {
     /// The draw closed for good and its list frozen: a draw past its `closes_at` is closed
     /// now (every stripe, so that no purchase sent before `closes_at` can still land), a
     /// closed one is frozen if a close stopped before; any other draw must be closed first.
+    /// A freeze made here fixes `prizes` with the list.
     pub(super) async fn closed_and_frozen(
         &self,
         draw: Draw,
+        prizes: Option<u32>,
         by: &Operator,
     ) -> Result<Draw, TicketError> {
         if draw.frozen.is_some() {
             return Ok(draw);
         }
         if draw.status == DrawStatus::Closed {
-            return self.freeze(draw, by).await;
+            return self.freeze(draw, prizes, by).await;
         }
         if draw.status_at(Timestamp::now()) != DrawStatus::Closed {
             return Err(TicketError::DrawOpen(draw.draw_id));
         }
-        Ok(self.close_draw(&draw.draw_id, by).await?.draw)
+        self.close_and_freeze(&draw.draw_id, prizes, by).await
     }
 }

@@ -9,6 +9,7 @@ use super::{TicketError, TicketService};
 use crate::store::Inserted;
 use crate::store::draws::BeaconChange;
 use crate::store::limits::MAX_TRANSACTION_ITEMS;
+use tally_domain::draw::facts::Entries;
 use tally_domain::draw::{Draw, DrawConfig, DrawConfigError, DrawStatus};
 use tally_domain::ids::DrawId;
 use tally_domain::instant::{InstantKey, InstantPrize, InstantWins};
@@ -56,7 +57,7 @@ pub struct DrawSummary {
     pub sold: u64,
     /// Numbers that live holds keep at the moment of the read: neither sold nor free.
     pub held: u64,
-    /// Of those sold, postal entries.
+    /// Of those sold, tickets entered by post, voided ones included.
     pub postal: u64,
     /// The status at the moment of the read: past `closes_at` a draw reads closed.
     pub status: DrawStatus,
@@ -66,6 +67,11 @@ impl DrawSummary {
     /// Numbers free at the moment of the read: neither sold nor held.
     pub fn remaining(&self) -> u64 {
         self.draw.config.total_tickets() - self.sold - self.held
+    }
+
+    /// Entries by channel: the tickets sold, less those voided before the freeze.
+    pub fn entries(&self) -> Entries {
+        Entries::count(&self.draw, self.sold, self.postal)
     }
 }
 
@@ -257,8 +263,10 @@ impl TicketService {
 
     /// Declares (`Some`, a network's name) or withdraws (`None`) the drand network whose
     /// round the winners will hash, while the draw sells; never once it is closing, closed
-    /// or past `closes_at`. Journalled under `by`. Setting the beacon it has is a no-op
-    /// that journals nothing, so a repeat is safe.
+    /// or past `closes_at`. Once a ticket was sold or held the beacon is fixed: a draw
+    /// without one may still declare one, but none is withdrawn or switched. Journalled
+    /// under `by`. Setting the beacon it has is a no-op that journals nothing, so a repeat
+    /// is safe.
     #[instrument(skip(self, by))]
     pub async fn set_beacon(
         &self,
@@ -270,6 +278,7 @@ impl TicketService {
             .as_deref()
             .map(|name| self.network(name))
             .transpose()?;
+        self.fix_beacon_if_sold(draw_id).await?;
         let now = Timestamp::now();
         let entry = Draft::new(
             now,
@@ -293,8 +302,22 @@ impl TicketService {
             Some(BeaconChange::Refused(draw)) if name(&draw.beacon) == beacon => {
                 self.summary(draw).await
             }
-            Some(BeaconChange::Refused(_)) => Err(TicketError::DrawClosed(draw_id.clone())),
+            Some(BeaconChange::Refused(draw)) if draw.status_at(now).refuses_sales() => {
+                Err(TicketError::DrawClosed(draw_id.clone()))
+            }
+            Some(BeaconChange::Refused(_)) => Err(TicketError::BeaconFixed(draw_id.clone())),
         }
+    }
+
+    /// Fixes the beacon of a draw that sold or holds tickets while its item does not say
+    /// so: one whose sales began before draws recorded it. Sales never come undone, so
+    /// counts that show one settle it.
+    async fn fix_beacon_if_sold(&self, draw_id: &DrawId) -> Result<(), TicketError> {
+        let summary = self.get_draw(draw_id).await?;
+        if !summary.draw.beacon_fixed && summary.sold + summary.held > 0 {
+            self.store().fix_beacon(draw_id).await?;
+        }
+        Ok(())
     }
 }
 

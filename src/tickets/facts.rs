@@ -14,8 +14,10 @@ use tracing::{instrument, warn};
 
 use super::{TicketError, TicketService};
 use tally_domain::availability::StripeMarks;
-use tally_domain::draw::facts::{DrawFacts, InstantCount, WinningPlace, count, unsold_prizes};
-use tally_domain::draw::{Draw, DrawStatus};
+use tally_domain::draw::DrawStatus;
+use tally_domain::draw::facts::{
+    DrawFacts, Entries, InstantCount, WinningPlace, count, unsold_prizes,
+};
 use tally_domain::ids::DrawId;
 
 /// How long a draw's published facts answer polls before a caller counts them again.
@@ -114,7 +116,7 @@ impl TicketService {
             }
             None => None,
         };
-        let (online, postal) = entries(&draw, standings.sold, postal);
+        let entries = Entries::count(&draw, standings.sold, postal);
         Ok(DrawFacts {
             draw_id: draw.draw_id.clone(),
             status: draw.status,
@@ -125,23 +127,11 @@ impl TicketService {
             price: draw.config.price(),
             standings,
             voided: draw.voided,
-            online,
-            postal,
+            entries,
             instant,
             read_at,
         })
     }
-}
-
-/// Entries by channel, online and postal: the numbers sold, of which `postal` by post,
-/// less those voided before the freeze.
-fn entries(draw: &Draw, sold: u64, postal: u64) -> (u64, u64) {
-    let online_sold = sold.saturating_sub(postal);
-    let online_voided = draw.voided.saturating_sub(draw.postal_voided);
-    (
-        online_sold.saturating_sub(online_voided),
-        postal.saturating_sub(draw.postal_voided),
-    )
 }
 
 /// How much longer facts read at `read_at` answer polls at `now`; `None` once stale. A

@@ -1,7 +1,7 @@
 //! Freezing a closed draw's eligible list: computed once, by the one function that says
-//! which tickets may win (`eligible`), and written with its digest, its count, the time
-//! and the beacon round that time fixes. A void after it is recorded as late and never
-//! changes the list.
+//! which tickets may win (`eligible`), and written with its digest, its count, the time,
+//! the beacon round that time fixes and the number of prizes, if given. A void after it is
+//! recorded as late and never changes the list.
 
 use tally_domain::time::Epoch;
 use tracing::{info, instrument};
@@ -15,17 +15,30 @@ use tally_domain::hex;
 use tally_domain::journal::{Action, Draft, Operator};
 
 impl TicketService {
-    /// The draw with its eligible list frozen; `draw` must be closed. A void that lands
-    /// while the list is computed makes the freeze's condition fail, and the list is
-    /// computed again, with a later time and so a later round.
+    /// The draw with its eligible list frozen, and with it `prizes` (the number of prizes,
+    /// when the caller gives it: fixed before the round is out); `draw` must be closed. A
+    /// void that lands while the list is computed makes the freeze's condition fail, and
+    /// the list is computed again, with a later time and so a later round. A draw frozen
+    /// already stays as it is.
     #[instrument(skip_all, fields(draw_id = %draw.draw_id))]
-    pub(super) async fn freeze(&self, draw: Draw, by: &Operator) -> Result<Draw, TicketError> {
+    pub(super) async fn freeze(
+        &self,
+        draw: Draw,
+        prizes: Option<u32>,
+        by: &Operator,
+    ) -> Result<Draw, TicketError> {
         let mut draw = draw;
         for attempt in retry::DRAW_RECORD.each() {
             if draw.frozen.is_some() {
                 return Ok(draw);
             }
             let Eligible { set, draw: read } = self.eligible(draw).await?;
+            if let Some(wanted) = prizes.filter(|&p| u64::from(p) > set.count()) {
+                return Err(TicketError::NotEnoughEligible {
+                    eligible: set.count(),
+                    wanted: u64::from(wanted),
+                });
+            }
             let frozen_at = self.now();
             let frozen = Frozen {
                 eligible_count: set.count(),
@@ -35,6 +48,7 @@ impl TicketService {
                     .beacon
                     .as_ref()
                     .map(|network| network.round_after(frozen_at.epoch_millis())),
+                prizes,
             };
             // The close is done once the list is frozen: that write is journalled.
             let entry = Draft::new(
@@ -47,6 +61,7 @@ impl TicketService {
                     "eligible_count": frozen.eligible_count,
                     "eligible_digest": frozen.eligible_digest,
                     "beacon_round": frozen.beacon_round,
+                    "prizes": frozen.prizes,
                 }),
             );
             match self
@@ -59,6 +74,7 @@ impl TicketService {
                     info!(
                         eligible = frozen.eligible_count,
                         round = ?frozen.beacon_round,
+                        prizes = ?frozen.prizes,
                         "eligible list frozen"
                     );
                     return Ok(now);

@@ -59,6 +59,10 @@ pub enum TicketError {
     InvalidConfig(#[from] DrawConfigError),
     #[error("draw {0} is closed")]
     DrawClosed(DrawId),
+    #[error(
+        "draw {0} has sold or held tickets, whose buyers trusted its beacon: it can no longer be withdrawn or switched"
+    )]
+    BeaconFixed(DrawId),
     #[error("`closes_at` ({}) has passed: a new draw must close in the future", tally_domain::time::rfc3339_millis(*.0))]
     ClosesAtPassed(Timestamp),
     #[error("draw {draw_id} opens at {opens_at}")]
@@ -107,6 +111,13 @@ pub enum TicketError {
     RedrawNotRequested,
     #[error("{eligible} tickets are eligible, fewer than the {wanted} picks asked for")]
     NotEnoughEligible { eligible: u64, wanted: u64 },
+    #[error("{}", match fixed {
+        Some(fixed) => format!("the close fixed {fixed} prizes, not {given}"),
+        None => format!("the close fixed no number of prizes, and it is too late to fix {given}"),
+    })]
+    PrizesFixed { fixed: Option<u32>, given: u32 },
+    #[error("`prizes` is required: the close fixed no number of prizes")]
+    PrizesRequired,
     #[error("the draw has no prize {0}")]
     PrizeNotFound(u32),
     #[error("draw {0} was created without instant wins")]

@@ -49,6 +49,7 @@ impl TicketService {
             let void = Void {
                 reason: reason.to_owned(),
                 at: self.now(),
+                after_freeze: Some(late),
             };
             let back = give_back
                 .then(|| self.spend.give_back(&purchase, void.at))

@@ -7,9 +7,10 @@ use tally_domain::journal::Operator;
 use axum::http::StatusCode;
 use jiff::Timestamp;
 use serde_json::json;
-use tally::orders::{ItemOutcome, OrderService, SeriesChange};
+use tally::orders::{ItemOutcome, OrderError, OrderService, SeriesChange};
 use tally_domain::access::SourceAccess;
 use tally_domain::ids::{SeriesId, SourceId};
+use tally_domain::order::Reason;
 use tally_domain::series::{Reset, SeriesDefinition};
 
 use crate::helpers::assert_problem;
@@ -148,7 +149,7 @@ async fn moves_go_forward_only_and_are_declared_gaps_in_listing_and_audit() {
         let again = app
             .patch(
                 &format!("/series/{series}"),
-                &json!({"next": 10, "reason": "continue the paper ledger"}),
+                &json!({"next": 10, "reason": "continue the paper ledger", "period": "all"}),
             )
             .await;
         assert_eq!(again.status, StatusCode::OK, "{}", again.body);
@@ -204,6 +205,11 @@ async fn moves_go_forward_only_and_are_declared_gaps_in_listing_and_audit() {
             "invalid_body",
         ),
         (json!({"format": "M{seq:0}"}), "invalid_format"),
+        (json!({"period": "all"}), "invalid_body"),
+        (
+            json!({"next": 20, "reason": "x", "period": "2026"}),
+            "invalid_period",
+        ),
     ] {
         assert_problem(
             &app.patch("/series/M", &body).await,
@@ -336,4 +342,52 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
             .await,
         Err(tally::orders::OrderError::FormatInUse)
     ));
+}
+
+/// A move that names its period, repeated after that period ended (its answer lost at
+/// the day's end), answers the move made in it: the new day keeps its counter and the
+/// journal has one entry. A move named for an ended period that had none moves nothing.
+#[tokio::test]
+async fn a_move_repeated_after_its_period_ended_is_answered_not_made_again() {
+    let (store, _table) = fresh_store(None).await;
+    let at = |text: &str| text.parse::<Timestamp>().unwrap();
+    let now = Arc::new(Mutex::new(at("2026-11-29T23:59:59.9Z")));
+    let clock = now.clone();
+    let service = OrderService::with_clock(store.clone(), Arc::new(move || *clock.lock().unwrap()));
+    let daily = SeriesId::parse("DAY").unwrap();
+    let definition = SeriesDefinition::new("D{yy}{mm}{dd}-{seq:4}", Reset::Daily, true, 1).unwrap();
+    service
+        .define_series(&daily, definition, &Operator::local())
+        .await
+        .unwrap();
+    let move_to = |next: u64| SeriesChange {
+        next: Some((next, Reason::parse("paper invoices").unwrap())),
+        period: Some("2026-11-29".into()),
+        ..SeriesChange::default()
+    };
+    let moved = service
+        .change_series(&daily, move_to(500), &Operator::local())
+        .await
+        .unwrap();
+    assert_eq!(moved.last_counter, Some(499));
+    let journalled = store.journal_head().await.unwrap().last;
+    *now.lock().unwrap() = at("2026-11-30T00:00:00.2Z");
+    let repeated = service
+        .change_series(&daily, move_to(500), &Operator::local())
+        .await
+        .unwrap();
+    assert_eq!(
+        (repeated.period.as_str(), repeated.last_counter),
+        ("2026-11-30", None)
+    );
+    assert_eq!(store.journal_head().await.unwrap().last, journalled);
+    assert_eq!(number_one(&service, &daily, "a").await, "D261130-0001");
+    let refused = service
+        .change_series(&daily, move_to(700), &Operator::local())
+        .await;
+    assert!(
+        matches!(&refused, Err(OrderError::PeriodNotCurrent { current, .. }) if current.as_str() == "2026-11-30"),
+        "{refused:?}"
+    );
+    assert_eq!(store.journal_head().await.unwrap().last, journalled);
 }

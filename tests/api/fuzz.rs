@@ -1,7 +1,7 @@
 //! Nested, long and malformed input through every way in: each route of the OpenAPI
 //! document with bodies and query strings, SQS messages, and import files (JSON lines and
-//! CSV). Every answer is a 2xx, a 4xx problem or a 503 with `Retry-After`, never a 500, and
-//! the process survives: a stack overflow would abort this test binary.
+//! CSV). Every answer is a 2xx, a 4xx problem of a few KiB or a 503 with `Retry-After`,
+//! never a 500, and the process survives: a stack overflow would abort this test binary.
 //!
 //! A fixed set of cases runs in `make test`; `TALLY_FUZZ_CASES=N` adds N random ones
 //! (`scripts/fuzz.sh` runs many).
@@ -109,8 +109,11 @@ fn routes() -> Vec<(Method, String, Vec<String>)> {
     routes
 }
 
-/// Sends one request and checks the answer's shape; panics with the case on a 500 or an
-/// answer that is not a problem document.
+/// The most a problem document weighs, whatever the request held.
+const MAX_PROBLEM_BYTES: usize = 4 * 1024;
+
+/// Sends one request and checks the answer's shape; panics with the case on a 500, an
+/// answer that is not a problem document or one past [`MAX_PROBLEM_BYTES`].
 async fn exchange(app: &TestApp, method: &Method, uri: &str, body: Vec<u8>) -> StatusCode {
     let request = Request::builder()
         .method(method.clone())
@@ -138,6 +141,8 @@ async fn exchange(app: &TestApp, method: &Method, uri: &str, body: Vec<u8>) -> S
     assert_ne!(status, StatusCode::INTERNAL_SERVER_ERROR, "{}", shown());
     if status.is_client_error() || status.is_server_error() {
         assert_eq!(content_type, "application/problem+json", "{}", shown());
+        // What was sent is shown back cut: a problem never grows with it.
+        assert!(bytes.len() <= MAX_PROBLEM_BYTES, "{}", shown());
         let problem: Value = serde_json::from_slice(&bytes).unwrap();
         assert!(problem["code"].is_string(), "{}", shown());
     }

@@ -16,7 +16,7 @@ use crate::helpers::{Reply, TestApp, spawn_app, tickets_of};
 use tally_testkit::verifiers::{Verdicts, verifiers_accept};
 
 /// A draw of 200 tickets, 8 payments of 5 from 4 payers, the fourth payment voided,
-/// closed.
+/// closed with 3 prizes.
 async fn closed_draw(app: &TestApp, id: &str) -> (Value, Vec<u64>) {
     let created = app
         .post(
@@ -50,7 +50,9 @@ async fn closed_draw(app: &TestApp, id: &str) -> (Value, Vec<u64>) {
         .post(&format!("/draws/{id}/winners"), &json!({"prizes": 3}))
         .await;
     assert_eq!(early.code(), "draw_open", "{}", early.body);
-    let closed = app.post(&format!("/draws/{id}/close"), &json!({})).await;
+    let closed = app
+        .post(&format!("/draws/{id}/close"), &json!({"prizes": 3}))
+        .await;
     assert_eq!(closed.status, StatusCode::OK);
     (created.body, voided)
 }
@@ -288,7 +290,7 @@ async fn a_beacon_names_a_known_network_until_the_close() {
             .status
             .is_success()
     );
-    let closed = app.post("/draws/b/close", &json!({})).await;
+    let closed = app.post("/draws/b/close", &json!({"prizes": 1})).await;
     assert_eq!(closed.status, StatusCode::OK);
     assert_eq!(closed.body["eligible_count"], 2);
     let late = app
@@ -332,7 +334,14 @@ async fn more_prizes_than_eligible_tickets_and_winners_before_the_draw_are_refus
         &json!({"payment_id": "a", "quantity": 2}),
     )
     .await;
-    app.post("/draws/few/close", &json!({})).await;
+    // A close cannot fix more prizes than tickets are eligible; one without a number
+    // leaves the winners to name it.
+    let closing = app.post("/draws/few/close", &json!({"prizes": 3})).await;
+    assert_eq!(closing.code(), "not_enough_eligible", "{}", closing.body);
+    let closed = app.post("/draws/few/close", &json!({})).await;
+    assert!(closed.body["prizes"].is_null(), "{}", closed.body);
+    let refused = app.post("/draws/few/winners", &json!({})).await;
+    assert_eq!(refused.code(), "invalid_prizes", "{}", refused.body);
     let refused = app.post("/draws/few/winners", &json!({"prizes": 3})).await;
     assert_eq!(refused.code(), "not_enough_eligible", "{}", refused.body);
     assert_eq!(refused.body["eligible"], 2);

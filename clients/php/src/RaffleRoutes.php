@@ -46,9 +46,14 @@ trait RaffleRoutes
         return $this->call('facts', ['draw_id' => $drawId]);
     }
 
-    public function closeDraw(string $drawId): array
+    /**
+     * Closes the draw; `prizes` in $body fixes how many prizes its winners draw, before the round is out.
+     *
+     * @param array<string, mixed>|null $body
+     */
+    public function closeDraw(string $drawId, ?array $body = null): array
     {
-        return $this->call('closeDraw', ['draw_id' => $drawId]);
+        return $this->call('closeDraw', ['draw_id' => $drawId], body: $body);
     }
 
     public function eligible(string $drawId): array

@@ -85,9 +85,10 @@ final class ApiTest extends TestCase
         self::assertFalse($tally->getLimits($payer)['excluded']);
         self::assertTrue($tally->setExclusion($payer)['excluded']);
 
-        self::assertSame('closed', $tally->closeDraw($drawId)['status']);
+        $closed = $tally->closeDraw($drawId, ['prizes' => 2]);
+        self::assertSame(['closed', 2], [$closed['status'], $closed['prizes']]);
         self::assertSame(5, $tally->eligible($drawId)['eligible_count']);
-        self::assertCount(2, $tally->drawWinners($drawId, ['prizes' => 2])['prizes']);
+        self::assertCount(2, $tally->drawWinners($drawId, [])['prizes']);
         self::assertCount(2, $tally->getWinners($drawId)['prizes']);
         self::assertCount(1, $tally->redraw($drawId, 1, ['reason' => 'not claimed within 14 days'])['history']);
         // The void, the close, the winners and the redraw are operators' actions: journalled.

@@ -144,8 +144,9 @@ export class TallyClient {
     return answer(this.http.GET(ROUTES.facts.path, { params: { path: { draw_id: drawId } } }));
   }
 
-  closeDraw(drawId: string): Promise<Draw> {
-    return answer(this.http.POST(ROUTES.closeDraw.path, { params: { path: { draw_id: drawId } } }));
+  /** Closes the draw; `prizes` fixes how many prizes its winners draw, before the round is out. */
+  closeDraw(drawId: string, body?: Schemas["CloseDrawBody"]): Promise<Draw> {
+    return answer(this.http.POST(ROUTES.closeDraw.path, { params: { path: { draw_id: drawId } }, body }));
   }
 
   eligible(drawId: string): Promise<Schemas["EligibleBody"]> {

@@ -47,7 +47,10 @@ export interface paths {
         head?: never;
         /**
          * Declare or withdraw the beacon
-         * @description Allowed while the draw sells, never once it is closing, closed or past `closes_at`.
+         * @description Allowed while the draw sells, never once it is closing, closed or past `closes_at`
+         *     (`409 draw_closed`). Once a ticket was sold or held, buyers trusted the beacon: it can
+         *     no longer be withdrawn or switched (`409 beacon_fixed`); a draw without one may still
+         *     declare one. Setting the beacon the draw has answers `200` and changes nothing.
          */
         patch: operations["patch_draw"];
         trace?: never;
@@ -86,8 +89,9 @@ export interface paths {
         /**
          * Close a draw
          * @description Once it returns no purchase can commit, and the eligible list is frozen: its digest,
-         *     count and beacon round are in the answer from then on. Closing a closed draw changes
-         *     nothing.
+         *     count, beacon round and (given `prizes`) number of prizes are in the answer from then
+         *     on. Closing a closed draw changes nothing; naming another number of prizes than its
+         *     close fixed is refused (`409 prizes_fixed`).
          */
         post: operations["close_draw"];
         delete?: never;
@@ -285,7 +289,10 @@ export interface paths {
         /**
          * Void a purchase
          * @description A refund or a chargeback: the purchase and its tickets become `void`; they are never
-         *     sold again and cannot win. Voiding again answers the purchase as voided first.
+         *     sold again. Before the draw's freeze (at its close) they leave the eligible list and
+         *     cannot win; after it they stay in the frozen list and may still be drawn, flagged
+         *     `voided` among the winners for the operator to redraw. `voided_after_freeze` says
+         *     which. Voiding again answers the purchase as voided first.
          */
         post: operations["void_purchase"];
         delete?: never;
@@ -515,7 +522,7 @@ export interface paths {
         /**
          * Move the counter, change the format
          * @description A move goes forward only, and the numbers it skips are a declared gap; repeating it
-         *     answers as done.
+         *     answers as done, after the period's end too when it names its `period`.
          */
         patch: operations["patch_series"];
         trace?: never;
@@ -754,7 +761,10 @@ export interface components {
              */
             code?: string;
             detail?: string;
-            /** @description `null` when the item had none that is a string. */
+            /**
+             * @description `null` when the item had none that is a string; one that is not a valid reference
+             *     is cut to its first 32 characters and `…`.
+             */
             external_ref: string | null;
             /** @description Its place in the request. */
             index: number;
@@ -835,7 +845,7 @@ export interface components {
         };
         /** @description A change of a series: a new format, a move of the counter, or both. */
         ChangeBody: {
-            /** @description For the periods that have not started. */
+            /** @description For the periods that have not started; 1 to 64 characters, as a definition's. */
             format?: string | null;
             /**
              * Format: int64
@@ -844,6 +854,13 @@ export interface components {
              *     Up to 10^18: beyond JavaScript's safe integers (2^53 - 1), so read it as a 64-bit integer or a big integer, never as a double.
              */
             next?: number | null;
+            /**
+             * @description The period `next` is for, as `GET` shows the current one (`2026`, `2026-11`,
+             *     `2026-11-29`, `FY2027` or `all`). A move repeated after that period ended then
+             *     answers the move made in it (`period_not_current` if none was), where a move
+             *     without `period` would move the new period too.
+             */
+            period?: string | null;
             /** Format: int32 */
             range_low_percent?: number | null;
             /**
@@ -865,6 +882,16 @@ export interface components {
          * @enum {string}
          */
         Channel: "online" | "postal";
+        /** @description What the close fixes with the list; the body may be left out. */
+        CloseDrawBody: {
+            /**
+             * Format: int32
+             * @description How many prizes the winners will draw, 1 to 97: fixed with the list, before the
+             *     beacon round is out. Without it the verifiers cannot tell that the number was not
+             *     chosen once the winners could be computed.
+             */
+            prizes?: number | null;
+        };
         /** @description A new draw. Only `total_tickets` is required. */
         CreateDrawBody: {
             beacon?: components["schemas"]["BeaconBody"] | null;
@@ -915,7 +942,7 @@ export interface components {
             max_per_purchase?: number | null;
             /**
              * @description Free text, 1 to 200 characters without control characters, line or
-             *     paragraph separators or bidirectional controls.
+             *     paragraph separators or bidirectional controls; not white space alone.
              */
             name?: string | null;
             /**
@@ -950,8 +977,7 @@ export interface components {
         };
         /** @description A draw with its live counts. */
         DrawBody: components["schemas"]["DrawFields"] & {
-            /** @description `sold` by channel. */
-            entries: components["schemas"]["Entries"];
+            entries: components["schemas"]["EntriesBody"];
             /**
              * Format: int64
              * @description Numbers that live holds keep: neither sold nor free until their holds end.
@@ -1014,6 +1040,12 @@ export interface components {
             name: string | null;
             /** Format: date-time */
             opens_at: string | null;
+            /**
+             * Format: int32
+             * @description The number of prizes the winners draw, fixed at the close with the list (when the
+             *     close named it), before the beacon round is out.
+             */
+            prizes: number | null;
             /** @description Hex SHA-256 of the secret seed, from the first response on. */
             seed_commitment: string;
             status: components["schemas"]["DrawStatus"];
@@ -1056,9 +1088,10 @@ export interface components {
             beacon_signature?: string | null;
             /**
              * Format: int32
-             * @description 1 to 97.
+             * @description 1 to 97: the number the close fixed (`prizes` of the draw), which may be left
+             *     out. Required when the close fixed none; a call that closes the draw fixes it.
              */
-            prizes: number;
+            prizes?: number | null;
         };
         /** @description A page of the draws, newest first. */
         DrawsBody: {
@@ -1089,14 +1122,10 @@ export interface components {
             /** Format: int64 */
             postal: number;
         };
-        /** @description Entries sold by channel, voided ones included. */
-        Entries: {
-            /** Format: int64 */
-            online: number;
-            /** Format: int64 */
-            postal: number;
-        };
-        /** @description Entries in the draw by channel: tickets sold and not voided before the close. */
+        /**
+         * @description Entries in the draw by channel: tickets sold and not voided before the freeze (at the
+         *     close).
+         */
         EntriesBody: {
             /**
              * Format: int64
@@ -1159,7 +1188,7 @@ export interface components {
             total_tickets: number;
             /**
              * Format: int64
-             * @description Tickets voided before the close: out of the draw.
+             * @description Tickets voided before the freeze (at the close): out of the draw.
              */
             voided: number;
         };
@@ -1250,7 +1279,10 @@ export interface components {
              * @description Up to 10^18: beyond JavaScript's safe integers (2^53 - 1), so read it as a 64-bit integer or a big integer, never as a double.
              */
             count: number;
-            /** @description What the buyer wins, 1 to 200 characters, told apart from the others by it. */
+            /**
+             * @description What the buyer wins, 1 to 200 characters (not white space alone), told apart from
+             *     the others by it.
+             */
             prize: string;
         };
         /**
@@ -1374,7 +1406,7 @@ export interface components {
         };
         /**
          * @description The payer's limits, by ISO 4217 currency: each currency named replaces that
-         *     currency's limits; currencies left out keep theirs.
+         *     currency's limits; currencies left out keep theirs. A currency named twice is refused.
          */
         LimitsBody: {
             limits: {
@@ -1487,8 +1519,8 @@ export interface components {
             series: string;
         };
         /**
-         * @description `{"beacon": {"network": "quicknet"}}` declares the beacon, `{"beacon": null}`
-         *     withdraws it.
+         * @description `{"beacon": {"network": "quicknet"}}` declares the beacon (or switches it, before any
+         *     sale or hold), `{"beacon": null}` withdraws it (before any sale or hold).
          */
         PatchDrawBody: {
             beacon: components["schemas"]["BeaconBody"] | null;
@@ -1638,8 +1670,12 @@ export interface components {
              * @description `draw_not_open`: when sales start
              */
             opens_at?: string;
+            /** @description `period_not_current`: the current period, as `GET` on the series shows it */
+            period?: string;
             /** @description `redraw_pending`: the prize whose redraw waits */
             prize?: number;
+            /** @description `prizes_fixed`: the number of prizes the close fixed; `null`: none */
+            prizes?: number | null;
             /**
              * Format: date-time
              * @description `beacon_not_published`: when the round is published
@@ -1689,6 +1725,11 @@ export interface components {
             /** @description `tally-draw-v2`. */
             algorithm: string;
             beacon: components["schemas"]["ProofBeaconBody"] | null;
+            /**
+             * Format: date-time
+             * @description When the winners were drawn: every redraw is asked for later.
+             */
+            drawn_at: string;
             /** Format: int64 */
             eligible_count: number;
             eligible_digest: string;
@@ -1782,6 +1823,14 @@ export interface components {
             /** @description The numbers, in the order they were sold (ascending when chosen). */
             tickets: number[];
             void_reason: string | null;
+            /**
+             * @description Whether the void came after the draw's freeze, as the void's own write found the
+             *     draw: `false`, its tickets left the eligible list and cannot win; `true`, they stay
+             *     in the frozen list and may still be drawn, flagged `voided` among the winners for
+             *     the operator to redraw. `null` while the purchase stands, and for a void recorded
+             *     without it.
+             */
+            voided_after_freeze: boolean | null;
             /** Format: date-time */
             voided_at: string | null;
         };
@@ -1870,7 +1919,7 @@ export interface components {
         SeriesBody: {
             /**
              * @description The characters numbers may hold, as a character class without brackets, such as
-             *     `A-Za-z0-9/-` (a `-` is itself at the start or the end).
+             *     `A-Za-z0-9/-` (a `-` is itself at the start or the end): 1 to 64 characters.
              */
             allowed_characters?: string | null;
             /**
@@ -1886,7 +1935,7 @@ export interface components {
             /**
              * @description Tokens `{yyyy}`, `{yy}`, `{mm}`, `{dd}`, `{fy}`, `{series}` and exactly one
              *     `{seq:N}` (N from 1 to 18); other text is letters, digits, `-`, `_`, `/`, `.`.
-             *     `{series}{yy}{seq:6}` by default.
+             *     `{series}{yy}{seq:6}` by default. 1 to 64 characters.
              */
             format?: string | null;
             /**
@@ -2408,7 +2457,10 @@ export interface operations {
                 };
             };
             408: components["responses"]["BodyTimeout"];
-            /** @description - `draw_closed`: the draw no longer sells or holds; nothing was bought. */
+            /**
+             * @description - `draw_closed`: the draw no longer sells or holds; nothing was bought.
+             *     - `beacon_fixed`: the draw has sold or held tickets, whose buyers trusted its beacon, so the beacon can no longer be withdrawn or switched; nothing changed.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2416,7 +2468,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "draw_closed";
+                        code?: "draw_closed" | "beacon_fixed";
                     };
                 };
             };
@@ -2489,7 +2541,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CloseDrawBody"] | null;
+            };
+        };
         responses: {
             /** @description The closed draw */
             200: {
@@ -2502,8 +2558,12 @@ export interface operations {
             };
             /**
              * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
+             *     - `invalid_prizes`: `prizes` is 0 or more than a draw may award (ask for fewer), or missing from a winners request of a draw whose close fixed none.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
+             *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
+             *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
+             *     - `unreadable_body`: the body could not be read to its end (a broken connection or encoding); nothing was done, so send it again.
              */
             400: {
                 headers: {
@@ -2512,7 +2572,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_draw_id" | "invalid_query" | "invalid_path";
+                        code?: "invalid_draw_id" | "invalid_prizes" | "invalid_query" | "invalid_path" | "malformed_json" | "invalid_body" | "unreadable_body";
                     };
                 };
             };
@@ -2528,6 +2588,24 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["BodyTimeout"];
+            /**
+             * @description - `prizes_fixed` (with `prizes`): the close fixed the number of prizes, `prizes`, before the round was out (`null`: none, and it is too late to fix one); draw that many, or leave `prizes` out.
+             *     - `not_enough_eligible` (with `eligible`): fewer tickets are eligible (`eligible`) than prizes asked for; ask for at most that many.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "prizes_fixed" | "not_enough_eligible";
+                    };
+                };
+            };
+            413: components["responses"]["BodyTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3462,7 +3540,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_prizes`: `prizes` is 0 or more than a draw may award; ask for fewer.
+             * @description - `invalid_prizes`: `prizes` is 0 or more than a draw may award (ask for fewer), or missing from a winners request of a draw whose close fixed none.
              *     - `beacon_signature_required` (with `round`): the winners rest on beacon round `round`: send that round's signature as `beacon_signature`.
              *     - `invalid_beacon_signature` (with `round`): `beacon_signature` is not the network's signature of round `round`; send the one the network published.
              *     - `wrong_beacon_round` (with `round`): the signature is of another round than the one that counts; send the signature of `round`.
@@ -3500,7 +3578,8 @@ export interface operations {
             };
             408: components["responses"]["BodyTimeout"];
             /**
-             * @description - `draw_open`: the draw still sells: close it before drawing its winners.
+             * @description - `prizes_fixed` (with `prizes`): the close fixed the number of prizes, `prizes`, before the round was out (`null`: none, and it is too late to fix one); draw that many, or leave `prizes` out.
+             *     - `draw_open`: the draw still sells: close it before drawing its winners.
              *     - `beacon_not_published` (with `round`, `publishes_at`): beacon round `round` is not published yet; send its signature after `publishes_at`.
              *     - `winners_drawn`: the draw's winners are drawn, so they, and its purchases, no longer change.
              *     - `not_enough_eligible` (with `eligible`): fewer tickets are eligible (`eligible`) than prizes asked for; ask for at most that many.
@@ -3512,7 +3591,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "draw_open" | "beacon_not_published" | "winners_drawn" | "not_enough_eligible";
+                        code?: "prizes_fixed" | "draw_open" | "beacon_not_published" | "winners_drawn" | "not_enough_eligible";
                     };
                 };
             };
@@ -4255,7 +4334,7 @@ export interface operations {
             408: components["responses"]["BodyTimeout"];
             /**
              * @description - `series_exists`: a series of this id exists with another definition; change it with `PATCH`, or choose another id.
-             *     - `format_overlaps` (with `series`, `example`): another `series` of the same issuer could render a text this format could (such as `example`); choose a format whose numbers differ, or another issuer.
+             *     - `format_overlaps` (with `series`, `example`): another `series` of the issuer, or this one in another period, could render a text this format could (such as `example`); choose a format whose numbers differ, or another issuer.
              *     - `issuer_full`: the issuer's series hold as many formats between them as one issuer keeps; name another issuer for new series.
              */
             409: {
@@ -4304,6 +4383,7 @@ export interface operations {
              * @description - `invalid_next`: `next` is not a counter a series can move to (2 up to the largest counter); correct it.
              *     - `invalid_reason`: `reason` is empty or too long; say briefly why.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
+             *     - `invalid_period`: `period` is not a period of the series' reset (such as `2026`, `2026-05`, `2026-05-31` or `all`); correct it.
              *     - `invalid_format`: `format` cannot number orders (an unknown token, no `{seq}`, a width out of range); the `detail` says what to fix.
              *     - `format_missing_date_token`: a series that resets needs a date token of its period in `format` (such as `{yy}` for yearly), or its numbers would repeat; add one.
              *     - `number_too_long` (with `number`, `max_length`): `number` would be longer than the series' `max_length`; shorten the format or allow longer numbers.
@@ -4325,7 +4405,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_next" | "invalid_reason" | "invalid_body" | "invalid_format" | "format_missing_date_token" | "number_too_long" | "character_not_allowed" | "invalid_validation_code" | "validation_code_required" | "invalid_ranges" | "invalid_range_low_percent" | "invalid_query" | "invalid_series_id" | "invalid_path" | "malformed_json" | "unreadable_body";
+                        code?: "invalid_next" | "invalid_reason" | "invalid_body" | "invalid_period" | "invalid_format" | "format_missing_date_token" | "number_too_long" | "character_not_allowed" | "invalid_validation_code" | "validation_code_required" | "invalid_ranges" | "invalid_range_low_percent" | "invalid_query" | "invalid_series_id" | "invalid_path" | "malformed_json" | "unreadable_body";
                     };
                 };
             };
@@ -4359,11 +4439,12 @@ export interface operations {
             408: components["responses"]["BodyTimeout"];
             /**
              * @description - `move_not_forward` (with `next`): a counter moves forward only, and the next counter is already `next`; move to a later one.
+             *     - `period_not_current` (with `period`): the move names a period other than the current one, `period`, and no move like it was made in the period it names; a move applies to the current period only.
              *     - `format_in_use`: a series that never resets keeps its format once it has issued a number.
              *     - `too_many_formats`: the series has had as many formats as it keeps; no further format change is possible.
              *     - `code_in_use`: the series has issued numbers, so its validation code is fixed.
              *     - `range_in_use`: the change would alter a range already numbered from, or add one before the next counter; keep those as they are.
-             *     - `format_overlaps` (with `series`, `example`): another `series` of the same issuer could render a text this format could (such as `example`); choose a format whose numbers differ, or another issuer.
+             *     - `format_overlaps` (with `series`, `example`): another `series` of the issuer, or this one in another period, could render a text this format could (such as `example`); choose a format whose numbers differ, or another issuer.
              *     - `issuer_full`: the issuer's series hold as many formats between them as one issuer keeps; name another issuer for new series.
              */
             409: {
@@ -4373,7 +4454,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "move_not_forward" | "format_in_use" | "too_many_formats" | "code_in_use" | "range_in_use" | "format_overlaps" | "issuer_full";
+                        code?: "move_not_forward" | "period_not_current" | "format_in_use" | "too_many_formats" | "code_in_use" | "range_in_use" | "format_overlaps" | "issuer_full";
                     };
                 };
             };

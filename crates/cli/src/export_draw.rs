@@ -1,7 +1,8 @@
 //! `tally export-draw DRAW_ID`: every purchase of a draw as CSV (payment, payer, tickets,
-//! channel, status, what the buyer was charged), or those of one status or channel (`--status`, `--channel`, as the
-//! API's listing filters them), with a progress bar counting the tickets read, and the
-//! entries by channel at the end.
+//! channel, status, what the buyer was charged, whether a void came after the freeze), or
+//! those of one status or channel (`--status`, `--channel`, as the API's listing filters
+//! them), with a progress bar counting the tickets read, and the tickets exported by
+//! channel at the end, voided ones included.
 
 use std::path::PathBuf;
 
@@ -74,6 +75,7 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
         "voided_at",
         "amount",
         "currency",
+        "voided_after_freeze",
     ])?;
     let (mut purchases, mut sold, mut postal) = (0u64, 0u64, 0u64);
     let mut stream = std::pin::pin!(service.export_purchases(&summary.draw));
@@ -98,6 +100,11 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
                 .amount
                 .map_or(String::new(), |m| m.minor.to_string()),
             purchase.amount.as_ref().map_or("", |m| m.currency.as_str()),
+            match purchase.void.as_ref().and_then(|v| v.after_freeze) {
+                Some(true) => "true",
+                Some(false) => "false",
+                None => "",
+            },
         ])?;
         purchases += 1;
         sold += u64::from(purchase.quantity);

@@ -5,12 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::file_import::{ImportLine, NOT_SENT, Progress, Target, import, read_lines};
+use crate::file_import::{
+    DEFAULT_ANSWER_TIMEOUT, ImportLine, NOT_SENT, Progress, Target, import, read_lines,
+};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tally::orders::OrderService;
 use tally::store::{Store, StoreConfig};
 use tally_domain::ids::SeriesId;
+use tally_domain::order::MAX_BATCH;
 
 use crate::outcome::{Failure, Location};
 
@@ -34,8 +37,8 @@ pub struct ImportArgs {
     /// orders go straight to the table (TABLE_NAME, DYNAMODB_ENDPOINT, AWS credentials).
     #[arg(long)]
     api: Option<String>,
-    /// Orders per request.
-    #[arg(long, default_value_t = 100)]
+    /// Orders per request: 1 to 1,000, as the batch route takes.
+    #[arg(long, default_value_t = 100, value_parser = batch_size)]
     batch: usize,
     /// Requests in flight at once (1 numbers the file in its own order).
     #[arg(long, default_value_t = 4)]
@@ -43,6 +46,18 @@ pub struct ImportArgs {
     /// Where the rejected lines go (default: the file name plus .rejected.jsonl).
     #[arg(long)]
     rejected: Option<PathBuf>,
+    /// With `--api`: how long one request waits for its whole answer before it counts as
+    /// unavailable and is sent again (default: 35,000, API Gateway's 30 s and a margin).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    answer_timeout_ms: Option<u64>,
+}
+
+/// `--batch`: a whole number from 1 to [`MAX_BATCH`], refused before any line is read.
+fn batch_size(text: &str) -> Result<usize, String> {
+    text.parse()
+        .ok()
+        .filter(|size| (1..=MAX_BATCH).contains(size))
+        .ok_or_else(|| format!("a batch holds 1 to {MAX_BATCH} orders (the batch route's limit)"))
 }
 
 /// Lines it could not number are a finding (exit 1), unless none could be sent at all:
@@ -71,7 +86,11 @@ async fn number(
 ) -> Result<(), Failure> {
     let total = lines.len() as u64;
     let target = match &args.api {
-        Some(base) => Target::api(base),
+        Some(base) => Target::api(
+            base,
+            args.answer_timeout_ms
+                .map_or(DEFAULT_ANSWER_TIMEOUT, Duration::from_millis),
+        ),
         None => {
             let service = OrderService::new(Store::connect(&config, None).await);
             // Before any line: the table answers, and the series is there.

@@ -11,6 +11,9 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tally_domain::winners::{ALGORITHM, BeaconNetworks, Outcome, check_answers};
 
+/// What a check without the answer kept from the close leaves unproven.
+const UNKEPT: &str = ", but not against the draw's answer kept from the close (--draw): nothing shows that the list, the round and the number of prizes are those fixed before the round was out";
+
 #[derive(Args)]
 pub struct VerifyArgs {
     /// The draw, read from `--api`.
@@ -25,7 +28,8 @@ pub struct VerifyArgs {
     #[arg(long, requires = "winners")]
     eligible: Option<PathBuf>,
     /// The answer of GET /draws/{draw_id} kept from the close, before the beacon round
-    /// was out: checks that the list and the round are those shown then.
+    /// was out: checks that the list, the round and the number of prizes are those shown
+    /// then. Without it that step is skipped.
     #[arg(long)]
     draw: Option<PathBuf>,
     /// A file of drand networks to trust besides quicknet: a JSON array of {name,
@@ -49,15 +53,12 @@ pub async fn run(args: VerifyArgs, configured: BeaconNetworks) -> Result<(), Str
     let (winners, eligible, kept) = match (&args.api, &args.draw_id) {
         (Some(api), Some(draw_id)) => {
             let base = format!("{}/draws/{draw_id}", api.trim_end_matches('/'));
-            // Without a kept answer, the draw as it reads now still has to agree.
-            let kept = match kept {
-                Some(kept) => kept,
-                None => fetch(&base).await?,
-            };
+            // The draw as it reads now proves nothing of the close: without `--draw`,
+            // step `frozen` is skipped.
             (
                 fetch(&format!("{base}/winners")).await?,
                 fetch(&format!("{base}/eligible")).await?,
-                Some(kept),
+                kept,
             )
         }
         _ => match (&args.winners, &args.eligible) {
@@ -79,9 +80,14 @@ pub async fn run(args: VerifyArgs, configured: BeaconNetworks) -> Result<(), Str
         };
         println!("{mark}  {:<10}  {}: {}", step.id, step.title, step.detail);
     }
+    let unkept = report
+        .steps
+        .iter()
+        .any(|s| s.id == "frozen" && s.outcome == Outcome::Skip);
     match report.failure() {
         None => {
-            println!("ok: the draw holds ({ALGORITHM})");
+            let unproven = if unkept { UNKEPT } else { "" };
+            println!("ok: the draw holds ({ALGORITHM}){unproven}");
             Ok(())
         }
         Some(failure) => Err(failure),

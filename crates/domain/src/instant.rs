@@ -13,7 +13,7 @@ use super::hex;
 use super::ids::{PayerId, PaymentId};
 use super::secret::DeploymentSecret;
 use super::seed::DrawSeed;
-use super::text::{FREE_TEXT_RULE, refused_in_text};
+use super::text::{FREE_TEXT_RULE, is_blank, refused_in_text};
 use super::winners::InstantMap;
 
 /// The most instant prizes (winning numbers) a draw may have. The map is derived again
@@ -67,7 +67,7 @@ impl InstantWins {
         let texts: BTreeSet<&str> = prizes.iter().map(|p| p.prize.as_str()).collect();
         let well_formed = prizes.iter().all(|p| {
             p.count >= 1
-                && !p.prize.trim().is_empty()
+                && !is_blank(&p.prize)
                 && p.prize.chars().count() <= MAX_PRIZE_LEN
                 && refused_in_text(&p.prize).is_none()
         });

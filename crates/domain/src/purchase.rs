@@ -213,6 +213,10 @@ impl Purchase {
 pub struct Void {
     pub reason: String,
     pub at: Timestamp,
+    /// Whether the draw's eligible list was frozen when the void committed, as the void's
+    /// transaction checked: its tickets then stay in the list and may still be drawn, as
+    /// flagged winners. `None` for a void stored without it.
+    pub after_freeze: Option<bool>,
 }
 
 /// A sold ticket.

@@ -2,8 +2,9 @@
 //! names, prizes, authority references and purchase tokens it is given, and shows payer
 //! ids; a character that breaks a line where JSON does not escape it, or reorders the text
 //! around it, makes what a reader sees differ from what was written. Every such field is
-//! checked here, with one rule.
+//! checked here, with one rule. And a value an error shows back is cut here, by one rule.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use icu_properties::CodePointMapData;
@@ -126,9 +127,48 @@ fn is_invisible(c: char) -> bool {
         )
 }
 
+/// How many characters of a value a client sent an error shows back: enough to recognise
+/// it, too few for an answer to grow with it (an order body may hold 3 MB of one string).
+pub const EXCERPT_CHARS: usize = 32;
+
+/// Whether `text` holds only white space (or nothing): a name or a prize must say
+/// something.
+pub fn is_blank(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
+/// The longest explanation an error gives (a problem's or a rejected item's `detail`):
+/// what it shows of values sent is already cut, so this only guards against a message
+/// that forgot to.
+pub const MAX_DETAIL_CHARS: usize = 1_024;
+
+/// A value a client sent, as an error shows it back: its first [`EXCERPT_CHARS`]
+/// characters, and `…` when there were more.
+pub fn excerpt(sent: &str) -> Cow<'_, str> {
+    cut(sent, EXCERPT_CHARS)
+}
+
+/// `text` cut to its first `max_chars` characters, and `…` when there were more.
+pub fn cut(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_excerpt_is_the_first_characters_and_says_when_it_was_cut() {
+        assert_eq!(excerpt("ann"), "ann");
+        let exact = "é".repeat(EXCERPT_CHARS);
+        assert_eq!(excerpt(&exact), exact);
+        let long = "é".repeat(1_000_000);
+        assert_eq!(excerpt(&long), format!("{exact}…"));
+        assert_eq!(cut("abc", 0), "…");
+    }
 
     #[test]
     fn free_text_refuses_controls_separators_and_bidirectional_controls_only() {

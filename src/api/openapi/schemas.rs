@@ -138,6 +138,18 @@ pub(super) fn problem_members() -> Vec<(&'static str, Schema)> {
             whole("`not_enough_eligible`: the eligible tickets"),
         ),
         (
+            "prizes",
+            Schema::Object(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::from_iter([Type::Integer, Type::Null]))
+                    .minimum(Some(1))
+                    .description(Some(
+                        "`prizes_fixed`: the number of prizes the close fixed; `null`: none",
+                    ))
+                    .build(),
+            ),
+        ),
+        (
             "numbers",
             list(
                 whole("A ticket number"),
@@ -175,6 +187,10 @@ pub(super) fn problem_members() -> Vec<(&'static str, Schema)> {
             whole(&format!(
                 "`move_not_forward`: the next counter now. {COUNTER}"
             )),
+        ),
+        (
+            "period",
+            text("`period_not_current`: the current period, as `GET` on the series shows it"),
         ),
         (
             "number",

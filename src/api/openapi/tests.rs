@@ -247,3 +247,70 @@ fn every_code_is_documented_and_each_route_lists_its_codes_by_status() {
             .contains(&json!("sold_out"))
     );
 }
+
+#[test]
+fn every_bound_the_document_states_is_the_one_the_code_enforces() {
+    use tally_domain::draw::{MAX_PER_PURCHASE_CAP, MAX_SIGNATURE_HEX_LEN, MAX_TOTAL_TICKETS};
+    use tally_domain::series::{MAX_CHARACTER_RULE_LEN, MAX_FORMAT_LEN, MAX_TIMEZONE_LEN};
+    use tally_domain::spend::MAX_LIMIT_CURRENCIES;
+    let doc = serde_json::to_value(openapi()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let signature = format!("^(?:[0-9a-fA-F]{{2}}){{1,{}}}$", MAX_SIGNATURE_HEX_LEN / 2);
+    for (schema, property, keyword, bound) in [
+        (
+            "CreateDrawBody",
+            "max_per_payer",
+            "maximum",
+            json!(MAX_TOTAL_TICKETS),
+        ),
+        (
+            "PurchaseBody",
+            "numbers",
+            "maxItems",
+            json!(MAX_PER_PURCHASE_CAP),
+        ),
+        (
+            "HoldBody",
+            "numbers",
+            "maxItems",
+            json!(MAX_PER_PURCHASE_CAP),
+        ),
+        (
+            "LimitsBody",
+            "limits",
+            "maxProperties",
+            json!(MAX_LIMIT_CURRENCIES),
+        ),
+        ("SeriesBody", "format", "maxLength", json!(MAX_FORMAT_LEN)),
+        ("ChangeBody", "format", "maxLength", json!(MAX_FORMAT_LEN)),
+        (
+            "SeriesBody",
+            "timezone",
+            "maxLength",
+            json!(MAX_TIMEZONE_LEN),
+        ),
+        (
+            "SeriesBody",
+            "allowed_characters",
+            "maxLength",
+            json!(MAX_CHARACTER_RULE_LEN),
+        ),
+        (
+            "DrawWinnersBody",
+            "beacon_signature",
+            "pattern",
+            json!(signature),
+        ),
+        (
+            "RedrawBody",
+            "beacon_signature",
+            "pattern",
+            json!(signature),
+        ),
+    ] {
+        assert_eq!(
+            schemas[schema]["properties"][property][keyword], bound,
+            "{schema}.{property}: {keyword}"
+        );
+    }
+}

@@ -146,7 +146,8 @@ enum BatchStatus {
 struct BatchResult {
     /// Its place in the request.
     index: usize,
-    /// `null` when the item had none that is a string.
+    /// `null` when the item had none that is a string; one that is not a valid reference
+    /// is cut to its first 32 characters and `…`.
     #[schema(required = true)]
     external_ref: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -104,6 +104,7 @@ impl From<TicketError> for Problem {
             TicketError::DrawExists(_) => Problem::new(Code::DrawExists, detail),
             TicketError::InvalidConfig(err) => err.into(),
             TicketError::DrawClosed(_) => Problem::new(Code::DrawClosed, detail),
+            TicketError::BeaconFixed(_) => Problem::new(Code::BeaconFixed, detail),
             TicketError::ClosesAtPassed(_) => Problem::new(Code::InvalidClosesAt, detail),
             TicketError::DrawNotOpen { opens_at, .. } => {
                 Problem::new(Code::DrawNotOpen, detail).with("opens_at", rfc3339_millis(opens_at))
@@ -159,6 +160,10 @@ impl From<TicketError> for Problem {
             TicketError::NotEnoughEligible { eligible, .. } => {
                 Problem::new(Code::NotEnoughEligible, detail).with("eligible", eligible)
             }
+            TicketError::PrizesFixed { fixed, .. } => {
+                Problem::new(Code::PrizesFixed, detail).with("prizes", fixed)
+            }
+            TicketError::PrizesRequired => Problem::new(Code::InvalidPrizes, detail),
             TicketError::NoInstantWins(_) => Problem::new(Code::NoInstantWins, detail),
             TicketError::PrizeNotFound(_) => Problem::new(Code::PrizeNotFound, detail),
             TicketError::WinnerChanged(_) => Problem::new(Code::WinnerChanged, detail),
@@ -274,12 +279,18 @@ impl From<OrderError> for Problem {
             OrderError::MoveNotForward { last } => {
                 Problem::new(Code::MoveNotForward, detail).with("next", last + 1)
             }
+            OrderError::PeriodNotCurrent { current, .. } => {
+                Problem::new(Code::PeriodNotCurrent, detail).with("period", current.to_string())
+            }
             OrderError::FormatInUse => Problem::new(Code::FormatInUse, detail),
             OrderError::CodeInUse => Problem::new(Code::CodeInUse, detail),
             OrderError::TooManyFormats(_) => Problem::new(Code::TooManyFormats, detail),
-            OrderError::FormatOverlaps(overlap) => Problem::new(Code::FormatOverlaps, detail)
-                .with("series", overlap.series.as_str())
-                .with("example", overlap.example),
+            OrderError::FormatOverlaps(overlap) | OrderError::FormatRepeats(overlap) => {
+                Problem::new(Code::FormatOverlaps, detail)
+                    .with("series", overlap.series.as_str())
+                    .with("example", overlap.example)
+            }
+            OrderError::PeriodTurning => Problem::new(Code::Contention, detail).retry_after(1),
             OrderError::IssuerFull(_) => Problem::new(Code::IssuerFull, detail),
             OrderError::InvoiceCredited { .. } => Problem::new(Code::InvoiceCredited, detail),
             OrderError::SourceNotAllowed(_) => Problem::new(Code::SourceNotAllowed, detail),

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::telemetry::metrics;
+use tally_domain::text::{MAX_DETAIL_CHARS, cut};
 
 /// An error response: `application/problem+json` with a snake_case `code` member.
 #[derive(Debug)]
@@ -23,11 +24,13 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// A problem of `code`, answered with the code's status.
+    /// A problem of `code`, answered with the code's status; `detail` is cut to
+    /// [`MAX_DETAIL_CHARS`] characters.
     pub fn new(code: Code, detail: impl Into<String>) -> Self {
+        let detail: String = detail.into();
         Self {
             code,
-            detail: detail.into(),
+            detail: cut(&detail, MAX_DETAIL_CHARS).into_owned(),
             extra: Map::new(),
             retry_after: None,
         }
@@ -155,6 +158,26 @@ mod tests {
         assert_eq!(headers[header::RETRY_AFTER], "1");
         assert_eq!(body["code"], "outcome_unknown");
         assert!(!body.to_string().contains("InternalServerError"));
+    }
+
+    #[tokio::test]
+    async fn a_detail_is_cut_to_its_most_characters() {
+        let long = "\\".repeat(3_000_000);
+        let (status, _, body) = render(Problem::new(Code::InvalidBody, long)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        let detail = body["detail"].as_str().unwrap();
+        assert_eq!(detail.chars().count(), MAX_DETAIL_CHARS + 1);
+        assert!(detail.ends_with('…'));
+    }
+
+    #[tokio::test]
+    async fn a_format_change_as_the_period_turns_is_a_503_with_retry_after() {
+        let err = crate::orders::OrderError::PeriodTurning;
+        let (status, headers, body) = render(err.into()).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(headers[header::RETRY_AFTER], "1");
+        assert_eq!(body["code"], "contention");
+        assert!(body["detail"].as_str().unwrap().contains("turning"));
     }
 
     #[tokio::test]

@@ -15,16 +15,26 @@ use super::super::timestamp;
 use super::DrawPath;
 use crate::tickets::FactsAnswer;
 use tally_domain::draw::DrawStatus;
-use tally_domain::draw::facts::Odds;
+use tally_domain::draw::facts::{Entries, Odds};
 use tally_domain::ids::DrawId;
 
-/// Entries in the draw by channel: tickets sold and not voided before the close.
+/// Entries in the draw by channel: tickets sold and not voided before the freeze (at the
+/// close).
 #[derive(Serialize, ToSchema)]
 pub(super) struct EntriesBody {
     /// Bought online: lucky dips, chosen numbers, paid holds and bundles alike.
     online: u64,
     /// Free entries by post, which take part like paid ones.
     postal: u64,
+}
+
+impl From<Entries> for EntriesBody {
+    fn from(entries: Entries) -> Self {
+        Self {
+            online: entries.online,
+            postal: entries.postal,
+        }
+    }
 }
 
 /// One ticket's chance of a prize: `chances` in `out_of`.
@@ -71,7 +81,7 @@ pub(super) struct FactsBody {
     held: u64,
     /// Numbers free: neither sold nor held. `sold + held + remaining = total_tickets`.
     remaining: u64,
-    /// Tickets voided before the close: out of the draw.
+    /// Tickets voided before the freeze (at the close): out of the draw.
     voided: u64,
     entries: EntriesBody,
     /// The chance that one entry wins a given prize of the draw, were the winners drawn
@@ -100,7 +110,6 @@ pub(super) struct FactsBody {
 impl From<FactsAnswer> for FactsBody {
     fn from(answer: FactsAnswer) -> Self {
         let facts = answer.facts;
-        let (online, postal) = (facts.online, facts.postal);
         let standings = facts.standings;
         let unsold = standings.held + standings.free;
         let instant_prizes = facts.instant.map(|prizes| {
@@ -124,8 +133,8 @@ impl From<FactsAnswer> for FactsBody {
             held: standings.held,
             remaining: standings.free,
             voided: facts.voided,
-            entries: EntriesBody { online, postal },
-            prize_odds: OddsBody::of(Odds::of(1, online + postal)),
+            entries: facts.entries.into(),
+            prize_odds: OddsBody::of(Odds::of(1, facts.entries.total())),
             instant_prizes,
             closes_at: facts.schedule.closes_at().map(timestamp),
             read_at: timestamp(facts.read_at),

@@ -29,7 +29,7 @@ pub(super) struct HoldBody {
     quantity: Option<u32>,
     /// 1 to `max_per_purchase` distinct numbers of the draw, all or nothing (`409
     /// numbers_taken` lists those sold or held); give this or `quantity`.
-    #[schema(min_items = 1)]
+    #[schema(min_items = 1, max_items = 500)]
     numbers: Option<Vec<u64>>,
     /// Who holds them, as for a purchase: every hold names its payer, whose live holds
     /// the draw caps (`max_held_per_payer`); in a draw with `max_per_payer` a live hold

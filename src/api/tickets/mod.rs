@@ -21,7 +21,8 @@ use super::AppState;
 use super::extract::{BodyLimit, MAX_BODY_BYTES};
 use super::journal;
 use super::problem::{Code, Problem};
-use tally_domain::text::{FREE_TEXT_RULE, refused_in_text};
+use tally_domain::text::{FREE_TEXT_RULE, is_blank, refused_in_text};
+use tally_domain::winners::MAX_PRIZES;
 
 super::routes::route_table!(
     Tickets:
@@ -89,6 +90,33 @@ pub(super) fn free_text(
         ));
     }
     Ok(Some(text))
+}
+
+/// A name: free text ([`free_text`]) that is not blank, as an instant prize is not.
+pub(super) fn name_text(
+    field: &'static str,
+    value: Option<String>,
+    max_len: usize,
+) -> Result<Option<String>, Problem> {
+    let name = free_text(field, value, max_len)?;
+    if name.as_deref().is_some_and(is_blank) {
+        return Err(Problem::new(
+            Code::invalid(field),
+            format!("`{field}` must hold more than white space"),
+        ));
+    }
+    Ok(name)
+}
+
+/// A number of prizes a draw may award: 1 to [`MAX_PRIZES`].
+pub(super) fn valid_prizes(prizes: u32) -> Result<u32, Problem> {
+    if !(1..=MAX_PRIZES).contains(&prizes) {
+        return Err(Problem::new(
+            Code::InvalidPrizes,
+            format!("`prizes` must be between 1 and {MAX_PRIZES}, not {prizes}"),
+        ));
+    }
+    Ok(prizes)
 }
 
 /// Free text that must be given.

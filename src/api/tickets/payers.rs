@@ -6,18 +6,19 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::State;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::{Deserialize, Deserializer, Serialize};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 use super::super::AppState;
 use super::super::caller::Acting;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
-use crate::json_input::optional_rfc3339;
+use crate::json_input::{optional_rfc3339, unique_entries};
 use crate::tickets::PayerTerms;
 use tally_domain::ids::PayerId;
-use tally_domain::spend::{Currency, Exclusion, LimitChange, Span, left_in};
+use tally_domain::spend::{Currency, Exclusion, LimitChange, MAX_LIMIT_CURRENCIES, Span, left_in};
+use utoipa::openapi::{ObjectBuilder, Ref, RefOr, Schema, Type};
 
 /// A payer, across every draw.
 #[derive(Deserialize, IntoParams)]
@@ -47,12 +48,40 @@ pub(super) struct SpanAmounts {
 }
 
 /// The payer's limits, by ISO 4217 currency: each currency named replaces that
-/// currency's limits; currencies left out keep theirs.
+/// currency's limits; currencies left out keep theirs. A currency named twice is refused.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct LimitsBody {
-    #[schema(value_type = BTreeMap<String, SpanAmounts>)]
-    limits: BTreeMap<String, SpanAmounts>,
+    #[schema(inline)]
+    limits: CurrencyLimits,
+}
+
+/// Amounts by currency, in at most [`MAX_LIMIT_CURRENCIES`] currencies, each named once
+/// (a map would keep the last of a currency named twice).
+struct CurrencyLimits(Vec<(String, SpanAmounts)>);
+
+impl<'de> Deserialize<'de> for CurrencyLimits {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        unique_entries(deserializer).map(Self)
+    }
+}
+
+impl PartialSchema for CurrencyLimits {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .additional_properties(Some(Ref::from_schema_name(SpanAmounts::name())))
+            .property_names(Some(ObjectBuilder::new().schema_type(Type::String)))
+            .max_properties(Some(MAX_LIMIT_CURRENCIES))
+            .into()
+    }
+}
+
+impl ToSchema for CurrencyLimits {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push((SpanAmounts::name().into_owned(), SpanAmounts::schema()));
+        SpanAmounts::schemas(schemas);
+    }
 }
 
 /// A self-exclusion from every draw.
@@ -182,7 +211,7 @@ pub(super) async fn set_limits(
 ) -> Result<Json<PayerTermsBody>, Problem> {
     let payer = PayerId::parse(&payer_id)?;
     let mut wanted = LimitChange::new();
-    for (code, amounts) in body.limits {
+    for (code, amounts) in body.limits.0 {
         let currency = Currency::parse(&code)?;
         let spans = [
             (Span::Day, amounts.day),

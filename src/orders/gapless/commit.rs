@@ -116,7 +116,7 @@ impl OrderService {
         run.view.state = Some(counter);
         if format_changed {
             // The period's format was changed before its first number.
-            self.refresh_series(&mut batch.series).await?;
+            self.refresh_numbering(&mut batch.series).await?;
         }
         if let (true, Some(other)) = (run.single, other) {
             // Another writer's lease holds the counter: wait for it, at most a turn at a

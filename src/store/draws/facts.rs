@@ -10,7 +10,7 @@ use super::super::metrics::item_units;
 use super::super::{PARTITION_KEY, Store, StoreError, keys, kind};
 use super::item::{STATUS, decode_terms, encode_terms};
 use tally_domain::draw::DrawStatus;
-use tally_domain::draw::facts::{DrawFacts, Standings};
+use tally_domain::draw::facts::{DrawFacts, Entries, Standings};
 use tally_domain::ids::DrawId;
 
 const READ_AT: &str = "read_at";
@@ -78,8 +78,8 @@ fn encode_facts(facts: &DrawFacts) -> Result<Item, StoreError> {
     item.insert("held".into(), n(facts.standings.held));
     item.insert("free".into(), n(facts.standings.free));
     item.insert("voided".into(), n(facts.voided));
-    item.insert("online".into(), n(facts.online));
-    item.insert("postal".into(), n(facts.postal));
+    item.insert("online".into(), n(facts.entries.online));
+    item.insert("postal".into(), n(facts.entries.postal));
     if let Some(instant) = &facts.instant {
         item.insert(INSTANT.into(), derived(instant)?);
     }
@@ -103,8 +103,10 @@ fn decode_facts(item: &Item) -> Result<DrawFacts, StoreError> {
             free: r.num("free")?,
         },
         voided: r.num("voided")?,
-        online: r.num("online")?,
-        postal: r.num("postal")?,
+        entries: Entries {
+            online: r.num("online")?,
+            postal: r.num("postal")?,
+        },
         instant: r.opt_derived(INSTANT)?,
         read_at: r.parsed(READ_AT, parse_timestamp)?,
     })

@@ -29,6 +29,8 @@ const CURRENCY: &str = "currency";
 pub(crate) const STATUS: &str = "status";
 pub(super) const BEACON: &str = "beacon";
 const CREATED_BEACON: &str = "created_beacon";
+/// Set before the first purchase or hold of the draw commits: the beacon is fixed.
+pub(super) const BEACON_FIXED: &str = "beacon_fixed";
 pub(super) const CLOSES_AT: &str = "closes_at";
 /// Tickets of purchases voided before the freeze, and of those, postal entries.
 pub(crate) const VOIDED: &str = "voided";
@@ -213,6 +215,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
         schedule,
         beacon: decode_network(&r)?,
         created_beacon: r.opt_str(CREATED_BEACON)?.map(str::to_owned),
+        beacon_fixed: r.flag(BEACON_FIXED),
         key: PermutationKey::from_bytes(r.bytes(PERM_KEY)?)
             .ok_or_else(|| wrong_length(PERM_KEY))?,
         seed: DrawSeed::from_bytes(r.bytes(SEED)?).ok_or_else(|| wrong_length(SEED))?,

@@ -1,5 +1,6 @@
 //! The operator's writes of a draw item, each with its journal entry in the same
-//! transaction: creating the draw, declaring its beacon, freezing its eligible list.
+//! transaction: creating the draw, declaring or withdrawing its beacon until a buyer
+//! trusted it, freezing its eligible list.
 
 use aws_sdk_dynamodb::types::builders::UpdateBuilder;
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
@@ -10,7 +11,7 @@ use super::super::error::build_error;
 use super::super::table::{Inserted, Verdict, put_if_absent, unless_held};
 use super::super::transaction::{Roled, RoledOutcome};
 use super::super::{PARTITION_KEY, Store, StoreError, keys};
-use super::item::{BEACON, CLOSES_AT, encode_network};
+use super::item::{BEACON, BEACON_FIXED, CLOSES_AT, encode_network};
 use super::{FROZEN, STATUS, VOIDED, decode_draw, encode_draw};
 use tally_domain::draw::{Draw, DrawStatus, Frozen};
 use tally_domain::ids::DrawId;
@@ -25,7 +26,8 @@ const NETWORK_NAME: &str = "name";
 pub enum BeaconChange {
     /// Recorded: the draw as it is now.
     Set(Draw),
-    /// The draw no longer sells, or has this beacon already: the draw as it is.
+    /// The draw no longer sells, has this beacon already, or its beacon is fixed: the
+    /// draw as it is.
     Refused(Draw),
 }
 
@@ -70,7 +72,8 @@ impl Store {
 
     /// Declares (`Some`) or withdraws (`None`) the draw's beacon while the draw sells,
     /// with the operator's journal `entry`: the condition keeps a beacon from changing once
-    /// the draw is closing, closed or past its `closes_at` by `now`, and refuses a change
+    /// the draw is closing, closed or past its `closes_at` by `now`, keeps one from being
+    /// withdrawn or switched once the beacon is fixed (`fix_beacon`), and refuses a change
     /// to the beacon the draw has (by name), so that a repeat is journalled once. `None`
     /// when the draw does not exist.
     pub async fn set_beacon(
@@ -86,20 +89,26 @@ impl Store {
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#closes_at", CLOSES_AT)
             .expression_attribute_names("#beacon", BEACON)
+            .expression_attribute_names("#fixed", BEACON_FIXED)
             .expression_attribute_values(":open", s(DrawStatus::Open.as_str()))
             .expression_attribute_values(":now", timestamp(now));
+        // A draw without a beacon may still declare one: that only takes the winners out
+        // of the reach of whoever reads the table.
         let update = match beacon {
             Some(beacon) => update
                 .update_expression("SET #beacon = :beacon")
                 .condition_expression(format!(
-                    "{selling} AND (attribute_not_exists(#beacon) OR #beacon.#name <> :name)"
+                    "{selling} AND (attribute_not_exists(#beacon) \
+                     OR (attribute_not_exists(#fixed) AND #beacon.#name <> :name))"
                 ))
                 .expression_attribute_names("#name", NETWORK_NAME)
                 .expression_attribute_values(":name", s(beacon.name()))
                 .expression_attribute_values(":beacon", encode_network(beacon)?),
             None => update
                 .update_expression("REMOVE #beacon")
-                .condition_expression(format!("{selling} AND attribute_exists(#beacon)")),
+                .condition_expression(format!(
+                    "{selling} AND attribute_exists(#beacon) AND attribute_not_exists(#fixed)"
+                )),
         };
         let write = transact_update(update)?;
         unless_held(|| async {

@@ -23,7 +23,7 @@ use super::codec::{Item, Reader, key, n, s, timestamp};
 use super::error::{conditional, done_unless_failed, sdk_error};
 use super::table::unless_held;
 use super::{PARTITION_KEY, Store, StoreError, keys};
-use item::SOLD_OUT_AT;
+use item::{BEACON_FIXED, SOLD_OUT_AT};
 use tally_domain::draw::{Draw, DrawStatus};
 use tally_domain::ids::DrawId;
 
@@ -134,20 +134,44 @@ impl Store {
         .await
     }
 
-    /// Flags one stripe closed, so that no purchase can move its cursor any more.
+    /// Records, once, that a buyer is about to trust the draw's beacon: the first
+    /// purchase or hold of each process sends this before its transaction, so no sale
+    /// commits before it, and `set_beacon` neither withdraws nor switches a fixed beacon.
+    /// Never removed.
+    pub async fn fix_beacon(&self, draw_id: &DrawId) -> Result<(), StoreError> {
+        unless_held(|| async {
+            let result = self
+                .update_draw(draw_id)
+                .update_expression("SET #fixed = :yes")
+                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#fixed)")
+                .expression_attribute_names("#fixed", BEACON_FIXED)
+                .expression_attribute_values(":yes", AttributeValue::Bool(true))
+                .send()
+                .await;
+            // Fixed already, or the draw is gone: either way nothing is left to do.
+            done_unless_failed(result)
+        })
+        .await
+    }
+
+    /// Flags one stripe closed, so that no purchase can move its cursor any more. A
+    /// purchase's transaction may hold the stripe for a moment, busiest while a sale runs.
     pub async fn close_stripe(&self, draw_id: &DrawId, stripe: u32) -> Result<(), StoreError> {
-        self.write_meter().single_write(1);
-        self.client()
-            .update_item()
-            .table_name(self.table())
-            .set_key(Some(key(keys::stripe(draw_id, stripe))))
-            .update_expression("SET #closed = :yes")
-            .expression_attribute_names("#closed", CLOSED)
-            .expression_attribute_values(":yes", AttributeValue::Bool(true))
-            .send()
-            .await
-            .map_err(|e| sdk_error("UpdateItem", e))?;
-        Ok(())
+        unless_held(|| async {
+            self.write_meter().single_write(1);
+            self.client()
+                .update_item()
+                .table_name(self.table())
+                .set_key(Some(key(keys::stripe(draw_id, stripe))))
+                .update_expression("SET #closed = :yes")
+                .expression_attribute_names("#closed", CLOSED)
+                .expression_attribute_values(":yes", AttributeValue::Bool(true))
+                .send()
+                .await
+                .map_err(|e| sdk_error("UpdateItem", e))?;
+            Ok(())
+        })
+        .await
     }
 
     /// Hands the next `count` stripe ends to the caller and reads the draw in the same

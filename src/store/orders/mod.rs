@@ -21,5 +21,5 @@ pub use counter::{CounterAdvance, CounterMoved, CounterRight, CounterState, Leas
 pub use listing::PeriodPage;
 pub use lookup::Voided;
 pub use reserve::{Bounds, Reservation};
-pub use series::{SeriesInsert, SeriesWrite};
+pub use series::{FormatStart, SeriesInsert, SeriesWrite};
 pub use turns::{Booking, Turn, TurnPlace};

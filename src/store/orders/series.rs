@@ -90,10 +90,21 @@ pub enum SeriesWrite {
     /// The series changed since it was read (another change, or it started numbering):
     /// read it again.
     SeriesChanged,
-    /// The target period has numbers (or a move) already: its format is fixed.
+    /// The target period's format is fixed: it has numbers (or a move) already, or the
+    /// period after it numbers in the version the change would replace.
     PeriodStarted,
     /// The issuer's item moved since it was read: read it again and check again.
     IssuerChanged,
+}
+
+/// A new format version and the first period that numbers in it.
+#[derive(Debug)]
+pub struct FormatStart<'a> {
+    pub version: u32,
+    pub from: &'a Period,
+    /// The version pending for `from` that the new one replaces, and the period after
+    /// `from`.
+    pub replaces: Option<(u32, Period)>,
 }
 
 /// What a definition found.
@@ -112,6 +123,8 @@ enum Role {
     Series,
     /// The counter of the period a new format starts in.
     Counter,
+    /// The counter of the period after it, when the new format replaces a pending one.
+    Following,
     Issuer,
 }
 
@@ -206,7 +219,7 @@ impl Store {
             RoledOutcome::Cancelled(verdicts) => {
                 if failed(&verdicts, Role::Series) {
                     SeriesWrite::SeriesChanged
-                } else if failed(&verdicts, Role::Counter) {
+                } else if failed(&verdicts, Role::Counter) || failed(&verdicts, Role::Following) {
                     SeriesWrite::PeriodStarted
                 } else if failed(&verdicts, Role::Issuer) {
                     SeriesWrite::IssuerChanged
@@ -219,16 +232,18 @@ impl Store {
     }
 
     /// Gives the series `read` the format of `changed` (its next revision) from the period
-    /// `target` on: the series and the target period's counter, which fixes the format of
-    /// its period, change together, and only while the target period has no number; with
-    /// them the issuer's item `issuer`, when what the series' numbers show changes, and the
-    /// operator's journal `entry`.
+    /// `start.from` on: the series and that period's counter, which fixes the format of
+    /// its period, change together, and only while the period has no number; with them
+    /// the issuer's item `issuer`, when what the series' numbers show changes, and the
+    /// operator's journal `entry`. A version pending for the period is replaced only
+    /// while the period after it has no number and numbers in no other version: that
+    /// counter is set to the new version too, so that no writer of it fixes the version
+    /// removed (a change made as the period turns).
     pub async fn change_format(
         &self,
         read: &Series,
         changed: &Series,
-        version: u32,
-        target: &Period,
+        start: &FormatStart<'_>,
         issuer: Option<&Issuer>,
         entry: &Draft,
     ) -> Result<SeriesWrite, StoreError> {
@@ -241,30 +256,53 @@ impl Store {
             .set_expression_attribute_values(Some(guard.values))
             .build()
             .map_err(build_error)?;
-        let counter_update = Update::builder()
-            .table_name(self.table())
-            .set_key(Some(key(keys::series_counter(&read.series_id, target))))
-            .update_expression("SET #fmt = :version")
-            .condition_expression("attribute_not_exists(#last)")
-            .expression_attribute_names("#fmt", super::counter::FORMAT_VERSION)
-            .expression_attribute_names("#last", super::counter::LAST)
-            .expression_attribute_values(":version", n(version))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(build_error)?;
-        let mut tx = Roled::with_capacity(3);
+        let mut tx = Roled::with_capacity(4);
         tx.push(
             Role::Series,
             TransactWriteItem::builder().put(series_put).build(),
         );
-        tx.push(
-            Role::Counter,
-            TransactWriteItem::builder().update(counter_update).build(),
-        );
+        let counter = self.format_counter(&read.series_id, start.from, start.version, None)?;
+        tx.push(Role::Counter, counter);
+        if let Some((replaced, following)) = &start.replaces {
+            let counter =
+                self.format_counter(&read.series_id, following, start.version, Some(*replaced))?;
+            tx.push(Role::Following, counter);
+        }
         if let Some(issuer) = issuer {
             tx.push(Role::Issuer, issuer_put(self.table(), issuer)?);
         }
         self.transact_series(tx, entry).await
+    }
+
+    /// Sets the format version of `period`'s counter, on condition that it has no number
+    /// and, with `replaced`, numbers in no version or in that one.
+    fn format_counter(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        version: u32,
+        replaced: Option<u32>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let mut values = Item::from([(":version".to_owned(), n(version))]);
+        let condition = match replaced {
+            None => "attribute_not_exists(#last)",
+            Some(replaced) => {
+                values.insert(":replaced".to_owned(), n(replaced));
+                "attribute_not_exists(#last) AND (attribute_not_exists(#fmt) OR #fmt = :replaced)"
+            }
+        };
+        let update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(key(keys::series_counter(series_id, period))))
+            .update_expression("SET #fmt = :version")
+            .condition_expression(condition)
+            .expression_attribute_names("#fmt", super::counter::FORMAT_VERSION)
+            .expression_attribute_names("#last", super::counter::LAST)
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// Sets a series as numbering, which fixes its validation code, and returns it as it

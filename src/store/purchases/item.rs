@@ -15,6 +15,9 @@ pub(crate) const STATUS: &str = "status";
 pub(crate) const VOID: &str = "void";
 pub(crate) const VOID_REASON: &str = "void_reason";
 pub(crate) const VOIDED_AT: &str = "voided_at";
+/// Whether the void came after the draw's freeze; voids stored before it was kept have
+/// none.
+pub(crate) const VOIDED_AFTER_FREEZE: &str = "voided_after_freeze";
 /// A purchase of numbers the buyer chose says so.
 const CHOSEN: &str = "chosen";
 /// A purchase that came in by another channel than online says which.
@@ -75,6 +78,7 @@ pub(crate) fn decode_purchase(item: &Item) -> Result<Purchase, StoreError> {
         Some(VOID) => Some(Void {
             reason: r.str(VOID_REASON)?.to_owned(),
             at: r.parsed(VOIDED_AT, parse_timestamp)?,
+            after_freeze: r.opt_derived(VOIDED_AFTER_FREEZE)?,
         }),
         _ => None,
     };

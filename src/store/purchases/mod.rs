@@ -24,8 +24,8 @@ use tally_domain::purchase::{Channel, Purchase, Ticket};
 use tally_domain::stripes::{BUNDLE_STRIPES, ChosenTake, StripeTake};
 
 pub(crate) use item::{
-    STATUS, VOID, VOID_REASON, VOIDED_AT, decode_purchase, decode_ticket, encode_purchase,
-    encode_ticket,
+    STATUS, VOID, VOID_REASON, VOIDED_AFTER_FREEZE, VOIDED_AT, decode_purchase, decode_ticket,
+    encode_purchase, encode_ticket,
 };
 
 // A bundle's commit holds its record, a cursor per stripe it may touch, the payer's

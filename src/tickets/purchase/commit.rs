@@ -1,7 +1,8 @@
 //! The transaction of a run: the payer's gate planned from what the run knows of the
-//! payer, then the purchase, the hold (its numbers marked held with its deadline, which
-//! every later write compares with its own clock) or the conversion (the hold marked
-//! converted, its numbers taken from it) in one transaction.
+//! payer, the draw's beacon fixed (once per process and draw), then the purchase, the
+//! hold (its numbers marked held with its deadline, which every later write compares with
+//! its own clock) or the conversion (the hold marked converted, its numbers taken from
+//! it) in one transaction.
 
 use tally_domain::time::{Epoch, rfc3339_millis};
 use tracing::{debug, info};
@@ -53,6 +54,7 @@ impl Run<'_> {
                 }
             }
         }
+        self.fix_beacon().await?;
         self.attempts += 1;
         self.requests += 1;
         let known = gate.as_ref().map(|g| (g, &self.payer.record));
@@ -184,5 +186,18 @@ impl Run<'_> {
             }
         }
         Ok(Some(receipt))
+    }
+
+    /// Fixes the draw's beacon before this process's first transaction that could sell or
+    /// hold: a buyer trusts the beacon the draw declares, so no withdrawal or switch may
+    /// follow a sale.
+    async fn fix_beacon(&mut self) -> Result<(), StoreError> {
+        if self.cache.beacon_fixed() {
+            return Ok(());
+        }
+        self.requests += 1;
+        self.store.fix_beacon(&self.cache.draw.draw_id).await?;
+        self.cache.set_beacon_fixed();
+        Ok(())
     }
 }

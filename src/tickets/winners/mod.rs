@@ -105,6 +105,21 @@ fn inputs(draw: &Draw, digest: &str) -> Result<DrawInputs, StoreError> {
     })
 }
 
+/// The number of prizes to draw: the one the freeze fixed, which `given` must repeat if it
+/// is there; with none fixed (a draw closed without it, or frozen before the close fixed
+/// it), `given`.
+fn prizes_to_draw(fixed: Option<u32>, given: Option<u32>) -> Result<u32, TicketError> {
+    match (fixed, given) {
+        (Some(fixed), Some(given)) if fixed != given => Err(TicketError::PrizesFixed {
+            fixed: Some(fixed),
+            given,
+        }),
+        (Some(fixed), _) => Ok(fixed),
+        (None, Some(given)) => Ok(given),
+        (None, None) => Err(TicketError::PrizesRequired),
+    }
+}
+
 /// SHA-256 of a round's signature: the randomness a pick hashes; empty without a beacon.
 fn randomness(beacon: Option<&RoundSignature>) -> Vec<u8> {
     beacon
@@ -113,15 +128,16 @@ fn randomness(beacon: Option<&RoundSignature>) -> Vec<u8> {
 }
 
 impl TicketService {
-    /// Draws the winners of a closed draw once: `prizes` picks from the frozen eligible
-    /// list, with the randomness of the draw's beacon round. The same request again
-    /// answers the same winners; another is refused. A draw closed on the way is
-    /// journalled under `by`.
+    /// Draws the winners of a closed draw once: as many picks from the frozen eligible
+    /// list as the freeze fixed prizes (`prizes`, if given, must be that number; a draw
+    /// frozen without one takes it), with the randomness of the draw's beacon round. The
+    /// same request again answers the same winners; another is refused. A draw closed on
+    /// the way fixes `prizes` with its list and is journalled under `by`.
     #[instrument(skip(self, beacon, by))]
     pub async fn draw_winners(
         &self,
         draw_id: &DrawId,
-        prizes: u32,
+        prizes: Option<u32>,
         beacon: Option<BeaconInput>,
         by: &Operator,
     ) -> Result<Winners, TicketError> {
@@ -130,11 +146,12 @@ impl TicketService {
             if draw.winners.is_some() {
                 return self.same_winners(draw, prizes, beacon.as_ref()).await;
             }
-            let draw = self.closed_and_frozen(draw, by).await?;
+            let draw = self.closed_and_frozen(draw, prizes, by).await?;
             let frozen = draw
                 .frozen
                 .clone()
                 .ok_or_else(|| StoreError::Invariant("a frozen draw has no list".into()))?;
+            let prizes = prizes_to_draw(frozen.prizes, prizes)?;
             let round = self.verified_round(&draw, frozen.beacon_round, beacon.as_ref())?;
             let Eligible { set, draw } = self.frozen_list(draw).await?;
             if set.count() < u64::from(prizes) {
@@ -191,7 +208,7 @@ impl TicketService {
                     });
                 }
                 Recorded::Refused(now) if now.winners.is_some() => {
-                    return self.same_winners(*now, prizes, beacon.as_ref()).await;
+                    return self.same_winners(*now, Some(prizes), beacon.as_ref()).await;
                 }
                 Recorded::Refused(_) => {}
                 Recorded::Contended => retry::DRAW_RECORD.pause(attempt).await,
@@ -260,7 +277,7 @@ impl TicketService {
         by: &Operator,
     ) -> Result<(Draw, EligibleSet), TicketError> {
         let draw = self.readable_draw(draw_id).await?;
-        let draw = self.closed_and_frozen(draw, by).await?;
+        let draw = self.closed_and_frozen(draw, None, by).await?;
         let Eligible { set, draw } = self.frozen_list(draw).await?;
         Ok((draw, set))
     }
@@ -331,7 +348,7 @@ impl TicketService {
     async fn same_winners(
         &self,
         draw: Draw,
-        prizes: u32,
+        prizes: Option<u32>,
         beacon: Option<&BeaconInput>,
     ) -> Result<Winners, TicketError> {
         let winners = self.winners_of(draw).await?;
@@ -343,7 +360,7 @@ impl TicketService {
             }
             _ => false,
         };
-        if winners.record.prizes != prizes || !same_beacon {
+        if prizes.is_some_and(|p| p != winners.record.prizes) || !same_beacon {
             return Err(TicketError::WinnersDrawn(winners.draw.draw_id));
         }
         Ok(winners)

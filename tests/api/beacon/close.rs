@@ -2,12 +2,14 @@
 //! it land once, before or after the freeze.
 
 use super::*;
+use tally_domain::winners::NetworkError;
+use tally_testkit::verifiers::DrawFiles;
 
 #[tokio::test]
 async fn the_close_freezes_the_list_and_fixes_a_round_published_after_it() {
     let world = BeaconApp::spawn().await;
     let app = &world.app;
-    let closed = world.closed_draw("frozen").await;
+    let closed = world.closed_draw("frozen", 2).await;
     // Frozen at the clock's GENESIS: round 5 is the first published more than 30 s later.
     assert_eq!(closed["eligible_count"], 36, "{closed}");
     assert_eq!(closed["beacon"]["round"], 5);
@@ -47,12 +49,19 @@ async fn the_close_freezes_the_list_and_fixes_a_round_published_after_it() {
     assert_eq!(after["eligible_digest"], digest);
     assert_eq!(after["beacon"]["round"], 5);
     assert_eq!(app.get("/draws/frozen/eligible").await.body, eligible);
-    // Closing again changes nothing.
+    // Closing again changes nothing, and cannot change the number of prizes.
     let again = app.post("/draws/frozen/close", &json!({})).await.body;
     assert_eq!(
-        (&again["eligible_digest"], &again["frozen_at"]),
-        (&digest, &closed["frozen_at"])
+        (
+            &again["eligible_digest"],
+            &again["frozen_at"],
+            &again["prizes"]
+        ),
+        (&digest, &closed["frozen_at"], &json!(2))
     );
+    let more = app.post("/draws/frozen/close", &json!({"prizes": 3})).await;
+    assert_eq!(more.code(), "prizes_fixed", "{}", more.body);
+    assert_eq!(more.body["prizes"], 2);
 
     // The round's signature is required, and only once the round is published.
     let winners = |body: Value| async move { app.post("/draws/frozen/winners", &body).await };
@@ -112,6 +121,26 @@ async fn the_close_freezes_the_list_and_fixes_a_round_published_after_it() {
         verifiers_accept("unknown", &drawn.body, &eligible, None, None),
         Verdicts::fail("network")
     );
+    // Networks you add never replace quicknet: both verifiers refuse such a definition.
+    let impostor = networks.replace(r#""name":"test""#, r#""name":"quicknet""#);
+    assert_eq!(
+        BeaconNetworks::with_json(Some(&impostor)),
+        Err(NetworkError::Duplicate("quicknet".into()))
+    );
+    let files = DrawFiles::write("impostor", &drawn.body, &eligible, None, Some(&impostor));
+    let python = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/verify-draw.py"
+        ))
+        .arg(&files.winners)
+        .arg(&files.eligible)
+        .args(files.options())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&python.stderr);
+    assert_eq!(python.status.code(), Some(2), "{said}");
+    assert!(said.contains("quicknet is built in"), "{said}");
     let mut moved = closed.clone();
     moved["eligible_digest"] = json!(hex::encode(&[0; 32]));
     assert_eq!(

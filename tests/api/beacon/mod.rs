@@ -1,12 +1,14 @@
 //! W5: draws no insider can steer. The eligible list is frozen at the close and shown from
 //! then on; a void after it is recorded and changes nothing; the beacon round is fixed by
 //! Tally after the freeze and its value is a verified drand signature; a redraw is asked
-//! for with its reason and picked with a round fixed then. The tests run a drand network
+//! for with its reason and picked with a round fixed then; once a ticket is sold or held
+//! the beacon is never withdrawn or switched. The tests run a drand network
 //! whose keys they hold (tests/fixtures/beacon.json, made with py_ecc) and set the
 //! service's clock, so that a round is "published" when they say.
 
 mod close;
 mod proof;
+mod withdrawal;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -65,9 +67,9 @@ impl BeaconApp {
     }
 
     /// A closed draw of `id` on the test network, with 10 instant prizes: 10 payments of
-    /// 4 tickets from 5 payers, the second voided before the close. Returns the close's
-    /// answer.
-    pub async fn closed_draw(&self, id: &str) -> Value {
+    /// 4 tickets from 5 payers, the second voided before the close, which fixes `prizes`.
+    /// Returns the close's answer.
+    pub async fn closed_draw(&self, id: &str, prizes: u32) -> Value {
         let app = &self.app;
         let created = app
             .post(
@@ -90,8 +92,11 @@ impl BeaconApp {
             )
             .await;
         assert_eq!(void.status, StatusCode::OK);
-        let closed = app.post(&format!("/draws/{id}/close"), &json!({})).await;
+        let closed = app
+            .post(&format!("/draws/{id}/close"), &json!({"prizes": prizes}))
+            .await;
         assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
+        assert_eq!(closed.body["prizes"], prizes);
         closed.body
     }
 }

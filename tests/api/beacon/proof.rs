@@ -4,14 +4,14 @@
 use super::*;
 
 /// The insider of the issue: they read the seed from the table, know the eligible list
-/// and the beacon as soon as it is out, and try every API call after the close. Only a
-/// public redraw with a reason changes a prize, and its pick needs a round fixed when it
-/// is asked for.
+/// and the beacon as soon as it is out, and try every API call after the close. The close
+/// fixed the number of prizes; only a public redraw with a reason changes a prize, and its
+/// pick needs a round fixed when it is asked for. Proofs that say otherwise fail.
 #[tokio::test]
 async fn an_insider_who_knows_the_seed_and_the_beacon_cannot_change_who_wins() {
     let world = BeaconApp::spawn().await;
     let app = &world.app;
-    let closed = world.closed_draw("insider").await;
+    let closed = world.closed_draw("insider", 3).await;
     let round = closed["beacon"]["round"].as_u64().unwrap();
     let eligible = app.get("/draws/insider/eligible").await.body;
     // What the insider knows: the seed (from the table), the list, the beacon once out.
@@ -72,6 +72,18 @@ async fn an_insider_who_knows_the_seed_and_the_beacon_cannot_change_who_wins() {
             .await;
         assert_eq!(refused.code(), "invalid_beacon_signature");
     }
+    // Another number of prizes than the close fixed: one more to take in a friend's
+    // pick, one fewer to leave out a rival's.
+    for prizes in [4, 2] {
+        let refused = app
+            .post(
+                "/draws/insider/winners",
+                &json!({"prizes": prizes, "beacon_signature": signature(round)}),
+            )
+            .await;
+        assert_eq!(refused.code(), "prizes_fixed", "{}", refused.body);
+        assert_eq!(refused.body["prizes"], 3);
+    }
     assert_eq!(app.get("/draws/insider/eligible").await.body, eligible);
 
     let drawn = app
@@ -95,6 +107,21 @@ async fn an_insider_who_knows_the_seed_and_the_beacon_cannot_change_who_wins() {
         .map(|v| v["ticket"].as_u64().unwrap())
         .collect();
     assert!(late.contains(&predicted[0].1));
+    // A proof of fewer prizes than the close fixed fails against the kept answer.
+    let mut fewer = drawn.body.clone();
+    fewer["proof"]["prizes"] = json!(2);
+    fewer["proof"]["picks"].as_array_mut().unwrap().truncate(2);
+    fewer["prizes"].as_array_mut().unwrap().truncate(2);
+    assert_eq!(
+        verifiers_accept(
+            "fewer",
+            &fewer,
+            &eligible,
+            Some(&closed),
+            Some(&networks_json())
+        ),
+        Verdicts::fail("frozen")
+    );
 
     // The one lever left: a public redraw with a reason. Asked for now, its round is
     // the first published more than 30 s later; nobody knows the replacement yet.
@@ -107,6 +134,17 @@ async fn an_insider_who_knows_the_seed_and_the_beacon_cannot_change_who_wins() {
     let redraw_round = pending["beacon_round"].as_u64().unwrap();
     assert_eq!(redraw_round, round + 4);
     assert_eq!(asked.body["prizes"][0]["ticket"], predicted[0].1);
+    // Left pending, the redraw keeps the winners from being final.
+    assert_eq!(
+        verifiers_accept(
+            "pending",
+            &asked.body,
+            &eligible,
+            Some(&closed),
+            Some(&networks_json())
+        ),
+        Verdicts::fail("pending")
+    );
     // Asking again is a repeat; another redraw waits its turn.
     let repeat = app.post("/draws/insider/winners/1/redraw", &reason).await;
     assert_eq!((repeat.status, &repeat.body), (StatusCode::OK, &asked.body));
@@ -133,12 +171,13 @@ async fn an_insider_who_knows_the_seed_and_the_beacon_cannot_change_who_wins() {
     assert_eq!(redrawn.status, StatusCode::CREATED, "{}", redrawn.body);
     assert!(redrawn.body["pending_redraw"].is_null());
     let picked: Vec<u64> = predicted.iter().map(|p| p.1).collect();
-    let mut after = Picks::after(&set, inputs, &picked).unwrap();
-    let replacement = after
-        .pick(&Sha256::digest(
-            hex::decode(&signature(redraw_round)).unwrap(),
-        ))
-        .unwrap();
+    let replacing = |round: u64| {
+        Picks::after(&set, inputs.clone(), &picked)
+            .unwrap()
+            .pick(&Sha256::digest(hex::decode(&signature(round)).unwrap()))
+            .unwrap()
+    };
+    let replacement = replacing(redraw_round);
     assert_eq!(redrawn.body["prizes"][0]["ticket"], replacement.1);
     let pick = &redrawn.body["proof"]["picks"][3];
     assert_eq!(pick["beacon_round"], redraw_round);
@@ -164,6 +203,27 @@ async fn an_insider_who_knows_the_seed_and_the_beacon_cannot_change_who_wins() {
     assert_eq!(
         verifiers_accept("walked", &walked, &eligible, None, Some(&networks_json())),
         Verdicts::fail("pick")
+    );
+    // A redraw without its request time, on a round of the proof writer's choosing whose
+    // pick it recomputes correctly.
+    let chosen_round = redraw_round + 1;
+    let chosen = replacing(chosen_round);
+    let mut unasked = redrawn.body.clone();
+    let pick = &mut unasked["proof"]["picks"][3];
+    pick.as_object_mut().unwrap().remove("requested_at");
+    pick["beacon_round"] = json!(chosen_round);
+    pick["beacon_signature"] = json!(signature(chosen_round));
+    pick["ticket"] = json!(chosen.1);
+    unasked["prizes"][0]["ticket"] = json!(chosen.1);
+    assert_eq!(
+        verifiers_accept(
+            "unasked",
+            &unasked,
+            &eligible,
+            Some(&closed),
+            Some(&networks_json())
+        ),
+        Verdicts::fail("round")
     );
     let items = app.scan().await;
     crate::invariants::voids_and_caps(&items, "insider", u64::MAX);
@@ -193,7 +253,10 @@ async fn a_real_quicknet_round_is_verified_by_the_service_and_both_verifiers() {
         )
         .await;
     assert_eq!(bought.status, StatusCode::CREATED);
-    let closed = app.post("/draws/qn/close", &json!({})).await.body;
+    let closed = app
+        .post("/draws/qn/close", &json!({"prizes": 2}))
+        .await
+        .body;
     assert_eq!(closed["beacon"]["round"], ROUND, "{closed}");
     world.set_clock(published);
     let drawn = app
@@ -222,7 +285,7 @@ async fn the_browser_page_passes_a_true_draw_and_turns_red_at_the_tampered_step(
     );
     let world = BeaconApp::spawn().await;
     let app = &world.app;
-    let closed = world.closed_draw("browser").await;
+    let closed = world.closed_draw("browser", 3).await;
     world.set_clock(published_ms(5));
     let drawn = app
         .post(

@@ -1,6 +1,7 @@
 //! The fault model: between Tally and DynamoDB Local a proxy throttles, fails before and
-//! after committing, loses answers after committing, and freezes; one test has it answer
-//! committed transactions as still in progress. Every answer must be a
+//! after committing, loses answers after committing, and freezes; single tests have it
+//! answer committed transactions as still in progress, answer success in a body cut
+//! short, or refuse writes as held by a transaction. Every answer must be a
 //! 2xx, a documented 409, or a 503 with `Retry-After` (never a 500, never a hang), and a
 //! client that repeats its 503s must end with every payment and order settled exactly
 //! once, with the invariants of the table intact.
@@ -80,6 +81,15 @@ pub async fn faulty_instance_with_orders(
     table: &str,
     request_timeout: Duration,
 ) -> (Router, Arc<OrderService>) {
+    let store = faulty_store(proxy, table).await;
+    let mut state = tally::api::AppState::new(store);
+    state.request_timeout = request_timeout;
+    let orders = state.orders.clone();
+    (tally::api::router(state), orders)
+}
+
+/// A store of `table` whose DynamoDB calls go through the proxy.
+pub async fn faulty_store(proxy: &FaultProxy, table: &str) -> Store {
     let config = StoreConfig::new(
         table,
         Some(proxy.endpoint()),
@@ -87,11 +97,7 @@ pub async fn faulty_instance_with_orders(
         AwsEnvironment::default(),
     )
     .unwrap();
-    let store = Store::connect(&config, None).await;
-    let mut state = tally::api::AppState::new(store);
-    state.request_timeout = request_timeout;
-    let orders = state.orders.clone();
-    (tally::api::router(state), orders)
+    Store::connect(&config, None).await
 }
 
 /// Sends `payments` bodies (`body(i)`, whose `payment_id` or else `hold_id` names it) to `path`,

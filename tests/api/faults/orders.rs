@@ -228,3 +228,44 @@ async fn a_fast_order_whose_transaction_stays_in_progress_leaves_its_numbers_in_
         assert!(answered.contains(&&json!(numbered.number)), "{stored:?}");
     }
 }
+
+/// DynamoDB answered success in a body cut short: the order may exist, so the answer is a
+/// `503` to repeat, never a `500`; the repeat answers the order the write made.
+#[tokio::test]
+async fn an_unreadable_success_answer_is_an_unknown_outcome_that_a_repeat_settles() {
+    let app = spawn_app().await;
+    for (series, gapless) in [("TG", true), ("TF", false)] {
+        let definition =
+            json!({"format": format!("{series}{{seq:5}}"), "reset": "never", "gapless": gapless});
+        app.define_series(series, &definition).await;
+        let proxy = FaultProxy::start(&endpoint()).await;
+        let instance = faulty_instance(&proxy, app.store.table(), Duration::from_secs(20)).await;
+        proxy.set(Faults {
+            truncated_after: 1.0,
+            operations: Some(vec!["TransactWriteItems".into()]),
+            ..Faults::default()
+        });
+        let body = json!({"series": series, "source": series, "external_ref": "a"}).to_string();
+        let unknown = crate::helpers::send_raw(
+            &instance,
+            Method::POST,
+            "/orders",
+            "application/json",
+            body.clone(),
+        )
+        .await;
+        assert_eq!(
+            (unknown.status, unknown.code()),
+            (StatusCode::SERVICE_UNAVAILABLE, "outcome_unknown"),
+            "{series}: {}",
+            unknown.body
+        );
+        assert_eq!(proxy.counts().truncated_after, 1);
+        proxy.set(Faults::default());
+        let again = settle(&instance, "/orders", &body).await;
+        assert_eq!(again.status, StatusCode::OK, "{series}: {}", again.body);
+        let stored = numbered_orders(&app.scan().await, series);
+        let numbers: Vec<&str> = stored.values().map(|n| n.number.as_str()).collect();
+        assert_eq!(numbers, [again.body["order_number"].as_str().unwrap()]);
+    }
+}

@@ -239,3 +239,31 @@ async fn voids_winners_and_redraws_under_faults_settle_exactly_once() {
         assert!(!voided.contains(&ticket) || late.contains(&ticket));
     }
 }
+
+/// A stripe that a purchase's transaction holds for a moment refuses its close
+/// (`TransactionConflict`); the close waits and tries again, as the draw's own writes do,
+/// rather than answering `503` under a busy sale.
+#[tokio::test]
+async fn closing_a_stripe_waits_out_a_transaction_that_holds_it() {
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "held", "total_tickets": 100, "stripes": 2});
+    app.create_draw(&draw).await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let store = faulty_store(&proxy, app.store.table()).await;
+    proxy.set(Faults {
+        conflict_before: 1.0,
+        operations: Some(vec!["UpdateItem".into()]),
+        at_most: Some(2),
+        ..Faults::default()
+    });
+    let id = DrawId::parse("held").unwrap();
+    store
+        .close_stripe(&id, 1)
+        .await
+        .expect("the close waits for the transaction");
+    assert_eq!(proxy.counts().conflicts, 2);
+    let mut stripes = app.store.read_stripes(&id, &[0, 1]).await.unwrap();
+    stripes.sort_by_key(|(stripe, _)| *stripe);
+    let closed: Vec<(u32, bool)> = stripes.iter().map(|(n, s)| (*n, s.closed)).collect();
+    assert_eq!(closed, [(0, false), (1, true)]);
+}

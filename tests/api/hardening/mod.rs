@@ -2,7 +2,9 @@
 //! can hold, requests the HTTP layer refuses, and order data that JSON would round.
 
 mod draws;
+mod echoes;
 mod requests;
+mod shapes;
 
 use std::num::NonZeroUsize;
 

@@ -113,7 +113,7 @@ async fn a_winning_number_wins_at_once_once_and_a_void_voids_its_prize() {
         assert_eq!(refused.code(), "invalid_instant_wins", "{entries}");
     }
     // I3: after the winners, the map and its key are public and both verifiers check them.
-    app.post("/draws/iw/close", &json!({})).await;
+    app.post("/draws/iw/close", &json!({"prizes": 1})).await;
     let kept = app.get("/draws/iw").await.body;
     assert_eq!(kept["instant_wins"]["commitment"], commitment.as_str());
     let drawn = app.post("/draws/iw/winners", &json!({"prizes": 1})).await;
@@ -245,7 +245,7 @@ async fn sixty_four_buyers_win_every_instant_prize_exactly_once() {
     let won = app.get("/draws/race/instant-wins").await.body;
     assert_eq!(wins_of(&won, "won"), map);
     // I3: both verifiers recompute the map and every award after the winners.
-    app.post("/draws/race/close", &json!({})).await;
+    app.post("/draws/race/close", &json!({"prizes": 3})).await;
     let kept = app.get("/draws/race").await.body;
     assert_eq!(kept["instant_wins"], created["instant_wins"]);
     let drawn = app.post("/draws/race/winners", &json!({"prizes": 3})).await;
@@ -345,7 +345,7 @@ async fn instant_prizes_under_faults_are_awarded_exactly_once() {
     assert_eq!(sold_tickets(&items, TOTAL), sold);
     assert_awards_follow_sales(&items, &map, &sold);
     assert_eq!(stored_awards(&items).len(), map.len());
-    app.post("/draws/faulty/close", &json!({})).await;
+    app.post("/draws/faulty/close", &json!({"prizes": 1})).await;
     let kept = app.get("/draws/faulty").await.body;
     assert_eq!(kept["instant_wins"], created["instant_wins"]);
     app.post("/draws/faulty/winners", &json!({"prizes": 1}))

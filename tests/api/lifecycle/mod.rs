@@ -1,9 +1,10 @@
 //! V1, P1 and D1 one request at a time: voids, per-payer caps, schedules, and the lists
-//! (a payer's purchases, the draws).
+//! (a payer's purchases, the draws); voids against the freeze.
 
 mod caps;
 mod lists;
 mod schedule;
+mod voids;
 
 use std::time::Duration;
 

@@ -335,6 +335,42 @@ async fn limits_in_more_currencies_than_a_payer_may_name_are_refused() {
 }
 
 #[tokio::test]
+async fn a_currency_named_twice_is_refused_and_nothing_is_stored() {
+    let app = spawn_app().await;
+    // JSON that `json!` cannot write: a repeated key, once spelled with an escape.
+    for body in [
+        r#"{"limits": {"GBP": {"day": 100}, "GBP": {"day": 100000}}}"#,
+        r#"{"limits": {"GBP": {"day": 100}, "EUR": {}, "G\u0042P": {"day": 100000}}}"#,
+    ] {
+        let twice = crate::helpers::send_raw(
+            &app.router,
+            axum::http::Method::PUT,
+            "/payers/ann/limits",
+            "application/json",
+            body.to_owned(),
+        )
+        .await;
+        assert_eq!(
+            (twice.status, twice.code()),
+            (StatusCode::BAD_REQUEST, "invalid_limits"),
+            "{}",
+            twice.body
+        );
+        assert!(
+            twice.body["detail"]
+                .as_str()
+                .unwrap()
+                .contains(r#""GBP" is given twice"#),
+            "{}",
+            twice.body
+        );
+    }
+    let read = app.get("/payers/ann/limits").await;
+    assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+    assert_eq!(read.body["limits"], json!({}), "{}", read.body);
+}
+
+#[tokio::test]
 async fn limits_set_again_as_they_are_write_nothing_and_journal_nothing() {
     let app = spawn_app().await;
     let lower = json!({"limits": {"GBP": {"day": 300}}});

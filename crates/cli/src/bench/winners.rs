@@ -198,7 +198,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
             .map_err(|e| e.to_string())?;
     }
     service
-        .close_draw(&draw_id, &Operator::local())
+        .close_draw(&draw_id, Some(10), &Operator::local())
         .await
         .map_err(|e| e.to_string())?;
     println!(
@@ -209,7 +209,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
     );
     let timed = Instant::now();
     let winners = service
-        .draw_winners(&draw_id, 10, None, &Operator::local())
+        .draw_winners(&draw_id, None, None, &Operator::local())
         .await
         .map_err(|e| e.to_string())?;
     let drawing = timed.elapsed();
@@ -228,6 +228,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
         eligible_digest: digest,
         frozen_at_ms: 0,
         prizes: winners.record.prizes,
+        drawn_at_ms: 0,
         network: None,
         beacon: None,
         picks: winners
@@ -248,6 +249,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
             .iter()
             .map(|p| (p.prize, p.pick.ticket))
             .collect(),
+        pending: None,
         instant: None,
     };
     let list = PublicList {

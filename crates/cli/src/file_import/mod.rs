@@ -17,8 +17,8 @@ use serde_json::Value;
 use tally::api::MAX_ORDER_BODY_BYTES;
 
 pub use read::{ImportLine, read_lines};
-pub use send::Target;
 use send::{BatchFailure, ItemResult, send_with_retries};
+pub use send::{DEFAULT_ANSWER_TIMEOUT, Target};
 
 /// The code of a line whose batch never got an answer, after every attempt.
 pub const NOT_SENT: &str = "not_sent";

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use axum::body::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -25,6 +25,15 @@ use tally_domain::access::SourceAccess;
 pub const BATCH_RETRIES: RetryPolicy =
     RetryPolicy::attempts(6).waiting(Duration::from_millis(200), Duration::from_secs(5));
 
+/// How long one request to `--api` waits for its whole answer by default: API Gateway's
+/// 30 s, within which every Tally request answers (its request timeout is shorter), and
+/// 5 s for the way there and back. Past it the batch counts as unavailable: sent again.
+pub const DEFAULT_ANSWER_TIMEOUT: Duration = Duration::from_secs(35);
+
+/// The largest answer read from `--api`: more than the batch route ever answers (behind
+/// Lambda an answer is at most 6 MB); a longer one counts as unavailable, unread.
+const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
 /// The codes with which the batch route refuses a whole body for what it holds: one of its
 /// items may be at fault (too deep for the parser once inside the batch, say).
 const BODY_CODES: [Code; 3] = [Code::MalformedJson, Code::InvalidBody, Code::BodyTooLarge];
@@ -33,10 +42,12 @@ const BODY_CODES: [Code; 3] = [Code::MalformedJson, Code::InvalidBody, Code::Bod
 pub enum Target {
     /// Straight to the table, with this process's own service.
     Table(OrderService),
-    /// A running Tally API (plain HTTP, such as `make run`).
+    /// A running Tally API (plain HTTP, such as `make run`), and how long it may take to
+    /// answer one request.
     Api {
         client: Client<HttpConnector, Full<Bytes>>,
         base: String,
+        answer_timeout: Duration,
     },
 }
 
@@ -53,10 +64,11 @@ pub enum BatchFailure {
 }
 
 impl Target {
-    pub fn api(base: &str) -> Self {
+    pub fn api(base: &str, answer_timeout: Duration) -> Self {
         Self::Api {
             client: Client::builder(TokioExecutor::new()).build_http(),
             base: base.trim_end_matches('/').to_owned(),
+            answer_timeout,
         }
     }
 
@@ -64,7 +76,21 @@ impl Target {
     pub async fn send(&self, batch: &str) -> Result<Vec<ItemResult>, BatchFailure> {
         match self {
             Self::Table(service) => send_to_table(service, batch).await,
-            Self::Api { client, base } => send_to_api(client, base, batch).await,
+            Self::Api {
+                client,
+                base,
+                answer_timeout,
+            } => {
+                let url = format!("{base}/orders/batch");
+                tokio::time::timeout(*answer_timeout, send_to_api(client, &url, batch))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(BatchFailure::Unavailable(format!(
+                            "{url}: no answer within {} ms",
+                            answer_timeout.as_millis()
+                        )))
+                    })
+            }
         }
     }
 }
@@ -97,12 +123,11 @@ async fn send_to_table(
 
 async fn send_to_api(
     client: &Client<HttpConnector, Full<Bytes>>,
-    base: &str,
+    url: &str,
     batch: &str,
 ) -> Result<Vec<ItemResult>, BatchFailure> {
-    let url = format!("{base}/orders/batch");
     let unavailable = |why: String| BatchFailure::Unavailable(format!("{url}: {why}"));
-    let request = axum::http::Request::post(&url)
+    let request = axum::http::Request::post(url)
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(batch.to_owned())))
         .map_err(|e| BatchFailure::Request(format!("{url}: {e}")))?;
@@ -111,11 +136,15 @@ async fn send_to_api(
         .await
         .map_err(|e| unavailable(with_causes(&e)))?;
     let status = response.status();
-    let body = response
-        .into_body()
+    let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
         .collect()
         .await
-        .map_err(|e| unavailable(with_causes(&e)))?
+        .map_err(|e| match e.downcast::<LengthLimitError>() {
+            Ok(_) => unavailable(format!(
+                "{status}, and an answer longer than {MAX_ANSWER_BYTES} bytes"
+            )),
+            Err(e) => unavailable(with_causes(e.as_ref())),
+        })?
         .to_bytes();
     let body: Value = serde_json::from_slice(&body)
         .map_err(|_| unavailable(format!("{status}, and an answer that is not JSON")))?;

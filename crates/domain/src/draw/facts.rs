@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::DrawStatus;
+use super::{Draw, DrawStatus};
 use crate::availability::StripeMarks;
 use crate::ids::DrawId;
 use crate::schedule::Schedule;
@@ -30,9 +30,7 @@ pub struct DrawFacts {
     pub standings: Standings,
     /// Tickets voided before the freeze.
     pub voided: u64,
-    /// Entries by channel: sold and not voided before the freeze.
-    pub online: u64,
-    pub postal: u64,
+    pub entries: Entries,
     /// The draw's instant prizes in their order; `None` for a draw without.
     pub instant: Option<Vec<InstantCount>>,
     pub read_at: Timestamp,
@@ -43,6 +41,33 @@ impl DrawFacts {
     /// it reads closed at once.
     pub fn status_at(&self, now: Timestamp) -> DrawStatus {
         self.status.reads_at(&self.schedule, self.sold_out, now)
+    }
+}
+
+/// Entries by channel, as the glossary defines an entry: tickets sold and not voided before
+/// the freeze.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Entries {
+    pub online: u64,
+    pub postal: u64,
+}
+
+impl Entries {
+    /// The entries of `draw` from its stripes' counts: `sold` tickets, voided ones
+    /// included, of which `postal` by post. Stripes read one by one may show a postal
+    /// purchase over two stripes on its first (where its channel is counted) before its
+    /// second: postal entries never exceed the tickets sold.
+    pub fn count(draw: &Draw, sold: u64, postal: u64) -> Self {
+        let postal = postal.min(sold);
+        let online_voided = draw.voided.saturating_sub(draw.postal_voided);
+        Self {
+            online: (sold - postal).saturating_sub(online_voided),
+            postal: postal.saturating_sub(draw.postal_voided),
+        }
+    }
+
+    pub fn total(self) -> u64 {
+        self.online + self.postal
     }
 }
 
@@ -201,6 +226,41 @@ mod tests {
             unsold_prizes(layout, &stripes, 50, &winning, 3),
             vec![1, 0, 2]
         );
+    }
+
+    #[test]
+    fn entries_leave_out_the_tickets_voided_before_the_freeze() {
+        use crate::draw::DrawConfig;
+        use crate::ids::DrawId;
+        use crate::permutation::PermutationKey;
+        use crate::seed::DrawSeed;
+
+        let draw = Draw {
+            voided: 4,
+            postal_voided: 1,
+            late_voided: 2,
+            ..Draw::new(
+                DrawId::parse("d").unwrap(),
+                DrawConfig::new(100, None, None).unwrap(),
+                PermutationKey::from_bytes(&[7; 16]).unwrap(),
+                DrawSeed::from_bytes(&[9; 32]).unwrap(),
+                Timestamp::UNIX_EPOCH,
+            )
+        };
+        let entries = Entries::count(&draw, 20, 5);
+        assert_eq!((entries.online, entries.postal), (12, 4));
+        assert_eq!(entries.total(), 16);
+        // A read torn across stripes never counts more postal entries than sold.
+        let torn = Entries::count(
+            &Draw {
+                voided: 0,
+                postal_voided: 0,
+                ..draw
+            },
+            3,
+            5,
+        );
+        assert_eq!((torn.online, torn.postal), (0, 3));
     }
 
     #[test]

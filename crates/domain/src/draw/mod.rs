@@ -100,6 +100,9 @@ pub struct Draw {
     /// The beacon network's name as the create declared it: what tells a repeated create
     /// from another.
     pub created_beacon: Option<String>,
+    /// A purchase or hold was sent (recorded before the first one could commit): buyers
+    /// trusted the beacon, which may no longer be withdrawn or switched.
+    pub beacon_fixed: bool,
     /// Secret; orders the tickets.
     pub key: PermutationKey,
     /// Secret until the winners are drawn; `seed_commitment` is its hash.
@@ -127,8 +130,8 @@ pub struct Draw {
     pub created_at: Timestamp,
 }
 
-/// The eligible list as the close fixed it, and the beacon round fixed with it. The draw
-/// item stores it as it derives.
+/// The eligible list as the close fixed it, and the beacon round and number of prizes fixed
+/// with it. The draw item stores it as it derives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Frozen {
     pub eligible_count: u64,
@@ -140,6 +143,11 @@ pub struct Frozen {
     /// `frozen_at`; `None` for a draw without a beacon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beacon_round: Option<u64>,
+    /// The number of prizes the close fixed, before the round is out: the winners draw
+    /// exactly that many. `None` for a draw closed without it, or frozen before the close
+    /// fixed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prizes: Option<u32>,
 }
 
 /// A redraw asked for with its reason; its pick waits for its round's signature. The draw
@@ -187,6 +195,7 @@ impl Draw {
             schedule: Schedule::default(),
             beacon: None,
             created_beacon: None,
+            beacon_fixed: false,
             key,
             seed,
             instant_wins: None,

@@ -39,7 +39,8 @@ pub struct PurchaseCreated {
 }
 
 /// A purchase and its tickets were voided (a refund, a chargeback): the tickets are never
-/// sold again and cannot win.
+/// sold again. Voided before the draw's freeze they leave the eligible list and cannot win;
+/// after it they stay in the frozen list and may still be drawn, as flagged winners.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PurchaseVoided {
@@ -70,6 +71,11 @@ pub struct PurchaseVoided {
     pub reason: String,
     /// When the void committed (RFC 3339, UTC, milliseconds).
     pub voided_at: String,
+    /// `true` when the void came after the draw's freeze (its tickets stay in the frozen
+    /// eligible list), `false` before it; absent for a void stored without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub voided_after_freeze: Option<bool>,
 }
 
 /// A draw's winners were drawn: the public summary of the drawing. Each prize's winner

@@ -153,6 +153,7 @@ impl DomainEvent {
             tickets: purchase.tickets.clone(),
             reason: void.reason.clone(),
             voided_at: timestamp(void.at),
+            voided_after_freeze: void.after_freeze,
         }))
     }
 

@@ -78,6 +78,7 @@ mod tests {
         purchase.void = Some(purchase::Void {
             reason: "refund".into(),
             at: jiff::Timestamp::now(),
+            after_freeze: Some(true),
         });
         let order = Order {
             order_number: "S26000001".into(),

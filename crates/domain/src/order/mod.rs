@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::hex;
 use super::ids::{ExternalRef, SeriesId, SourceId};
-use super::text::{FREE_TEXT_RULE, refused_in_text};
+use super::text::{FREE_TEXT_RULE, excerpt, refused_in_text};
 
 /// The largest `data` object, as sent.
 pub const MAX_DATA_BYTES: usize = 16 * 1024;
@@ -31,6 +31,7 @@ pub enum OrderDataError {
     TooLarge,
     #[error("`data` nests arrays and objects deeper than {MAX_DATA_DEPTH} levels")]
     TooDeep,
+    /// The key, as an excerpt.
     #[error("`data` holds the key {0:?} twice")]
     DuplicateKey(String),
     #[error("`data` is not valid JSON: {0}")]
@@ -178,7 +179,9 @@ fn canonical(raw: &str) -> Result<String, OrderDataError> {
             let Entries(mut entries) = serde_json::from_str(raw).map_err(malformed)?;
             entries.sort_by(|a, b| a.0.cmp(&b.0));
             if let Some(pair) = entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
-                return Err(OrderDataError::DuplicateKey(pair[0].0.clone()));
+                return Err(OrderDataError::DuplicateKey(
+                    excerpt(&pair[0].0).into_owned(),
+                ));
             }
             let members = entries
                 .iter()

@@ -38,6 +38,11 @@ fn data_must_be_a_bounded_object_with_each_key_once() {
         OrderData::parse(Some(r#"{"a": {"b": 1, "b": 2}}"#)),
         Err(OrderDataError::DuplicateKey("b".into()))
     );
+    // A long key is shown back as an excerpt, whatever its length.
+    let key = "k".repeat(8_000);
+    let twice = format!(r#"{{"{key}": 1, "{key}": 2}}"#);
+    let refused = OrderData::parse(Some(&twice)).unwrap_err().to_string();
+    assert!(refused.len() < 100, "{refused}");
 }
 
 /// `{"k": ` then `depth - 1` levels of arrays and objects, alternating, around `leaf`.

@@ -16,8 +16,15 @@ pub struct Timezone {
     zone: jiff::tz::TimeZone,
 }
 
+/// The longest time zone name taken: the database's longest is 32 characters
+/// (`America/Argentina/ComodRivadavia`); a longer one is refused without a lookup.
+pub const MAX_TIMEZONE_LEN: usize = 64;
+
 impl Timezone {
     pub fn parse(name: &str) -> Result<Self, SeriesError> {
+        if name.len() > MAX_TIMEZONE_LEN {
+            return Err(SeriesError::Timezone);
+        }
         let zone = jiff::tz::TimeZone::get(name).map_err(|_| SeriesError::Timezone)?;
         // The database's own spelling, so that `europe/berlin` and `Europe/Berlin` are one.
         let name = zone.iana_name().unwrap_or(name).to_owned();
@@ -162,5 +169,8 @@ mod tests {
         );
         assert!(Timezone::parse("Mars/Olympus").is_err());
         assert!(Timezone::parse("").is_err());
+        let longest = "America/Argentina/ComodRivadavia";
+        assert!(longest.len() <= MAX_TIMEZONE_LEN && Timezone::parse(longest).is_ok());
+        assert!(Timezone::parse(&"a".repeat(MAX_TIMEZONE_LEN + 1)).is_err());
     }
 }

@@ -15,11 +15,11 @@ use crate::time::utc;
 use jiff::Timestamp;
 
 pub use blocks::{BLOCK_MAX_AGE, BLOCK_TARGET, BlockSize, MAX_BLOCK, Spare, SpareCounter};
-pub use calendar::{Calendar, LocalDate, Timezone};
+pub use calendar::{Calendar, LocalDate, MAX_TIMEZONE_LEN, Timezone};
 pub use format::{
     DEFAULT_FORMAT, MAX_FORMAT_LEN, MAX_SEQ_WIDTH, Names, NumberFormat, ReadNumber, Texts,
 };
-pub use period::{InvalidPeriod, Period, Reset};
+pub use period::{DateField, InvalidPeriod, Period, Reset};
 pub use ranges::{
     AuthorisedRange, DEFAULT_LOW_PERCENT, Jump, MAX_AUTHORITY_REF_CHARS, MAX_RANGES, RangeLow,
     Ranges, Room, Stop, room,
@@ -30,7 +30,6 @@ pub use rules::{
 };
 
 use super::ids::{IssuerId, SeriesId};
-use format::Part;
 
 /// The most formats a series keeps (one per period at most: a change for a period that
 /// has not started replaces the one pending for it).
@@ -176,23 +175,13 @@ impl SeriesDefinition {
 /// A format that shows the date tokens its reset needs, or its numbers would repeat.
 pub fn checked_format(format: &str, reset: Reset) -> Result<NumberFormat, SeriesError> {
     let format = NumberFormat::parse(format)?;
-    let has_year = format.has(|p| matches!(p, Part::Year4 | Part::Year2));
-    let has = |wanted: Part| format.has(|p| *p == wanted);
-    let needs = match reset {
-        Reset::Never => None,
-        Reset::Yearly => (!has_year).then_some("{yyyy} or {yy}"),
-        Reset::Monthly => (!(has_year && has(Part::Month))).then_some("a year token and {mm}"),
-        Reset::Daily => (!(has_year && has(Part::Month) && has(Part::Day)))
-            .then_some("a year token, {mm} and {dd}"),
-        Reset::FiscalYearly => (!has(Part::FiscalYear)).then_some("{fy}"),
-    };
-    match needs {
-        Some(needs) => Err(SeriesError::ResetNeedsToken {
-            reset: reset.as_str(),
-            needs,
-        }),
-        None => Ok(format),
+    if reset.fields().iter().all(|&field| format.shows(field)) {
+        return Ok(format);
     }
+    Err(SeriesError::ResetNeedsToken {
+        reset: reset.as_str(),
+        needs: reset.tokens_needed(),
+    })
 }
 
 /// One format a series has had, from the period it was first used in (`None` for the

@@ -11,6 +11,16 @@ use super::SeriesError;
 use super::calendar::LocalDate;
 use super::format::ReadNumber;
 
+/// A date a number shows, as far as periods go: each period is named by some of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateField {
+    /// `{yyyy}` or `{yy}`.
+    Year,
+    Month,
+    Day,
+    FiscalYear,
+}
+
 /// When a series starts counting again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -42,6 +52,29 @@ impl Reset {
             Self::Monthly => "monthly",
             Self::Daily => "daily",
             Self::FiscalYearly => "fiscal_yearly",
+        }
+    }
+
+    /// The dates that name a period: every format of the series shows them, or its
+    /// numbers would repeat.
+    pub fn fields(self) -> &'static [DateField] {
+        match self {
+            Self::Never => &[],
+            Self::Yearly => &[DateField::Year],
+            Self::Monthly => &[DateField::Year, DateField::Month],
+            Self::Daily => &[DateField::Year, DateField::Month, DateField::Day],
+            Self::FiscalYearly => &[DateField::FiscalYear],
+        }
+    }
+
+    /// The tokens that show [`Self::fields`], as a format's author reads them.
+    pub(super) fn tokens_needed(self) -> &'static str {
+        match self {
+            Self::Never => "no date token",
+            Self::Yearly => "{yyyy} or {yy}",
+            Self::Monthly => "a year token and {mm}",
+            Self::Daily => "a year token, {mm} and {dd}",
+            Self::FiscalYearly => "{fy}",
         }
     }
 

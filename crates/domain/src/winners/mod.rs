@@ -18,8 +18,8 @@ pub use beacon::{
     QUICKNET, ROUND_MARGIN_MS, Scheme,
 };
 pub use check::{
-    KeptDraw, Outcome, PickRecord, ProofPick, PublicList, PublicProof, Report, RoundSignature,
-    Step, check, current_winners,
+    KeptDraw, Outcome, PendingPick, PickRecord, ProofPick, PublicList, PublicProof, Report,
+    RoundSignature, Step, check, current_winners,
 };
 pub use eligible::{EligibleError, EligibleSet};
 pub use instant::{INSTANT_ALGORITHM, InstantMap, InstantProof, PublishedAward};

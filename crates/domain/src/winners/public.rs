@@ -8,7 +8,8 @@ use serde::Deserialize;
 
 use super::beacon::{BeaconNetwork, BeaconNetworks, NetworkFields};
 use super::check::{
-    KeptDraw, Not, PickRecord, ProofPick, PublicList, PublicProof, Report, RoundSignature, check,
+    KeptDraw, Not, PendingPick, PickRecord, ProofPick, PublicList, PublicProof, Report,
+    RoundSignature, check,
 };
 use super::instant::{INSTANT_ALGORITHM, InstantProof, PublishedAward};
 use super::pick::ALGORITHM;
@@ -18,7 +19,15 @@ use crate::time::Epoch;
 #[derive(Deserialize)]
 struct WinnersAnswer {
     prizes: Vec<PrizeAnswer>,
+    #[serde(default)]
+    pending_redraw: Option<PendingAnswer>,
     proof: ProofAnswer,
+}
+
+#[derive(Deserialize)]
+struct PendingAnswer {
+    prize: u32,
+    beacon_round: u64,
 }
 
 #[derive(Deserialize)]
@@ -37,6 +46,7 @@ struct ProofAnswer {
     eligible_count: u64,
     eligible_digest: String,
     frozen_at: String,
+    drawn_at: String,
     beacon: Option<BeaconAnswer>,
     picks: Vec<PickAnswer>,
     #[serde(default)]
@@ -108,6 +118,8 @@ struct DrawAnswer {
     eligible_digest: Option<String>,
     frozen_at: Option<String>,
     beacon: Option<DrawBeaconAnswer>,
+    #[serde(default)]
+    prizes: Option<u32>,
     #[serde(default)]
     instant_wins: Option<DrawInstantAnswer>,
 }
@@ -208,10 +220,15 @@ fn read(winners: &str, eligible: &str, kept: Option<&str>) -> Result<Read, Strin
         eligible_digest: digest(&proof.eligible_digest, "the eligible digest")?,
         frozen_at_ms: millis(&proof.frozen_at)?,
         prizes: proof.prizes,
+        drawn_at_ms: millis(&proof.drawn_at)?,
         network,
         beacon,
         picks,
         published_prizes: winners.prizes.iter().map(|p| (p.prize, p.ticket)).collect(),
+        pending: winners.pending_redraw.map(|p| PendingPick {
+            prize: p.prize,
+            round: p.beacon_round,
+        }),
         instant: proof.instant_wins.map(instant_proof).transpose()?,
     };
     let list = PublicList {
@@ -236,6 +253,7 @@ fn read(winners: &str, eligible: &str, kept: Option<&str>) -> Result<Read, Strin
                     .transpose()?,
                 frozen_at_ms: draw.frozen_at.as_deref().map(millis).transpose()?,
                 round: draw.beacon.and_then(|b| b.round),
+                prizes: draw.prizes,
                 instant_commitment: draw
                     .instant_wins
                     .map(|i| digest(&i.commitment, "the kept instant-win commitment"))
@@ -297,7 +315,7 @@ mod tests {
     fn what_is_no_draw_answer_fails_the_format_step_with_its_reason() {
         let trusted = BeaconNetworks::default();
         let eligible = r#"{"total_tickets": 8, "eligible_count": 1, "eligible_digest": "00", "bitmap": "AQ=="}"#;
-        let old = r#"{"prizes": [], "proof": {"algorithm": "tally-draw-v1", "seed": "", "seed_commitment": "", "total_tickets": 8, "prizes": 1, "eligible_count": 1, "eligible_digest": "", "frozen_at": "", "beacon": null, "picks": []}}"#;
+        let old = r#"{"prizes": [], "proof": {"algorithm": "tally-draw-v1", "seed": "", "seed_commitment": "", "total_tickets": 8, "prizes": 1, "eligible_count": 1, "eligible_digest": "", "frozen_at": "", "drawn_at": "", "beacon": null, "picks": []}}"#;
         for (winners, eligible, reason) in [
             ("{}", eligible, "the winners answer"),
             ("not json", eligible, "the winners answer"),

@@ -1,6 +1,6 @@
 //! A fault-injecting HTTP proxy between the AWS SDK and DynamoDB Local, started by the tests
 //! themselves, so that they can prove the service keeps its invariants when DynamoDB throttles,
-//! fails, loses answers or stalls.
+//! fails, loses or garbles answers, or stalls.
 //!
 //! ```
 //! # use tally_testkit::fault_proxy::{FaultProxy, Faults};
@@ -61,6 +61,9 @@ pub struct Faults {
     pub throttle: f64,
     /// Chance of a `500 InternalServerError` answered without forwarding.
     pub error_before: f64,
+    /// Chance of a `400 TransactionConflictException` answered without forwarding, as
+    /// DynamoDB refuses a single-item write while a transaction holds its item.
+    pub conflict_before: f64,
     /// Chance of forwarding (the write commits) and then answering `500 InternalServerError`.
     pub error_after: f64,
     /// Chance of forwarding (the write commits) and then staying silent until the client gives
@@ -70,11 +73,18 @@ pub struct Faults {
     /// `400 TransactionInProgressException`, as DynamoDB does while a transaction with the
     /// same token still runs. Other operations pass clean of it.
     pub in_progress_after: f64,
+    /// Chance of forwarding (the write commits) and then answering DynamoDB's success
+    /// with the first half of its body, which the client cannot read; an error answer
+    /// passes whole.
+    pub truncated_after: f64,
     /// Delay drawn uniformly from this range before the proxy acts on a request.
     pub latency: Option<RangeInclusive<Duration>>,
     /// Operations the faults apply to (`PutItem`, `TransactWriteItems`, ...); the others pass
     /// clean. `None` applies them to every operation.
     pub operations: Option<Vec<String>>,
+    /// The most faults injected from this `set` on; then every request passes clean.
+    /// `None` sets no limit.
+    pub at_most: Option<u64>,
 }
 
 /// How often each fault was injected, and how many requests DynamoDB Local answered.
@@ -84,9 +94,11 @@ pub struct Counts {
     pub forwarded: u64,
     pub throttled: u64,
     pub errors_before: u64,
+    pub conflicts: u64,
     pub errors_after: u64,
     pub lost_after: u64,
     pub in_progress_after: u64,
+    pub truncated_after: u64,
     /// Requests given a non-zero delay.
     pub delayed: u64,
     /// Requests that arrived while the proxy was frozen.
@@ -148,6 +160,7 @@ impl FaultProxy {
             plan: Mutex::new(Plan {
                 faults: Faults::default(),
                 rng: StdRng::seed_from_u64(seed),
+                injected: 0,
             }),
             freeze: Mutex::new(Freeze::default()),
             counters: Counters::default(),
@@ -180,16 +193,20 @@ impl FaultProxy {
         for (name, p) in [
             ("throttle", faults.throttle),
             ("error_before", faults.error_before),
+            ("conflict_before", faults.conflict_before),
             ("error_after", faults.error_after),
             ("lost_after", faults.lost_after),
             ("in_progress_after", faults.in_progress_after),
+            ("truncated_after", faults.truncated_after),
         ] {
             assert!((0.0..=1.0).contains(&p), "{name} is not a probability: {p}");
         }
         if let Some(latency) = &faults.latency {
             assert!(!latency.is_empty(), "empty latency range {latency:?}");
         }
-        self.shared.plan.lock().unwrap().faults = faults;
+        let mut plan = self.shared.plan.lock().unwrap();
+        plan.faults = faults;
+        plan.injected = 0;
     }
 
     /// From now on the proxy acts like a stopped process: it reads requests but neither
@@ -263,9 +280,11 @@ impl FaultProxy {
             forwarded: read(&c.forwarded),
             throttled: read(&c.throttled),
             errors_before: read(&c.errors_before),
+            conflicts: read(&c.conflicts),
             errors_after: read(&c.errors_after),
             lost_after: read(&c.lost_after),
             in_progress_after: read(&c.in_progress_after),
+            truncated_after: read(&c.truncated_after),
             delayed: read(&c.delayed),
             held: read(&c.held),
         }
@@ -297,6 +316,8 @@ struct Shared {
 struct Plan {
     faults: Faults,
     rng: StdRng,
+    /// Faults injected since the last `set`.
+    injected: u64,
 }
 
 #[derive(Default)]
@@ -319,9 +340,11 @@ struct Counters {
     forwarded: AtomicU64,
     throttled: AtomicU64,
     errors_before: AtomicU64,
+    conflicts: AtomicU64,
     errors_after: AtomicU64,
     lost_after: AtomicU64,
     in_progress_after: AtomicU64,
+    truncated_after: AtomicU64,
     delayed: AtomicU64,
     held: AtomicU64,
 }

@@ -26,9 +26,11 @@ fn bump(counter: &AtomicU64) {
 enum Fault {
     Throttle,
     ErrorBefore,
+    ConflictBefore,
     ErrorAfter,
     LostAfter,
     InProgressAfter,
+    TruncatedAfter,
 }
 
 /// Makes hyper close the connection without an answer.
@@ -138,6 +140,14 @@ impl Shared {
                 bump(&self.counters.errors_before);
                 Ok(internal_server_error())
             }
+            Some(Fault::ConflictBefore) => {
+                bump(&self.counters.conflicts);
+                Ok(dynamodb_error(
+                    StatusCode::BAD_REQUEST,
+                    "TransactionConflictException",
+                    "Transaction is ongoing for the item",
+                ))
+            }
             Some(Fault::ErrorAfter) => {
                 bump(&self.counters.errors_after);
                 let answer = self.forward_detached(&operation, &sent, upstream).await?;
@@ -162,6 +172,25 @@ impl Shared {
                     "Transaction is ongoing for the given ClientRequestToken.",
                 ))
             }
+            Some(Fault::TruncatedAfter) => {
+                let answer = self.forward_detached(&operation, &sent, upstream).await?;
+                if !answer.status().is_success() {
+                    return Ok(answer);
+                }
+                bump(&self.counters.truncated_after);
+                let (mut parts, body) = answer.into_parts();
+                let body = body
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                self.note_undelivered(operation, &sent, &body);
+                // Its own length, so that the body arrives whole: only its reader fails.
+                parts.headers.remove(header::CONTENT_LENGTH);
+                parts.headers.remove("x-amz-crc32");
+                let half = body.slice(..body.len() / 2);
+                Ok(Response::from_parts(parts, Full::new(half)))
+            }
         }
     }
 
@@ -177,11 +206,15 @@ impl Shared {
             .await
             .map(|body| body.to_bytes())
             .unwrap_or_default();
+        self.note_undelivered(operation, request, &answer);
+    }
+
+    fn note_undelivered(&self, operation: String, request: &Bytes, answer: &Bytes) {
         let json = |bytes: &[u8]| serde_json::from_slice(bytes).unwrap_or_default();
         self.undelivered.lock().unwrap().push(Undelivered {
             operation,
             request: json(request),
-            answer: json(&answer),
+            answer: json(answer),
         });
     }
 
@@ -210,7 +243,11 @@ impl Shared {
 
     fn draw(&self, operation: &str) -> (Option<Fault>, Option<Duration>) {
         let mut plan = self.plan.lock().unwrap();
-        let Plan { faults, rng } = &mut *plan;
+        let Plan {
+            faults,
+            rng,
+            injected,
+        } = &mut *plan;
         if let Some(operations) = &faults.operations
             && !operations.iter().any(|o| o == operation)
         {
@@ -222,19 +259,27 @@ impl Shared {
         let error_after = rng.random_bool(faults.error_after);
         let lost_after = rng.random_bool(faults.lost_after);
         let in_progress_after = rng.random_bool(faults.in_progress_after);
+        let conflict_before = rng.random_bool(faults.conflict_before);
+        let truncated_after = rng.random_bool(faults.truncated_after);
         let delay = faults.latency.clone().map(|range| rng.random_range(range));
+        if faults.at_most.is_some_and(|most| *injected >= most) {
+            return (None, delay);
+        }
         let fault = [
             (throttle, Fault::Throttle),
             (error_before, Fault::ErrorBefore),
+            (conflict_before, Fault::ConflictBefore),
             (error_after, Fault::ErrorAfter),
             (lost_after, Fault::LostAfter),
             (
                 in_progress_after && operation == "TransactWriteItems",
                 Fault::InProgressAfter,
             ),
+            (truncated_after, Fault::TruncatedAfter),
         ]
         .into_iter()
         .find_map(|(fired, fault)| fired.then_some(fault));
+        *injected += u64::from(fault.is_some());
         (fault, delay)
     }
 

@@ -1,5 +1,5 @@
 //! The faults as a client meets them: DynamoDB's error shapes, throttling, errors before
-//! and after forwarding, lost answers.
+//! and after forwarding, lost and truncated answers, conflicts up to a limit.
 
 use super::*;
 
@@ -174,6 +174,63 @@ async fn a_lost_answer_times_out_after_the_write_committed() {
         proxy.counts(),
         Counts {
             lost_after: 1,
+            forwarded: 1,
+            ..Counts::default()
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_truncated_answer_hides_a_committed_write_behind_a_success_status() {
+    let direct = Direct::new().await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(Faults {
+        truncated_after: 1.0,
+        ..Faults::default()
+    });
+    let client = client_via(&direct, &proxy, 3, PATIENT);
+
+    let err = put(&client, direct.table(), "a").await.unwrap_err();
+    // The SDK could not read the answer, and does not try again.
+    assert!(matches!(err, SdkError::ServiceError(_)), "{err:?}");
+    assert_eq!(err.code(), None, "{err:?}");
+    assert_eq!(status(&err), 200);
+    assert!(exists(&direct, "a").await, "the write committed");
+    assert_eq!(
+        proxy.counts(),
+        Counts {
+            truncated_after: 1,
+            forwarded: 1,
+            ..Counts::default()
+        }
+    );
+    assert_eq!(proxy.undelivered().await.len(), 1);
+}
+
+#[tokio::test]
+async fn conflicts_stop_at_the_most_asked_for_and_write_nothing() {
+    let direct = Direct::new().await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(Faults {
+        conflict_before: 1.0,
+        at_most: Some(2),
+        ..Faults::default()
+    });
+    let client = client_via(&direct, &proxy, 1, PATIENT);
+
+    for _ in 0..2 {
+        let err = put(&client, direct.table(), "a").await.unwrap_err();
+        assert_eq!(err.code(), Some("TransactionConflictException"));
+        assert_eq!(status(&err), 400);
+    }
+    assert!(!exists(&direct, "a").await);
+    put(&client, direct.table(), "a")
+        .await
+        .expect("the third write passes clean");
+    assert_eq!(
+        proxy.counts(),
+        Counts {
+            conflicts: 2,
             forwarded: 1,
             ..Counts::default()
         }

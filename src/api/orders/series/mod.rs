@@ -1,5 +1,7 @@
-//! Defining, reading and changing a series; what the answers say is in `response.rs`.
+//! Defining and reading a series; changing one is `change.rs`, what the answers say is
+//! `response.rs`.
 
+mod change;
 mod response;
 
 use axum::Json;
@@ -15,16 +17,15 @@ use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
 use super::super::timestamp;
 use super::SeriesPath;
-use crate::orders::SeriesChange;
 use tally_domain::access::SourceAccess;
 use tally_domain::ids::{IssuerId, SeriesId};
-use tally_domain::order::Reason;
 use tally_domain::series::{
-    AuthorisedRange, Calendar, DEFAULT_FORMAT, DEFAULT_LOW_PERCENT, MAX_COUNTER, NumberRules,
-    Ranges, Reset, SeriesDefinition, SeriesError, Timezone, ValidationCode,
+    AuthorisedRange, Calendar, DEFAULT_FORMAT, DEFAULT_LOW_PERCENT, NumberRules, Ranges, Reset,
+    SeriesDefinition, SeriesError, Timezone, ValidationCode,
 };
 use tally_domain::time::parse_rfc3339;
 
+pub(super) use change::{__path_patch_series, PATCH_SERIES_CODES, patch_series};
 pub(super) use response::OverlapResponse;
 use response::SeriesResponse;
 
@@ -34,7 +35,8 @@ use response::SeriesResponse;
 pub(super) struct SeriesBody {
     /// Tokens `{yyyy}`, `{yy}`, `{mm}`, `{dd}`, `{fy}`, `{series}` and exactly one
     /// `{seq:N}` (N from 1 to 18); other text is letters, digits, `-`, `_`, `/`, `.`.
-    /// `{series}{yy}{seq:6}` by default.
+    /// `{series}{yy}{seq:6}` by default. 1 to 64 characters.
+    #[schema(min_length = 1, max_length = 64)]
     format: Option<String>,
     /// `never`, `yearly` (the default), `monthly`, `daily` or `fiscal_yearly`.
     #[schema(value_type = Option<Reset>)]
@@ -46,6 +48,7 @@ pub(super) struct SeriesBody {
     #[schema(minimum = 1, maximum = 1_000_000_000_000_000_u64)]
     start: Option<u64>,
     /// An IANA time zone name, `UTC` by default: it decides periods and date tokens.
+    #[schema(min_length = 1, max_length = 64)]
     timezone: Option<String>,
     /// The month (1 to 12) a fiscal year starts in, 1 by default.
     #[schema(minimum = 1, maximum = 12)]
@@ -56,7 +59,8 @@ pub(super) struct SeriesBody {
     #[schema(minimum = 1, maximum = 256)]
     max_length: Option<usize>,
     /// The characters numbers may hold, as a character class without brackets, such as
-    /// `A-Za-z0-9/-` (a `-` is itself at the start or the end).
+    /// `A-Za-z0-9/-` (a `-` is itself at the start or the end): 1 to 64 characters.
+    #[schema(min_length = 1, max_length = 64)]
     allowed_characters: Option<String>,
     /// What `{code}` shows: the tax authority's validation code of the series (1 to 32
     /// letters and digits). Fixed once the series numbers.
@@ -134,32 +138,6 @@ fn ranges_of(bodies: &[RangeBody]) -> Result<Ranges, SeriesError> {
         )?);
     }
     Ranges::new(ranges)
-}
-
-/// A change of a series: a new format, a move of the counter, or both.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ChangeBody {
-    /// For the periods that have not started.
-    format: Option<String>,
-    /// The next number of the current period (2 to 10^18); needs `reason`.
-    #[schema(minimum = 2, maximum = 1_000_000_000_000_000_000_u64)]
-    next: Option<u64>,
-    /// Why the counter moves: 1 to 200 characters without control characters, line or
-    /// paragraph separators or bidirectional controls.
-    #[schema(
-        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,200}$"
-    )]
-    reason: Option<String>,
-    /// A new validation code, until the series numbers (`code_in_use` after).
-    #[schema(pattern = "^[A-Za-z0-9]{1,32}$")]
-    validation_code: Option<String>,
-    /// The whole list of ranges: until the series numbers, any; then the same ranges
-    /// followed by new ones, each past the counter.
-    #[schema(max_items = 100)]
-    ranges: Option<Vec<RangeBody>>,
-    #[schema(minimum = 1, maximum = 100)]
-    range_low_percent: Option<u8>,
 }
 
 /// Refuses a caller bound to some sources only: a series numbers every source's orders,
@@ -295,101 +273,6 @@ pub(super) async fn get_series(
 ) -> Result<Json<SeriesResponse>, Problem> {
     let series_id = SeriesId::parse(&series_id)?;
     let status = state.orders.series_status(&series_id).await?;
-    let overlaps = state.orders.overlaps(&status.series).await?;
-    Ok(Json(SeriesResponse::status(status, &access, overlaps)))
-}
-
-/// The codes of `patch_series`'s own errors (the document adds those of its parameters and body).
-pub(super) const PATCH_SERIES_CODES: &[Code] = &[
-    Code::SeriesNotAllowed,
-    Code::InvalidNext,
-    Code::InvalidReason,
-    Code::InvalidBody,
-    Code::InvalidFormat,
-    Code::FormatMissingDateToken,
-    Code::NumberTooLong,
-    Code::CharacterNotAllowed,
-    Code::InvalidValidationCode,
-    Code::ValidationCodeRequired,
-    Code::InvalidRanges,
-    Code::InvalidRangeLowPercent,
-    Code::SeriesNotFound,
-    Code::MoveNotForward,
-    Code::FormatInUse,
-    Code::TooManyFormats,
-    Code::CodeInUse,
-    Code::RangeInUse,
-    Code::FormatOverlaps,
-    Code::IssuerFull,
-];
-
-/// Move the counter, change the format
-///
-/// A move goes forward only, and the numbers it skips are a declared gap; repeating it
-/// answers as done.
-#[utoipa::path(
-    patch,
-    path = "/series/{series_id}",
-    tag = "series",
-    params(SeriesPath),
-    request_body = ChangeBody,
-    responses(
-        (status = 200, description = "The series as `GET` answers it", body = SeriesResponse),
-    )
-)]
-pub(super) async fn patch_series(
-    State(state): State<AppState>,
-    Caller(access): Caller,
-    Acting(by): Acting,
-    PathParams(SeriesPath { series_id }): PathParams<SeriesPath>,
-    JsonBody(body): JsonBody<ChangeBody>,
-) -> Result<Json<SeriesResponse>, Problem> {
-    series_operator(&access)?;
-    let series_id = SeriesId::parse(&series_id)?;
-    let next = match (body.next, &body.reason) {
-        (None, None) => None,
-        (Some(next), Some(reason)) => {
-            if !(2..=MAX_COUNTER).contains(&next) {
-                return Err(Problem::new(
-                    Code::InvalidNext,
-                    format!("`next` must be between 2 and {MAX_COUNTER}, not {next}"),
-                ));
-            }
-            Some((next, Reason::parse(reason)?))
-        }
-        (Some(_), None) => {
-            return Err(Problem::new(
-                Code::InvalidReason,
-                "a move of the counter needs a `reason`",
-            ));
-        }
-        (None, Some(_)) => {
-            return Err(Problem::new(Code::InvalidBody, "`reason` goes with `next`"));
-        }
-    };
-    let change = SeriesChange {
-        format: body.format,
-        next,
-        validation_code: body
-            .validation_code
-            .as_deref()
-            .map(ValidationCode::parse)
-            .transpose()?,
-        ranges: body.ranges.as_deref().map(ranges_of).transpose()?,
-        range_low_percent: body.range_low_percent,
-    };
-    if change.format.is_none()
-        && change.next.is_none()
-        && change.validation_code.is_none()
-        && change.ranges.is_none()
-        && change.range_low_percent.is_none()
-    {
-        return Err(Problem::new(
-            Code::InvalidBody,
-            "give `format`, `next` with `reason`, `validation_code`, `ranges` or `range_low_percent`",
-        ));
-    }
-    let status = state.orders.change_series(&series_id, change, &by).await?;
     let overlaps = state.orders.overlaps(&status.series).await?;
     Ok(Json(SeriesResponse::status(status, &access, overlaps)))
 }

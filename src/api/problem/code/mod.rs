@@ -161,7 +161,8 @@ problem_codes! {
         "the path's prize is not a positive whole number; name a prize as the winners list \
          it.",
     InvalidPrizes = BAD_REQUEST "invalid_prizes":
-        "`prizes` is 0 or more than a draw may award; ask for fewer.",
+        "`prizes` is 0 or more than a draw may award (ask for fewer), or missing from a \
+         winners request of a draw whose close fixed none.",
     InvalidQuantity = BAD_REQUEST "invalid_quantity" ["max_per_purchase"]:
         "`quantity` is 0 or more than `max_per_purchase`; buy at most that many at once.",
     InvalidQuery = BAD_REQUEST "invalid_query":
@@ -262,6 +263,9 @@ problem_codes! {
     AmbiguousOrderNumber = CONFLICT "ambiguous_order_number" ["candidates"]:
         "several orders have this number; ask again under the series and period of one of \
          the `candidates`.",
+    BeaconFixed = CONFLICT "beacon_fixed":
+        "the draw has sold or held tickets, whose buyers trusted its beacon, so the beacon \
+         can no longer be withdrawn or switched; nothing changed.",
     BeaconNotPublished = CONFLICT "beacon_not_published" ["round", "publishes_at"]:
         "beacon round `round` is not published yet; send its signature after \
          `publishes_at`.",
@@ -275,8 +279,9 @@ problem_codes! {
         "the draw does not sell yet; try again from `opens_at`.",
     DrawOpen = CONFLICT "draw_open": "the draw still sells: close it before drawing its winners.",
     FormatOverlaps = CONFLICT "format_overlaps" ["series", "example"]:
-        "another `series` of the same issuer could render a text this format could (such as \
-         `example`); choose a format whose numbers differ, or another issuer.",
+        "another `series` of the issuer, or this one in another period, could render a \
+         text this format could (such as `example`); choose a format whose numbers differ, \
+         or another issuer.",
     FormatInUse = CONFLICT "format_in_use":
         "a series that never resets keeps its format once it has issued a number.",
     HoldExpired = CONFLICT "hold_expired":
@@ -312,6 +317,12 @@ problem_codes! {
          that many.",
     NumbersTaken = CONFLICT "numbers_taken" ["numbers"]:
         "the chosen `numbers` are sold or held by someone else; choose others.",
+    PeriodNotCurrent = CONFLICT "period_not_current" ["period"]:
+        "the move names a period other than the current one, `period`, and no move like it \
+         was made in the period it names; a move applies to the current period only.",
+    PrizesFixed = CONFLICT "prizes_fixed" ["prizes"]:
+        "the close fixed the number of prizes, `prizes`, before the round was out (`null`: \
+         none, and it is too late to fix one); draw that many, or leave `prizes` out.",
     PayerHoldLimit = CONFLICT "payer_hold_limit" ["max_held_per_payer", "left"]:
         "the payer's live holds would take more numbers than the draw's \
          `max_held_per_payer`; hold at most `left` more, or pay for or release a hold first.",

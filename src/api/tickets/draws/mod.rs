@@ -16,7 +16,7 @@ use super::super::AppState;
 use super::super::caller::Acting;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
-use super::{DrawPath, free_text};
+use super::{DrawPath, name_text, valid_prizes};
 use crate::json_input::optional_rfc3339;
 use crate::tickets::NewDraw;
 use tally_domain::draw::{DrawConfig, MAX_NAME_LEN};
@@ -36,7 +36,7 @@ pub(super) struct CreateDrawBody {
     #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     draw_id: Option<String>,
     /// Free text, 1 to 200 characters without control characters, line or
-    /// paragraph separators or bidirectional controls.
+    /// paragraph separators or bidirectional controls; not white space alone.
     #[schema(
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,200}$"
     )]
@@ -54,7 +54,7 @@ pub(super) struct CreateDrawBody {
     #[schema(minimum = 1, maximum = 1_024)]
     stripes: Option<u32>,
     /// The most non-voided tickets one payer may hold; purchases then need a `payer_id`.
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 10_000_000)]
     max_per_payer: Option<u64>,
     /// How long a hold keeps its numbers for the buyer: 30 to 3,600 seconds (600 by
     /// default), never past the close.
@@ -99,7 +99,8 @@ pub(super) struct CreateDrawBody {
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct InstantPrizeBody {
-    /// What the buyer wins, 1 to 200 characters, told apart from the others by it.
+    /// What the buyer wins, 1 to 200 characters (not white space alone), told apart from
+    /// the others by it.
     #[schema(
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069]{1,200}$"
     )]
@@ -185,7 +186,7 @@ pub(super) async fn create_draw(
 ) -> Result<impl IntoResponse, Problem> {
     let new = NewDraw {
         draw_id: body.draw_id.as_deref().map(DrawId::parse).transpose()?,
-        name: free_text("name", body.name, MAX_NAME_LEN)?,
+        name: name_text("name", body.name, MAX_NAME_LEN)?,
         config: DrawConfig::new(body.total_tickets, body.max_per_purchase, body.stripes)?
             .with_max_per_payer(body.max_per_payer)?
             .with_hold_seconds(body.hold_seconds)?
@@ -240,8 +241,8 @@ pub(super) async fn get_draw(
     Ok(Json(state.tickets.get_draw(&draw_id).await?.into()))
 }
 
-/// `{"beacon": {"network": "quicknet"}}` declares the beacon, `{"beacon": null}`
-/// withdraws it.
+/// `{"beacon": {"network": "quicknet"}}` declares the beacon (or switches it, before any
+/// sale or hold), `{"beacon": null}` withdraws it (before any sale or hold).
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PatchDrawBody {
@@ -256,11 +257,15 @@ pub(super) const PATCH_DRAW_CODES: &[Code] = &[
     Code::UnknownBeaconNetwork,
     Code::DrawNotFound,
     Code::DrawClosed,
+    Code::BeaconFixed,
 ];
 
 /// Declare or withdraw the beacon
 ///
-/// Allowed while the draw sells, never once it is closing, closed or past `closes_at`.
+/// Allowed while the draw sells, never once it is closing, closed or past `closes_at`
+/// (`409 draw_closed`). Once a ticket was sold or held, buyers trusted the beacon: it can
+/// no longer be withdrawn or switched (`409 beacon_fixed`); a draw without one may still
+/// declare one. Setting the beacon the draw has answers `200` and changes nothing.
 #[utoipa::path(
     patch,
     path = "/draws/{draw_id}",
@@ -300,19 +305,38 @@ pub(super) async fn patch_draw(
     ))
 }
 
+/// What the close fixes with the list; the body may be left out.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CloseDrawBody {
+    /// How many prizes the winners will draw, 1 to 97: fixed with the list, before the
+    /// beacon round is out. Without it the verifiers cannot tell that the number was not
+    /// chosen once the winners could be computed.
+    #[schema(minimum = 1, maximum = 97)]
+    prizes: Option<u32>,
+}
+
 /// The codes of `close_draw`'s own errors (the document adds those of its parameters and body).
-pub(super) const CLOSE_DRAW_CODES: &[Code] = &[Code::member("draw_id"), Code::DrawNotFound];
+pub(super) const CLOSE_DRAW_CODES: &[Code] = &[
+    Code::member("draw_id"),
+    Code::InvalidPrizes,
+    Code::DrawNotFound,
+    Code::PrizesFixed,
+    Code::NotEnoughEligible,
+];
 
 /// Close a draw
 ///
 /// Once it returns no purchase can commit, and the eligible list is frozen: its digest,
-/// count and beacon round are in the answer from then on. Closing a closed draw changes
-/// nothing.
+/// count, beacon round and (given `prizes`) number of prizes are in the answer from then
+/// on. Closing a closed draw changes nothing; naming another number of prizes than its
+/// close fixed is refused (`409 prizes_fixed`).
 #[utoipa::path(
     post,
     path = "/draws/{draw_id}/close",
     tag = "draws",
     params(DrawPath),
+    request_body = Option<CloseDrawBody>,
     responses(
         (status = 200, description = "The closed draw", body = DrawBody),
     )
@@ -321,7 +345,18 @@ pub(super) async fn close_draw(
     State(state): State<AppState>,
     Acting(by): Acting,
     PathParams(DrawPath { draw_id }): PathParams<DrawPath>,
+    body: Option<JsonBody<CloseDrawBody>>,
 ) -> Result<Json<DrawBody>, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
-    Ok(Json(state.tickets.close_draw(&draw_id, &by).await?.into()))
+    let prizes = body
+        .and_then(|JsonBody(b)| b.prizes)
+        .map(valid_prizes)
+        .transpose()?;
+    Ok(Json(
+        state
+            .tickets
+            .close_draw(&draw_id, prizes, &by)
+            .await?
+            .into(),
+    ))
 }

@@ -5,6 +5,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::super::super::timestamp;
+use super::super::facts::EntriesBody;
 use super::InstantPrizeBody;
 use crate::tickets::DrawSummary;
 use tally_domain::draw::{Draw, DrawStatus};
@@ -99,6 +100,10 @@ pub(in crate::api::tickets) struct DrawFields {
     /// Hex SHA-256 of the eligible bitmap, fixed at the close: keep this answer.
     #[schema(required = true)]
     eligible_digest: Option<String>,
+    /// The number of prizes the winners draw, fixed at the close with the list (when the
+    /// close named it), before the beacon round is out.
+    #[schema(required = true)]
+    prizes: Option<u32>,
     /// When the winners were drawn.
     #[schema(required = true, format = DateTime)]
     drawn_at: Option<String>,
@@ -141,17 +146,11 @@ impl DrawFields {
             frozen_at: draw.frozen.as_ref().map(|f| timestamp(f.frozen_at)),
             eligible_count: draw.frozen.as_ref().map(|f| f.eligible_count),
             eligible_digest: draw.frozen.as_ref().map(|f| f.eligible_digest.clone()),
+            prizes: draw.frozen.as_ref().and_then(|f| f.prizes),
             drawn_at: draw.winners.map(|w| timestamp(w.drawn_at)),
             created_at: timestamp(draw.created_at),
         }
     }
-}
-
-/// Entries sold by channel, voided ones included.
-#[derive(Serialize, ToSchema)]
-pub(in crate::api::tickets) struct Entries {
-    online: u64,
-    postal: u64,
 }
 
 /// A draw with its live counts.
@@ -165,8 +164,7 @@ pub(in crate::api::tickets) struct DrawBody {
     held: u64,
     /// Numbers free: neither sold nor held.
     remaining: u64,
-    /// `sold` by channel.
-    entries: Entries,
+    entries: EntriesBody,
 }
 
 impl From<DrawSummary> for DrawBody {
@@ -175,47 +173,8 @@ impl From<DrawSummary> for DrawBody {
             sold: summary.sold,
             held: summary.held,
             remaining: summary.remaining(),
-            // The stripes are read by one BatchGetItem, consistent per stripe only: a postal
-            // purchase over two stripes counts its quantity on its first, so a read between
-            // its two writes may see more postal entries than sold tickets.
-            entries: Entries {
-                online: summary.sold.saturating_sub(summary.postal),
-                postal: summary.postal.min(summary.sold),
-            },
+            entries: summary.entries().into(),
             draw: DrawFields::new(summary.draw, summary.status),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use jiff::Timestamp;
-
-    use super::*;
-    use tally_domain::draw::DrawConfig;
-    use tally_domain::ids::DrawId;
-    use tally_domain::permutation::PermutationKey;
-    use tally_domain::seed::DrawSeed;
-
-    #[test]
-    fn a_read_torn_across_stripes_never_counts_more_postal_entries_than_sold() {
-        let draw = Draw::new(
-            DrawId::parse("d").unwrap(),
-            DrawConfig::new(100, Some(2), None).unwrap(),
-            PermutationKey::from_bytes(&[7; 16]).unwrap(),
-            DrawSeed::from_bytes(&[9; 32]).unwrap(),
-            Timestamp::UNIX_EPOCH,
-        );
-        let summary = |sold, postal| DrawSummary {
-            draw: draw.clone(),
-            sold,
-            held: 0,
-            postal,
-            status: DrawStatus::Open,
-        };
-        let body = DrawBody::from(summary(3, 5));
-        assert_eq!((body.entries.online, body.entries.postal), (0, 3));
-        let body = DrawBody::from(summary(9, 5));
-        assert_eq!((body.entries.online, body.entries.postal), (4, 5));
     }
 }

@@ -43,7 +43,7 @@ pub(super) struct PurchaseBody {
     quantity: Option<u32>,
     /// The numbers the buyer chose: 1 to `max_per_purchase` distinct numbers of the draw,
     /// all or nothing (`409 numbers_taken` lists those sold); give this or `quantity`.
-    #[schema(min_items = 1)]
+    #[schema(min_items = 1, max_items = 500)]
     numbers: Option<Vec<u64>>,
     /// Who paid, best a stable account id: 1 to 256 characters, compared in Unicode NFC
     /// (case counts), without control, invisible, bidirectional-control or
@@ -263,7 +263,10 @@ pub(super) const VOID_PURCHASE_CODES: &[Code] = &[
 /// Void a purchase
 ///
 /// A refund or a chargeback: the purchase and its tickets become `void`; they are never
-/// sold again and cannot win. Voiding again answers the purchase as voided first.
+/// sold again. Before the draw's freeze (at its close) they leave the eligible list and
+/// cannot win; after it they stay in the frozen list and may still be drawn, flagged
+/// `voided` among the winners for the operator to redraw. `voided_after_freeze` says
+/// which. Voiding again answers the purchase as voided first.
 #[utoipa::path(
     post,
     path = "/draws/{draw_id}/purchases/{payment_id}/void",

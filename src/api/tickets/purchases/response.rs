@@ -35,6 +35,13 @@ pub(in crate::api::tickets) struct PurchaseResponse {
     void_reason: Option<String>,
     #[schema(required = true, format = DateTime)]
     voided_at: Option<String>,
+    /// Whether the void came after the draw's freeze, as the void's own write found the
+    /// draw: `false`, its tickets left the eligible list and cannot win; `true`, they stay
+    /// in the frozen list and may still be drawn, flagged `voided` among the winners for
+    /// the operator to redraw. `null` while the purchase stands, and for a void recorded
+    /// without it.
+    #[schema(required = true)]
+    voided_after_freeze: Option<bool>,
     #[schema(format = DateTime)]
     created_at: String,
 }
@@ -66,7 +73,8 @@ impl From<Purchase> for PurchaseResponse {
             currency: purchase.amount.map(|a| a.currency.to_string()),
             status,
             void_reason: purchase.void.as_ref().map(|v| v.reason.clone()),
-            voided_at: purchase.void.map(|v| timestamp(v.at)),
+            voided_at: purchase.void.as_ref().map(|v| timestamp(v.at)),
+            voided_after_freeze: purchase.void.and_then(|v| v.after_freeze),
             created_at: timestamp(purchase.created_at),
         }
     }

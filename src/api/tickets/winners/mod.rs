@@ -16,13 +16,12 @@ use super::super::AppState;
 use super::super::caller::Acting;
 use super::super::extract::{JsonBody, PathParams};
 use super::super::problem::{Code, Problem};
-use super::{DrawPath, required_text};
+use super::{DrawPath, required_text, valid_prizes};
 use crate::tickets::BeaconInput;
 use tally_domain::draw::MAX_SIGNATURE_HEX_LEN;
 use tally_domain::hex;
 use tally_domain::ids::DrawId;
 use tally_domain::purchase::MAX_REASON_LEN;
-use tally_domain::winners::MAX_PRIZES;
 
 use response::WinnersBody;
 
@@ -31,18 +30,20 @@ use response::WinnersBody;
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DrawWinnersBody {
-    /// 1 to 97.
+    /// 1 to 97: the number the close fixed (`prizes` of the draw), which may be left
+    /// out. Required when the close fixed none; a call that closes the draw fixes it.
     #[schema(minimum = 1, maximum = 97)]
-    prizes: u32,
+    prizes: Option<u32>,
     /// The signature of the draw's round (`beacon.round` of the draw), in hex as drand
     /// publishes it: required when the draw has a beacon, refused otherwise.
-    #[schema(pattern = "^[0-9a-fA-F]{2,192}$")]
+    #[schema(pattern = "^(?:[0-9a-fA-F]{2}){1,96}$")]
     beacon_signature: Option<String>,
     /// The round the signature is of, if you want it checked: it must be the draw's.
     beacon_round: Option<u64>,
 }
 
-/// A beacon signature as a body gives it: hex of at most a G2 signature's length.
+/// A beacon signature as a body gives it: bytes in hex (two digits each), at most a G2
+/// signature's length.
 fn beacon_input(
     signature: Option<String>,
     round: Option<u64>,
@@ -50,12 +51,15 @@ fn beacon_input(
     match signature {
         Some(signature)
             if signature.is_empty()
+                || signature.len() % 2 != 0
                 || signature.len() > MAX_SIGNATURE_HEX_LEN
                 || !signature.bytes().all(|b| b.is_ascii_hexdigit()) =>
         {
             Err(Problem::new(
                 Code::InvalidBeaconSignature,
-                format!("`beacon_signature` is hex, at most {MAX_SIGNATURE_HEX_LEN} digits"),
+                format!(
+                    "`beacon_signature` is bytes in hex: an even number of digits, at most {MAX_SIGNATURE_HEX_LEN}"
+                ),
             ))
         }
         Some(signature) => Ok(Some(BeaconInput { signature, round })),
@@ -70,6 +74,7 @@ fn beacon_input(
 /// The codes of `draw_winners`'s own errors (the document adds those of its parameters and body).
 pub(super) const DRAW_WINNERS_CODES: &[Code] = &[
     Code::InvalidPrizes,
+    Code::PrizesFixed,
     Code::BeaconSignatureRequired,
     Code::InvalidBeaconSignature,
     Code::WrongBeaconRound,
@@ -104,19 +109,11 @@ pub(super) async fn draw_winners(
     JsonBody(body): JsonBody<DrawWinnersBody>,
 ) -> Result<impl IntoResponse, Problem> {
     let draw_id = DrawId::parse(&draw_id)?;
-    if !(1..=MAX_PRIZES).contains(&body.prizes) {
-        return Err(Problem::new(
-            Code::InvalidPrizes,
-            format!(
-                "`prizes` must be between 1 and {MAX_PRIZES}, not {}",
-                body.prizes
-            ),
-        ));
-    }
+    let prizes = body.prizes.map(valid_prizes).transpose()?;
     let beacon = beacon_input(body.beacon_signature, body.beacon_round)?;
     let winners = state
         .tickets
-        .draw_winners(&draw_id, body.prizes, beacon, &by)
+        .draw_winners(&draw_id, prizes, beacon, &by)
         .await?;
     let status = if winners.drawn_now {
         StatusCode::CREATED
@@ -170,7 +167,7 @@ pub(super) struct RedrawBody {
     )]
     reason: Option<String>,
     /// The signature of `pending_redraw.beacon_round`, in hex: makes the pick.
-    #[schema(pattern = "^[0-9a-fA-F]{2,192}$")]
+    #[schema(pattern = "^(?:[0-9a-fA-F]{2}){1,96}$")]
     beacon_signature: Option<String>,
     /// The round the signature is of, if you want it checked.
     beacon_round: Option<u64>,

@@ -102,6 +102,9 @@ struct ProofBody {
     eligible_digest: String,
     #[schema(format = DateTime)]
     frozen_at: String,
+    /// When the winners were drawn: every redraw is asked for later.
+    #[schema(format = DateTime)]
+    drawn_at: String,
     #[schema(required = true)]
     beacon: Option<ProofBeaconBody>,
     picks: Vec<PickBody>,
@@ -195,6 +198,7 @@ impl WinnersBody {
                 eligible_count: winners.record.eligible_count,
                 eligible_digest: winners.record.eligible_digest.clone(),
                 frozen_at: timestamp(frozen_at),
+                drawn_at: timestamp(winners.record.drawn_at),
                 beacon: draw
                     .beacon
                     .as_ref()

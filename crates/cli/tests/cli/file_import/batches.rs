@@ -213,6 +213,67 @@ async fn an_import_through_an_api_that_does_not_answer_names_that_api() {
     );
 }
 
+#[tokio::test]
+async fn an_api_that_never_answers_or_answers_without_end_fails_within_the_retry_budget() {
+    // Accepts each connection and keeps it, silent.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((connection, _)) = listener.accept().await {
+            held.push(connection);
+        }
+    });
+    // Answers 9 MB of JSON that is never whole: more than any batch answer.
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counted = requests.clone();
+    let endless = axum::routing::post(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { format!("[{}", "1,".repeat(4_500_000)) }
+    });
+    let router = axum::Router::new().route("/orders/batch", endless);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let long = format!("http://{}", listener.local_addr().unwrap());
+    let long_server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let path = write("silent.jsonl", "{\"external_ref\": \"a\"}\n");
+    // The answer too long has all the time it needs: it is cut by its size.
+    for (base, timeout, said) in [
+        (&silent, "300", "no answer within 300 ms"),
+        (&long, "20000", "an answer longer than 8388608 bytes"),
+    ] {
+        let started = std::time::Instant::now();
+        let args = ["--api", base, "--answer-timeout-ms", timeout];
+        let run = tally_import(&path, "S", "erp", &args);
+        // Without a timeout the import would wait for ever: the test gives up first.
+        let output = tokio::time::timeout(std::time::Duration::from_secs(60), run)
+            .await
+            .expect("the import ends");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(said), "{stderr}");
+        // Six attempts, and waits between them of at most 6.2 s.
+        assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    }
+    server.abort();
+    long_server.abort();
+    // The answer too long was sent again, as an unavailable service is.
+    assert_eq!(requests.load(Ordering::SeqCst), 6);
+}
+
+#[tokio::test]
+async fn a_batch_past_what_the_batch_route_takes_is_refused_before_any_line_is_read() {
+    let missing = std::env::temp_dir().join("tally-import-no-such-file.jsonl");
+    for size in ["0", "1001"] {
+        let output = tally_import(&missing, "S", "erp", &["--batch", size]).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("a batch holds 1 to 1000 orders"),
+            "{stderr}"
+        );
+    }
+}
+
 /// `depth` levels of arrays around `leaf`.
 fn arrays(depth: usize, leaf: &str) -> String {
     format!("{}{leaf}{}", "[".repeat(depth), "]".repeat(depth))

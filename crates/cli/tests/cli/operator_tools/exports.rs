@@ -1,5 +1,5 @@
-//! `tally export-draw`: every purchase as CSV, cells a spreadsheet reads as text, and
-//! `tally verify-draw --api` on the draw exported.
+//! `tally export-draw`: every purchase as CSV, cells a spreadsheet reads as text, voids
+//! on their side of the freeze, and `tally verify-draw --api` on the draw exported.
 
 use super::*;
 
@@ -143,14 +143,15 @@ async fn export_writes_every_purchase_and_verify_checks_a_draw_through_the_api()
         "{}",
         String::from_utf8_lossy(&verified.stderr)
     );
-    // p4 (one ticket) is void.
+    // p4 (one ticket) is void. Without the draw's answer kept from the close, the check
+    // says what it leaves unproven.
     let said = String::from_utf8_lossy(&verified.stdout).into_owned();
     assert!(
         said.contains(&format!("{} eligible tickets", sold - 1))
             && said.contains("Pick 2 for prize 2")
-            && said
-                .trim_end()
-                .ends_with("ok: the draw holds (tally-draw-v2)"),
+            && said.contains(
+                "ok: the draw holds (tally-draw-v2), but not against the draw's answer kept from the close"
+            ),
         "{said}"
     );
 }
@@ -261,4 +262,38 @@ async fn exports_write_cells_a_spreadsheet_would_evaluate_as_text() {
             "{cell}"
         );
     }
+}
+
+#[tokio::test]
+async fn the_export_says_which_voids_came_after_the_freeze() {
+    let app = spawn_app().await;
+    app.post("/draws", &json!({"draw_id": "frz", "total_tickets": 20}))
+        .await;
+    for payment in ["early", "late", "kept"] {
+        let body = json!({"payment_id": payment, "quantity": 2});
+        let bought = app.post("/draws/frz/purchases", &body).await;
+        assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    }
+    let void = |payment: &'static str| {
+        let app = &app;
+        async move {
+            let path = format!("/draws/frz/purchases/{payment}/void");
+            let voided = app.post(&path, &json!({"reason": "refund"})).await;
+            assert!(voided.status.is_success(), "{}", voided.body);
+        }
+    };
+    void("early").await;
+    app.post("/draws/frz/close", &json!({})).await;
+    void("late").await;
+    let rows = export_rows(&app, &["export-draw", "frz", "--output"], "frz.csv").await;
+    let column = rows[0]
+        .iter()
+        .position(|h| h == "voided_after_freeze")
+        .unwrap();
+    let mut flags: Vec<(&str, &str)> = rows[1..]
+        .iter()
+        .map(|r| (r[0].as_str(), r[column].as_str()))
+        .collect();
+    flags.sort_unstable();
+    assert_eq!(flags, [("early", "false"), ("kept", ""), ("late", "true")]);
 }

@@ -1,5 +1,6 @@
 //! The operator's command line: `tally export-draw` writes every purchase of a draw as CSV,
-//! `tally verify-draw --api` checks a drawn draw through a running API.
+//! each void on its side of the freeze, `tally verify-draw --api` checks a drawn draw
+//! through a running API.
 
 mod commands;
 mod exports;

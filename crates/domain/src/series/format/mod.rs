@@ -4,6 +4,7 @@
 //! exact-width counter (`{seq:N!}`) is never wider than N: a series refuses the counter
 //! that would not fit instead.
 
+mod dates;
 mod read;
 mod texts;
 

@@ -1,7 +1,8 @@
 //! The check of a published draw from its public data alone, step by step, so that each
 //! verifier (`tally verify-draw`, the browser page) shows which step holds and which does
-//! not: the commitment, the eligible list, the list and round shown at the close, the
-//! network, the round rule, the signatures, each pick, the prizes (`steps.rs`).
+//! not: the commitment, the eligible list, the list, round and number of prizes shown at
+//! the close, the network, the round rule, the signatures, each pick, the prizes, a redraw
+//! still waiting (`steps.rs`).
 
 mod steps;
 
@@ -10,7 +11,9 @@ use serde::Serialize;
 use super::beacon::{BeaconNetwork, BeaconNetworks};
 use super::eligible::EligibleSet;
 use super::instant::{InstantProof, check_instant};
-use steps::{commitment, eligible_list, frozen, picks, rounds, signatures, trusted_network};
+use steps::{
+    commitment, eligible_list, frozen, pending, picks, rounds, signatures, trusted_network,
+};
 
 /// One pick as published: the prize it went to and the ticket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +41,14 @@ pub struct ProofPick {
     pub beacon: Option<RoundSignature>,
 }
 
+/// A redraw asked for whose pick is not made yet, as the winners answer shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingPick {
+    pub prize: u32,
+    /// The round whose signature makes the pick.
+    pub round: u64,
+}
+
 /// What the public holds of a drawn draw, besides the bitmap of its eligible list.
 #[derive(Debug, Clone)]
 pub struct PublicProof {
@@ -49,12 +60,16 @@ pub struct PublicProof {
     /// When the eligible list was frozen (Unix milliseconds).
     pub frozen_at_ms: i64,
     pub prizes: u32,
+    /// When the winners were drawn (Unix milliseconds): every redraw is asked for later.
+    pub drawn_at_ms: i64,
     /// The draw's network as the proof states it, and the draw's round.
     pub network: Option<BeaconNetwork>,
     pub beacon: Option<RoundSignature>,
     pub picks: Vec<ProofPick>,
     /// The winner each prize names: (prize, ticket).
     pub published_prizes: Vec<(u32, u64)>,
+    /// A redraw asked for and not picked yet: the winners are not final.
+    pub pending: Option<PendingPick>,
     /// The draw's instant wins, when it was created with some.
     pub instant: Option<InstantProof>,
 }
@@ -76,6 +91,8 @@ pub struct KeptDraw {
     pub eligible_digest: Option<[u8; 32]>,
     pub frozen_at_ms: Option<i64>,
     pub round: Option<u64>,
+    /// The number of prizes the close fixed; `None` when the answer shows none.
+    pub prizes: Option<u32>,
     /// The instant-win commitment the answer showed, when the draw has instant wins.
     pub instant_commitment: Option<[u8; 32]>,
 }
@@ -93,7 +110,8 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Step {
     /// Stable: `format`, `commitment`, `eligible`, `frozen`, `network`, `round`,
-    /// `signature`, `pick`, `prizes`, and `instant` for a draw with instant wins.
+    /// `signature`, `pick`, `prizes`, `pending` for a redraw still waiting, and `instant`
+    /// for a draw with instant wins.
     pub id: &'static str,
     pub title: String,
     pub outcome: Outcome,
@@ -175,7 +193,7 @@ pub fn check(
     );
     report.add(
         "frozen",
-        "The list and the round are those shown from the close",
+        "The list, the round and the number of prizes are those shown from the close",
         frozen(proof, kept),
     );
     let network = trusted_network(proof, trusted);
@@ -189,7 +207,7 @@ pub fn check(
     );
     report.add(
         "round",
-        "Each beacon round was published after the list was frozen",
+        "Each beacon round is the first published after the freeze or the redraw's request",
         rounds(proof, network.as_ref().ok()),
     );
     let randomness = signatures(proof, network.as_ref().ok());
@@ -206,6 +224,9 @@ pub fn check(
         signed,
     );
     picks(proof, eligible.as_ref().ok(), randomness.ok(), &mut report);
+    if let Some(waiting) = &proof.pending {
+        report.add("pending", "No redraw waits for its round", pending(waiting));
+    }
     let kept_instant = kept.and_then(|k| k.instant_commitment);
     match &proof.instant {
         Some(instant) => report.add(

@@ -6,8 +6,8 @@ use super::super::beacon::{BeaconNetwork, BeaconNetworks, ROUND_MARGIN_MS};
 use super::super::eligible::EligibleSet;
 use super::super::pick::{DrawInputs, Picks};
 use super::{
-    Checked, KeptDraw, Not, PickRecord, PublicList, PublicProof, Report, RoundSignature,
-    current_winners, fail,
+    Checked, KeptDraw, Not, PendingPick, PickRecord, ProofPick, PublicList, PublicProof, Report,
+    RoundSignature, current_winners, fail,
 };
 use crate::hex;
 
@@ -83,7 +83,18 @@ pub(super) fn frozen(proof: &PublicProof, kept: Option<&KeptDraw>) -> Checked {
     if kept.round != proof.beacon.as_ref().map(|b| b.round) {
         return fail("the beacon round differs from the one shown at the close");
     }
-    Ok("the same digest, count, freeze time and round".into())
+    match kept.prizes {
+        None => fail(
+            "the draw answer you kept fixes no number of prizes (the draw was closed without \
+             `prizes`, or frozen before the close fixed them): they could have been chosen once \
+             the round was out",
+        ),
+        Some(fixed) if fixed != proof.prizes => fail(format!(
+            "the close fixed {fixed} prize(s), the proof draws {}",
+            proof.prizes
+        )),
+        Some(_) => Ok("the same digest, count, freeze time, round and number of prizes".into()),
+    }
 }
 
 pub(super) fn trusted_network(
@@ -122,20 +133,28 @@ pub(super) fn rounds(proof: &PublicProof, network: Option<&BeaconNetwork>) -> Ch
             ROUND_MARGIN_MS / 1_000
         ));
     }
-    for pick in &proof.picks {
-        let Some(at) = pick.requested_at_ms else {
-            continue;
-        };
-        let expected = network.round_after(at);
-        match &pick.beacon {
-            Some(redraw) if redraw.round == expected && at >= proof.frozen_at_ms => {}
-            _ => {
+    if proof.drawn_at_ms < network.published_at_ms(beacon.round) {
+        return fail("the winners were drawn before their round was published");
+    }
+    let mut asked_after = None;
+    for (k, pick) in (1u64..).zip(&proof.picks) {
+        if k <= u64::from(proof.prizes) {
+            if pick.requested_at_ms.is_some() || pick.beacon.is_some() {
                 return fail(format!(
-                    "pick {} (a redraw) does not use the first round published after its request ({expected})",
-                    pick.record.pick
+                    "pick {k} is one of the prizes' first picks: it uses the draw's round, not a request or round of its own"
                 ));
             }
+            continue;
         }
+        let at = redraw_request(pick, proof.drawn_at_ms, asked_after)?;
+        let expected = network.round_after(at);
+        if pick.beacon.as_ref().map(|b| b.round) != Some(expected) {
+            return fail(format!(
+                "pick {k} (a redraw) does not use the first round published more than {} s after its request ({expected})",
+                ROUND_MARGIN_MS / 1_000
+            ));
+        }
+        asked_after = Some(at);
     }
     Ok(format!(
         "round {} of {}, published {} s after the freeze",
@@ -143,6 +162,28 @@ pub(super) fn rounds(proof: &PublicProof, network: Option<&BeaconNetwork>) -> Ch
         network.name(),
         (network.published_at_ms(beacon.round) - proof.frozen_at_ms) / 1_000
     ))
+}
+
+/// A redraw's request time: it names one and a round, and was asked for once the winners
+/// were drawn and after the redraw before it.
+fn redraw_request(pick: &ProofPick, drawn_at_ms: i64, previous: Option<i64>) -> Result<i64, Not> {
+    let k = pick.record.pick;
+    let (Some(at), Some(_)) = (pick.requested_at_ms, &pick.beacon) else {
+        return fail(format!(
+            "pick {k} (a redraw) names no request time and round: its round would be the proof's choice"
+        ));
+    };
+    if at < drawn_at_ms {
+        return fail(format!(
+            "pick {k} (a redraw) was asked for before the winners were drawn"
+        ));
+    }
+    if previous.is_some_and(|before| at <= before) {
+        return fail(format!(
+            "pick {k} (a redraw) was asked for no later than the redraw before it"
+        ));
+    }
+    Ok(at)
 }
 
 /// The randomness of the draw's round and of each redraw's.
@@ -253,6 +294,14 @@ pub(super) fn picks(
         fail("a prize does not name the last pick that went to it")
     };
     report.add("prizes", "Each prize names its last pick", result);
+}
+
+/// A redraw asked for and not made: the prize's winner may still change.
+pub(super) fn pending(waiting: &PendingPick) -> Checked {
+    fail(format!(
+        "prize {} waits for the redraw that round {}'s signature makes: the winners are not final until it is made (anyone who may call the API can make it with that public signature)",
+        waiting.prize, waiting.round
+    ))
 }
 
 /// Picks are numbered 1, 2, ... in order; pick `k` of the first `prizes` went to prize

@@ -25,7 +25,8 @@ fn signed(fixture: &serde_json::Value, round: u64) -> RoundSignature {
 }
 
 /// A draw of 300 tickets frozen just before round 5 is the first after the margin,
-/// with 3 prizes and a redraw of prize 2 asked for when round 9 was next.
+/// drawn when round 5 was published, with 3 prizes and a redraw of prize 2 asked for when
+/// round 9 was next.
 fn drawn() -> (PublicProof, PublicList, BeaconNetworks) {
     let (network, fixture) = network();
     let mut trusted = BeaconNetworks::default();
@@ -76,6 +77,7 @@ fn drawn() -> (PublicProof, PublicList, BeaconNetworks) {
         eligible_digest: eligible.digest(),
         frozen_at_ms,
         prizes: 3,
+        drawn_at_ms: network.published_at_ms(5),
         network: Some(network),
         beacon: Some(draw_round),
         published_prizes: current_winners(3, &records)
@@ -83,6 +85,7 @@ fn drawn() -> (PublicProof, PublicList, BeaconNetworks) {
             .map(|p| (p.prize, p.ticket))
             .collect(),
         picks,
+        pending: None,
         instant: None,
     };
     let list = PublicList {
@@ -164,6 +167,40 @@ fn a_true_draw_passes_every_step_and_each_tampering_fails_its_own() {
         tamper(&|p, _| p.picks[3].requested_at_ms = Some(p.frozen_at_ms - 1)),
         Some("round")
     );
+    // A redraw without a request time: its round would be whoever wrote the proof's.
+    assert_eq!(
+        tamper(&|p, _| p.picks[3].requested_at_ms = None),
+        Some("round")
+    );
+    assert_eq!(tamper(&|p, _| p.picks[3].beacon = None), Some("round"));
+    // A redraw asked for before the winners were drawn, winners drawn before their round
+    // was out, a first pick with a round of its own.
+    assert_eq!(
+        tamper(&|p, _| p.drawn_at_ms = p.picks[3].requested_at_ms.unwrap() + 1),
+        Some("round")
+    );
+    assert_eq!(tamper(&|p, _| p.drawn_at_ms -= 1), Some("round"));
+    assert_eq!(
+        tamper(&|p, _| p.picks[0].beacon = p.beacon.clone()),
+        Some("round")
+    );
+    // A second redraw asked for no later than the first.
+    assert_eq!(
+        tamper(&|p, _| {
+            let mut again = p.picks[3].clone();
+            again.record.pick = 5;
+            p.picks.push(again);
+        }),
+        Some("round")
+    );
+    // A redraw asked for and not made: the winners are not final.
+    assert_eq!(
+        tamper(&|p, _| p.pending = Some(PendingPick {
+            prize: 1,
+            round: 12
+        })),
+        Some("pending")
+    );
     // A network the verifier does not know, or knows with another key.
     let (proof, list, _) = drawn();
     let report = check(&proof, &list, None, &BeaconNetworks::default());
@@ -172,7 +209,7 @@ fn a_true_draw_passes_every_step_and_each_tampering_fails_its_own() {
 }
 
 #[test]
-fn the_kept_answer_of_the_close_must_show_the_same_list_and_round() {
+fn the_kept_answer_of_the_close_must_show_the_same_list_round_and_prizes() {
     let (proof, list, trusted) = drawn();
     let kept = KeptDraw {
         seed_commitment: proof.seed_commitment,
@@ -180,6 +217,7 @@ fn the_kept_answer_of_the_close_must_show_the_same_list_and_round() {
         eligible_digest: Some(proof.eligible_digest),
         frozen_at_ms: Some(proof.frozen_at_ms),
         round: Some(5),
+        prizes: Some(3),
         instant_commitment: None,
     };
     assert!(check(&proof, &list, Some(&kept), &trusted).passed());
@@ -191,6 +229,15 @@ fn the_kept_answer_of_the_close_must_show_the_same_list_and_round() {
         round: Some(6),
         ..kept.clone()
     };
+    // Prizes chosen once the round was out: another number, or none fixed at the close.
+    let fewer = KeptDraw {
+        prizes: Some(2),
+        ..kept.clone()
+    };
+    let unfixed = KeptDraw {
+        prizes: None,
+        ..kept.clone()
+    };
     let other = KeptDraw {
         seed_commitment: [0; 32],
         ..kept
@@ -198,6 +245,8 @@ fn the_kept_answer_of_the_close_must_show_the_same_list_and_round() {
     for (kept, step) in [
         (before_close, "frozen"),
         (moved, "frozen"),
+        (fewer, "frozen"),
+        (unfixed, "frozen"),
         (other, "commitment"),
     ] {
         assert_eq!(

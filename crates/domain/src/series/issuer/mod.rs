@@ -4,7 +4,8 @@
 //! coincide with another series' is refused. One item of the table holds an issuer's
 //! entries at a version, written in the same transaction as the series: two racing
 //! definitions write the same version, so only one commits, and the other reads the
-//! entries again and is checked against the winner.
+//! entries again and is checked against the winner. A series is checked against its own
+//! formats too: two of them may not render one text in two of its periods.
 
 use std::collections::BTreeMap;
 
@@ -76,6 +77,9 @@ pub struct Overlap {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     Overlaps(Overlap),
+    /// Two formats of the series itself could render one text in two of its periods
+    /// (the overlap names the series itself).
+    Repeats(Overlap),
     /// The issuer's entries would hold more formats than its item keeps.
     Full {
         max: usize,
@@ -107,9 +111,10 @@ impl Issuer {
 
     /// The issuer with `changed` entered as it is now, once the texts it renders and
     /// `read` (the series as it was, `None` for a new one) did not are checked against
-    /// every other series': the first overlap refuses. What `read` rendered already is
-    /// not checked again, so a series entered with overlaps it had before the rule keeps
-    /// them (and [`Issuer::overlaps`] names them). `None`: the entry is as written.
+    /// its other formats and every other series': the first overlap refuses. What `read`
+    /// rendered already is not checked again, so a series entered with overlaps it had
+    /// before the rule keeps them (and [`Issuer::overlaps`] names them). `None`: the
+    /// entry is as written.
     pub fn admit(
         &self,
         read: Option<&Series>,
@@ -124,6 +129,9 @@ impl Issuer {
         let before = read.map(Entry::of);
         for format in entry.new_since(before.as_ref()) {
             let texts = Texts::of(format, entry.names(&changed.series_id), today);
+            if let Some(repeat) = self.first_repeat(changed, &entry, format, &texts, today) {
+                return Err(Refusal::Repeats(repeat));
+            }
             if let Some(overlap) = self.first_overlap(&changed.series_id, format, &texts, today) {
                 return Err(Refusal::Overlaps(overlap));
             }
@@ -178,6 +186,35 @@ impl Issuer {
         found
     }
 
+    /// The first other format of `series` (its `entry`) that could render a text of
+    /// `texts` in another period: none when both show the dates of its periods alike
+    /// ([`NumberFormat::same_dates`]), else the walk decides.
+    fn first_repeat(
+        &self,
+        series: &Series,
+        entry: &Entry,
+        format: &NumberFormat,
+        texts: &Texts,
+        today: &LocalDate,
+    ) -> Option<Overlap> {
+        let names = entry.names(&series.series_id);
+        let fields = series.definition.reset.fields();
+        entry
+            .formats
+            .iter()
+            .filter(|other| *other != format && !format.same_dates(other, fields, names))
+            .find_map(|other| {
+                let example = texts.shared(&Texts::of(other, names, today))?;
+                Some(Overlap {
+                    issuer: self.issuer.clone(),
+                    format: format.as_str().to_owned(),
+                    series: series.series_id.clone(),
+                    other_format: other.as_str().to_owned(),
+                    example,
+                })
+            })
+    }
+
     /// The first other series that could render a text of `texts`.
     fn first_overlap(
         &self,
@@ -214,119 +251,4 @@ impl Issuer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::series::{FormatVersion, Period, Reset, SeriesDefinition};
-
-    const MAX: usize = 100;
-
-    fn today() -> LocalDate {
-        LocalDate {
-            year: 2026,
-            month: 11,
-            day: 29,
-            fiscal_year: 2026,
-        }
-    }
-
-    fn series(id: &str, format: &str) -> Series {
-        let definition = SeriesDefinition::new(format, Reset::Never, true, 1).unwrap();
-        let created = jiff::tz::Offset::UTC
-            .to_timestamp(jiff::civil::date(2026, 1, 1).at(0, 0, 0, 0))
-            .unwrap();
-        Series::new(SeriesId::parse(id).unwrap(), definition, created)
-    }
-
-    fn with_format(mut series: Series, format: &str) -> Series {
-        let format = NumberFormat::parse(format).unwrap();
-        series.formats.push(FormatVersion {
-            version: series.latest_version() + 1,
-            format: format.clone(),
-            from: Period::parse(Reset::Never, "all").ok(),
-        });
-        series.definition.format = format;
-        series
-    }
-
-    fn issuer() -> Issuer {
-        Issuer::new(IssuerId::deployment())
-    }
-
-    #[test]
-    fn a_second_series_that_could_render_the_firsts_numbers_is_refused_with_an_example() {
-        let uabc = series("UABC", "{series}{yy}{seq:6}");
-        let entered = issuer().admit(None, &uabc, &today(), MAX).unwrap().unwrap();
-        assert_eq!(entered.version, 1);
-        let typo = series("UABX", "UABC{yy}{seq:6}");
-        let Err(Refusal::Overlaps(overlap)) = entered.admit(None, &typo, &today(), MAX) else {
-            panic!("UABX was admitted");
-        };
-        assert_eq!(overlap.series.as_str(), "UABC");
-        assert_eq!(overlap.example, "UABC26000001");
-        assert_eq!(overlap.other_format, "{series}{yy}{seq:6}");
-        // Another prefix is welcome.
-        let other = series("UABD", "{series}{yy}{seq:6}");
-        assert!(
-            entered
-                .admit(None, &other, &today(), MAX)
-                .unwrap()
-                .is_some()
-        );
-    }
-
-    #[test]
-    fn past_formats_count_and_only_new_texts_are_checked() {
-        let old = with_format(series("A", "A{yy}{seq:4}"), "AA{yy}{seq:4}");
-        let entered = issuer().admit(None, &old, &today(), MAX).unwrap().unwrap();
-        // `B`'s format meets `A`'s first format, which `A` numbered with once.
-        let b = series("B", "A{yy}{seq:4}");
-        assert!(entered.admit(None, &b, &today(), MAX).is_err());
-        // A change that renders nothing new is entered as it is; so is a repeat.
-        assert_eq!(entered.admit(Some(&old), &old, &today(), MAX), Ok(None));
-        // A series entered before the rule keeps its overlaps and changes its ranges.
-        let clash = series("C", "AA{yy}{seq:4}");
-        let both = entered.enter_existing(&clash, MAX).unwrap().unwrap();
-        assert_eq!(both.overlaps(&clash, &today()).len(), 1);
-        assert_eq!(both.overlaps(&old, &today())[0].series.as_str(), "C");
-        assert_eq!(both.enter_existing(&clash, MAX), Ok(None));
-        // But a new format of it is checked.
-        let changed = with_format(clash.clone(), "A{yy}-{seq:4}");
-        assert!(both.admit(Some(&clash), &changed, &today(), MAX).is_ok());
-        let clashing = with_format(clash.clone(), "A{yy}{seq:5}");
-        assert!(both.admit(Some(&clash), &clashing, &today(), MAX).is_err());
-    }
-
-    #[test]
-    fn a_new_code_is_checked_where_formats_show_it_and_the_formats_are_bounded() {
-        let mut pt = series("PT", "FT{code}/{seq:1}");
-        pt.definition.validation_code = Some(ValidationCode::parse("AAA").unwrap());
-        let entered = issuer().admit(None, &pt, &today(), MAX).unwrap().unwrap();
-        let other = series("Q", "FTBBB/{seq:1}");
-        assert!(entered.admit(None, &other, &today(), MAX).is_ok());
-        let both = entered.admit(None, &other, &today(), MAX).unwrap().unwrap();
-        let mut recoded = pt.clone();
-        recoded.definition.validation_code = Some(ValidationCode::parse("BBB").unwrap());
-        let Err(Refusal::Overlaps(overlap)) = both.admit(Some(&pt), &recoded, &today(), MAX) else {
-            panic!("the new code was admitted");
-        };
-        assert_eq!(overlap.example, "FTBBB/1");
-        assert_eq!(
-            both.admit(None, &series("S", "S{yy}{seq:2}"), &today(), 2),
-            Err(Refusal::Full { max: 2 })
-        );
-    }
-
-    #[test]
-    fn a_series_defined_before_the_rule_is_not_entered_past_the_formats_an_issuer_keeps() {
-        // Three formats between two series: the issuer keeps three, not four.
-        let two = with_format(series("OLD", "O{yy}{seq:4}"), "O{yyyy}{seq:4}");
-        let entered = issuer().enter_existing(&two, 3).unwrap().unwrap();
-        let one = series("NEXT", "N{yy}{seq:4}");
-        let full = entered.enter_existing(&one, 3).unwrap().unwrap();
-        assert_eq!(full.format_count(), 3);
-        let last = series("LAST", "L{yy}{seq:4}");
-        assert_eq!(full.enter_existing(&last, 3), Err(Refusal::Full { max: 3 }));
-        // A series entered already is answered as before, full or not.
-        assert_eq!(full.enter_existing(&one, 3), Ok(None));
-    }
-}
+mod tests;
