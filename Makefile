@@ -16,9 +16,9 @@ run:
 ## missing Debian packages are installed with apt, through sudo when not root.
 test:
 	scripts/check-docs.py
-	scripts/pip-tool.sh cfn-lint >/dev/null
+	scripts/pip-tool.sh cfn-lint aws-sam-translator >/dev/null
 	target/python-tools/bin/cfn-lint template.yaml
-	scripts/check-template.py template.yaml
+	target/python-tools/bin/python3 scripts/check-template.py template.yaml
 	scripts/browser.sh
 	scripts/verify-page.sh
 	scripts/with-dynamodb.sh scripts/workspace-tests.sh

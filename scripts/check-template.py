@@ -32,8 +32,9 @@
   every declared metric and shows every alarm. Each run also removes each queue's and
   each function's alarms in turn and checks that the check then fails.
 
-Needs PyYAML and SAM's translator, which cfn-lint brings along. Exits 1 and lists every
-failure. The checks themselves are in scripts/template_check/.
+Needs PyYAML and SAM's translator (aws-sam-translator), from the Python environment of
+scripts/pip-tool.sh. Exits 1 and lists every failure. The checks themselves are in
+scripts/template_check/.
 """
 
 import json
