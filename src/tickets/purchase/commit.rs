@@ -190,9 +190,10 @@ impl Run<'_> {
 
     /// Fixes the draw's beacon before this process's first transaction that could sell or
     /// hold: a buyer trusts the beacon the draw declares, so no withdrawal or switch may
-    /// follow a sale.
+    /// follow a sale. A draw this process knows without a beacon has none to fix (a beacon
+    /// declared after a sale is fixed by its change, which counts the draw's sales).
     async fn fix_beacon(&mut self) -> Result<(), StoreError> {
-        if self.cache.beacon_fixed() {
+        if self.cache.beacon_fixed() || self.cache.draw.beacon.is_none() {
             return Ok(());
         }
         self.requests += 1;

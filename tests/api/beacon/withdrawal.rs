@@ -169,3 +169,20 @@ async fn a_process_fixes_the_beacon_before_its_first_sale_commits_and_once() {
     assert_eq!(again.status, StatusCode::CREATED, "{}", again.body);
     assert!(!proxy.recorded().iter().any(fixes_beacon));
 }
+
+/// A draw without a beacon has none to fix: its sales send no write for it.
+#[tokio::test]
+async fn a_draw_without_a_beacon_costs_its_sales_no_write() {
+    let app = spawn_app().await;
+    let draw = json!({"draw_id": "plain", "total_tickets": 100});
+    app.create_draw(&draw).await;
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let router = faulty_instance(&proxy, app.store.table(), Duration::from_secs(60)).await;
+    proxy.record();
+    let buy = json!({"payment_id": "p1", "quantity": 1});
+    let bought = post_json(&router, "/draws/plain/purchases", &buy).await;
+    assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    let sent = proxy.recorded();
+    assert!(sent.iter().any(|r| r.operation == "TransactWriteItems"));
+    assert!(!sent.iter().any(fixes_beacon));
+}
