@@ -34,6 +34,18 @@ QUICKNET = {
     "period": 3,
 }
 NETWORK_FIELDS = ("scheme", "public_key", "genesis_time", "period")
+
+
+def same_field(name, value):
+    """A network field as compared: a public key by its bytes, not its hex's case."""
+    if name == "public_key" and isinstance(value, str):
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            return value
+    return value
+
+
 UNKEPT = (", but not against the draw's answer kept from the close (--draw): nothing shows "
           "that the list, the round and the number of prizes are those fixed before the round "
           "was out")
@@ -195,7 +207,7 @@ class Check:
         if known is None:
             raise Failed("network %s is not one you know: add it with --networks if you trust "
                          "its public key %s" % (beacon["network"], beacon["public_key"]))
-        if any(known[f] != beacon[f] for f in NETWORK_FIELDS):
+        if any(same_field(f, known[f]) != same_field(f, beacon[f]) for f in NETWORK_FIELDS):
             raise Failed("the proof's network has another key or clock than the one you trust")
         self.net = known
         return "%s (%s)" % (beacon["network"], beacon["scheme"])
@@ -346,9 +358,11 @@ class Check:
             return self.steps
         self.step("commitment", "The seed matches the commitment published before the sale", self.commitment)
         listed = self.step("eligible", "The eligible list matches its digest and count", self.eligible_list)
-        self.step("frozen", "The list and the round are those shown from the close", self.frozen)
+        self.step("frozen", "The list, the round and the number of prizes are those shown from the close",
+                  self.frozen)
         self.step("network", "The beacon network is one you trust", self.network)
-        self.step("round", "Each beacon round was published after the list was frozen", self.rounds)
+        self.step("round", "Each beacon round is the first published after the freeze or the redraw's request",
+                  self.rounds)
         signed = self.step("signature", "Each round's signature is the network's", self.signatures)
         self.picks(hasattr(self, "tickets") and listed == "pass" and signed != "FAIL")
         if self.winners.get("pending_redraw") is not None:

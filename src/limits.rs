@@ -328,7 +328,7 @@ mod tests {
             ),
             says(
                 "an error's `detail`",
-                format!("at most {} characters", usize_(MAX_DETAIL_CHARS)),
+                format!("its first {} characters and `…`", usize_(MAX_DETAIL_CHARS)),
             ),
             says(
                 "an error's `detail`",

@@ -9,6 +9,7 @@ use futures::{StreamExt, TryStreamExt};
 use jiff::Timestamp;
 use tracing::{info, instrument};
 
+use super::freeze::prizes_to_fix;
 use super::{DrawSummary, TicketError, TicketService};
 use tally_domain::draw::{Draw, DrawStatus};
 use tally_domain::ids::DrawId;
@@ -18,11 +19,12 @@ use tally_domain::journal::Operator;
 const CLOSE_CONCURRENCY: usize = 16;
 
 impl TicketService {
-    /// Closes the draw and freezes its eligible list with `prizes`, the number of prizes,
-    /// if given; once this returns, no purchase can commit, no void changes the list and
-    /// polls read the closed draw's facts. Closing a closed draw changes nothing; one
-    /// whose freeze fixed another number of prizes (or none) is refused. The freeze is
-    /// journalled under `by`.
+    /// Closes the draw and freezes its eligible list with the number of prizes the draw
+    /// declared, else `prizes` if given; once this returns, no purchase can commit, no
+    /// void changes the list and polls read the closed draw's facts. Closing a closed draw
+    /// changes nothing; naming another number than the draw declared is refused before
+    /// anything changes, and one whose freeze fixed another number (or none) is refused.
+    /// The freeze is journalled under `by`.
     #[instrument(skip(self, by))]
     pub async fn close_draw(
         &self,
@@ -30,6 +32,14 @@ impl TicketService {
         prizes: Option<u32>,
         by: &Operator,
     ) -> Result<DrawSummary, TicketError> {
+        if prizes.is_some() {
+            let draw = self
+                .store()
+                .get_draw(draw_id)
+                .await?
+                .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
+            prizes_to_fix(&draw, prizes)?;
+        }
         let frozen = self.close_and_freeze(draw_id, prizes, by).await?;
         let fixed = frozen.frozen.as_ref().and_then(|f| f.prizes);
         if let Some(given) = prizes.filter(|&given| fixed != Some(given)) {
@@ -93,7 +103,7 @@ impl TicketService {
     /// The draw closed for good and its list frozen: a draw past its `closes_at` is closed
     /// now (every stripe, so that no purchase sent before `closes_at` can still land), a
     /// closed one is frozen if a close stopped before; any other draw must be closed first.
-    /// A freeze made here fixes `prizes` with the list.
+    /// A freeze made here fixes the draw's number of prizes, else `prizes`, with the list.
     pub(super) async fn closed_and_frozen(
         &self,
         draw: Draw,

@@ -1,6 +1,6 @@
 //! Creating a draw, reading it, and declaring its beacon.
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 use tally_domain::time::Epoch;
 use tracing::{info, instrument, warn};
@@ -278,8 +278,9 @@ impl TicketService {
             .as_deref()
             .map(|name| self.network(name))
             .transpose()?;
-        self.fix_beacon_if_sold(draw_id).await?;
+        let draw = self.fix_beacon_if_sold(draw_id).await?;
         let now = Timestamp::now();
+        let fix = network.is_some() && fixes_on_declaring(&draw, now);
         let entry = Draft::new(
             now,
             by,
@@ -290,7 +291,7 @@ impl TicketService {
         let name = |b: &Option<BeaconNetwork>| b.as_ref().map(|n| n.name().to_owned());
         match self
             .store()
-            .set_beacon(draw_id, network.as_ref(), now, &entry)
+            .set_beacon(draw_id, network.as_ref(), fix, now, &entry)
             .await?
         {
             None => Err(TicketError::DrawNotFound(draw_id.clone())),
@@ -312,13 +313,29 @@ impl TicketService {
     /// Fixes the beacon of a draw that sold or holds tickets while its item does not say
     /// so: one whose sales began before draws recorded it. Sales never come undone, so
     /// counts that show one settle it.
-    async fn fix_beacon_if_sold(&self, draw_id: &DrawId) -> Result<(), TicketError> {
+    async fn fix_beacon_if_sold(&self, draw_id: &DrawId) -> Result<Draw, TicketError> {
         let summary = self.get_draw(draw_id).await?;
         if !summary.draw.beacon_fixed && summary.sold + summary.held > 0 {
             self.store().fix_beacon(draw_id).await?;
         }
-        Ok(())
+        Ok(summary.draw)
     }
+}
+
+/// How long before its `opens_at` a draw may still be given a beacon it can change: a
+/// process's clock may run ahead of the one that declares it.
+const BEFORE_OPENING: SignedDuration = SignedDuration::from_secs(60);
+
+/// Whether a beacon declared now on `draw` is fixed at once: a draw without one that may
+/// be selling. A process that read the draw before the beacon came knows none, so it would
+/// not fix it before its first sale; only a draw that opens later than a minute from now
+/// sells to no such process first.
+fn fixes_on_declaring(draw: &Draw, now: Timestamp) -> bool {
+    draw.beacon.is_none()
+        && draw
+            .schedule
+            .opens_at()
+            .is_none_or(|opens_at| now + BEFORE_OPENING >= opens_at)
 }
 
 /// The journal's entry of a draw's creation: every setting it was created with, and the
@@ -334,6 +351,7 @@ fn created_entry(draw: &Draw, by: &Operator) -> Draft {
         "hold_seconds": config.hold_seconds(),
         "max_held_per_payer": config.max_held_per_payer(),
         "max_held_percent": config.max_held_percent(),
+        "prizes": config.prizes(),
         "ticket_price": config.price().map(|p| p.minor),
         "currency": config.price().map(|p| p.currency.to_string()),
         "opens_at": draw.schedule.opens_at().map(rfc3339_millis),

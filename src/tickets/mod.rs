@@ -112,7 +112,7 @@ pub enum TicketError {
     #[error("{eligible} tickets are eligible, fewer than the {wanted} picks asked for")]
     NotEnoughEligible { eligible: u64, wanted: u64 },
     #[error("{}", match fixed {
-        Some(fixed) => format!("the close fixed {fixed} prizes, not {given}"),
+        Some(fixed) => format!("the draw fixed {fixed} prizes, not {given}"),
         None => format!("the close fixed no number of prizes, and it is too late to fix {given}"),
     })]
     PrizesFixed { fixed: Option<u32>, given: u32 },

@@ -9,6 +9,7 @@ mod chosen;
 mod concurrency;
 mod cost;
 mod credit_notes;
+mod declared_prizes;
 mod dip_reads;
 mod error_words;
 mod events;

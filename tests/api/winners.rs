@@ -277,30 +277,34 @@ async fn a_beacon_names_a_known_network_until_the_close() {
         let refused = app.patch("/draws/b", &json!({"beacon": text})).await;
         assert_eq!(refused.code(), "invalid_beacon", "{}", refused.body);
     }
-    let cleared = app.patch("/draws/b", &json!({"beacon": null})).await;
-    assert!(cleared.body["beacon"].is_null());
+    // Declared while the draw may sell, the beacon is fixed at once.
+    let withdrawn = app.patch("/draws/b", &json!({"beacon": null})).await;
+    assert_eq!(withdrawn.code(), "beacon_fixed", "{}", withdrawn.body);
     assert_eq!(
         app.patch("/draws/b", &json!({})).await.code(),
         "invalid_body"
     );
+    // A draw without a beacon sells, closes and draws without one.
+    app.create_draw(&json!({"draw_id": "nb", "total_tickets": 10}))
+        .await;
     let bought = json!({"payment_id": "p", "quantity": 2});
     assert!(
-        app.post("/draws/b/purchases", &bought)
+        app.post("/draws/nb/purchases", &bought)
             .await
             .status
             .is_success()
     );
-    let closed = app.post("/draws/b/close", &json!({"prizes": 1})).await;
+    let closed = app.post("/draws/nb/close", &json!({"prizes": 1})).await;
     assert_eq!(closed.status, StatusCode::OK);
     assert_eq!(closed.body["eligible_count"], 2);
     let late = app
-        .patch("/draws/b", &json!({"beacon": {"network": "quicknet"}}))
+        .patch("/draws/nb", &json!({"beacon": {"network": "quicknet"}}))
         .await;
     assert_eq!(late.code(), "draw_closed", "{}", late.body);
-    let drawn = app.post("/draws/b/winners", &json!({"prizes": 1})).await;
+    let drawn = app.post("/draws/nb/winners", &json!({"prizes": 1})).await;
     assert_eq!(drawn.status, StatusCode::CREATED, "{}", drawn.body);
     assert!(drawn.body["proof"]["beacon"].is_null());
-    let eligible = app.get("/draws/b/eligible").await;
+    let eligible = app.get("/draws/nb/eligible").await;
     assert_eq!(
         verifiers_accept(
             "nobeacon",
@@ -311,7 +315,7 @@ async fn a_beacon_names_a_known_network_until_the_close() {
         ),
         Verdicts::BOTH_PASS
     );
-    let more = app.post("/draws/b/winners", &json!({"prizes": 3})).await;
+    let more = app.post("/draws/nb/winners", &json!({"prizes": 3})).await;
     assert_eq!(more.code(), "winners_drawn");
     assert_eq!(
         app.get("/draws/none/winners").await.code(),

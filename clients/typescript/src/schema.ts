@@ -89,9 +89,10 @@ export interface paths {
         /**
          * Close a draw
          * @description Once it returns no purchase can commit, and the eligible list is frozen: its digest,
-         *     count, beacon round and (given `prizes`) number of prizes are in the answer from then
-         *     on. Closing a closed draw changes nothing; naming another number of prizes than its
-         *     close fixed is refused (`409 prizes_fixed`).
+         *     count, beacon round and number of prizes (the draw's own, else `prizes` if given) are
+         *     in the answer from then on. Closing a closed draw changes nothing; naming another
+         *     number of prizes than the draw declared or its close fixed is refused, before anything
+         *     changes for a draw that declared one (`409 prizes_fixed`).
          */
         post: operations["close_draw"];
         delete?: never;
@@ -887,8 +888,9 @@ export interface components {
             /**
              * Format: int32
              * @description How many prizes the winners will draw, 1 to 97: fixed with the list, before the
-             *     beacon round is out. Without it the verifiers cannot tell that the number was not
-             *     chosen once the winners could be computed.
+             *     beacon round is out; a draw that declared its number at the create takes only that
+             *     one. Without either the verifiers cannot tell that the number was not chosen once
+             *     the winners could be computed.
              */
             prizes?: number | null;
         };
@@ -951,6 +953,14 @@ export interface components {
              *     refused).
              */
             opens_at?: string | null;
+            /**
+             * Format: int32
+             * @description How many prizes the winners will draw, 1 to 97 and at most `total_tickets`: fixed
+             *     now, before any sale, and by every freeze of the list, also one that a read past
+             *     `closes_at` makes. A close or winners call may repeat it, never name another
+             *     (`409 prizes_fixed`). Without it the close or the winners call names the number.
+             */
+            prizes?: number | null;
             /**
              * Format: int32
              * @description The cursors that concurrent buyers spread over (1 to 1,024); the default suits
@@ -1042,8 +1052,8 @@ export interface components {
             opens_at: string | null;
             /**
              * Format: int32
-             * @description The number of prizes the winners draw, fixed at the close with the list (when the
-             *     close named it), before the beacon round is out.
+             * @description The number of prizes the winners draw: declared at the create, or else fixed at the
+             *     close with the list (when the close named it), before the beacon round is out.
              */
             prizes: number | null;
             /** @description Hex SHA-256 of the secret seed, from the first response on. */
@@ -1088,8 +1098,9 @@ export interface components {
             beacon_signature?: string | null;
             /**
              * Format: int32
-             * @description 1 to 97: the number the close fixed (`prizes` of the draw), which may be left
-             *     out. Required when the close fixed none; a call that closes the draw fixes it.
+             * @description 1 to 97: the number the draw declared or its close fixed (`prizes` of the draw),
+             *     which may be left out. Required when neither did; a call that closes such a draw
+             *     fixes it.
              */
             prizes?: number | null;
         };
@@ -1674,7 +1685,7 @@ export interface components {
             period?: string;
             /** @description `redraw_pending`: the prize whose redraw waits */
             prize?: number;
-            /** @description `prizes_fixed`: the number of prizes the close fixed; `null`: none */
+            /** @description `prizes_fixed`: the number of prizes the draw fixed (declared at its create, or fixed at its close); `null`: none */
             prizes?: number | null;
             /**
              * Format: date-time
@@ -2305,6 +2316,7 @@ export interface operations {
              *     - `invalid_beacon`: `beacon.network` is not a network name (letters, digits, `-` and `_`); correct it.
              *     - `unknown_beacon_network` (with `known`): this deployment knows no beacon network of that name; choose one of `known`.
              *     - `invalid_instant_wins`: `instant_wins` is not a list of prizes this draw can hold; the `detail` says which one and why.
+             *     - `invalid_prizes`: `prizes` is 0 or more than a draw may award, or (at the create) than its `total_tickets` (ask for fewer), or missing from a winners request of a draw that fixed none.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
              *     - `invalid_body`: the body is not a JSON object, lacks a required member or has one the route does not take; the `detail` names it.
@@ -2322,7 +2334,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid_total_tickets" | "invalid_max_per_purchase" | "invalid_max_per_payer" | "invalid_hold_seconds" | "invalid_max_held_per_payer" | "invalid_max_held_percent" | "invalid_stripes" | "invalid_closes_at" | "invalid_schedule" | "invalid_beacon" | "unknown_beacon_network" | "invalid_instant_wins" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_currency" | "invalid_draw_id" | "invalid_name" | "invalid_opens_at" | "invalid_ticket_price";
+                        code?: "invalid_total_tickets" | "invalid_max_per_purchase" | "invalid_max_per_payer" | "invalid_hold_seconds" | "invalid_max_held_per_payer" | "invalid_max_held_percent" | "invalid_stripes" | "invalid_closes_at" | "invalid_schedule" | "invalid_beacon" | "unknown_beacon_network" | "invalid_instant_wins" | "invalid_prizes" | "invalid_query" | "malformed_json" | "invalid_body" | "unreadable_body" | "invalid_currency" | "invalid_draw_id" | "invalid_name" | "invalid_opens_at" | "invalid_ticket_price";
                     };
                 };
             };
@@ -2558,7 +2570,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
-             *     - `invalid_prizes`: `prizes` is 0 or more than a draw may award (ask for fewer), or missing from a winners request of a draw whose close fixed none.
+             *     - `invalid_prizes`: `prizes` is 0 or more than a draw may award, or (at the create) than its `total_tickets` (ask for fewer), or missing from a winners request of a draw that fixed none.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
              *     - `malformed_json`: the body is not JSON (or holds a number JSON cannot carry); the `detail` says where it breaks.
@@ -2590,7 +2602,7 @@ export interface operations {
             };
             408: components["responses"]["BodyTimeout"];
             /**
-             * @description - `prizes_fixed` (with `prizes`): the close fixed the number of prizes, `prizes`, before the round was out (`null`: none, and it is too late to fix one); draw that many, or leave `prizes` out.
+             * @description - `prizes_fixed` (with `prizes`): the draw fixed the number of prizes, `prizes`, at its create or its close, before the round was out (`null`: none, and it is too late to fix one); draw that many, or leave `prizes` out.
              *     - `not_enough_eligible` (with `eligible`): fewer tickets are eligible (`eligible`) than prizes asked for; ask for at most that many.
              */
             409: {
@@ -3540,7 +3552,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_prizes`: `prizes` is 0 or more than a draw may award (ask for fewer), or missing from a winners request of a draw whose close fixed none.
+             * @description - `invalid_prizes`: `prizes` is 0 or more than a draw may award, or (at the create) than its `total_tickets` (ask for fewer), or missing from a winners request of a draw that fixed none.
              *     - `beacon_signature_required` (with `round`): the winners rest on beacon round `round`: send that round's signature as `beacon_signature`.
              *     - `invalid_beacon_signature` (with `round`): `beacon_signature` is not the network's signature of round `round`; send the one the network published.
              *     - `wrong_beacon_round` (with `round`): the signature is of another round than the one that counts; send the signature of `round`.
@@ -3578,7 +3590,7 @@ export interface operations {
             };
             408: components["responses"]["BodyTimeout"];
             /**
-             * @description - `prizes_fixed` (with `prizes`): the close fixed the number of prizes, `prizes`, before the round was out (`null`: none, and it is too late to fix one); draw that many, or leave `prizes` out.
+             * @description - `prizes_fixed` (with `prizes`): the draw fixed the number of prizes, `prizes`, at its create or its close, before the round was out (`null`: none, and it is too late to fix one); draw that many, or leave `prizes` out.
              *     - `draw_open`: the draw still sells: close it before drawing its winners.
              *     - `beacon_not_published` (with `round`, `publishes_at`): beacon round `round` is not published yet; send its signature after `publishes_at`.
              *     - `winners_drawn`: the draw's winners are drawn, so they, and its purchases, no longer change.

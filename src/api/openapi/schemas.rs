@@ -144,7 +144,7 @@ pub(super) fn problem_members() -> Vec<(&'static str, Schema)> {
                     .schema_type(SchemaType::from_iter([Type::Integer, Type::Null]))
                     .minimum(Some(1))
                     .description(Some(
-                        "`prizes_fixed`: the number of prizes the close fixed; `null`: none",
+                        "`prizes_fixed`: the number of prizes the draw fixed (declared at its create, or fixed at its close); `null`: none",
                     ))
                     .build(),
             ),

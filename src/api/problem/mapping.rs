@@ -34,6 +34,7 @@ impl From<DrawConfigError> for Problem {
             DrawConfigError::HoldSeconds(_) => Code::InvalidHoldSeconds,
             DrawConfigError::MaxHeldPerPayer(_) => Code::InvalidMaxHeldPerPayer,
             DrawConfigError::MaxHeldPercent(_) => Code::InvalidMaxHeldPercent,
+            DrawConfigError::Prizes(_) => Code::InvalidPrizes,
         };
         Problem::new(code, err.to_string())
     }

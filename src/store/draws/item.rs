@@ -52,6 +52,9 @@ pub(super) const SOLD_OUT_AT: &str = "sold_out_at";
 /// The instant prizes (a list of maps) and the commitment to their key.
 const INSTANT_PRIZES: &str = "instant_prizes";
 const INSTANT_COMMITMENT: &str = "instant_commitment";
+/// The number of prizes declared at the create; draws that declared none, and draws
+/// stored before declarations, have none.
+const PRIZES: &str = "prizes";
 
 pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
     let (config, id) = (&draw.config, draw.draw_id.as_str());
@@ -72,6 +75,7 @@ pub(crate) fn encode_draw(draw: &Draw) -> Result<Item, StoreError> {
         ("hold_seconds", Some(n(config.hold_seconds()))),
         ("max_held_per_payer", Some(n(config.max_held_per_payer()))),
         ("max_held_percent", Some(n(config.max_held_percent()))),
+        (PRIZES, config.prizes().map(n)),
         (BEACON, beacon),
         (CREATED_BEACON, draw.created_beacon.as_deref().map(s)),
         (PERM_KEY, blob(draw.key.as_bytes())),
@@ -193,6 +197,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     let hold_seconds = r.opt_num("hold_seconds")?;
     let max_held_per_payer = r.num("max_held_per_payer")?;
     let max_held_percent = r.num("max_held_percent")?;
+    let prizes = r.opt_num(PRIZES)?;
     let instant_wins = decode_instant(&r)?;
     let (price, schedule) = decode_terms(&r)?;
     let config = DrawConfig::new(
@@ -204,6 +209,7 @@ pub(crate) fn decode_draw(item: &Item) -> Result<Draw, StoreError> {
     .and_then(|c| c.with_hold_seconds(hold_seconds))
     .and_then(|c| c.with_max_held_per_payer(Some(max_held_per_payer)))
     .and_then(|c| c.with_max_held_percent(Some(max_held_percent)))
+    .and_then(|c| c.with_prizes(prizes))
     .map_err(|e| r.corrupt(e.to_string()))?
     .with_instant_wins(instant_wins.is_some())
     .with_price(price);

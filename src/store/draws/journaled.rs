@@ -3,7 +3,9 @@
 //! trusted it, freezing its eligible list.
 
 use aws_sdk_dynamodb::types::builders::UpdateBuilder;
-use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
 use jiff::Timestamp;
 
 use super::super::codec::{derived, key, n, s, timestamp};
@@ -74,12 +76,14 @@ impl Store {
     /// with the operator's journal `entry`: the condition keeps a beacon from changing once
     /// the draw is closing, closed or past its `closes_at` by `now`, keeps one from being
     /// withdrawn or switched once the beacon is fixed (`fix_beacon`), and refuses a change
-    /// to the beacon the draw has (by name), so that a repeat is journalled once. `None`
+    /// to the beacon the draw has (by name), so that a repeat is journalled once. With
+    /// `fix`, a beacon declared on a draw that has none is fixed by the same write. `None`
     /// when the draw does not exist.
     pub async fn set_beacon(
         &self,
         draw_id: &DrawId,
         beacon: Option<&BeaconNetwork>,
+        fix: bool,
         now: Timestamp,
         entry: &Draft,
     ) -> Result<Option<BeaconChange>, StoreError> {
@@ -95,6 +99,11 @@ impl Store {
         // A draw without a beacon may still declare one: that only takes the winners out
         // of the reach of whoever reads the table.
         let update = match beacon {
+            Some(beacon) if fix => update
+                .update_expression("SET #beacon = :beacon, #fixed = :yes")
+                .condition_expression(format!("{selling} AND attribute_not_exists(#beacon)"))
+                .expression_attribute_values(":yes", AttributeValue::Bool(true))
+                .expression_attribute_values(":beacon", encode_network(beacon)?),
             Some(beacon) => update
                 .update_expression("SET #beacon = :beacon")
                 .condition_expression(format!(

@@ -200,6 +200,21 @@ fn a_draw_reads_and_writes_as_stored() {
 }
 
 #[test]
+fn a_draw_that_declared_its_prizes_reads_and_writes_as_stored() {
+    let decoded = decode_draw(&stored("draw_with_prizes")).unwrap();
+    assert_eq!(decoded.config.prizes(), Some(3));
+    let declared = Draw {
+        config: draw().config.with_prizes(Some(3)).unwrap(),
+        ..draw()
+    };
+    assert!(decoded.same_settings(&declared));
+    assert_writes("draw_with_prizes", encode_draw(&decoded).unwrap());
+    assert_writes("draw_with_prizes", encode_draw(&declared).unwrap());
+    // A draw stored before declarations, or that declared none, reads without.
+    assert_eq!(decode_draw(&stored("draw")).unwrap().config.prizes(), None);
+}
+
+#[test]
 fn a_corrupt_hold_time_makes_the_draw_corrupt_like_any_other_attribute() {
     for value in [
         AttributeValue::N("soon".into()),

@@ -14,6 +14,7 @@ use tracing::{info, instrument};
 
 pub(crate) use eligible::Eligible;
 
+use super::freeze::prizes_to_fix;
 use super::instant::InstantReveal;
 use super::{TicketError, TicketService};
 use crate::store::winners::{PickItem, Recorded};
@@ -105,9 +106,9 @@ fn inputs(draw: &Draw, digest: &str) -> Result<DrawInputs, StoreError> {
     })
 }
 
-/// The number of prizes to draw: the one the freeze fixed, which `given` must repeat if it
-/// is there; with none fixed (a draw closed without it, or frozen before the close fixed
-/// it), `given`.
+/// The number of prizes to draw: the one the freeze fixed, which `given` (the draw's
+/// declared number, else the caller's) must repeat if it is there; with none fixed (a draw
+/// closed without it, or frozen before the close fixed it), `given`.
 fn prizes_to_draw(fixed: Option<u32>, given: Option<u32>) -> Result<u32, TicketError> {
     match (fixed, given) {
         (Some(fixed), Some(given)) if fixed != given => Err(TicketError::PrizesFixed {
@@ -129,10 +130,11 @@ fn randomness(beacon: Option<&RoundSignature>) -> Vec<u8> {
 
 impl TicketService {
     /// Draws the winners of a closed draw once: as many picks from the frozen eligible
-    /// list as the freeze fixed prizes (`prizes`, if given, must be that number; a draw
-    /// frozen without one takes it), with the randomness of the draw's beacon round. The
-    /// same request again answers the same winners; another is refused. A draw closed on
-    /// the way fixes `prizes` with its list and is journalled under `by`.
+    /// list as the draw declared or the freeze fixed prizes (`prizes`, if given, must be
+    /// that number; a draw frozen without one takes it), with the randomness of the draw's
+    /// beacon round. The same request again answers the same winners; another is refused.
+    /// A draw closed on the way fixes its number with its list and is journalled under
+    /// `by`.
     #[instrument(skip(self, beacon, by))]
     pub async fn draw_winners(
         &self,
@@ -145,6 +147,11 @@ impl TicketService {
             let draw = self.readable_draw(draw_id).await?;
             if draw.winners.is_some() {
                 return self.same_winners(draw, prizes, beacon.as_ref()).await;
+            }
+            let prizes = prizes_to_fix(&draw, prizes)?;
+            // A freeze without a number would leave one to choose once the round is out.
+            if draw.frozen.is_none() && prizes.is_none() {
+                return Err(TicketError::PrizesRequired);
             }
             let draw = self.closed_and_frozen(draw, prizes, by).await?;
             let frozen = draw

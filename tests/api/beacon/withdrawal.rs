@@ -4,7 +4,11 @@
 //! writes the record once, before its first transaction.
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use axum::http::Method;
+use jiff::{SignedDuration, Timestamp};
+use tally_domain::time::rfc3339_millis;
 use tally_testkit::fault_proxy::{FaultProxy, Recorded};
+use tally_testkit::http::settle_request;
 
 use super::*;
 use crate::faults::faulty_instance;
@@ -185,4 +189,46 @@ async fn a_draw_without_a_beacon_costs_its_sales_no_write() {
     let sent = proxy.recorded();
     assert!(sent.iter().any(|r| r.operation == "TransactWriteItems"));
     assert!(!sent.iter().any(fixes_beacon));
+}
+
+/// A process that read a draw before it had a beacon knows none, and fixes none before
+/// its sales: a beacon declared while the draw may sell is fixed by its declaration. One
+/// declared on a draw opening later than a minute from now stays free until a sale.
+#[tokio::test]
+async fn a_beacon_declared_while_the_draw_sells_is_fixed_at_once() {
+    let world = BeaconApp::spawn().await;
+    let app = &world.app;
+    app.create_draw(&json!({"draw_id": "stale", "total_tickets": 50}))
+        .await;
+    // Another process reads the draw through a hold it then releases: nothing sold or held.
+    let proxy = FaultProxy::start(&endpoint()).await;
+    let other = faulty_instance(&proxy, app.store.table(), Duration::from_secs(60)).await;
+    let hold = json!({"hold_id": "first", "quantity": 1, "payer_id": "ann"});
+    let held = post_json(&other, "/draws/stale/holds", &hold).await;
+    assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
+    let released = settle_request(&other, Method::DELETE, "/draws/stale/holds/first", "").await;
+    assert_eq!(released.body["status"], "released", "{}", released.body);
+    let declared = set_beacon(app, "stale", json!({"network": "quicknet"})).await;
+    assert_eq!(declared.status, StatusCode::OK, "{}", declared.body);
+    // That process holds again, knowing no beacon; the hold ends; the beacon stays.
+    let again = json!({"hold_id": "second", "quantity": 1, "payer_id": "ann"});
+    let held = post_json(&other, "/draws/stale/holds", &again).await;
+    assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
+    let released = settle_request(&other, Method::DELETE, "/draws/stale/holds/second", "").await;
+    assert_eq!(released.body["status"], "released", "{}", released.body);
+    assert_fixed_on_quicknet(app, "stale").await;
+
+    // A draw that opens in an hour: declared, switched and withdrawn at will.
+    let opens_at = Timestamp::now() + SignedDuration::from_hours(1);
+    let later = json!({"draw_id": "later", "total_tickets": 50,
+        "opens_at": rfc3339_millis(opens_at)});
+    app.create_draw(&later).await;
+    for beacon in [
+        json!({"network": "quicknet"}),
+        json!({"network": "test"}),
+        json!(null),
+    ] {
+        let changed = set_beacon(app, "later", beacon.clone()).await;
+        assert_eq!(changed.status, StatusCode::OK, "{beacon}: {}", changed.body);
+    }
 }

@@ -143,9 +143,9 @@ pub struct Frozen {
     /// `frozen_at`; `None` for a draw without a beacon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beacon_round: Option<u64>,
-    /// The number of prizes the close fixed, before the round is out: the winners draw
-    /// exactly that many. `None` for a draw closed without it, or frozen before the close
-    /// fixed it.
+    /// The number of prizes the draw declared at its create, or else the close fixed,
+    /// before the round is out: the winners draw exactly that many. `None` for a draw that
+    /// declared none and was closed without it, or frozen before the close fixed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prizes: Option<u32>,
 }

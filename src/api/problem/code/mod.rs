@@ -161,8 +161,9 @@ problem_codes! {
         "the path's prize is not a positive whole number; name a prize as the winners list \
          it.",
     InvalidPrizes = BAD_REQUEST "invalid_prizes":
-        "`prizes` is 0 or more than a draw may award (ask for fewer), or missing from a \
-         winners request of a draw whose close fixed none.",
+        "`prizes` is 0 or more than a draw may award, or (at the create) than its \
+         `total_tickets` (ask for fewer), or missing from a winners request of a draw that \
+         fixed none.",
     InvalidQuantity = BAD_REQUEST "invalid_quantity" ["max_per_purchase"]:
         "`quantity` is 0 or more than `max_per_purchase`; buy at most that many at once.",
     InvalidQuery = BAD_REQUEST "invalid_query":
@@ -321,8 +322,9 @@ problem_codes! {
         "the move names a period other than the current one, `period`, and no move like it \
          was made in the period it names; a move applies to the current period only.",
     PrizesFixed = CONFLICT "prizes_fixed" ["prizes"]:
-        "the close fixed the number of prizes, `prizes`, before the round was out (`null`: \
-         none, and it is too late to fix one); draw that many, or leave `prizes` out.",
+        "the draw fixed the number of prizes, `prizes`, at its create or its close, before \
+         the round was out (`null`: none, and it is too late to fix one); draw that many, or \
+         leave `prizes` out.",
     PayerHoldLimit = CONFLICT "payer_hold_limit" ["max_held_per_payer", "left"]:
         "the payer's live holds would take more numbers than the draw's \
          `max_held_per_payer`; hold at most `left` more, or pay for or release a hold first.",

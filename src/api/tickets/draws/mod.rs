@@ -93,6 +93,12 @@ pub(super) struct CreateDrawBody {
     /// 100 distinct prizes, 1,000 winning numbers at most, no more than `total_tickets`.
     #[schema(max_items = 100)]
     instant_wins: Option<Vec<InstantPrizeBody>>,
+    /// How many prizes the winners will draw, 1 to 97 and at most `total_tickets`: fixed
+    /// now, before any sale, and by every freeze of the list, also one that a read past
+    /// `closes_at` makes. A close or winners call may repeat it, never name another
+    /// (`409 prizes_fixed`). Without it the close or the winners call names the number.
+    #[schema(minimum = 1, maximum = 97)]
+    prizes: Option<u32>,
 }
 
 /// An instant prize and how many numbers win it.
@@ -159,6 +165,7 @@ pub(super) const CREATE_DRAW_CODES: &[Code] = &[
     Code::InvalidBeacon,
     Code::UnknownBeaconNetwork,
     Code::InvalidInstantWins,
+    Code::InvalidPrizes,
     Code::DrawExists,
 ];
 
@@ -192,6 +199,7 @@ pub(super) async fn create_draw(
             .with_hold_seconds(body.hold_seconds)?
             .with_max_held_per_payer(body.max_held_per_payer)?
             .with_max_held_percent(body.max_held_percent)?
+            .with_prizes(body.prizes)?
             .with_price(Price::new(body.ticket_price, body.currency.as_deref())?),
         schedule: Schedule::new(body.opens_at, body.closes_at)?,
         beacon: body.beacon.map(BeaconBody::name).transpose()?,
@@ -310,8 +318,9 @@ pub(super) async fn patch_draw(
 #[serde(deny_unknown_fields)]
 pub(super) struct CloseDrawBody {
     /// How many prizes the winners will draw, 1 to 97: fixed with the list, before the
-    /// beacon round is out. Without it the verifiers cannot tell that the number was not
-    /// chosen once the winners could be computed.
+    /// beacon round is out; a draw that declared its number at the create takes only that
+    /// one. Without either the verifiers cannot tell that the number was not chosen once
+    /// the winners could be computed.
     #[schema(minimum = 1, maximum = 97)]
     prizes: Option<u32>,
 }
@@ -328,9 +337,10 @@ pub(super) const CLOSE_DRAW_CODES: &[Code] = &[
 /// Close a draw
 ///
 /// Once it returns no purchase can commit, and the eligible list is frozen: its digest,
-/// count, beacon round and (given `prizes`) number of prizes are in the answer from then
-/// on. Closing a closed draw changes nothing; naming another number of prizes than its
-/// close fixed is refused (`409 prizes_fixed`).
+/// count, beacon round and number of prizes (the draw's own, else `prizes` if given) are
+/// in the answer from then on. Closing a closed draw changes nothing; naming another
+/// number of prizes than the draw declared or its close fixed is refused, before anything
+/// changes for a draw that declared one (`409 prizes_fixed`).
 #[utoipa::path(
     post,
     path = "/draws/{draw_id}/close",

@@ -100,8 +100,8 @@ pub(in crate::api::tickets) struct DrawFields {
     /// Hex SHA-256 of the eligible bitmap, fixed at the close: keep this answer.
     #[schema(required = true)]
     eligible_digest: Option<String>,
-    /// The number of prizes the winners draw, fixed at the close with the list (when the
-    /// close named it), before the beacon round is out.
+    /// The number of prizes the winners draw: declared at the create, or else fixed at the
+    /// close with the list (when the close named it), before the beacon round is out.
     #[schema(required = true)]
     prizes: Option<u32>,
     /// When the winners were drawn.
@@ -146,7 +146,11 @@ impl DrawFields {
             frozen_at: draw.frozen.as_ref().map(|f| timestamp(f.frozen_at)),
             eligible_count: draw.frozen.as_ref().map(|f| f.eligible_count),
             eligible_digest: draw.frozen.as_ref().map(|f| f.eligible_digest.clone()),
-            prizes: draw.frozen.as_ref().and_then(|f| f.prizes),
+            prizes: draw
+                .frozen
+                .as_ref()
+                .and_then(|f| f.prizes)
+                .or(draw.config.prizes()),
             drawn_at: draw.winners.map(|w| timestamp(w.drawn_at)),
             created_at: timestamp(draw.created_at),
         }

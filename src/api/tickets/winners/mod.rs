@@ -30,8 +30,9 @@ use response::WinnersBody;
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DrawWinnersBody {
-    /// 1 to 97: the number the close fixed (`prizes` of the draw), which may be left
-    /// out. Required when the close fixed none; a call that closes the draw fixes it.
+    /// 1 to 97: the number the draw declared or its close fixed (`prizes` of the draw),
+    /// which may be left out. Required when neither did; a call that closes such a draw
+    /// fixes it.
     #[schema(minimum = 1, maximum = 97)]
     prizes: Option<u32>,
     /// The signature of the draw's round (`beacon.round` of the draw), in hex as drand

@@ -1,8 +1,10 @@
-//! A draw's settings, validated once: sizes, caps per purchase and payer, stripes, holds.
+//! A draw's settings, validated once: sizes, caps per purchase and payer, stripes, holds,
+//! the number of prizes.
 
 use super::super::instant::InstantWinsError;
 use super::super::spend::Price;
 use super::super::stripes::{StripeLayout, stripe_budget};
+use super::super::winners::MAX_PRIZES;
 
 /// The largest draw.
 pub const MAX_TOTAL_TICKETS: u64 = 10_000_000;
@@ -62,6 +64,8 @@ pub enum DrawConfigError {
     MaxHeldPerPayer(u32),
     #[error("`max_held_percent` must be between 1 and 100, not {0}")]
     MaxHeldPercent(u8),
+    #[error("`prizes` must be between 1 and {MAX_PRIZES}, and at most `total_tickets`, not {0}")]
+    Prizes(u32),
 }
 
 /// Validated settings of a draw.
@@ -83,6 +87,9 @@ pub struct DrawConfig {
     max_held_percent: u8,
     /// What one ticket costs; a draw without one counts no spend.
     price: Option<Price>,
+    /// The number of prizes the winners draw, declared at the create: every freeze fixes
+    /// this one. `None`: the close or the winners call names it.
+    prizes: Option<u32>,
 }
 
 impl DrawConfig {
@@ -112,7 +119,23 @@ impl DrawConfig {
             max_held_per_payer: max_per_purchase,
             max_held_percent: DEFAULT_MAX_HELD_PERCENT,
             price: None,
+            prizes: None,
         })
+    }
+
+    /// Declares the number of prizes (`None`: none declared): 1 to [`MAX_PRIZES`], no
+    /// more than the tickets.
+    pub fn with_prizes(self, prizes: Option<u32>) -> Result<Self, DrawConfigError> {
+        if let Some(p) = prizes
+            && (!(1..=MAX_PRIZES).contains(&p) || u64::from(p) > self.total_tickets)
+        {
+            return Err(DrawConfigError::Prizes(p));
+        }
+        Ok(Self { prizes, ..self })
+    }
+
+    pub fn prizes(&self) -> Option<u32> {
+        self.prizes
     }
 
     /// Sets the price of one ticket.
@@ -267,130 +290,4 @@ pub fn default_stripes(total_tickets: u64) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_new_draw_keeps_every_stripe_within_its_most_tickets() {
-        let config = |stripes| DrawConfig::new(1_000_000, None, Some(stripes)).unwrap();
-        assert!(config(88).check_fits(100).is_ok());
-        assert_eq!(
-            config(87).check_fits(100).unwrap_err(),
-            DrawConfigError::StripesTooLong {
-                total_tickets: 1_000_000,
-                stripes: 87,
-                longest: 20_015
-            }
-        );
-        for total in [
-            1,
-            90,
-            10_000,
-            921_600,
-            921_700,
-            5_000_000,
-            MAX_TOTAL_TICKETS,
-        ] {
-            let layout = DrawConfig::new(total, None, None).unwrap().layout();
-            let longest = (0..layout.stripes()).map(|s| layout.len(s)).max().unwrap();
-            assert!(longest <= MAX_STRIPE_TICKETS, "{total}: {longest}");
-        }
-    }
-
-    #[test]
-    fn a_largest_purchase_spread_beyond_one_transaction_is_refused() {
-        let spread = DrawConfig::new(1_024, Some(50), Some(1_024)).unwrap();
-        assert_eq!(
-            spread.check_fits(100),
-            Err(DrawConfigError::PurchaseTooSpread {
-                max_per_purchase: 50,
-                stripes_needed: 50
-            })
-        );
-        assert!(spread.check_fits(101).is_ok());
-        let fine = DrawConfig::new(1_024, Some(49), Some(1_024)).unwrap();
-        assert!(fine.check_fits(100).is_ok());
-        assert!(
-            DrawConfig::new(10_000, Some(50), None)
-                .unwrap()
-                .check_fits(100)
-                .is_ok()
-        );
-        // A bundle of 500 needs few stripes of a large draw, and more than 32 of a draw
-        // of one ticket per stripe.
-        let bundle = DrawConfig::new(100_000, Some(500), None).unwrap();
-        assert!(bundle.check_fits(100).is_ok());
-        assert_eq!(
-            DrawConfig::new(1_024, Some(500), Some(1_024))
-                .unwrap()
-                .check_fits(100),
-            Err(DrawConfigError::PurchaseTooSpread {
-                max_per_purchase: 500,
-                stripes_needed: 500
-            })
-        );
-    }
-
-    #[test]
-    fn a_cap_per_payer_takes_one_item_of_the_purchase_transaction() {
-        // A draw whose largest purchase fills a transaction of 100 exactly: 1 record,
-        // 50 tickets, 49 cursors.
-        let exact = (1_024..=2_048)
-            .map(|total| DrawConfig::new(total, Some(50), Some(1_024)).unwrap())
-            .find(|c| c.layout().stripes_to_hold(50) == 49)
-            .expect("some size needs 49 stripes for 50 tickets");
-        assert_eq!(exact.purchase_budget(100), 100);
-        assert!(exact.check_fits(100).is_ok());
-        let capped = exact.with_max_per_payer(Some(200)).unwrap();
-        assert_eq!(capped.purchase_budget(100), 99);
-        assert!(matches!(
-            capped.check_fits(100),
-            Err(DrawConfigError::PurchaseTooSpread { .. })
-        ));
-        assert_eq!(
-            exact.with_max_per_payer(Some(0)),
-            Err(DrawConfigError::MaxPerPayer(0))
-        );
-    }
-
-    #[test]
-    fn settings_outside_the_limits_are_refused() {
-        assert_eq!(
-            DrawConfig::new(0, None, None),
-            Err(DrawConfigError::TotalTickets(0))
-        );
-        assert_eq!(
-            DrawConfig::new(MAX_TOTAL_TICKETS + 1, None, None),
-            Err(DrawConfigError::TotalTickets(MAX_TOTAL_TICKETS + 1))
-        );
-        assert_eq!(
-            DrawConfig::new(10, Some(0), None),
-            Err(DrawConfigError::MaxPerPurchase(0))
-        );
-        assert_eq!(
-            DrawConfig::new(10, Some(501), None),
-            Err(DrawConfigError::MaxPerPurchase(501))
-        );
-        assert_eq!(
-            DrawConfig::new(10, None, Some(11)),
-            Err(DrawConfigError::Stripes(11))
-        );
-        assert_eq!(
-            DrawConfig::new(5_000, None, Some(1_025)),
-            Err(DrawConfigError::Stripes(1_025))
-        );
-        let config = DrawConfig::new(10_000, None, None).unwrap();
-        assert_eq!(config.max_per_purchase(), DEFAULT_MAX_PER_PURCHASE);
-        assert_eq!(config.stripes(), 111);
-        let stripes = |total| DrawConfig::new(total, None, None).unwrap().stripes();
-        assert_eq!(
-            (
-                stripes(1_000),
-                stripes(100),
-                stripes(5),
-                stripes(10_000_000)
-            ),
-            (64, 12, 1, 1_024)
-        );
-    }
-}
+mod tests;
