@@ -1,6 +1,7 @@
 //! The SAM-style event files in `events/`, fed through the Lambda request conversion and
 //! the ticket function's router, in the order a client would send them.
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
 use tally::api::{self, AppState};
 
@@ -18,7 +19,7 @@ pub async fn invoke(router: &axum::Router, file: &str) -> crate::helpers::Reply 
 #[tokio::test]
 async fn every_ticket_event_file_runs_through_the_ticket_function() {
     let (store, _table) = fresh_store(None).await;
-    let router = api::tickets_router(AppState::new(store));
+    let router = api::tickets_router(AppState::new(store.clone()));
     let created = invoke(&router, "create-draw.json").await;
     assert_eq!(created.status, StatusCode::CREATED);
     assert_eq!(created.body["max_per_payer"], 10);
@@ -28,15 +29,25 @@ async fn every_ticket_event_file_runs_through_the_ticket_function() {
         "{}",
         beacon.body
     );
-    // A live quicknet round cannot be signed here: the draw goes on without a beacon
-    // (tests/api/beacon/ draws with one).
+    // Declared on a draw that sells, the beacon is fixed at once.
     let withdrawn = crate::helpers::patch(
         &router,
         "/draws/summer-2026",
         &serde_json::json!({"beacon": null}),
     )
     .await;
-    assert!(withdrawn.body["beacon"].is_null());
+    assert_eq!(withdrawn.code(), "beacon_fixed", "{}", withdrawn.body);
+    // A live quicknet round cannot be signed here: the draw goes on without a beacon,
+    // taken off its item by hand (tests/api/beacon/ draws with one).
+    store
+        .client()
+        .update_item()
+        .table_name(store.table())
+        .key("pk", AttributeValue::S("DRAW#summer-2026".into()))
+        .update_expression("REMOVE beacon, beacon_fixed")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(
         invoke(&router, "get-draw.json").await.status,
         StatusCode::OK
