@@ -6,6 +6,7 @@
 
 mod support;
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -51,7 +52,7 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
     });
     let mut answers = String::new();
     let draw = json!({"draw_id": "secret", "total_tickets": 50, "max_per_payer": 10});
-    let steps = [
+    let declared = [
         ("POST", "/draws", draw.clone(), StatusCode::CREATED),
         // A repeated create reads the existing item back, key, seed and all.
         ("POST", "/draws", draw, StatusCode::OK),
@@ -61,13 +62,33 @@ async fn the_permutation_key_and_the_seed_before_the_draw_never_reach_the_logs_e
             json!({"beacon": {"network": "quicknet"}}),
             StatusCode::OK,
         ),
-        // Withdrawn: a live quicknet round cannot be signed here.
+        // Declared on a draw that sells, the beacon stays: never withdrawn.
         (
             "PATCH",
             "/draws/secret",
             json!({"beacon": null}),
-            StatusCode::OK,
+            StatusCode::CONFLICT,
         ),
+    ];
+    for (method, path, body, expected) in declared {
+        assert_eq!(
+            call(&router, method, path, body, &mut answers).await,
+            expected,
+            "{method} {path}"
+        );
+    }
+    // A live quicknet round cannot be signed here: the beacon is taken off the item by
+    // hand, and the draw goes on without one.
+    store
+        .client()
+        .update_item()
+        .table_name(store.table())
+        .key("pk", AttributeValue::S("DRAW#secret".into()))
+        .update_expression("REMOVE beacon, beacon_fixed")
+        .send()
+        .await
+        .unwrap();
+    let steps = [
         (
             "POST",
             "/draws/secret/purchases",

@@ -1531,7 +1531,9 @@ export interface components {
         };
         /**
          * @description `{"beacon": {"network": "quicknet"}}` declares the beacon (or switches it, before any
-         *     sale or hold), `{"beacon": null}` withdraws it (before any sale or hold).
+         *     sale or hold), `{"beacon": null}` withdraws it (before any sale or hold). A beacon
+         *     declared on a draw without one is fixed at once, unless the draw opens more than a
+         *     minute later.
          */
         PatchDrawBody: {
             beacon: components["schemas"]["BeaconBody"] | null;

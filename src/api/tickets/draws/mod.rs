@@ -250,7 +250,9 @@ pub(super) async fn get_draw(
 }
 
 /// `{"beacon": {"network": "quicknet"}}` declares the beacon (or switches it, before any
-/// sale or hold), `{"beacon": null}` withdraws it (before any sale or hold).
+/// sale or hold), `{"beacon": null}` withdraws it (before any sale or hold). A beacon
+/// declared on a draw without one is fixed at once, unless the draw opens more than a
+/// minute later.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PatchDrawBody {
