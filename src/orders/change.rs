@@ -17,17 +17,30 @@ use tally_domain::journal::Operator;
 use tally_domain::order::{Move, Reason};
 use tally_domain::series::{Period, Ranges, Series, SeriesError, ValidationCode};
 
-/// What `PATCH /series/{series_id}` asks for, already checked.
-#[derive(Debug, Clone, Default)]
-pub struct SeriesChange {
+/// What `PATCH /series/{series_id}` asks for, already checked: one change, written in
+/// one transaction, so a refused request changes nothing.
+#[derive(Debug, Clone)]
+pub enum SeriesChange {
+    /// The validation code, the authorised ranges and when they run low.
+    Settings(SettingsChange),
     /// The format of the periods that have not started.
-    pub format: Option<String>,
-    /// The next counter of the current period, and why.
-    pub next: Option<(u64, Reason)>,
-    /// The period `next` is for, as the caller names it: a move repeated after that period
-    /// ended answers the move made in it, and moves no other. `None`: the period current
-    /// when the move arrives.
-    pub period: Option<String>,
+    Format(String),
+    /// The counter of the current period moved forward.
+    Move {
+        /// The next number of the current period.
+        next: u64,
+        /// Why the numbers skipped are not used.
+        reason: Reason,
+        /// The period `next` is for, as the caller names it: a move repeated after that
+        /// period ended answers the move made in it, and moves no other. `None`: the
+        /// period current when the move arrives.
+        period: Option<String>,
+    },
+}
+
+/// The settings a change gives a series; `None` keeps what it has.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsChange {
     /// The code `{code}` shows.
     pub validation_code: Option<ValidationCode>,
     /// The whole list of authorised ranges.
@@ -37,9 +50,8 @@ pub struct SeriesChange {
 }
 
 impl OrderService {
-    /// Applies a change (the settings first, then the format, then the move), each part
-    /// journalled under `by` in its own transaction; each part is idempotent, so a
-    /// repeated request answers as the first did and journals nothing.
+    /// Applies a change, journalled under `by`; a repeated request answers as the first
+    /// did and journals nothing.
     #[instrument(skip(self, change, by))]
     pub async fn change_series(
         &self,
@@ -47,18 +59,19 @@ impl OrderService {
         change: SeriesChange,
         by: &Operator,
     ) -> Result<SeriesStatus, OrderError> {
-        if change.validation_code.is_some()
-            || change.ranges.is_some()
-            || change.range_low_percent.is_some()
-        {
-            self.change_settings(series_id, &change, by).await?;
-        }
-        if let Some(format) = &change.format {
-            self.change_format(series_id, format, by).await?;
-        }
-        if let Some((next, reason)) = change.next {
-            self.move_next(series_id, next, reason, change.period.as_deref(), by)
-                .await?;
+        match change {
+            SeriesChange::Settings(settings) => {
+                self.change_settings(series_id, &settings, by).await?;
+            }
+            SeriesChange::Format(format) => self.change_format(series_id, &format, by).await?,
+            SeriesChange::Move {
+                next,
+                reason,
+                period,
+            } => {
+                self.move_next(series_id, next, reason, period.as_deref(), by)
+                    .await?;
+            }
         }
         self.series_status(series_id).await
     }
@@ -112,7 +125,7 @@ impl OrderService {
     async fn change_settings(
         &self,
         series_id: &SeriesId,
-        change: &SeriesChange,
+        change: &SettingsChange,
         by: &Operator,
     ) -> Result<(), OrderError> {
         let last = match &change.ranges {

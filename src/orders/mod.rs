@@ -36,7 +36,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use tracing::instrument;
 
-pub use change::SeriesChange;
+pub use change::{SeriesChange, SettingsChange};
 pub use fast::SpareNumbers;
 pub use issuers::Entered;
 pub use ledger::{AUDIT_PAGE, Audit, AuditScope, ListedPage};

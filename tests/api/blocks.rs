@@ -159,10 +159,7 @@ async fn a_block_ends_with_its_period_in_the_series_time_zone_and_a_new_format_s
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].period.as_str(), "2026");
     // Another process changes the format of the coming year.
-    let change = SeriesChange {
-        format: Some("B{yyyy}/{seq:5}".into()),
-        ..SeriesChange::default()
-    };
+    let change = SeriesChange::Format("B{yyyy}/{seq:5}".into());
     operator
         .change_series(&series, change, &Operator::local())
         .await
@@ -306,13 +303,21 @@ async fn changed_for_next_year(
         .unwrap();
     post(&a, series, "first").await.unwrap();
     let (operator, _, _) = process(table, at).await;
-    let change = SeriesChange {
-        format: Some(changed.into()),
-        next: Some((next, Reason::parse("paper invoices").unwrap())),
-        ..SeriesChange::default()
+    operator
+        .change_series(
+            series,
+            SeriesChange::Format(changed.into()),
+            &Operator::local(),
+        )
+        .await
+        .unwrap();
+    let moved = SeriesChange::Move {
+        next,
+        reason: Reason::parse("paper invoices").unwrap(),
+        period: None,
     };
     let status = operator
-        .change_series(series, change, &Operator::local())
+        .change_series(series, moved, &Operator::local())
         .await
         .unwrap();
     assert_eq!(status.series.latest_version(), 2);

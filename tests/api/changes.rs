@@ -210,6 +210,19 @@ async fn moves_go_forward_only_and_are_declared_gaps_in_listing_and_audit() {
             json!({"next": 20, "reason": "x", "period": "2026"}),
             "invalid_period",
         ),
+        // Two changes in one body: each is its own write, so neither is made.
+        (
+            json!({"format": "M-{seq:6}", "next": 90, "reason": "x"}),
+            "invalid_body",
+        ),
+        (
+            json!({"format": "M-{seq:6}", "validation_code": "AB"}),
+            "invalid_body",
+        ),
+        (
+            json!({"range_low_percent": 10, "next": 90, "reason": "x"}),
+            "invalid_body",
+        ),
     ] {
         assert_problem(
             &app.patch("/series/M", &body).await,
@@ -217,6 +230,9 @@ async fn moves_go_forward_only_and_are_declared_gaps_in_listing_and_audit() {
             code,
         );
     }
+    let kept = app.get("/series/M").await.body;
+    assert_eq!(kept["format"], "M{seq:5}", "{kept}");
+    assert_eq!(kept["formats"].as_array().map(Vec::len), Some(1), "{kept}");
     assert_problem(
         &app.patch("/series/none", &json!({"next": 3, "reason": "x"}))
             .await,
@@ -263,10 +279,7 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
         .await
         .unwrap();
     assert_eq!(number_one(&stale, &yearly, "a").await, "F26-001");
-    let change = SeriesChange {
-        format: Some("F{yyyy}/{seq:5}".into()),
-        ..SeriesChange::default()
-    };
+    let change = SeriesChange::Format("F{yyyy}/{seq:5}".into());
     let status = service
         .change_series(&yearly, change.clone(), &Operator::local())
         .await
@@ -314,10 +327,7 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
         .define_series(&fresh, definition, &Operator::local())
         .await
         .unwrap();
-    let change = SeriesChange {
-        format: Some("Y{yy}{seq:3}".into()),
-        ..SeriesChange::default()
-    };
+    let change = SeriesChange::Format("Y{yy}{seq:3}".into());
     service
         .change_series(&fresh, change, &Operator::local())
         .await
@@ -332,10 +342,7 @@ async fn a_format_change_applies_to_periods_that_have_not_started() {
         .await
         .unwrap();
     number_one(&service, &never, "f").await;
-    let change = SeriesChange {
-        format: Some("ZZ{seq:3}".into()),
-        ..SeriesChange::default()
-    };
+    let change = SeriesChange::Format("ZZ{seq:3}".into());
     assert!(matches!(
         service
             .change_series(&never, change, &Operator::local())
@@ -360,10 +367,10 @@ async fn a_move_repeated_after_its_period_ended_is_answered_not_made_again() {
         .define_series(&daily, definition, &Operator::local())
         .await
         .unwrap();
-    let move_to = |next: u64| SeriesChange {
-        next: Some((next, Reason::parse("paper invoices").unwrap())),
+    let move_to = |next: u64| SeriesChange::Move {
+        next,
+        reason: Reason::parse("paper invoices").unwrap(),
         period: Some("2026-11-29".into()),
-        ..SeriesChange::default()
     };
     let moved = service
         .change_series(&daily, move_to(500), &Operator::local())

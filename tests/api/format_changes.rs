@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use axum::http::StatusCode;
 use jiff::Timestamp;
 use serde_json::json;
-use tally::orders::{ItemOutcome, OrderError, OrderService, SeriesChange};
+use tally::orders::{ItemOutcome, OrderError, OrderService, SeriesChange, SettingsChange};
 use tally::store::Store;
 use tally_domain::access::SourceAccess;
 use tally_domain::ids::{SeriesId, SourceId};
@@ -59,10 +59,7 @@ async fn reformat(
     series: &SeriesId,
     format: &str,
 ) -> Result<tally::orders::SeriesStatus, OrderError> {
-    let change = SeriesChange {
-        format: Some(format.into()),
-        ..SeriesChange::default()
-    };
+    let change = SeriesChange::Format(format.into());
     service
         .change_series(series, change, &Operator::local())
         .await
@@ -132,20 +129,23 @@ async fn a_code_learned_from_a_counter_is_fixed_before_a_number_shows_it() {
             .await
             .unwrap();
         assert!(!p.series_status(&series).await.unwrap().series.numbered);
-        let change = SeriesChange {
-            format: Some("F{code}-{yy}{seq:3}".into()),
-            validation_code: Some(ValidationCode::parse("ABC").unwrap()),
-            ..SeriesChange::default()
+        let code = |code: &str| {
+            SeriesChange::Settings(SettingsChange {
+                validation_code: Some(ValidationCode::parse(code).unwrap()),
+                ..SettingsChange::default()
+            })
         };
-        other
-            .change_series(&series, change, &Operator::local())
-            .await
-            .unwrap();
+        for change in [
+            code("ABC"),
+            SeriesChange::Format("F{code}-{yy}{seq:3}".into()),
+        ] {
+            other
+                .change_series(&series, change, &Operator::local())
+                .await
+                .unwrap();
+        }
         assert_eq!(number(&p, &series, "a").await.unwrap(), "FABC-26001");
-        let recode = SeriesChange {
-            validation_code: Some(ValidationCode::parse("XYZ").unwrap()),
-            ..SeriesChange::default()
-        };
+        let recode = code("XYZ");
         assert!(
             matches!(
                 other

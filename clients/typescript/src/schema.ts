@@ -522,7 +522,8 @@ export interface paths {
         head?: never;
         /**
          * Move the counter, change the format
-         * @description A move goes forward only, and the numbers it skips are a declared gap; repeating it
+         * @description One change a request, each its own write: settings, `format`, or `next` with `reason`.
+         *     A move goes forward only, and the numbers it skips are a declared gap; repeating it
          *     answers as done, after the period's end too when it names its `period`.
          */
         patch: operations["patch_series"];
@@ -844,7 +845,7 @@ export interface components {
             links: number;
             recomputed_head: string;
         };
-        /** @description A change of a series: a new format, a move of the counter, or both. */
+        /** @description One change of a series: its settings, a new format, or a move of the counter. */
         ChangeBody: {
             /** @description For the periods that have not started; 1 to 64 characters, as a definition's. */
             format?: string | null;

@@ -13,12 +13,12 @@ use super::super::super::problem::{Code, Problem};
 use super::super::SeriesPath;
 use super::response::SeriesResponse;
 use super::{RangeBody, ranges_of, series_operator};
-use crate::orders::SeriesChange;
+use crate::orders::{SeriesChange, SettingsChange};
 use tally_domain::ids::SeriesId;
 use tally_domain::order::Reason;
 use tally_domain::series::{MAX_COUNTER, ValidationCode};
 
-/// A change of a series: a new format, a move of the counter, or both.
+/// One change of a series: its settings, a new format, or a move of the counter.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(in crate::api) struct ChangeBody {
@@ -78,6 +78,7 @@ pub(in crate::api) const PATCH_SERIES_CODES: &[Code] = &[
 
 /// Move the counter, change the format
 ///
+/// One change a request, each its own write: settings, `format`, or `next` with `reason`.
 /// A move goes forward only, and the numbers it skips are a declared gap; repeating it
 /// answers as done, after the period's end too when it names its `period`.
 #[utoipa::path(
@@ -99,17 +100,50 @@ pub(in crate::api) async fn patch_series(
 ) -> Result<Json<SeriesResponse>, Problem> {
     series_operator(&access)?;
     let series_id = SeriesId::parse(&series_id)?;
-    let next = match (body.next, &body.reason) {
-        (None, None) => None,
-        (Some(next), Some(reason)) => {
-            if !(2..=MAX_COUNTER).contains(&next) {
-                return Err(Problem::new(
-                    Code::InvalidNext,
-                    format!("`next` must be between 2 and {MAX_COUNTER}, not {next}"),
-                ));
-            }
-            Some((next, Reason::parse(reason)?))
-        }
+    let change = change_of(body)?;
+    let status = state.orders.change_series(&series_id, change, &by).await?;
+    let overlaps = state.orders.overlaps(&status.series).await?;
+    Ok(Json(SeriesResponse::status(status, &access, overlaps)))
+}
+
+/// The one change `body` asks for: settings, a format or a move, each its own write, so
+/// a body naming two is refused rather than half applied.
+fn change_of(body: ChangeBody) -> Result<SeriesChange, Problem> {
+    let settings =
+        body.validation_code.is_some() || body.ranges.is_some() || body.range_low_percent.is_some();
+    let move_asked = body.next.is_some() || body.reason.is_some() || body.period.is_some();
+    match (settings, body.format, move_asked) {
+        (true, None, false) => Ok(SeriesChange::Settings(SettingsChange {
+            validation_code: body
+                .validation_code
+                .as_deref()
+                .map(ValidationCode::parse)
+                .transpose()?,
+            ranges: body.ranges.as_deref().map(ranges_of).transpose()?,
+            range_low_percent: body.range_low_percent,
+        })),
+        (false, Some(format), false) => Ok(SeriesChange::Format(format)),
+        (false, None, true) => move_of(body.next, body.reason, body.period),
+        (false, None, false) => Err(Problem::new(
+            Code::InvalidBody,
+            "give `format`, `next` with `reason`, or settings: `validation_code`, `ranges`, `range_low_percent`",
+        )),
+        _ => Err(Problem::new(
+            Code::InvalidBody,
+            "one change a request: `format`, `next` with `reason`, or settings \
+             (`validation_code`, `ranges`, `range_low_percent`); each is its own write",
+        )),
+    }
+}
+
+/// A move of the counter to `next`, for `reason`, in `period` when named.
+fn move_of(
+    next: Option<u64>,
+    reason: Option<String>,
+    period: Option<String>,
+) -> Result<SeriesChange, Problem> {
+    let (next, reason) = match (next, reason) {
+        (Some(next), Some(reason)) => (next, reason),
         (Some(_), None) => {
             return Err(Problem::new(
                 Code::InvalidReason,
@@ -119,34 +153,19 @@ pub(in crate::api) async fn patch_series(
         (None, Some(_)) => {
             return Err(Problem::new(Code::InvalidBody, "`reason` goes with `next`"));
         }
+        (None, None) => {
+            return Err(Problem::new(Code::InvalidBody, "`period` goes with `next`"));
+        }
     };
-    if next.is_none() && body.period.is_some() {
-        return Err(Problem::new(Code::InvalidBody, "`period` goes with `next`"));
-    }
-    let change = SeriesChange {
-        format: body.format,
-        next,
-        period: body.period,
-        validation_code: body
-            .validation_code
-            .as_deref()
-            .map(ValidationCode::parse)
-            .transpose()?,
-        ranges: body.ranges.as_deref().map(ranges_of).transpose()?,
-        range_low_percent: body.range_low_percent,
-    };
-    if change.format.is_none()
-        && change.next.is_none()
-        && change.validation_code.is_none()
-        && change.ranges.is_none()
-        && change.range_low_percent.is_none()
-    {
+    if !(2..=MAX_COUNTER).contains(&next) {
         return Err(Problem::new(
-            Code::InvalidBody,
-            "give `format`, `next` with `reason`, `validation_code`, `ranges` or `range_low_percent`",
+            Code::InvalidNext,
+            format!("`next` must be between 2 and {MAX_COUNTER}, not {next}"),
         ));
     }
-    let status = state.orders.change_series(&series_id, change, &by).await?;
-    let overlaps = state.orders.overlaps(&status.series).await?;
-    Ok(Json(SeriesResponse::status(status, &access, overlaps)))
+    Ok(SeriesChange::Move {
+        next,
+        reason: Reason::parse(&reason)?,
+        period,
+    })
 }
