@@ -4,6 +4,7 @@
 //! is made once that round's signature is given, so nobody knows the replacement when
 //! asking for it.
 
+use jiff::{SignedDuration, Timestamp};
 use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
@@ -63,7 +64,7 @@ impl TicketService {
                     if beacon.is_some() {
                         return Err(TicketError::RedrawNotRequested);
                     }
-                    let requested_at = self.now();
+                    let requested_at = request_time(&winners, self.now());
                     let asked = PendingRedraw {
                         prize,
                         pick: winners.record.picks + 1,
@@ -150,7 +151,11 @@ impl TicketService {
             )
             .await?;
         let mut pick = items.pop().expect("one pick");
-        pick.requested_at = Some(pending.as_ref().map_or(at, |p| p.requested_at));
+        pick.requested_at = Some(
+            pending
+                .as_ref()
+                .map_or_else(|| request_time(winners, at), |p| p.requested_at),
+        );
         let entry = Draft::new(
             at,
             by,
@@ -185,4 +190,18 @@ impl TicketService {
             Recorded::Refused(_) | Recorded::Contended => Ok(None),
         }
     }
+}
+
+/// When a redraw asked for at `now` was asked for, as its proof says: never before the
+/// winners were drawn nor at or before the redraw before it, even from a process whose
+/// clock is a little behind the one that drew them.
+fn request_time(winners: &Winners, now: Timestamp) -> Timestamp {
+    let drawn = winners.record.drawn_at;
+    let after_last = winners
+        .picks
+        .iter()
+        .filter_map(|p| p.requested_at)
+        .max()
+        .map_or(drawn, |last| last + SignedDuration::from_millis(1));
+    now.max(drawn).max(after_last)
 }

@@ -8,6 +8,7 @@
 
 mod close;
 mod proof;
+mod skew;
 mod withdrawal;
 
 use std::sync::Arc;
