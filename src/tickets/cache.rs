@@ -6,8 +6,10 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use jiff::Timestamp;
 use lru::LruCache;
 
+use super::draws::may_sell_soon;
 use crate::store::StoreError;
 use crate::store::draws::{StripeClaim, StripeState, Survey};
 use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
@@ -38,6 +40,9 @@ pub(super) struct DrawCache {
     /// The draw's beacon is fixed (`Draw::beacon_fixed`), as read or as this process
     /// recorded it.
     beacon_fixed: AtomicBool,
+    /// Read without a beacon before the draw could sell: one declared since is not fixed
+    /// by its declaration, and this process would not know it.
+    read_before_selling: bool,
 }
 
 pub(super) struct CachedView {
@@ -66,7 +71,11 @@ impl CachedView {
 impl DrawCache {
     /// Refuses a draw whose instant wins were committed under another deployment secret:
     /// its map would not be the one committed.
-    pub(super) fn new(draw: Draw, secret: &DeploymentSecret) -> Result<Self, StoreError> {
+    pub(super) fn new(
+        draw: Draw,
+        secret: &DeploymentSecret,
+        now: Timestamp,
+    ) -> Result<Self, StoreError> {
         let instant_map = draw
             .instant_wins
             .as_ref()
@@ -105,6 +114,7 @@ impl DrawCache {
             sell_out_read_at: AtomicI64::new(i64::MIN),
             sold_out: AtomicBool::new(draw.sold_out_at.is_some()),
             beacon_fixed: AtomicBool::new(draw.beacon_fixed),
+            read_before_selling: draw.beacon.is_none() && !may_sell_soon(&draw, now),
             draw,
         })
     }
@@ -159,8 +169,11 @@ impl DrawCache {
         self.sold_out.store(true, Ordering::Relaxed);
     }
 
-    pub(super) fn beacon_fixed(&self) -> bool {
-        self.beacon_fixed.load(Ordering::Relaxed)
+    /// Whether this process fixes the draw's beacon before its first sale or hold: the
+    /// beacon it knows, or one it may not know of.
+    pub(super) fn beacon_to_fix(&self) -> bool {
+        !self.beacon_fixed.load(Ordering::Relaxed)
+            && (self.draw.beacon.is_some() || self.read_before_selling)
     }
 
     pub(super) fn set_beacon_fixed(&self) {

@@ -60,7 +60,7 @@ pub enum TicketError {
     #[error("draw {0} is closed")]
     DrawClosed(DrawId),
     #[error(
-        "draw {0} has sold or held tickets, whose buyers trusted its beacon: it can no longer be withdrawn or switched"
+        "the beacon of draw {0} is fixed (a ticket was sold or held, or it was declared while the draw may sell): it can no longer be withdrawn or switched"
     )]
     BeaconFixed(DrawId),
     #[error("`closes_at` ({}) has passed: a new draw must close in the future", tally_domain::time::rfc3339_millis(*.0))]
@@ -338,9 +338,11 @@ impl TicketService {
             .claim_stripes(draw_id, 1, &[])
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        let cache = self
-            .draws
-            .keep(DrawCache::new(claim.draw.clone(), &self.secret)?);
+        let cache = self.draws.keep(DrawCache::new(
+            claim.draw.clone(),
+            &self.secret,
+            self.now(),
+        )?);
         // Another purchase of this process may have cached the draw meanwhile: the stripe
         // is ours all the same.
         cache.claimed(&claim);
@@ -356,7 +358,9 @@ impl TicketService {
             .get_draw(draw_id)
             .await?
             .ok_or_else(|| TicketError::DrawNotFound(draw_id.clone()))?;
-        Ok(self.draws.keep(DrawCache::new(draw, &self.secret)?))
+        Ok(self
+            .draws
+            .keep(DrawCache::new(draw, &self.secret, self.now())?))
     }
 }
 

@@ -190,10 +190,11 @@ impl Run<'_> {
 
     /// Fixes the draw's beacon before this process's first transaction that could sell or
     /// hold: a buyer trusts the beacon the draw declares, so no withdrawal or switch may
-    /// follow a sale. A draw this process knows without a beacon has none to fix (a beacon
-    /// declared after a sale is fixed by its change, which counts the draw's sales).
+    /// follow a sale. A draw read without a beacon once it may sell has none to fix: a
+    /// beacon declared since is fixed by its declaration. One read earlier may have missed
+    /// a declaration, so it is fixed all the same, and a beacon declared later with it.
     async fn fix_beacon(&mut self) -> Result<(), StoreError> {
-        if self.cache.beacon_fixed() || self.cache.draw.beacon.is_none() {
+        if !self.cache.beacon_to_fix() {
             return Ok(());
         }
         self.requests += 1;

@@ -232,3 +232,41 @@ async fn a_beacon_declared_while_the_draw_sells_is_fixed_at_once() {
         assert_eq!(changed.status, StatusCode::OK, "{beacon}: {}", changed.body);
     }
 }
+
+/// A process that read a draw more than a minute before it opens, without a beacon, may
+/// miss one declared before the opening, which that declaration does not fix: it fixes
+/// the beacon before its first sale all the same.
+#[tokio::test]
+async fn a_process_that_read_the_draw_before_it_could_sell_fixes_a_beacon_it_missed() {
+    let world = BeaconApp::spawn().await;
+    let app = &world.app;
+    let now = Timestamp::now();
+    world.set_clock(now.as_millisecond());
+    let opens_at = now + SignedDuration::from_hours(1);
+    let draw = json!({"draw_id": "early", "total_tickets": 50,
+        "opens_at": rfc3339_millis(opens_at)});
+    app.create_draw(&draw).await;
+    // A buyer's page makes this process read the draw an hour before it opens.
+    let seen = app.get("/draws/early/availability").await;
+    assert_eq!(seen.status, StatusCode::OK, "{}", seen.body);
+    // The operator, through another process, declares a beacon: not fixed yet.
+    let other = api::router(AppState::new(app.store.clone()));
+    let beacon = r#"{"beacon": {"network": "quicknet"}}"#;
+    let declared = settle_request(&other, Method::PATCH, "/draws/early", beacon).await;
+    assert_eq!(declared.status, StatusCode::OK, "{}", declared.body);
+    let id = DrawId::parse("early").unwrap();
+    let fixed = || async { app.store.get_draw(&id).await.unwrap().unwrap().beacon_fixed };
+    assert!(!fixed().await);
+    // The draw opens; the first process sells, knowing no beacon.
+    world.set_clock((opens_at + SignedDuration::from_secs(1)).as_millisecond());
+    let buy = json!({"payment_id": "p1", "quantity": 1});
+    let bought = app.post("/draws/early/purchases", &buy).await;
+    assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    assert!(
+        fixed().await,
+        "a sale committed while the beacon could still change"
+    );
+    let withdrawn =
+        settle_request(&other, Method::PATCH, "/draws/early", r#"{"beacon": null}"#).await;
+    assert_eq!(withdrawn.body["code"], "beacon_fixed", "{}", withdrawn.body);
+}
