@@ -79,7 +79,10 @@ impl TicketService {
         let postal: u64 = stripes.iter().map(|(_, s)| s.postal).sum();
         let marks: Vec<StripeMarks> = stripes
             .into_iter()
-            .map(|(_, s)| (s.cursors, s.chosen, s.held))
+            .map(|(_, s)| {
+                let held = s.ended_if_closed();
+                (s.cursors, s.chosen, held)
+            })
             .collect();
         let layout = draw.config.layout();
         let standings = count(layout, &marks, now);

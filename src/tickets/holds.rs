@@ -58,6 +58,13 @@ impl TicketService {
             .ok_or_else(|| TicketError::HoldNotFound(hold_id.clone()))
     }
 
+    /// The status of a hold this process has just made: its transaction found every
+    /// stripe of its numbers open, so it lives, unless its deadline (the close's, for a
+    /// hold made just before `closes_at`) passed while it was made.
+    pub fn new_hold_status(&self, hold: &Hold) -> HoldStatus {
+        hold.status_at(self.now())
+    }
+
     /// What a hold is now, by this process's clock. A hold that lives by its deadline is
     /// read against its stripes: once the close has reached one of them, no payment for it
     /// can commit, and it reads `expired`.

@@ -14,6 +14,7 @@ use tally::api::{self, AppState};
 use tally::store::Store;
 use tally::tickets::TicketService;
 use tally_domain::time::Epoch;
+use tally_testkit::fault_proxy::FaultProxy;
 
 use crate::helpers::{Reply, TestApp, TestTable, fresh_store, send, store_on, test_app};
 
@@ -87,6 +88,12 @@ impl HoldApp {
     /// Another instance (its own caches) on the same table, reading the same clock.
     pub async fn instance(&self) -> axum::Router {
         let store = store_on(self.app.store.table(), None).await;
+        clocked_router(store, &self.clock)
+    }
+
+    /// Another instance whose DynamoDB calls go through `proxy`, reading the same clock.
+    pub async fn instance_through(&self, proxy: &FaultProxy) -> axum::Router {
+        let store = crate::faults::faulty_store(proxy, self.app.store.table()).await;
         clocked_router(store, &self.clock)
     }
 

@@ -146,11 +146,10 @@ pub(super) async fn create_hold(
     } else {
         StatusCode::CREATED
     };
-    // A new hold lives: its transaction found every stripe of its numbers open.
     let now = if receipt.replayed {
         state.tickets.hold_status(&receipt.hold).await?
     } else {
-        HoldStatus::Held
+        state.tickets.new_hold_status(&receipt.hold)
     };
     Ok((status, Json(HoldResponse::new(receipt.hold, now))))
 }

@@ -80,9 +80,22 @@ impl StripeState {
         })
     }
 
-    /// Numbers that live holds keep at `now` (Unix ms), ahead of the cursors or behind.
+    /// Numbers that live holds keep at `now` (Unix ms), ahead of the cursors or behind:
+    /// none on a closed stripe, whose close ended its holds.
     pub fn live_held(&self, now: i64) -> u64 {
-        self.held.values().filter(|&&end| end > now).count() as u64
+        self.ended_if_closed()
+            .values()
+            .filter(|&&end| end > now)
+            .count() as u64
+    }
+
+    /// The hold marks, each ended at once on a closed stripe.
+    pub fn ended_if_closed(&self) -> Held {
+        let mut held = self.held.clone();
+        if self.closed {
+            held.values_mut().for_each(|end| *end = i64::MIN);
+        }
+        held
     }
 
     /// Tickets sold from a stripe of `len` offsets: by either cursor, or chosen ahead

@@ -236,3 +236,39 @@ async fn a_released_hold_gives_its_numbers_back_at_once_and_releasing_again_is_h
         .await;
     assert_eq!(paid.code(), "hold_expired");
 }
+
+/// A hold made just before its deadline, whose transaction lands after it (here the
+/// close's: the clock moves past `closes_at` while the transaction is on its way), is
+/// answered `expired`, not `held`.
+#[tokio::test]
+async fn a_hold_whose_deadline_passes_while_it_is_made_is_answered_expired() {
+    use std::time::Duration;
+    use tally_testkit::fault_proxy::{FaultProxy, Faults};
+
+    let app = HoldApp::spawn().await;
+    let closes_at = jiff::Timestamp::now() + jiff::SignedDuration::from_mins(30);
+    app.draw(
+        json!({"draw_id": "late", "total_tickets": 100, "hold_seconds": 3600,
+        "closes_at": tally_domain::time::rfc3339_millis(closes_at)}),
+    )
+    .await;
+    let proxy = FaultProxy::start(&crate::helpers::endpoint()).await;
+    let slow = app.instance_through(&proxy).await;
+    proxy.set(Faults {
+        latency: Some(Duration::from_secs(1)..=Duration::from_secs(1)),
+        operations: Some(vec!["TransactWriteItems".into()]),
+        ..Faults::default()
+    });
+    let body = json!({"hold_id": "last", "quantity": 1, "payer_id": "buyer"});
+    let made =
+        tokio::spawn(
+            async move { crate::helpers::post_json(&slow, "/draws/late/holds", &body).await },
+        );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.advance(3_600);
+    let held = made.await.unwrap();
+    assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
+    assert_eq!(held.body["status"], "expired", "{}", held.body);
+    let read = app.get("/draws/late/holds/last").await;
+    assert_eq!(read.body["status"], "expired", "{}", read.body);
+}

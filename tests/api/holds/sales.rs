@@ -168,6 +168,12 @@ async fn a_hold_ends_with_the_sale() {
     let closed = app.post("/draws/end/close", json!({})).await;
     assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
     assert_eq!(closed.body["eligible_count"], 0, "{}", closed.body);
+    // The close ended the hold: nothing counts as held any more, in the close's answer
+    // (the one the operator keeps), the draw or its published facts.
+    assert_eq!(closed.body["held"], 0, "{}", closed.body);
+    assert_eq!(app.get("/draws/end").await.body["held"], 0);
+    let facts = app.get("/draws/end/facts").await.body;
+    assert_eq!(facts["held"], 0, "{facts}");
     // Long before its deadline, the hold reads as ended: it can no longer be paid for.
     let read = app.get("/draws/end/holds/e1").await;
     assert_eq!(read.body["status"], "expired", "{}", read.body);
