@@ -48,7 +48,8 @@ pub struct ImportArgs {
     rejected: Option<PathBuf>,
     /// With `--api`: how long one request waits for its whole answer before it counts as
     /// unavailable and is sent again (default: 35,000, API Gateway's 30 s and a margin).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Refused without `--api`: the table's own timeouts apply there.
+    #[arg(long, requires = "api", value_parser = clap::value_parser!(u64).range(1..))]
     answer_timeout_ms: Option<u64>,
 }
 

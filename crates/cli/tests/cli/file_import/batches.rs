@@ -274,6 +274,22 @@ async fn a_batch_past_what_the_batch_route_takes_is_refused_before_any_line_is_r
     }
 }
 
+#[tokio::test]
+async fn an_answer_timeout_without_an_api_is_refused_before_any_line_is_read() {
+    let missing = std::env::temp_dir().join("tally-import-no-such-file.jsonl");
+    let output = tally_import(&missing, "S", "erp", &["--answer-timeout-ms", "5000"]).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--answer-timeout-ms") && stderr.contains("--api"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("no-such-file"),
+        "the file was read: {stderr}"
+    );
+}
+
 /// `depth` levels of arrays around `leaf`.
 fn arrays(depth: usize, leaf: &str) -> String {
     format!("{}{leaf}{}", "[".repeat(depth), "]".repeat(depth))
