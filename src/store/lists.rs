@@ -220,12 +220,6 @@ impl Store {
         self.indexed_tickets(keys::draw_voids(draw_id)).await
     }
 
-    /// Every ticket of a draw voided after its freeze, in ascending order, as the index
-    /// has them.
-    pub async fn late_voided_tickets(&self, draw_id: &DrawId) -> Result<Vec<u64>, StoreError> {
-        self.indexed_tickets(keys::draw_late_voids(draw_id)).await
-    }
-
     /// The bundles of a draw listed as unfinished, as the index has them.
     pub async fn unfinished_bundles(&self, draw_id: &DrawId) -> Result<Vec<PaymentId>, StoreError> {
         let entries = self

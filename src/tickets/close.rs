@@ -100,9 +100,10 @@ impl TicketService {
         Ok(closed)
     }
 
-    /// The draw closed for good and its list frozen: a draw past its `closes_at` is closed
-    /// now (every stripe, so that no purchase sent before `closes_at` can still land), a
-    /// closed one is frozen if a close stopped before; any other draw must be closed first.
+    /// The draw closed for good and its list frozen: a draw past its `closes_at`, or whose
+    /// close began and stopped, is closed now (every stripe, so that no purchase sent
+    /// before can still land), a closed one is frozen if a close stopped before; any other
+    /// draw must be closed first.
     /// A freeze made here fixes the draw's number of prizes, else `prizes`, with the list.
     pub(super) async fn closed_and_frozen(
         &self,
@@ -116,7 +117,10 @@ impl TicketService {
         if draw.status == DrawStatus::Closed {
             return self.freeze(draw, prizes, by).await;
         }
-        if draw.status_at(Timestamp::now()) != DrawStatus::Closed {
+        if !matches!(
+            draw.status_at(Timestamp::now()),
+            DrawStatus::Closing | DrawStatus::Closed
+        ) {
             return Err(TicketError::DrawOpen(draw.draw_id));
         }
         self.close_and_freeze(&draw.draw_id, prizes, by).await

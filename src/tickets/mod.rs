@@ -89,10 +89,16 @@ pub enum TicketError {
     PayerHoldLimit { max_held_per_payer: u64, left: u64 },
     #[error("draw {0} is not closed: close it before drawing its winners")]
     DrawOpen(DrawId),
-    #[error("the winners of draw {0} are drawn: they cannot change, nor can a purchase be voided")]
+    #[error(
+        "the winners of draw {0} are drawn with another number of prizes or signature: they change only by a redraw"
+    )]
     WinnersDrawn(DrawId),
     #[error("the winners of draw {0} are not drawn yet")]
     WinnersNotDrawn(DrawId),
+    #[error(
+        "draw {0} declared no number of prizes and none was named yet: its list is frozen by the close or winners call that names one"
+    )]
+    NotFrozen(DrawId),
     #[error("no beacon network is called {name:?}")]
     UnknownBeaconNetwork { name: String, known: Vec<String> },
     #[error("the draw uses round {round} of its beacon: `beacon_signature` is required")]

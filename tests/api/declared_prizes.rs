@@ -1,7 +1,7 @@
 //! W5 for a draw past its `closes_at`: the number of prizes declared at the create is fixed
 //! before any sale, and every freeze takes it, also the one a read makes, so the winners
-//! pass step `frozen` whoever froze the list. A draw that declared none still depends on
-//! its close naming the number.
+//! pass step `frozen` whoever froze the list. A draw that declared none is frozen only by
+//! the close or winners call that names the number.
 
 use std::time::Duration;
 
@@ -39,7 +39,7 @@ async fn sold_draw(app: &TestApp, id: &str, prizes: Option<u32>, closes_at: Time
 #[tokio::test]
 async fn a_draw_frozen_by_a_read_past_its_close_draws_the_prizes_it_declared() {
     let app = spawn_app().await;
-    let closes_at = Timestamp::now() + SignedDuration::from_secs(2);
+    let closes_at = Timestamp::now() + SignedDuration::from_secs(4);
     let created = sold_draw(&app, "declared", Some(3), closes_at).await;
     sold_draw(&app, "undeclared", None, closes_at).await;
     // Shown from the create on: keep it, the number is fixed before any sale.
@@ -93,18 +93,49 @@ async fn a_draw_frozen_by_a_read_past_its_close_draws_the_prizes_it_declared() {
         Verdicts::BOTH_PASS
     );
 
-    // Without a declaration the read froze no number: the proof cannot show it was fixed
-    // before the winners could be computed.
-    let eligible = app.get("/draws/undeclared/eligible").await.body;
-    let kept = app.get("/draws/undeclared").await.body;
-    assert!(kept["prizes"].is_null(), "{kept}");
-    let drawn = app
-        .post("/draws/undeclared/winners", &json!({"prizes": 3}))
+    // Without a declaration a read freezes nothing: the list waits for the close that
+    // names the number, also after a close that named too many.
+    let unfrozen = app.get("/draws/undeclared/eligible").await;
+    assert_eq!(unfrozen.status, StatusCode::CONFLICT, "{}", unfrozen.body);
+    assert_eq!(unfrozen.code(), "not_frozen", "{}", unfrozen.body);
+    let too_many = app
+        .post("/draws/undeclared/close", &json!({"prizes": 11}))
         .await;
+    assert_eq!(too_many.code(), "not_enough_eligible", "{}", too_many.body);
+    let unfrozen = app.get("/draws/undeclared/eligible").await;
+    assert_eq!(unfrozen.code(), "not_frozen", "{}", unfrozen.body);
+    let kept = app
+        .post("/draws/undeclared/close", &json!({"prizes": 3}))
+        .await;
+    assert_eq!(kept.status, StatusCode::OK, "{}", kept.body);
+    assert_eq!(kept.body["prizes"], 3, "{}", kept.body);
+    let eligible = app.get("/draws/undeclared/eligible").await.body;
+    let drawn = app.post("/draws/undeclared/winners", &json!({})).await;
     assert_eq!(drawn.status, StatusCode::CREATED, "{}", drawn.body);
     assert_eq!(
-        verifiers_accept("undeclared", &drawn.body, &eligible, Some(&kept), None),
-        Verdicts::fail("frozen")
+        verifiers_accept("undeclared", &drawn.body, &eligible, Some(&kept.body), None),
+        Verdicts::BOTH_PASS
+    );
+}
+
+/// A close that stopped after its first step (the draw says `closing`) is finished by
+/// the winners call, not refused as if the draw still sold.
+#[tokio::test]
+async fn a_close_stopped_half_way_is_finished_by_the_winners_call() {
+    let app = spawn_app().await;
+    let closes_at = Timestamp::now() + SignedDuration::from_hours(1);
+    sold_draw(&app, "halfway", None, closes_at).await;
+    let id = DrawId::parse("halfway").unwrap();
+    app.store.set_draw_closing(&id).await.unwrap().unwrap();
+    let drawn = app
+        .post("/draws/halfway/winners", &json!({"prizes": 2}))
+        .await;
+    assert_eq!(drawn.status, StatusCode::CREATED, "{}", drawn.body);
+    let read = app.get("/draws/halfway").await.body;
+    assert_eq!(
+        (&read["status"], &read["prizes"], &read["eligible_count"]),
+        (&json!("closed"), &json!(2), &json!(10)),
+        "{read}"
     );
 }
 
@@ -181,9 +212,10 @@ async fn a_winners_call_without_a_number_freezes_nothing() {
     let app = spawn_app().await;
     let closes_at = Timestamp::now() + SignedDuration::from_hours(1);
     sold_draw(&app, "unnumbered", None, closes_at).await;
+    // Still selling: the draw's state is the first problem.
     let refused = app.post("/draws/unnumbered/winners", &json!({})).await;
-    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
-    assert_eq!(refused.code(), "invalid_prizes", "{}", refused.body);
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    assert_eq!(refused.code(), "draw_open", "{}", refused.body);
     let read = app.get("/draws/unnumbered").await.body;
     assert_eq!(read["status"], "open", "{read}");
     assert!(read["frozen_at"].is_null(), "{read}");

@@ -62,3 +62,5 @@ mod stream;
 mod test_tables;
 mod tickets;
 mod winners;
+mod winners_lag;
+mod winners_late_voids;

@@ -111,7 +111,8 @@ export interface paths {
         /**
          * The eligible list
          * @description The list frozen at the close: the very list the winners are drawn from. A draw past
-         *     its `closes_at` is closed first.
+         *     its `closes_at` is closed and frozen first if it declared its number of prizes; one
+         *     that did not answers `409 not_frozen` until a close or winners call names it.
          */
         get: operations["get_eligible"];
         put?: never;
@@ -1388,7 +1389,10 @@ export interface components {
              */
             next_from: number | null;
         };
-        /** @description A ticket voided after the freeze: it stays in the list. */
+        /**
+         * @description A picked ticket voided after the freeze: it stays in the list, and a prize it holds is
+         *     flagged `voided`.
+         */
         LateVoidBody: {
             payment_id: string;
             /** Format: int64 */
@@ -1751,7 +1755,16 @@ export interface components {
             frozen_at: string;
             /** @description The instant wins' map and awards, in a draw created with some. */
             instant_wins?: components["schemas"]["InstantProofBody"];
-            /** @description Every ticket voided after the freeze. */
+            /**
+             * Format: int64
+             * @description How many tickets were voided after the freeze, picked or not (the draw's
+             *     `late_voided`).
+             */
+            late_voided: number;
+            /**
+             * @description The picked tickets (winners, redrawn or replaced) voided after the freeze, in
+             *     ticket order: never more than the picks; the others are only counted.
+             */
             late_voids: components["schemas"]["LateVoidBody"][];
             picks: components["schemas"]["PickBody"][];
             /** Format: int32 */
@@ -2474,7 +2487,7 @@ export interface operations {
             408: components["responses"]["BodyTimeout"];
             /**
              * @description - `draw_closed`: the draw no longer sells or holds; nothing was bought.
-             *     - `beacon_fixed`: the draw has sold or held tickets, whose buyers trusted its beacon, so the beacon can no longer be withdrawn or switched; nothing changed.
+             *     - `beacon_fixed`: the draw's beacon is fixed (a ticket was sold or held, or it was declared while the draw may sell), so it can no longer be withdrawn or switched; nothing changed.
              */
             409: {
                 headers: {
@@ -2674,7 +2687,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `draw_open`: the draw still sells: close it before drawing its winners. */
+            /**
+             * @description - `draw_open`: the draw still sells: close it before drawing its winners.
+             *     - `not_frozen`: the draw declared no number of prizes, so its eligible list waits to be frozen with the one its close or winners call names; a read names none.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2682,7 +2698,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "draw_open";
+                        code?: "draw_open" | "not_frozen";
                     };
                 };
             };
@@ -3596,7 +3612,7 @@ export interface operations {
              * @description - `prizes_fixed` (with `prizes`): the draw fixed the number of prizes, `prizes`, at its create or its close, before the round was out (`null`: none, and it is too late to fix one); draw that many, or leave `prizes` out.
              *     - `draw_open`: the draw still sells: close it before drawing its winners.
              *     - `beacon_not_published` (with `round`, `publishes_at`): beacon round `round` is not published yet; send its signature after `publishes_at`.
-             *     - `winners_drawn`: the draw's winners are drawn, so they, and its purchases, no longer change.
+             *     - `winners_drawn`: the draw's winners are drawn already, for another number of prizes or another signature; they change only by a redraw with a reason: read them, or repeat the first body.
              *     - `not_enough_eligible` (with `eligible`): fewer tickets are eligible (`eligible`) than prizes asked for; ask for at most that many.
              */
             409: {

@@ -133,6 +133,7 @@ impl From<TicketError> for Problem {
                 .with("max_held_per_payer", max_held_per_payer)
                 .with("left", left),
             TicketError::DrawOpen(_) => Problem::new(Code::DrawOpen, detail),
+            TicketError::NotFrozen(_) => Problem::new(Code::NotFrozen, detail),
             TicketError::WinnersDrawn(_) => Problem::new(Code::WinnersDrawn, detail),
             TicketError::WinnersNotDrawn(_) => Problem::new(Code::WinnersNotDrawn, detail),
             TicketError::UnknownBeaconNetwork { known, .. } => {

@@ -85,7 +85,7 @@ impl TicketService {
         let policy = retry::DRAW_RECORD;
         for attempt in policy.each() {
             self.finish_voids(draw).await?;
-            let voided = self.indexed_voids(draw, false).await?;
+            let voided = self.indexed_voids(draw).await?;
             let (listed, counted) = (voided.len() as u64, draw.voided);
             if listed == counted {
                 return Ok(voided);
@@ -121,21 +121,13 @@ impl TicketService {
         Ok(())
     }
 
-    /// The voided tickets of `draw` from the index (voided before the freeze, or after it
-    /// when `late`): at least as many as the draw counts, read strongly consistent, so a
-    /// lagging index is waited for, never trusted.
-    pub(super) async fn indexed_voids(
-        &self,
-        draw: &Draw,
-        late: bool,
-    ) -> Result<Vec<u64>, TicketError> {
-        let expected = if late { draw.late_voided } else { draw.voided };
+    /// The tickets of `draw` voided before the freeze, from the index: at least as many as
+    /// the draw counts, read strongly consistent, so a lagging index is waited for, never
+    /// trusted.
+    async fn indexed_voids(&self, draw: &Draw) -> Result<Vec<u64>, TicketError> {
+        let expected = draw.voided;
         for read in 1..=INDEX_READS {
-            let listed = if late {
-                self.store().late_voided_tickets(&draw.draw_id).await?
-            } else {
-                self.store().voided_tickets(&draw.draw_id).await?
-            };
+            let listed = self.store().voided_tickets(&draw.draw_id).await?;
             if listed.len() as u64 >= expected {
                 return Ok(listed);
             }
@@ -145,7 +137,6 @@ impl TicketService {
                 warn!(
                     listed = listed.len(),
                     voided = expected,
-                    late,
                     "the index of voided tickets lags"
                 );
             }

@@ -3,10 +3,9 @@
 //! everything needed to check them (`tally-draw-v2`, docs/winners.md).
 
 mod eligible;
+mod picked;
 mod redraw;
 
-use jiff::Timestamp;
-use std::collections::HashMap;
 use tally_domain::time::Epoch;
 
 use sha2::{Digest, Sha256};
@@ -19,7 +18,7 @@ use super::instant::InstantReveal;
 use super::{TicketError, TicketService};
 use crate::store::winners::{PickItem, Recorded};
 use crate::store::{StoreError, retry};
-use tally_domain::draw::{Draw, WinnersRecord};
+use tally_domain::draw::{Draw, DrawStatus, WinnersRecord};
 use tally_domain::hex;
 use tally_domain::ids::DrawId;
 use tally_domain::journal::{Action, Draft, Operator};
@@ -34,7 +33,7 @@ pub struct BeaconInput {
 }
 
 /// A drawn draw: its record (the seed is public now), every pick in order, and the
-/// tickets voided after the freeze.
+/// picked tickets voided after the freeze (the draw counts all, `late_voided`).
 #[derive(Debug, Clone)]
 pub struct Winners {
     pub draw: Draw,
@@ -149,9 +148,14 @@ impl TicketService {
                 return self.same_winners(draw, prizes, beacon.as_ref()).await;
             }
             let prizes = prizes_to_fix(&draw, prizes)?;
-            // A freeze without a number would leave one to choose once the round is out.
+            // A freeze without a number would leave one to choose once the round is out;
+            // a draw that still sells is refused for that first.
             if draw.frozen.is_none() && prizes.is_none() {
-                return Err(TicketError::PrizesRequired);
+                return Err(if self.still_sells(&draw) {
+                    TicketError::DrawOpen(draw.draw_id)
+                } else {
+                    TicketError::PrizesRequired
+                });
             }
             let draw = self.closed_and_frozen(draw, prizes, by).await?;
             let frozen = draw
@@ -203,7 +207,7 @@ impl TicketService {
             {
                 Recorded::Recorded => {
                     info!(prizes, eligible = record.eligible_count, "winners drawn");
-                    let late_voids = self.late_voids(&draw).await?;
+                    let late_voids = self.late_voids(&draw, &picks).await?;
                     let instant = self.revealed_instant_wins(&draw).await?;
                     return Ok(Winners {
                         draw,
@@ -284,6 +288,17 @@ impl TicketService {
         by: &Operator,
     ) -> Result<(Draw, EligibleSet), TicketError> {
         let draw = self.readable_draw(draw_id).await?;
+        // A freeze fixes the number of prizes with the list: a read, which names none,
+        // freezes only a draw that declared one.
+        if draw.frozen.is_none()
+            && draw.config.prizes().is_none()
+            && matches!(
+                draw.status_at(self.now()),
+                DrawStatus::Closing | DrawStatus::Closed
+            )
+        {
+            return Err(TicketError::NotFrozen(draw.draw_id));
+        }
         let draw = self.closed_and_frozen(draw, None, by).await?;
         let Eligible { set, draw } = self.frozen_list(draw).await?;
         Ok((draw, set))
@@ -315,7 +330,7 @@ impl TicketService {
             .clone()
             .ok_or_else(|| TicketError::WinnersNotDrawn(draw.draw_id.clone()))?;
         let picks = self.store().get_picks(&draw.draw_id, record.picks).await?;
-        let late_voids = self.late_voids(&draw).await?;
+        let late_voids = self.late_voids(&draw, &picks).await?;
         let instant = self.revealed_instant_wins(&draw).await?;
         Ok(Winners {
             draw,
@@ -339,16 +354,13 @@ impl TicketService {
         self.instant_reveal(draw, awards).await
     }
 
-    /// The tickets voided after the freeze, with their purchases.
-    async fn late_voids(&self, draw: &Draw) -> Result<Vec<Ticket>, TicketError> {
-        if draw.late_voided == 0 {
-            return Ok(Vec::new());
-        }
-        self.finish_voids(draw).await?;
-        let numbers = self.indexed_voids(draw, true).await?;
-        let mut tickets = self.store().get_tickets(&draw.draw_id, &numbers).await?;
-        tickets.sort_by_key(|t| t.number);
-        Ok(tickets)
+    /// Whether `draw` still sells, as the winners call sees it: not closed, not past its
+    /// `closes_at`, and no close begun that the call would finish.
+    fn still_sells(&self, draw: &Draw) -> bool {
+        !matches!(
+            draw.status_at(self.now()),
+            DrawStatus::Closing | DrawStatus::Closed
+        )
     }
 
     /// Drawn already: the same request gets the winners, another is refused.
@@ -371,55 +383,5 @@ impl TicketService {
             return Err(TicketError::WinnersDrawn(winners.draw.draw_id));
         }
         Ok(winners)
-    }
-
-    /// The items of picks `(pick, ticket)`, with who holds each ticket.
-    async fn pick_items(
-        &self,
-        draw: &Draw,
-        chosen: &[(u64, u64)],
-        details: impl Fn(u64) -> (u32, Option<String>, Option<RoundSignature>),
-        at: Timestamp,
-    ) -> Result<Vec<PickItem>, TicketError> {
-        let numbers: Vec<u64> = chosen.iter().map(|c| c.1).collect();
-        let mut holders: HashMap<u64, _> = self
-            .store()
-            .get_tickets(&draw.draw_id, &numbers)
-            .await?
-            .into_iter()
-            .map(|t| (t.number, t))
-            .collect();
-        if holders.len() < numbers.len() {
-            // A bundle listed since the eligible list finished the listed ones (the index
-            // follows the table within moments) gets its ticket items now.
-            self.store().finish_unfinished(&draw.draw_id).await?;
-            let missing: Vec<u64> = numbers
-                .iter()
-                .copied()
-                .filter(|n| !holders.contains_key(n))
-                .collect();
-            let found = self.store().get_tickets(&draw.draw_id, &missing).await?;
-            holders.extend(found.into_iter().map(|t| (t.number, t)));
-        }
-        chosen
-            .iter()
-            .map(|&(pick, ticket)| {
-                let holder = holders.get(&ticket).ok_or_else(|| {
-                    StoreError::Invariant(format!("eligible ticket {ticket} has no item"))
-                })?;
-                let (prize, reason, beacon) = details(pick);
-                Ok(PickItem {
-                    pick,
-                    prize,
-                    ticket,
-                    payment_id: holder.payment_id.clone(),
-                    payer_id: holder.payer_id.clone(),
-                    reason,
-                    requested_at: None,
-                    beacon,
-                    at,
-                })
-            })
-            .collect()
     }
 }

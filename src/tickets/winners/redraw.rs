@@ -185,6 +185,8 @@ impl TicketService {
                 winners.draw.pending_redraw = None;
                 winners.picks.push(pick);
                 winners.drawn_now = true;
+                // The new winner may be a ticket voided after the freeze: flagged too.
+                winners.late_voids = self.late_voids(&winners.draw, &winners.picks).await?;
                 Ok(Some(winners))
             }
             Recorded::Refused(_) | Recorded::Contended => Ok(None),

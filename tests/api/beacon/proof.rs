@@ -100,13 +100,17 @@ async fn an_insider_who_knows_the_seed_and_the_beacon_cannot_change_who_wins() {
     );
     // The voided winner is flagged, in the open.
     assert_eq!(drawn.body["prizes"][0]["voided"], true);
-    let late: Vec<u64> = drawn.body["proof"]["late_voids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["ticket"].as_u64().unwrap())
-        .collect();
+    let late = crate::winners::late_void_tickets(&drawn.body);
     assert!(late.contains(&predicted[0].1));
+    // Only picked tickets are listed; every late void is counted.
+    assert!(
+        late.iter().all(|t| predicted.iter().any(|p| p.1 == *t)),
+        "{late:?}"
+    );
+    assert_eq!(
+        drawn.body["proof"]["late_voided"],
+        app.get("/draws/insider").await.body["late_voided"]
+    );
     // A proof of fewer prizes than the close fixed fails against the kept answer.
     let mut fewer = drawn.body.clone();
     fewer["proof"]["prizes"] = json!(2);

@@ -265,8 +265,8 @@ problem_codes! {
         "several orders have this number; ask again under the series and period of one of \
          the `candidates`.",
     BeaconFixed = CONFLICT "beacon_fixed":
-        "the draw has sold or held tickets, whose buyers trusted its beacon, so the beacon \
-         can no longer be withdrawn or switched; nothing changed.",
+        "the draw's beacon is fixed (a ticket was sold or held, or it was declared while \
+         the draw may sell), so it can no longer be withdrawn or switched; nothing changed.",
     BeaconNotPublished = CONFLICT "beacon_not_published" ["round", "publishes_at"]:
         "beacon round `round` is not published yet; send its signature after \
          `publishes_at`.",
@@ -279,6 +279,9 @@ problem_codes! {
     DrawNotOpen = CONFLICT "draw_not_open" ["opens_at"]:
         "the draw does not sell yet; try again from `opens_at`.",
     DrawOpen = CONFLICT "draw_open": "the draw still sells: close it before drawing its winners.",
+    NotFrozen = CONFLICT "not_frozen":
+        "the draw declared no number of prizes, so its eligible list waits to be frozen with \
+         the one its close or winners call names; a read names none.",
     FormatOverlaps = CONFLICT "format_overlaps" ["series", "example"]:
         "another `series` of the issuer, or this one in another period, could render a \
          text this format could (such as `example`); choose a format whose numbers differ, \
@@ -370,7 +373,9 @@ problem_codes! {
     WinnerChanged = CONFLICT "winner_changed":
         "the prize was redrawn meanwhile for another reason; read the winners again.",
     WinnersDrawn = CONFLICT "winners_drawn":
-        "the draw's winners are drawn, so they, and its purchases, no longer change.",
+        "the draw's winners are drawn already, for another number of prizes or another \
+         signature; they change only by a redraw with a reason: read them, or repeat the \
+         first body.",
     BodyTooLarge = PAYLOAD_TOO_LARGE "body_too_large" ["limit"]:
         "the body is larger than `limit` bytes; send a smaller one (split a batch).",
     UnsupportedMediaType = UNSUPPORTED_MEDIA_TYPE "unsupported_media_type":

@@ -266,13 +266,18 @@ pub(super) struct EligibleBody {
 }
 
 /// The codes of `get_eligible`'s own errors (the document adds those of its parameters and body).
-pub(super) const GET_ELIGIBLE_CODES: &[Code] =
-    &[Code::member("draw_id"), Code::DrawNotFound, Code::DrawOpen];
+pub(super) const GET_ELIGIBLE_CODES: &[Code] = &[
+    Code::member("draw_id"),
+    Code::DrawNotFound,
+    Code::DrawOpen,
+    Code::NotFrozen,
+];
 
 /// The eligible list
 ///
 /// The list frozen at the close: the very list the winners are drawn from. A draw past
-/// its `closes_at` is closed first.
+/// its `closes_at` is closed and frozen first if it declared its number of prizes; one
+/// that did not answers `409 not_frozen` until a close or winners call names it.
 #[utoipa::path(
     get,
     path = "/draws/{draw_id}/eligible",

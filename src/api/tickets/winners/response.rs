@@ -55,7 +55,8 @@ struct PendingRedrawBody {
     round_published_at: Option<String>,
 }
 
-/// A ticket voided after the freeze: it stays in the list.
+/// A picked ticket voided after the freeze: it stays in the list, and a prize it holds is
+/// flagged `voided`.
 #[derive(Serialize, ToSchema)]
 struct LateVoidBody {
     ticket: u64,
@@ -108,7 +109,11 @@ struct ProofBody {
     #[schema(required = true)]
     beacon: Option<ProofBeaconBody>,
     picks: Vec<PickBody>,
-    /// Every ticket voided after the freeze.
+    /// How many tickets were voided after the freeze, picked or not (the draw's
+    /// `late_voided`).
+    late_voided: u64,
+    /// The picked tickets (winners, redrawn or replaced) voided after the freeze, in
+    /// ticket order: never more than the picks; the others are only counted.
     late_voids: Vec<LateVoidBody>,
     /// The instant wins' map and awards, in a draw created with some.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -208,6 +213,7 @@ impl WinnersBody {
                         signature: round.signature.clone(),
                     }),
                 picks: winners.picks.iter().map(pick_body).collect(),
+                late_voided: draw.late_voided,
                 late_voids: winners
                     .late_voids
                     .iter()
