@@ -21,9 +21,19 @@ trait OrderRoutes
         return $this->call('getSeries', ['series_id' => $seriesId]);
     }
 
-    /** @param array<string, mixed> $body */
+    /**
+     * A move (`next`) without `period` is sent with the current period, read first
+     * (`getSeries`): a repeat of it that arrives after that period ended then answers the
+     * move made in it instead of moving the new period too (and is `409
+     * period_not_current` if none was made).
+     *
+     * @param array<string, mixed> $body
+     */
     public function updateSeries(string $seriesId, #[\SensitiveParameter] array $body): array
     {
+        if (isset($body['next']) && !isset($body['period'])) {
+            $body['period'] = $this->getSeries($seriesId)['period'] ?? null;
+        }
         return $this->call('updateSeries', ['series_id' => $seriesId], body: $body);
     }
 
@@ -80,16 +90,23 @@ trait OrderRoutes
         return $this->call('voidOrder', ['series_id' => $seriesId, 'order_number' => $orderNumber], body: ['reason' => $reason]);
     }
 
-    /** @return \Generator<int, array<string, mixed>> the pages of a period's orders, with the moves among them */
+    /**
+     * @return \Generator<int, array<string, mixed>> the pages of a period's orders, with the moves
+     *         among them; without `$period`, of the period current at the first page
+     */
     public function listOrders(string $seriesId, ?string $period = null, ?int $limit = null): \Generator
     {
-        return $this->pages('listOrders', ['series_id' => $seriesId], ['period' => $period, 'limit' => $limit], 'next_cursor');
+        $query = ['period' => $period, 'limit' => $limit];
+        return $this->pages('listOrders', ['series_id' => $seriesId], $query, 'next_cursor', ['period']);
     }
 
-    /** @return \Generator<int, array<string, mixed>> the parts of a period's audit, until `complete` */
+    /**
+     * @return \Generator<int, array<string, mixed>> the parts of a period's audit, until `complete`;
+     *         without `$period`, of the period current at the first part
+     */
     public function audit(string $seriesId, ?string $period = null): \Generator
     {
-        return $this->pages('audit', ['series_id' => $seriesId], ['period' => $period], 'next_cursor');
+        return $this->pages('audit', ['series_id' => $seriesId], ['period' => $period], 'next_cursor', ['period']);
     }
 
     /**

@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Tally\Client;
 
+use Tally\Client\Http\TransportError;
+
 /**
  * Draws, holds, purchases, lists and winners. Bodies and answers are arrays shaped as
  * openapi.json describes them; every call that changes something carries its
@@ -11,11 +13,21 @@ namespace Tally\Client;
  */
 trait RaffleRoutes
 {
-    /** @param array<string, mixed> $body without `draw_id`, one is made here first, so a repeat is safe */
+    /**
+     * Without `draw_id` in `$body`, one is made here first, so a repeat is safe; a
+     * `TallyError` or `TransportError` carries the id the request was sent with
+     * (`drawId()`), to repeat the call with once the repeats here ran out.
+     *
+     * @param array<string, mixed> $body
+     */
     public function createDraw(#[\SensitiveParameter] array $body): array
     {
         $body['draw_id'] ??= 'd-' . substr(bin2hex(random_bytes(8)), 0, 16);
-        return $this->call('createDraw', body: $body);
+        try {
+            return $this->call('createDraw', body: $body);
+        } catch (TallyError|TransportError $failure) {
+            throw $failure->forDraw($body['draw_id']);
+        }
     }
 
     /** @return \Generator<int, array<string, mixed>> every draw (of one `status`), newest first */

@@ -113,7 +113,7 @@ final class TallyClient
         $payload = match ($body) {
             null => '',
             [] => '{}',
-            default => json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE),
+            default => self::encoded($body),
         };
         $headers = $body === null ? [] : ['content-type' => 'application/json'];
         [$response, $sent] = $this->send($method, $url, $headers, $payload);
@@ -121,6 +121,23 @@ final class TallyClient
             throw TallyError::of($response, $sent);
         }
         return $response->json();
+    }
+
+    /**
+     * The body as JSON, or an `InvalidArgumentException` that holds nothing of it (invalid
+     * UTF-8 in a member, say): `json_encode`'s own `JsonException` is not let through, as
+     * the trace of it holds the whole body, a payment token included, as `json_encode`'s
+     * argument where `zend.exception_ignore_args` is Off.
+     *
+     * @param array<string, mixed> $body
+     */
+    private static function encoded(#[\SensitiveParameter] array $body): string
+    {
+        try {
+            return json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        } catch (\JsonException $refusal) {
+            throw new \InvalidArgumentException("the request body cannot be sent as JSON: {$refusal->getMessage()}");
+        }
     }
 
     /**
@@ -179,9 +196,11 @@ final class TallyClient
     }
 
     /**
-     * The headers with the bearer token or the signature. A value no header may carry
-     * (a token or credentials holding a CR, LF or NUL) is refused before anything is sent,
-     * and never repeated, by an `UnexpectedValueException` that does not quote it.
+     * The headers with the bearer token or the signature. A token or credentials that no
+     * header may carry (a CR, LF or NUL inside) are refused before any signer sees them,
+     * and never repeated, by an `UnexpectedValueException` that does not quote them: the
+     * AWS SDK's signer puts the session token in a Guzzle request, whose refusal of a value
+     * quotes it.
      *
      * @param array<string, string> $headers
      * @return array<string, string>
@@ -192,36 +211,58 @@ final class TallyClient
         #[\SensitiveParameter] array $headers,
         #[\SensitiveParameter] string $body,
     ): array {
-        $authorized = match (true) {
-            $this->token !== null => $headers
-                + ['authorization' => 'Bearer ' . trim((string) ($this->token)(), self::SURROUNDING_WHITESPACE)],
-            $this->signer === null || $this->credentials === null => $headers,
-            default => $this->signer->sign($method, $url, $headers, $body, ($this->credentials)()),
-        };
-        foreach ($authorized as $name => $value) {
-            if (preg_match(self::HEADER_VALUE, $value) !== 1) {
-                throw new \UnexpectedValueException(
-                    "the {$name} header would hold a character no header may carry (a control character such as "
-                    . 'NUL, CR or LF): the token or credentials cannot be sent',
-                );
-            }
+        if ($this->token !== null) {
+            $token = trim((string) ($this->token)(), self::SURROUNDING_WHITESPACE);
+            return $headers + ['authorization' => 'Bearer ' . self::sendable($token, 'the token')];
         }
-        return $authorized;
+        if ($this->signer === null || $this->credentials === null) {
+            return $headers;
+        }
+        return $this->signer->sign($method, $url, $headers, $body, self::signable(($this->credentials)()));
+    }
+
+    /** `$credentials`, once each of their values is one a header may carry (`sendable`). */
+    private static function signable(#[\SensitiveParameter] Credentials $credentials): Credentials
+    {
+        self::sendable($credentials->accessKeyId, 'the access key id');
+        self::sendable($credentials->secretAccessKey(), 'the secret access key');
+        self::sendable($credentials->sessionToken() ?? '', 'the session token');
+        return $credentials;
+    }
+
+    /** `$value`, or an `UnexpectedValueException` that does not quote it when no header may carry it. */
+    private static function sendable(#[\SensitiveParameter] string $value, string $what): string
+    {
+        if (preg_match(self::HEADER_VALUE, $value) !== 1) {
+            throw new \UnexpectedValueException(
+                "{$what} holds a character no header may carry (a control character such as NUL, CR or LF): "
+                . 'the token or credentials cannot be sent',
+            );
+        }
+        return $value;
     }
 
     /**
-     * Every page of a list, following its cursor (`$cursorMember`) until it is null.
+     * Every page of a list, following its cursor (`$cursorMember`) until it is null. The
+     * members named in `$kept` that the query leaves out are taken from the first page and
+     * sent with every later one: a period's listing asks each page after the first for the
+     * period the first answered, since a cursor goes on only in its period and the current
+     * one may end between two pages (`400 invalid_cursor`).
      *
      * @param array<string, string|int> $path
      * @param array<string, string|int|null> $query
+     * @param list<string> $kept
      * @return \Generator<int, array<string, mixed>>
      */
-    private function pages(string $route, array $path, array $query, string $cursorMember): \Generator
+    private function pages(string $route, array $path, array $query, string $cursorMember, array $kept = []): \Generator
     {
         $cursor = null;
         do {
             $page = $this->call($route, $path, array_merge($query, ['cursor' => $cursor]));
             yield $page;
+            foreach ($kept as $member) {
+                $query[$member] ??= $page[$member];
+            }
             $cursor = $page[$cursorMember] ?? null;
         } while ($cursor !== null);
     }

@@ -36,6 +36,8 @@ final class TallyError extends \RuntimeException
     /** Where API Gateway's refusal of a signature starts quoting the request it expected. */
     private const SIGNED_REQUEST_QUOTE = '/\s*The (?:Canonical String|String-to-Sign)\b.*/is';
 
+    private ?string $drawId = null;
+
     /** @param array<string, mixed> $problem */
     private function __construct(
         private readonly int $status,
@@ -113,5 +115,22 @@ final class TallyError extends \RuntimeException
     public function fromGateway(): bool
     {
         return $this->fromGateway;
+    }
+
+    /**
+     * The `draw_id` a `createDraw` request carried (made by the client when not given):
+     * repeat the call with it. Null for the other calls.
+     */
+    public function drawId(): ?string
+    {
+        return $this->drawId;
+    }
+
+    /** The same error, carrying the `draw_id` of the `createDraw` request it answers. */
+    public function forDraw(string $drawId): self
+    {
+        $error = new self($this->status, $this->problemCode, $this->detail, $this->problem, $this->retryAfter, $this->fromGateway);
+        $error->drawId = $drawId;
+        return $error;
     }
 }

@@ -172,6 +172,52 @@ final class SecretsTest extends TestCase
         }
     }
 
+    /**
+     * With the AWS SDK installed (stand-ins of its signer and of the Guzzle request it
+     * builds, which refuses a header value by quoting it), credentials no header may carry
+     * are refused before the signer sees them, without being quoted.
+     *
+     * @runInSeparateProcess
+     * @preserveGlobalState disabled
+     */
+    public function testWithTheSdkInstalledCredentialsNoHeaderMayCarryNeverReachItsSigner(): void
+    {
+        require __DIR__ . '/stand-ins/aws-sdk-credentials.php';
+        require __DIR__ . '/stand-ins/aws-sdk-signer.php';
+        $transport = self::answering(200, static fn (): string => '');
+        self::signed($transport, new Credentials('ASIAFAKE', 'fake-secret', 'fake-session-token'))->getDraw('d');
+        self::assertSame('fake-session-token', $transport->sent[0]['X-Amz-Security-Token']);
+        $refused = [
+            new Credentials('ASIAFAKE', 'fake-secret', "session-secret\r"),
+            new Credentials('ASIAFAKE', 'fake-secret', "session-secret\nx-injected: yes"),
+            new Credentials("ASIAFAKE\r\nsession-secret", 'fake-secret'),
+        ];
+        foreach ($refused as $credentials) {
+            [$error, $printed] = self::thrown(static fn () => self::signed($transport, $credentials)->getDraw('d'));
+            self::assertInstanceOf(\UnexpectedValueException::class, $error);
+            self::assertStringNotContainsString('session-secret', $printed);
+        }
+        self::assertSame([1, 1], [\Aws\Signature\SignatureV4::$signed, count($transport->sent)]);
+    }
+
+    /**
+     * A body `json_encode` refuses (invalid UTF-8 in a member) is refused by an exception
+     * without a cause: `json_encode`'s own holds the whole body, payment token included,
+     * among its trace's arguments.
+     */
+    public function testABodyThatCannotBeJsonIsRefusedWithoutItsPaymentTokenInTheError(): void
+    {
+        $transport = self::answering(200, static fn (): string => '');
+        $tally = new TallyClient(self::URL, credentials: false, transport: $transport);
+        $body = ['payment_id' => 'pi_1', 'payer_id' => "caf\xE9", 'token' => 'tok_json_card'];
+        [$error, $printed] = self::thrown(static fn () => $tally->purchase('d', $body));
+        self::assertInstanceOf(\InvalidArgumentException::class, $error);
+        self::assertStringContainsString('cannot be sent as JSON', $error->getMessage());
+        self::assertNull($error->getPrevious());
+        self::assertStringNotContainsString('tok_json_card', $printed);
+        self::assertSame([], $transport->sent);
+    }
+
     public function testTheWhitespaceAroundATokenSuchAsATokenFilesLastLineBreakIsLeftOut(): void
     {
         $transport = self::answering(200, static fn (): string => '');

@@ -8,7 +8,8 @@
 import createClient, { type Client, defaultPathSerializer } from "openapi-fetch";
 
 import { settleBatch } from "./batches.js";
-import { errorOf } from "./errors.js";
+import { TallyError, TransportError, errorOf } from "./errors.js";
+import { inOnePeriod, pages } from "./pages.js";
 import { remembering, secretsSentFor } from "./redaction.js";
 import { DEFAULT_RETRY, type RetryPolicy, retrying } from "./retry.js";
 import { ROUTES } from "./routes.js";
@@ -43,6 +44,11 @@ export interface TallyOptions {
   token?: TokenProvider;
   /** How `503`s, `429`s and failed connections are repeated. */
   retry?: Partial<RetryPolicy>;
+  /**
+   * Aborts every call of the client in flight, and any it makes after: the attempt or
+   * the wait before a repeat stops, and the call rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
   /** The fetch that sends each attempt (by default the global one). */
   fetch?: (request: Request) => Promise<Response>;
 }
@@ -50,7 +56,9 @@ export interface TallyOptions {
 /**
  * The path with its parameters put in, each first refused when it is `.` or `..`: URL
  * parsing drops such a segment (`/payers/../purchases` becomes `/purchases`), so the
- * request would reach another route.
+ * request would reach another route. Every character outside `A-Za-z0-9-._~` travels
+ * escaped, as the PHP client and botocore send it: `encodeURIComponent` leaves `!'()*`
+ * as they are (the routes' own text holds none of them).
  */
 function pathOf(path: string, params: Record<string, unknown>): string {
   for (const [name, value] of Object.entries(params)) {
@@ -58,7 +66,7 @@ function pathOf(path: string, params: Record<string, unknown>): string {
       throw new Error(`${name} cannot be "${value}": a URL drops it from the path`);
     }
   }
-  return defaultPathSerializer(path, params);
+  return defaultPathSerializer(path, params).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 /** A call's answer: its data, or a `TallyError` thrown, without the secrets its request carried. */
@@ -68,19 +76,6 @@ async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Re
     throw errorOf(response, error, secretsSentFor(response));
   }
   return data as T;
-}
-
-/** Every item of every page, following `cursor` until it is `null`. */
-async function* pages<P>(
-  fetchPage: (cursor: string | undefined) => Promise<P>,
-  next: (page: P) => string | null | undefined,
-): AsyncGenerator<P> {
-  let cursor: string | undefined;
-  do {
-    const page = await fetchPage(cursor);
-    yield page;
-    cursor = next(page) ?? undefined;
-  } while (cursor !== undefined);
 }
 
 export class TallyClient {
@@ -104,17 +99,28 @@ export class TallyClient {
     }
     this.http = createClient<paths>({
       baseUrl: options.baseUrl,
-      fetch: retrying(send, this.retry),
+      fetch: retrying(send, this.retry, options.signal),
       pathSerializer: pathOf,
     });
   }
 
   // Draws.
 
-  /** Creates a draw; without a `draw_id` one is made here first, so a repeat is safe. */
-  createDraw(body: Schemas["CreateDrawBody"]): Promise<Draw> {
+  /**
+   * Creates a draw; without a `draw_id` one is made here first, so a repeat is safe. A
+   * `TallyError` or `TransportError` carries the id the request was sent with (`drawId`),
+   * to repeat the call with once the repeats here ran out.
+   */
+  async createDraw(body: Schemas["CreateDrawBody"]): Promise<Draw> {
     const draw_id = body.draw_id ?? `d-${randomId()}`;
-    return answer(this.http.POST(ROUTES.createDraw.path, { body: { ...body, draw_id } }));
+    try {
+      return await answer(this.http.POST(ROUTES.createDraw.path, { body: { ...body, draw_id } }));
+    } catch (failure) {
+      if (failure instanceof TallyError || failure instanceof TransportError) {
+        failure.drawId = draw_id;
+      }
+      throw failure;
+    }
   }
 
   /** Every draw (of one status), newest first. */
@@ -268,9 +274,17 @@ export class TallyClient {
     return answer(this.http.GET(ROUTES.getSeries.path, { params: { path: { series_id: seriesId } } }));
   }
 
-  updateSeries(seriesId: string, body: Schemas["ChangeBody"]): Promise<Series> {
+  /**
+   * Changes a series. A move (`next`) without `period` is sent with the current period,
+   * read first (`getSeries`): a repeat of it that arrives after that period ended then
+   * answers the move made in it instead of moving the new period too (and is `409
+   * period_not_current` if none was made).
+   */
+  async updateSeries(seriesId: string, body: Schemas["ChangeBody"]): Promise<Series> {
     const path = { series_id: seriesId };
-    return answer(this.http.PATCH(ROUTES.updateSeries.path, { params: { path }, body }));
+    const moveWithoutPeriod = body.next != null && body.period == null;
+    const sent = moveWithoutPeriod ? { ...body, period: (await this.getSeries(seriesId)).period } : body;
+    return answer(this.http.PATCH(ROUTES.updateSeries.path, { params: { path }, body: sent }));
   }
 
   /** Numbers one order; (`source`, `external_ref`) is the idempotency key. */
@@ -322,22 +336,23 @@ export class TallyClient {
     return answer(this.http.POST(ROUTES.voidOrder.path, { params: { path }, body: { reason } }));
   }
 
-  /** The pages of a period's orders, in counter order, with the moves among them. */
+  /**
+   * The pages of a period's orders, in counter order, with the moves among them; without
+   * `period`, of the period current at the first page.
+   */
   listOrders(seriesId: string, query: { period?: string; limit?: number } = {}): AsyncGenerator<OrdersPage> {
     const path = { series_id: seriesId };
-    return pages(
-      (cursor) => answer(this.http.GET(ROUTES.listOrders.path, { params: { path, query: { ...query, cursor } } })),
-      (page) => page.next_cursor,
-    );
+    const fetchPage = (period: string | undefined, cursor: string | undefined) =>
+      answer(this.http.GET(ROUTES.listOrders.path, { params: { path, query: { ...query, period, cursor } } }));
+    return pages(inOnePeriod(query.period, fetchPage), (page) => page.next_cursor);
   }
 
-  /** The parts of a period's audit, until `complete`. */
+  /** The parts of a period's audit, until `complete`; without `period`, of the period current at the first part. */
   audit(seriesId: string, query: { period?: string } = {}): AsyncGenerator<AuditPart> {
     const path = { series_id: seriesId };
-    return pages(
-      (cursor) => answer(this.http.GET(ROUTES.audit.path, { params: { path, query: { ...query, cursor } } })),
-      (part) => part.next_cursor,
-    );
+    const fetchPart = (period: string | undefined, cursor: string | undefined) =>
+      answer(this.http.GET(ROUTES.audit.path, { params: { path, query: { ...query, period, cursor } } }));
+    return pages(inOnePeriod(query.period, fetchPart), (part) => part.next_cursor);
   }
 }
 

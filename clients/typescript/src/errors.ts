@@ -45,6 +45,11 @@ export class TallyError extends Error {
   readonly retryAfter: number | null;
   /** Whether API Gateway answered this itself, before Tally saw the request. */
   readonly fromGateway: boolean;
+  /**
+   * The `draw_id` a `createDraw` request carried (made by the client when not given):
+   * repeat the call with it. Unset for the other calls.
+   */
+  drawId?: string;
 
   constructor(init: {
     status: number;
@@ -77,6 +82,33 @@ export class CredentialsError extends Error {
   constructor(cause: unknown) {
     super("no credentials or token to send the request with", { cause });
     this.name = "CredentialsError";
+  }
+}
+
+/**
+ * The request got no answer, after every attempt the retry policy allows: the connection
+ * failed, or an attempt took longer than `attemptTimeoutMs`. It names the request by its
+ * method and path only; `cause` is the last attempt's failure (a `TypeError` of fetch, a
+ * `TimeoutError`).
+ */
+export class TransportError extends Error {
+  readonly method: string;
+  /** The path as sent, percent-escapes included, without the query. */
+  readonly path: string;
+  /**
+   * The `draw_id` a `createDraw` request carried (made by the client when not given):
+   * repeat the call with it. Unset for the other calls.
+   */
+  drawId?: string;
+
+  constructor(method: string, path: string, attempts: number, cause: unknown) {
+    const timedOut = cause instanceof Error && cause.name === "TimeoutError";
+    super(`${method} ${path}: no answer after ${attempts} attempt(s) (${timedOut ? "timed out" : "connection failed"})`, {
+      cause,
+    });
+    this.name = "TransportError";
+    this.method = method;
+    this.path = path;
   }
 }
 

@@ -4,9 +4,10 @@
  * credential or token provider that failed: `CredentialsError`, thrown at once). Every
  * call carries its idempotency key, so a repeat can never do a thing twice. A wait is
  * `Retry-After` plus exponential backoff with full jitter, never longer than
- * `maxDelayMs` (a longer `Retry-After` is cut to it).
+ * `maxDelayMs` (a longer `Retry-After` is cut to it). A connection that still fails on
+ * the last attempt is a `TransportError`; the caller's abort ends the call at once.
  */
-import { CredentialsError, retryAfterSeconds } from "./errors.js";
+import { CredentialsError, TransportError, retryAfterSeconds } from "./errors.js";
 
 export interface RetryPolicy {
   /** Attempts in all, the first included (default 6; 1 repeats nothing). */
@@ -43,37 +44,64 @@ export function waitBefore(
   return Math.min(policy.maxDelayMs, (retryAfter ?? 0) * 1000 + random() * ceiling);
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms` milliseconds, or rejects with `signal`'s reason as soon as it is aborted. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    signal?.throwIfAborted();
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", abort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", abort, { once: true });
+  });
+}
 
-/** `send`, repeated as the policy says; each attempt is a fresh request (signed anew). */
+/**
+ * `send`, repeated as the policy says; each attempt is a fresh request (signed anew),
+ * aborted after `attemptTimeoutMs` or as soon as `signal` is. An abort of `signal`, during
+ * an attempt or a wait, rejects with its reason and repeats nothing.
+ */
 export function retrying(
   send: (request: Request) => Promise<Response>,
   policy: RetryPolicy,
+  signal?: AbortSignal,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
     const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer());
     for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
+      const timeout = AbortSignal.timeout(policy.attemptTimeoutMs);
       const copy = new Request(request.url, {
         method: request.method,
         headers: request.headers,
         body,
-        signal: AbortSignal.timeout(policy.attemptTimeoutMs),
+        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
       });
       let response: Response;
       try {
         response = await send(copy);
       } catch (failure) {
-        if (failure instanceof CredentialsError || attempt >= policy.maxAttempts) {
+        if (signal?.aborted) {
+          throw signal.reason;
+        }
+        if (failure instanceof CredentialsError) {
           throw failure;
         }
-        await sleep(waitBefore(attempt, null, policy));
+        if (attempt >= policy.maxAttempts) {
+          throw new TransportError(request.method, new URL(request.url).pathname, attempt, failure);
+        }
+        await sleep(waitBefore(attempt, null, policy), signal);
         continue;
       }
       if (!REPEATED.has(response.status) || attempt >= policy.maxAttempts) {
         return response;
       }
       await response.body?.cancel();
-      await sleep(waitBefore(attempt, retryAfterSeconds(response), policy));
+      await sleep(waitBefore(attempt, retryAfterSeconds(response), policy), signal);
     }
   };
 }

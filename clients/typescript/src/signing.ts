@@ -2,10 +2,12 @@
  * SigV4 for API Gateway's IAM auth, with the AWS SDK's own signer
  * (`@smithy/signature-v4`) and credential chain (`@aws-sdk/credential-provider-node`:
  * environment, shared config and credentials files with profiles, SSO, web identity,
- * ECS container credentials, EC2 instance roles).
+ * ECS container credentials, EC2 instance roles). A provider is asked once, then again
+ * five minutes before the credentials it gave expire, as the SDK's clients do.
  */
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
+import { doesIdentityRequireRefresh, isIdentityExpired, memoizeIdentityProvider } from "@smithy/core";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { CredentialsError } from "./errors.js";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
@@ -36,12 +38,19 @@ function headerValue(value: string, what: string): string {
   return value;
 }
 
-/** A signer for `region`, with `credentials` or the SDK's default chain. */
+/**
+ * A signer for `region`, with `credentials` or the SDK's default chain, kept until shortly
+ * before they expire: the signer would ask a provider again for every attempt.
+ */
 export function signer(region: string, credentials?: Credentials): SignatureV4 {
   return new SignatureV4({
     service: SERVICE,
     region,
-    credentials: credentials ?? defaultProvider(),
+    credentials: memoizeIdentityProvider<AwsCredentialIdentity>(
+      credentials ?? defaultProvider(),
+      isIdentityExpired,
+      doesIdentityRequireRefresh,
+    )!,
     sha256: Sha256,
   });
 }

@@ -121,3 +121,26 @@ test("the whitespace around a token, such as a token file's last line break, is 
   await tally.getDraw("d");
   assert.equal(sent[0]!.headers.get("authorization"), `Bearer ${JWT}`);
 });
+
+test("a body JSON cannot carry (a BigInt, a cycle) is refused by an error that holds nothing of it", async () => {
+  const sent: Request[] = [];
+  const tally = new TallyClient({
+    baseUrl: "http://tally.test",
+    credentials: null,
+    fetch: async (request) => {
+      sent.push(request);
+      return Response.json({});
+    },
+  });
+  const cyclic: Record<string, unknown> = { payment_id: "pi_1", quantity: 1, token: "tok_json_card" };
+  cyclic.again = cyclic;
+  const bodies = [{ payment_id: "pi_1", quantity: 1n, token: "tok_json_card" }, cyclic];
+  for (const body of bodies) {
+    await assert.rejects(tally.purchase("d", body as never), (error: unknown) => {
+      assert.ok(error instanceof TypeError);
+      assert.ok(!printed(error).includes("tok_json_card"), printed(error));
+      return true;
+    });
+  }
+  assert.deepEqual(sent, []);
+});

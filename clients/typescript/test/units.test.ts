@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { settleBatch } from "../src/batches.js";
 import { errorOf } from "../src/errors.js";
 import { CredentialsError, DEFAULT_RETRY, GATEWAY_CODES, GATEWAY_OTHER, TallyClient, waitBefore } from "../src/index.js";
-import { REPEATED, retrying } from "../src/retry.js";
+import { REPEATED } from "../src/retry.js";
 
 test("a problem keeps its code and members; a gateway answer gets a code of its own", () => {
   const problem = errorOf(
@@ -150,28 +150,4 @@ test("API Gateway's answers get the codes and repeats docs/api.md gives them", (
   }
   assert.deepEqual(GATEWAY_CODES, codes);
   assert.deepEqual([...REPEATED].filter((s) => s in codes).sort(), repeated.sort());
-});
-
-test("an attempt that takes too long is aborted and repeated, and the last one fails", async () => {
-  let attempts = 0;
-  // Answers nothing until the attempt is aborted.
-  const silent = (request: Request) =>
-    new Promise<Response>((_, reject) => {
-      attempts += 1;
-      request.signal.addEventListener("abort", () => reject(request.signal.reason));
-    });
-  const policy = { ...DEFAULT_RETRY, maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, attemptTimeoutMs: 50 };
-  // The timeout's own timer does not keep Node running (a socket in flight would): this
-  // one does, and ends the test if no attempt is ever aborted.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hung = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error("no attempt was aborted")), 2_000);
-  });
-  try {
-    const sent = retrying(silent, policy)(new Request("http://127.0.0.1:9/draws"));
-    await assert.rejects(Promise.race([sent, hung]), { name: "TimeoutError" });
-  } finally {
-    clearTimeout(timer);
-  }
-  assert.equal(attempts, 2);
 });

@@ -11,8 +11,9 @@ namespace Tally\Client\Signing;
  * the shared credentials file, then the config file; a container's credentials (ECS,
  * `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `..._FULL_URI`); an EC2 instance role
  * (IMDSv2, unless `AWS_EC2_METADATA_DISABLED=true`). Not here: SSO, `credential_process`,
- * web identity and role assumption; install the SDK for those. Temporary credentials
- * are read again five minutes before they expire.
+ * web identity and role assumption; install the SDK for those. A profile named in
+ * `AWS_PROFILE` without static keys is an error, never passed over for a role the app was
+ * not meant to use. Temporary credentials are read again five minutes before they expire.
  */
 final class CredentialChain
 {
@@ -49,7 +50,8 @@ final class CredentialChain
 
     private function profile(): ?Credentials
     {
-        $name = self::env('AWS_PROFILE') ?? 'default';
+        $named = self::env('AWS_PROFILE');
+        $name = $named ?? 'default';
         $home = self::env('HOME') ?? '';
         $files = [
             [self::env('AWS_SHARED_CREDENTIALS_FILE') ?? "{$home}/.aws/credentials", $name],
@@ -65,6 +67,11 @@ final class CredentialChain
                     $values['aws_session_token'] ?? null,
                 );
             }
+        }
+        if ($named !== null) {
+            throw new \RuntimeException("AWS_PROFILE names the profile \"{$name}\", which has no static keys "
+                . '(aws_access_key_id and aws_secret_access_key) in the shared credentials or config file; '
+                . 'for credential_process, SSO, web identity or role assumption install aws/aws-sdk-php');
         }
         return null;
     }

@@ -1,0 +1,149 @@
+/**
+ * How attempts are sent, without a server: credentials asked once while they last, a
+ * request that never got an answer as a `TransportError` without secrets, the caller's
+ * abort, and path characters escaped as the other clients escape them.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { inspect } from "node:util";
+
+import { TallyClient, TransportError } from "../src/index.js";
+
+const SESSION_TOKEN = "IQoJb3JpZ2luX2VjEPa//transport+session=";
+const OUTCOME_UNKNOWN = { status: 503, code: "outcome_unknown", detail: "try again" };
+
+/**
+ * `settling`, with a timer that keeps Node running meanwhile (an attempt's timeout does
+ * not, a socket in flight would) and fails it after `ms`.
+ */
+async function within<T>(ms: number, settling: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([settling, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A credentials provider that counts its calls, giving credentials that expire in `minutes`. */
+function counting(minutes: number) {
+  const provider = async () => {
+    provider.calls += 1;
+    return {
+      accessKeyId: "ASIAFAKE",
+      secretAccessKey: "fake-secret",
+      sessionToken: SESSION_TOKEN,
+      expiration: new Date(Date.now() + minutes * 60_000),
+    };
+  };
+  provider.calls = 0;
+  return provider;
+}
+
+test("a credentials provider is asked once while its credentials last, again shortly before they expire", async () => {
+  const fetch = async () => Response.json({ draw_id: "d" });
+  const lasting = counting(60);
+  const tally = new TallyClient({ baseUrl: "http://tally.test", region: "eu-west-1", credentials: lasting, fetch });
+  for (let call = 0; call < 5; call++) {
+    await tally.getDraw("d");
+  }
+  assert.equal(lasting.calls, 1);
+
+  // Within five minutes of their end credentials are asked for again, as the SDK's clients do.
+  const ending = counting(4);
+  const soon = new TallyClient({ baseUrl: "http://tally.test", region: "eu-west-1", credentials: ending, fetch });
+  for (let call = 0; call < 3; call++) {
+    await soon.getDraw("d");
+  }
+  assert.equal(ending.calls, 1 + 3);
+});
+
+test("a request that got no answer after every attempt is a TransportError naming it, without secrets", async () => {
+  const tally = new TallyClient({
+    // Nothing listens on port 1: each attempt's connection is refused.
+    baseUrl: "http://127.0.0.1:1",
+    region: "eu-west-1",
+    credentials: { accessKeyId: "ASIAFAKE", secretAccessKey: "fake-secret", sessionToken: SESSION_TOKEN },
+    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+  });
+  await assert.rejects(tally.purchase("d", { payment_id: "pi_1", quantity: 1, token: "tok_transport_card" }), (error) => {
+    assert.ok(error instanceof TransportError);
+    assert.deepEqual([error.method, error.path], ["POST", "/draws/d/purchases"]);
+    assert.match(error.message, /^POST \/draws\/d\/purchases: no answer after 2 attempt\(s\) \(connection failed\)$/);
+    const printed = [error.message, error.stack, inspect(error, { depth: 10 }), JSON.stringify(error)].join("\n");
+    for (const secret of [SESSION_TOKEN, "AWS4-HMAC-SHA256", "Signature=", "tok_transport_card"]) {
+      assert.ok(!printed.includes(secret), `${secret} in ${printed}`);
+    }
+    return true;
+  });
+});
+
+test("an attempt that takes too long is aborted and repeated, and the last one is a TransportError", async () => {
+  let attempts = 0;
+  const tally = new TallyClient({
+    baseUrl: "http://tally.test",
+    credentials: null,
+    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, attemptTimeoutMs: 50 },
+    // Answers nothing until the attempt is aborted.
+    fetch: (request) =>
+      new Promise<Response>((_, reject) => {
+        attempts += 1;
+        request.signal.addEventListener("abort", () => reject(request.signal.reason));
+      }),
+  });
+  await assert.rejects(within(2_000, tally.getDraw("d")), (error) => {
+    assert.ok(error instanceof TransportError);
+    assert.match(error.message, /^GET \/draws\/d: no answer after 2 attempt\(s\) \(timed out\)$/);
+    assert.equal((error.cause as Error).name, "TimeoutError");
+    return true;
+  });
+  assert.equal(attempts, 2);
+});
+
+test("the caller's signal aborts an attempt or a wait at once, and nothing is repeated", async () => {
+  const sent: string[] = [];
+  const stop = new AbortController();
+  const tally = new TallyClient({
+    baseUrl: "http://tally.test",
+    credentials: null,
+    signal: stop.signal,
+    retry: { maxAttempts: 6, baseDelayMs: 1, maxDelayMs: 60_000 },
+    fetch: (request) =>
+      new Promise<Response>((resolve, reject) => {
+        sent.push(new URL(request.url).pathname);
+        if (request.url.endsWith("/waits")) {
+          // A 503 asking for a wait of a minute before the repeat.
+          resolve(Response.json(OUTCOME_UNKNOWN, { status: 503, headers: { "retry-after": "60" } }));
+        }
+        request.signal.addEventListener("abort", () => reject(request.signal.reason));
+      }),
+  });
+  const inAttempt = tally.getDraw("hangs");
+  const inWait = tally.getDraw("waits");
+  setTimeout(() => stop.abort(new Error("shutting down")), 50);
+  await assert.rejects(within(2_000, inAttempt), { message: "shutting down" });
+  await assert.rejects(within(2_000, inWait), { message: "shutting down" });
+  await assert.rejects(within(2_000, tally.getDraw("after")), { message: "shutting down" });
+  assert.deepEqual(sent.sort(), ["/draws/hangs", "/draws/waits"]);
+});
+
+test("every path character outside A-Za-z0-9-._~ travels escaped, as the PHP client and botocore send it", async () => {
+  const sent: string[] = [];
+  const tally = new TallyClient({
+    baseUrl: "http://tally.test",
+    credentials: null,
+    fetch: async (request) => {
+      sent.push(new URL(request.url).pathname);
+      return Response.json({});
+    },
+  });
+  await tally.getLimits("ann(1)!'*@example.com");
+  await tally.orderByRef("erp", "SO/2026 0001~a_b-c.d");
+  assert.deepEqual(sent, [
+    "/payers/ann%281%29%21%27%2A%40example.com/limits",
+    "/sources/erp/orders/SO%2F2026%200001~a_b-c.d",
+  ]);
+});
