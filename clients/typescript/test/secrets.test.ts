@@ -8,6 +8,7 @@ import { inspect } from "node:util";
 
 import { errorOf } from "../src/errors.js";
 import { CredentialsError, TallyClient, TallyError } from "../src/index.js";
+import { recording } from "./recording.js";
 
 const JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzaG9wIn0.ZmFrZS1zaWduYXR1cmU";
 const SESSION_TOKEN = "IQoJb3JpZ2luX2VjEPa//fake+session=";
@@ -123,15 +124,7 @@ test("the whitespace around a token, such as a token file's last line break, is 
 });
 
 test("a body JSON cannot carry (a BigInt, a cycle) is refused by an error that holds nothing of it", async () => {
-  const sent: Request[] = [];
-  const tally = new TallyClient({
-    baseUrl: "http://tally.test",
-    credentials: null,
-    fetch: async (request) => {
-      sent.push(request);
-      return Response.json({});
-    },
-  });
+  const { tally, sent } = recording();
   const cyclic: Record<string, unknown> = { payment_id: "pi_1", quantity: 1, token: "tok_json_card" };
   cyclic.again = cyclic;
   const bodies = [{ payment_id: "pi_1", quantity: 1n, token: "tok_json_card" }, cyclic];

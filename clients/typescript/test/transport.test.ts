@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { inspect } from "node:util";
 
 import { TallyClient, TransportError } from "../src/index.js";
+import { recording } from "./recording.js";
 
 const SESSION_TOKEN = "IQoJb3JpZ2luX2VjEPa//transport+session=";
 const OUTCOME_UNKNOWN = { status: 503, code: "outcome_unknown", detail: "try again" };
@@ -131,18 +132,10 @@ test("the caller's signal aborts an attempt or a wait at once, and nothing is re
 });
 
 test("every path character outside A-Za-z0-9-._~ travels escaped, as the PHP client and botocore send it", async () => {
-  const sent: string[] = [];
-  const tally = new TallyClient({
-    baseUrl: "http://tally.test",
-    credentials: null,
-    fetch: async (request) => {
-      sent.push(new URL(request.url).pathname);
-      return Response.json({});
-    },
-  });
+  const { tally, paths } = recording();
   await tally.getLimits("ann(1)!'*@example.com");
   await tally.orderByRef("erp", "SO/2026 0001~a_b-c.d");
-  assert.deepEqual(sent, [
+  assert.deepEqual(paths(), [
     "/payers/ann%281%29%21%27%2A%40example.com/limits",
     "/sources/erp/orders/SO%2F2026%200001~a_b-c.d",
   ]);

@@ -10,6 +10,7 @@ import { settleBatch } from "../src/batches.js";
 import { errorOf } from "../src/errors.js";
 import { CredentialsError, DEFAULT_RETRY, GATEWAY_CODES, GATEWAY_OTHER, TallyClient, waitBefore } from "../src/index.js";
 import { REPEATED } from "../src/retry.js";
+import { recording } from "./recording.js";
 
 test("a problem keeps its code and members; a gateway answer gets a code of its own", () => {
   const problem = errorOf(
@@ -66,23 +67,15 @@ test("a wait is Retry-After plus full jitter under a doubling ceiling, never pas
 });
 
 test("a path parameter of `.` or `..` is refused before any request: a URL would drop it", async () => {
-  const sent: string[] = [];
-  const tally = new TallyClient({
-    baseUrl: "http://tally.test",
-    credentials: null,
-    fetch: async (request) => {
-      sent.push(new URL(request.url).pathname);
-      return Response.json({ purchases: [], cursor: null });
-    },
-  });
+  const { tally, paths } = recording({ purchases: [], cursor: null });
   await assert.rejects(tally.payerPurchases("d", "..").next(), /payer_id cannot be "\.\."/);
   await assert.rejects(tally.getLimits(".."), /payer_id cannot be "\.\."/);
   await assert.rejects(tally.getDraw("."), /draw_id cannot be "\."/);
   await assert.rejects(tally.getSeriesOrder("..", "N-1"), /series_id cannot be "\.\."/);
-  assert.deepEqual(sent, []);
+  assert.deepEqual(paths(), []);
   await tally.getLimits("...");
   await tally.payerPurchases("d", "..x").next();
-  assert.deepEqual(sent, ["/payers/.../limits", "/draws/d/payers/..x/purchases"]);
+  assert.deepEqual(paths(), ["/payers/.../limits", "/draws/d/payers/..x/purchases"]);
 });
 
 test("a credential or token provider that fails is asked once, and nothing is sent", async () => {
