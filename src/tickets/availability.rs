@@ -35,7 +35,7 @@ impl TicketService {
             .read_stripes(draw_id, &all)
             .await?
             .into_iter()
-            .map(|(_, state)| (state.cursors, state.chosen, state.held))
+            .map(|(_, state)| state.into_marks())
             .collect();
         let permutation = cache.permutation().clone();
         let layout = draw.config.layout();

@@ -77,13 +77,7 @@ impl TicketService {
         let read_at = self.now();
         let now = read_at.epoch_millis();
         let postal: u64 = stripes.iter().map(|(_, s)| s.postal).sum();
-        let marks: Vec<StripeMarks> = stripes
-            .into_iter()
-            .map(|(_, s)| {
-                let held = s.ended_if_closed();
-                (s.cursors, s.chosen, held)
-            })
-            .collect();
+        let marks: Vec<StripeMarks> = stripes.into_iter().map(|(_, s)| s.into_marks()).collect();
         let layout = draw.config.layout();
         let standings = count(layout, &marks, now);
         let instant = match &draw.instant_wins {

@@ -8,6 +8,7 @@ mod writes;
 
 use super::StoreError;
 use super::codec::{Item, Reader};
+use tally_domain::availability::StripeMarks;
 use tally_domain::stripes::{Chosen, Held, StripeCursors};
 
 /// Tickets sold upwards from the stripe's start.
@@ -83,19 +84,20 @@ impl StripeState {
     /// Numbers that live holds keep at `now` (Unix ms), ahead of the cursors or behind:
     /// none on a closed stripe, whose close ended its holds.
     pub fn live_held(&self, now: i64) -> u64 {
-        self.ended_if_closed()
-            .values()
-            .filter(|&&end| end > now)
-            .count() as u64
+        if self.closed {
+            return 0;
+        }
+        self.held.values().filter(|&&end| end > now).count() as u64
     }
 
-    /// The hold marks, each ended at once on a closed stripe.
-    pub fn ended_if_closed(&self) -> Held {
-        let mut held = self.held.clone();
+    /// What the grid and the facts count the stripe from: its cursors, chosen offsets and
+    /// hold marks, each mark ended at once on a closed stripe.
+    pub fn into_marks(self) -> StripeMarks {
+        let mut held = self.held;
         if self.closed {
             held.values_mut().for_each(|end| *end = i64::MIN);
         }
-        held
+        (self.cursors, self.chosen, held)
     }
 
     /// Tickets sold from a stripe of `len` offsets: by either cursor, or chosen ahead

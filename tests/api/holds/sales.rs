@@ -169,11 +169,13 @@ async fn a_hold_ends_with_the_sale() {
     assert_eq!(closed.status, StatusCode::OK, "{}", closed.body);
     assert_eq!(closed.body["eligible_count"], 0, "{}", closed.body);
     // The close ended the hold: nothing counts as held any more, in the close's answer
-    // (the one the operator keeps), the draw or its published facts.
+    // (the one the operator keeps), the draw, its published facts or its grid.
     assert_eq!(closed.body["held"], 0, "{}", closed.body);
     assert_eq!(app.get("/draws/end").await.body["held"], 0);
-    let facts = app.get("/draws/end/facts").await.body;
-    assert_eq!(facts["held"], 0, "{facts}");
+    for path in ["/draws/end/facts", "/draws/end/availability"] {
+        let read = app.get(path).await.body;
+        assert_eq!(read["held"], 0, "{path}: {read}");
+    }
     // Long before its deadline, the hold reads as ended: it can no longer be paid for.
     let read = app.get("/draws/end/holds/e1").await;
     assert_eq!(read.body["status"], "expired", "{}", read.body);
