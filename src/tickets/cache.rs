@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use jiff::Timestamp;
 use lru::LruCache;
 
-use super::draws::may_sell_soon;
 use crate::store::StoreError;
 use crate::store::draws::{StripeClaim, StripeState, Survey};
 use crate::store::limits::{MAX_TRANSACTION_ITEMS, STRIPE_HOLD_MARKS};
@@ -40,8 +39,9 @@ pub(super) struct DrawCache {
     /// The draw's beacon is fixed (`Draw::beacon_fixed`), as read or as this process
     /// recorded it.
     beacon_fixed: AtomicBool,
-    /// Read without a beacon before the draw could sell: one declared since is not fixed
-    /// by its declaration, and this process would not know it.
+    /// Read without a beacon before the draw opened, by this process's clock: one declared
+    /// since may not be fixed by its declaration (made more than a minute before the
+    /// opening by its own clock), and this process would not know it.
     read_before_selling: bool,
 }
 
@@ -114,7 +114,11 @@ impl DrawCache {
             sell_out_read_at: AtomicI64::new(i64::MIN),
             sold_out: AtomicBool::new(draw.sold_out_at.is_some()),
             beacon_fixed: AtomicBool::new(draw.beacon_fixed),
-            read_before_selling: draw.beacon.is_none() && !may_sell_soon(&draw, now),
+            read_before_selling: draw.beacon.is_none()
+                && draw
+                    .schedule
+                    .opens_at()
+                    .is_some_and(|opens_at| now < opens_at),
             draw,
         })
     }

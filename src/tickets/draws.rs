@@ -327,19 +327,16 @@ impl TicketService {
 const BEFORE_OPENING: SignedDuration = SignedDuration::from_secs(60);
 
 /// Whether a beacon declared now on `draw` is fixed at once: a draw without one that may
-/// be selling. A process that read the draw before the beacon came knows none; one that
-/// read it before it could sell fixes whatever beacon the draw has before its first sale,
-/// but one that read it later would not.
+/// be selling, or will within a minute. A process that read the draw before the beacon
+/// came knows none: one that read it before `opens_at` fixes whatever beacon the draw
+/// has before its first sale, but one that read it later would not. The minute covers
+/// the two processes' clocks differing by less.
 fn fixes_on_declaring(draw: &Draw, now: Timestamp) -> bool {
-    draw.beacon.is_none() && may_sell_soon(draw, now)
-}
-
-/// Whether `draw` may sell within a minute of `now`, as one process's clock may read
-/// another's: it has no `opens_at`, or that comes within the minute.
-pub(super) fn may_sell_soon(draw: &Draw, now: Timestamp) -> bool {
-    draw.schedule
-        .opens_at()
-        .is_none_or(|opens_at| now + BEFORE_OPENING >= opens_at)
+    draw.beacon.is_none()
+        && draw
+            .schedule
+            .opens_at()
+            .is_none_or(|opens_at| now + BEFORE_OPENING >= opens_at)
 }
 
 /// The journal's entry of a draw's creation: every setting it was created with, and the

@@ -262,6 +262,8 @@ async fn a_process_that_read_the_draw_before_it_could_sell_fixes_a_beacon_it_mis
     let buy = json!({"payment_id": "p1", "quantity": 1});
     let bought = app.post("/draws/early/purchases", &buy).await;
     assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    // What the fix changes: the sale itself fixed the beacon. (A withdrawal after it is
+    // refused either way, as it counts the sales first.)
     assert!(
         fixed().await,
         "a sale committed while the beacon could still change"
