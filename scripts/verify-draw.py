@@ -220,6 +220,8 @@ class Check:
         if beacon["round"] != round_after(self.net, frozen_at):
             raise Failed("round %d is not the first published more than 30 s after the freeze"
                          % beacon["round"])
+        if proof.get("drawn_at") is None:
+            raise Failed("the proof does not say when the winners were drawn (drawn_at)")
         drawn_at = millis(proof["drawn_at"])
         published = (self.net["genesis_time"]
                      + (beacon["round"] - 1) * self.net["period"]) * 1000

@@ -238,6 +238,14 @@ async fn winners_are_distinct_eligible_drawn_once_and_verified_by_rust_and_pytho
         verifiers_accept("true", &winners, &list, Some(&draw), None),
         Verdicts::BOTH_PASS
     );
+    // A proof kept from before the drawing time was recorded: without a beacon, nothing
+    // needs it.
+    let mut undated = winners.clone();
+    undated["proof"].as_object_mut().unwrap().remove("drawn_at");
+    assert_eq!(
+        verifiers_accept("undated", &undated, &list, Some(&draw), None),
+        Verdicts::BOTH_PASS
+    );
     let mut seed_tampered = winners.clone();
     seed_tampered["proof"]["seed"] = json!(hex(&Sha256::digest(b"another seed")));
     assert_eq!(

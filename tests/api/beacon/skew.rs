@@ -54,4 +54,17 @@ async fn redraws_asked_on_a_clock_behind_the_drawing_still_follow_it_in_the_proo
         ),
         Verdicts::BOTH_PASS
     );
+    // Without its drawing time, the redraws' order cannot be checked.
+    let mut undated = winners.clone();
+    undated["proof"].as_object_mut().unwrap().remove("drawn_at");
+    assert_eq!(
+        verifiers_accept(
+            "undated",
+            &undated,
+            &eligible,
+            Some(&closed),
+            Some(&networks_json())
+        ),
+        Verdicts::fail("round")
+    );
 }

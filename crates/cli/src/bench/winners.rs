@@ -228,7 +228,7 @@ pub(super) async fn end_to_end(args: &WinnersBenchArgs, store: &Store) -> Result
         eligible_digest: digest,
         frozen_at_ms: 0,
         prizes: winners.record.prizes,
-        drawn_at_ms: 0,
+        drawn_at_ms: Some(0),
         network: None,
         beacon: None,
         picks: winners

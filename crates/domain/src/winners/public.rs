@@ -46,7 +46,8 @@ struct ProofAnswer {
     eligible_count: u64,
     eligible_digest: String,
     frozen_at: String,
-    drawn_at: String,
+    #[serde(default)]
+    drawn_at: Option<String>,
     beacon: Option<BeaconAnswer>,
     picks: Vec<PickAnswer>,
     #[serde(default)]
@@ -220,7 +221,7 @@ fn read(winners: &str, eligible: &str, kept: Option<&str>) -> Result<Read, Strin
         eligible_digest: digest(&proof.eligible_digest, "the eligible digest")?,
         frozen_at_ms: millis(&proof.frozen_at)?,
         prizes: proof.prizes,
-        drawn_at_ms: millis(&proof.drawn_at)?,
+        drawn_at_ms: proof.drawn_at.as_deref().map(millis).transpose()?,
         network,
         beacon,
         picks,

@@ -61,7 +61,8 @@ pub struct PublicProof {
     pub frozen_at_ms: i64,
     pub prizes: u32,
     /// When the winners were drawn (Unix milliseconds): every redraw is asked for later.
-    pub drawn_at_ms: i64,
+    /// Proofs written before it was recorded lack it; step `round` then fails.
+    pub drawn_at_ms: Option<i64>,
     /// The draw's network as the proof states it, and the draw's round.
     pub network: Option<BeaconNetwork>,
     pub beacon: Option<RoundSignature>,

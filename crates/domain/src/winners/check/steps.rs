@@ -133,7 +133,10 @@ pub(super) fn rounds(proof: &PublicProof, network: Option<&BeaconNetwork>) -> Ch
             ROUND_MARGIN_MS / 1_000
         ));
     }
-    if proof.drawn_at_ms < network.published_at_ms(beacon.round) {
+    let Some(drawn_at_ms) = proof.drawn_at_ms else {
+        return fail("the proof does not say when the winners were drawn (`drawn_at`)");
+    };
+    if drawn_at_ms < network.published_at_ms(beacon.round) {
         return fail("the winners were drawn before their round was published");
     }
     let mut asked_after = None;
@@ -146,7 +149,7 @@ pub(super) fn rounds(proof: &PublicProof, network: Option<&BeaconNetwork>) -> Ch
             }
             continue;
         }
-        let at = redraw_request(pick, proof.drawn_at_ms, asked_after)?;
+        let at = redraw_request(pick, drawn_at_ms, asked_after)?;
         let expected = network.round_after(at);
         if pick.beacon.as_ref().map(|b| b.round) != Some(expected) {
             return fail(format!(

@@ -77,7 +77,7 @@ fn drawn() -> (PublicProof, PublicList, BeaconNetworks) {
         eligible_digest: eligible.digest(),
         frozen_at_ms,
         prizes: 3,
-        drawn_at_ms: network.published_at_ms(5),
+        drawn_at_ms: Some(network.published_at_ms(5)),
         network: Some(network),
         beacon: Some(draw_round),
         published_prizes: current_winners(3, &records)
@@ -176,10 +176,14 @@ fn a_true_draw_passes_every_step_and_each_tampering_fails_its_own() {
     // A redraw asked for before the winners were drawn, winners drawn before their round
     // was out, a first pick with a round of its own.
     assert_eq!(
-        tamper(&|p, _| p.drawn_at_ms = p.picks[3].requested_at_ms.unwrap() + 1),
+        tamper(&|p, _| p.drawn_at_ms = Some(p.picks[3].requested_at_ms.unwrap() + 1)),
         Some("round")
     );
-    assert_eq!(tamper(&|p, _| p.drawn_at_ms -= 1), Some("round"));
+    assert_eq!(
+        tamper(&|p, _| p.drawn_at_ms = p.drawn_at_ms.map(|at| at - 1)),
+        Some("round")
+    );
+    assert_eq!(tamper(&|p, _| p.drawn_at_ms = None), Some("round"));
     assert_eq!(
         tamper(&|p, _| p.picks[0].beacon = p.beacon.clone()),
         Some("round")
