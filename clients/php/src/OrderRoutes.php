@@ -23,18 +23,32 @@ trait OrderRoutes
 
     /**
      * A move (`next`) without `period` is sent with the current period, read first
-     * (`getSeries`): a repeat of it that arrives after that period ended then answers the
-     * move made in it instead of moving the new period too (and is `409
-     * period_not_current` if none was made).
+     * (`getSeries`, so the caller needs `GET /series/*` too): a repeat of it that arrives
+     * after that period ended then answers the move made in it instead of moving the new
+     * period too (and is `409 period_not_current` if none was made). A caller refused that
+     * read (`403`) sends the move without `period`: repeated safely only within its period.
      *
      * @param array<string, mixed> $body
      */
     public function updateSeries(string $seriesId, #[\SensitiveParameter] array $body): array
     {
         if (isset($body['next']) && !isset($body['period'])) {
-            $body['period'] = $this->getSeries($seriesId)['period'] ?? null;
+            $body += $this->currentPeriod($seriesId);
         }
         return $this->call('updateSeries', ['series_id' => $seriesId], body: $body);
+    }
+
+    /** @return array{period?: string|null} the series' current period; none when the caller may not read the series (`403`) */
+    private function currentPeriod(string $seriesId): array
+    {
+        try {
+            return ['period' => $this->getSeries($seriesId)['period'] ?? null];
+        } catch (TallyError $refusal) {
+            if ($refusal->status() === 403) {
+                return [];
+            }
+            throw $refusal;
+        }
     }
 
     /** @param array<string, mixed> $body `series`, `source`, `external_ref` and the rest */

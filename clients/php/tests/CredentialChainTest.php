@@ -8,10 +8,11 @@ use PHPUnit\Framework\TestCase;
 use Tally\Client\Signing\CredentialChain;
 
 /**
- * The built-in credential chain's profiles, without a server: a profile named in
- * `AWS_PROFILE` gives its static keys or is an error that names it, never a step on to a
- * container's or an instance's role. (Where each source is read from a local stand-in:
- * FaultsTest.)
+ * The built-in credential chain's profiles, without a server: a profile the files hold
+ * gives its static keys, or is an error that names it when it names credentials the chain
+ * cannot read, never a step on to a container's or an instance's role; a profile they do
+ * not hold, or one without credential settings, is a step on. (Where each source is read
+ * from a local stand-in: FaultsTest.)
  */
 final class CredentialChainTest extends TestCase
 {
@@ -34,6 +35,8 @@ final class CredentialChainTest extends TestCase
         file_put_contents("{$this->home}/config", implode("\n", [
             '[profile tally-shop]',
             'credential_process = aws_signing_helper credential-process --private-key process-secret.pem',
+            '[profile tally-region]',
+            'region = eu-west-1',
         ]));
         foreach (['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI'] as $name) {
             putenv($name);
@@ -64,18 +67,43 @@ final class CredentialChainTest extends TestCase
         self::assertSame(['AKIDPROFILE', 'profile-secret'], [$credentials->accessKeyId, $credentials->secretAccessKey()]);
     }
 
-    public function testANamedProfileWithoutStaticKeysIsAnErrorNamingItAndNoneOfItsValues(): void
+    public function testAProfileThatNamesCredentialsTheChainCannotReadIsAnErrorNamingItAndNoneOfItsValues(): void
     {
-        foreach (['tally-shop' => 'process-secret', 'tally-half' => 'half-secret', 'tally-missing' => null] as $profile => $secret) {
+        foreach (['tally-shop' => 'process-secret', 'tally-half' => 'half-secret'] as $profile => $secret) {
             putenv("AWS_PROFILE={$profile}");
             try {
                 (new CredentialChain())();
                 self::fail("{$profile}: credentials came from elsewhere");
             } catch (\RuntimeException $error) {
-                self::assertStringContainsString("the profile \"{$profile}\"", $error->getMessage());
-                if ($secret !== null) {
-                    self::assertStringNotContainsString($secret, (string) $error);
-                }
+                self::assertStringContainsString("the profile \"{$profile}\" names credentials", $error->getMessage());
+                self::assertStringNotContainsString($secret, (string) $error);
+            }
+        }
+    }
+
+    /**
+     * A container that sets `AWS_PROFILE=default` without any file, or a profile with a
+     * region alone, goes on to the container's role: here the stand-in of it refuses the
+     * connection, so the error names the container's endpoint, not the profile.
+     */
+    public function testAProfileTheFilesDoNotHoldOrWithoutCredentialSettingsIsAStepOnToTheContainersRole(): void
+    {
+        $cases = [
+            'a profile the files do not hold' => ['tally-missing', "{$this->home}/credentials"],
+            'no files at all' => ['default', "{$this->home}/none"],
+            'a profile with a region alone' => ['tally-region', "{$this->home}/credentials"],
+        ];
+        foreach ($cases as $what => [$profile, $credentialsFile]) {
+            putenv("AWS_PROFILE={$profile}");
+            putenv("AWS_SHARED_CREDENTIALS_FILE={$credentialsFile}");
+            if ($credentialsFile === "{$this->home}/none") {
+                putenv("AWS_CONFIG_FILE={$this->home}/none");
+            }
+            try {
+                (new CredentialChain())();
+                self::fail("{$what}: credentials came from nowhere");
+            } catch (\RuntimeException $error) {
+                self::assertSame('http://127.0.0.1:1/container-credentials gave no credentials', $error->getMessage(), $what);
             }
         }
     }

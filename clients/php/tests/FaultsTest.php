@@ -126,6 +126,13 @@ final class FaultsTest extends TestCase
             'AWS_CONTAINER_AUTHORIZATION_TOKEN' => (string) getenv('HARNESS_CONTAINER_TOKEN'),
         ], 'credentials.container'];
         yield 'an instance role' => [['AWS_EC2_METADATA_SERVICE_ENDPOINT' => $harness], 'credentials.instance'];
+        // A container that names a profile no file holds, as `AWS_PROFILE=default` without ~/.aws.
+        yield 'a container endpoint past a profile no file holds' => [[
+            'AWS_PROFILE' => 'default',
+            'AWS_SHARED_CREDENTIALS_FILE' => '/nonexistent',
+            'AWS_CONTAINER_CREDENTIALS_FULL_URI' => "{$harness}/container-credentials",
+            'AWS_CONTAINER_AUTHORIZATION_TOKEN' => (string) getenv('HARNESS_CONTAINER_TOKEN'),
+        ], 'credentials.container'];
     }
 
     /**

@@ -14,8 +14,9 @@ use Tally\Client\TallyError;
 
 /**
  * What a repeat or a later page is sent with, without a server: a move of the counter
- * names its period before its first attempt, each page of a period's listing asks for the
- * period of the first, and a draw whose creation failed tells the id it was sent with.
+ * names its period before its first attempt (none when the caller may not read the
+ * series), each page of a period's listing asks for the period of the first, and a draw
+ * whose creation failed tells the id it was sent with.
  */
 final class RepeatsTest extends TestCase
 {
@@ -69,6 +70,38 @@ final class RepeatsTest extends TestCase
             [['GET', '/series/INV', [], ''], ['PATCH', '/series/INV', [], $move], ['PATCH', '/series/INV', [], $move]],
             $transport->sent,
         );
+    }
+
+    public function testAMoveWhoseSeriesTheCallerMayNotReadIsSentWithoutAPeriodWithTheUsualRepeats(): void
+    {
+        $refusals = [
+            'API Gateway' => [403, '{"message": "Forbidden"}'],
+            'Tally' => [403, '{"status": 403, "code": "series_not_allowed", "detail": "not yours"}'],
+        ];
+        foreach ($refusals as $who => $refusal) {
+            $moved = '{"series_id": "INV", "period": "2026-05-31", "last_counter": 4999}';
+            $transport = self::scripted([$refusal, self::OUTCOME_UNKNOWN, [200, $moved]]);
+            $series = self::client($transport)->updateSeries('INV', ['next' => 5000, 'reason' => 'paper invoices']);
+            self::assertSame(4999, $series['last_counter'], $who);
+            $move = '{"next":5000,"reason":"paper invoices"}';
+            self::assertSame(
+                [['GET', '/series/INV', [], ''], ['PATCH', '/series/INV', [], $move], ['PATCH', '/series/INV', [], $move]],
+                $transport->sent,
+                $who,
+            );
+        }
+    }
+
+    public function testAMoveWhoseSeriesCannotBeReadForAnotherReasonIsNotSent(): void
+    {
+        $transport = self::scripted([[404, '{"status": 404, "code": "series_not_found", "detail": "no such series"}']]);
+        try {
+            self::client($transport)->updateSeries('INV', ['next' => 5000, 'reason' => 'paper invoices']);
+            self::fail('the move was sent');
+        } catch (TallyError $error) {
+            self::assertSame('series_not_found', $error->code());
+        }
+        self::assertSame([['GET', '/series/INV', [], '']], $transport->sent);
     }
 
     public function testAMoveThatNamesItsPeriodAndAChangeThatIsNoMoveAreSentAsGiven(): void

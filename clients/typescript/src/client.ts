@@ -276,15 +276,29 @@ export class TallyClient {
 
   /**
    * Changes a series. A move (`next`) without `period` is sent with the current period,
-   * read first (`getSeries`): a repeat of it that arrives after that period ended then
-   * answers the move made in it instead of moving the new period too (and is `409
-   * period_not_current` if none was made).
+   * read first (`getSeries`, so the caller needs `GET /series/*` too): a repeat of it that
+   * arrives after that period ended then answers the move made in it instead of moving the
+   * new period too (and is `409 period_not_current` if none was made). A caller refused
+   * that read (`403`) sends the move without `period`: repeated safely only within its
+   * period.
    */
   async updateSeries(seriesId: string, body: Schemas["ChangeBody"]): Promise<Series> {
     const path = { series_id: seriesId };
     const moveWithoutPeriod = body.next != null && body.period == null;
-    const sent = moveWithoutPeriod ? { ...body, period: (await this.getSeries(seriesId)).period } : body;
+    const sent = moveWithoutPeriod ? { ...body, ...(await this.currentPeriod(seriesId)) } : body;
     return answer(this.http.PATCH(ROUTES.updateSeries.path, { params: { path }, body: sent }));
+  }
+
+  /** The series' current `period`, or nothing when the caller may not read the series (`403`). */
+  private async currentPeriod(seriesId: string): Promise<{ period?: string }> {
+    try {
+      return { period: (await this.getSeries(seriesId)).period };
+    } catch (failure) {
+      if (failure instanceof TallyError && failure.status === 403) {
+        return {};
+      }
+      throw failure;
+    }
   }
 
   /** Numbers one order; (`source`, `external_ref`) is the idempotency key. */

@@ -61,9 +61,49 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
+ * One attempt of `send`, aborted after `timeoutMs` or as soon as `signal` is, its answer
+ * read whole meanwhile. The attempt has an `AbortController` of its own, tied to `signal`
+ * by a listener taken off when the attempt ends: Node keeps every signal of
+ * `AbortSignal.any` attached to a source that lives long (a process's shutdown signal),
+ * one more for each attempt.
+ */
+async function sendAttempt(
+  send: (request: Request) => Promise<Response>,
+  request: Request,
+  body: Uint8Array<ArrayBuffer> | undefined,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<Response> {
+  const controller = new AbortController();
+  const tooLong = new DOMException(`the attempt took longer than ${timeoutMs} ms`, "TimeoutError");
+  // Unreferenced, as `AbortSignal.timeout`'s: the request in flight keeps Node running.
+  const timer = setTimeout(() => controller.abort(tooLong), timeoutMs).unref();
+  const abort = () => controller.abort(signal!.reason);
+  signal?.addEventListener("abort", abort, { once: true });
+  try {
+    const { method, headers, url } = request;
+    const response = await send(new Request(url, { method, headers, body, signal: controller.signal }));
+    return await arrivedWhole(response);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", abort);
+  }
+}
+
+/**
+ * `response` once its body arrived whole (a copy of it read), so that the body too comes
+ * within the attempt; the same `Response`, which redaction.ts knows by its identity.
+ */
+async function arrivedWhole(response: Response): Promise<Response> {
+  await response.clone().arrayBuffer();
+  return response;
+}
+
+/**
  * `send`, repeated as the policy says; each attempt is a fresh request (signed anew),
  * aborted after `attemptTimeoutMs` or as soon as `signal` is. An abort of `signal`, during
- * an attempt or a wait, rejects with its reason and repeats nothing.
+ * an attempt or a wait, rejects with its reason and repeats nothing; nothing stays
+ * attached to `signal` once a call ended.
  */
 export function retrying(
   send: (request: Request) => Promise<Response>,
@@ -74,16 +114,9 @@ export function retrying(
     const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer());
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      const timeout = AbortSignal.timeout(policy.attemptTimeoutMs);
-      const copy = new Request(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body,
-        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
-      });
       let response: Response;
       try {
-        response = await send(copy);
+        response = await sendAttempt(send, request, body, policy.attemptTimeoutMs, signal);
       } catch (failure) {
         if (signal?.aborted) {
           throw signal.reason;

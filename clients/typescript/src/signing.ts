@@ -2,18 +2,22 @@
  * SigV4 for API Gateway's IAM auth, with the AWS SDK's own signer
  * (`@smithy/signature-v4`) and credential chain (`@aws-sdk/credential-provider-node`:
  * environment, shared config and credentials files with profiles, SSO, web identity,
- * ECS container credentials, EC2 instance roles). A provider is asked once, then again
- * five minutes before the credentials it gave expire, as the SDK's clients do.
+ * ECS container credentials, EC2 instance roles). Credentials a provider gives with an
+ * `expiration` are kept until five minutes before it, as the SDK's clients keep them;
+ * without one the provider is asked again for every attempt, as the PHP client asks a
+ * callable, so that keys it rotates are picked up.
  */
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
-import { doesIdentityRequireRefresh, isIdentityExpired, memoizeIdentityProvider } from "@smithy/core";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { CredentialsError } from "./errors.js";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 
 /** API Gateway's signing name. */
 export const SERVICE = "execute-api";
+
+/** How long before their `expiration` kept credentials are asked for again. */
+const REFRESH_MS = 5 * 60_000;
 
 export type Credentials = AwsCredentialIdentity | AwsCredentialIdentityProvider;
 
@@ -39,18 +43,39 @@ function headerValue(value: string, what: string): string {
 }
 
 /**
- * A signer for `region`, with `credentials` or the SDK's default chain, kept until shortly
- * before they expire: the signer would ask a provider again for every attempt.
+ * `provider`, its credentials kept while their `expiration` is more than `REFRESH_MS`
+ * away; it is asked again for every call when they have none. Calls made while it is
+ * being asked share its one answer.
  */
+function keeping(provider: AwsCredentialIdentityProvider): AwsCredentialIdentityProvider {
+  let kept: AwsCredentialIdentity | undefined;
+  let asking: Promise<AwsCredentialIdentity> | undefined;
+  const lasting = (credentials: AwsCredentialIdentity | undefined): credentials is AwsCredentialIdentity =>
+    credentials?.expiration !== undefined && credentials.expiration.getTime() - REFRESH_MS > Date.now();
+  return () => {
+    if (lasting(kept)) {
+      return Promise.resolve(kept);
+    }
+    asking ??= Promise.resolve()
+      .then(() => provider())
+      .then((credentials) => {
+        kept = credentials;
+        return credentials;
+      })
+      .finally(() => {
+        asking = undefined;
+      });
+    return asking;
+  };
+}
+
+/** A signer for `region`, with `credentials` or the SDK's default chain (`keeping`). */
 export function signer(region: string, credentials?: Credentials): SignatureV4 {
+  const given = credentials ?? defaultProvider();
   return new SignatureV4({
     service: SERVICE,
     region,
-    credentials: memoizeIdentityProvider<AwsCredentialIdentity>(
-      credentials ?? defaultProvider(),
-      isIdentityExpired,
-      doesIdentityRequireRefresh,
-    )!,
+    credentials: typeof given === "function" ? keeping(given) : given,
     sha256: Sha256,
   });
 }

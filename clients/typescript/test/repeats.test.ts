@@ -1,7 +1,8 @@
 /**
  * What a repeat or a later page is sent with, without a server: a move of the counter
- * names its period before its first attempt, each page of a period's listing asks for the
- * period of the first, and a draw whose creation failed tells the id it was sent with.
+ * names its period before its first attempt (none when the caller may not read the
+ * series), each page of a period's listing asks for the period of the first, and a draw
+ * whose creation failed tells the id it was sent with.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -53,6 +54,30 @@ test("a move without a period is sent with the current one, read first, on every
     ["PATCH", "/series/INV", {}, move],
     ["PATCH", "/series/INV", {}, move],
   ]);
+});
+
+test("a move whose series the caller may not read is sent without a period, with the usual repeats", async () => {
+  for (const refusal of [{ message: "Forbidden" }, { status: 403, code: "series_not_allowed", detail: "not yours" }]) {
+    const { tally, sent } = scripted([
+      [refusal, 403],
+      [OUTCOME_UNKNOWN, 503],
+      [{ series_id: "INV", period: "2026-05-31", last_counter: 4999 }, 200],
+    ]);
+    const series = await tally.updateSeries("INV", { next: 5000, reason: "paper invoices" });
+    assert.equal(series.last_counter, 4999);
+    const move = JSON.stringify({ next: 5000, reason: "paper invoices" });
+    assert.deepEqual(sent, [
+      ["GET", "/series/INV", {}, ""],
+      ["PATCH", "/series/INV", {}, move],
+      ["PATCH", "/series/INV", {}, move],
+    ]);
+  }
+});
+
+test("a move whose series cannot be read for another reason is not sent", async () => {
+  const { tally, sent } = scripted([[{ status: 404, code: "series_not_found", detail: "no such series" }, 404]]);
+  await assert.rejects(tally.updateSeries("INV", { next: 5000, reason: "paper invoices" }), { code: "series_not_found" });
+  assert.deepEqual(sent, [["GET", "/series/INV", {}, ""]]);
 });
 
 test("a move that names its period, and a change that is no move, are sent as given", async () => {

@@ -1,7 +1,8 @@
 /**
- * How attempts are sent, without a server: credentials asked once while they last, a
- * request that never got an answer as a `TransportError` without secrets, the caller's
- * abort, and path characters escaped as the other clients escape them.
+ * How attempts are sent, without a server: credentials kept only while they last long,
+ * a request that never got an answer as a `TransportError` without secrets, the caller's
+ * abort and nothing left attached to its signal, and path characters escaped as the
+ * other clients escape them.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -53,13 +54,28 @@ test("a credentials provider is asked once while its credentials last, again sho
   }
   assert.equal(lasting.calls, 1);
 
-  // Within five minutes of their end credentials are asked for again, as the SDK's clients do.
+  // Within five minutes of their end, credentials are asked for again at each call.
   const ending = counting(4);
   const soon = new TallyClient({ baseUrl: "http://tally.test", region: "eu-west-1", credentials: ending, fetch });
   for (let call = 0; call < 3; call++) {
     await soon.getDraw("d");
   }
-  assert.equal(ending.calls, 1 + 3);
+  assert.equal(ending.calls, 3);
+});
+
+test("a credentials provider whose credentials carry no expiration is asked for every call: rotated keys sign", async () => {
+  let rotations = 0;
+  const rotating = async () => ({ accessKeyId: `AKIDROTATED${++rotations}`, secretAccessKey: `secret-${rotations}` });
+  const signedWith: string[] = [];
+  const fetch = async (request: Request) => {
+    signedWith.push(/Credential=(\w+)\//.exec(request.headers.get("authorization") ?? "")?.[1] ?? "unsigned");
+    return Response.json({ draw_id: "d" });
+  };
+  const tally = new TallyClient({ baseUrl: "http://tally.test", region: "eu-west-1", credentials: rotating, fetch });
+  for (let call = 0; call < 3; call++) {
+    await tally.getDraw("d");
+  }
+  assert.deepEqual(signedWith, ["AKIDROTATED1", "AKIDROTATED2", "AKIDROTATED3"]);
 });
 
 test("a request that got no answer after every attempt is a TransportError naming it, without secrets", async () => {
@@ -129,6 +145,50 @@ test("the caller's signal aborts an attempt or a wait at once, and nothing is re
   await assert.rejects(within(2_000, inWait), { message: "shutting down" });
   await assert.rejects(within(2_000, tally.getDraw("after")), { message: "shutting down" });
   assert.deepEqual(sent.sort(), ["/draws/hangs", "/draws/waits"]);
+});
+
+test("a call leaves nothing attached to the caller's signal, whatever its attempts and waits", async () => {
+  const stop = new AbortController();
+  // The abort listeners the client keeps on the caller's signal, counted as added and removed.
+  const listening = new Set<unknown>();
+  const { addEventListener, removeEventListener } = stop.signal;
+  stop.signal.addEventListener = (type: string, listener: unknown, options?: unknown) => {
+    listening.add(listener);
+    Reflect.apply(addEventListener, stop.signal, [type, listener, options]);
+  };
+  stop.signal.removeEventListener = (type: string, listener: unknown, options?: unknown) => {
+    listening.delete(listener);
+    Reflect.apply(removeEventListener, stop.signal, [type, listener, options]);
+  };
+  const attempts: Request[] = [];
+  const tally = new TallyClient({
+    baseUrl: "http://tally.test",
+    credentials: null,
+    signal: stop.signal,
+    retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, attemptTimeoutMs: 50 },
+    // Each call's first attempt gets a 503, its second none in time, its third an answer.
+    fetch: (request) =>
+      new Promise<Response>((resolve, reject) => {
+        attempts.push(request);
+        request.signal.addEventListener("abort", () => reject(request.signal.reason));
+        if (attempts.length % 3 === 1) {
+          resolve(Response.json(OUTCOME_UNKNOWN, { status: 503 }));
+        } else if (attempts.length % 3 === 0) {
+          resolve(Response.json({ draw_id: "d" }));
+        }
+      }),
+  });
+  for (let call = 0; call < 20; call++) {
+    assert.equal((await within(2_000, tally.getDraw("d"))).draw_id, "d");
+  }
+  assert.equal(attempts.length, 60);
+  assert.equal(listening.size, 0);
+  // Neither the caller's abort nor an attempt's timer reaches an attempt that ended: only
+  // the attempts that got no answer in time were aborted, by their own timer.
+  stop.abort(new Error("shutting down"));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const aborted = attempts.map((request) => (request.signal.aborted ? request.signal.reason.name : "answered"));
+  assert.deepEqual(aborted, Array.from({ length: 20 }, () => ["answered", "TimeoutError", "answered"]).flat());
 });
 
 test("every path character outside A-Za-z0-9-._~ travels escaped, as the PHP client and botocore send it", async () => {

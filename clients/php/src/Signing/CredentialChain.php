@@ -11,15 +11,23 @@ namespace Tally\Client\Signing;
  * the shared credentials file, then the config file; a container's credentials (ECS,
  * `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `..._FULL_URI`); an EC2 instance role
  * (IMDSv2, unless `AWS_EC2_METADATA_DISABLED=true`). Not here: SSO, `credential_process`,
- * web identity and role assumption; install the SDK for those. A profile named in
- * `AWS_PROFILE` without static keys is an error, never passed over for a role the app was
- * not meant to use. Temporary credentials are read again five minutes before they expire.
+ * web identity and role assumption; install the SDK for those. A profile the files hold
+ * that names such credentials (or only half of its static keys) is an error, never
+ * passed over for a role the app was not meant to use; a profile they do not hold, or
+ * one without credential settings (a `region` alone), is passed over, as the SDKs do.
+ * Temporary credentials are read again five minutes before they expire.
  */
 final class CredentialChain
 {
     private const REFRESH_SECONDS = 300;
     private const CONTAINER_HOST = 'http://169.254.170.2';
     private const IMDS = 'http://169.254.169.254';
+    /** The settings by which a profile names credentials, static or from elsewhere. */
+    private const CREDENTIAL_SETTINGS = [
+        'aws_access_key_id', 'aws_secret_access_key', 'aws_session_token', 'credential_process',
+        'role_arn', 'source_profile', 'credential_source', 'web_identity_token_file',
+        'sso_session', 'sso_start_url', 'sso_account_id', 'sso_role_name', 'login_session',
+    ];
 
     private ?Credentials $cached = null;
 
@@ -48,18 +56,22 @@ final class CredentialChain
             : null;
     }
 
+    /**
+     * The static keys of the profile (`AWS_PROFILE`, else `default`); null when the files
+     * do not hold it or it names no credentials, so that the chain goes on.
+     */
     private function profile(): ?Credentials
     {
-        $named = self::env('AWS_PROFILE');
-        $name = $named ?? 'default';
+        $name = self::env('AWS_PROFILE') ?? 'default';
         $home = self::env('HOME') ?? '';
         $files = [
             [self::env('AWS_SHARED_CREDENTIALS_FILE') ?? "{$home}/.aws/credentials", $name],
             [self::env('AWS_CONFIG_FILE') ?? "{$home}/.aws/config", $name === 'default' ? 'default' : "profile {$name}"],
         ];
+        $unread = [];
         foreach ($files as [$file, $section]) {
             $ini = is_readable($file) ? parse_ini_file($file, true, INI_SCANNER_RAW) : false;
-            $values = is_array($ini) ? ($ini[$section] ?? []) : [];
+            $values = is_array($ini) && is_array($ini[$section] ?? null) ? $ini[$section] : [];
             if (isset($values['aws_access_key_id'], $values['aws_secret_access_key'])) {
                 return new Credentials(
                     $values['aws_access_key_id'],
@@ -67,11 +79,13 @@ final class CredentialChain
                     $values['aws_session_token'] ?? null,
                 );
             }
+            $unread = [...$unread, ...array_intersect(self::CREDENTIAL_SETTINGS, array_keys($values))];
         }
-        if ($named !== null) {
-            throw new \RuntimeException("AWS_PROFILE names the profile \"{$name}\", which has no static keys "
-                . '(aws_access_key_id and aws_secret_access_key) in the shared credentials or config file; '
-                . 'for credential_process, SSO, web identity or role assumption install aws/aws-sdk-php');
+        if ($unread !== []) {
+            throw new \RuntimeException("the profile \"{$name}\" names credentials this chain cannot read ("
+                . implode(', ', array_unique($unread)) . '; it reads a pair of aws_access_key_id and '
+                . 'aws_secret_access_key): for credential_process, SSO, web identity or role assumption '
+                . 'install aws/aws-sdk-php');
         }
         return null;
     }
