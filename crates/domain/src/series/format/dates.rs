@@ -63,7 +63,6 @@ impl NumberFormat {
 mod tests {
     use std::collections::{HashMap, HashSet};
 
-    use super::super::super::calendar::LocalDate;
     use super::super::super::period::Reset;
     use super::*;
     use crate::ids::SeriesId;
@@ -158,17 +157,7 @@ mod tests {
                 .ok()
                 .filter(|f| fields.iter().all(|&field| f.shows(field)))
         };
-        let months: Vec<LocalDate> = [2010, 2026]
-            .into_iter()
-            .flat_map(|year| {
-                [1, 10, 12].map(|month| LocalDate {
-                    year,
-                    month,
-                    day: 1,
-                    fiscal_year: year,
-                })
-            })
-            .collect();
+        let months = super::super::sample_months();
         let (mut accepted, mut clashes) = (0, 0);
         while accepted < 60 {
             let a_tokens = random(&mut rng, 2..=5);

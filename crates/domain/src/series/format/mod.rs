@@ -211,6 +211,23 @@ fn seq_token(token: &str) -> Option<Part> {
         .then_some(Part::Seq { width, exact })
 }
 
+/// The first days of January, October and December in 2010 and 2026: the months the
+/// random checks of formats render on, with one and two digit months and both decades.
+#[cfg(test)]
+fn sample_months() -> Vec<LocalDate> {
+    [2010, 2026]
+        .into_iter()
+        .flat_map(|year| {
+            [1, 10, 12].map(|month| LocalDate {
+                year,
+                month,
+                day: 1,
+                fiscal_year: year,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

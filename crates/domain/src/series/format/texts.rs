@@ -349,17 +349,7 @@ mod tests {
                 return format;
             }
         };
-        let dates: Vec<LocalDate> = [2010, 2026]
-            .into_iter()
-            .flat_map(|year| {
-                [1, 10, 12].map(|month| LocalDate {
-                    year,
-                    month,
-                    day: 1,
-                    fiscal_year: year,
-                })
-            })
-            .collect();
+        let dates = super::super::sample_months();
         let rendered = |format: &NumberFormat| -> HashSet<String> {
             dates
                 .iter()
