@@ -6,6 +6,7 @@
 //! client that repeats its 503s must end with every payment and order settled exactly
 //! once, with the invariants of the table intact.
 
+mod draw_end;
 mod endpoint;
 mod orders;
 mod tickets;
