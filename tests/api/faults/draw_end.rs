@@ -9,6 +9,17 @@ use crate::helpers::{TestApp, attr_n, attr_numbers, attr_s, post_raw};
 use serde_json::Value;
 use tally_testkit::fault_proxy::Counts;
 
+/// `reply` to `path` is `503 outcome_unknown` with `Retry-After`: a repeat settles it.
+fn assert_outcome_unknown(reply: &Reply, path: &str) {
+    assert_eq!(
+        (reply.status, reply.code()),
+        (StatusCode::SERVICE_UNAVAILABLE, "outcome_unknown"),
+        "{path}: {}",
+        reply.body
+    );
+    assert!(reply.headers.contains_key("retry-after"), "{path}");
+}
+
 /// One purchase, hold or void whose only `TransactWriteItems` commits and is answered in
 /// a body cut short: `503 outcome_unknown`; the repeat replays what committed (`200`).
 async fn unreadable_once(instance: &Router, proxy: &FaultProxy, path: &str, body: &Value) -> Reply {
@@ -20,13 +31,7 @@ async fn unreadable_once(instance: &Router, proxy: &FaultProxy, path: &str, body
         ..Faults::default()
     });
     let unknown = post_json(instance, path, body).await;
-    assert_eq!(
-        (unknown.status, unknown.code()),
-        (StatusCode::SERVICE_UNAVAILABLE, "outcome_unknown"),
-        "{path}: {}",
-        unknown.body
-    );
-    assert!(unknown.headers.contains_key("retry-after"), "{path}");
+    assert_outcome_unknown(&unknown, path);
     assert_eq!(
         proxy.counts().truncated_after,
         before + 1,
@@ -120,13 +125,7 @@ fn after_commit(kind: &str, operation: &str) -> Faults {
 /// repeats settle.
 async fn unknown_then_settled(instance: &Router, path: &str, body: &str) -> Reply {
     let first = post_raw(instance, path, "application/json", body.to_owned()).await;
-    assert_eq!(
-        (first.status, first.code()),
-        (StatusCode::SERVICE_UNAVAILABLE, "outcome_unknown"),
-        "{path}: {}",
-        first.body
-    );
-    assert!(first.headers.contains_key("retry-after"), "{path}");
+    assert_outcome_unknown(&first, path);
     settle(instance, path, body).await
 }
 
@@ -215,13 +214,7 @@ async fn frozen_then_settled(
         .unwrap();
     let reply = crate::helpers::send(instance, request).await;
     let took = started.elapsed();
-    assert_eq!(
-        (reply.status, reply.code()),
-        (StatusCode::SERVICE_UNAVAILABLE, "outcome_unknown"),
-        "{path}: {}",
-        reply.body
-    );
-    assert!(reply.headers.contains_key("retry-after"), "{path}");
+    assert_outcome_unknown(&reply, path);
     assert!(
         took < HURRY + Duration::from_secs(1),
         "{path}: took {took:?}"
