@@ -123,6 +123,10 @@ mod tests {
                 format!("up to {CHOSEN_ALWAYS_FIT} always fit"),
             ),
             says(
+                "`GET /tickets/{number}` without its item",
+                format!("at most {MAX_PER_PURCHASE_CAP}, leaving the others"),
+            ),
+            says(
                 "`hold_seconds`",
                 format!(
                     "{} to {} seconds, default {DEFAULT_HOLD_SECONDS}",

@@ -1,17 +1,19 @@
 //! The timeouts of template.yaml against the service's own: each function that serves
 //! HTTP must answer its `503` before its own timeout cuts it off and before API
 //! Gateway's 30 s, and must give one DynamoDB call its whole budget; the queue's
-//! visibility timeout must cover retries of the import function. A timeout changed in
-//! one place and not the other fails here.
+//! visibility timeout must cover retries of the import function. docs/operations.md
+//! gives each default and what the template sets instead. A timeout changed in one place
+//! and not the others fails here.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use tally::api::GATEWAY_WAIT;
 use tally::aws::Timeouts;
-use tally::settings::{DEFAULT_DRAWING_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
+use tally::settings::{DEFAULT_BODY_TIMEOUT, DEFAULT_DRAWING_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 
 const TEMPLATE: &str = include_str!("../template.yaml");
+const OPERATIONS: &str = include_str!("../docs/operations.md");
 
 /// What a function needs after its deadline to write the `503` and hand it back.
 const ANSWER_ROOM: Duration = Duration::from_secs(2);
@@ -63,7 +65,7 @@ fn template() -> (
         };
         match name {
             "Timeout" => target.timeout = Some(seconds(value)),
-            variable if variable.starts_with("TALLY_") && variable.ends_with("_MS") => {
+            variable if variable.ends_with("_TIMEOUT_MS") => {
                 target
                     .variables
                     .insert(variable.to_owned(), value.to_owned());
@@ -161,4 +163,63 @@ fn the_stream_and_queue_functions_outlast_a_dynamodb_call() {
     // so that a batch retried by Lambda is not delivered a second time meanwhile.
     let import = functions["ImportFunction"].timeout.unwrap();
     assert!(visibility["ImportQueue"] >= import * 6, "{visibility:?}");
+}
+
+/// The `default` cell of `variable`'s row in operations.md's table of timeouts.
+fn documented_default(variable: &str) -> &'static str {
+    let row = format!("| `{variable}` |");
+    OPERATIONS
+        .lines()
+        .find_map(|line| line.strip_prefix(row.as_str()))
+        .and_then(|rest| rest.split('|').next())
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("operations.md has no row for {variable}"))
+}
+
+/// A figure of milliseconds as the docs write it: `12,000`.
+fn documented_millis(figure: &str) -> Duration {
+    millis(&figure.replace(',', ""))
+}
+
+/// The functions a default cell says the template sets otherwise: "sets 25,000 for
+/// `OrdersFunction`", with the value it gives.
+fn documented_overrides(cell: &str) -> BTreeSet<(String, Duration)> {
+    cell.split("sets ")
+        .skip(1)
+        .map(|said| {
+            let (figure, rest) = said.split_once(" for `").expect("sets N for `Function`");
+            let name = rest.split('`').next().unwrap();
+            (name.to_owned(), documented_millis(figure))
+        })
+        .collect()
+}
+
+#[test]
+fn operations_md_gives_each_default_and_each_function_the_template_sets_otherwise() {
+    let dynamodb = Timeouts::default();
+    let (_, functions, _) = template();
+    for (variable, default) in [
+        ("DYNAMODB_CONNECT_TIMEOUT_MS", dynamodb.connect),
+        ("DYNAMODB_ATTEMPT_TIMEOUT_MS", dynamodb.attempt),
+        ("DYNAMODB_OPERATION_TIMEOUT_MS", dynamodb.operation),
+        ("TALLY_REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT),
+        ("TALLY_DRAWING_TIMEOUT_MS", DEFAULT_DRAWING_TIMEOUT),
+        ("TALLY_BODY_READ_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT),
+    ] {
+        let cell = documented_default(variable);
+        let figure = cell.split([' ', ';']).next().unwrap();
+        assert_eq!(documented_millis(figure), default, "{variable}: {cell}");
+        let set_otherwise: BTreeSet<_> = functions
+            .iter()
+            .filter_map(|(name, function)| {
+                let value = millis(function.variables.get(variable)?);
+                (value != default).then(|| (name.clone(), value))
+            })
+            .collect();
+        assert_eq!(
+            documented_overrides(cell),
+            set_otherwise,
+            "{variable}: {cell}"
+        );
+    }
 }

@@ -223,6 +223,83 @@ mod tests {
         );
     }
 
+    /// The `METHOD/PATH` patterns that api.md's "Who may call what" grants its roles.
+    fn granted_in_api_md() -> Vec<&'static str> {
+        let api = include_str!("../../docs/api.md");
+        let section = api
+            .split("\n## Who may call what\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("api.md has a section \"Who may call what\"");
+        let table = section.lines().filter(|line| line.starts_with("| "));
+        table
+            .flat_map(|line| line.split('`').skip(1).step_by(2))
+            .filter(|span| {
+                span.split_once('/').is_some_and(|(method, _)| {
+                    matches!(method, "GET" | "POST" | "PUT" | "PATCH" | "DELETE")
+                })
+            })
+            .collect()
+    }
+
+    /// Whether IAM's `pattern` covers `resource`: `*` matches any text, `/` included, and
+    /// the whole of it must match.
+    fn covers(pattern: &str, resource: &str) -> bool {
+        match pattern.split_once('*') {
+            None => pattern == resource,
+            Some((head, tail)) => resource.strip_prefix(head).is_some_and(|rest| {
+                (0..=rest.len())
+                    .filter(|&at| rest.is_char_boundary(at))
+                    .any(|at| covers(tail, &rest[at..]))
+            }),
+        }
+    }
+
+    #[test]
+    fn api_md_grants_each_route_to_a_role_and_names_no_other() {
+        let resources: Vec<String> = declared()
+            .into_iter()
+            .flat_map(|route| {
+                let path = route.path.clone();
+                route
+                    .methods
+                    .into_iter()
+                    .map(move |method| format!("{method}{path}"))
+            })
+            .collect();
+        let granted = granted_in_api_md();
+        let ungranted: Vec<_> = resources
+            .iter()
+            .filter(|resource| !granted.iter().any(|pattern| covers(pattern, resource)))
+            .collect();
+        let stale: Vec<_> = granted
+            .iter()
+            .filter(|pattern| !resources.iter().any(|resource| covers(pattern, resource)))
+            .collect();
+        assert!(
+            ungranted.is_empty() && stale.is_empty(),
+            "routes no role of api.md is granted: {ungranted:?}; \
+             patterns of api.md no route matches: {stale:?}"
+        );
+    }
+
+    #[test]
+    fn an_iam_pattern_covers_whole_paths_only() {
+        assert!(covers(
+            "GET/draws/*",
+            "GET/draws/{draw_id}/tickets/{number}"
+        ));
+        assert!(covers(
+            "POST/draws/*/purchases",
+            "POST/draws/{draw_id}/purchases"
+        ));
+        assert!(!covers(
+            "POST/draws/*/purchases",
+            "POST/draws/{draw_id}/purchases/{payment_id}/void"
+        ));
+        assert!(!covers("GET/draws", "GET/draws/{draw_id}"));
+    }
+
     #[test]
     fn only_the_whole_draw_routes_get_the_longer_deadline() {
         assert!(is_drawing(&Method::POST, "/draws/{draw_id}/close"));

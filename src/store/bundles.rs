@@ -10,7 +10,8 @@
 //! bundle's own item) and clears `unfinished`.
 //!
 //! Should no repeat come, the bundle is also listed under its draw ([`unfinished_marker`]):
-//! the eligible list, and a ticket read that finds no item, finish every bundle listed.
+//! the eligible list finishes every bundle listed; a ticket read that finds no item reads
+//! their records and finishes only the one holding its number.
 //!
 //! A void works alike: its transaction sets the record void, counts every ticket on the
 //! draw and names the bundle in the draw's `voiding` set, with as many ticket voids as
@@ -27,7 +28,7 @@ use super::codec::{Item, Reader, key, s};
 use super::draws::VOIDING;
 use super::error::{build_error, conditional, done_unless_failed, sdk_error};
 use super::limits::MAX_TRANSACTION_ITEMS;
-use super::purchases::{STATUS, VOID, decode_ticket, encode_ticket};
+use super::purchases::{STATUS, VOID, decode_purchase, decode_ticket, encode_ticket};
 use super::retry;
 use super::table::PutNew;
 use super::{Store, StoreError, keys, kind};
@@ -250,6 +251,31 @@ impl Store {
             persist(|| self.unlist_unfinished(draw_id, payment_id)).await?;
         }
         Ok(listed.len())
+    }
+
+    /// Finishes and unlists the bundle `draw_id` lists as unfinished that holds `number`, if
+    /// one does, leaving the others to the eligible list: a ticket read reads every listed
+    /// record but writes one bundle's items at most. Answers whether one held it.
+    pub async fn finish_bundle_holding(
+        &self,
+        draw_id: &DrawId,
+        number: u64,
+    ) -> Result<bool, StoreError> {
+        let listed = self.unfinished_bundles(draw_id).await?;
+        let records = listed
+            .iter()
+            .map(|payment_id| key(keys::purchase(draw_id, payment_id)))
+            .collect();
+        for item in self.batch_get(records).await? {
+            let purchase = decode_purchase(&item)?;
+            if purchase.tickets.contains(&number) {
+                let payment_id = purchase.payment_id.clone();
+                self.finish(purchase).await?;
+                persist(|| self.unlist_unfinished(draw_id, &payment_id)).await?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Unlists a bundle as unfinished (its marker stays: the ticket role deletes nothing).

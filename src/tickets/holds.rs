@@ -5,7 +5,8 @@ use tally_domain::time::Epoch;
 use tracing::{info, instrument};
 
 use super::purchase::{ConvertRequest, HoldReceipt, Kind, Run};
-use super::{PurchaseReceipt, TicketError, TicketService, check_numbers};
+use super::selection::check_selection;
+use super::{PurchaseReceipt, TicketError, TicketService};
 use crate::store::allowances::CountedEnd;
 use crate::store::purchases::Commit;
 use crate::store::retry;
@@ -19,16 +20,7 @@ impl TicketService {
     pub async fn hold(&self, request: HoldRequest) -> Result<HoldReceipt, TicketError> {
         let cache = self.draw_cache(&request.draw_id).await?;
         let config = cache.draw.config;
-        let max = config.max_per_purchase();
-        if !(1..=max).contains(&request.quantity) {
-            return Err(TicketError::InvalidQuantity {
-                max,
-                quantity: request.quantity,
-            });
-        }
-        if let Some(numbers) = &request.numbers {
-            check_numbers(numbers, config.total_tickets(), request.quantity)?;
-        }
+        check_selection(request.quantity, request.numbers.as_deref(), &config)?;
         let max_held_per_payer = config.max_held_per_payer();
         if u64::from(request.quantity) > max_held_per_payer {
             return Err(TicketError::PayerHoldLimit {

@@ -15,6 +15,7 @@ mod holds;
 mod instant;
 mod lists;
 mod purchase;
+mod selection;
 mod sold_out;
 mod spend;
 mod void;
@@ -39,6 +40,7 @@ pub use winners::{BeaconInput, Prize, Replaced, Winners};
 use crate::store::{Store, StoreError};
 use cache::{DrawCache, DrawCaches};
 use purchase::{Kind, Run};
+use selection::check_selection;
 use tally_domain::draw::DrawConfigError;
 use tally_domain::ids::{DrawId, HoldId, PaymentId};
 use tally_domain::instant::InstantWin;
@@ -287,8 +289,9 @@ impl TicketService {
         if let Some(ticket) = self.store.get_ticket(draw_id, number).await? {
             return Ok(ticket);
         }
-        // A bundle cut short holds numbers without their items until it is finished.
-        if self.store.finish_unfinished(draw_id).await? > 0
+        // A bundle cut short holds numbers without their items until it is finished: only
+        // the one holding this number is, so that a read writes one bundle's worth at most.
+        if self.store.finish_bundle_holding(draw_id, number).await?
             && let Some(ticket) = self.store.get_ticket(draw_id, number).await?
         {
             return Ok(ticket);
@@ -306,16 +309,11 @@ impl TicketService {
             None if request.numbers.is_some() => (self.draw_cache(&request.draw_id).await?, 1),
             None => (self.open_draw(&request.draw_id).await?, 1),
         };
-        let max = cache.draw.config.max_per_purchase();
-        if !(1..=max).contains(&request.quantity) {
-            return Err(TicketError::InvalidQuantity {
-                max,
-                quantity: request.quantity,
-            });
-        }
-        if let Some(numbers) = &request.numbers {
-            check_numbers(numbers, cache.draw.config.total_tickets(), request.quantity)?;
-        }
+        check_selection(
+            request.quantity,
+            request.numbers.as_deref(),
+            &cache.draw.config,
+        )?;
         if cache.draw.config.max_per_payer().is_some() && request.payer_id.is_none() {
             return Err(TicketError::PayerRequired);
         }
@@ -386,8 +384,6 @@ fn sold_out_detail(remaining: u64, held: u64) -> String {
     }
 }
 
-/// Chosen numbers must be `quantity` distinct numbers of the draw, in ascending order (the
-/// API sorts them).
 /// Chosen numbers that lie in more stripes, or more of them in one stripe, than one
 /// purchase writes: always the same answer for the same numbers, so a request error.
 pub(super) fn too_spread() -> TicketError {
@@ -396,23 +392,4 @@ pub(super) fn too_spread() -> TicketError {
         tally_domain::stripes::CHOSEN_ALWAYS_FIT,
         tally_domain::stripes::BUNDLE_STRIPES
     ))
-}
-
-pub(super) fn check_numbers(numbers: &[u64], total: u64, quantity: u32) -> Result<(), TicketError> {
-    if numbers.len() != quantity as usize {
-        return Err(TicketError::InvalidNumbers(
-            "`numbers` and `quantity` disagree".into(),
-        ));
-    }
-    if let Some(&outside) = numbers.iter().find(|n| !(1..=total).contains(*n)) {
-        return Err(TicketError::InvalidNumbers(format!(
-            "number {outside} is outside 1..={total}"
-        )));
-    }
-    if numbers.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(TicketError::InvalidNumbers(
-            "`numbers` must be distinct".into(),
-        ));
-    }
-    Ok(())
 }

@@ -19,6 +19,8 @@ use crate::invariants::sold_tickets;
 use crate::winners::bitmap_tickets;
 use tally_testkit::fault_proxy::{FaultProxy, Faults};
 
+mod ticket_reads;
+
 /// Purchase records still waiting for follow-up writes.
 fn unfinished(items: &[Item]) -> Vec<String> {
     of_kind(items, "purchase")

@@ -145,6 +145,18 @@ async fn a_value_out_of_range_is_named_with_the_range_and_the_value_sent() {
             "`quantity` must be between 1 and 10 (the draw's `max_per_purchase`), not 11",
         ),
         (
+            "/draws/range/purchases",
+            json!({"payment_id": "p", "numbers": (1..=11).collect::<Vec<u64>>()}),
+            "invalid_numbers",
+            "`numbers` must hold 1 to 10 numbers (the draw's `max_per_purchase`), not 11",
+        ),
+        (
+            "/draws/range/holds",
+            json!({"hold_id": "h", "payer_id": "a", "numbers": []}),
+            "invalid_numbers",
+            "`numbers` must hold 1 to 10 numbers (the draw's `max_per_purchase`), not 0",
+        ),
+        (
             "/draws",
             json!({"total_tickets": 0}),
             "invalid_total_tickets",

@@ -2797,7 +2797,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_quantity` (with `max_per_purchase`): `quantity` is 0 or more than `max_per_purchase`; buy at most that many at once.
-             *     - `invalid_numbers`: `numbers` are not distinct numbers of the draw, or not as many as `quantity`; the `detail` says which.
+             *     - `invalid_numbers`: `numbers` are not 1 to `max_per_purchase` distinct numbers of the draw, or came with `quantity`; the `detail` says which.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.
              *     - `invalid_draw_id`: `draw_id` has the wrong type, is out of range or breaks its format; the `detail` says what it takes.
              *     - `invalid_path`: a parameter of the path cannot be decoded (broken percent-encoding); encode it again.
@@ -3209,7 +3209,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_quantity` (with `max_per_purchase`): `quantity` is 0 or more than `max_per_purchase`; buy at most that many at once.
-             *     - `invalid_numbers`: `numbers` are not distinct numbers of the draw, or not as many as `quantity`; the `detail` says which.
+             *     - `invalid_numbers`: `numbers` are not 1 to `max_per_purchase` distinct numbers of the draw, or came with `quantity`; the `detail` says which.
              *     - `invalid_channel`: `channel` is neither `online` nor `postal`; send one of them, or leave it out for `online`.
              *     - `payer_id_required`: the draw caps tickets per payer, so a purchase must name its `payer_id`.
              *     - `invalid_query`: the query has a parameter the route does not take or a value of the wrong type; the `detail` says which.

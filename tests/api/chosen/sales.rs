@@ -84,12 +84,12 @@ async fn chosen_numbers_are_sold_all_or_nothing_once_per_payment() {
         ),
         (
             json!({"payment_id": "b5", "numbers": []}),
-            "invalid_quantity",
+            "invalid_numbers",
         ),
         (json!({"payment_id": "b6"}), "invalid_quantity"),
         (
             json!({"payment_id": "b7", "numbers": (1..=21).collect::<Vec<u64>>()}),
-            "invalid_quantity",
+            "invalid_numbers",
         ),
     ] {
         let refused = app.post("/draws/pick/purchases", &body).await;

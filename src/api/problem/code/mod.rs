@@ -143,8 +143,8 @@ problem_codes! {
         "`next` is not a counter a series can move to (2 up to the largest counter); \
          correct it.",
     InvalidNumbers = BAD_REQUEST "invalid_numbers":
-        "`numbers` are not distinct numbers of the draw, or not as many as `quantity`; the \
-         `detail` says which.",
+        "`numbers` are not 1 to `max_per_purchase` distinct numbers of the draw, or came \
+         with `quantity`; the `detail` says which.",
     InvalidOrder = BAD_REQUEST "invalid_order":
         "an item of the batch is not an object with `external_ref` and optional `data`; \
          correct that item.",
