@@ -5,9 +5,10 @@ in order, against TALLY_URL (clients/harness/run.sh sets it, with credentials).
   guide.py docs/integrate.md
 
 What a reader installs is stood in for: `vendor/autoload.php` loads the PHP client from
-clients/php (as Composer would), and `@tally/client` is clients/typescript (as `npm
-install ./tally/clients/typescript` would link it). A block fails the run when it exits
-non-zero or, for PHP, prints a warning or notice.
+clients/php (as Composer would), `@tally/client` is clients/typescript (as `npm
+install ./tally/clients/typescript` would link it), and `tally` is this repository (the
+checkout beside the reader's app, its command line built in target/debug). A block fails
+the run when it exits non-zero or, for PHP, prints a warning or notice.
 """
 
 import json
@@ -41,9 +42,12 @@ def prepare(work):
     )
     (work / "node_modules" / "@tally").mkdir(parents=True)
     (work / "node_modules" / "@tally" / "client").symlink_to(ROOT / "clients" / "typescript")
+    (work / "tally").symlink_to(ROOT)
     (work / "package.json").write_text('{"type": "module", "private": true}\n')
     types = ROOT / "clients" / "typescript" / "node_modules" / "@types"
+    # The blocks only: `tally` links the whole repository, whose sources are no block.
     config = {
+        "include": ["*.ts"],
         "compilerOptions": {
             "target": "ES2022",
             "module": "NodeNext",

@@ -9,7 +9,8 @@
   on demand it answers API Gateway's own `429`, `403` or `5xx` instead of forwarding;
 - a fault proxy between `tally serve` and DynamoDB Local: on demand it throttles
   DynamoDB calls, or lets a write commit and then answers `500`, so that Tally answers
-  real `503`s with `Retry-After`;
+  real `503`s with `Retry-After`; or it leaves the last entry out of a Query's answer,
+  as an index moments behind does (`hide_last`, for calls whose request holds `holding`);
 - a control endpoint for the tests: faults to inject, and counts of what happened; it
   also answers as a container's credential endpoint and an instance's metadata service
   do, with the test credentials that carry a session token.
@@ -256,7 +257,10 @@ class DynamoDbProxy(Handler):
     def handle_any(self, method):
         body = self.body()
         operation = (self.headers.get("x-amz-target") or "").rpartition(".")[2]
-        fault = STATE.take(STATE.dynamodb_faults, lambda f: f["operation"] == operation)
+        fault = STATE.take(
+            STATE.dynamodb_faults,
+            lambda f: f["operation"] == operation and f.get("holding", "").encode() in body,
+        )
         error = {"content-type": "application/x-amz-json-1.0"}
         if fault and fault["kind"] == "throttle":
             STATE.count(f"dynamodb.throttled.{operation}")
@@ -273,8 +277,21 @@ class DynamoDbProxy(Handler):
                 "message": "Internal server error",
             }
             return self.answer(500, json.dumps(payload).encode(), error["content-type"])
+        if fault and fault["kind"] == "hide_last" and status == 200:
+            payload = without_last_item(payload, operation)
         content_type = dict((k.lower(), v) for k, v in answered).get("content-type", "")
         self.answer(status, payload, content_type)
+
+
+def without_last_item(payload, operation):
+    """A Query's answer without its last item (the newest, in an index read oldest first), counted."""
+    answer = json.loads(payload)
+    if not answer.get("Items"):
+        return payload
+    answer["Items"].pop()
+    answer["Count"] -= 1
+    STATE.count(f"dynamodb.hidden.{operation}")
+    return json.dumps(answer).encode()
 
 
 # What a container's credential endpoint and an instance's metadata service (IMDSv2)

@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Tally\Client;
 
+use Tally\Client\Http\TransportError;
+
 /**
  * Series and orders. (`source`, `external_ref`) is an order's idempotency key, so a
  * repeat is safe; a batch's items answered `contention` are posted again alone.
@@ -25,8 +27,11 @@ trait OrderRoutes
      * A move (`next`) without `period` is sent with the current period, read first
      * (`getSeries`, so the caller needs `GET /series/*` too): a repeat of it that arrives
      * after that period ended then answers the move made in it instead of moving the new
-     * period too (and is `409 period_not_current` if none was made). A caller refused that
-     * read (`403`) sends the move without `period`: repeated safely only within its period.
+     * period too (and is `409 period_not_current` if none was made). A `TallyError` or
+     * `TransportError` of the move carries the period it was sent with (`period()`): a call
+     * made again once the repeats here ran out passes it, since the current period may be
+     * another by then. A caller refused that read (`403`) sends the move without `period`:
+     * repeated safely only within its period.
      *
      * @param array<string, mixed> $body
      */
@@ -35,7 +40,11 @@ trait OrderRoutes
         if (isset($body['next']) && !isset($body['period'])) {
             $body += $this->currentPeriod($seriesId);
         }
-        return $this->call('updateSeries', ['series_id' => $seriesId], body: $body);
+        try {
+            return $this->call('updateSeries', ['series_id' => $seriesId], body: $body);
+        } catch (TallyError|TransportError $failure) {
+            throw isset($body['period']) ? $failure->forPeriod($body['period']) : $failure;
+        }
     }
 
     /** @return array{period?: string|null} the series' current period; none when the caller may not read the series (`403`) */

@@ -153,11 +153,15 @@ final class TallyClient
     }
 
     /**
-     * A path parameter, percent-encoded; `.` and `..` are refused, since a URL drops such a
+     * A path parameter, percent-encoded; an empty one is refused, since it leaves an empty
+     * segment (`/payers//purchases`), and so are `.` and `..`, since a URL drops such a
      * segment (`/payers/../purchases` is sent as `/purchases`, another route).
      */
     private static function segment(string $name, string $value): string
     {
+        if ($value === '') {
+            throw new \InvalidArgumentException("{$name} cannot be empty: the path would have an empty segment");
+        }
         if ($value === '.' || $value === '..') {
             throw new \InvalidArgumentException("{$name} cannot be \"{$value}\": a URL drops it from the path");
         }

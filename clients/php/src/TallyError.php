@@ -37,6 +37,7 @@ final class TallyError extends \RuntimeException
     private const SIGNED_REQUEST_QUOTE = '/\s*The (?:Canonical String|String-to-Sign)\b.*/is';
 
     private ?string $drawId = null;
+    private ?string $period = null;
 
     /** @param array<string, mixed> $problem */
     private function __construct(
@@ -129,8 +130,30 @@ final class TallyError extends \RuntimeException
     /** The same error, carrying the `draw_id` of the `createDraw` request it answers. */
     public function forDraw(string $drawId): self
     {
-        $error = new self($this->status, $this->problemCode, $this->detail, $this->problem, $this->retryAfter, $this->fromGateway);
+        $error = $this->copy();
         $error->drawId = $drawId;
         return $error;
+    }
+
+    /**
+     * The `period` an `updateSeries` move was sent with (read by the client when not
+     * given): repeat the call with it. Null for the other calls.
+     */
+    public function period(): ?string
+    {
+        return $this->period;
+    }
+
+    /** The same error, carrying the `period` of the `updateSeries` move it answers. */
+    public function forPeriod(string $period): self
+    {
+        $error = $this->copy();
+        $error->period = $period;
+        return $error;
+    }
+
+    private function copy(): self
+    {
+        return new self($this->status, $this->problemCode, $this->detail, $this->problem, $this->retryAfter, $this->fromGateway);
     }
 }

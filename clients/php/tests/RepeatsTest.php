@@ -16,7 +16,7 @@ use Tally\Client\TallyError;
  * What a repeat or a later page is sent with, without a server: a move of the counter
  * names its period before its first attempt (none when the caller may not read the
  * series), each page of a period's listing asks for the period of the first, and a draw
- * whose creation failed tells the id it was sent with.
+ * whose creation failed tells the id it was sent with, a move the period.
  */
 final class RepeatsTest extends TestCase
 {
@@ -117,6 +117,40 @@ final class RepeatsTest extends TestCase
             ],
             $transport->sent,
         );
+    }
+
+    public function testAMoveWhoseRepeatsRanOutTellsThePeriodItWasSentWith(): void
+    {
+        $current = [200, '{"series_id": "INV", "period": "2026-05-31"}'];
+        $failures = [
+            'an answer' => [$current, self::OUTCOME_UNKNOWN, self::OUTCOME_UNKNOWN],
+            'no answer' => [$current, new TransportError('PATCH http://tally.test/series/INV: timed out'), new TransportError('again')],
+        ];
+        foreach ($failures as $what => $answers) {
+            $transport = self::scripted($answers);
+            try {
+                self::client($transport, 2)->updateSeries('INV', ['next' => 5000, 'reason' => 'paper invoices']);
+                self::fail("{$what}: the counter moved");
+            } catch (TallyError|TransportError $failure) {
+                self::assertSame('2026-05-31', $failure->period(), $what);
+                // Both attempts carried the period the error tells.
+                $moves = array_filter($transport->sent, static fn (array $s): bool => $s[0] === 'PATCH');
+                $periods = array_map(static fn (array $s): string => json_decode($s[3], true)['period'], $moves);
+                self::assertSame(['2026-05-31', '2026-05-31'], array_values($periods), $what);
+            }
+        }
+        $changes = [
+            '2026-05-30' => ['next' => 5000, 'reason' => 'paper invoices', 'period' => '2026-05-30'],
+            'none' => ['format' => 'INV{yy}-{seq:6}'],
+        ];
+        foreach ($changes as $told => $change) {
+            try {
+                self::client(self::scripted([self::OUTCOME_UNKNOWN]), 1)->updateSeries('INV', $change);
+                self::fail('the series changed');
+            } catch (TallyError $failure) {
+                self::assertSame(['outcome_unknown', $told], [$failure->code(), $failure->period() ?? 'none']);
+            }
+        }
     }
 
     public function testEveryPageOfAListingOrAnAuditAfterTheFirstAsksForThePeriodOfTheFirst(): void

@@ -51,8 +51,8 @@ final class SecretsTest extends TestCase
     /**
      * What `$call` throws, and every way it reaches a log: its message, its text, its
      * members, its cause, and the arguments of the frames of its trace before this test's
-     * (as where `zend.exception_ignore_args` is Off; from PHP 8.2, which leaves out those
-     * marked `#[\SensitiveParameter]`).
+     * (as where `zend.exception_ignore_args` is Off; PHP leaves out those marked
+     * `#[\SensitiveParameter]`).
      *
      * @return array{\Throwable, string}
      */
@@ -63,7 +63,7 @@ final class SecretsTest extends TestCase
             $call();
         } catch (\Throwable $error) {
             $frames = [];
-            foreach (PHP_VERSION_ID >= 80200 ? $error->getTrace() : [] as $frame) {
+            foreach ($error->getTrace() as $frame) {
                 if (($frame['class'] ?? null) === self::class) {
                     break;
                 }

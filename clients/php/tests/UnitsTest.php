@@ -121,7 +121,7 @@ final class UnitsTest extends TestCase
         );
     }
 
-    public function testAPathParameterOfDotsIsRefusedBeforeAnyRequest(): void
+    public function testAPathParameterThatIsEmptyOrDotsIsRefusedBeforeAnyRequest(): void
     {
         $transport = self::recorder('{"purchases": [], "cursor": null}');
         $tally = new TallyClient('http://tally.test', credentials: false, transport: $transport);
@@ -130,6 +130,9 @@ final class UnitsTest extends TestCase
             ['payer_id', static fn () => $tally->getLimits('..')],
             ['draw_id', static fn () => $tally->getDraw('.')],
             ['series_id', static fn () => $tally->getSeriesOrder('..', 'N-1')],
+            ['payer_id', static fn () => iterator_to_array($tally->payerPurchases('d', ''))],
+            ['draw_id', static fn () => $tally->getDraw('')],
+            ['external_ref', static fn () => $tally->orderByRef('webshop', '')],
         ];
         foreach ($calls as [$name, $call]) {
             try {
@@ -257,11 +260,7 @@ final class UnitsTest extends TestCase
         self::fail('nothing failed');
     }
 
-    /**
-     * Exception traces keep no signed header, token or request body as an argument.
-     *
-     * @requires PHP >= 8.2
-     */
+    /** Exception traces keep no signed header, token or request body as an argument. */
     public function testATransportFailureLeavesNoSecretInTheTrace(): void
     {
         $tally = new TallyClient(
@@ -288,11 +287,7 @@ final class UnitsTest extends TestCase
         }
     }
 
-    /**
-     * Nor does a trace keep a credential endpoint's answer, or the secret and token made of it.
-     *
-     * @requires PHP >= 8.2
-     */
+    /** Nor does a trace keep a credential endpoint's answer, or the secret and token made of it. */
     public function testACredentialAnswerThatCannotBeReadLeavesNoSecretInTheTrace(): void
     {
         $answers = [

@@ -57,7 +57,11 @@ final class World
         self::control('POST', '/faults/gateway', $fault);
     }
 
-    /** DynamoDB throttles (`throttle`) or commits then fails (`error_after`) the next calls of an operation. */
+    /**
+     * DynamoDB throttles (`throttle`), commits then fails (`error_after`) or answers without
+     * its last item, as an index moments behind (`hide_last`), the next `count` calls of an
+     * `operation` whose request holds `holding`.
+     */
     public static function dynamodbFault(array $fault): void
     {
         self::control('POST', '/faults/dynamodb', $fault);

@@ -2,7 +2,8 @@
  * A batch's items that lost a race (`rejected` with `contention`) may pass when posted
  * again: they are posted again alone, after their `retry_after`, until none is left or
  * the retry policy's attempts are spent. Their (`source`, `external_ref`) keys make the
- * repeat safe; the results keep the indexes of the request as it was first posted.
+ * repeat safe; the results keep the indexes of the request as it was first posted. An
+ * abort of `signal` ends a wait at once, rejecting with its reason.
  */
 import { type RetryPolicy, sleep, waitBefore } from "./retry.js";
 import type { components } from "./schema.js";
@@ -15,6 +16,7 @@ export async function settleBatch(
   orders: BatchItem[],
   post: (orders: BatchItem[]) => Promise<BatchResponse>,
   policy: RetryPolicy,
+  signal?: AbortSignal,
 ): Promise<BatchResponse> {
   const results: BatchResult[] = [];
   let pending = orders.map((order, index) => ({ order, index }));
@@ -36,7 +38,7 @@ export async function settleBatch(
     if (again.length === 0 || attempt >= policy.maxAttempts) {
       return { results };
     }
-    await sleep(waitBefore(attempt, retryAfter, policy));
+    await sleep(waitBefore(attempt, retryAfter, policy), signal);
     pending = again;
   }
 }

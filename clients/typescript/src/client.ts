@@ -54,14 +54,18 @@ export interface TallyOptions {
 }
 
 /**
- * The path with its parameters put in, each first refused when it is `.` or `..`: URL
- * parsing drops such a segment (`/payers/../purchases` becomes `/purchases`), so the
- * request would reach another route. Every character outside `A-Za-z0-9-._~` travels
- * escaped, as the PHP client and botocore send it: `encodeURIComponent` leaves `!'()*`
- * as they are (the routes' own text holds none of them).
+ * The path with its parameters put in, each first refused when it is empty, `.` or `..`:
+ * an empty one leaves an empty segment (`/payers//purchases`), and URL parsing drops a
+ * `.` or `..` (`/payers/../purchases` becomes `/purchases`), so the request would reach
+ * another route or none. Every character outside `A-Za-z0-9-._~` travels escaped, as the
+ * PHP client and botocore send it: `encodeURIComponent` leaves `!'()*` as they are (the
+ * routes' own text holds none of them).
  */
 function pathOf(path: string, params: Record<string, unknown>): string {
   for (const [name, value] of Object.entries(params)) {
+    if (value === "") {
+      throw new Error(`${name} cannot be empty: the path would have an empty segment`);
+    }
     if (value === "." || value === "..") {
       throw new Error(`${name} cannot be "${value}": a URL drops it from the path`);
     }
@@ -81,9 +85,11 @@ async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Re
 export class TallyClient {
   readonly retry: RetryPolicy;
   private readonly http: Client<paths>;
+  private readonly signal?: AbortSignal;
 
   constructor(options: TallyOptions) {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.signal = options.signal;
     let send = remembering(options.fetch ?? ((request: Request) => globalThis.fetch(request)));
     if (options.token !== undefined) {
       if (options.credentials !== undefined && options.credentials !== null) {
@@ -99,7 +105,7 @@ export class TallyClient {
     }
     this.http = createClient<paths>({
       baseUrl: options.baseUrl,
-      fetch: retrying(send, this.retry, options.signal),
+      fetch: retrying(send, this.retry, this.signal),
       pathSerializer: pathOf,
     });
   }
@@ -278,15 +284,24 @@ export class TallyClient {
    * Changes a series. A move (`next`) without `period` is sent with the current period,
    * read first (`getSeries`, so the caller needs `GET /series/*` too): a repeat of it that
    * arrives after that period ended then answers the move made in it instead of moving the
-   * new period too (and is `409 period_not_current` if none was made). A caller refused
-   * that read (`403`) sends the move without `period`: repeated safely only within its
-   * period.
+   * new period too (and is `409 period_not_current` if none was made). A `TallyError` or
+   * `TransportError` of the move carries the period it was sent with (`period`): a call
+   * made again once the repeats here ran out passes it, since the current period may be
+   * another by then. A caller refused that read (`403`) sends the move without `period`:
+   * repeated safely only within its period.
    */
   async updateSeries(seriesId: string, body: Schemas["ChangeBody"]): Promise<Series> {
     const path = { series_id: seriesId };
     const moveWithoutPeriod = body.next != null && body.period == null;
     const sent = moveWithoutPeriod ? { ...body, ...(await this.currentPeriod(seriesId)) } : body;
-    return answer(this.http.PATCH(ROUTES.updateSeries.path, { params: { path }, body: sent }));
+    try {
+      return await answer(this.http.PATCH(ROUTES.updateSeries.path, { params: { path }, body: sent }));
+    } catch (failure) {
+      if ((failure instanceof TallyError || failure instanceof TransportError) && sent.period != null) {
+        failure.period = sent.period;
+      }
+      throw failure;
+    }
   }
 
   /** The series' current `period`, or nothing when the caller may not read the series (`403`). */
@@ -317,6 +332,7 @@ export class TallyClient {
       body.orders,
       (orders) => answer(this.http.POST(ROUTES.createBatch.path, { body: { ...body, orders } })),
       this.retry,
+      this.signal,
     );
   }
 
@@ -326,6 +342,7 @@ export class TallyClient {
       body.orders,
       (orders) => answer(this.http.POST(ROUTES.createSeriesBatch.path, { params: { path }, body: { ...body, orders } })),
       this.retry,
+      this.signal,
     );
   }
 

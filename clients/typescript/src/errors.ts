@@ -50,6 +50,11 @@ export class TallyError extends Error {
    * repeat the call with it. Unset for the other calls.
    */
   drawId?: string;
+  /**
+   * The `period` an `updateSeries` move was sent with (read by the client when not given):
+   * repeat the call with it. Unset for the other calls.
+   */
+  period?: string;
 
   constructor(init: {
     status: number;
@@ -100,6 +105,11 @@ export class TransportError extends Error {
    * repeat the call with it. Unset for the other calls.
    */
   drawId?: string;
+  /**
+   * The `period` an `updateSeries` move was sent with (read by the client when not given):
+   * repeat the call with it. Unset for the other calls.
+   */
+  period?: string;
 
   constructor(method: string, path: string, attempts: number, cause: unknown) {
     const timedOut = cause instanceof Error && cause.name === "TimeoutError";

@@ -2,7 +2,7 @@
  * What a repeat or a later page is sent with, without a server: a move of the counter
  * names its period before its first attempt (none when the caller may not read the
  * series), each page of a period's listing asks for the period of the first, and a draw
- * whose creation failed tells the id it was sent with.
+ * whose creation failed tells the id it was sent with, a move the period.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -91,6 +91,36 @@ test("a move that names its period, and a change that is no move, are sent as gi
     ["PATCH", "/series/INV", {}, JSON.stringify({ next: 5000, reason: "paper invoices", period: "2026-05-30" })],
     ["PATCH", "/series/INV", {}, JSON.stringify({ format: "INV{yy}-{seq:6}" })],
   ]);
+});
+
+test("a move whose repeats ran out tells the period it was sent with", async () => {
+  const current: [unknown, number] = [{ series_id: "INV", period: "2026-05-31" }, 200];
+  const failures: Record<string, Array<[unknown, number] | Error>> = {
+    "an answer": [current, [OUTCOME_UNKNOWN, 503], [OUTCOME_UNKNOWN, 503]],
+    "no answer": [current, new TypeError("fetch failed"), new TypeError("fetch failed")],
+  };
+  for (const [what, answers] of Object.entries(failures)) {
+    const { tally, sent } = scripted(answers, 2);
+    await assert.rejects(tally.updateSeries("INV", { next: 5000, reason: "paper invoices" }), (failure: unknown) => {
+      assert.ok(failure instanceof TallyError || failure instanceof TransportError, what);
+      assert.equal(failure.period, "2026-05-31", what);
+      // Both attempts carried the period the error tells.
+      const periods = sent.filter(([method]) => method === "PATCH").map(([, , , body]) => JSON.parse(body).period);
+      assert.deepEqual(periods, ["2026-05-31", "2026-05-31"], what);
+      return true;
+    });
+  }
+  const given = scripted([[OUTCOME_UNKNOWN, 503]], 1);
+  await assert.rejects(given.tally.updateSeries("INV", { next: 5000, reason: "paper invoices", period: "2026-05-30" }), {
+    code: "outcome_unknown",
+    period: "2026-05-30",
+  });
+  const noMove = scripted([[OUTCOME_UNKNOWN, 503]], 1);
+  await assert.rejects(noMove.tally.updateSeries("INV", { format: "INV{yy}-{seq:6}" }), (failure: unknown) => {
+    assert.ok(failure instanceof TallyError);
+    assert.equal(failure.period, undefined);
+    return true;
+  });
 });
 
 test("every page of a listing or an audit after the first asks for the period of the first", async () => {

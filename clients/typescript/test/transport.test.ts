@@ -1,8 +1,8 @@
 /**
  * How attempts are sent, without a server: credentials kept only while they last long,
  * a request that never got an answer as a `TransportError` without secrets, the caller's
- * abort and nothing left attached to its signal, and path characters escaped as the
- * other clients escape them.
+ * abort (of an attempt, a wait, a batch's wait) and nothing left attached to its signal,
+ * and path characters escaped as the other clients escape them.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -145,6 +145,33 @@ test("the caller's signal aborts an attempt or a wait at once, and nothing is re
   await assert.rejects(within(2_000, inWait), { message: "shutting down" });
   await assert.rejects(within(2_000, tally.getDraw("after")), { message: "shutting down" });
   assert.deepEqual(sent.sort(), ["/draws/hangs", "/draws/waits"]);
+});
+
+test("the caller's signal stops the wait before a batch's contended items are posted again", async () => {
+  const stop = new AbortController();
+  let posts = 0;
+  const tally = new TallyClient({
+    baseUrl: "http://tally.test",
+    credentials: null,
+    signal: stop.signal,
+    fetch: async (request) => {
+      posts += 1;
+      const { orders } = (await request.json()) as { orders: Array<{ external_ref: string }> };
+      // Every item lost a race and may pass in 20 s.
+      const results = orders.map((order, index) => ({
+        index,
+        external_ref: order.external_ref,
+        status: "rejected",
+        code: "contention",
+        retry_after: 20,
+      }));
+      return Response.json({ results });
+    },
+  });
+  setTimeout(() => stop.abort(new Error("shutting down")), 10);
+  const batch = tally.createSeriesBatch("INV", { source: "erp", orders: [{ external_ref: "PO-1" }] });
+  await assert.rejects(within(500, batch), { message: "shutting down" });
+  assert.equal(posts, 1);
 });
 
 test("a call leaves nothing attached to the caller's signal, whatever its attempts and waits", async () => {

@@ -78,6 +78,16 @@ test("a path parameter of `.` or `..` is refused before any request: a URL would
   assert.deepEqual(paths(), ["/payers/.../limits", "/draws/d/payers/..x/purchases"]);
 });
 
+test("an empty path parameter is refused before any request: the path would have an empty segment", async () => {
+  const { tally, paths } = recording({ purchases: [], cursor: null });
+  await assert.rejects(tally.payerPurchases("d", "").next(), /payer_id cannot be empty/);
+  await assert.rejects(tally.getDraw(""), /draw_id cannot be empty/);
+  await assert.rejects(tally.orderByRef("webshop", ""), /external_ref cannot be empty/);
+  assert.deepEqual(paths(), []);
+  await tally.payerPurchases("d", " ").next();
+  assert.deepEqual(paths(), ["/draws/d/payers/%20/purchases"]);
+});
+
 test("a credential or token provider that fails is asked once, and nothing is sent", async () => {
   const sent: string[] = [];
   const fetch = async (request: Request) => {

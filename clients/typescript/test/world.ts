@@ -42,9 +42,17 @@ async function control(method: string, path: string, body?: unknown): Promise<Re
 export const gatewayFault = (fault: { status: number; count: number; method?: string; path_prefix?: string }) =>
   control("POST", "/faults/gateway", fault);
 
-/** DynamoDB throttles (`throttle`) or commits then fails (`error_after`) the next `count` calls of `operation`. */
-export const dynamodbFault = (fault: { operation: string; kind: "throttle" | "error_after"; count: number }) =>
-  control("POST", "/faults/dynamodb", fault);
+/**
+ * DynamoDB throttles (`throttle`), commits then fails (`error_after`) or answers without
+ * its last item, as an index moments behind (`hide_last`), the next `count` calls of
+ * `operation` whose request holds `holding`.
+ */
+export const dynamodbFault = (fault: {
+  operation: string;
+  kind: "throttle" | "error_after" | "hide_last";
+  count: number;
+  holding?: string;
+}) => control("POST", "/faults/dynamodb", fault);
 
 /** What the stand-in and the fault proxy counted so far. */
 export const counts = () => control("GET", "/counts");

@@ -8,6 +8,7 @@ namespace Tally\Client\Http;
 final class TransportError extends \RuntimeException
 {
     private ?string $drawId = null;
+    private ?string $period = null;
 
     /**
      * The `draw_id` a `createDraw` request carried (made by the client when not given):
@@ -23,6 +24,23 @@ final class TransportError extends \RuntimeException
     {
         $failure = new self($this->getMessage(), 0, $this);
         $failure->drawId = $drawId;
+        return $failure;
+    }
+
+    /**
+     * The `period` an `updateSeries` move was sent with (read by the client when not
+     * given): repeat the call with it. Null for the other calls.
+     */
+    public function period(): ?string
+    {
+        return $this->period;
+    }
+
+    /** The same failure, carrying the `period` of the `updateSeries` move that got no answer. */
+    public function forPeriod(string $period): self
+    {
+        $failure = new self($this->getMessage(), 0, $this);
+        $failure->period = $period;
         return $failure;
     }
 }
