@@ -9,6 +9,11 @@
 //! A request takes its counters from the process's spare ones at its start, reserves what
 //! they miss before it writes (the rest of the block is kept for the next request),
 //! numbers its orders in request order, and gives back at its end those it did not write.
+//!
+//! A range's low notice goes with the first orders at or past its low threshold that a
+//! process writes, in their transaction, until the process knows it written: a fault that
+//! fails the notice fails those orders with it and loses no counter, and a process that
+//! dies first leaves the notice to the next one that numbers there.
 
 mod blocks;
 mod reserve;
@@ -25,9 +30,10 @@ use super::{OrderError, OrderService, SeriesPeriod};
 use crate::store::StoreError;
 use crate::store::orders::{InvoiceRef, OrdersCancellation, OrdersCommit, OrdersExtras};
 use crate::store::retry;
+use jiff::Timestamp;
 use reserve::Reserved;
 use tally_domain::order::Order;
-use tally_domain::series::{NumberFormat, SpareCounter};
+use tally_domain::series::{NumberFormat, RangeLow, SpareCounter};
 
 /// How the write of a chunk ended.
 enum Written {
@@ -122,8 +128,11 @@ impl OrderService {
         held: &mut Held,
     ) -> Result<Written, OrderError> {
         let format = held.format.clone().expect("set with the counters");
-        let indexes = chunk_of(batch, queue, held.counters.len() as u64, 0);
+        // Room for a notice, if any counter held may bring one.
+        let fixed = usize::from(self.low_to_notice(batch, &held.counters).is_some());
+        let indexes = chunk_of(batch, queue, held.counters.len() as u64, fixed);
         let counters: Vec<SpareCounter> = held.counters.drain(..indexes.len()).collect();
+        let low = self.low_to_notice(batch, &counters);
         let orders: Vec<Order> = indexes
             .iter()
             .zip(&counters)
@@ -135,6 +144,7 @@ impl OrderService {
             .collect();
         let extras = OrdersExtras {
             invoices: &invoices,
+            low: low.as_ref(),
             ..OrdersExtras::default()
         };
         let outcome = self
@@ -143,6 +153,9 @@ impl OrderService {
             .await;
         let cancelled = match outcome {
             Ok(OrdersCommit::Committed) => {
+                if let Some(low) = &low {
+                    self.remember_low_notice(low);
+                }
                 for (order, index) in orders.into_iter().zip(&indexes) {
                     batch.created(*index, order);
                 }
@@ -161,6 +174,10 @@ impl OrderService {
             }
         };
         let conflict = cancelled.conflict;
+        // Another process wrote the notice: the chunk goes again without it.
+        if let (true, Some(low)) = (cancelled.low_written, &low) {
+            self.remember_low_notice(low);
+        }
         let taken = self
             .settle_cancelled(batch, queue, &indexes, &counters, cancelled)
             .await?;
@@ -201,6 +218,21 @@ impl OrderService {
             queue.retain(|&i| i != indexes[j]);
         }
         Ok(cancelled.taken)
+    }
+
+    /// The low notice `counters` bring that this process does not know written: that of
+    /// the first range among them at or past its low threshold.
+    fn low_to_notice<'a>(
+        &self,
+        batch: &Batch,
+        counters: impl IntoIterator<Item = &'a SpareCounter>,
+    ) -> Option<RangeLow> {
+        counters.into_iter().find_map(|c| {
+            batch
+                .series
+                .low_passed(None, c.counter, Timestamp::now())
+                .filter(|low| !self.low_notice_written(low))
+        })
     }
 }
 

@@ -89,14 +89,6 @@ impl OrderService {
             }
         };
         *seen = Some(Some(end));
-        // The block that passes the low threshold writes the notice; so does any later one of a process
-        // that has not, in case that writer died first (the notice is written once).
-        if let Some(low) = batch.series.low_passed(None, end, Timestamp::now())
-            && !self.low_notice_written(&low)
-        {
-            self.store.write_low_notice(&low).await?;
-            self.remember_low_notice(&low);
-        }
         self.keep_block(batch, &key, end + 1 - count..=end, wanted, version)
             .await
     }

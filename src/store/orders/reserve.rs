@@ -1,17 +1,17 @@
 //! Fast series: a block of numbers reserved with one atomic update of the counter,
 //! within bounds when the series has a room (authorised ranges, a length), in the format
-//! version the writer planned with, and the low notice of a range that passed its low
-//! share.
+//! version the writer planned with. Each update leaves its own token on the counter, so
+//! that a re-sent update that finds the counter moved tells its own earlier write (the
+//! answer lost) from another writer's.
 
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 
-use super::super::codec::{Reader, key, n};
+use super::super::codec::{Item, Reader, key, n, s};
 use super::super::error::conditional;
-use super::super::{Store, StoreError, keys};
-use super::codec::encode_range_low;
-use super::counter::{CounterState, FORMAT_VERSION, LAST, decode_counter};
+use super::super::{Store, StoreError, keys, random_token};
+use super::counter::{CounterState, FORMAT_VERSION, LAST, RESERVED_BY, decode_counter};
 use tally_domain::ids::SeriesId;
-use tally_domain::series::{Period, RangeLow};
+use tally_domain::series::Period;
 
 /// Where a bounded reservation must find the counter: `last` in `low..=high` (the block
 /// then stays within the room), or absent when `absent_ok`.
@@ -54,17 +54,12 @@ impl Store {
             .await
     }
 
-    /// Writes the low notice of a range that passed its low share, unless it is there
-    /// already (the notice is written once, and so is its event).
-    pub async fn write_low_notice(&self, low: &RangeLow) -> Result<(), StoreError> {
-        self.put_new(encode_range_low(low)).await.map(|_| ())
-    }
-
     /// Fast series: reserves `count` numbers with one atomic update, if the counter is
     /// within `bounds` (so that the block stays inside the series' room) and the period
     /// numbers in `format_version`, the one the bounds were planned with, or has no format
     /// yet (then this write fixes it); otherwise returns the counter as it is. `first` is
-    /// the period's first value.
+    /// the period's first value. A re-send by the SDK after a lost answer that finds its
+    /// own write is the reservation made.
     pub async fn reserve_within(
         &self,
         series_id: &SeriesId,
@@ -82,17 +77,21 @@ impl Store {
             within.to_owned()
         };
         let condition = format!("{within} AND (attribute_not_exists(#fmt) OR #fmt = :fmt)");
+        let token = s(random_token());
         let result = self
             .client()
             .update_item()
             .table_name(self.table())
             .set_key(Some(key(keys::series_counter(series_id, period))))
             .update_expression(
-                "SET #last = if_not_exists(#last, :before_first) + :count, #fmt = :fmt",
+                "SET #last = if_not_exists(#last, :before_first) + :count, #fmt = :fmt, \
+                 #reserved_by = :token",
             )
             .condition_expression(condition)
             .expression_attribute_names("#last", LAST)
             .expression_attribute_names("#fmt", FORMAT_VERSION)
+            .expression_attribute_names("#reserved_by", RESERVED_BY)
+            .expression_attribute_values(":token", token.clone())
             .expression_attribute_values(":before_first", n(first - 1))
             .expression_attribute_values(":count", n(count))
             .expression_attribute_values(":fmt", n(format_version))
@@ -107,12 +106,11 @@ impl Store {
                 let item = output
                     .attributes()
                     .ok_or_else(|| StoreError::Invariant("the counter was not returned".into()))?;
-                let r = Reader::new(item);
-                Ok(Reservation::Reserved {
-                    last: r.num(LAST)?,
-                    version: r.num(FORMAT_VERSION)?,
-                })
+                reserved(item)
             }
+            // Its own earlier write, re-sent after a lost answer: the counter has not moved
+            // since (a move removes the token), so the block ends at its `last`.
+            Err(Some(old)) if old.get(RESERVED_BY) == Some(&token) => reserved(&old),
             Err(old) => Ok(Reservation::Refused(
                 old.as_ref()
                     .map(decode_counter)
@@ -121,4 +119,13 @@ impl Store {
             )),
         }
     }
+}
+
+/// The reservation that left the counter as `item`.
+fn reserved(item: &Item) -> Result<Reservation, StoreError> {
+    let r = Reader::new(item);
+    Ok(Reservation::Reserved {
+        last: r.num(LAST)?,
+        version: r.num(FORMAT_VERSION)?,
+    })
 }

@@ -8,6 +8,7 @@
 
 mod draw_end;
 mod endpoint;
+mod fast_reservations;
 mod orders;
 mod tickets;
 

@@ -1,7 +1,8 @@
 //! The counter item of a series and period: the last number issued (`last`), the head of
 //! the hash chain (`head`, gapless series), the format version the period is numbered in
 //! (`fmt`, fixed by its first write), the lease of the writer numbering it now
-//! (`pending`, gapless series) and the end of the turns booked (`turns`, see `turns.rs`).
+//! (`pending`, gapless series), the end of the turns booked (`turns`, see `turns.rs`) and
+//! the token of the last reservation (`reserved_by`, fast series, see `reserve.rs`).
 //!
 //! A gapless writer moves `last` and `head` in the transaction that writes its orders, on
 //! condition that `last` is what it expects and that it may move the counter
@@ -39,6 +40,9 @@ pub(super) const TURNS: &str = "turns";
 /// The last counter of the latest move: while `last` equals it, the last counter was
 /// skipped, not issued.
 const MOVED_TO: &str = "moved_to";
+/// Fast series: the token of the reservation that last moved the counter (see
+/// `reserve.rs`); a move removes it.
+pub(super) const RESERVED_BY: &str = "reserved_by";
 pub(super) const OWNER: &str = "owner";
 pub(super) const UNTIL: &str = "until";
 
@@ -186,10 +190,11 @@ impl Store {
     /// Moves the counter forward over `moved.from..=moved.to` and records the move, if
     /// the counter still is at `expected` (`None`: no number yet) and no live lease holds
     /// it at `now`. In a gapless series `head` is the new head of the chain, the move's own
-    /// link. The period's format is fixed if it was not. A move that takes a range past its
-    /// low share writes the range's mark with it (`low`). An operator's move carries its
-    /// journal `entry` in the same transaction; a jump of a fast series over a range's end
-    /// is no operator's and carries none.
+    /// link. The period's format is fixed if it was not, and the last reservation's token
+    /// removed (no re-sent reservation takes the move for its own). A move that takes a
+    /// range past its low share writes the range's mark with it (`low`). An operator's move
+    /// carries its journal `entry` in the same transaction; a jump of a fast series over a
+    /// range's end is no operator's and carries none.
     #[allow(clippy::too_many_arguments)]
     pub async fn move_counter(
         &self,
@@ -210,6 +215,7 @@ impl Store {
             .expression_attribute_names("#pending", PENDING)
             .expression_attribute_names("#until", UNTIL)
             .expression_attribute_names("#moved", MOVED_TO)
+            .expression_attribute_names("#reserved_by", RESERVED_BY)
             .expression_attribute_values(":to", n(moved.to))
             .expression_attribute_values(":fmt", n(format_version))
             .expression_attribute_values(":now", n(now));
@@ -224,11 +230,11 @@ impl Store {
         };
         update = match &moved.hash {
             Some(head) => update
-                .update_expression("SET #last = :to, #moved = :to, #fmt = if_not_exists(#fmt, :fmt), #head = :head REMOVE #pending")
+                .update_expression("SET #last = :to, #moved = :to, #fmt = if_not_exists(#fmt, :fmt), #head = :head REMOVE #pending, #reserved_by")
                 .expression_attribute_names("#head", HEAD)
                 .expression_attribute_values(":head", s(head)),
             None => update.update_expression(
-                "SET #last = :to, #moved = :to, #fmt = if_not_exists(#fmt, :fmt) REMOVE #pending",
+                "SET #last = :to, #moved = :to, #fmt = if_not_exists(#fmt, :fmt) REMOVE #pending, #reserved_by",
             ),
         };
         let mut tx = Roled::with_capacity(3);
