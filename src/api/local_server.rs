@@ -9,6 +9,10 @@
 //! It answers only requests addressed to it on a loopback name, and from a browser only
 //! its own pages (`loopback.rs`).
 //!
+//! Told to stop, it takes no more connections and gives the open ones
+//! [`SHUTDOWN_DEADLINE`] to finish; then it drops them, so that a client that stops
+//! reading, or sends its head slowly, cannot keep the process alive.
+//!
 //! A few requests never reach the router, and get hyper's own answer with an empty body,
 //! as API Gateway answers such requests with its own: a URL of 64 KiB or more a bare
 //! `414`, headers that do not fit its buffer a bare `431`, a request that is not HTTP/1.1
@@ -28,12 +32,17 @@ use tracing::warn;
 
 use super::loopback::{LoopbackOnly, only_loopback};
 
+pub use super::loopback::is_loopback_host;
+
 /// How long a client may take to send a request's head (its line and headers) by default;
 /// an idle kept-alive connection is closed after as long.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long the open connections have to finish once the server is told to stop.
+pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(5);
+
 /// Serves `app` on `listener` until `shutdown` completes, then lets the open connections
-/// finish.
+/// finish within [`SHUTDOWN_DEADLINE`].
 pub async fn serve(
     listener: TcpListener,
     app: Router,
@@ -70,6 +79,14 @@ pub async fn serve(
             let _ = connection.await;
         });
     }
-    connections.shutdown().await;
+    if tokio::time::timeout(SHUTDOWN_DEADLINE, connections.shutdown())
+        .await
+        .is_err()
+    {
+        warn!(
+            deadline_ms = SHUTDOWN_DEADLINE.as_millis(),
+            "connections still open at the shutdown deadline were dropped"
+        );
+    }
     Ok(())
 }

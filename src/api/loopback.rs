@@ -24,6 +24,17 @@ use super::problem::{Code, Problem};
 /// `same-site`, `cross-site`, or `none` (typed, a bookmark). Programs send none.
 const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
+/// Whether `host` (of a URL or a `Host` header) is a loopback name or address: `localhost`,
+/// `127.0.0.0/8` or `[::1]`.
+pub fn is_loopback_host(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
+}
+
 /// The port the server listens on: the only one a request may name.
 #[derive(Clone, Copy, Debug)]
 pub struct LoopbackOnly {
@@ -40,13 +51,7 @@ impl LoopbackOnly {
         if authority.as_str().contains('@') || authority.port_u16().unwrap_or(80) != self.port {
             return false;
         }
-        let host = authority.host();
-        host.eq_ignore_ascii_case("localhost")
-            || host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<IpAddr>()
-                .is_ok_and(|address| address.is_loopback())
+        is_loopback_host(authority.host())
     }
 
     /// Whether `origin` is one of this server's own: `http://` and an authority that

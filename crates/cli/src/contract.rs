@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use crate::outcome::say;
+
 #[derive(Args)]
 pub struct ContractArgs {
     /// Where the OpenAPI document goes.
@@ -27,6 +29,6 @@ pub fn run(args: ContractArgs) -> Result<(), String> {
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
     fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("wrote {}", path.display());
+    say!("wrote {}", path.display())?;
     Ok(())
 }

@@ -3,22 +3,23 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 use tally::orders::{AUDIT_PAGE, OrderService};
 use tally::store::{Store, StoreConfig};
 use tally_domain::access::SourceAccess;
 use tally_domain::audit::Entry;
+use tally_domain::series::{Period, Series};
 
 use super::ledger::{PeriodArgs, expected_entries, progress_bar};
+use super::output_file::OutputFile;
 use super::spreadsheet::SpreadsheetCsv;
 
 #[derive(Args)]
 pub struct ExportArgs {
     #[command(flatten)]
     period: PeriodArgs,
-    /// Where the CSV goes (default: standard output).
+    /// Where the CSV goes, once complete (default: standard output).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -39,15 +40,33 @@ const CSV_HEADER: [&str; 11] = [
 
 pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
     let store = Store::connect(&config, None).await;
-    let service = Arc::new(OrderService::new(store.clone()));
-    let (mut period, total) = expected_entries(&service, &store, &args.period).await?;
-    let out: Box<dyn Write> = match &args.out {
+    let service = OrderService::new(store.clone());
+    let (period, total) = expected_entries(&service, &store, &args.period).await?;
+    let written = match &args.out {
         Some(path) => {
-            Box::new(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
+            let mut csv = SpreadsheetCsv::new(OutputFile::create(path)?);
+            let written = write_entries(&mut csv, &service, period, total).await?;
+            csv.into_inner()?.commit()?;
+            written
         }
-        None => Box::new(std::io::stdout().lock()),
+        None => {
+            let mut csv = SpreadsheetCsv::new(std::io::stdout().lock());
+            let written = write_entries(&mut csv, &service, period, total).await?;
+            csv.flush()?;
+            written
+        }
     };
-    let mut csv = SpreadsheetCsv::new(out);
+    eprintln!("{written} entries written");
+    Ok(())
+}
+
+/// The header and every entry of `period`, page by page: how many entries.
+async fn write_entries(
+    csv: &mut SpreadsheetCsv<impl Write>,
+    service: &OrderService,
+    mut period: (Series, Period),
+    total: u64,
+) -> Result<u64, String> {
     csv.write_record(CSV_HEADER)?;
     let bar = progress_bar(total);
     let mut after = 0;
@@ -75,10 +94,8 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
         // Every page in the period of the first, even past midnight.
         period = (page.series, page.period);
     }
-    csv.flush()?;
     bar.finish_and_clear();
-    eprintln!("{written} entries written");
-    Ok(())
+    Ok(written)
 }
 
 /// One CSV row: an order, or a declared move (status `gap`, its first and last counter).

@@ -14,6 +14,8 @@ use tally::tickets::{PurchaseFilter, TicketService};
 use tally_domain::ids::DrawId;
 use tally_domain::purchase::{Channel, PurchaseStatus};
 
+use super::outcome::say;
+use super::output_file::OutputFile;
 use super::spreadsheet::SpreadsheetCsv;
 
 /// `[#########>-----] 42000/100000 tickets  42%  ETA 7s` on a terminal.
@@ -22,7 +24,7 @@ const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} tickets  {percent:>3}%  ETA {
 #[derive(Args)]
 pub struct ExportArgs {
     draw_id: String,
-    /// Where the CSV goes (default: DRAW_ID.csv).
+    /// Where the CSV goes, once complete (default: DRAW_ID.csv).
     #[arg(long)]
     output: Option<PathBuf>,
     /// Only the purchases with this status: active or void.
@@ -55,8 +57,7 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
     let path = args
         .output
         .unwrap_or_else(|| PathBuf::from(format!("{draw_id}.csv")));
-    let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut csv = SpreadsheetCsv::new(std::io::BufWriter::new(file));
+    let mut csv = SpreadsheetCsv::new(OutputFile::create(&path)?);
     let bar = ProgressBar::with_draw_target(Some(summary.sold), ProgressDrawTarget::stderr())
         .with_style(
             ProgressStyle::with_template(BAR_TEMPLATE)
@@ -112,12 +113,12 @@ pub async fn run(args: ExportArgs, config: StoreConfig) -> Result<(), String> {
             postal += u64::from(purchase.quantity);
         }
     }
-    csv.flush()?;
+    csv.into_inner()?.commit()?;
     bar.finish_and_clear();
-    println!(
+    say!(
         "{purchases} purchases ({sold} tickets: {} online, {postal} postal) of draw {draw_id} written to {}",
         sold - postal,
         path.display()
-    );
+    )?;
     Ok(())
 }

@@ -1,12 +1,13 @@
 //! `tally import FILE --series S --source SRC`: numbers a file of orders with a progress
 //! bar, then writes the lines it could not number next to the file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::file_import::{
-    DEFAULT_ANSWER_TIMEOUT, ImportLine, NOT_SENT, Progress, Target, import, read_lines,
+    DEFAULT_ANSWER_TIMEOUT, ImportLine, NOT_SENT, Progress, RejectedLine, Target, import,
+    read_lines,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -15,7 +16,7 @@ use tally::store::{Store, StoreConfig};
 use tally_domain::ids::SeriesId;
 use tally_domain::order::MAX_BATCH;
 
-use crate::outcome::{Failure, Location};
+use crate::outcome::{Failure, Location, say};
 
 /// `[#########>-----] 4200/10000 orders  42%  850/s  ETA 7s` on a terminal.
 const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} orders  {percent:>3}%  {per_sec:0}  ETA {eta}";
@@ -124,34 +125,51 @@ async fn number(
         name.push(".rejected.jsonl");
         PathBuf::from(name)
     });
-    println!(
+    say!(
         "created {}, existing {}, rejected {} in {:.1} s",
         summary.created,
         summary.existing,
         summary.rejected.len(),
         started.elapsed().as_secs_f64()
-    );
+    )?;
+    let numbered = summary.created + summary.existing;
+    let none_sent = summary.rejected.iter().all(|line| line.code == NOT_SENT);
+    if let Some(first) = summary.rejected.first()
+        && numbered == 0
+        && none_sent
+    {
+        return Err(Failure::CouldNotRun(format!(
+            "no line could be sent: {}",
+            first.detail
+        )));
+    }
+    write_rejected(&rejected_path, &summary.rejected)
+        .map_err(|e| format!("{}: {e}", rejected_path.display()))?;
     if summary.rejected.is_empty() {
         return Ok(());
     }
-    let numbered = summary.created + summary.existing;
-    if numbered == 0 && summary.rejected.iter().all(|line| line.code == NOT_SENT) {
-        return Err(Failure::CouldNotRun(format!(
-            "no line could be sent: {}",
-            summary.rejected[0].detail
-        )));
-    }
-    let mut out = String::new();
-    for line in &summary.rejected {
-        out.push_str(&serde_json::to_string(line).map_err(|e| e.to_string())?);
-        out.push('\n');
-    }
-    std::fs::write(&rejected_path, out).map_err(|e| format!("{}: {e}", rejected_path.display()))?;
     Err(Failure::Found(format!(
         "{} lines were not numbered; see {} (fix them and run the import again: numbered orders are kept)",
         summary.rejected.len(),
         rejected_path.display()
     )))
+}
+
+/// Writes the rejected lines to `path`, one JSON object a line; with none, removes the file
+/// an earlier run left, so that it never lists lines this run numbered.
+fn write_rejected(path: &Path, rejected: &[RejectedLine]) -> std::io::Result<()> {
+    if rejected.is_empty() {
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        };
+    }
+    let mut out = String::new();
+    for line in rejected {
+        out.push_str(&serde_json::to_string(line)?);
+        out.push('\n');
+    }
+    std::fs::write(path, out)
 }
 
 /// A bar on stderr; indicatif hides it when stderr is not a terminal.

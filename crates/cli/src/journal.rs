@@ -8,7 +8,7 @@ use tally::store::{Store, StoreConfig};
 use tally_domain::journal::Verifier;
 
 use crate::ledger::progress_bar;
-use crate::outcome::Failure;
+use crate::outcome::{Failure, say};
 
 #[derive(Args)]
 pub struct JournalArgs {
@@ -51,7 +51,7 @@ async fn verify(config: StoreConfig) -> Result<(), Failure> {
     }
     bar.finish_and_clear();
     let last = verifier.finish(&head).map_err(|broken| found(&broken))?;
-    println!("journal: {last} entries, numbered 1 to {last} without a gap, chain intact");
+    say!("journal: {last} entries, numbered 1 to {last} without a gap, chain intact")?;
     Ok(())
 }
 

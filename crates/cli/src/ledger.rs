@@ -12,7 +12,7 @@ use tally_domain::audit::Break;
 use tally_domain::ids::SeriesId;
 use tally_domain::series::{Period, Series};
 
-use crate::outcome::Failure;
+use crate::outcome::{Failure, say};
 
 /// `[#########>-----] 42000/100000 orders  42%  8500/s  ETA 7s`.
 const BAR_TEMPLATE: &str = "[{bar:30}] {pos}/{len} entries  {percent:>3}%  {per_sec:0}  ETA {eta}";
@@ -75,7 +75,7 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure>
         .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     let r = &audit.report;
-    println!(
+    say!(
         "series {} period {}: counters {}..={}, {} orders ({} void), {} entries read",
         series_id,
         audit.period,
@@ -84,41 +84,46 @@ pub async fn audit(args: PeriodArgs, config: StoreConfig) -> Result<(), Failure>
         r.orders,
         r.voided,
         read.load(Ordering::Relaxed)
-    );
+    )?;
     for gap in &r.gaps {
         let why = gap
             .declared
             .as_ref()
             .map_or(String::new(), |m| format!(": {}", m.reason.as_str()));
-        println!("gap {}..={} {}{why}", gap.from, gap.to, gap.cause.as_str());
+        say!("gap {}..={} {}{why}", gap.from, gap.to, gap.cause.as_str())?;
     }
     for invoice in &r.credited {
-        println!(
+        say!(
             "invoice {} corrected by {}",
             invoice.order_number,
             invoice.credit_notes.join(", ")
-        );
+        )?;
     }
     let overlaps = service
         .overlaps(&audit.series)
         .await
         .map_err(|e| e.to_string())?;
     for overlap in &overlaps {
-        println!(
+        say!(
             "series {series_id} overlaps series {} of issuer {}: both could render {} ({} and {})",
-            overlap.series, overlap.issuer, overlap.example, overlap.format, overlap.other_format
-        );
+            overlap.series,
+            overlap.issuer,
+            overlap.example,
+            overlap.format,
+            overlap.other_format
+        )?;
     }
     let Some(chain) = &r.chain else {
-        println!("no hash chain (fast series)");
+        say!("no hash chain (fast series)")?;
         return Ok(());
     };
     match &chain.first_break {
         None => {
-            println!(
+            say!(
                 "chain intact: {} links, head {}",
-                chain.links, chain.recomputed_head
-            );
+                chain.links,
+                chain.recomputed_head
+            )?;
             Ok(())
         }
         Some(Break::Entry {

@@ -23,6 +23,7 @@ mod import;
 mod journal;
 mod ledger;
 mod outcome;
+mod output_file;
 mod register;
 mod spreadsheet;
 mod verify;
@@ -37,7 +38,7 @@ use tally::settings::Settings;
 use tally::store::{Store, StoreConfig};
 use tracing::warn;
 
-use outcome::{Failure, InAws, Location, locate};
+use outcome::{Failure, InAws, Location, locate, say};
 
 #[derive(Parser)]
 #[command(
@@ -49,9 +50,9 @@ struct Cli {
     /// The DynamoDB table.
     #[arg(long, env = "TABLE_NAME", default_value = "tally", global = true)]
     table: String,
-    /// DynamoDB endpoint. Unset: the table in AWS when AWS_REGION, AWS_DEFAULT_REGION or
-    /// AWS_PROFILE is set (for `serve`, only with --aws), else the DynamoDB Local of
-    /// `make run` (127.0.0.1, port DYNAMODB_PORT or 8000).
+    /// DynamoDB endpoint (for `serve`, a loopback address only). Unset: the table in AWS
+    /// when AWS_REGION, AWS_DEFAULT_REGION or AWS_PROFILE is set (for `serve`, only with
+    /// --aws), else the DynamoDB Local of `make run` (127.0.0.1, port DYNAMODB_PORT or 8000).
     #[arg(long, env = "DYNAMODB_ENDPOINT", global = true)]
     endpoint: Option<String>,
     #[command(subcommand)]
@@ -66,7 +67,12 @@ enum Command {
         addr: SocketAddr,
         /// How long a client may take to send a request's head; then its connection is
         /// closed.
-        #[arg(long, env = "TALLY_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000)]
+        #[arg(
+            long,
+            env = "TALLY_HEADER_READ_TIMEOUT_MS",
+            default_value_t = 10_000,
+            value_parser = clap::value_parser!(u64).range(1..)
+        )]
         header_read_timeout_ms: u64,
         /// Serve the table in AWS (the usual credential chain) rather than DynamoDB Local.
         /// The server authenticates no one: anyone who reaches its address acts on that
@@ -203,20 +209,36 @@ async fn run(
                     "serving the table in AWS: anyone who reaches this address acts on it, unauthenticated"
                 );
             }
-            println!(
+            say!(
                 "Tally is listening on http://{addr} ({})",
                 location.described
-            );
-            println!(
+            )?;
+            say!(
                 "Try: curl -s -X POST http://{addr}/draws -H 'content-type: application/json' -d '{{\"total_tickets\": 100}}'"
-            );
-            let shutdown = async {
-                let _ = tokio::signal::ctrl_c().await;
-            };
+            )?;
             let header_read_timeout = std::time::Duration::from_millis(header_read_timeout_ms);
-            api::local_server::serve(listener, app, shutdown, header_read_timeout)
-                .await
-                .map_err(|e| Failure::from(e.to_string()))
+            let (interrupted, shutdown) = tokio::sync::oneshot::channel();
+            let first_interrupt = async {
+                let _ = tokio::signal::ctrl_c().await;
+                let _ = interrupted.send(());
+            };
+            let serving =
+                api::local_server::serve(listener, app, first_interrupt, header_read_timeout);
+            // Listening for Ctrl-C turns off its default, so a second one ends the wait
+            // for open connections, as it would have ended the process.
+            let second_interrupt = async {
+                match shutdown.await {
+                    Ok(()) => drop(tokio::signal::ctrl_c().await),
+                    Err(_) => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                served = serving => served.map_err(|e| Failure::from(e.to_string())),
+                () = second_interrupt => {
+                    warn!("interrupted again: open connections were dropped");
+                    Ok(())
+                }
+            }
         }
         Command::CreateTable => {
             let store = Store::connect(&config, None).await;
@@ -224,7 +246,7 @@ async fn run(
                 .ensure_table()
                 .await
                 .map_err(|e| Failure::from(e.to_string()).at(location))?;
-            println!("table {} is ready", config.table_name);
+            say!("table {} is ready", config.table_name)?;
             Ok(())
         }
         Command::Bench(args) => Ok(bench::run(*args, config).await?),

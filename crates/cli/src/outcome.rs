@@ -5,8 +5,12 @@
 //! (DynamoDB out of reach, no such series or draw, a file it cannot read or write), like
 //! clap's own usage errors.
 
+use std::fmt;
+use std::io::Write;
 use std::process::ExitCode;
 
+use axum::http::Uri;
+use tally::api::local_server::is_loopback_host;
 use tally::settings::Settings;
 
 /// DynamoDB Local's port under `make run`, unless `DYNAMODB_PORT` says otherwise.
@@ -63,6 +67,20 @@ impl From<&str> for Failure {
     }
 }
 
+/// Writes a line of a command's result to standard output. A closed output (`tally audit |
+/// head -1`) is a reason it could not run, as a file it cannot write is, never a panic.
+macro_rules! say {
+    ($($line:tt)*) => {
+        $crate::outcome::write_line(format_args!($($line)*))
+    };
+}
+pub(crate) use say;
+
+/// What [`say`] does.
+pub fn write_line(line: fmt::Arguments<'_>) -> Result<(), String> {
+    writeln!(std::io::stdout(), "{line}").map_err(|e| format!("standard output: {e}"))
+}
+
 /// Where DynamoDB is, and how to say so.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Location {
@@ -95,6 +113,14 @@ pub fn locate(
         (Some(url), InAws::Asked) => Err(Failure::CouldNotRun(format!(
             "--aws serves the table in AWS, but DYNAMODB_ENDPOINT (or --endpoint) names {url}: drop one"
         ))),
+        // Without --aws it runs under the public local secret: never on a table elsewhere.
+        (Some(url), InAws::Never) if !names_this_machine(&url) => {
+            Err(Failure::CouldNotRun(format!(
+                "tally serve without --aws serves a DynamoDB on this machine, but DYNAMODB_ENDPOINT \
+                 (or --endpoint) names {url}: give a loopback endpoint (127.0.0.1, ::1, localhost), \
+                 or unset it and use --aws for the table in AWS"
+            )))
+        }
         (Some(url), _) => Ok(Location {
             described: format!("table {table} at {url}"),
             endpoint: Some(url),
@@ -116,6 +142,14 @@ pub fn locate(
             })
         }
     }
+}
+
+/// Whether the endpoint `url` is on a loopback name or address.
+fn names_this_machine(url: &str) -> bool {
+    url.parse::<Uri>()
+        .ok()
+        .and_then(|uri| uri.host().map(is_loopback_host))
+        .unwrap_or(false)
 }
 
 fn in_aws_table(table: &str) -> Location {
@@ -170,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn the_local_server_reaches_aws_only_when_asked_and_then_never_another_endpoint() {
+    fn the_local_server_reaches_aws_only_when_asked_and_otherwise_only_this_machine() {
         let named = env(&[("AWS_PROFILE", "ops"), ("AWS_REGION", "eu-west-1")]);
         let local = locate(None, "t", &named, InAws::Never).unwrap();
         assert_eq!(local.endpoint.as_deref(), Some("http://127.0.0.1:8000"));
@@ -179,6 +213,26 @@ mod tests {
         assert_eq!(asked.endpoint, None);
         let both = locate(Some("http://127.0.0.1:9".into()), "t", &named, InAws::Asked);
         assert!(matches!(both, Err(Failure::CouldNotRun(m)) if m.contains("--aws")));
+        for loopback in [
+            "http://127.0.0.1:9",
+            "http://localhost:8000",
+            "http://[::1]:8000",
+        ] {
+            let given = locate(Some(loopback.into()), "t", &named, InAws::Never).unwrap();
+            assert_eq!(given.endpoint.as_deref(), Some(loopback));
+        }
+        for elsewhere in [
+            "https://dynamodb.eu-west-1.amazonaws.com",
+            "http://10.0.0.7:8000",
+            "http://127.0.0.1.example.com:8000",
+            "not a url",
+        ] {
+            let refused = locate(Some(elsewhere.into()), "t", &named, InAws::Never);
+            assert!(
+                matches!(&refused, Err(Failure::CouldNotRun(m)) if m.contains("loopback endpoint")),
+                "{elsewhere}: {refused:?}"
+            );
+        }
     }
 
     #[test]

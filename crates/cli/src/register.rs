@@ -8,7 +8,7 @@ use tally::orders::{Entered, OrderService};
 use tally::store::{Store, StoreConfig};
 use tally_domain::series::Series;
 
-use crate::outcome::Failure;
+use crate::outcome::{Failure, say};
 
 pub async fn run(config: StoreConfig) -> Result<(), Failure> {
     let store = Store::connect(&config, None).await;
@@ -39,7 +39,7 @@ pub async fn run(config: StoreConfig) -> Result<(), Failure> {
         overlapping += usize::from(!overlaps.is_empty());
         // Each pair once, from the series whose id sorts first.
         for overlap in overlaps.iter().filter(|o| series.series_id < o.series) {
-            println!(
+            say!(
                 "series {} and {} of issuer {} could both render {} ({} and {})",
                 series.series_id,
                 overlap.series,
@@ -47,12 +47,12 @@ pub async fn run(config: StoreConfig) -> Result<(), Failure> {
                 overlap.example,
                 overlap.format,
                 overlap.other_format
-            );
+            )?;
         }
     }
-    println!(
+    say!(
         "{} series entered on their issuers ({overlapping} overlapping another), {before} entered before",
         entered.len()
-    );
+    )?;
     Ok(())
 }

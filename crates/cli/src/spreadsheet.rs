@@ -2,19 +2,21 @@
 //! or a carriage return is read as a formula by Excel, LibreOffice and Google Sheets, and a
 //! formula can fetch a URL with the sheet's contents; a void reason or a reference written
 //! by a client must not become one. As OWASP's CSV-injection guidance advises, such a cell
-//! gets a leading `'`, which spreadsheets show as text; quotes inside cells are doubled by
-//! the writer as CSV requires.
+//! gets a leading `'`, which spreadsheets show as text; so does a cell that starts with `'`
+//! itself, so that `-5` and `'-5` stay apart: a cell that starts with `'` lost one to get
+//! its value. Quotes inside cells are doubled by the writer as CSV requires.
 
 use std::borrow::Cow;
 use std::io::Write;
 
-/// The characters that make a spreadsheet evaluate a cell.
-const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+/// The characters that make a spreadsheet evaluate a cell, and the `'` that marks a cell
+/// that would have been.
+const PREFIXED_STARTS: [char; 7] = ['=', '+', '-', '@', '\t', '\r', '\''];
 
 /// A cell as a spreadsheet should show it: unchanged, or prefixed with `'` when it would be
-/// evaluated.
+/// evaluated or already starts with `'`.
 pub fn inert(cell: &str) -> Cow<'_, str> {
-    if cell.starts_with(FORMULA_STARTS) {
+    if cell.starts_with(PREFIXED_STARTS) {
         Cow::Owned(format!("'{cell}"))
     } else {
         Cow::Borrowed(cell)
@@ -44,6 +46,11 @@ impl<W: Write> SpreadsheetCsv<W> {
     pub fn flush(&mut self) -> Result<(), String> {
         self.0.flush().map_err(|e| e.to_string())
     }
+
+    /// The output, once every record is written to it.
+    pub fn into_inner(self) -> Result<W, String> {
+        self.0.into_inner().map_err(|e| e.error().to_string())
+    }
 }
 
 #[cfg(test)]
@@ -62,9 +69,14 @@ mod tests {
             ("@SUM(A1)", "'@SUM(A1)"),
             ("\tx", "'\tx"),
             ("\rx", "'\rx"),
+            // A leading quote gains one too, so that each cell written has one value.
+            ("'-5", "''-5"),
+            ("'", "''"),
+            ("'text", "''text"),
         ] {
             assert_eq!(inert(cell), written);
         }
+        assert_ne!(inert("-5"), inert("'-5"));
         for cell in [
             "",
             "refund",

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use tally::api::MAX_ORDER_BODY_BYTES;
 
+use read::kept_of_rejected;
 pub use read::{ImportLine, read_lines};
 use send::{BatchFailure, ItemResult, send_with_retries};
 pub use send::{DEFAULT_ANSWER_TIMEOUT, Target};
@@ -35,7 +36,19 @@ pub struct RejectedLine {
     pub line: usize,
     pub code: String,
     pub detail: String,
+    /// At most [`read::KEPT_OF_REJECTED_LINE`] bytes of the line's text.
     pub input: String,
+}
+
+impl RejectedLine {
+    fn new(line: usize, code: String, detail: String, raw: &str) -> Self {
+        Self {
+            line,
+            code,
+            detail,
+            input: kept_of_rejected(raw),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -73,12 +86,12 @@ pub async fn import(
             Ok(item) => valid.push((line.line, line.raw, item)),
             Err(unreadable) => {
                 progress.0.fetch_add(1, Ordering::Relaxed);
-                summary.rejected.push(RejectedLine {
-                    line: line.line,
-                    code: unreadable.code().into(),
-                    detail: unreadable.detail(),
-                    input: line.raw,
-                });
+                summary.rejected.push(RejectedLine::new(
+                    line.line,
+                    unreadable.code().into(),
+                    unreadable.detail(),
+                    &line.raw,
+                ));
             }
         }
     }
@@ -93,18 +106,16 @@ pub async fn import(
         match result {
             Ok(ItemResult::Created) => summary.created += 1,
             Ok(ItemResult::Existing) => summary.existing += 1,
-            Ok(ItemResult::Rejected { code, detail }) => summary.rejected.push(RejectedLine {
-                line,
-                code: code.to_string(),
-                detail,
-                input: raw,
-            }),
-            Err(detail) => summary.rejected.push(RejectedLine {
-                line,
-                code: NOT_SENT.into(),
-                detail,
-                input: raw,
-            }),
+            Ok(ItemResult::Rejected { code, detail }) => {
+                summary
+                    .rejected
+                    .push(RejectedLine::new(line, code.to_string(), detail, &raw))
+            }
+            Err(detail) => {
+                summary
+                    .rejected
+                    .push(RejectedLine::new(line, NOT_SENT.into(), detail, &raw))
+            }
         }
     }
     summary.rejected.sort_by_key(|r| r.line);

@@ -1,5 +1,6 @@
 //! `tally audit` and `tally export` on a period with an order edited behind Tally's back
-//! (C1): the command finds what the API's audit finds.
+//! (C1): the command finds what the API's audit finds. An audit whose reader went away
+//! ends as a command that could not write.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
@@ -96,4 +97,32 @@ async fn an_order_edited_in_the_table_is_named_by_the_audit_and_the_audit_comman
     assert!(rows[1].starts_with("1,,T0001,active,src-T,r0,"));
     assert!(rows[31].starts_with("31,39,,gap,"), "{}", rows[31]);
     assert!(rows[32].starts_with("40,,T0040,active"));
+}
+
+#[tokio::test]
+async fn an_audit_whose_output_is_closed_ends_without_a_panic() {
+    let app = spawn_app().await;
+    app.define_series("P", &json!({"format": "P{seq:4}", "reset": "never"}))
+        .await;
+    app.post_range("P", 0, 3).await;
+    let table = app.store.table().to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tally"))
+            .args([
+                "audit", "--series", "P", "--period", "all", "--table", &table,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Closed before the audit has read the table: its first line finds no reader.
+        drop(child.stdout.take());
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("standard output"), "{stderr}");
 }

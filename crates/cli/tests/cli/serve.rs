@@ -1,13 +1,17 @@
-//! `tally serve` as a process: where it finds its table. Without `DYNAMODB_ENDPOINT` it
-//! serves DynamoDB Local, whatever AWS variables are set; the table in AWS only with
-//! `--aws`, which its log announces and which needs a deployment's secret. Nothing here
+//! `tally serve` as a process: where it finds its table, and how it stops. Without
+//! `DYNAMODB_ENDPOINT` it serves DynamoDB Local, whatever AWS variables are set; the table
+//! in AWS only with `--aws`, which its log announces and which needs a deployment's
+//! secret; an endpoint off loopback never without it. Ctrl-C ends it by its shutdown
+//! deadline, a second one at once, whatever a client holds open. Nothing here
 //! leaves 127.0.0.1: "AWS" is a closed local port, or DynamoDB Local itself through the
 //! SDK's `AWS_ENDPOINT_URL`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
+use tally::api::local_server::SHUTDOWN_DEADLINE;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::helpers::{TestTable, endpoint};
@@ -63,6 +67,36 @@ impl Server {
         }
         let _ = child.kill();
         panic!("tally serve did not listen within a minute");
+    }
+
+    /// Sends it SIGINT, as Ctrl-C does.
+    fn interrupt(&self) {
+        let sent = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+
+    /// Its exit status once it ended, if it ends within `patience`.
+    fn ended_within(&mut self, patience: Duration) -> Option<ExitStatus> {
+        let started = Instant::now();
+        while started.elapsed() < patience {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
+    /// A connection that sent half a request head and holds it open.
+    async fn stall(&self) -> TcpStream {
+        let authority = self.address.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(authority).await.unwrap();
+        let half = format!("GET /draws HTTP/1.1\r\nhost: {authority}\r\n");
+        stream.write_all(half.as_bytes()).await.unwrap();
+        stream
     }
 
     /// What it has written so far.
@@ -265,5 +299,137 @@ async fn the_local_server_refuses_to_listen_beyond_loopback() {
     .await
     .unwrap();
     assert!(said.contains("loopback address only"), "{said}");
+    let _ = std::fs::remove_file(&log);
+}
+
+#[tokio::test]
+async fn without_aws_the_local_server_refuses_an_endpoint_beyond_this_machine() {
+    let table = TestTable::reserve();
+    let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
+    let env = [
+        ("TABLE_NAME", table.name().to_owned()),
+        (
+            "DYNAMODB_ENDPOINT",
+            "https://dynamodb.eu-west-1.amazonaws.com".to_owned(),
+        ),
+    ];
+    let said = tokio::task::spawn_blocking({
+        let log = log.clone();
+        move || refused(&[], &borrowed(&env), &["TALLY_DEPLOYMENT_SECRET"], &log)
+    })
+    .await
+    .unwrap();
+    assert!(
+        said.contains("names https://dynamodb.eu-west-1.amazonaws.com")
+            && said.contains("loopback endpoint"),
+        "{said}"
+    );
+    let _ = std::fs::remove_file(&log);
+}
+
+#[tokio::test]
+async fn the_local_server_refuses_a_header_read_timeout_of_zero() {
+    let table = TestTable::reserve();
+    let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
+    let env = [
+        ("TABLE_NAME", table.name().to_owned()),
+        ("DYNAMODB_ENDPOINT", endpoint()),
+    ];
+    let said = tokio::task::spawn_blocking({
+        let log = log.clone();
+        move || {
+            refused(
+                &["--header-read-timeout-ms", "0"],
+                &borrowed(&env),
+                &[],
+                &log,
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert!(said.contains("--header-read-timeout-ms"), "{said}");
+    let _ = std::fs::remove_file(&log);
+}
+
+/// `tally serve` on the test's DynamoDB Local, patient with request heads: only a
+/// shutdown ends a connection that sends half of one.
+async fn patient_server(table: &TestTable, log: &Path) -> Server {
+    let env = [
+        ("TABLE_NAME", table.name().to_owned()),
+        ("DYNAMODB_ENDPOINT", endpoint()),
+    ];
+    let log = log.to_owned();
+    tokio::task::spawn_blocking(move || {
+        Server::start(
+            &["--header-read-timeout-ms", "600000"],
+            &borrowed(&env),
+            &[],
+            &log,
+        )
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn interrupted_the_local_server_ends_by_its_deadline_whatever_a_client_holds_open() {
+    let table = TestTable::reserve();
+    let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
+    let mut server = patient_server(&table, &log).await;
+    let _stalled = server.stall().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let interrupted = Instant::now();
+    server.interrupt();
+    let (status, server) =
+        tokio::task::spawn_blocking(move || (server.ended_within(SHUTDOWN_DEADLINE * 4), server))
+            .await
+            .unwrap();
+    let took = interrupted.elapsed();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}: {}",
+        server.output()
+    );
+    assert!(
+        took >= SHUTDOWN_DEADLINE,
+        "{took:?}: it waited for the connection"
+    );
+    assert!(server.output().contains("dropped"), "{}", server.output());
+    drop(server);
+    let _ = std::fs::remove_file(&log);
+}
+
+#[tokio::test]
+async fn a_second_interrupt_ends_the_local_server_without_waiting_for_its_connections() {
+    let table = TestTable::reserve();
+    let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
+    let mut server = patient_server(&table, &log).await;
+    let _stalled = server.stall().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let interrupted = Instant::now();
+    server.interrupt();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.interrupt();
+    let (status, server) =
+        tokio::task::spawn_blocking(move || (server.ended_within(SHUTDOWN_DEADLINE * 4), server))
+            .await
+            .unwrap();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}: {}",
+        server.output()
+    );
+    assert!(
+        interrupted.elapsed() < SHUTDOWN_DEADLINE,
+        "{:?}",
+        interrupted.elapsed()
+    );
+    assert!(
+        server.output().contains("interrupted again"),
+        "{}",
+        server.output()
+    );
+    drop(server);
     let _ = std::fs::remove_file(&log);
 }

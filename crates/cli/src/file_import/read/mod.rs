@@ -15,8 +15,9 @@ use serde_json::{Map, Value, json};
 /// of `data` written out generously, and a line that fits a batch under any body limit.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
-/// What the rejected-lines file keeps of a line too long to keep, in bytes.
-const KEPT_OF_LONG_LINE: usize = 200;
+/// What the rejected-lines file keeps of a line's input, in bytes: enough to find the line
+/// by, and a file that stays small however long the lines it lists.
+pub const KEPT_OF_REJECTED_LINE: usize = 200;
 
 /// One input record: the order item it holds, or why it holds none.
 #[derive(Debug, Clone)]
@@ -122,7 +123,7 @@ impl Bounded {
 
     fn finish(mut self) -> Bytes {
         if self.is_over() {
-            self.kept.truncate(KEPT_OF_LONG_LINE);
+            self.kept.truncate(KEPT_OF_REJECTED_LINE);
             Bytes::TooLong(self.length, self.kept)
         } else {
             Bytes::Kept(self.kept)
@@ -135,6 +136,18 @@ fn start_of(kept: &[u8]) -> String {
     let text = String::from_utf8_lossy(kept);
     let text = text.trim_end_matches('\u{FFFD}');
     format!("{text}…")
+}
+
+/// What the rejected-lines file keeps of a line's text: all of it, or its first
+/// [`KEPT_OF_REJECTED_LINE`] bytes, cut on a character boundary, and `…`.
+pub fn kept_of_rejected(raw: &str) -> String {
+    if raw.len() <= KEPT_OF_REJECTED_LINE {
+        return raw.to_owned();
+    }
+    format!(
+        "{}…",
+        &raw[..raw.floor_char_boundary(KEPT_OF_REJECTED_LINE)]
+    )
 }
 
 /// The next line of `input` without its `\n` (or `\r\n`), `None` at the end.

@@ -181,7 +181,7 @@ fn a_line_too_long_fails_alone_and_reading_goes_on_after_it() {
     );
     assert!(long.raw.starts_with("{\"external_ref\": \"b\"") && long.raw.ends_with("é…"));
     assert!(
-        long.raw.len() <= KEPT_OF_LONG_LINE + 3,
+        long.raw.len() <= KEPT_OF_REJECTED_LINE + 3,
         "{}",
         long.raw.len()
     );
@@ -222,7 +222,7 @@ fn a_file_without_a_newline_is_read_in_a_bounded_buffer() {
         let first_line = if header.is_empty() { 1 } else { 2 };
         assert_eq!(lines[0].line, first_line);
         assert_eq!(lines[0].item, Err(Unreadable::TooLong(length)));
-        assert_eq!(lines[0].raw.len(), KEPT_OF_LONG_LINE + "…".len());
+        assert_eq!(lines[0].raw.len(), KEPT_OF_REJECTED_LINE + "…".len());
         assert_eq!(lines[1].line, first_line + 1);
         assert!(lines[1].item.is_ok(), "{:?}", lines[1]);
     }
@@ -257,4 +257,21 @@ fn a_line_that_is_not_utf_8_fails_alone() {
     let lines = parse_lines(&csv[..], Format::Csv).unwrap();
     let ok: Vec<bool> = lines.iter().map(|l| l.item.is_ok()).collect();
     assert_eq!(ok, [false, true]);
+}
+
+#[test]
+fn a_rejected_line_keeps_its_first_200_bytes_on_a_character_boundary() {
+    assert_eq!(kept_of_rejected("bad ref,3"), "bad ref,3");
+    let limit = "x".repeat(KEPT_OF_REJECTED_LINE);
+    assert_eq!(kept_of_rejected(&limit), limit);
+    let long = format!("x{}", "é".repeat(KEPT_OF_REJECTED_LINE));
+    let kept = kept_of_rejected(&long);
+    assert_eq!(
+        kept,
+        format!("x{}…", "é".repeat(KEPT_OF_REJECTED_LINE / 2 - 1))
+    );
+    assert!(kept.len() <= KEPT_OF_REJECTED_LINE + "…".len());
+    // A line too long to read was cut already: its text is kept as it is.
+    let too_long = start_of(long.as_bytes()[..KEPT_OF_REJECTED_LINE].as_ref());
+    assert_eq!(kept_of_rejected(&too_long), too_long);
 }

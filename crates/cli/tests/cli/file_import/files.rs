@@ -157,3 +157,36 @@ async fn the_import_command_logs_plain_progress_when_stderr_is_not_a_terminal() 
     let fields: Vec<&String> = rejected.as_object().unwrap().keys().collect();
     assert_eq!(fields, ["code", "detail", "input", "line"]);
 }
+
+#[tokio::test]
+async fn a_rerun_that_numbers_every_line_removes_the_rejected_lines_of_the_run_before() {
+    let app = spawn_app().await;
+    app.define_series("FIX", &json!({"format": "FIX-{seq:3}", "reset": "never"}))
+        .await;
+    let note = "n".repeat(300);
+    let line = |reference: &str| {
+        format!("{{\"external_ref\": \"{reference}\", \"data\": {{\"note\": \"{note}\"}}}}\n")
+    };
+    let path = write("fixed-later.jsonl", &[line("a"), line("bad ref")].concat());
+    let table = ["--table", app.store.table()];
+
+    let first = tally_import(&path, "FIX", "erp-1", &table).await;
+    assert_eq!(first.status.code(), Some(1), "{}", stdout(&first));
+    let rejected = rejected_lines(&path);
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0]["code"], "invalid_external_ref");
+    // Its input is cut, as every rejected line's is.
+    let input = rejected[0]["input"].as_str().unwrap();
+    assert_eq!(input, format!("{}…", &line("bad ref")[..200]));
+
+    std::fs::write(&path, [line("a"), line("b")].concat()).unwrap();
+    let fixed = tally_import(&path, "FIX", "erp-1", &table).await;
+    assert_eq!(fixed.status.code(), Some(0), "{}", stdout(&fixed));
+    assert!(stdout(&fixed).starts_with("created 1, existing 1, rejected 0 in "));
+    let mut stale = path.as_os_str().to_owned();
+    stale.push(".rejected.jsonl");
+    assert!(
+        !Path::new(&stale).exists(),
+        "the first run's rejected lines remain"
+    );
+}

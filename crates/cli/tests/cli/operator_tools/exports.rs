@@ -297,3 +297,61 @@ async fn the_export_says_which_voids_came_after_the_freeze() {
     flags.sort_unstable();
     assert_eq!(flags, [("early", "false"), ("kept", ""), ("late", "true")]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_that_fails_half_way_leaves_the_earlier_file_and_no_partial_one() {
+    let app = spawn_app().await;
+    let created = app
+        .post(
+            "/draws",
+            &json!({"draw_id": "cut", "total_tickets": 50, "stripes": 4}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    for i in 0..4 {
+        let bought = app
+            .post(
+                "/draws/cut/purchases",
+                &json!({"payment_id": format!("p{i}"), "quantity": 2}),
+            )
+            .await;
+        assert_eq!(bought.status, StatusCode::CREATED, "{}", bought.body);
+    }
+    let folder = std::env::temp_dir().join(format!("tally-cut-{}", app.store.table()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("cut.csv");
+    std::fs::write(&file, "an earlier export\n").unwrap();
+    // The draw is read; then every listing of its purchases fails.
+    let proxy = FaultProxy::start(&endpoint()).await;
+    proxy.set(Faults {
+        error_before: 1.0,
+        operations: Some(vec!["Query".into()]),
+        ..Faults::default()
+    });
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tally"));
+    command
+        .args(["export-draw", "cut", "--output"])
+        .arg(&file)
+        .env("TABLE_NAME", app.store.table())
+        .env("DYNAMODB_ENDPOINT", proxy.endpoint());
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(proxy.counts().errors_before > 0, "no listing failed");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "an earlier export\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["cut.csv"]);
+    std::fs::remove_dir_all(&folder).unwrap();
+}
