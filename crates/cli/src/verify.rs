@@ -3,9 +3,10 @@
 //! read from files or from a running API, step by step (docs/winners.md).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Empty, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
@@ -13,6 +14,14 @@ use tally_domain::winners::{ALGORITHM, BeaconNetworks, Outcome, check_answers};
 
 /// What a check without the answer kept from the close leaves unproven.
 const UNKEPT: &str = ", but not against the draw's answer kept from the close (--draw): nothing shows that the list, the round and the number of prizes are those fixed before the round was out";
+
+/// How long `--api` waits for each answer, from the request to its last byte.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The largest answer `--api` reads: what a Lambda function may return (6 MB). The largest
+/// a draw's limits allow is its eligible list, about 1.7 MB of base64 for 10,000,000
+/// tickets.
+const MAX_ANSWER_BYTES: usize = 6 * 1024 * 1024;
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -66,12 +75,9 @@ pub async fn run(args: VerifyArgs, configured: BeaconNetworks) -> Result<(), Str
             _ => return Err("give DRAW_ID --api URL, or --winners FILE --eligible FILE".into()),
         },
     };
-    let report = check_answers(
-        &winners.to_string(),
-        &eligible.to_string(),
-        kept.map(|k| k.to_string()).as_deref(),
-        &trusted,
-    );
+    // The texts as read, as the page passes them: a field given twice fails `format`
+    // rather than quietly taking one of its values.
+    let report = check_answers(&winners, &eligible, kept.as_deref(), &trusted);
     for step in &report.steps {
         let mark = match step.outcome {
             Outcome::Pass => "pass",
@@ -94,25 +100,44 @@ pub async fn run(args: VerifyArgs, configured: BeaconNetworks) -> Result<(), Str
     }
 }
 
-fn read(path: &PathBuf) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+fn read(path: &PathBuf) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-async fn fetch(url: &str) -> Result<Value, String> {
+/// The answer's text, within [`FETCH_TIMEOUT`] and [`MAX_ANSWER_BYTES`].
+async fn fetch(url: &str) -> Result<String, String> {
+    let body = tokio::time::timeout(FETCH_TIMEOUT, fetch_body(url))
+        .await
+        .map_err(|_| {
+            format!(
+                "{url}: no whole answer within {} s",
+                FETCH_TIMEOUT.as_secs()
+            )
+        })??;
+    String::from_utf8(body).map_err(|e| format!("{url}: the answer is not UTF-8: {e}"))
+}
+
+async fn fetch_body(url: &str) -> Result<Vec<u8>, String> {
     let client = Client::builder(TokioExecutor::new()).build_http::<Empty<axum::body::Bytes>>();
     let uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
     let response = client.get(uri).await.map_err(|e| format!("{url}: {e}"))?;
     let status = response.status();
-    let body = response
-        .into_body()
+    let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
         .collect()
         .await
-        .map_err(|e| format!("{url}: {e}"))?
+        .map_err(|e| match e.downcast::<http_body_util::LengthLimitError>() {
+            Ok(_) => format!(
+                "{url}: the answer is larger than {} MiB, more than any draw's answer",
+                MAX_ANSWER_BYTES >> 20
+            ),
+            Err(e) => format!("{url}: {e}"),
+        })?
         .to_bytes();
-    let value: Value = serde_json::from_slice(&body).map_err(|e| format!("{url}: {e}"))?;
     if !status.is_success() {
-        return Err(format!("{url}: {status}: {}", value["detail"]));
+        let detail = serde_json::from_slice::<Value>(&body)
+            .map(|problem| problem["detail"].to_string())
+            .unwrap_or_default();
+        return Err(format!("{url}: {status}: {detail}"));
     }
-    Ok(value)
+    Ok(body.to_vec())
 }

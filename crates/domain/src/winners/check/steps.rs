@@ -227,13 +227,30 @@ pub(super) fn signatures(
     Ok(Randomness { draw, redraws })
 }
 
-/// Each pick recomputed, one step each, then the prizes.
+/// The picks' numbering against the prizes, then each pick recomputed, one step each, then
+/// the prizes.
 pub(super) fn picks(
     proof: &PublicProof,
     eligible: Option<&EligibleSet>,
     randomness: Option<Randomness>,
     report: &mut Report,
 ) {
+    let records: Vec<PickRecord> = proof.picks.iter().map(|p| p.record).collect();
+    // Checked before anything else: a proof with fewer picks than prizes has no pick to
+    // fail, and would otherwise pass.
+    if let Err(detail) = assignment(proof.prizes, &records) {
+        report.add(
+            "pick",
+            "Picks 1 to P go to prizes 1 to P, in order",
+            fail(detail),
+        );
+        report.add(
+            "prizes",
+            "Each prize names its last pick",
+            Err(Not::Skipped("the picks are out of order".into())),
+        );
+        return;
+    }
     let (Some(eligible), Some(randomness)) = (eligible, randomness) else {
         report.add(
             "pick",
@@ -251,18 +268,12 @@ pub(super) fn picks(
             digest: proof.eligible_digest,
         },
     );
-    let records: Vec<PickRecord> = proof.picks.iter().map(|p| p.record).collect();
-    let assignment = assignment(proof.prizes, &records);
     for (k, published) in (1u64..).zip(&proof.picks) {
         let record = published.record;
         let title = format!(
             "Pick {} for prize {} is ticket {}",
             record.pick, record.prize, record.ticket
         );
-        if let Err(detail) = &assignment {
-            report.add("pick", title, fail(detail.clone()));
-            return;
-        }
         let beacon = if k <= u64::from(proof.prizes) {
             randomness.draw.as_slice()
         } else {
@@ -289,9 +300,7 @@ pub(super) fn picks(
         .iter()
         .map(|p| (p.prize, p.ticket))
         .collect();
-    let result = if assignment.is_err() {
-        Err(Not::Skipped("the picks are out of order".into()))
-    } else if expected == proof.published_prizes {
+    let result = if expected == proof.published_prizes {
         Ok(format!("{} prize(s)", expected.len()))
     } else {
         fail("a prize does not name the last pick that went to it")

@@ -162,6 +162,28 @@ fn a_true_draw_passes_every_step_and_each_tampering_fails_its_own() {
         tamper(&|p, _| p.published_prizes[0].1 = p.picks[3].record.ticket),
         Some("prizes")
     );
+    // Fewer picks than prizes, none at all included: no pick is left to fail, yet the
+    // draw does not hold.
+    assert_eq!(
+        tamper(&|p, _| {
+            p.picks.clear();
+            p.published_prizes.clear();
+        }),
+        Some("pick")
+    );
+    assert_eq!(
+        tamper(&|p, _| {
+            p.picks.truncate(2);
+            p.published_prizes.truncate(2);
+        }),
+        Some("pick")
+    );
+    // The prizes are a list in prize order, each once.
+    assert_eq!(tamper(&|p, _| p.published_prizes.reverse()), Some("prizes"));
+    assert_eq!(
+        tamper(&|p, _| p.published_prizes.push(p.published_prizes[0])),
+        Some("prizes")
+    );
     // A redraw that names a later round than its request fixed.
     assert_eq!(
         tamper(&|p, _| p.picks[3].requested_at_ms = Some(p.frozen_at_ms - 1)),

@@ -6,6 +6,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 
+use super::MAX_PRIZES;
 use super::beacon::{BeaconNetwork, BeaconNetworks, NetworkFields};
 use super::check::{
     KeptDraw, Not, PendingPick, PickRecord, ProofPick, PublicList, PublicProof, Report,
@@ -13,7 +14,9 @@ use super::check::{
 };
 use super::instant::{INSTANT_ALGORITHM, InstantProof, PublishedAward};
 use super::pick::ALGORITHM;
+use crate::draw::MAX_TOTAL_TICKETS;
 use crate::hex;
+use crate::instant::MAX_INSTANT_PRIZES;
 use crate::time::Epoch;
 
 #[derive(Deserialize)]
@@ -172,6 +175,7 @@ fn read(winners: &str, eligible: &str, kept: Option<&str>) -> Result<Read, Strin
             proof.algorithm
         ));
     }
+    within_limits(&proof)?;
     let digest = |text: &str, what: &str| {
         hex::decode32(text).ok_or_else(|| format!("{what} is not 32 bytes of hex"))
     };
@@ -265,6 +269,35 @@ fn read(winners: &str, eligible: &str, kept: Option<&str>) -> Result<Read, Strin
     Ok((public, list, kept))
 }
 
+/// The draw's limits (docs/limits.md) hold, so that no check runs without bound: the map
+/// of instant wins is derived slot by slot.
+fn within_limits(proof: &ProofAnswer) -> Result<(), String> {
+    if !(1..=MAX_TOTAL_TICKETS).contains(&proof.total_tickets) {
+        return Err(format!(
+            "the draw has {} tickets, not 1 to {MAX_TOTAL_TICKETS}",
+            proof.total_tickets
+        ));
+    }
+    if !(1..=MAX_PRIZES).contains(&proof.prizes) {
+        return Err(format!(
+            "the draw has {} prizes, not 1 to {MAX_PRIZES}",
+            proof.prizes
+        ));
+    }
+    let instant_wins: u64 = proof
+        .instant_wins
+        .iter()
+        .flat_map(|i| &i.prizes)
+        .map(|p| u64::from(p.count))
+        .sum();
+    if instant_wins > u64::from(MAX_INSTANT_PRIZES) {
+        return Err(format!(
+            "the draw has {instant_wins} instant-winning numbers, more than {MAX_INSTANT_PRIZES}"
+        ));
+    }
+    Ok(())
+}
+
 fn instant_proof(answer: InstantAnswer) -> Result<InstantProof, String> {
     if answer.algorithm != INSTANT_ALGORITHM {
         return Err(format!(
@@ -308,29 +341,4 @@ fn millis(text: &str) -> Result<i64, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::winners::check::Outcome;
-
-    #[test]
-    fn what_is_no_draw_answer_fails_the_format_step_with_its_reason() {
-        let trusted = BeaconNetworks::default();
-        let eligible = r#"{"total_tickets": 8, "eligible_count": 1, "eligible_digest": "00", "bitmap": "AQ=="}"#;
-        let old = r#"{"prizes": [], "proof": {"algorithm": "tally-draw-v1", "seed": "", "seed_commitment": "", "total_tickets": 8, "prizes": 1, "eligible_count": 1, "eligible_digest": "", "frozen_at": "", "drawn_at": "", "beacon": null, "picks": []}}"#;
-        for (winners, eligible, reason) in [
-            ("{}", eligible, "the winners answer"),
-            ("not json", eligible, "the winners answer"),
-            (old, eligible, "tally-draw-v1"),
-            (old, "[]", "the eligible list"),
-        ] {
-            let report = check_answers(winners, eligible, None, &trusted);
-            assert_eq!(report.steps.len(), 1);
-            assert_eq!(
-                (report.steps[0].id, report.steps[0].outcome),
-                ("format", Outcome::Fail)
-            );
-            assert!(report.steps[0].detail.contains(reason), "{report:?}");
-            assert!(!report.passed());
-        }
-    }
-}
+mod tests;
