@@ -6,10 +6,13 @@
 //! client that repeats its 503s must end with every payment and order settled exactly
 //! once, with the invariants of the table intact.
 
+mod credit_notes;
 mod draw_end;
 mod endpoint;
 mod fast_reservations;
+mod imports;
 mod orders;
+mod reads;
 mod tickets;
 
 use std::collections::BTreeMap;
