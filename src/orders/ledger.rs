@@ -165,13 +165,21 @@ impl OrderService {
                 .store
                 .list_period(series_id, &period, after, AUDIT_PAGE)
                 .await?;
-            for entry in page.entries {
+            // An entry past the counter as read was written since: the next audit has it.
+            let (counted, written_since): (Vec<_>, Vec<_>) = page
+                .entries
+                .into_iter()
+                .partition(|entry| counter.last.is_some_and(|last| entry.counter() <= last));
+            for entry in counted {
                 self.recheck(&series, &period, &mut run, entry.counter(), &mut recheck)
                     .await?;
                 run.feed(&entry);
                 read += 1;
             }
             progress(read);
+            if !written_since.is_empty() {
+                break;
+            }
             let Some(next) = page.next_after else { break };
             after = next;
             let full = scope.most_listed.is_some_and(|most| run.listed() >= most);

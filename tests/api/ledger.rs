@@ -78,3 +78,39 @@ async fn a_listing_pages_through_a_period_in_counter_order() {
         "series_not_found",
     );
 }
+
+/// An audit of a gapless series that is taking orders: an order committed while the audit
+/// reads its pages lies past the counter the audit read first, so it is left to the next
+/// audit rather than taken for a chain broken at its head.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_order_written_while_an_audit_reads_is_left_to_the_next_audit() {
+    use std::time::Duration;
+    use tally_testkit::fault_proxy::{FaultProxy, Faults};
+
+    let app = spawn_app().await;
+    let body = json!({"format": "W{seq:4}", "reset": "never", "gapless": true});
+    define(&app, "W", body).await;
+    app.post_range("W", 0, 5).await;
+    // The auditor's index reads wait, so that an order commits between its counter read
+    // and its first page.
+    let proxy = FaultProxy::start(&crate::helpers::endpoint()).await;
+    let wait = Duration::from_millis(800);
+    proxy.set(Faults {
+        latency: Some(wait..=wait),
+        operations: Some(vec!["Query".into()]),
+        ..Faults::default()
+    });
+    let auditor =
+        crate::faults::faulty_instance(&proxy, app.store.table(), Duration::from_secs(10)).await;
+    let audit =
+        tokio::spawn(async move { tally_testkit::http::get(&auditor, "/series/W/audit").await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.post_range("W", 5, 6).await;
+    let audit = audit.await.unwrap();
+    assert_eq!(audit.status, StatusCode::OK, "{}", audit.body);
+    assert_eq!(audit.body["chain"]["intact"], true, "{}", audit.body);
+    assert_eq!(audit.body["orders"], 5, "{}", audit.body);
+    let next = app.get("/series/W/audit").await;
+    assert_eq!(next.body["chain"]["intact"], true, "{}", next.body);
+    assert_eq!(next.body["orders"], 6, "{}", next.body);
+}
