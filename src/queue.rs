@@ -8,8 +8,8 @@
 //! an operator gives it some, a message the invocation had no time left for): SQS delivers
 //! them again and, after `maxReceiveCount` receipts, moves them to the dead-letter queue.
 //! A malformed or invalid message, or order, can never succeed: it is logged with its
-//! message id, reference and reason as rejected and deleted, so the dead-letter queue only
-//! ever holds messages that need an operator.
+//! message id, reference and reason as rejected, counted (`ImportRejected`) and deleted,
+//! so the dead-letter queue only ever holds messages that need an operator.
 
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ use tracing::{error, info, warn};
 use crate::api::problem::Problem;
 use crate::orders::requests::OrderRequest;
 use crate::orders::{ItemOutcome, OrderError, OrderService};
+use crate::telemetry::metrics;
 use tally_domain::access::SourceAccess;
 
 /// Messages of one delivery processed at once.
@@ -79,6 +80,7 @@ pub async fn handle_delivery(
             Ok(()) => {}
             Err(MessageError::Invalid(reason)) => {
                 warn!(message_id = id, %reason, "message rejected; it will not be retried");
+                metrics::IMPORT_REJECTED.add("message", 1);
             }
             Err(MessageError::Retryable(reason)) => match message_id {
                 Some(message_id) => {
@@ -116,11 +118,11 @@ async fn handle_message(
         )
         .await
         .map_err(|e| match e {
-            // Counted as the same error answered over HTTP would be: the 503 alarms
-            // see imports held back by throttling or an unavailable store.
+            // Counted as the same error answered over HTTP would be: the 503 and 500
+            // alarms see imports held back by throttling, an unavailable store or a bug.
             OrderError::Store(err) => {
                 let reason = err.to_string();
-                Problem::from(err).count_if_unavailable();
+                Problem::from(err).count_if_server_error();
                 MessageError::Retryable(reason)
             }
             other => MessageError::Retryable(other.to_string()),
@@ -141,6 +143,7 @@ async fn handle_message(
             }
             ItemOutcome::Rejected(r) => {
                 warn!(message_id, series = %request.series, source = %request.source, external_ref, code = r.code.as_str(), detail = %r.detail, "order rejected; it will not be retried");
+                metrics::IMPORT_REJECTED.add("order", 1);
             }
         }
     }

@@ -9,9 +9,15 @@
 //! and responses, `aws_sigv4` the requests it signs. At `DEBUG` they log events, attempts
 //! and connections, not contents (h2 leaves header fields out of its frames; hyper logs
 //! nothing unless built with its unstable tracing; rustls, through the `log` bridge, its
-//! handshake steps). So the rule, whatever `RUST_LOG` or `AWS_LAMBDA_LOG_LEVEL` ask for:
-//! only Tally's own targets (`tally`, `tally::*`) log at `TRACE`; every other target logs
-//! at `DEBUG` at most, a dependency added later included.
+//! handshake steps). So the rule, whatever `RUST_LOG` asks for: only Tally's own targets
+//! (`tally`, `tally::*`) log at `TRACE`; every other target logs at `DEBUG` at most, a
+//! dependency added later included.
+//!
+//! Tally's level is `RUST_LOG` alone. Lambda's application log level
+//! (`AWS_LAMBDA_LOG_LEVEL`) is a second filter, applied by Lambda to the JSON lines, that
+//! reads a line without a `level` member as `INFO`: a metrics document, which must be the
+//! line itself, is dropped above `INFO`. So the template pins that level at `TRACE`
+//! (Lambda drops nothing) and Tally does not read it.
 
 pub mod metrics;
 
@@ -68,7 +74,7 @@ impl LogFormat {
 /// What the environment says of logs and metrics (`Settings::log`).
 #[derive(Clone, Debug)]
 pub struct LogSettings {
-    /// `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`.
+    /// `RUST_LOG`.
     pub directives: Option<String>,
     pub format: LogFormat,
     /// `TALLY_METRICS_NAMESPACE`.
@@ -82,7 +88,7 @@ impl LogSettings {
     /// The settings `set` (the non-empty variables) gives.
     pub(crate) fn read(set: impl Fn(&str) -> Option<String>, runtime: Runtime) -> Self {
         Self {
-            directives: set("AWS_LAMBDA_LOG_LEVEL").or_else(|| set("RUST_LOG")),
+            directives: set("RUST_LOG"),
             format: LogFormat::read(&set, runtime),
             metrics_namespace: set("TALLY_METRICS_NAMESPACE"),
             metrics_lines: runtime == Runtime::Lambda,
@@ -104,8 +110,10 @@ fn is_metrics_document(metadata: &Metadata<'_>) -> bool {
     metadata.target() == metrics::TARGET
 }
 
-/// Writes each metrics document as it is, alone on its line, whatever the log format and
-/// level: CloudWatch extracts metrics only from a line that is the document itself.
+/// Writes each metrics document as it is, alone on its line, whatever Tally's log format
+/// and level: CloudWatch extracts metrics only from a line that is the document itself.
+/// Lambda reads the line as `INFO` (it has no `level`), so its application log level
+/// must stay at `INFO` or below (the template pins `TRACE`).
 struct MetricsLines<W> {
     writer: W,
 }
@@ -243,6 +251,25 @@ mod tests {
             let text = captured.text();
             assert_eq!(text, "{\"_aws\": {}}\n", "{format:?}");
         }
+    }
+
+    /// The directives Tally takes on Lambda from `variables`.
+    fn directives_on_lambda(variables: &[(&str, &str)]) -> Option<String> {
+        let set = |name: &str| {
+            let found = variables.iter().find(|(set, _)| *set == name);
+            found.map(|(_, value)| (*value).to_owned())
+        };
+        LogSettings::read(set, Runtime::Lambda).directives
+    }
+
+    #[test]
+    fn tallys_level_is_rust_log_never_lambdas_application_log_level() {
+        let pinned = [("AWS_LAMBDA_LOG_LEVEL", "TRACE"), ("RUST_LOG", "warn")];
+        assert_eq!(directives_on_lambda(&pinned).as_deref(), Some("warn"));
+        assert_eq!(
+            directives_on_lambda(&[("AWS_LAMBDA_LOG_LEVEL", "TRACE")]),
+            None
+        );
     }
 
     #[test]

@@ -245,6 +245,31 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
         split("Code", "outcome_unknown", 1)
     );
 
+    // A request DynamoDB refuses (a table that is not there, as a permission the function
+    // lacks would be) answers 500 internal_error, counted by code.
+    let config = StoreConfig::new(
+        "no-such-table",
+        Some(tally_testkit::dynamodb::endpoint()),
+        Timeouts::default(),
+        AwsEnvironment::default(),
+    )
+    .unwrap();
+    let tableless = AppState::new(Store::connect(&config, None).await);
+    let refused = world
+        .call(&api::router(tableless), "GET", "/draws/m", json!({}))
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "{}",
+        refused.text
+    );
+    assert_eq!(
+        refused.metrics["InternalErrors"],
+        split("Code", "internal_error", 1)
+    );
+    assert!(!refused.metrics.contains_key("ServiceUnavailable"));
+
     // Requests side by side (the local server; Lambda hands a process one at a time) may
     // share a document, but each count is written once.
     let start = world.captured.text().len();
@@ -297,6 +322,44 @@ async fn each_request_logs_what_it_did_as_embedded_metrics() {
     assert_eq!(
         counted,
         [("ServiceUnavailable".into(), expected.0, expected.1)],
+        "{text}"
+    );
+
+    // What an import drops for good, a message that is no order request and an invalid
+    // order of a batch, is counted by kind.
+    let bodies = [
+        "not an order".to_owned(),
+        json!({"series": "F", "source": "shop", "orders": [
+            {"external_ref": "e"}, {"external_ref": 7}]})
+        .to_string(),
+    ];
+    let mut delivery = SqsEvent::default();
+    delivery.records = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, body)| {
+            let mut message = SqsMessage::default();
+            message.message_id = Some(format!("dropped-{i}"));
+            message.body = Some(body.clone());
+            message
+        })
+        .collect();
+    let start = world.captured.text().len();
+    let orders = OrderService::new(store.clone());
+    let answer = metrics::written_after(handle_delivery(&orders, delivery, None)).await;
+    assert!(answer.batch_item_failures.is_empty());
+    let text = &world.captured.text()[start..];
+    let mut rejected: Vec<_> = text
+        .lines()
+        .filter(|l| l.contains("\"_aws\""))
+        .flat_map(read_document)
+        .filter(|(name, _, _)| name == "ImportRejected")
+        .map(|(_, dimension, value)| (dimension, value))
+        .collect();
+    rejected.sort();
+    assert_eq!(
+        rejected,
+        [split("Kind", "message", 1), split("Kind", "order", 1)],
         "{text}"
     );
 }

@@ -1,7 +1,7 @@
 //! The timeouts of template.yaml against the service's own: each function that serves
 //! HTTP must answer its `503` before its own timeout cuts it off and before API
 //! Gateway's 30 s, and must give one DynamoDB call its whole budget; the queue's
-//! visibility timeout must cover retries of the import function. docs/operations.md
+//! visibility timeout must cover retries of the import function and its batching window. docs/operations.md
 //! gives each default and what the template sets instead. A timeout changed in one place
 //! and not the others fails here.
 
@@ -25,15 +25,21 @@ struct Function {
     variables: HashMap<String, String>,
 }
 
+/// What the template sets that matters here.
+struct Template {
+    globals: Function,
+    functions: HashMap<String, Function>,
+    /// Each queue's visibility timeout.
+    visibility: HashMap<String, Duration>,
+    /// Each event source mapping's batching window.
+    batching_window: HashMap<String, Duration>,
+}
+
 /// `Globals.Function` and each resource, by name, read from the file's layout: resources
 /// and `Function` of `Globals` at an indent of two, their properties below.
-fn template() -> (
-    Function,
-    HashMap<String, Function>,
-    HashMap<String, Duration>,
-) {
+fn template() -> Template {
     let (mut globals, mut functions) = (Function::default(), HashMap::new());
-    let mut visibility = HashMap::new();
+    let (mut visibility, mut batching_window) = (HashMap::new(), HashMap::new());
     let (mut section, mut resource) = (String::new(), String::new());
     for line in TEMPLATE.lines() {
         let indent = line.len() - line.trim_start().len();
@@ -61,6 +67,10 @@ fn template() -> (
                 visibility.insert(queue.to_owned(), seconds(value));
                 continue;
             }
+            ("Resources", mapping) if name == "MaximumBatchingWindowInSeconds" => {
+                batching_window.insert(mapping.to_owned(), seconds(value));
+                continue;
+            }
             _ => continue,
         };
         match name {
@@ -73,7 +83,12 @@ fn template() -> (
             _ => {}
         }
     }
-    (globals, functions, visibility)
+    Template {
+        globals,
+        functions,
+        visibility,
+        batching_window,
+    }
 }
 
 fn seconds(value: &str) -> Duration {
@@ -87,7 +102,9 @@ fn millis(value: &str) -> Duration {
 /// A function's timeout and the value of `variable` (its own, else the global one, else
 /// `default`).
 fn effective(name: &str, variable: &str, default: Duration) -> (Duration, Duration) {
-    let (globals, functions, _) = template();
+    let Template {
+        globals, functions, ..
+    } = template();
     let function = functions
         .get(name)
         .unwrap_or_else(|| panic!("template.yaml has no {name}"));
@@ -105,7 +122,7 @@ fn effective(name: &str, variable: &str, default: Duration) -> (Duration, Durati
 
 #[test]
 fn the_global_request_deadline_is_the_services_default() {
-    let (globals, _, _) = template();
+    let Template { globals, .. } = template();
     assert_eq!(
         globals
             .variables
@@ -153,16 +170,26 @@ fn each_http_function_answers_before_its_timeout_and_the_gateways() {
 
 #[test]
 fn the_stream_and_queue_functions_outlast_a_dynamodb_call() {
-    let (globals, functions, visibility) = template();
+    let Template {
+        globals,
+        functions,
+        visibility,
+        batching_window,
+    } = template();
     let dynamodb = Timeouts::default().operation;
     for name in ["ImportFunction", "EventsFunction"] {
         let timeout = functions[name].timeout.or(globals.timeout).unwrap();
         assert!(dynamodb < timeout, "{name}: {timeout:?}");
     }
-    // AWS asks for a visibility timeout of at least six times the function's timeout,
-    // so that a batch retried by Lambda is not delivered a second time meanwhile.
+    // AWS asks for a visibility timeout of at least six times the function's timeout plus
+    // the mapping's batching window, so that a batch retried by Lambda, or still being
+    // gathered, is not delivered a second time meanwhile.
     let import = functions["ImportFunction"].timeout.unwrap();
-    assert!(visibility["ImportQueue"] >= import * 6, "{visibility:?}");
+    let window = batching_window["ImportEventSource"];
+    assert!(
+        visibility["ImportQueue"] >= import * 6 + window,
+        "{visibility:?}, a batching window of {window:?}"
+    );
 }
 
 /// The `default` cell of `variable`'s row in operations.md's table of timeouts.
@@ -197,7 +224,7 @@ fn documented_overrides(cell: &str) -> BTreeSet<(String, Duration)> {
 #[test]
 fn operations_md_gives_each_default_and_each_function_the_template_sets_otherwise() {
     let dynamodb = Timeouts::default();
-    let (_, functions, _) = template();
+    let Template { functions, .. } = template();
     for (variable, default) in [
         ("DYNAMODB_CONNECT_TIMEOUT_MS", dynamodb.connect),
         ("DYNAMODB_ATTEMPT_TIMEOUT_MS", dynamodb.attempt),

@@ -7,8 +7,8 @@ import re
 
 from .loader import as_list
 from .rules import (
-    ALARM_ACTIONS, ALARM_TYPE, DASHBOARD_TYPE, FUNCTION_TYPES, METRIC_DECLARATION,
-    METRICS_NAMESPACE, METRICS_SOURCE, QUEUE_TYPE,
+    ALARM_ACTIONS, ALARM_TYPE, ALARMED_METRICS, DASHBOARD_TYPE, FUNCTION_TYPES,
+    METRIC_DECLARATION, METRICS_NAMESPACE, METRICS_SOURCE, QUEUE_TYPE,
 )
 
 
@@ -28,10 +28,11 @@ class AlarmChecks:
                 yield metric.get("Namespace"), metric.get("MetricName"), as_list(metric.get("Dimensions"))
 
     def alarmed(self, namespace, metric, name, value):
-        """Whether some alarm reads `metric` of `namespace` with dimension `name` = `value`."""
+        """Whether some alarm reads `metric` of `namespace` with dimension `name` = `value`
+        (with no dimension when `name` is None)."""
         return any(
             ns == namespace and (metric is None or m == metric)
-            and {"Name": name, "Value": value} in dims
+            and (dims == [] if name is None else {"Name": name, "Value": value} in dims)
             for alarm in self.of_type(ALARM_TYPE).values()
             for ns, m, dims in self.watched(alarm))
 
@@ -47,6 +48,13 @@ class AlarmChecks:
         for name in self.of_type("AWS::Serverless::HttpApi"):
             self.expect(self.alarmed("AWS/ApiGateway", "5xx", "ApiId", {"Ref": name}),
                         f"{name}: no alarm on its 5xx answers")
+        for metric, values in ALARMED_METRICS.items():
+            if not self.expect(metric in declared, f"{metric}: alarmed, but not a metric the functions write"):
+                continue
+            for value in values or [None]:
+                label = f"{metric} {value}" if value else metric
+                self.expect(self.alarmed(METRICS_NAMESPACE, metric, declared[metric], value),
+                            f"{label}: no alarm on it")
         topic = self.parameters.get("AlarmTopicArn") or {}
         self.expect(topic.get("Type") == "String" and topic.get("Default") == "",
                     "parameter AlarmTopicArn: missing, or not a String that is empty by default")

@@ -26,6 +26,7 @@ class Check(IamChecks, DeployChecks, AlarmChecks):
         self.check_indexes()
         self.check_functions()
         self.check_builds(source_root)
+        self.check_logging()
         self.check_http_apis()
         declared = declared_metrics(source_root)
         self.expect(bool(declared), f"no metric declared in {METRICS_SOURCE}")

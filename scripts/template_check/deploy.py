@@ -1,11 +1,11 @@
 """How the functions are built (SAM's rust-cargolambda, arm64, a binary of src/bin/ and
-one role a binary) and what the HTTP API logs and throttles."""
+one role a binary) and log, and what the HTTP API logs and throttles."""
 
 import json
 import os
 import re
 
-from .rules import ACCESS_LOG_FIELDS
+from .rules import ACCESS_LOG_FIELDS, FUNCTION_TYPES, LOGGING
 
 
 class DeployChecks:
@@ -51,6 +51,18 @@ class DeployChecks:
         self.expect(not mixed, f"functions of the binaries {mixed} run under different roles")
         mixed = sorted(b for b, s in settings.items() if len(s) > 1)
         self.expect(not mixed, f"functions of the binaries {mixed} are given different settings")
+
+    def check_logging(self):
+        """Every function logs JSON at the application log level of LOGGING (its own
+        LoggingConfig over that of Globals, as SAM merges them)."""
+        defaults = ((self.template.get("Globals") or {}).get("Function") or {}).get("LoggingConfig") or {}
+        for name, resource in self.resources.items():
+            if resource.get("Type") not in FUNCTION_TYPES:
+                continue
+            config = {**defaults, **((resource.get("Properties") or {}).get("LoggingConfig") or {})}
+            for key, wanted in LOGGING.items():
+                self.expect(config.get(key) == wanted,
+                            f"{name}: LoggingConfig {key} is {config.get(key)}, expected {wanted}")
 
     def check_http_apis(self):
         apis = {n: r for n, r in self.resources.items()

@@ -53,12 +53,24 @@ ALARM_ACTIONS = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref":
 # The namespace of Tally's own metrics, as the functions are given it and the alarms read it.
 METRICS_NAMESPACE = {"Fn::Sub": "Tally/${AWS::StackName}"}
 METRICS_SOURCE = os.path.join("src", "telemetry", "metrics.rs")
+# Tally's metrics that report a fault, each with the values of its dimension (None: it
+# has none) that an alarm must read.
+ALARMED_METRICS = {
+    "ServiceUnavailable": ["contention", "outcome_unknown", "throttled"],
+    "InternalErrors": ["internal_error"],
+    "ImportRejected": ["message", "order"],
+}
 # A declaration there: `Metric::count("Name")`, optionally `.by("Dimension")`.
 METRIC_DECLARATION = re.compile(r'Metric::(?:count|milliseconds)\("(\w+)"\)(?:\s*\.by\("(\w+)"\))?')
 # Roles that may read a secret of Secrets Manager, and which one (a resource of the
 # template). The ticket functions key purchase fingerprints with the deployment secret.
 SECRET_READERS = {"TicketsRole": "DeploymentSecret"}
 SECRET_ENV = "TALLY_DEPLOYMENT_SECRET_ARN"
+
+# Every function's logs: JSON, at Lambda's most verbose application log level. Lambda
+# reads a line without a `level` member (a metrics document) as INFO and drops it at a
+# higher level; at TRACE it drops nothing, and Tally's own level is RUST_LOG.
+LOGGING = {"LogFormat": "JSON", "ApplicationLogLevel": "TRACE"}
 
 ROLE_TYPES = {"AWS::IAM::Role"}
 POLICY_TYPES = {"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy"}

@@ -152,6 +152,12 @@ metrics! {
     ORDERS_NUMBERED: Split = Metric::count("OrdersNumbered").by("Mode");
     /// Answers `503`, by problem code (`contention`, `throttled`, `outcome_unknown`).
     SERVICE_UNAVAILABLE: Split = Metric::count("ServiceUnavailable").by("Code");
+    /// Answers `500`, by problem code (`internal_error`): a bug, or a permission the
+    /// function lacks.
+    INTERNAL_ERRORS: Split = Metric::count("InternalErrors").by("Code");
+    /// Import messages and orders dropped for good, by kind (`message`: not an order
+    /// request; `order`: an order of a message, refused for a reason that cannot pass).
+    IMPORT_REJECTED: Split = Metric::count("ImportRejected").by("Kind");
     /// Time a request spent waiting for another writer's lease on a gapless counter, or
     /// for its process's turn.
     GAPLESS_LEASE_WAIT: Metric = Metric::milliseconds("GaplessLeaseWait");

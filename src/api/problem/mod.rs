@@ -54,12 +54,16 @@ impl Problem {
         &self.code
     }
 
-    /// Counts a `503` in the `ServiceUnavailable` metric, by code: an answer, or an
-    /// import message put back for the same reason.
-    pub(crate) fn count_if_unavailable(&self) {
-        if self.status() == StatusCode::SERVICE_UNAVAILABLE {
-            metrics::SERVICE_UNAVAILABLE.add(self.code.as_str(), 1);
-        }
+    /// Counts a server error by code, a `503` in the `ServiceUnavailable` metric and a
+    /// `500` in `InternalErrors`: an answer, or an import message put back for the same
+    /// reason.
+    pub(crate) fn count_if_server_error(&self) {
+        let metric = match self.status() {
+            StatusCode::SERVICE_UNAVAILABLE => metrics::SERVICE_UNAVAILABLE,
+            StatusCode::INTERNAL_SERVER_ERROR => metrics::INTERNAL_ERRORS,
+            _ => return,
+        };
+        metric.add(self.code.as_str(), 1);
     }
 
     /// DynamoDB failed or did not answer in time: whatever the request asked may or may
@@ -98,7 +102,7 @@ impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let status = self.code.status();
         let code = self.code.as_str().into_owned();
-        self.count_if_unavailable();
+        self.count_if_server_error();
         let body = ProblemBody {
             kind: "about:blank",
             title: status.canonical_reason().unwrap_or("Error"),

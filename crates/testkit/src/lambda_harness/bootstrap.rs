@@ -62,7 +62,7 @@ impl Bootstrap {
                     "2026/01/01/[$LATEST]cold-start",
                 ),
                 ("AWS_LAMBDA_LOG_FORMAT", "JSON"),
-                ("AWS_LAMBDA_LOG_LEVEL", "INFO"),
+                ("AWS_LAMBDA_LOG_LEVEL", "TRACE"),
                 ("AWS_REGION", REGION),
                 ("AWS_DEFAULT_REGION", REGION),
                 ("AWS_ACCESS_KEY_ID", "local"),
