@@ -165,19 +165,21 @@ impl OrderService {
                 .store
                 .list_period(series_id, &period, after, AUDIT_PAGE)
                 .await?;
-            // An entry past the counter as read was written since: the next audit has it.
-            let (counted, written_since): (Vec<_>, Vec<_>) = page
-                .entries
-                .into_iter()
-                .partition(|entry| counter.last.is_some_and(|last| entry.counter() <= last));
-            for entry in counted {
+            let mut entries = page.entries;
+            let written_since = self
+                .written_since(series_id, &period, counter.last, &entries)
+                .await?;
+            if let Some(at) = written_since {
+                entries.truncate(at);
+            }
+            for entry in entries {
                 self.recheck(&series, &period, &mut run, entry.counter(), &mut recheck)
                     .await?;
                 run.feed(&entry);
                 read += 1;
             }
             progress(read);
-            if !written_since.is_empty() {
+            if written_since.is_some() {
                 break;
             }
             let Some(next) = page.next_after else { break };
@@ -203,6 +205,30 @@ impl OrderService {
             report: run.finish(&counter),
             resume: None,
         })
+    }
+
+    /// Where `entries` (in counter order) pass `last`, the counter as the audit read it
+    /// first, if the counter read again covers them: written since, they are the next
+    /// audit's. Entries past the counter read again are not: a counter behind its own
+    /// numbers (restored or edited) is audited against them, and shows as a break.
+    async fn written_since(
+        &self,
+        series_id: &SeriesId,
+        period: &Period,
+        last: Option<u64>,
+        entries: &[Entry],
+    ) -> Result<Option<usize>, OrderError> {
+        let Some(at) = entries
+            .iter()
+            .position(|entry| last.is_none_or(|last| entry.counter() > last))
+        else {
+            return Ok(None);
+        };
+        let now = self.store.get_counter(series_id, period).await?;
+        let covered = now
+            .and_then(|counter| counter.last)
+            .is_some_and(|now| entries.last().is_some_and(|entry| entry.counter() <= now));
+        Ok(covered.then_some(at))
     }
 
     /// The index follows the table within about a second: before the entry at `next`, the

@@ -114,3 +114,33 @@ async fn an_order_written_while_an_audit_reads_is_left_to_the_next_audit() {
     assert_eq!(next.body["chain"]["intact"], true, "{}", next.body);
     assert_eq!(next.body["orders"], 6, "{}", next.body);
 }
+
+/// A counter behind its own numbers (lost, or restored from an older copy) is no order
+/// written since: the audit reads it again, finds it still behind, and audits the numbers
+/// past it, so the chain shows broken at its head.
+#[tokio::test]
+async fn a_counter_behind_its_numbers_shows_as_a_break() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    let app = spawn_app().await;
+    let body = json!({"format": "B{seq:4}", "reset": "never", "gapless": true});
+    define(&app, "B", body).await;
+    app.post_range("B", 0, 6).await;
+    app.store
+        .client()
+        .delete_item()
+        .table_name(app.store.table())
+        .key("pk", AttributeValue::S("SERIES#B#PERIOD#all".into()))
+        .send()
+        .await
+        .unwrap();
+    let audit = app.get("/series/B/audit").await;
+    assert_eq!(audit.status, StatusCode::OK, "{}", audit.body);
+    assert_eq!(audit.body["orders"], 6, "{}", audit.body);
+    assert_eq!(audit.body["chain"]["intact"], false, "{}", audit.body);
+    assert_eq!(
+        audit.body["chain"]["first_break"]["at"], "head",
+        "{}",
+        audit.body
+    );
+}

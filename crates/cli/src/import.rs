@@ -125,6 +125,19 @@ async fn number(
         name.push(".rejected.jsonl");
         PathBuf::from(name)
     });
+    let numbered = summary.created + summary.existing;
+    let none_sent = summary.rejected.iter().all(|line| line.code == NOT_SENT);
+    let could_not_run = summary
+        .rejected
+        .first()
+        .filter(|_| numbered == 0 && none_sent)
+        .map(|first| format!("no line could be sent: {}", first.detail));
+    // The rejected lines before the summary: an output closed after the work is done
+    // still leaves them where the next run looks.
+    if could_not_run.is_none() {
+        write_rejected(&rejected_path, &summary.rejected)
+            .map_err(|e| format!("{}: {e}", rejected_path.display()))?;
+    }
     say!(
         "created {}, existing {}, rejected {} in {:.1} s",
         summary.created,
@@ -132,19 +145,9 @@ async fn number(
         summary.rejected.len(),
         started.elapsed().as_secs_f64()
     )?;
-    let numbered = summary.created + summary.existing;
-    let none_sent = summary.rejected.iter().all(|line| line.code == NOT_SENT);
-    if let Some(first) = summary.rejected.first()
-        && numbered == 0
-        && none_sent
-    {
-        return Err(Failure::CouldNotRun(format!(
-            "no line could be sent: {}",
-            first.detail
-        )));
+    if let Some(reason) = could_not_run {
+        return Err(Failure::CouldNotRun(reason));
     }
-    write_rejected(&rejected_path, &summary.rejected)
-        .map_err(|e| format!("{}: {e}", rejected_path.display()))?;
     if summary.rejected.is_empty() {
         return Ok(());
     }

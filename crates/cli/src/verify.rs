@@ -12,6 +12,8 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tally_domain::winners::{ALGORITHM, BeaconNetworks, Outcome, check_answers};
 
+use crate::outcome::say;
+
 /// What a check without the answer kept from the close leaves unproven.
 const UNKEPT: &str = ", but not against the draw's answer kept from the close (--draw): nothing shows that the list, the round and the number of prizes are those fixed before the round was out";
 
@@ -84,7 +86,7 @@ pub async fn run(args: VerifyArgs, configured: BeaconNetworks) -> Result<(), Str
             Outcome::Fail => "FAIL",
             Outcome::Skip => "skip",
         };
-        println!("{mark}  {:<10}  {}: {}", step.id, step.title, step.detail);
+        say!("{mark}  {:<10}  {}: {}", step.id, step.title, step.detail)?;
     }
     let unkept = report
         .steps
@@ -93,8 +95,7 @@ pub async fn run(args: VerifyArgs, configured: BeaconNetworks) -> Result<(), Str
     match report.failure() {
         None => {
             let unproven = if unkept { UNKEPT } else { "" };
-            println!("ok: the draw holds ({ALGORITHM}){unproven}");
-            Ok(())
+            say!("ok: the draw holds ({ALGORITHM}){unproven}")
         }
         Some(failure) => Err(failure),
     }

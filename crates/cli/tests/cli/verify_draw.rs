@@ -20,16 +20,20 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::helpers::{TestApp, router, spawn_app};
 
-fn verify_draw(files: &DrawFiles) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tally"))
+fn verify_command(files: &DrawFiles) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tally"));
+    command
         .args(["verify-draw", "--winners"])
         .arg(&files.winners)
         .arg("--eligible")
         .arg(&files.eligible)
         .args(files.options())
-        .env_remove("TALLY_BEACON_NETWORKS")
-        .output()
-        .unwrap()
+        .env_remove("TALLY_BEACON_NETWORKS");
+    command
+}
+
+fn verify_draw(files: &DrawFiles) -> Output {
+    verify_command(files).output().unwrap()
 }
 
 #[tokio::test]
@@ -44,6 +48,19 @@ async fn verify_draw_passes_a_true_draw_and_names_the_step_a_tampered_one_fails(
     assert_eq!(printed_verdict(&output, "tally verify-draw"), Ok(()));
     assert!(printed.contains("ok: the draw holds"), "{printed}");
     assert_eq!(tally_verdict(&true_draw), Ok(()));
+
+    // With its output closed it cannot say the draw holds: exit 1, saying why, no panic.
+    let mut unread = verify_command(&true_draw)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(unread.stdout.take());
+    let output = unread.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("standard output"), "{stderr}");
 
     let mut seed: Value = drawn.clone();
     seed["proof"]["seed"] = json!("00".repeat(32));

@@ -189,4 +189,28 @@ async fn a_rerun_that_numbers_every_line_removes_the_rejected_lines_of_the_run_b
         !Path::new(&stale).exists(),
         "the first run's rejected lines remain"
     );
+
+    // A run whose output is closed still writes its rejected lines before it fails.
+    std::fs::write(&path, [line("c"), line("bad ref")].concat()).unwrap();
+    let mut unread = std::process::Command::new(env!("CARGO_BIN_EXE_tally"));
+    unread
+        .arg("import")
+        .arg(&path)
+        .args(["--series", "FIX", "--source", "erp-1"])
+        .args(table)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let closed = tokio::task::spawn_blocking(move || {
+        let mut child = unread.spawn().unwrap();
+        drop(child.stdout.take());
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&closed.stderr);
+    assert_eq!(closed.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("standard output"), "{stderr}");
+    let rejected = rejected_lines(&path);
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    assert_eq!(rejected[0]["code"], "invalid_external_ref");
 }
