@@ -12,14 +12,17 @@ genesis_time, period}, never another quicknet.
 
 The hashes and picks need the standard library only; the beacon signatures need py_ecc
 (pinned in scripts/requirements.txt). Prints each step and exits 0 when the draw holds, 1
-when a step fails, and 3 when none fails but the signatures could not be checked for want
-of py_ecc: the draw is then NOT verified.
+when a step fails (`format` when a file is not such an answer, a field of the wrong JSON
+type included), 3 when none fails but the signatures could not be checked for want of
+py_ecc: the draw is then NOT verified, and 2 when the command line is wrong or a file
+cannot be read.
 """
 
 import json
 import os
 import sys
 
+from verify_draw import answers
 from verify_draw.check import Check
 from verify_draw.rules import ALGORITHM
 
@@ -48,6 +51,23 @@ def unique_keys(pairs):
     return fields
 
 
+def refuse_constant(name):
+    raise ValueError("%s is not JSON" % name)
+
+
+def load(path, shape, what):
+    """The answer in the file at `path`, read as a draw's answer `what` of `shape`."""
+    with open(path, encoding="utf-8") as f:
+        answer = json.load(f, object_pairs_hook=unique_keys, parse_constant=refuse_constant)
+    return answers.read(answer, shape, what)
+
+
+def malformed(error):
+    """Step `format` failed by `error`: a ValueError says what is wrong, any other is named."""
+    detail = str(error) if isinstance(error, ValueError) else repr(error)
+    return ("FAIL", "format", "The files are a Tally draw's answers", "malformed: " + detail)
+
+
 def trusted_networks(path):
     text = os.environ.get("TALLY_BEACON_NETWORKS", "")
     if path:
@@ -73,21 +93,25 @@ def main(argv):
     if len(args) != 2 or None in options.values():
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    def load(path):
-        with open(path, encoding="utf-8") as f:
-            return json.load(f, object_pairs_hook=unique_keys)
     try:
         trusted = trusted_networks(options.get("--networks"))
     except ValueError as error:
         print("the networks you trust: %s" % error, file=sys.stderr)
         return 2
-    check = None
     try:
-        kept = load(options["--draw"]) if "--draw" in options else None
-        check = Check(load(args[0]), load(args[1]), kept, trusted)
-        steps = check.run()
-    except (KeyError, TypeError, ValueError) as error:
-        steps = [("FAIL", "format", "The files are a Tally draw's answers", "malformed: %r" % (error,))]
+        kept = load(options["--draw"], answers.KEPT, "draw") if "--draw" in options else None
+        winners = load(args[0], answers.WINNERS, "winners")
+        check = Check(winners, load(args[1], answers.ELIGIBLE, "eligible"), kept, trusted)
+    except OSError as error:
+        print("cannot read the answers: %s" % error, file=sys.stderr)
+        return 2
+    except Exception as error:  # whatever a file holds that stops its reading is no answer
+        steps = [malformed(error)]
+    else:
+        try:
+            steps = check.run()
+        except (KeyError, TypeError, ValueError) as error:
+            steps = [malformed(error)]
     for outcome, id_, title, detail in steps:
         print("%-4s  %-10s  %s: %s" % (outcome, id_, title, detail))
     if any(outcome == "FAIL" for outcome, _, _, _ in steps):

@@ -43,7 +43,8 @@ trait OrderRoutes
         try {
             return $this->call('updateSeries', ['series_id' => $seriesId], body: $body);
         } catch (TallyError|TransportError $failure) {
-            throw isset($body['period']) ? $failure->forPeriod($body['period']) : $failure;
+            // A period that is no string was refused as such: the error carries none.
+            throw is_string($body['period'] ?? null) ? $failure->forPeriod($body['period']) : $failure;
         }
     }
 

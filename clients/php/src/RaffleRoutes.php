@@ -26,7 +26,8 @@ trait RaffleRoutes
         try {
             return $this->call('createDraw', body: $body);
         } catch (TallyError|TransportError $failure) {
-            throw $failure->forDraw($body['draw_id']);
+            // An id that is no string was refused as such: the error carries none.
+            throw is_string($body['draw_id']) ? $failure->forDraw($body['draw_id']) : $failure;
         }
     }
 

@@ -153,6 +153,23 @@ final class RepeatsTest extends TestCase
         }
     }
 
+    public function testACallWhoseIdOrPeriodIsNoStringIsRefusedWithTheServersErrorCarryingNone(): void
+    {
+        $refusal = [400, '{"status": 400, "code": "invalid_body", "detail": "period: expected a string"}'];
+        $calls = [
+            'a move' => static fn (TallyClient $tally): array => $tally->updateSeries('INV', ['next' => 5000, 'reason' => 'paper invoices', 'period' => 2026]),
+            'a draw' => static fn (TallyClient $tally): array => $tally->createDraw(['draw_id' => 2026, 'total_tickets' => 10]),
+        ];
+        foreach ($calls as $what => $call) {
+            try {
+                $call(self::client(self::scripted([$refusal])));
+                self::fail("{$what}: the call succeeded");
+            } catch (TallyError $failure) {
+                self::assertSame(['invalid_body', null, null], [$failure->code(), $failure->period(), $failure->drawId()], $what);
+            }
+        }
+    }
+
     public function testEveryPageOfAListingOrAnAuditAfterTheFirstAsksForThePeriodOfTheFirst(): void
     {
         $page = static fn (?string $cursor): array => [200, json_encode(['series_id' => 'INV', 'period' => '2026-05-31', 'next_cursor' => $cursor])];
