@@ -13,7 +13,10 @@
 //! A range's low notice goes with the first orders at or past its low threshold that a
 //! process writes, in their transaction, until the process knows it written: a fault that
 //! fails the notice fails those orders with it and loses no counter, and a process that
-//! dies first leaves the notice to the next one that numbers there.
+//! dies first leaves the notice to the next one that numbers there. A process that has not
+//! written a range's notice reads whether it is there before it carries it, so that it
+//! does not send a chunk of orders to be cancelled for a notice written long ago. A chunk
+//! whose counters pass the thresholds of several ranges carries each of their notices.
 
 mod blocks;
 mod reserve;
@@ -128,11 +131,11 @@ impl OrderService {
         held: &mut Held,
     ) -> Result<Written, OrderError> {
         let format = held.format.clone().expect("set with the counters");
-        // Room for a notice, if any counter held may bring one.
-        let fixed = usize::from(self.low_to_notice(batch, &held.counters).is_some());
-        let indexes = chunk_of(batch, queue, held.counters.len() as u64, fixed);
+        // Room for every notice the counters held may bring.
+        let lows = self.lows_to_notice(batch, &held.counters).await?;
+        let indexes = chunk_of(batch, queue, held.counters.len() as u64, lows.len());
         let counters: Vec<SpareCounter> = held.counters.drain(..indexes.len()).collect();
-        let low = self.low_to_notice(batch, &counters);
+        let lows = brought_by(lows, &counters);
         let orders: Vec<Order> = indexes
             .iter()
             .zip(&counters)
@@ -144,7 +147,7 @@ impl OrderService {
             .collect();
         let extras = OrdersExtras {
             invoices: &invoices,
-            low: low.as_ref(),
+            lows: &lows,
             ..OrdersExtras::default()
         };
         let outcome = self
@@ -153,16 +156,14 @@ impl OrderService {
             .await;
         let cancelled = match outcome {
             Ok(OrdersCommit::Committed) => {
-                if let Some(low) = &low {
-                    self.remember_low_notice(low);
-                }
+                lows.iter().for_each(|low| self.remember_low_notice(low));
                 for (order, index) in orders.into_iter().zip(&indexes) {
                     batch.created(*index, order);
                 }
                 queue.drain(..indexes.len());
                 return Ok(Written::Committed);
             }
-            Ok(OrdersCommit::Cancelled(cancelled)) => cancelled,
+            Ok(OrdersCommit::Cancelled(cancelled)) => *cancelled,
             Err(err) => {
                 // The write may have committed: its counters are tried again, never reused
                 // blindly.
@@ -174,9 +175,9 @@ impl OrderService {
             }
         };
         let conflict = cancelled.conflict;
-        // Another process wrote the notice: the chunk goes again without it.
-        if let (true, Some(low)) = (cancelled.low_written, &low) {
-            self.remember_low_notice(low);
+        // Another process wrote these notices: the chunk goes again without them.
+        for &j in &cancelled.lows_written {
+            self.remember_low_notice(&lows[j]);
         }
         let taken = self
             .settle_cancelled(batch, queue, &indexes, &counters, cancelled)
@@ -220,20 +221,42 @@ impl OrderService {
         Ok(cancelled.taken)
     }
 
-    /// The low notice `counters` bring that this process does not know written: that of
-    /// the first range among them at or past its low threshold.
-    fn low_to_notice<'a>(
+    /// The low notices `counters` bring that are not written: one per range among them at
+    /// or past its low threshold. A notice this process does not know written is read
+    /// (consistently); one found there is remembered and not carried.
+    async fn lows_to_notice<'a>(
         &self,
         batch: &Batch,
         counters: impl IntoIterator<Item = &'a SpareCounter>,
-    ) -> Option<RangeLow> {
-        counters.into_iter().find_map(|c| {
-            batch
-                .series
-                .low_passed(None, c.counter, Timestamp::now())
-                .filter(|low| !self.low_notice_written(low))
-        })
+    ) -> Result<Vec<RangeLow>, OrderError> {
+        let mut lows: Vec<RangeLow> = Vec::new();
+        for c in counters {
+            let Some(low) = batch.series.low_passed(None, c.counter, Timestamp::now()) else {
+                continue;
+            };
+            if self.low_notice_written(&low) || lows.iter().any(|l| l.range == low.range) {
+                continue;
+            }
+            if self.store.range_low_written(&low).await? {
+                self.remember_low_notice(&low);
+                continue;
+            }
+            lows.push(low);
+        }
+        Ok(lows)
     }
+}
+
+/// The notices of `lows` that `counters` bring: a counter of theirs at or past the
+/// range's low threshold.
+fn brought_by(lows: Vec<RangeLow>, counters: &[SpareCounter]) -> Vec<RangeLow> {
+    lows.into_iter()
+        .filter(|low| {
+            counters
+                .iter()
+                .any(|c| low.threshold <= c.counter && c.counter <= low.range.to)
+        })
+        .collect()
 }
 
 /// Puts counters back at the front of what a request holds, lowest first.

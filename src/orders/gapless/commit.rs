@@ -33,7 +33,7 @@ impl OrderService {
             advance: Some(&chunk.advance),
             jump: chunk.jump.as_ref(),
             invoices: &invoices,
-            low: chunk.low.as_ref(),
+            lows: chunk.low.as_slice(),
         };
         let started = std::time::Instant::now();
         let outcome = self
@@ -52,7 +52,7 @@ impl OrderService {
                 committed(batch, run, chunk);
                 return Ok(());
             }
-            OrdersCommit::Cancelled(cancelled) => cancelled,
+            OrdersCommit::Cancelled(cancelled) => *cancelled,
         };
         if let Some(&j) = cancelled.taken.first() {
             // The counter was as known: no number above it can exist.
@@ -71,7 +71,7 @@ impl OrderService {
             refuse(batch, chunk.indexes[j], refusal);
             run.queue.retain(|&i| i != chunk.indexes[j]);
         }
-        if let (true, Some(low)) = (cancelled.low_written, &chunk.low) {
+        if let (false, Some(low)) = (cancelled.lows_written.is_empty(), &chunk.low) {
             run.noticed.insert(low.range.from);
         }
         if cancelled.conflict {

@@ -2,7 +2,7 @@
 //! period and counter) and its reference item, both new; in a gapless series also the
 //! counter, moved by the writer that leased it, and a declared jump to the next
 //! authorised range; for a credit note the invoice it corrects, which must be live; and
-//! the mark of a range that passes its low share. Each item's role is recorded beside it,
+//! the marks of the ranges its orders take past their low share. Each item's role is recorded beside it,
 //! so that a cancellation is read by role, not by position.
 
 use aws_sdk_dynamodb::types::{
@@ -40,8 +40,8 @@ pub struct OrdersExtras<'a> {
     pub jump: Option<&'a Move>,
     /// Per order, the invoice it corrects (credit notes only).
     pub invoices: &'a [Option<InvoiceRef>],
-    /// A range these orders take past its low share.
-    pub low: Option<&'a RangeLow>,
+    /// The ranges these orders take past their low share, one mark each.
+    pub lows: &'a [RangeLow],
 }
 
 /// Why an invoice refused a credit note.
@@ -86,8 +86,8 @@ pub struct OrdersCancellation {
     /// Positions whose number item exists already, while the counter was the writer's to
     /// move (a fast series' counter always is): the writer decides whether that can be.
     pub taken: Vec<usize>,
-    /// The range's mark was written already.
-    pub low_written: bool,
+    /// Positions (in `lows`) whose range's mark was written already.
+    pub lows_written: Vec<usize>,
     /// Another transaction or write held an item, or DynamoDB throttled one.
     pub conflict: bool,
 }
@@ -96,7 +96,8 @@ pub struct OrdersCancellation {
 #[derive(Debug)]
 pub enum OrdersCommit {
     Committed,
-    Cancelled(OrdersCancellation),
+    /// Boxed: a cancellation is rare and much larger than a commit.
+    Cancelled(Box<OrdersCancellation>),
 }
 
 /// What an item of the transaction is for.
@@ -107,7 +108,7 @@ enum Role {
     Number(usize),
     Reference(usize),
     Invoice(usize),
-    Low,
+    Low(usize),
 }
 
 impl Store {
@@ -119,7 +120,7 @@ impl Store {
         orders: &[Order],
         extras: &OrdersExtras<'_>,
     ) -> Result<OrdersCommit, StoreError> {
-        let mut tx = Roled::with_capacity(3 + 3 * orders.len());
+        let mut tx = Roled::with_capacity(2 + extras.lows.len() + 3 * orders.len());
         if let Some(advance) = extras.advance {
             let update = gapless_counter_update(self.table(), series_id, period, advance)?;
             tx.push(Role::Counter, update);
@@ -150,9 +151,9 @@ impl Store {
                 tx.add_index_updates(invoice_index_units(invoice, &order.order_number));
             }
         }
-        if let Some(low) = extras.low {
+        for (index, low) in extras.lows.iter().enumerate() {
             let item = encode_range_low(low);
-            tx.push(Role::Low, put_if_absent(self.table(), item, false)?);
+            tx.push(Role::Low(index), put_if_absent(self.table(), item, false)?);
         }
         let verdicts = match self.transact_roled(tx).await? {
             RoledOutcome::Committed => return Ok(OrdersCommit::Committed),
@@ -208,10 +209,17 @@ impl Store {
                     };
                     cancellation.invoices.push((index, refusal));
                 }
-                Role::Low => cancellation.low_written = true,
+                Role::Low(index) => cancellation.lows_written.push(index),
             }
         }
-        Ok(OrdersCommit::Cancelled(cancellation))
+        Ok(OrdersCommit::Cancelled(Box::new(cancellation)))
+    }
+
+    /// Whether the mark of `low`'s range is written, read consistently: a writer that
+    /// knows it carries no mark its transaction would be cancelled for.
+    pub async fn range_low_written(&self, low: &RangeLow) -> Result<bool, StoreError> {
+        let mark = keys::range_low(&low.series, low.range.from);
+        Ok(self.get_consistent(mark).await?.is_some())
     }
 
     /// Adds a credit note to the invoice's number item, on condition that the invoice is
