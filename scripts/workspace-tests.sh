@@ -8,6 +8,10 @@
 # in the project's Python environment (scripts/pip-tool.sh), put first on the PATH: the
 # tests run scripts/verify-draw.py with the PATH's python3, which checks beacon
 # signatures with it.
+#
+# Four test threads on two cores: most integration tests wait on DynamoDB Local, on
+# Retry-After or on a clock, so four overlap those waits. The figures are in
+# docs/notebook/2026-12-06-four-test-threads.md.
 set -euo pipefail
 here=$(dirname "$0")
 "$here/apt-install.sh" curl
@@ -19,7 +23,7 @@ trap 'rm -f "$log"' EXIT
 cargo test --locked -p tally-cli >"$log" 2>&1 &
 cli=$!
 rest=0
-cargo test --locked --workspace --exclude tally-cli || rest=$?
+cargo test --locked --workspace --exclude tally-cli -- --test-threads 4 || rest=$?
 cli_status=0
 wait "$cli" || cli_status=$?
 echo "--- tally-cli tests" >&2
