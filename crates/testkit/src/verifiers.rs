@@ -119,17 +119,24 @@ pub fn tally_verdict(files: &DrawFiles) -> Result<(), String> {
     }
 }
 
-/// Runs both verifiers on the files.
-pub fn run_verifiers(files: &DrawFiles) -> Verdicts {
+/// `scripts/verify-draw.py` on the files, run by the PATH's `python3` with
+/// `python_flags`.
+pub fn run_python_verifier(files: &DrawFiles, python_flags: &[&str]) -> Output {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/verify-draw.py");
-    let python = Command::new("python3")
+    Command::new("python3")
+        .args(python_flags)
         .arg(script)
         .arg(&files.winners)
         .arg(&files.eligible)
         .args(files.options())
         .env_remove("TALLY_BEACON_NETWORKS")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs both verifiers on the files.
+pub fn run_verifiers(files: &DrawFiles) -> Verdicts {
+    let python = run_python_verifier(files, &[]);
     Verdicts {
         rust: tally_verdict(files),
         python: printed_verdict(&python, "verify-draw.py"),

@@ -264,7 +264,15 @@ async fn a_hold_whose_deadline_passes_while_it_is_made_is_answered_expired() {
         tokio::spawn(
             async move { crate::helpers::post_json(&slow, "/draws/late/holds", &body).await },
         );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The clock moves once the hold's transaction is held on its way, its reads done.
+    let on_its_way = tokio::time::Instant::now() + Duration::from_secs(20);
+    while proxy.counts().delayed == 0 {
+        assert!(
+            tokio::time::Instant::now() < on_its_way,
+            "no transaction came"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     app.advance(3_600);
     let held = made.await.unwrap();
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);

@@ -372,64 +372,47 @@ async fn patient_server(table: &TestTable, log: &Path) -> Server {
     .unwrap()
 }
 
-#[tokio::test]
-async fn interrupted_the_local_server_ends_by_its_deadline_whatever_a_client_holds_open() {
+/// A server with a client holding half a request head open, interrupted `times` times
+/// 300 ms apart: how long it took to end after the first, and what it printed. It must end
+/// well.
+async fn interrupted(times: usize) -> (Duration, String) {
     let table = TestTable::reserve();
     let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
     let mut server = patient_server(&table, &log).await;
     let _stalled = server.stall().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let interrupted = Instant::now();
-    server.interrupt();
+    for time in 0..times {
+        if time > 0 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        server.interrupt();
+    }
     let (status, server) =
         tokio::task::spawn_blocking(move || (server.ended_within(SHUTDOWN_DEADLINE * 4), server))
             .await
             .unwrap();
     let took = interrupted.elapsed();
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "{status:?}: {}",
-        server.output()
-    );
+    let output = server.output();
+    assert!(status.is_some_and(|s| s.success()), "{status:?}: {output}");
+    drop(server);
+    let _ = std::fs::remove_file(&log);
+    (took, output)
+}
+
+#[tokio::test]
+async fn interrupted_the_local_server_ends_by_its_deadline_whatever_a_client_holds_open() {
+    let (took, output) = interrupted(1).await;
     assert!(
         took >= SHUTDOWN_DEADLINE,
         "{took:?}: it waited for the connection"
     );
-    assert!(server.output().contains("dropped"), "{}", server.output());
-    drop(server);
-    let _ = std::fs::remove_file(&log);
+    assert!(output.contains("dropped"), "{output}");
 }
 
 #[tokio::test]
 async fn a_second_interrupt_ends_the_local_server_without_waiting_for_its_connections() {
-    let table = TestTable::reserve();
-    let log = std::env::temp_dir().join(format!("{}-serve.log", table.name()));
-    let mut server = patient_server(&table, &log).await;
-    let _stalled = server.stall().await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let interrupted = Instant::now();
-    server.interrupt();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    server.interrupt();
-    let (status, server) =
-        tokio::task::spawn_blocking(move || (server.ended_within(SHUTDOWN_DEADLINE * 4), server))
-            .await
-            .unwrap();
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "{status:?}: {}",
-        server.output()
-    );
-    assert!(
-        interrupted.elapsed() < SHUTDOWN_DEADLINE,
-        "{:?}",
-        interrupted.elapsed()
-    );
-    assert!(
-        server.output().contains("interrupted again"),
-        "{}",
-        server.output()
-    );
-    drop(server);
-    let _ = std::fs::remove_file(&log);
+    let (took, output) = interrupted(2).await;
+    assert!(took < SHUTDOWN_DEADLINE, "{took:?}");
+    assert!(output.contains("interrupted again"), "{output}");
 }

@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 use tally_domain::hex;
 use tally_domain::winners::{BeaconNetworks, DrawInputs, EligibleSet, Picks};
 use tally_testkit::beacon::{fixture, network_json, signature};
-use tally_testkit::verifiers::{DrawFiles, printed_verdict, run_verifiers, tally_verdict};
+use tally_testkit::verifiers::{
+    DrawFiles, printed_verdict, run_python_verifier, run_verifiers, tally_verdict,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::helpers::{TestApp, router, spawn_app};
@@ -295,16 +297,7 @@ async fn the_python_verifier_without_py_ecc_says_the_draw_is_not_verified() {
     let both = run_verifiers(&files);
     assert_eq!((both.rust, both.python), (Ok(()), Ok(())));
     // `-S`: no site packages, so no py_ecc; the picks still check, the verdict is no ok.
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/verify-draw.py");
-    let output = Command::new("python3")
-        .arg("-S")
-        .arg(script)
-        .arg(&files.winners)
-        .arg(&files.eligible)
-        .args(files.options())
-        .env_remove("TALLY_BEACON_NETWORKS")
-        .output()
-        .unwrap();
+    let output = run_python_verifier(&files, &["-S"]);
     let printed = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(3), "{printed}");
     assert!(!printed.contains("ok: the draw holds"), "{printed}");
