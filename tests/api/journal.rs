@@ -19,7 +19,7 @@ use crate::helpers::{TestApp, assert_problem, spawn_app};
 
 /// Every entry, read back from the table, checked: numbers 1..=last, each linked to the
 /// one before, the head's hash that of the last.
-async fn checked_journal(store: &Store) -> Vec<Entry> {
+pub async fn checked_journal(store: &Store) -> Vec<Entry> {
     let head = store.journal_head().await.unwrap();
     let entries = store.journal_entries(1, head.last).await.unwrap();
     let mut verifier = Verifier::default();

@@ -7,7 +7,7 @@
 use super::*;
 use crate::helpers::post_raw;
 use crate::invariants::credit_links;
-use tally_domain::journal::Verifier;
+use crate::journal::checked_journal;
 
 /// Invoices credited (two credit notes each), then invoices voided.
 const CREDITED: usize = 2;
@@ -19,16 +19,9 @@ fn credit_note(note: usize) -> serde_json::Value {
            "corrects": invoice, "data": {"reason": "returned goods"}})
 }
 
-/// Every journal entry checked (numbers 1..=last, each linked to the one before); how
-/// many name `target`.
+/// Every journal entry checked ([`checked_journal`]); how many name `target`.
 async fn journalled(store: &tally::store::Store, target: &str) -> usize {
-    let head = store.journal_head().await.unwrap();
-    let entries = store.journal_entries(1, head.last).await.unwrap();
-    let mut verifier = Verifier::default();
-    for entry in &entries {
-        verifier.check(entry).unwrap();
-    }
-    assert_eq!(verifier.finish(&head), Ok(head.last));
+    let entries = checked_journal(store).await;
     entries.iter().filter(|e| e.draft.target == target).count()
 }
 
